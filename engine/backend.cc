@@ -1,0 +1,54 @@
+#include "engine/backend.h"
+
+#include <atomic>
+
+#include "absl/strings/str_cat.h"
+#include "engine/cpu/copy_kernel.h"
+
+namespace tensord::engine {
+namespace {
+
+class CpuBackendImpl final : public Backend {
+ public:
+  Device device() const override { return kCpu; }
+  Allocator& allocator() override { return CpuAllocator(); }
+  void Copy(IntList sizes, const StridedRef& dst, const StridedRef& src) override {
+    cpu::CopyStrided(sizes, dst, src);
+  }
+  void Fill(IntList sizes, const StridedRef& dst, const Scalar& value) override {
+    cpu::FillStrided(sizes, dst, value);
+  }
+  void Arange(char* out, DType dtype, int64_t n, const Scalar& start,
+              const Scalar& step) override {
+    cpu::ArangeContiguous(out, dtype, n, start, step);
+  }
+};
+
+constexpr int kMaxCudaDevices = 16;
+std::atomic<Backend*> cuda_backends[kMaxCudaDevices];
+
+}  // namespace
+
+Backend& CpuBackend() {
+  static CpuBackendImpl* backend = new CpuBackendImpl();
+  return *backend;
+}
+
+void RegisterBackend(Backend* backend) {
+  const Device d = backend->device();
+  if (d.is_cuda() && d.index >= 0 && d.index < kMaxCudaDevices) {
+    cuda_backends[d.index].store(backend, std::memory_order_release);
+  }
+}
+
+absl::StatusOr<Backend*> BackendFor(Device device) {
+  if (device.is_cpu()) return &CpuBackend();
+  if (device.index >= 0 && device.index < kMaxCudaDevices) {
+    if (Backend* b = cuda_backends[device.index].load(std::memory_order_acquire)) return b;
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat("device ", device.ToString(), " is not available on this server (no CUDA "
+                   "device or CUDA support was not built)"));
+}
+
+}  // namespace tensord::engine

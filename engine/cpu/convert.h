@@ -1,0 +1,58 @@
+// Element conversions with PyTorch's CPU semantics (c10::static_cast_with_inter_type).
+#ifndef TENSORD_ENGINE_CPU_CONVERT_H_
+#define TENSORD_ENGINE_CPU_CONVERT_H_
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "engine/half.h"
+
+namespace tensord::engine::cpu {
+
+template <typename T>
+struct IsReducedFloat : std::false_type {};
+template <>
+struct IsReducedFloat<Half> : std::true_type {};
+template <>
+struct IsReducedFloat<BFloat16> : std::true_type {};
+
+// float/double -> integer the way x86's truncating conversions behave, without C++'s undefined
+// behaviour: NaN and out-of-range values give the "integer indefinite" (INT_MIN of the
+// conversion width); 8/16-bit targets convert through int32, uint8 through int64 (as c10 does).
+template <typename I, typename F>
+inline I FloatToInt(F v) {
+  if constexpr (std::is_same_v<I, uint8_t> || std::is_same_v<I, int64_t>) {
+    if (!(v >= -9.2233720368547758e18 && v < 9.2233720368547758e18)) {
+      return static_cast<I>(std::numeric_limits<int64_t>::min());
+    }
+    return static_cast<I>(static_cast<int64_t>(v));
+  } else {
+    if (!(v >= -2147483648.0 && v < 2147483648.0)) {
+      return static_cast<I>(std::numeric_limits<int32_t>::min());
+    }
+    return static_cast<I>(static_cast<int32_t>(v));
+  }
+}
+
+template <typename D, typename S>
+inline D Convert(S v) {
+  if constexpr (std::is_same_v<D, S>) {
+    return v;
+  } else if constexpr (IsReducedFloat<S>::value) {
+    return Convert<D>(static_cast<float>(v));
+  } else if constexpr (IsReducedFloat<D>::value) {
+    return D(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<D, bool>) {
+    return v != S(0);
+  } else if constexpr (std::is_integral_v<D> && std::is_floating_point_v<S>) {
+    return FloatToInt<D>(v);
+  } else {
+    return static_cast<D>(v);
+  }
+}
+
+}  // namespace tensord::engine::cpu
+
+#endif  // TENSORD_ENGINE_CPU_CONVERT_H_

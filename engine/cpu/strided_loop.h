@@ -1,0 +1,135 @@
+// The strided-iteration core of every CPU kernel: N operands over one shape.
+//
+// Drops size-1 dims, orders dims so the output (operand 0) is walked in memory order, merges dims
+// that are laid out back to back in every operand, then calls a run function on 1-D runs of the
+// innermost dim, splitting the outer iterations over the thread pool when the work is large.
+#ifndef TENSORD_ENGINE_CPU_STRIDED_LOOP_H_
+#define TENSORD_ENGINE_CPU_STRIDED_LOOP_H_
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstdlib>
+
+#include "absl/container/inlined_vector.h"
+#include "engine/tensor_meta.h"
+#include "engine/thread_pool.h"
+
+namespace tensord::engine::cpu {
+
+// Work below this many bytes (touched by all operands) stays on the calling thread.
+inline constexpr int64_t kParallelGrainBytes = 256 * 1024;
+
+template <int N>
+class StridedLoop {
+ public:
+  struct Dim {
+    int64_t size;
+    std::array<int64_t, N> stride;  // NB: bytes, not elements
+  };
+
+  // `strides[k]` are operand k's strides in elements for `sizes`; `itemsizes[k]` its element
+  // size. Strides may be 0 (broadcast) or negative (flip).
+  StridedLoop(IntList sizes, const std::array<IntList, N>& strides,
+              const std::array<int64_t, N>& itemsizes) {
+    numel_ = 1;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      numel_ *= sizes[d];
+      if (sizes[d] == 1) continue;
+      Dim dim{sizes[d], {}};
+      for (int k = 0; k < N; ++k) dim.stride[k] = strides[k][d] * itemsizes[k];
+      dims_.push_back(dim);
+    }
+    if (numel_ == 0) {
+      dims_.clear();
+      return;
+    }
+    // Innermost first: by |output stride|, ties broken by the inputs' strides. Insertion sort
+    // keeps it stable (ranks are small).
+    for (size_t i = 1; i < dims_.size(); ++i) {
+      for (size_t j = i; j > 0 && Less(dims_[j], dims_[j - 1]); --j) std::swap(dims_[j], dims_[j - 1]);
+    }
+    // Merge dim i+1 into dim i when it continues it in every operand.
+    absl::InlinedVector<Dim, 8> merged;
+    for (const Dim& dim : dims_) {
+      if (!merged.empty()) {
+        Dim& inner = merged.back();
+        bool contiguous = true;
+        for (int k = 0; k < N; ++k) contiguous &= dim.stride[k] == inner.stride[k] * inner.size;
+        if (contiguous) {
+          inner.size *= dim.size;
+          continue;
+        }
+      }
+      merged.push_back(dim);
+    }
+    dims_ = std::move(merged);
+  }
+
+  int64_t numel() const { return numel_; }
+  int ndim() const { return static_cast<int>(dims_.size()); }
+  const Dim& dim(int i) const { return dims_[i]; }
+  int64_t inner_size() const { return dims_.empty() ? 1 : dims_[0].size; }
+  int64_t inner_stride(int k) const { return dims_.empty() ? 0 : dims_[0].stride[k]; }
+  int64_t outer_count() const { return numel_ == 0 ? 0 : numel_ / inner_size(); }
+
+  // Calls run(ptrs, inner_strides, n) for every innermost run. `bytes_per_element` (summed over
+  // operands) sizes the parallel grain.
+  template <typename RunFn>
+  void Run(const std::array<char*, N>& base, int64_t bytes_per_element, RunFn&& run) const {
+    if (numel_ == 0) return;
+    const int64_t outer = outer_count();
+    const int64_t inner = inner_size();
+    std::array<int64_t, N> inner_strides;
+    for (int k = 0; k < N; ++k) inner_strides[k] = inner_stride(k);
+    const int64_t run_bytes = std::max<int64_t>(1, inner * bytes_per_element);
+    const int64_t grain = std::max<int64_t>(1, kParallelGrainBytes / run_bytes);
+    ParallelFor(0, outer, grain, [&](int64_t begin, int64_t end) {
+      RunOuter(base, inner_strides, inner, begin, end, run);
+    });
+  }
+
+ private:
+  static bool Less(const Dim& a, const Dim& b) {
+    for (int k = 0; k < N; ++k) {
+      const int64_t sa = std::llabs(a.stride[k]);
+      const int64_t sb = std::llabs(b.stride[k]);
+      if (sa != sb) {
+        if (sa == 0 || sb == 0) continue;  // broadcast dims do not decide
+        return sa < sb;
+      }
+    }
+    return false;
+  }
+
+  template <typename RunFn>
+  void RunOuter(const std::array<char*, N>& base, const std::array<int64_t, N>& inner_strides,
+                int64_t inner, int64_t begin, int64_t end, RunFn& run) const {
+    const int nd = ndim();
+    // Multi-index of outer iteration `begin` over dims 1..nd-1.
+    std::array<int64_t, kMaxRank> idx{};
+    std::array<char*, N> ptr = base;
+    int64_t rest = begin;
+    for (int d = 1; d < nd; ++d) {
+      idx[d] = rest % dims_[d].size;
+      rest /= dims_[d].size;
+      for (int k = 0; k < N; ++k) ptr[k] += idx[d] * dims_[d].stride[k];
+    }
+    for (int64_t it = begin; it < end; ++it) {
+      run(ptr, inner_strides, inner);
+      for (int d = 1; d < nd; ++d) {
+        for (int k = 0; k < N; ++k) ptr[k] += dims_[d].stride[k];
+        if (++idx[d] < dims_[d].size) break;
+        for (int k = 0; k < N; ++k) ptr[k] -= dims_[d].size * dims_[d].stride[k];
+        idx[d] = 0;
+      }
+    }
+  }
+
+  absl::InlinedVector<Dim, 8> dims_;
+  int64_t numel_ = 0;
+};
+
+}  // namespace tensord::engine::cpu
+
+#endif  // TENSORD_ENGINE_CPU_STRIDED_LOOP_H_

@@ -1,0 +1,50 @@
+#include "engine/errors.h"
+
+#include "absl/strings/cord.h"
+#include "absl/strings/str_join.h"
+
+namespace tensord::engine {
+namespace {
+
+absl::Status Make(absl::StatusCode code, absl::string_view op, absl::string_view message,
+                  const char* kind) {
+  absl::Status status(code, absl::StrCat(op, ": ", message));
+  if (kind != nullptr) status.SetPayload(kErrorKindUrl, absl::Cord(kind));
+  return status;
+}
+
+}  // namespace
+
+std::string FormatList(absl::Span<const int64_t> values) {
+  return absl::StrCat("[", absl::StrJoin(values, ", "), "]");
+}
+
+absl::Status IndexError(absl::string_view op, absl::string_view message) {
+  return Make(absl::StatusCode::kOutOfRange, op, message, "IndexError");
+}
+absl::Status ValueError(absl::string_view op, absl::string_view message) {
+  return Make(absl::StatusCode::kInvalidArgument, op, message, "ValueError");
+}
+absl::Status TypeError(absl::string_view op, absl::string_view message) {
+  return Make(absl::StatusCode::kInvalidArgument, op, message, "TypeError");
+}
+absl::Status RuntimeError(absl::string_view op, absl::string_view message) {
+  return Make(absl::StatusCode::kInvalidArgument, op, message, nullptr);
+}
+absl::Status ResourceError(absl::string_view op, absl::string_view message) {
+  return Make(absl::StatusCode::kResourceExhausted, op, message, nullptr);
+}
+
+std::string ErrorKind(const absl::Status& status) {
+  if (status.ok()) return "";
+  if (auto kind = status.GetPayload(kErrorKindUrl)) return std::string(*kind);
+  if (status.code() == absl::StatusCode::kOutOfRange) return "IndexError";
+  return "RuntimeError";
+}
+
+absl::Status DimOutOfRange(absl::string_view op, int64_t dim, int64_t ndim) {
+  return IndexError(op, absl::StrCat("Dimension out of range (expected to be in range of [", -ndim,
+                                     ", ", ndim - 1, "], but got ", dim, ")"));
+}
+
+}  // namespace tensord::engine

@@ -1,0 +1,42 @@
+// Error construction. Every error names the op and the offending values.
+//
+// Status codes follow the gRPC vocabulary; the payload kErrorKindUrl additionally records the
+// Python exception class PyTorch raises for the same mistake, so clients can mirror it:
+//   IndexError   -> OUT_OF_RANGE       (dims and indices out of range)
+//   ValueError   -> INVALID_ARGUMENT   (+ kind payload)
+//   TypeError    -> INVALID_ARGUMENT   (+ kind payload)
+//   RuntimeError -> INVALID_ARGUMENT   (everything else about a bad argument)
+#ifndef TENSORD_ENGINE_ERRORS_H_
+#define TENSORD_ENGINE_ERRORS_H_
+
+#include <cstdint>
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+
+namespace tensord::engine {
+
+inline constexpr char kErrorKindUrl[] = "type.tensord.dev/error_kind";
+
+// "[2, 3, 4]", the way PyTorch prints sizes in its messages.
+std::string FormatList(absl::Span<const int64_t> values);
+
+absl::Status IndexError(absl::string_view op, absl::string_view message);
+absl::Status ValueError(absl::string_view op, absl::string_view message);
+absl::Status TypeError(absl::string_view op, absl::string_view message);
+absl::Status RuntimeError(absl::string_view op, absl::string_view message);
+absl::Status ResourceError(absl::string_view op, absl::string_view message);
+
+// The Python exception class name for a status: "IndexError", "ValueError", "TypeError",
+// "RuntimeError" (the default for other non-OK codes), or "" for OK.
+std::string ErrorKind(const absl::Status& status);
+
+// The standard "Dimension out of range" error (IndexError).
+absl::Status DimOutOfRange(absl::string_view op, int64_t dim, int64_t ndim);
+
+}  // namespace tensord::engine
+
+#endif  // TENSORD_ENGINE_ERRORS_H_

@@ -1,4 +1,5 @@
 #include <sys/mman.h>
+#include <errno.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -51,9 +52,14 @@ void* OsAllocate(int64_t capacity) {
   if (end > aligned_end) munmap(reinterpret_cast<void*>(aligned_end), end - aligned_end);
   void* block = reinterpret_cast<void*>(aligned);
   madvise(block, static_cast<size_t>(capacity), MADV_HUGEPAGE);
-  // Fault every page in now, in one call: far faster than first-touch faults one by one.
-  // Failure (old kernels) is harmless: pages then fault in on first use.
-  madvise(block, static_cast<size_t>(capacity), MADV_POPULATE_WRITE);
+  // Fault every page in now, in one call: far faster than first-touch faults one by one, and
+  // a shortage of memory shows up here as ENOMEM instead of as a killed process later. Kernels
+  // without MADV_POPULATE_WRITE answer EINVAL: pages then fault in on first use.
+  if (madvise(block, static_cast<size_t>(capacity), MADV_POPULATE_WRITE) != 0 &&
+      errno != EINVAL) {
+    munmap(block, static_cast<size_t>(capacity));
+    return nullptr;
+  }
   return block;
 }
 
@@ -65,12 +71,14 @@ void OsFree(void* ptr, int64_t capacity) {
   }
 }
 
-int64_t DefaultCacheLimit() {
+int64_t PhysicalMemory() {
   long pages = sysconf(_SC_PHYS_PAGES);
   long page_size = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page_size <= 0) return int64_t{1} << 30;
-  return static_cast<int64_t>(pages) * page_size / 4;
+  if (pages <= 0 || page_size <= 0) return int64_t{4} << 30;
+  return static_cast<int64_t>(pages) * page_size;
 }
+
+int64_t DefaultCacheLimit() { return PhysicalMemory() / 4; }
 
 class PoolAllocator final : public Allocator {
  public:
@@ -78,8 +86,12 @@ class PoolAllocator final : public Allocator {
 
   absl::StatusOr<void*> Allocate(int64_t nbytes) override {
     if (nbytes == 0) return nullptr;
-    if (nbytes < 0 || nbytes > (int64_t{1} << 56)) {
-      return ResourceError("allocate", absl::StrCat("can't allocate ", nbytes, " bytes"));
+    // More than the machine has can never succeed; refuse before asking the kernel.
+    static const int64_t physical = PhysicalMemory();
+    if (nbytes < 0 || nbytes > physical) {
+      return ResourceError("allocate", absl::StrCat("CPU allocator: can't allocate memory: you "
+                                                    "tried to allocate ", nbytes,
+                                                    " bytes, more than the machine's ", physical));
     }
     const int64_t capacity = RoundToClass(nbytes);
     {

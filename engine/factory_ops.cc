@@ -35,9 +35,10 @@ absl::StatusOr<Tensor> AllocateTensor(absl::string_view op, const TensorMeta& me
   return Tensor(*std::move(storage), meta);
 }
 
-absl::StatusOr<PlannedOp> PlanEmptyStrided(IntList sizes, IntList strides, DType dtype,
-                                           Device device) {
-  constexpr absl::string_view op = "empty_strided";
+namespace {
+
+absl::StatusOr<PlannedOp> PlanZeroedTensor(absl::string_view op, IntList sizes, IntList strides,
+                                           DType dtype, Device device) {
   if (sizes.size() != strides.size()) {
     return RuntimeError(op, absl::StrCat("mismatch in length of strides and shape: sizes ",
                                          FormatList(sizes), ", strides ", FormatList(strides)));
@@ -56,6 +57,13 @@ absl::StatusOr<PlannedOp> PlanEmptyStrided(IntList sizes, IntList strides, DType
                   Scalar(int64_t{0}));
     return absl::OkStatus();
   });
+}
+
+}  // namespace
+
+absl::StatusOr<PlannedOp> PlanEmptyStrided(IntList sizes, IntList strides, DType dtype,
+                                           Device device) {
+  return PlanZeroedTensor("empty_strided", sizes, strides, dtype, device);
 }
 
 absl::StatusOr<PlannedOp> PlanEmptyLike(const Tensor& self) {
@@ -141,9 +149,14 @@ absl::StatusOr<PlannedOp> PlanArange(const Scalar& start, const Scalar& end, con
   });
 }
 
-absl::StatusOr<Tensor> Empty(IntList sizes, DType dtype, Device device) {
+absl::StatusOr<PlannedOp> PlanEmpty(IntList sizes, DType dtype, Device device) {
+  TENSORD_RETURN_IF_ERROR(CheckShape("empty", sizes).status());
   DimVector strides = ContiguousStrides(sizes);
-  return RunNowSingle(PlanEmptyStrided(sizes, strides, dtype, device));
+  return PlanZeroedTensor("empty", sizes, strides, dtype, device);
+}
+
+absl::StatusOr<Tensor> Empty(IntList sizes, DType dtype, Device device) {
+  return RunNowSingle(PlanEmpty(sizes, dtype, device));
 }
 absl::StatusOr<Tensor> EmptyStrided(IntList sizes, IntList strides, DType dtype, Device device) {
   return RunNowSingle(PlanEmptyStrided(sizes, strides, dtype, device));

@@ -22,6 +22,7 @@ absl::StatusOr<Tensor> AllocateTensor(absl::string_view op, const TensorMeta& me
 // torch.empty_strided. Unlike PyTorch, "empty" memory is zero-filled: pooled buffers are reused
 // across sessions, and no session may ever read another's data. torch.empty is
 // PlanEmptyStrided with contiguous strides.
+absl::StatusOr<PlannedOp> PlanEmpty(IntList sizes, DType dtype, Device device = kCpu);
 absl::StatusOr<PlannedOp> PlanEmptyStrided(IntList sizes, IntList strides, DType dtype,
                                            Device device = kCpu);
 // torch.empty_like(memory_format=preserve): self's strides when self is non-overlapping and

@@ -453,7 +453,12 @@ void RegisterFactoryOps(std::vector<OpDef>& ops) {
   ops.push_back({"empty", OpKind::kFactory, {},
                  WithFactoryAttrs({Req("size", AttrType::kIntList)}, "float32"),
                  "An uninitialised tensor; tensord zero-fills it.", false,
-                 full(Scalar(int64_t{0}), false)});
+                 [](Inputs, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(auto size, a.IntList("size"));
+                   TENSORD_ASSIGN_OR_RETURN(auto dtype, a.OptionalDType("dtype"));
+                   TENSORD_ASSIGN_OR_RETURN(auto device, a.GetDevice("device", kCpu));
+                   return PlanEmpty(size, dtype.value_or(DType::kFloat32), device);
+                 }});
   ops.push_back({"zeros", OpKind::kFactory, {},
                  WithFactoryAttrs({Req("size", AttrType::kIntList)}, "float32"), "All zeros.",
                  false, full(Scalar(int64_t{0}), false)});

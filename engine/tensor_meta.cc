@@ -31,16 +31,14 @@ TensorMeta::TensorMeta(DType dtype, IntList sizes, IntList strides, int64_t stor
   buffer_.insert(buffer_.end(), sizes.begin(), sizes.end());
   buffer_.insert(buffer_.end(), strides.begin(), strides.end());
   // numel: 0 if any size is 0 (even when the others would overflow), -1 if it overflows.
-  numel_ = 1;
+  int64_t product = 1;
   bool ok = true;
+  bool has_zero = false;
   for (int64_t s : sizes) {
-    if (s == 0) {
-      numel_ = 0;
-      break;
-    }
-    ok &= MulInto(numel_, s);
+    has_zero |= s == 0;
+    ok &= MulInto(product, s);
   }
-  if (numel_ != 0 && !ok) numel_ = -1;
+  numel_ = has_zero ? 0 : (ok ? product : -1);
   contiguous_ = numel_ >= 0 && ComputeContiguous(sizes, strides, numel_);
 }
 

@@ -18,10 +18,10 @@ namespace tensord::engine {
 namespace {
 
 using json = nlohmann::json;
-using testing::MakeStrided;
-using testing::StorageValues;
-using testing::ToVec;
-using testing::Values;
+using test_util::MakeStrided;
+using test_util::StorageValues;
+using test_util::ToVec;
+using test_util::Values;
 
 std::vector<json> LoadCases() {
   std::ifstream in(TENSORD_GOLDEN_FILE);

@@ -9,7 +9,7 @@
 #include "engine/tensor.h"
 #include "engine/view_ops.h"
 
-namespace tensord::engine::testing {
+namespace tensord::engine::test_util {
 
 // A tensor over a fresh storage of `storage_numel` elements of `dtype` whose element i holds
 // value i + base, viewed with the given metadata.
@@ -41,6 +41,6 @@ inline std::vector<double> StorageValues(const Tensor& t) {
 
 inline std::vector<int64_t> ToVec(IntList l) { return std::vector<int64_t>(l.begin(), l.end()); }
 
-}  // namespace tensord::engine::testing
+}  // namespace tensord::engine::test_util
 
 #endif  // TENSORD_TESTS_ENGINE_TENSOR_TEST_UTIL_H_

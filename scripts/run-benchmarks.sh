@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# Runs every benchmark program and prints its report. Usage: scripts/run-benchmarks.sh BUILD_DIR
+set -euo pipefail
+build=${1:-build}
+"$build/bench/engine_bench"

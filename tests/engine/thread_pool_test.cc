@@ -1,0 +1,46 @@
+#include "engine/thread_pool.h"
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace tensord::engine {
+namespace {
+
+TEST(ParallelForTest, CoversTheRangeExactlyOnce) {
+  for (int64_t n : {0, 1, 7, 1000, 100003}) {
+    for (int64_t grain : {1, 16, 4096}) {
+      std::vector<std::atomic<int>> hits(n);
+      ParallelFor(0, n, grain, [&](int64_t b, int64_t e) {
+        ASSERT_LE(0, b);
+        ASSERT_LE(b, e);
+        ASSERT_LE(e, n);
+        for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1);
+      });
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << n << " " << grain;
+    }
+  }
+}
+
+TEST(ParallelForTest, NestedAndConcurrentCallsFinish) {
+  std::atomic<int64_t> total{0};
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 4; ++c) {
+    callers.emplace_back([&] {
+      ParallelFor(0, 64, 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          ParallelFor(0, 100, 10, [&](int64_t b2, int64_t e2) { total.fetch_add(e2 - b2); });
+        }
+      });
+    });
+  }
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(total.load(), 4 * 64 * 100);
+}
+
+TEST(ParallelForTest, DegreeIsAtLeastOne) { EXPECT_GE(ParallelismDegree(), 1); }
+
+}  // namespace
+}  // namespace tensord::engine

@@ -1,0 +1,182 @@
+#include "engine/stream.h"
+
+#include "absl/strings/str_cat.h"
+#include "engine/errors.h"
+
+namespace tensord::engine {
+
+StreamTask TaskFromPlan(std::string label, PlannedOp& plan) {
+  StreamTask task;
+  task.label = std::move(label);
+  task.kernel = std::move(plan.kernel);
+  task.reads = plan.reads;
+  task.writes = plan.writes;
+  return task;
+}
+
+std::shared_ptr<Stream> Stream::Create(Executor* executor, uint64_t id, int64_t max_queued) {
+  return std::make_shared<Stream>(executor, id, max_queued);
+}
+
+absl::Status Stream::Enqueue(StreamTask task) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!task.is_marker && counted_ >= max_queued_) {
+      return ResourceError(task.label, absl::StrCat("stream ", id_, " already has ", counted_,
+                                                    " queued ops, the limit; synchronize and "
+                                                    "retry"));
+    }
+    // Tickets are taken in queue order, under the stream's lock, so writes on one stream
+    // ticket in the order they run.
+    task.write_tickets.reserve(task.writes.size());
+    for (const auto& storage : task.writes) task.write_tickets.push_back(storage->BeginWrite());
+    if (!task.is_marker) ++counted_;
+    queue_.push_back(std::move(task));
+  }
+  Wake();
+  return absl::OkStatus();
+}
+
+absl::Status Stream::RecordEvent(const std::shared_ptr<Event>& event) {
+  StreamTask task;
+  task.label = "record_event";
+  task.record_event = event;
+  task.record_generation = event->NewRecord();
+  task.is_marker = true;
+  return Enqueue(std::move(task));
+}
+
+absl::Status Stream::WaitEvent(const std::shared_ptr<Event>& event) {
+  StreamTask task;
+  task.label = "wait_event";
+  task.wait_event = event;
+  task.wait_generation = event->latest();
+  task.is_marker = true;
+  return Enqueue(std::move(task));
+}
+
+void Stream::Synchronize(absl::AnyInvocable<void(absl::Status)> done) {
+  StreamTask task;
+  task.label = "synchronize";
+  task.is_marker = true;
+  task.on_done = [this, done = std::move(done)](const absl::Status&) mutable {
+    absl::Status error;
+    {
+      absl::MutexLock lock(&mu_);
+      error = std::move(first_error_);
+      first_error_ = absl::OkStatus();
+    }
+    done(std::move(error));
+  };
+  (void)Enqueue(std::move(task));  // markers are never refused
+}
+
+int64_t Stream::pending() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int64_t>(queue_.size());
+}
+
+void Stream::Wake() {
+  absl::MutexLock lock(&mu_);
+  switch (state_) {
+    case State::kIdle:
+    case State::kParked:
+      if (queue_.empty()) return;
+      state_ = State::kScheduled;
+      executor_->Post([self = shared_from_this()] { self->Run(); });
+      return;
+    case State::kRunning:
+      wake_pending_ = true;
+      return;
+    case State::kScheduled:
+      return;
+  }
+}
+
+bool Stream::HeadReady(StreamTask& task) {
+  if (task.wait_event && !task.wait_event->IsComplete(task.wait_generation)) {
+    task.wait_event->OnComplete(task.wait_generation,
+                                [self = shared_from_this()] { self->Wake(); });
+    return task.wait_event->IsComplete(task.wait_generation);
+  }
+  for (size_t i = 0; i < task.writes.size(); ++i) {
+    if (!task.writes[i]->IsWritable(task.write_tickets[i])) {
+      task.writes[i]->WhenWritable(task.write_tickets[i],
+                                   [self = shared_from_this()] { self->Wake(); });
+      return false;
+    }
+  }
+  return true;
+}
+
+void Stream::Execute(StreamTask& task) {
+  absl::Status status;
+  std::shared_ptr<const absl::Status> cause;
+  // A task touching a poisoned storage does not run.
+  for (const auto* list : {&task.reads, &task.writes}) {
+    for (const auto& storage : *list) {
+      if (cause) break;
+      cause = storage->poison();
+    }
+  }
+  if (cause) {
+    status = absl::FailedPreconditionError(
+        absl::StrCat(task.label, " depends on a failed op: ", cause->message()));
+  } else if (task.kernel) {
+    status = task.kernel();
+    if (!status.ok()) {
+      cause = std::make_shared<const absl::Status>(
+          status.code(), absl::StrCat(task.label, ": ", status.message()));
+      status = *cause;
+    }
+  }
+  if (cause) {
+    for (const auto& storage : task.writes) storage->Poison(cause);
+  }
+  for (size_t i = 0; i < task.writes.size(); ++i) task.writes[i]->EndWrite(task.write_tickets[i]);
+  if (task.record_event) task.record_event->Complete(task.record_generation);
+  if (!status.ok()) {
+    absl::MutexLock lock(&mu_);
+    if (first_error_.ok()) first_error_ = status;
+  }
+  if (task.on_done) task.on_done(status);
+}
+
+void Stream::Run() {
+  {
+    absl::MutexLock lock(&mu_);
+    state_ = State::kRunning;
+    wake_pending_ = false;
+  }
+  // A bounded number of tasks per turn, so streams share the executor fairly.
+  for (int budget = 64; budget > 0; --budget) {
+    StreamTask* head;
+    {
+      absl::MutexLock lock(&mu_);
+      if (queue_.empty()) {
+        state_ = State::kIdle;
+        return;
+      }
+      head = &queue_.front();  // stable: only this thread pops, pushes do not move the front
+    }
+    if (!HeadReady(*head)) {
+      absl::MutexLock lock(&mu_);
+      if (wake_pending_) {  // became ready while we registered: look again
+        wake_pending_ = false;
+        ++budget;
+        continue;
+      }
+      state_ = State::kParked;
+      return;
+    }
+    Execute(*head);
+    absl::MutexLock lock(&mu_);
+    if (!queue_.front().is_marker) --counted_;
+    queue_.pop_front();
+  }
+  absl::MutexLock lock(&mu_);
+  state_ = State::kScheduled;
+  executor_->Post([self = shared_from_this()] { self->Run(); });
+}
+
+}  // namespace tensord::engine

@@ -1,0 +1,397 @@
+#include "server/backend.h"
+
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "engine/backend.h"
+#include "engine/copy_ops.h"
+#include "engine/errors.h"
+#include "engine/factory_ops.h"
+#include "engine/op_registry.h"
+#include "engine/status_macros.h"
+#include "server/proto_convert.h"
+
+namespace tensord::server {
+
+using engine::Tensor;
+
+// ---- Uploads and downloads -------------------------------------------------------------------
+
+absl::Status PendingUpload::Append(absl::string_view data) {
+  const int64_t total = tensor_.storage()->nbytes();
+  if (static_cast<int64_t>(data.size()) > total - received_) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "upload: more bytes than the header announced: ", received_ + data.size(), " > ", total,
+        " (numel * itemsize)"));
+  }
+  std::memcpy(static_cast<char*>(tensor_.storage()->data()) + received_, data.data(),
+              data.size());
+  received_ += static_cast<int64_t>(data.size());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::UploadResponse> PendingUpload::Finish() {
+  const int64_t total = tensor_.storage()->nbytes();
+  if (received_ != total) {
+    return absl::InvalidArgumentError(absl::StrCat("upload: truncated: received ", received_,
+                                                   " of ", total, " bytes (numel * itemsize)"));
+  }
+  TENSORD_RETURN_IF_ERROR(session_->Register("upload", id_, tensor_));
+  v1::UploadResponse response;
+  session_->FillInfo(id_, tensor_, response.mutable_tensor());
+  return response;
+}
+
+ReadyDownload::~ReadyDownload() {
+  if (fenced_) fenced_->EndRead(read_ticket_);
+}
+
+// ---- Backend -----------------------------------------------------------------------------------
+
+TensordBackend::TensordBackend(const ServerLimits& limits, engine::Device default_device,
+                               engine::Executor* executor)
+    : limits_(limits),
+      default_device_(default_device),
+      executor_(executor),
+      sessions_(limits, executor) {
+  for (const engine::OpDef& op : engine::OpRegistry::Global().ops()) {
+    FillOpSpec(op, ops_.add_ops());
+  }
+}
+
+void TensordBackend::HandleGetVersion(v1::GetVersionResponse* response) const {
+  response->set_api_version(kApiVersion);
+  response->set_server_version(kServerVersion);
+}
+
+void TensordBackend::HandleGetServerInfo(v1::GetServerInfoResponse* response) {
+  response->add_devices("cpu");
+  for (int i = 0; i < 16; ++i) {
+    const engine::Device d{engine::DeviceType::kCUDA, i};
+    if (!engine::BackendFor(d).ok()) break;
+    response->add_devices(d.ToString());
+  }
+  response->set_default_device(default_device_.ToString());
+  for (int i = 0; i < engine::kNumDTypes; ++i) {
+    response->add_dtypes(engine::DTypeName(static_cast<engine::DType>(i)));
+  }
+  v1::Limits* l = response->mutable_limits();
+  l->set_max_sessions(limits_.max_sessions);
+  l->set_max_session_bytes(limits_.max_session_bytes);
+  l->set_max_server_bytes(limits_.max_server_bytes);
+  l->set_max_rank(engine::kMaxRank);
+  l->set_max_message_bytes(limits_.max_message_bytes);
+  l->set_max_queued_ops_per_stream(limits_.max_queued_ops_per_stream);
+  l->set_max_ops_per_batch(limits_.max_ops_per_batch);
+  l->set_max_streams_per_session(limits_.max_streams_per_session);
+  l->set_session_ttl_seconds(absl::ToInt64Seconds(limits_.session_ttl));
+  l->set_chunk_bytes(limits_.chunk_bytes);
+  l->set_max_view_outputs(engine::kMaxViewOutputs);
+  response->set_active_sessions(sessions_.size());
+}
+
+void TensordBackend::HandleListOps(v1::ListOpsResponse* response) const { *response = ops_; }
+
+absl::Status TensordBackend::HandleOpenSession(const v1::OpenSessionRequest& request,
+                                               v1::OpenSessionResponse* response) {
+  engine::Device device = default_device_;
+  if (!request.device().empty()) {
+    TENSORD_ASSIGN_OR_RETURN(device, engine::ParseDevice(request.device()));
+  }
+  if (!engine::BackendFor(device).ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "open_session: device ", device.ToString(), " is not available on this server"));
+  }
+  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, sessions_.Open(device));
+  response->set_session_id(session->id());
+  response->set_device(device.ToString());
+  response->set_ttl_seconds(absl::ToInt64Seconds(limits_.session_ttl));
+  return absl::OkStatus();
+}
+
+absl::Status TensordBackend::HandleCloseSession(const v1::CloseSessionRequest& request) {
+  return sessions_.Close(request.session_id());
+}
+
+absl::Status TensordBackend::HandleRenewLease(const v1::RenewLeaseRequest& request,
+                                              v1::RenewLeaseResponse* response) {
+  TENSORD_RETURN_IF_ERROR(sessions_.Find(request.session_id()).status());
+  response->set_ttl_seconds(absl::ToInt64Seconds(limits_.session_ttl));
+  return absl::OkStatus();
+}
+
+absl::Status TensordBackend::HandleRunOps(const v1::RunOpsRequest& request,
+                                          v1::RunOpsResponse* response) {
+  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
+                           sessions_.Find(request.session_id()));
+  session->RunOps(request, response);
+  if (request.release_after_size() > 0) {
+    v1::ReleaseResponse released;
+    session->Release(request.release_after(), &released);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TensordBackend::HandleDescribe(const v1::DescribeRequest& request,
+                                            v1::DescribeResponse* response) {
+  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
+                           sessions_.Find(request.session_id()));
+  return session->Describe(request.ids(), response);
+}
+
+absl::Status TensordBackend::HandleRelease(const v1::ReleaseRequest& request,
+                                           v1::ReleaseResponse* response) {
+  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
+                           sessions_.Find(request.session_id()));
+  session->Release(request.ids(), response);
+  return absl::OkStatus();
+}
+
+namespace {
+
+absl::Status PoisonError(absl::string_view op, uint64_t id, const engine::Storage& storage) {
+  if (auto cause = storage.poison()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        op, ": tensor ", id, " holds no valid data: it depends on a failed op: ",
+        cause->message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void TensordBackend::ReadWhenReady(const Tensor& tensor,
+                                   absl::AnyInvocable<void(uint64_t)> read) {
+  std::shared_ptr<engine::Storage> storage = tensor.storage();
+  const uint64_t ticket = storage->BeginRead();
+  storage->WhenReadable(ticket, [this, ticket, read = std::move(read)]() mutable {
+    // Reading (copying) is work: never on an RPC thread.
+    executor_->Post([ticket, read = std::move(read)]() mutable { read(ticket); });
+  });
+}
+
+void TensordBackend::HandleReadStorage(
+    const v1::ReadStorageRequest& request,
+    absl::AnyInvocable<void(absl::StatusOr<v1::ReadStorageResponse>)> done) {
+  constexpr absl::string_view op = "read_storage";
+  absl::StatusOr<std::shared_ptr<Session>> session = sessions_.Find(request.session_id());
+  if (!session.ok()) return done(session.status());
+  absl::StatusOr<Tensor> tensor = (*session)->Find(op, request.id());
+  if (!tensor.ok()) return done(tensor.status());
+  const int64_t itemsize = tensor->itemsize();
+  const int64_t numel = tensor->storage()->nbytes() / itemsize;
+  const int64_t offset = request.offset();
+  const int64_t count = request.count() < 0 ? numel - offset : request.count();
+  if (offset < 0 || offset > numel || count < 0 || count > numel - offset) {
+    return done(engine::IndexError(op, absl::StrCat("elements [", offset, ", ", offset,
+                                                    " + ", request.count(),
+                                                    ") are out of range for a storage of ",
+                                                    numel, " elements")));
+  }
+  if (count * itemsize > limits_.max_message_bytes - 1024) {
+    return done(absl::ResourceExhaustedError(absl::StrCat(
+        op, ": ", count * itemsize, " bytes do not fit one message (limit ",
+        limits_.max_message_bytes, "); use Download")));
+  }
+  std::shared_ptr<engine::Storage> storage = tensor->storage();
+  ReadWhenReady(*tensor, [storage, id = request.id(), dtype = tensor->dtype(), numel, offset,
+                          count, itemsize, done = std::move(done)](uint64_t ticket) mutable {
+    absl::Status poisoned = PoisonError("read_storage", id, *storage);
+    if (!poisoned.ok()) {
+      storage->EndRead(ticket);
+      return done(poisoned);
+    }
+    v1::ReadStorageResponse response;
+    response.set_dtype(DTypeToProto(dtype));
+    response.set_storage_numel(numel);
+    response.set_data(static_cast<const char*>(storage->data()) + offset * itemsize,
+                      static_cast<size_t>(count * itemsize));
+    storage->EndRead(ticket);
+    done(std::move(response));
+  });
+}
+
+absl::Status TensordBackend::HandleWriteStorage(const v1::WriteStorageRequest& request) {
+  constexpr absl::string_view op = "write_storage";
+  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
+                           sessions_.Find(request.session_id()));
+  TENSORD_ASSIGN_OR_RETURN(Tensor tensor, session->Find(op, request.id()));
+  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<engine::Stream> stream,
+                           session->FindStream(op, request.stream()));
+  const int64_t itemsize = tensor.itemsize();
+  const int64_t numel = tensor.storage()->nbytes() / itemsize;
+  const int64_t bytes = static_cast<int64_t>(request.data().size());
+  if (bytes % itemsize != 0) {
+    return engine::RuntimeError(op, absl::StrCat(bytes, " bytes are not a whole number of ",
+                                                 engine::DTypeName(tensor.dtype()),
+                                                 " elements"));
+  }
+  const int64_t count = bytes / itemsize;
+  if (request.offset() < 0 || request.offset() > numel || count > numel - request.offset()) {
+    return engine::IndexError(op, absl::StrCat("elements [", request.offset(), ", ",
+                                               request.offset() + count,
+                                               ") are out of range for a storage of ", numel,
+                                               " elements"));
+  }
+  if (!tensor.device().is_cpu()) {
+    return absl::UnimplementedError("write_storage: only CPU storages are written directly");
+  }
+  engine::StreamTask task;
+  task.label = session->NextOpLabel(op);
+  task.writes.push_back(tensor.storage());
+  task.kernel = [storage = tensor.storage(), at = request.offset() * itemsize,
+                 data = request.data()]() {
+    std::memcpy(static_cast<char*>(storage->data()) + at, data.data(), data.size());
+    return absl::OkStatus();
+  };
+  return stream->Enqueue(std::move(task));
+}
+
+absl::StatusOr<std::unique_ptr<PendingUpload>> TensordBackend::StartUpload(
+    const v1::UploadHeader& header) {
+  constexpr absl::string_view op = "upload";
+  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
+                           sessions_.Find(header.session_id()));
+  TENSORD_ASSIGN_OR_RETURN(engine::DType dtype, DTypeFromProto(header.dtype(), op));
+  engine::Device device = session->device();
+  if (!header.device().empty()) {
+    TENSORD_ASSIGN_OR_RETURN(device, engine::ParseDevice(header.device()));
+  }
+  if (!device.is_cpu()) {
+    return absl::UnimplementedError("upload: only CPU tensors are uploaded directly; upload to "
+                                    "the CPU and copy");
+  }
+  if (header.id() == 0) return absl::InvalidArgumentError("upload: tensor id 0 is reserved");
+  if (session->Find(op, header.id()).ok()) {
+    return absl::AlreadyExistsError(absl::StrCat(op, ": tensor ", header.id(),
+                                                 " already exists"));
+  }
+  const std::vector<int64_t> sizes(header.sizes().begin(), header.sizes().end());
+  TENSORD_RETURN_IF_ERROR(engine::CheckShape(op, sizes).status());
+  // Charged to the session before anything is allocated.
+  engine::ScopedMemoryBudget budget(session->budget());
+  TENSORD_ASSIGN_OR_RETURN(Tensor tensor,
+                           engine::AllocateTensor(op, engine::TensorMeta::Contiguous(dtype, sizes),
+                                                  device));
+  auto upload = std::unique_ptr<PendingUpload>(new PendingUpload());
+  upload->session_ = std::move(session);
+  upload->id_ = header.id();
+  upload->tensor_ = std::move(tensor);
+  return upload;
+}
+
+void TensordBackend::StartDownload(
+    const v1::DownloadRequest& request,
+    absl::AnyInvocable<void(absl::StatusOr<std::unique_ptr<ReadyDownload>>)> done) {
+  constexpr absl::string_view op = "download";
+  absl::StatusOr<std::shared_ptr<Session>> session = sessions_.Find(request.session_id());
+  if (!session.ok()) return done(session.status());
+  absl::StatusOr<Tensor> tensor = (*session)->Find(op, request.id());
+  if (!tensor.ok()) return done(tensor.status());
+  auto download = std::unique_ptr<ReadyDownload>(new ReadyDownload());
+  (*session)->FillInfo(request.id(), *tensor, &download->header_);
+  ReadWhenReady(*tensor, [tensor = *tensor, id = request.id(), download = std::move(download),
+                          done = std::move(done)](uint64_t ticket) mutable {
+    std::shared_ptr<engine::Storage> storage = tensor.storage();
+    absl::Status poisoned = PoisonError("download", id, *storage);
+    if (!poisoned.ok()) {
+      storage->EndRead(ticket);
+      return done(poisoned);
+    }
+    download->total_bytes_ = tensor.numel() * tensor.itemsize();
+    if (tensor.is_contiguous()) {
+      // Stream straight from the storage; the read fence holds back later writes until the
+      // download is destroyed.
+      download->data_ = tensor.numel() == 0 ? "" : tensor.data();
+      download->source_ = tensor;
+      download->fenced_ = storage;
+      download->read_ticket_ = ticket;
+      return done(std::move(download));
+    }
+    // A contiguous snapshot, then the fence goes at once. The snapshot is server memory that
+    // no session is charged for.
+    absl::StatusOr<Tensor> snapshot = engine::CloneContiguous(tensor);
+    storage->EndRead(ticket);
+    if (!snapshot.ok()) return done(snapshot.status());
+    download->data_ = snapshot->data();
+    download->source_ = *std::move(snapshot);
+    done(std::move(download));
+  });
+}
+
+absl::Status TensordBackend::HandleCreateStream(const v1::CreateStreamRequest& request,
+                                                v1::CreateStreamResponse* response) {
+  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
+                           sessions_.Find(request.session_id()));
+  TENSORD_ASSIGN_OR_RETURN(uint64_t id, session->CreateStream());
+  response->set_stream(id);
+  return absl::OkStatus();
+}
+
+absl::Status TensordBackend::HandleRecordEvent(const v1::RecordEventRequest& request) {
+  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
+                           sessions_.Find(request.session_id()));
+  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<engine::Stream> stream,
+                           session->FindStream("record_event", request.stream()));
+  return stream->RecordEvent(session->EventForRecord(request.event()));
+}
+
+absl::Status TensordBackend::HandleWaitEvent(const v1::WaitEventRequest& request) {
+  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
+                           sessions_.Find(request.session_id()));
+  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<engine::Stream> stream,
+                           session->FindStream("wait_event", request.stream()));
+  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<engine::Event> event,
+                           session->FindEvent("wait_event", request.event()));
+  return stream->WaitEvent(event);
+}
+
+absl::Status TensordBackend::HandleQueryEvent(const v1::QueryEventRequest& request,
+                                              v1::QueryEventResponse* response) {
+  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
+                           sessions_.Find(request.session_id()));
+  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<engine::Event> event,
+                           session->FindEvent("query_event", request.event()));
+  response->set_completed(event->Query());
+  return absl::OkStatus();
+}
+
+void TensordBackend::HandleSynchronize(const v1::SynchronizeRequest& request,
+                                       absl::AnyInvocable<void(absl::Status)> done) {
+  absl::StatusOr<std::shared_ptr<Session>> session = sessions_.Find(request.session_id());
+  if (!session.ok()) return done(session.status());
+  std::vector<std::shared_ptr<engine::Stream>> streams;
+  if (request.has_stream()) {
+    absl::StatusOr<std::shared_ptr<engine::Stream>> stream =
+        (*session)->FindStream("synchronize", request.stream());
+    if (!stream.ok()) return done(stream.status());
+    streams.push_back(*std::move(stream));
+  } else {
+    streams = (*session)->Streams();
+  }
+  // Completes when the last stream drains, with the first error any of them reported.
+  struct Join {
+    absl::Mutex mu;
+    int remaining;
+    absl::Status first;
+    absl::AnyInvocable<void(absl::Status)> done;
+  };
+  auto join = std::make_shared<Join>();
+  join->remaining = static_cast<int>(streams.size());
+  join->done = std::move(done);
+  if (streams.empty()) return join->done(absl::OkStatus());
+  for (const auto& stream : streams) {
+    stream->Synchronize([join](absl::Status error) {
+      bool last;
+      {
+        absl::MutexLock lock(&join->mu);
+        if (join->first.ok() && !error.ok()) join->first = std::move(error);
+        last = --join->remaining == 0;
+      }
+      if (last) join->done(std::move(join->first));
+    });
+  }
+}
+
+}  // namespace tensord::server

@@ -1,0 +1,27 @@
+// Server-wide limits. Each is checked before anything is allocated; going over one is
+// RESOURCE_EXHAUSTED and leaves the session usable.
+#ifndef TENSORD_SERVER_LIMITS_H_
+#define TENSORD_SERVER_LIMITS_H_
+
+#include <cstdint>
+
+#include "absl/time/time.h"
+
+namespace tensord::server {
+
+struct ServerLimits {
+  int64_t max_sessions = 1024;
+  int64_t max_session_bytes = int64_t{4} << 30;
+  int64_t max_server_bytes = int64_t{16} << 30;
+  int64_t max_message_bytes = int64_t{64} << 20;   // largest request or response message
+  int64_t max_queued_ops_per_stream = 1 << 16;
+  int64_t max_ops_per_batch = 1 << 17;
+  int64_t max_streams_per_session = 256;
+  int64_t max_tensors_per_session = int64_t{1} << 22;
+  int64_t chunk_bytes = 1 << 20;                    // Download chunk size
+  absl::Duration session_ttl = absl::Seconds(300);
+};
+
+}  // namespace tensord::server
+
+#endif  // TENSORD_SERVER_LIMITS_H_

@@ -1,0 +1,139 @@
+// tensord: the gRPC tensor compute server.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "engine/backend.h"
+#include "server/server.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "address:port to serve on (port 0: any free)");
+ABSL_FLAG(std::string, device, "cpu", "default device of new sessions: cpu, cuda or auto");
+ABSL_FLAG(absl::Duration, session_ttl, absl::Seconds(300),
+          "a session with no call for this long is closed and its memory freed");
+ABSL_FLAG(int64_t, max_sessions, 1024, "sessions open at once");
+ABSL_FLAG(int64_t, max_session_bytes, int64_t{4} << 30, "tensor bytes one session may hold");
+ABSL_FLAG(int64_t, max_server_bytes, int64_t{16} << 30, "tensor bytes all sessions may hold");
+ABSL_FLAG(int64_t, max_message_bytes, int64_t{64} << 20, "largest gRPC message, each way");
+ABSL_FLAG(int64_t, max_queued_ops, 1 << 16, "ops waiting on one stream");
+ABSL_FLAG(int64_t, max_batch_ops, 1 << 17, "ops in one RunOps batch");
+ABSL_FLAG(int64_t, max_streams, 256, "streams per session");
+ABSL_FLAG(int64_t, chunk_bytes, 1 << 20, "bytes per Download message");
+ABSL_FLAG(int, threads, 0, "executor threads (0: one per core, at least 2)");
+ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
+          "on SIGTERM, how long calls in flight may take to finish");
+ABSL_FLAG(std::string, auth_token_file, "",
+          "file holding a bearer token every call must present (empty: no authentication)");
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain: serve TLS");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key for --tls_cert");
+ABSL_FLAG(std::string, tls_client_ca, "", "PEM CA: require client certificates (mTLS)");
+
+namespace {
+
+bool ReadFile(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  *out = ss.str();
+  return true;
+}
+
+int signal_pipe[2] = {-1, -1};
+
+void OnSignal(int signal_number) {
+  const unsigned char byte = static_cast<unsigned char>(signal_number);
+  [[maybe_unused]] ssize_t n = write(signal_pipe[1], &byte, 1);
+}
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "tensord: %s\n", message.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("tensord [flags]: serve tensors over gRPC");
+  absl::ParseCommandLine(argc, argv);
+
+  // SIGTERM/SIGINT may arrive on any thread: the handler only writes to a pipe that the main
+  // thread waits on (async-signal-safe), so it works whichever thread takes the signal.
+  if (pipe(signal_pipe) != 0) return Fail("cannot create the signal pipe");
+  struct sigaction action {};
+  action.sa_handler = OnSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  tensord::server::ServerOptions options;
+  options.listen = absl::GetFlag(FLAGS_listen);
+  const std::string device = absl::GetFlag(FLAGS_device);
+  if (device == "auto") {
+    const tensord::engine::Device cuda{tensord::engine::DeviceType::kCUDA, 0};
+    options.device = tensord::engine::BackendFor(cuda).ok() ? cuda : tensord::engine::kCpu;
+  } else {
+    auto parsed = tensord::engine::ParseDevice(device);
+    if (!parsed.ok()) return Fail(std::string(parsed.status().message()));
+    if (!tensord::engine::BackendFor(*parsed).ok()) {
+      return Fail(absl::StrCat("--device=", device, ": no such device on this machine"));
+    }
+    options.device = *parsed;
+  }
+  auto& limits = options.limits;
+  limits.session_ttl = absl::GetFlag(FLAGS_session_ttl);
+  limits.max_sessions = absl::GetFlag(FLAGS_max_sessions);
+  limits.max_session_bytes = absl::GetFlag(FLAGS_max_session_bytes);
+  limits.max_server_bytes = absl::GetFlag(FLAGS_max_server_bytes);
+  limits.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  limits.max_queued_ops_per_stream = absl::GetFlag(FLAGS_max_queued_ops);
+  limits.max_ops_per_batch = absl::GetFlag(FLAGS_max_batch_ops);
+  limits.max_streams_per_session = absl::GetFlag(FLAGS_max_streams);
+  limits.chunk_bytes = absl::GetFlag(FLAGS_chunk_bytes);
+  if (limits.chunk_bytes <= 0 || limits.chunk_bytes > limits.max_message_bytes - 1024) {
+    return Fail("--chunk_bytes must be positive and below --max_message_bytes");
+  }
+  options.executor_threads = absl::GetFlag(FLAGS_threads);
+  if (const std::string path = absl::GetFlag(FLAGS_auth_token_file); !path.empty()) {
+    if (!ReadFile(path, &options.auth_token)) return Fail("cannot read --auth_token_file");
+    options.auth_token = std::string(absl::StripAsciiWhitespace(options.auth_token));
+    if (options.auth_token.empty()) return Fail("--auth_token_file is empty");
+  }
+  if (const std::string cert = absl::GetFlag(FLAGS_tls_cert); !cert.empty()) {
+    if (!ReadFile(cert, &options.tls_cert_pem) ||
+        !ReadFile(absl::GetFlag(FLAGS_tls_key), &options.tls_key_pem)) {
+      return Fail("cannot read --tls_cert / --tls_key");
+    }
+    if (const std::string ca = absl::GetFlag(FLAGS_tls_client_ca); !ca.empty()) {
+      if (!ReadFile(ca, &options.tls_client_ca_pem)) return Fail("cannot read --tls_client_ca");
+    }
+  }
+
+  auto server = tensord::server::TensordServer::Start(options);
+  if (!server.ok()) return Fail(std::string(server.status().message()));
+  const std::string host = options.listen.substr(0, options.listen.rfind(':'));
+  std::printf("tensord listening on %s:%d (device %s)\n", host.c_str(), (*server)->port(),
+              options.device.ToString().c_str());
+  std::fflush(stdout);
+
+  unsigned char signal_number = 0;
+  while (read(signal_pipe[0], &signal_number, 1) != 1) {
+  }
+  std::printf("tensord: signal %d, draining\n", static_cast<int>(signal_number));
+  std::fflush(stdout);
+  (*server)->Shutdown(absl::GetFlag(FLAGS_drain_timeout));
+  (*server)->Wait();
+  server->reset();
+  std::printf("tensord: stopped\n");
+  return 0;
+}

@@ -1,0 +1,73 @@
+#include "server/server.h"
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_builder.h"
+
+namespace tensord::server {
+
+absl::StatusOr<std::unique_ptr<TensordServer>> TensordServer::Start(
+    const ServerOptions& options) {
+  auto server = std::unique_ptr<TensordServer>(new TensordServer());
+  const int threads = options.executor_threads > 0
+                          ? options.executor_threads
+                          : static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
+  server->executor_ = std::make_unique<engine::Executor>(threads);
+  server->backend_ =
+      std::make_unique<TensordBackend>(options.limits, options.device, server->executor_.get());
+  server->service_ = std::make_unique<TensordService>(server->backend_.get(), options.auth_token);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  std::shared_ptr<grpc::ServerCredentials> credentials;
+  if (options.tls_cert_pem.empty()) {
+    credentials = grpc::InsecureServerCredentials();
+  } else {
+    grpc::SslServerCredentialsOptions ssl(
+        options.tls_client_ca_pem.empty()
+            ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+            : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+    ssl.pem_root_certs = options.tls_client_ca_pem;
+    ssl.pem_key_cert_pairs.push_back({options.tls_key_pem, options.tls_cert_pem});
+    credentials = grpc::SslServerCredentials(ssl);
+  }
+  builder.AddListeningPort(options.listen, credentials, &server->port_);
+  const int max_message = static_cast<int>(
+      std::min<int64_t>(options.limits.max_message_bytes, std::numeric_limits<int>::max()));
+  builder.SetMaxReceiveMessageSize(max_message);
+  builder.SetMaxSendMessageSize(max_message);
+  builder.RegisterService(server->service_.get());
+  server->server_ = builder.BuildAndStart();
+  if (!server->server_ || server->port_ == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
+  }
+  server->server_->GetHealthCheckService()->SetServingStatus(true);
+  return server;
+}
+
+void TensordServer::Shutdown(absl::Duration drain) {
+  if (!server_) return;
+  server_->GetHealthCheckService()->SetServingStatus(false);
+  server_->Shutdown(absl::ToChronoTime(absl::Now() + drain));
+}
+
+void TensordServer::Wait() {
+  if (server_) server_->Wait();
+}
+
+TensordServer::~TensordServer() {
+  if (server_) {
+    server_->Shutdown(absl::ToChronoTime(absl::Now()));
+    server_->Wait();
+  }
+  // Sessions (and their queued work) go before the executor that runs it.
+  backend_.reset();
+  executor_.reset();
+}
+
+}  // namespace tensord::server

@@ -1,0 +1,302 @@
+#include "server/session.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "engine/errors.h"
+#include "engine/memory_budget.h"
+#include "engine/op_registry.h"
+#include "engine/status_macros.h"
+#include "server/proto_convert.h"
+#include "server/status_util.h"
+
+namespace tensord::server {
+
+using engine::Tensor;
+
+Session::Session(std::string id, engine::Device device,
+                 std::shared_ptr<engine::MemoryBudget> budget, const ServerLimits& limits,
+                 engine::Executor* executor)
+    : id_(std::move(id)),
+      device_(device),
+      budget_(std::move(budget)),
+      limits_(limits),
+      executor_(executor),
+      last_active_(absl::Now()) {
+  streams_[0] = engine::Stream::Create(executor_, 0, limits_.max_queued_ops_per_stream);
+}
+
+Session::~Session() { Close(); }
+
+void Session::Touch() {
+  absl::MutexLock lock(&mu_);
+  last_active_ = absl::Now();
+}
+
+absl::Time Session::last_active() const {
+  absl::MutexLock lock(&mu_);
+  return last_active_;
+}
+
+absl::StatusOr<Tensor> Session::Find(absl::string_view op, uint64_t id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = tensors_.find(id);
+  if (it == tensors_.end()) {
+    return absl::NotFoundError(absl::StrCat(op, ": tensor ", id, " not found in this session"));
+  }
+  return it->second;
+}
+
+absl::Status Session::CheckNewId(absl::string_view op, uint64_t id) const {
+  if (id == 0) return absl::InvalidArgumentError(absl::StrCat(op, ": tensor id 0 is reserved"));
+  if (tensors_.contains(id)) {
+    return absl::AlreadyExistsError(absl::StrCat(op, ": tensor ", id, " already exists"));
+  }
+  if (static_cast<int64_t>(tensors_.size()) >= limits_.max_tensors_per_session) {
+    return absl::ResourceExhaustedError(absl::StrCat(op, ": the session already holds ",
+                                                     tensors_.size(),
+                                                     " tensors, the limit; release some"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Session::Register(absl::string_view op, uint64_t id, Tensor tensor) {
+  absl::MutexLock lock(&mu_);
+  TENSORD_RETURN_IF_ERROR(CheckNewId(op, id));
+  tensors_.emplace(id, std::move(tensor));
+  return absl::OkStatus();
+}
+
+void Session::FillInfo(uint64_t id, const Tensor& tensor, v1::TensorInfo* info) {
+  absl::MutexLock lock(&mu_);
+  FillInfoLocked(id, tensor, info);
+}
+
+void Session::FillInfoLocked(uint64_t id, const Tensor& tensor, v1::TensorInfo* info) {
+  const engine::TensorMeta& m = tensor.meta();
+  info->set_id(id);
+  info->mutable_sizes()->Assign(m.sizes().begin(), m.sizes().end());
+  info->mutable_strides()->Assign(m.strides().begin(), m.strides().end());
+  info->set_storage_offset(m.storage_offset());
+  info->set_dtype(DTypeToProto(m.dtype()));
+  info->set_device(tensor.device().ToString());
+  info->set_is_contiguous(m.is_contiguous());
+  engine::Storage& storage = *tensor.storage();
+  info->set_storage_id(storage.id());
+  info->set_storage_nbytes(storage.nbytes());
+  uint64_t base = storage.virtual_address();
+  if (base == 0) {
+    // 64-byte aligned, with a gap, so distinct storages never share an address.
+    const uint64_t span = (static_cast<uint64_t>(storage.nbytes()) + 127) / 64 * 64;
+    base = storage.SetVirtualAddressOnce(next_virtual_address_);
+    if (base == next_virtual_address_) next_virtual_address_ += span;
+  }
+  info->set_storage_data_ptr(base);
+  info->set_data_ptr(base + static_cast<uint64_t>(m.storage_offset() * m.itemsize()));
+}
+
+absl::Status Session::Describe(absl::Span<const uint64_t> ids, v1::DescribeResponse* response) {
+  absl::MutexLock lock(&mu_);
+  for (uint64_t id : ids) {
+    auto it = tensors_.find(id);
+    if (it == tensors_.end()) {
+      return absl::NotFoundError(absl::StrCat("describe: tensor ", id,
+                                              " not found in this session"));
+    }
+    FillInfoLocked(id, it->second, response->add_tensors());
+  }
+  return absl::OkStatus();
+}
+
+void Session::Release(absl::Span<const uint64_t> ids, v1::ReleaseResponse* response) {
+  std::vector<Tensor> dropped;  // destroyed outside the lock
+  {
+    absl::MutexLock lock(&mu_);
+    dropped.reserve(ids.size());
+    for (uint64_t id : ids) {
+      auto it = tensors_.find(id);
+      if (it == tensors_.end()) {
+        response->add_not_found(id);
+        continue;
+      }
+      dropped.push_back(std::move(it->second));
+      tensors_.erase(it);
+    }
+  }
+  response->set_released(static_cast<int64_t>(dropped.size()));
+}
+
+absl::StatusOr<std::shared_ptr<engine::Stream>> Session::FindStream(absl::string_view op,
+                                                                    uint64_t stream) const {
+  absl::MutexLock lock(&mu_);
+  auto it = streams_.find(stream);
+  if (it == streams_.end()) {
+    return absl::NotFoundError(absl::StrCat(op, ": stream ", stream,
+                                            " not found in this session"));
+  }
+  return it->second;
+}
+
+absl::StatusOr<uint64_t> Session::CreateStream() {
+  absl::MutexLock lock(&mu_);
+  if (static_cast<int64_t>(streams_.size()) >= limits_.max_streams_per_session) {
+    return absl::ResourceExhaustedError(absl::StrCat("create_stream: the session already has ",
+                                                     streams_.size(), " streams, the limit"));
+  }
+  const uint64_t id = next_stream_id_++;
+  streams_[id] = engine::Stream::Create(executor_, id, limits_.max_queued_ops_per_stream);
+  return id;
+}
+
+std::vector<std::shared_ptr<engine::Stream>> Session::Streams() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::shared_ptr<engine::Stream>> out;
+  out.reserve(streams_.size());
+  for (const auto& [id, stream] : streams_) out.push_back(stream);
+  return out;
+}
+
+std::shared_ptr<engine::Event> Session::EventForRecord(uint64_t id) {
+  absl::MutexLock lock(&mu_);
+  std::shared_ptr<engine::Event>& event = events_[id];
+  if (!event) event = std::make_shared<engine::Event>();
+  return event;
+}
+
+absl::StatusOr<std::shared_ptr<engine::Event>> Session::FindEvent(absl::string_view op,
+                                                                  uint64_t id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = events_.find(id);
+  if (it == events_.end()) {
+    return absl::NotFoundError(absl::StrCat(op, ": event ", id, " was never recorded"));
+  }
+  return it->second;
+}
+
+std::string Session::NextOpLabel(absl::string_view name) {
+  absl::MutexLock lock(&mu_);
+  return absl::StrCat("op ", next_op_id_++, " (", name, ")");
+}
+
+void Session::Close() {
+  absl::flat_hash_map<uint64_t, Tensor> tensors;
+  absl::flat_hash_map<uint64_t, std::shared_ptr<engine::Stream>> streams;
+  absl::flat_hash_map<uint64_t, std::shared_ptr<engine::Event>> events;
+  {
+    absl::MutexLock lock(&mu_);
+    tensors.swap(tensors_);
+    streams.swap(streams_);
+    events.swap(events_);
+  }
+}
+
+void Session::RunOps(const v1::RunOpsRequest& request, v1::RunOpsResponse* response) {
+  if (request.ops_size() > limits_.max_ops_per_batch) {
+    ToProtoError(absl::ResourceExhaustedError(absl::StrCat(
+                     "run_ops: a batch may hold at most ", limits_.max_ops_per_batch,
+                     " ops, got ", request.ops_size())),
+                 0, response->mutable_error());
+    return;
+  }
+  // Every allocation made while planning is charged to this session.
+  engine::ScopedMemoryBudget scoped_budget(budget_);
+  absl::MutexLock lock(&mu_);
+  last_active_ = absl::Now();
+  response->mutable_results()->Reserve(request.ops_size());
+  for (int i = 0; i < request.ops_size(); ++i) {
+    v1::OpResult result;
+    absl::Status status = RunOneOp(request.ops(i), request.omit_metadata(), &result);
+    if (!status.ok()) {
+      ToProtoError(status, i, response->mutable_error());
+      return;
+    }
+    *response->add_results() = std::move(result);
+  }
+}
+
+absl::Status Session::RunOneOp(const v1::OpCall& call, bool omit_metadata,
+                               v1::OpResult* result) {
+  const engine::OpDef* op = engine::OpRegistry::Global().Find(call.op());
+  if (op == nullptr) {
+    return absl::NotFoundError(absl::StrCat("unknown op '", call.op(), "'"));
+  }
+  // Inputs.
+  std::vector<Tensor> inputs;
+  inputs.reserve(call.inputs_size());
+  for (uint64_t id : call.inputs()) {
+    auto it = tensors_.find(id);
+    if (it == tensors_.end()) {
+      return absl::NotFoundError(absl::StrCat(op->name, ": tensor ", id,
+                                              " not found in this session"));
+    }
+    inputs.push_back(it->second);
+  }
+  // Output ids: checked before planning, so a bad id allocates nothing.
+  // In-place ops may leave out their output id: self is updated, no new tensor is named.
+  const bool name_outputs = !(op->kind == engine::OpKind::kInPlace && call.outputs_size() == 0 &&
+                              call.output_id_start() == 0);
+  if (name_outputs && !op->multi_output && call.outputs_size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(op->name, ": expected 1 output id, got ",
+                                                   call.outputs_size()));
+  }
+  if (op->multi_output && call.outputs_size() == 0 && call.output_id_start() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        op->name, ": returns a list of tensors: give their ids in outputs or output_id_start"));
+  }
+  for (int i = 0; i < call.outputs_size(); ++i) {
+    TENSORD_RETURN_IF_ERROR(CheckNewId(op->name, call.outputs(i)));
+    for (int j = 0; j < i; ++j) {
+      if (call.outputs(j) == call.outputs(i)) {
+        return absl::InvalidArgumentError(absl::StrCat(op->name, ": output id ", call.outputs(i),
+                                                       " is given twice"));
+      }
+    }
+  }
+  auto stream_it = streams_.find(call.stream());
+  if (stream_it == streams_.end()) {
+    return absl::NotFoundError(absl::StrCat(op->name, ": stream ", call.stream(),
+                                            " not found in this session"));
+  }
+  TENSORD_ASSIGN_OR_RETURN(engine::Attrs attrs, AttrsFromProto(*op, call.attrs()));
+  if (op->kind == engine::OpKind::kFactory && !attrs.Has("device")) {
+    attrs.Set("device", device_);
+  }
+  TENSORD_ASSIGN_OR_RETURN(engine::PlannedOp plan, engine::PlanOp(op->name, inputs, attrs));
+
+  // The ids of the outputs, now that their number is known.
+  const int64_t n = static_cast<int64_t>(plan.outputs.size());
+  std::vector<uint64_t> ids;
+  ids.reserve(n);
+  if (!name_outputs) {
+    // Nothing to name.
+  } else if (call.outputs_size() > 0) {
+    if (call.outputs_size() != n) {
+      return absl::InvalidArgumentError(absl::StrCat(op->name, " returned ", n, " tensors but ",
+                                                     call.outputs_size(),
+                                                     " output ids were given"));
+    }
+    ids.assign(call.outputs().begin(), call.outputs().end());
+  } else {
+    const uint64_t start = call.output_id_start();
+    if (start > UINT64_MAX - static_cast<uint64_t>(n)) {
+      return absl::InvalidArgumentError(absl::StrCat(op->name, ": output_id_start ", start,
+                                                     " leaves no room for ", n, " ids"));
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      TENSORD_RETURN_IF_ERROR(CheckNewId(op->name, start + static_cast<uint64_t>(i)));
+      ids.push_back(start + static_cast<uint64_t>(i));
+    }
+  }
+
+  if (plan.has_kernel()) {
+    std::string label = absl::StrCat("op ", next_op_id_++, " (", op->name, ")");
+    TENSORD_RETURN_IF_ERROR(stream_it->second->Enqueue(engine::TaskFromPlan(label, plan)));
+  }
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (!omit_metadata) FillInfoLocked(ids[i], plan.outputs[i], result->add_outputs());
+    tensors_.emplace(ids[i], std::move(plan.outputs[i]));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tensord::server

@@ -1,0 +1,101 @@
+// Session: one client's tensors, streams and events, and its memory budget.
+#ifndef TENSORD_SERVER_SESSION_H_
+#define TENSORD_SERVER_SESSION_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "engine/event.h"
+#include "engine/executor.h"
+#include "engine/memory_budget.h"
+#include "engine/stream.h"
+#include "engine/tensor.h"
+#include "server/limits.h"
+#include "tensord/v1/tensord.pb.h"
+
+namespace tensord::server {
+
+// Tensor ids are the client's: a session maps them to tensors and nothing outside it can see
+// them. Thread-safe: a batch of ops runs under the session's lock, so ops from concurrent calls
+// on one session never interleave; different sessions run in parallel.
+class Session {
+ public:
+  Session(std::string id, engine::Device device, std::shared_ptr<engine::MemoryBudget> budget,
+          const ServerLimits& limits, engine::Executor* executor);
+  ~Session();
+
+  const std::string& id() const { return id_; }
+  engine::Device device() const { return device_; }
+  const std::shared_ptr<engine::MemoryBudget>& budget() const { return budget_; }
+
+  // Activity, for the lease.
+  void Touch();
+  absl::Time last_active() const;
+  // A session opened by a Connect stream lives as long as the stream, whatever its lease.
+  void set_stream_bound(bool bound) { stream_bound_.store(bound); }
+  bool stream_bound() const { return stream_bound_.load(); }
+
+  // Runs the ops of a batch in order; stops at the first failure.
+  void RunOps(const v1::RunOpsRequest& request, v1::RunOpsResponse* response);
+
+  // Tensors.
+  absl::StatusOr<engine::Tensor> Find(absl::string_view op, uint64_t id) const;
+  // Registers a new tensor under a client-chosen id (ALREADY_EXISTS when taken).
+  absl::Status Register(absl::string_view op, uint64_t id, engine::Tensor tensor);
+  absl::Status Describe(absl::Span<const uint64_t> ids, v1::DescribeResponse* response);
+  void Release(absl::Span<const uint64_t> ids, v1::ReleaseResponse* response);
+  void FillInfo(uint64_t id, const engine::Tensor& tensor, v1::TensorInfo* info);
+
+  // Streams and events. Stream 0 is the default stream.
+  absl::StatusOr<std::shared_ptr<engine::Stream>> FindStream(absl::string_view op,
+                                                             uint64_t stream) const;
+  absl::StatusOr<uint64_t> CreateStream();
+  std::vector<std::shared_ptr<engine::Stream>> Streams() const;
+  std::shared_ptr<engine::Event> EventForRecord(uint64_t id);
+  absl::StatusOr<std::shared_ptr<engine::Event>> FindEvent(absl::string_view op,
+                                                           uint64_t id) const;
+  // A label for errors of queued work: "op 12 (mul)".
+  std::string NextOpLabel(absl::string_view name);
+
+  // Drops every tensor, stream and event. Queued work still running finishes in the
+  // background and frees what it holds.
+  void Close();
+
+ private:
+  absl::Status RunOneOp(const v1::OpCall& call, bool omit_metadata, v1::OpResult* result)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void FillInfoLocked(uint64_t id, const engine::Tensor& tensor, v1::TensorInfo* info)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status CheckNewId(absl::string_view op, uint64_t id) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const std::string id_;
+  const engine::Device device_;
+  const std::shared_ptr<engine::MemoryBudget> budget_;
+  const ServerLimits limits_;
+  engine::Executor* const executor_;
+  std::atomic<bool> stream_bound_{false};
+
+  mutable absl::Mutex mu_;
+  absl::Time last_active_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uint64_t, engine::Tensor> tensors_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uint64_t, std::shared_ptr<engine::Stream>> streams_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uint64_t, std::shared_ptr<engine::Event>> events_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_stream_id_ ABSL_GUARDED_BY(mu_) = 1;
+  uint64_t next_op_id_ ABSL_GUARDED_BY(mu_) = 1;
+  // Storages get addresses in a session-private space (PyTorch's data_ptr), never server ones.
+  uint64_t next_virtual_address_ ABSL_GUARDED_BY(mu_) = uint64_t{1} << 32;
+};
+
+}  // namespace tensord::server
+
+#endif  // TENSORD_SERVER_SESSION_H_

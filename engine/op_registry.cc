@@ -5,6 +5,9 @@
 #include "engine/copy_ops.h"
 #include "engine/errors.h"
 #include "engine/factory_ops.h"
+#include "engine/index_ops.h"
+
+#include <thread>
 #include "engine/status_macros.h"
 
 namespace tensord::engine {
@@ -500,12 +503,37 @@ void RegisterFactoryOps(std::vector<OpDef>& ops) {
                  [](Inputs in, AttrReader&) { return PlanEmptyLike(in[0]); }});
 }
 
+void RegisterOtherOps(std::vector<OpDef>& ops) {
+  ops.push_back({"take", OpKind::kCompute, {"self", "index"}, {},
+                 "self viewed as 1-d, gathered at int64 indices (negative count from the end); "
+                 "an index out of range fails the kernel while it runs.",
+                 false, [](Inputs in, AttrReader&) { return PlanTake(in[0], in[1]); }});
+  OpDef sleep{"_sleep", OpKind::kCompute, {}, {Req("ms", AttrType::kInt, "milliseconds, <= 60000")},
+              "Occupies the stream for `ms` milliseconds (as torch.cuda._sleep): for tests and "
+              "demonstrations of asynchronous execution.",
+              false, [](Inputs, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                TENSORD_ASSIGN_OR_RETURN(auto ms, a.Int("ms"));
+                if (ms < 0 || ms > 60000) {
+                  return RuntimeError("_sleep", absl::StrCat("ms must be in [0, 60000], got ", ms));
+                }
+                PlannedOp plan;
+                plan.kernel = [ms]() {
+                  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+                  return absl::OkStatus();
+                };
+                return plan;
+              }};
+  sleep.returns_nothing = true;
+  ops.push_back(std::move(sleep));
+}
+
 }  // namespace
 
 OpRegistry::OpRegistry() {
   RegisterViewOps(ops_);
   RegisterDataOps(ops_);
   RegisterFactoryOps(ops_);
+  RegisterOtherOps(ops_);
   for (size_t i = 0; i < ops_.size(); ++i) index_[ops_[i].name] = i;
 }
 

@@ -85,6 +85,7 @@ struct OpDef {
   std::string doc;
   bool multi_output = false;  // returns a list of tensors (split, chunk, unbind, …)
   PlanFn plan;
+  bool returns_nothing = false;  // queued for its effect only (_sleep)
 };
 
 // Typed access to one call's attributes, with errors naming the op and the attribute.

@@ -89,6 +89,7 @@ void TensordBackend::HandleGetServerInfo(v1::GetServerInfoResponse* response) {
   l->set_chunk_bytes(limits_.chunk_bytes);
   l->set_max_view_outputs(engine::kMaxViewOutputs);
   response->set_active_sessions(sessions_.size());
+  response->set_bytes_in_use(sessions_.server_budget()->used());
 }
 
 void TensordBackend::HandleListOps(v1::ListOpsResponse* response) const { *response = ops_; }

@@ -233,8 +233,13 @@ absl::Status Session::RunOneOp(const v1::OpCall& call, bool omit_metadata,
   }
   // Output ids: checked before planning, so a bad id allocates nothing.
   // In-place ops may leave out their output id: self is updated, no new tensor is named.
-  const bool name_outputs = !(op->kind == engine::OpKind::kInPlace && call.outputs_size() == 0 &&
-                              call.output_id_start() == 0);
+  const bool name_outputs =
+      !op->returns_nothing && !(op->kind == engine::OpKind::kInPlace &&
+                                call.outputs_size() == 0 && call.output_id_start() == 0);
+  if (op->returns_nothing && (call.outputs_size() > 0 || call.output_id_start() != 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(op->name, " returns nothing: give no output "
+                                                   "ids"));
+  }
   if (name_outputs && !op->multi_output && call.outputs_size() != 1) {
     return absl::InvalidArgumentError(absl::StrCat(op->name, ": expected 1 output id, got ",
                                                    call.outputs_size()));

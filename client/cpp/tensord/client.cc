@@ -1,0 +1,861 @@
+#include "tensord/client.h"
+
+#include <atomic>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "grpcpp/client_context.h"
+#include "tensord/v1/tensord.grpc.pb.h"
+
+namespace tensord::client {
+
+namespace {
+
+constexpr const char* kNames[] = {"bool",    "uint8",    "int8",    "int16",   "int32",
+                                  "int64",   "float16",  "bfloat16", "float32", "float64"};
+constexpr int64_t kSizes[] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8};
+// Ops that return a list reserve this many ids (the server's max_view_outputs).
+constexpr uint64_t kMultiOutputIds = uint64_t{1} << 16;
+
+v1::DType ToProto(DType d) { return static_cast<v1::DType>(static_cast<int>(d) + 1); }
+DType FromProto(v1::DType d) { return static_cast<DType>(static_cast<int>(d) - 1); }
+
+absl::Status FromGrpc(const grpc::Status& s) {
+  if (s.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+}
+
+absl::Status FromProtoError(const v1::Error& e) {
+  return absl::Status(static_cast<absl::StatusCode>(e.code()), e.message());
+}
+
+TensorInfo InfoFromProto(const v1::TensorInfo& p) {
+  TensorInfo info;
+  info.sizes.assign(p.sizes().begin(), p.sizes().end());
+  info.strides.assign(p.strides().begin(), p.strides().end());
+  info.storage_offset = p.storage_offset();
+  info.dtype = FromProto(p.dtype());
+  info.device = p.device();
+  info.is_contiguous = p.is_contiguous();
+  info.storage_id = p.storage_id();
+  info.storage_nbytes = p.storage_nbytes();
+  info.data_ptr = p.data_ptr();
+  info.storage_data_ptr = p.storage_data_ptr();
+  return info;
+}
+
+}  // namespace
+
+const char* DTypeName(DType dtype) { return kNames[static_cast<int>(dtype)]; }
+int64_t ItemSize(DType dtype) { return kSizes[static_cast<int>(dtype)]; }
+
+int64_t TensorInfo::numel() const {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+void Scalar::ToProto(v1::AttrValue* value) const {
+  if (const bool* b = std::get_if<bool>(&v_)) {
+    value->set_b(*b);
+  } else if (const int64_t* i = std::get_if<int64_t>(&v_)) {
+    value->set_i(*i);
+  } else {
+    value->set_f(std::get<double>(v_));
+  }
+}
+
+Attrs& Attrs::Int(const std::string& name, int64_t v) {
+  values_[name].set_i(v);
+  return *this;
+}
+Attrs& Attrs::Ints(const std::string& name, const std::vector<int64_t>& v) {
+  auto* list = values_[name].mutable_ints()->mutable_values();
+  list->Assign(v.begin(), v.end());
+  return *this;
+}
+Attrs& Attrs::Bool(const std::string& name, bool v) {
+  values_[name].set_b(v);
+  return *this;
+}
+Attrs& Attrs::Number(const std::string& name, const Scalar& v) {
+  v.ToProto(&values_[name]);
+  return *this;
+}
+Attrs& Attrs::Dtype(const std::string& name, DType v) {
+  values_[name].set_dtype(ToProto(v));
+  return *this;
+}
+Attrs& Attrs::Device(const std::string& name, const std::string& v) {
+  values_[name].set_device(v);
+  return *this;
+}
+Attrs& Attrs::IndexList(const std::string& name, const std::vector<Index>& items) {
+  v1::IndexList* list = values_[name].mutable_index();
+  for (const Index& item : items) {
+    v1::IndexItem* out = list->add_items();
+    if (const int64_t* i = std::get_if<int64_t>(&item)) {
+      out->set_integer(*i);
+    } else if (const Slice* s = std::get_if<Slice>(&item)) {
+      v1::Slice* slice = out->mutable_slice();
+      if (s->start) slice->set_start(*s->start);
+      if (s->stop) slice->set_stop(*s->stop);
+      if (s->step) slice->set_step(*s->step);
+    } else if (std::holds_alternative<NoneIndex>(item)) {
+      out->set_none(true);
+    } else {
+      out->set_ellipsis(true);
+    }
+  }
+  return *this;
+}
+
+// ---- Shared state -----------------------------------------------------------------------------
+
+struct SessionState {
+  std::unique_ptr<v1::Tensord::Stub> stub;
+  std::string id;
+  std::string device;
+  SessionOptions options;
+  bool closed = false;
+
+  absl::Mutex mu;
+  uint64_t next_id ABSL_GUARDED_BY(mu) = 1;
+  v1::RunOpsRequest pending ABSL_GUARDED_BY(mu);
+  // The tensors made by each pending op, in order.
+  std::vector<std::vector<std::shared_ptr<TensorState>>> pending_outputs ABSL_GUARDED_BY(mu);
+  // Ids of dropped tensors, released after the next batch. Its own lock: tensors may be
+  // destroyed while `mu` is held (NB: `mu` may be taken before `release_mu`, never after).
+  absl::Mutex release_mu ABSL_ACQUIRED_AFTER(mu);
+  std::vector<uint64_t> releases ABSL_GUARDED_BY(release_mu);
+  Stream current_stream ABSL_GUARDED_BY(mu);
+  int64_t ops_sent ABSL_GUARDED_BY(mu) = 0;
+  int64_t batches_sent ABSL_GUARDED_BY(mu) = 0;
+
+  ~SessionState();
+  void Context(grpc::ClientContext* ctx) const {
+    if (!options.auth_token.empty()) {
+      ctx->AddMetadata("authorization", "Bearer " + options.auth_token);
+    }
+  }
+  absl::Status FlushLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  void ReleaseLater(uint64_t id);
+};
+
+struct TensorState {
+  std::shared_ptr<SessionState> session;
+  uint64_t id = 0;
+  // Guarded by session->mu.
+  bool known = false;
+  TensorInfo info;
+  absl::Status error;
+
+  ~TensorState() {
+    if (session && id != 0) session->ReleaseLater(id);
+  }
+};
+
+SessionState::~SessionState() {
+  if (closed || !stub) return;
+  grpc::ClientContext ctx;
+  Context(&ctx);
+  v1::CloseSessionRequest request;
+  request.set_session_id(id);
+  v1::CloseSessionResponse response;
+  (void)stub->CloseSession(&ctx, request, &response);
+}
+
+void SessionState::ReleaseLater(uint64_t id) {
+  absl::MutexLock lock(&release_mu);
+  releases.push_back(id);
+}
+
+absl::Status SessionState::FlushLocked() {
+  std::vector<uint64_t> dropped;
+  {
+    absl::MutexLock lock(&release_mu);
+    dropped.swap(releases);
+  }
+  if (pending.ops_size() == 0 && dropped.empty()) return absl::OkStatus();
+  if (closed) return absl::FailedPreconditionError("the session is closed");
+  v1::RunOpsRequest request;
+  request.Swap(&pending);
+  request.set_session_id(id);
+  request.mutable_release_after()->Assign(dropped.begin(), dropped.end());
+  std::vector<std::vector<std::shared_ptr<TensorState>>> outputs;
+  outputs.swap(pending_outputs);
+  ops_sent += request.ops_size();
+  ++batches_sent;
+
+  grpc::ClientContext ctx;
+  Context(&ctx);
+  v1::RunOpsResponse response;
+  absl::Status status = FromGrpc(stub->RunOps(&ctx, request, &response));
+  if (!status.ok()) {
+    for (auto& op : outputs) {
+      for (auto& t : op) t->error = status;
+    }
+    return status;
+  }
+  for (int i = 0; i < response.results_size() && i < static_cast<int>(outputs.size()); ++i) {
+    const v1::OpResult& result = response.results(i);
+    for (int k = 0; k < result.outputs_size(); ++k) {
+      for (auto& t : outputs[i]) {
+        if (t->id == result.outputs(k).id()) {
+          t->info = InfoFromProto(result.outputs(k));
+          t->known = true;
+        }
+      }
+    }
+  }
+  if (response.has_error()) {
+    const int failed = response.error().op_index();
+    const absl::Status error = FromProtoError(response.error());
+    for (int i = std::max(failed, 0); i < static_cast<int>(outputs.size()); ++i) {
+      const absl::Status why =
+          i == failed ? error
+                      : absl::Status(error.code(),
+                                     absl::StrCat("not run: an earlier op of its batch failed: ",
+                                                  error.message()));
+      for (auto& t : outputs[i]) {
+        t->error = why;
+        t->id = 0;  // never registered: nothing to release
+      }
+    }
+    return error;
+  }
+  return absl::OkStatus();
+}
+
+// ---- Session ----------------------------------------------------------------------------------
+
+absl::StatusOr<Session> Session::Open(std::shared_ptr<grpc::Channel> channel,
+                                      const SessionOptions& options) {
+  auto state = std::make_shared<SessionState>();
+  state->stub = v1::Tensord::NewStub(channel);
+  state->options = options;
+  grpc::ClientContext ctx;
+  state->Context(&ctx);
+  v1::OpenSessionRequest request;
+  request.set_device(options.device);
+  request.set_client_name("tensord C++ client");
+  v1::OpenSessionResponse response;
+  absl::Status status = FromGrpc(state->stub->OpenSession(&ctx, request, &response));
+  if (!status.ok()) {
+    state->closed = true;
+    return status;
+  }
+  state->id = response.session_id();
+  state->device = response.device();
+  return Session(std::move(state));
+}
+
+const std::string& Session::id() const { return state_->id; }
+const std::string& Session::device() const { return state_->device; }
+
+Tensor Session::Call(const std::string& op, const std::vector<Tensor>& inputs,
+                     const Attrs& attrs) {
+  SessionState& s = *state_;
+  auto out = std::make_shared<TensorState>();
+  out->session = state_;
+  absl::MutexLock lock(&s.mu);
+  // An op on a failed tensor fails the same way, without a trip to the server.
+  for (const Tensor& input : inputs) {
+    if (!input.defined()) {
+      out->error = absl::InvalidArgumentError(absl::StrCat(op, ": an input tensor is undefined"));
+      return Tensor(out);
+    }
+    if (!input.state_->error.ok()) {
+      out->error = input.state_->error;
+      return Tensor(out);
+    }
+  }
+  out->id = s.next_id++;
+  v1::OpCall* call = s.pending.add_ops();
+  call->set_op(op);
+  for (const Tensor& input : inputs) call->add_inputs(input.state_->id);
+  call->add_outputs(out->id);
+  call->set_stream(s.current_stream.id);
+  for (const auto& [name, value] : attrs.values()) (*call->mutable_attrs())[name] = value;
+  s.pending_outputs.push_back({out});
+  if (static_cast<size_t>(s.pending.ops_size()) >= s.options.max_buffered_ops) {
+    (void)s.FlushLocked();  // errors stay with the tensors they concern
+  }
+  return Tensor(out);
+}
+
+void Session::CallNoOutput(const std::string& op, const std::vector<Tensor>& inputs,
+                           const Attrs& attrs) {
+  SessionState& s = *state_;
+  absl::MutexLock lock(&s.mu);
+  for (const Tensor& input : inputs) {
+    if (!input.defined() || !input.state_->error.ok()) return;  // its error is reported already
+  }
+  v1::OpCall* call = s.pending.add_ops();
+  call->set_op(op);
+  for (const Tensor& input : inputs) call->add_inputs(input.state_->id);
+  call->set_stream(s.current_stream.id);
+  for (const auto& [name, value] : attrs.values()) (*call->mutable_attrs())[name] = value;
+  s.pending_outputs.emplace_back();
+  if (static_cast<size_t>(s.pending.ops_size()) >= s.options.max_buffered_ops) {
+    (void)s.FlushLocked();
+  }
+}
+
+absl::StatusOr<std::vector<Tensor>> Session::CallMulti(const std::string& op,
+                                                       const std::vector<Tensor>& inputs,
+                                                       const Attrs& attrs) {
+  SessionState& s = *state_;
+  absl::MutexLock lock(&s.mu);
+  for (const Tensor& input : inputs) {
+    if (!input.defined()) return absl::InvalidArgumentError(op + ": an input tensor is undefined");
+    if (!input.state_->error.ok()) return input.state_->error;
+  }
+  const uint64_t start = s.next_id;
+  s.next_id += kMultiOutputIds;
+  v1::OpCall* call = s.pending.add_ops();
+  call->set_op(op);
+  for (const Tensor& input : inputs) call->add_inputs(input.state_->id);
+  call->set_output_id_start(start);
+  call->set_stream(s.current_stream.id);
+  for (const auto& [name, value] : attrs.values()) (*call->mutable_attrs())[name] = value;
+  s.pending_outputs.emplace_back();
+  const size_t index = s.pending_outputs.size() - 1;
+  // The reply says how many tensors there are; collect them from it.
+  v1::RunOpsRequest request;
+  request.Swap(&s.pending);
+  request.set_session_id(s.id);
+  {
+    absl::MutexLock release_lock(&s.release_mu);
+    request.mutable_release_after()->Assign(s.releases.begin(), s.releases.end());
+    s.releases.clear();
+  }
+  std::vector<std::vector<std::shared_ptr<TensorState>>> outputs;
+  outputs.swap(s.pending_outputs);
+  s.ops_sent += request.ops_size();
+  ++s.batches_sent;
+  grpc::ClientContext ctx;
+  s.Context(&ctx);
+  v1::RunOpsResponse response;
+  absl::Status status = FromGrpc(s.stub->RunOps(&ctx, request, &response));
+  if (!status.ok()) return status;
+  for (int i = 0; i < response.results_size() && i < static_cast<int>(index); ++i) {
+    for (const v1::TensorInfo& info : response.results(i).outputs()) {
+      for (auto& t : outputs[i]) {
+        if (t->id == info.id()) {
+          t->info = InfoFromProto(info);
+          t->known = true;
+        }
+      }
+    }
+  }
+  if (response.has_error()) {
+    const absl::Status error = FromProtoError(response.error());
+    for (size_t i = std::max(response.error().op_index(), 0); i < index; ++i) {
+      for (auto& t : outputs[i]) {
+        t->error = error;
+        t->id = 0;
+      }
+    }
+    return error;
+  }
+  std::vector<Tensor> result;
+  for (const v1::TensorInfo& info : response.results(static_cast<int>(index)).outputs()) {
+    auto t = std::make_shared<TensorState>();
+    t->session = state_;
+    t->id = info.id();
+    t->info = InfoFromProto(info);
+    t->known = true;
+    result.push_back(Tensor(std::move(t)));
+  }
+  return result;
+}
+
+absl::Status Session::Flush() {
+  absl::MutexLock lock(&state_->mu);
+  return state_->FlushLocked();
+}
+
+absl::Status Session::Synchronize() {
+  absl::MutexLock lock(&state_->mu);
+  absl::Status flushed = state_->FlushLocked();
+  grpc::ClientContext ctx;
+  state_->Context(&ctx);
+  v1::SynchronizeRequest request;
+  request.set_session_id(state_->id);
+  v1::SynchronizeResponse response;
+  absl::Status synced = FromGrpc(state_->stub->Synchronize(&ctx, request, &response));
+  return flushed.ok() ? synced : flushed;
+}
+
+absl::Status Session::Synchronize(Stream stream) {
+  absl::MutexLock lock(&state_->mu);
+  absl::Status flushed = state_->FlushLocked();
+  grpc::ClientContext ctx;
+  state_->Context(&ctx);
+  v1::SynchronizeRequest request;
+  request.set_session_id(state_->id);
+  request.set_stream(stream.id);
+  v1::SynchronizeResponse response;
+  absl::Status synced = FromGrpc(state_->stub->Synchronize(&ctx, request, &response));
+  return flushed.ok() ? synced : flushed;
+}
+
+absl::StatusOr<Stream> Session::CreateStream() {
+  grpc::ClientContext ctx;
+  state_->Context(&ctx);
+  v1::CreateStreamRequest request;
+  request.set_session_id(state_->id);
+  v1::CreateStreamResponse response;
+  absl::Status status = FromGrpc(state_->stub->CreateStream(&ctx, request, &response));
+  if (!status.ok()) return status;
+  return Stream{response.stream()};
+}
+
+void Session::SetCurrentStream(Stream stream) {
+  absl::MutexLock lock(&state_->mu);
+  state_->current_stream = stream;
+}
+
+Stream Session::current_stream() const {
+  absl::MutexLock lock(&state_->mu);
+  return state_->current_stream;
+}
+
+absl::Status Session::RecordEvent(uint64_t event, Stream stream) {
+  absl::MutexLock lock(&state_->mu);
+  absl::Status flushed = state_->FlushLocked();
+  if (!flushed.ok()) return flushed;
+  grpc::ClientContext ctx;
+  state_->Context(&ctx);
+  v1::RecordEventRequest request;
+  request.set_session_id(state_->id);
+  request.set_event(event);
+  request.set_stream(stream.id);
+  v1::RecordEventResponse response;
+  return FromGrpc(state_->stub->RecordEvent(&ctx, request, &response));
+}
+
+absl::Status Session::WaitEvent(uint64_t event, Stream stream) {
+  absl::MutexLock lock(&state_->mu);
+  absl::Status flushed = state_->FlushLocked();
+  if (!flushed.ok()) return flushed;
+  grpc::ClientContext ctx;
+  state_->Context(&ctx);
+  v1::WaitEventRequest request;
+  request.set_session_id(state_->id);
+  request.set_event(event);
+  request.set_stream(stream.id);
+  v1::WaitEventResponse response;
+  return FromGrpc(state_->stub->WaitEvent(&ctx, request, &response));
+}
+
+absl::StatusOr<bool> Session::QueryEvent(uint64_t event) {
+  absl::MutexLock lock(&state_->mu);
+  absl::Status flushed = state_->FlushLocked();
+  if (!flushed.ok()) return flushed;
+  grpc::ClientContext ctx;
+  state_->Context(&ctx);
+  v1::QueryEventRequest request;
+  request.set_session_id(state_->id);
+  request.set_event(event);
+  v1::QueryEventResponse response;
+  absl::Status status = FromGrpc(state_->stub->QueryEvent(&ctx, request, &response));
+  if (!status.ok()) return status;
+  return response.completed();
+}
+
+int64_t Session::ops_sent() const {
+  absl::MutexLock lock(&state_->mu);
+  return state_->ops_sent;
+}
+
+int64_t Session::batches_sent() const {
+  absl::MutexLock lock(&state_->mu);
+  return state_->batches_sent;
+}
+
+absl::Status Session::Close() {
+  absl::MutexLock lock(&state_->mu);
+  if (state_->closed) return absl::OkStatus();
+  (void)state_->FlushLocked();
+  grpc::ClientContext ctx;
+  state_->Context(&ctx);
+  v1::CloseSessionRequest request;
+  request.set_session_id(state_->id);
+  v1::CloseSessionResponse response;
+  state_->closed = true;
+  return FromGrpc(state_->stub->CloseSession(&ctx, request, &response));
+}
+
+Tensor Session::arange(const Scalar& end, std::optional<DType> dtype) {
+  return arange(Scalar(int64_t{0}), end, Scalar(int64_t{1}), dtype);
+}
+
+Tensor Session::arange(const Scalar& start, const Scalar& end, const Scalar& step,
+                       std::optional<DType> dtype) {
+  Attrs a;
+  a.Number("start", start).Number("end", end).Number("step", step);
+  if (dtype) a.Dtype("dtype", *dtype);
+  return Call("arange", {}, a);
+}
+
+Tensor Session::zeros(const std::vector<int64_t>& size, DType dtype) {
+  return Call("zeros", {}, Attrs().Ints("size", size).Dtype("dtype", dtype));
+}
+Tensor Session::ones(const std::vector<int64_t>& size, DType dtype) {
+  return Call("ones", {}, Attrs().Ints("size", size).Dtype("dtype", dtype));
+}
+Tensor Session::empty(const std::vector<int64_t>& size, DType dtype) {
+  return Call("empty", {}, Attrs().Ints("size", size).Dtype("dtype", dtype));
+}
+Tensor Session::full(const std::vector<int64_t>& size, const Scalar& value,
+                     std::optional<DType> dtype) {
+  Attrs a;
+  a.Ints("size", size).Number("fill_value", value);
+  if (dtype) a.Dtype("dtype", *dtype);
+  return Call("full", {}, a);
+}
+Tensor Session::empty_strided(const std::vector<int64_t>& size, const std::vector<int64_t>& stride,
+                              DType dtype) {
+  return Call("empty_strided", {},
+              Attrs().Ints("size", size).Ints("stride", stride).Dtype("dtype", dtype));
+}
+
+absl::StatusOr<Tensor> Session::from_bytes(const std::vector<int64_t>& sizes, DType dtype,
+                                           const std::string& bytes) {
+  SessionState& s = *state_;
+  uint64_t id;
+  {
+    absl::MutexLock lock(&s.mu);
+    id = s.next_id++;
+  }
+  grpc::ClientContext ctx;
+  s.Context(&ctx);
+  v1::UploadResponse response;
+  std::unique_ptr<grpc::ClientWriter<v1::UploadRequest>> writer =
+      s.stub->Upload(&ctx, &response);
+  v1::UploadRequest message;
+  v1::UploadHeader* header = message.mutable_header();
+  header->set_session_id(s.id);
+  header->set_id(id);
+  header->mutable_sizes()->Assign(sizes.begin(), sizes.end());
+  header->set_dtype(ToProto(dtype));
+  bool ok = writer->Write(message);
+  constexpr size_t kChunk = 1 << 20;
+  for (size_t at = 0; ok && at < bytes.size(); at += kChunk) {
+    message.set_data(bytes.data() + at, std::min(kChunk, bytes.size() - at));
+    ok = writer->Write(message);
+  }
+  writer->WritesDone();
+  absl::Status status = FromGrpc(writer->Finish());
+  if (!status.ok()) return status;
+  auto state = std::make_shared<TensorState>();
+  state->session = state_;
+  state->id = id;
+  state->info = InfoFromProto(response.tensor());
+  state->known = true;
+  return Tensor(std::move(state));
+}
+
+// ---- Tensor -----------------------------------------------------------------------------------
+
+uint64_t Tensor::id() const { return state_ ? state_->id : 0; }
+
+Session Tensor::session() const { return Session(state_->session); }
+
+TypedStorage Tensor::storage() const { return TypedStorage(*this); }
+
+absl::StatusOr<TensorInfo> Tensor::info() const {
+  if (!state_) return absl::FailedPreconditionError("undefined tensor");
+  SessionState& s = *state_->session;
+  absl::MutexLock lock(&s.mu);
+  if (!state_->known && state_->error.ok()) (void)s.FlushLocked();
+  if (!state_->error.ok()) return state_->error;
+  if (!state_->known) return absl::InternalError("no metadata for tensor");
+  return state_->info;
+}
+
+absl::Status Tensor::status() const { return info().status(); }
+
+absl::StatusOr<std::vector<int64_t>> Tensor::sizes() const {
+  absl::StatusOr<TensorInfo> i = info();
+  if (!i.ok()) return i.status();
+  return i->sizes;
+}
+absl::StatusOr<std::vector<int64_t>> Tensor::stride() const {
+  absl::StatusOr<TensorInfo> i = info();
+  if (!i.ok()) return i.status();
+  return i->strides;
+}
+absl::StatusOr<int64_t> Tensor::size(int64_t dim) const {
+  absl::StatusOr<TensorInfo> i = info();
+  if (!i.ok()) return i.status();
+  const int64_t n = static_cast<int64_t>(i->sizes.size());
+  if (dim < -n || dim >= n) return absl::OutOfRangeError("size: dimension out of range");
+  return i->sizes[dim < 0 ? dim + n : dim];
+}
+absl::StatusOr<int64_t> Tensor::stride(int64_t dim) const {
+  absl::StatusOr<TensorInfo> i = info();
+  if (!i.ok()) return i.status();
+  const int64_t n = static_cast<int64_t>(i->strides.size());
+  if (dim < -n || dim >= n) return absl::OutOfRangeError("stride: dimension out of range");
+  return i->strides[dim < 0 ? dim + n : dim];
+}
+absl::StatusOr<int64_t> Tensor::dim() const {
+  absl::StatusOr<TensorInfo> i = info();
+  if (!i.ok()) return i.status();
+  return static_cast<int64_t>(i->sizes.size());
+}
+absl::StatusOr<int64_t> Tensor::numel() const {
+  absl::StatusOr<TensorInfo> i = info();
+  if (!i.ok()) return i.status();
+  return i->numel();
+}
+absl::StatusOr<int64_t> Tensor::storage_offset() const {
+  absl::StatusOr<TensorInfo> i = info();
+  if (!i.ok()) return i.status();
+  return i->storage_offset;
+}
+absl::StatusOr<bool> Tensor::is_contiguous() const {
+  absl::StatusOr<TensorInfo> i = info();
+  if (!i.ok()) return i.status();
+  return i->is_contiguous;
+}
+absl::StatusOr<DType> Tensor::dtype() const {
+  absl::StatusOr<TensorInfo> i = info();
+  if (!i.ok()) return i.status();
+  return i->dtype;
+}
+absl::StatusOr<uint64_t> Tensor::data_ptr() const {
+  absl::StatusOr<TensorInfo> i = info();
+  if (!i.ok()) return i.status();
+  return i->data_ptr;
+}
+
+Tensor Tensor::Op(const std::string& name, std::vector<Tensor> others, Attrs attrs) const {
+  if (!state_) return Tensor();
+  std::vector<Tensor> inputs = {*this};
+  inputs.insert(inputs.end(), others.begin(), others.end());
+  return Session(state_->session).Call(name, inputs, attrs);
+}
+
+absl::StatusOr<std::vector<Tensor>> Tensor::MultiOp(const std::string& name, Attrs attrs) const {
+  if (!state_) return absl::FailedPreconditionError("undefined tensor");
+  return Session(state_->session).CallMulti(name, {*this}, attrs);
+}
+
+Tensor Tensor::view(const std::vector<int64_t>& shape) const {
+  return Op("view", {}, Attrs().Ints("shape", shape));
+}
+Tensor Tensor::view_as(const Tensor& other) const { return Op("view_as", {other}, {}); }
+Tensor Tensor::reshape(const std::vector<int64_t>& shape) const {
+  return Op("reshape", {}, Attrs().Ints("shape", shape));
+}
+Tensor Tensor::reshape_as(const Tensor& other) const { return Op("reshape_as", {other}, {}); }
+Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
+  return Op("flatten", {}, Attrs().Int("start_dim", start_dim).Int("end_dim", end_dim));
+}
+Tensor Tensor::unflatten(int64_t dim, const std::vector<int64_t>& sizes) const {
+  return Op("unflatten", {}, Attrs().Int("dim", dim).Ints("sizes", sizes));
+}
+Tensor Tensor::as_strided(const std::vector<int64_t>& size, const std::vector<int64_t>& stride,
+                          std::optional<int64_t> storage_offset) const {
+  Attrs a;
+  a.Ints("size", size).Ints("stride", stride);
+  if (storage_offset) a.Int("storage_offset", *storage_offset);
+  return Op("as_strided", {}, a);
+}
+Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
+  return Op("transpose", {}, Attrs().Int("dim0", dim0).Int("dim1", dim1));
+}
+Tensor Tensor::swapaxes(int64_t axis0, int64_t axis1) const {
+  return Op("swapaxes", {}, Attrs().Int("axis0", axis0).Int("axis1", axis1));
+}
+Tensor Tensor::swapdims(int64_t dim0, int64_t dim1) const {
+  return Op("swapdims", {}, Attrs().Int("dim0", dim0).Int("dim1", dim1));
+}
+Tensor Tensor::t() const { return Op("t", {}, {}); }
+Tensor Tensor::T() const { return Op("T", {}, {}); }
+Tensor Tensor::H() const { return Op("H", {}, {}); }
+Tensor Tensor::mT() const { return Op("mT", {}, {}); }
+Tensor Tensor::mH() const { return Op("mH", {}, {}); }
+Tensor Tensor::adjoint() const { return Op("adjoint", {}, {}); }
+Tensor Tensor::permute(const std::vector<int64_t>& dims) const {
+  return Op("permute", {}, Attrs().Ints("dims", dims));
+}
+Tensor Tensor::movedim(const std::vector<int64_t>& source, const std::vector<int64_t>& dest) const {
+  return Op("movedim", {}, Attrs().Ints("source", source).Ints("destination", dest));
+}
+Tensor Tensor::expand(const std::vector<int64_t>& size) const {
+  return Op("expand", {}, Attrs().Ints("size", size));
+}
+Tensor Tensor::expand_as(const Tensor& other) const { return Op("expand_as", {other}, {}); }
+Tensor Tensor::broadcast_to(const std::vector<int64_t>& size) const {
+  return Op("broadcast_to", {}, Attrs().Ints("size", size));
+}
+Tensor Tensor::squeeze() const { return Op("squeeze", {}, {}); }
+Tensor Tensor::squeeze(int64_t dim) const { return Op("squeeze", {}, Attrs().Int("dim", dim)); }
+Tensor Tensor::squeeze(const std::vector<int64_t>& dims) const {
+  return Op("squeeze", {}, Attrs().Ints("dim", dims));
+}
+Tensor Tensor::unsqueeze(int64_t dim) const {
+  return Op("unsqueeze", {}, Attrs().Int("dim", dim));
+}
+Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
+  return Op("narrow", {}, Attrs().Int("dim", dim).Int("start", start).Int("length", length));
+}
+Tensor Tensor::select(int64_t dim, int64_t index) const {
+  return Op("select", {}, Attrs().Int("dim", dim).Int("index", index));
+}
+Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
+                     int64_t step) const {
+  Attrs a;
+  a.Int("dim", dim).Int("step", step);
+  if (start) a.Int("start", *start);
+  if (end) a.Int("end", *end);
+  return Op("slice", {}, a);
+}
+Tensor Tensor::index(const std::vector<Index>& items) const {
+  return Op("index", {}, Attrs().IndexList("indices", items));
+}
+Tensor Tensor::diagonal(int64_t offset, int64_t dim1, int64_t dim2) const {
+  return Op("diagonal", {}, Attrs().Int("offset", offset).Int("dim1", dim1).Int("dim2", dim2));
+}
+Tensor Tensor::unfold(int64_t dimension, int64_t size, int64_t step) const {
+  return Op("unfold", {}, Attrs().Int("dimension", dimension).Int("size", size).Int("step", step));
+}
+Tensor Tensor::alias() const { return Op("alias", {}, {}); }
+Tensor Tensor::detach() const { return Op("detach", {}, {}); }
+
+absl::StatusOr<std::vector<Tensor>> Tensor::split(int64_t split_size, int64_t dim) const {
+  return MultiOp("split", Attrs().Int("split_size", split_size).Int("dim", dim));
+}
+absl::StatusOr<std::vector<Tensor>> Tensor::split(const std::vector<int64_t>& sizes,
+                                                  int64_t dim) const {
+  return MultiOp("split", Attrs().Ints("split_size", sizes).Int("dim", dim));
+}
+absl::StatusOr<std::vector<Tensor>> Tensor::tensor_split(int64_t sections, int64_t dim) const {
+  return MultiOp("tensor_split", Attrs().Int("sections", sections).Int("dim", dim));
+}
+absl::StatusOr<std::vector<Tensor>> Tensor::chunk(int64_t chunks, int64_t dim) const {
+  return MultiOp("chunk", Attrs().Int("chunks", chunks).Int("dim", dim));
+}
+absl::StatusOr<std::vector<Tensor>> Tensor::unbind(int64_t dim) const {
+  return MultiOp("unbind", Attrs().Int("dim", dim));
+}
+
+Tensor Tensor::contiguous() const { return Op("contiguous", {}, {}); }
+Tensor Tensor::clone() const { return Op("clone", {}, {}); }
+Tensor Tensor::to(DType dtype) const { return Op("to", {}, Attrs().Dtype("dtype", dtype)); }
+Tensor Tensor::flip(const std::vector<int64_t>& dims) const {
+  return Op("flip", {}, Attrs().Ints("dims", dims));
+}
+Tensor Tensor::repeat(const std::vector<int64_t>& repeats) const {
+  return Op("repeat", {}, Attrs().Ints("repeats", repeats));
+}
+
+// In-place ops name no output: self is updated. A failure is reported by Flush/Synchronize
+// and by the next result that depends on it.
+const Tensor& Tensor::copy_(const Tensor& src) const {
+  if (state_) session().CallNoOutput("copy_", {*this, src});
+  return *this;
+}
+const Tensor& Tensor::fill_(const Scalar& value) const {
+  if (state_) session().CallNoOutput("fill_", {*this}, Attrs().Number("value", value));
+  return *this;
+}
+const Tensor& Tensor::zero_() const {
+  if (state_) session().CallNoOutput("zero_", {*this});
+  return *this;
+}
+
+absl::StatusOr<std::string> Tensor::bytes() const {
+  if (!state_) return absl::FailedPreconditionError("undefined tensor");
+  SessionState& s = *state_->session;
+  uint64_t id;
+  {
+    absl::MutexLock lock(&s.mu);
+    absl::Status flushed = s.FlushLocked();
+    if (!state_->error.ok()) return state_->error;
+    if (!flushed.ok()) return flushed;
+    id = state_->id;
+  }
+  grpc::ClientContext ctx;
+  s.Context(&ctx);
+  v1::DownloadRequest request;
+  request.set_session_id(s.id);
+  request.set_id(id);
+  std::unique_ptr<grpc::ClientReader<v1::DownloadResponse>> reader = s.stub->Download(&ctx, request);
+  v1::DownloadResponse message;
+  std::string out;
+  while (reader->Read(&message)) {
+    if (message.kind_case() == v1::DownloadResponse::kData) out.append(message.data());
+  }
+  absl::Status status = FromGrpc(reader->Finish());
+  if (!status.ok()) return status;
+  return out;
+}
+
+absl::StatusOr<int64_t> TypedStorage::size() const {
+  absl::StatusOr<TensorInfo> i = tensor_.info();
+  if (!i.ok()) return i.status();
+  return i->storage_nbytes / ItemSize(i->dtype);
+}
+
+absl::StatusOr<int64_t> TypedStorage::nbytes() const {
+  absl::StatusOr<TensorInfo> i = tensor_.info();
+  if (!i.ok()) return i.status();
+  return i->storage_nbytes;
+}
+
+absl::StatusOr<uint64_t> TypedStorage::data_ptr() const {
+  absl::StatusOr<TensorInfo> i = tensor_.info();
+  if (!i.ok()) return i.status();
+  return i->storage_data_ptr;
+}
+
+absl::StatusOr<std::string> TypedStorage::ReadBytes(int64_t offset, int64_t count) const {
+  absl::StatusOr<TensorInfo> i = tensor_.info();  // sends buffered ops
+  if (!i.ok()) return i.status();
+  SessionState& s = *tensor_.state_->session;
+  {
+    absl::MutexLock lock(&s.mu);
+    absl::Status flushed = s.FlushLocked();
+    if (!flushed.ok()) return flushed;
+  }
+  grpc::ClientContext ctx;
+  s.Context(&ctx);
+  v1::ReadStorageRequest request;
+  request.set_session_id(s.id);
+  request.set_id(tensor_.id());
+  request.set_offset(offset);
+  request.set_count(count);
+  v1::ReadStorageResponse response;
+  absl::Status status = FromGrpc(s.stub->ReadStorage(&ctx, request, &response));
+  if (!status.ok()) return status;
+  return std::move(*response.mutable_data());
+}
+
+absl::Status TypedStorage::WriteBytes(int64_t offset, const std::string& bytes) const {
+  absl::StatusOr<TensorInfo> i = tensor_.info();
+  if (!i.ok()) return i.status();
+  SessionState& s = *tensor_.state_->session;
+  absl::MutexLock lock(&s.mu);
+  absl::Status flushed = s.FlushLocked();  // the write is ordered after every op before it
+  if (!flushed.ok()) return flushed;
+  grpc::ClientContext ctx;
+  s.Context(&ctx);
+  v1::WriteStorageRequest request;
+  request.set_session_id(s.id);
+  request.set_id(tensor_.id());
+  request.set_offset(offset);
+  request.set_data(bytes);
+  request.set_stream(s.current_stream.id);
+  v1::WriteStorageResponse response;
+  return FromGrpc(s.stub->WriteStorage(&ctx, request, &response));
+}
+
+}  // namespace tensord::client

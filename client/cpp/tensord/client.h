@@ -1,0 +1,359 @@
+// The tensord C++ client: PyTorch's tensor API over a tensord server.
+//
+//   auto channel = grpc::CreateChannel("127.0.0.1:50051", grpc::InsecureChannelCredentials());
+//   tensord::client::Session s = *tensord::client::Session::Open(channel);
+//   Tensor t = s.arange(24).view({1, 2, 3, 4});
+//   Tensor p = t.permute({0, 2, 3, 1});
+//   std::vector<int64_t> strides = *p.stride();      // {24, 4, 1, 12}
+//   bool c = *p.is_contiguous();                     // false
+//   std::vector<int64_t> v = *p.contiguous().to_vector<int64_t>();
+//
+// Pipelining is the default: ops are buffered and sent in one batch when a result is needed
+// (metadata, data, synchronize) or the buffer is full, so a chain of ops costs one round trip.
+// Ops therefore return tensors at once and report errors later, when a result of theirs (or of
+// anything computed from them) is asked for: queries return absl::StatusOr.
+//
+// Tensor handles are reference counted; when the last copy goes, the server-side id is released
+// in the next batch. A Session closes on the server when the last of its handles (and of its
+// tensors) goes, or explicitly with Close(). Thread-safe: a session's calls are serialised.
+#ifndef TENSORD_CLIENT_CPP_TENSORD_CLIENT_H_
+#define TENSORD_CLIENT_CPP_TENSORD_CLIENT_H_
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "grpcpp/channel.h"
+#include "tensord/v1/tensord.pb.h"
+
+namespace tensord::client {
+
+enum class DType { kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32,
+                   kFloat64 };
+const char* DTypeName(DType dtype);  // "float32", …
+int64_t ItemSize(DType dtype);
+template <typename T> constexpr DType DTypeOf();
+template <> constexpr DType DTypeOf<bool>() { return DType::kBool; }
+template <> constexpr DType DTypeOf<uint8_t>() { return DType::kUInt8; }
+template <> constexpr DType DTypeOf<int8_t>() { return DType::kInt8; }
+template <> constexpr DType DTypeOf<int16_t>() { return DType::kInt16; }
+template <> constexpr DType DTypeOf<int32_t>() { return DType::kInt32; }
+template <> constexpr DType DTypeOf<int64_t>() { return DType::kInt64; }
+template <> constexpr DType DTypeOf<float>() { return DType::kFloat32; }
+template <> constexpr DType DTypeOf<double>() { return DType::kFloat64; }
+
+// A tensor's metadata, as PyTorch reports it.
+struct TensorInfo {
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;  // elements
+  int64_t storage_offset = 0;    // elements
+  DType dtype = DType::kFloat32;
+  std::string device;
+  bool is_contiguous = true;
+  uint64_t storage_id = 0;
+  int64_t storage_nbytes = 0;
+  uint64_t data_ptr = 0;
+  uint64_t storage_data_ptr = 0;
+  int64_t numel() const;
+};
+
+// A Python number: bool, int or float.
+class Scalar {
+ public:
+  Scalar(bool v) : v_(v) {}                            // NOLINT: implicit, like Python
+  Scalar(int v) : v_(static_cast<int64_t>(v)) {}       // NOLINT
+  Scalar(int64_t v) : v_(v) {}                         // NOLINT
+  Scalar(double v) : v_(v) {}                          // NOLINT
+  void ToProto(v1::AttrValue* value) const;
+
+ private:
+  std::variant<bool, int64_t, double> v_;
+};
+
+// One item of a basic index: t.index({0, Slice{1, {}, 2}, None, Ellipsis}).
+struct Slice {
+  std::optional<int64_t> start;
+  std::optional<int64_t> stop;
+  std::optional<int64_t> step;
+};
+struct NoneIndex {};
+struct EllipsisIndex {};
+inline constexpr NoneIndex None{};
+inline constexpr EllipsisIndex Ellipsis{};
+using Index = std::variant<int64_t, Slice, NoneIndex, EllipsisIndex>;
+
+// Named op attributes for generic calls (Session::Call).
+class Attrs {
+ public:
+  Attrs& Int(const std::string& name, int64_t v);
+  Attrs& Ints(const std::string& name, const std::vector<int64_t>& v);
+  Attrs& Bool(const std::string& name, bool v);
+  Attrs& Number(const std::string& name, const Scalar& v);
+  Attrs& Dtype(const std::string& name, DType v);
+  Attrs& Device(const std::string& name, const std::string& v);
+  Attrs& IndexList(const std::string& name, const std::vector<Index>& items);
+  const std::map<std::string, v1::AttrValue>& values() const { return values_; }
+
+ private:
+  std::map<std::string, v1::AttrValue> values_;
+};
+
+class Session;
+class TypedStorage;
+struct SessionState;
+struct TensorState;
+
+// A handle to a tensor on the server.
+class Tensor {
+ public:
+  Tensor() = default;
+  bool defined() const { return state_ != nullptr; }
+  uint64_t id() const;
+
+  // ---- Metadata (sends buffered ops when not known yet) ----
+  absl::StatusOr<TensorInfo> info() const;
+  absl::StatusOr<std::vector<int64_t>> sizes() const;
+  absl::StatusOr<std::vector<int64_t>> stride() const;
+  absl::StatusOr<int64_t> size(int64_t dim) const;
+  absl::StatusOr<int64_t> stride(int64_t dim) const;
+  absl::StatusOr<int64_t> dim() const;
+  absl::StatusOr<int64_t> numel() const;
+  absl::StatusOr<int64_t> storage_offset() const;
+  absl::StatusOr<bool> is_contiguous() const;
+  absl::StatusOr<DType> dtype() const;
+  absl::StatusOr<uint64_t> data_ptr() const;
+  // The error of the op that made this tensor, if it failed (sends buffered ops first).
+  absl::Status status() const;
+
+  // ---- View ops (metadata only on the server) ----
+  Tensor view(const std::vector<int64_t>& shape) const;
+  Tensor view_as(const Tensor& other) const;
+  Tensor reshape(const std::vector<int64_t>& shape) const;
+  Tensor reshape_as(const Tensor& other) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor unflatten(int64_t dim, const std::vector<int64_t>& sizes) const;
+  Tensor as_strided(const std::vector<int64_t>& size, const std::vector<int64_t>& stride,
+                    std::optional<int64_t> storage_offset = std::nullopt) const;
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor swapaxes(int64_t axis0, int64_t axis1) const;
+  Tensor swapdims(int64_t dim0, int64_t dim1) const;
+  Tensor t() const;
+  Tensor T() const;
+  Tensor H() const;
+  Tensor mT() const;
+  Tensor mH() const;
+  Tensor adjoint() const;
+  Tensor permute(const std::vector<int64_t>& dims) const;
+  Tensor movedim(const std::vector<int64_t>& source, const std::vector<int64_t>& dest) const;
+  Tensor expand(const std::vector<int64_t>& size) const;
+  Tensor expand_as(const Tensor& other) const;
+  Tensor broadcast_to(const std::vector<int64_t>& size) const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor squeeze(const std::vector<int64_t>& dims) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
+               int64_t step = 1) const;
+  Tensor index(const std::vector<Index>& items) const;
+  Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
+  Tensor unfold(int64_t dimension, int64_t size, int64_t step) const;
+  Tensor alias() const;
+  Tensor detach() const;
+  // Ops that return lists need the server's answer to know how many: they send the batch.
+  absl::StatusOr<std::vector<Tensor>> split(int64_t split_size, int64_t dim = 0) const;
+  absl::StatusOr<std::vector<Tensor>> split(const std::vector<int64_t>& sizes,
+                                            int64_t dim = 0) const;
+  absl::StatusOr<std::vector<Tensor>> tensor_split(int64_t sections, int64_t dim = 0) const;
+  absl::StatusOr<std::vector<Tensor>> chunk(int64_t chunks, int64_t dim = 0) const;
+  absl::StatusOr<std::vector<Tensor>> unbind(int64_t dim = 0) const;
+
+  // ---- Data ops (queued on the session's current stream) ----
+  Tensor contiguous() const;
+  Tensor clone() const;
+  Tensor to(DType dtype) const;
+  Tensor flip(const std::vector<int64_t>& dims) const;
+  Tensor repeat(const std::vector<int64_t>& repeats) const;
+  // In place: write through this view into the shared storage. Return *this.
+  const Tensor& copy_(const Tensor& src) const;
+  const Tensor& fill_(const Scalar& value) const;
+  const Tensor& zero_() const;
+
+  // ---- Data ----
+  // The elements in row-major order (as of .contiguous()), once the work writing them is done.
+  absl::StatusOr<std::string> bytes() const;
+  template <typename E>
+  absl::StatusOr<std::vector<E>> to_vector() const;
+
+  // The typed storage under this tensor (PyTorch's tensor.storage()).
+  TypedStorage storage() const;
+
+  Session session() const;
+
+ private:
+  friend class Session;
+  friend class TypedStorage;
+  explicit Tensor(std::shared_ptr<TensorState> state) : state_(std::move(state)) {}
+  Tensor Op(const std::string& name, std::vector<Tensor> others, Attrs attrs) const;
+  absl::StatusOr<std::vector<Tensor>> MultiOp(const std::string& name, Attrs attrs) const;
+
+  std::shared_ptr<TensorState> state_;
+};
+
+// The storage under a tensor, in elements of the tensor's dtype (PyTorch's typed storage).
+// Reads wait only for queued work that writes the storage; writes are queued like in-place ops.
+class TypedStorage {
+ public:
+  absl::StatusOr<int64_t> size() const;  // elements
+  absl::StatusOr<int64_t> nbytes() const;
+  absl::StatusOr<uint64_t> data_ptr() const;
+  // `count` -1: to the end.
+  absl::StatusOr<std::string> ReadBytes(int64_t offset, int64_t count) const;
+  absl::Status WriteBytes(int64_t offset, const std::string& bytes) const;
+  template <typename E>
+  absl::StatusOr<std::vector<E>> to_vector() const;
+  template <typename E>
+  absl::StatusOr<E> get(int64_t index) const;
+  template <typename E>
+  absl::Status set(int64_t index, E value) const;
+
+ private:
+  friend class Tensor;
+  explicit TypedStorage(Tensor tensor) : tensor_(std::move(tensor)) {}
+  Tensor tensor_;
+};
+
+// A stream of the session (0 is the default). Ops go to the session's current stream.
+struct Stream {
+  uint64_t id = 0;
+};
+
+struct SessionOptions {
+  std::string device;            // empty: the server's default
+  size_t max_buffered_ops = 1024;
+  std::string auth_token;        // sent as "authorization: Bearer <token>" when not empty
+};
+
+class Session {
+ public:
+  static absl::StatusOr<Session> Open(std::shared_ptr<grpc::Channel> channel,
+                                      const SessionOptions& options = {});
+  Session() = default;
+
+  const std::string& id() const;
+  const std::string& device() const;
+
+  // ---- Factories ----
+  Tensor arange(const Scalar& end, std::optional<DType> dtype = std::nullopt);
+  Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = Scalar(int64_t{1}),
+                std::optional<DType> dtype = std::nullopt);
+  Tensor zeros(const std::vector<int64_t>& size, DType dtype = DType::kFloat32);
+  Tensor ones(const std::vector<int64_t>& size, DType dtype = DType::kFloat32);
+  Tensor empty(const std::vector<int64_t>& size, DType dtype = DType::kFloat32);
+  Tensor full(const std::vector<int64_t>& size, const Scalar& value,
+              std::optional<DType> dtype = std::nullopt);
+  Tensor empty_strided(const std::vector<int64_t>& size, const std::vector<int64_t>& stride,
+                       DType dtype = DType::kFloat32);
+  // Uploads bytes (numel * itemsize of them) as a new contiguous tensor.
+  absl::StatusOr<Tensor> from_bytes(const std::vector<int64_t>& sizes, DType dtype,
+                                    const std::string& bytes);
+  template <typename T>
+  absl::StatusOr<Tensor> from_vector(const std::vector<T>& values,
+                                     const std::vector<int64_t>& sizes) {
+    static_assert(!std::is_same_v<T, bool>, "use from_bytes for bool");
+    std::string bytes(values.size() * sizeof(T), '\0');
+    if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+    return from_bytes(sizes, DTypeOf<T>(), bytes);
+  }
+
+  // Any op of the registry (ListOps), by name.
+  Tensor Call(const std::string& op, const std::vector<Tensor>& inputs, const Attrs& attrs = {});
+  absl::StatusOr<std::vector<Tensor>> CallMulti(const std::string& op,
+                                                const std::vector<Tensor>& inputs,
+                                                const Attrs& attrs = {});
+  // An op queued for its effect, naming no output (in-place ops, _sleep).
+  void CallNoOutput(const std::string& op, const std::vector<Tensor>& inputs,
+                    const Attrs& attrs = {});
+
+  // Sends buffered ops; returns the first error among them.
+  absl::Status Flush();
+  // Sends buffered ops and waits for every stream (or one): the first asynchronous error.
+  absl::Status Synchronize();
+  absl::Status Synchronize(Stream stream);
+
+  absl::StatusOr<Stream> CreateStream();
+  void SetCurrentStream(Stream stream);
+  Stream current_stream() const;
+  // Events are named by the client; recording again replaces the previous record.
+  absl::Status RecordEvent(uint64_t event, Stream stream);
+  absl::Status WaitEvent(uint64_t event, Stream stream);
+  absl::StatusOr<bool> QueryEvent(uint64_t event);
+
+  // Ops sent to the server so far (for tests of pipelining) and calls made.
+  int64_t ops_sent() const;
+  int64_t batches_sent() const;
+
+  absl::Status Close();
+
+ private:
+  friend class Tensor;
+  explicit Session(std::shared_ptr<SessionState> state) : state_(std::move(state)) {}
+  std::shared_ptr<SessionState> state_;
+};
+
+// ---- Template definitions ---------------------------------------------------------------------
+
+template <typename E>
+absl::StatusOr<std::vector<E>> Tensor::to_vector() const {
+  absl::StatusOr<DType> dt = dtype();
+  if (!dt.ok()) return dt.status();
+  if (*dt != DTypeOf<E>()) {
+    return absl::InvalidArgumentError(std::string("to_vector: the tensor is ") + DTypeName(*dt) +
+                                      ", not " + DTypeName(DTypeOf<E>()));
+  }
+  absl::StatusOr<std::string> raw = bytes();
+  if (!raw.ok()) return raw.status();
+  std::vector<E> out(raw->size() / sizeof(E));
+  if (!out.empty()) std::memcpy(out.data(), raw->data(), out.size() * sizeof(E));
+  return out;
+}
+
+template <typename E>
+absl::StatusOr<std::vector<E>> TypedStorage::to_vector() const {
+  absl::StatusOr<std::string> raw = ReadBytes(0, -1);
+  if (!raw.ok()) return raw.status();
+  std::vector<E> out(raw->size() / sizeof(E));
+  if (!out.empty()) std::memcpy(out.data(), raw->data(), out.size() * sizeof(E));
+  return out;
+}
+
+template <typename E>
+absl::StatusOr<E> TypedStorage::get(int64_t index) const {
+  absl::StatusOr<std::string> raw = ReadBytes(index, 1);
+  if (!raw.ok()) return raw.status();
+  if (raw->size() != sizeof(E)) {
+    return absl::InvalidArgumentError("storage element size does not match the requested type");
+  }
+  E v;
+  std::memcpy(&v, raw->data(), sizeof(E));
+  return v;
+}
+
+template <typename E>
+absl::Status TypedStorage::set(int64_t index, E value) const {
+  std::string raw(sizeof(E), '\0');
+  std::memcpy(raw.data(), &value, sizeof(E));
+  return WriteBytes(index, raw);
+}
+
+}  // namespace tensord::client
+
+#endif  // TENSORD_CLIENT_CPP_TENSORD_CLIENT_H_

@@ -1,0 +1,58 @@
+#include "engine/index_ops.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "engine/copy_ops.h"
+#include "engine/errors.h"
+#include "engine/factory_ops.h"
+#include "engine/status_macros.h"
+
+namespace tensord::engine {
+
+absl::StatusOr<PlannedOp> PlanTake(const Tensor& self, const Tensor& index) {
+  constexpr absl::string_view op = "take";
+  if (index.dtype() != DType::kInt64) {
+    return RuntimeError(op, absl::StrCat("take(): Expected a long tensor for index, but got ",
+                                         DTypeLegacyName(index.dtype())));
+  }
+  if (self.device() != index.device()) {
+    return RuntimeError(op, "expected self and index on the same device");
+  }
+  if (!self.device().is_cpu()) {
+    return absl::UnimplementedError("take: only CPU tensors so far");
+  }
+  TENSORD_ASSIGN_OR_RETURN(
+      Tensor out, AllocateTensor(op, TensorMeta::Contiguous(self.dtype(), index.sizes()),
+                                 self.device()));
+  PlannedOp plan;
+  plan.outputs.push_back(out);
+  plan.reads = {self.storage(), index.storage()};
+  plan.writes = {out.storage()};
+  plan.kernel = [self, index, out]() -> absl::Status {
+    const int64_t n = self.numel();
+    if (index.numel() > 0 && n == 0) {
+      return IndexError("take", "cannot take from an empty tensor");
+    }
+    // Both sides contiguous first (self in row-major order, as take() reads it).
+    TENSORD_ASSIGN_OR_RETURN(Tensor src, Contiguous(self));
+    TENSORD_ASSIGN_OR_RETURN(Tensor idx, Contiguous(index));
+    const int64_t* ids = idx.data_as<int64_t>();
+    const int64_t w = self.itemsize();
+    const char* from = src.data();
+    char* to = out.data();
+    for (int64_t i = 0; i < idx.numel(); ++i) {
+      int64_t k = ids[i];
+      if (k < -n || k >= n) {
+        return IndexError("take", absl::StrCat("out of range: tried to access index ", k,
+                                               " on a tensor of ", n, " elements."));
+      }
+      if (k < 0) k += n;
+      std::memcpy(to + i * w, from + k * w, static_cast<size_t>(w));
+    }
+    return absl::OkStatus();
+  };
+  return plan;
+}
+
+}  // namespace tensord::engine

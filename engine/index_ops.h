@@ -1,0 +1,18 @@
+// Indexing ops that gather elements by integer indices (copies, not views).
+#ifndef TENSORD_ENGINE_INDEX_OPS_H_
+#define TENSORD_ENGINE_INDEX_OPS_H_
+
+#include "absl/status/statusor.h"
+#include "engine/planned_op.h"
+#include "engine/tensor.h"
+
+namespace tensord::engine {
+
+// torch.take: self viewed as 1-d, gathered at `index` (int64; negative indices count from the
+// end). The output has index's shape. An index out of range is found by the kernel, while it
+// runs: it fails then (IndexError), as on a GPU.
+absl::StatusOr<PlannedOp> PlanTake(const Tensor& self, const Tensor& index);
+
+}  // namespace tensord::engine
+
+#endif  // TENSORD_ENGINE_INDEX_OPS_H_

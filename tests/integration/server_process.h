@@ -3,6 +3,7 @@
 #define TENSORD_TESTS_INTEGRATION_SERVER_PROCESS_H_
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +27,7 @@ class ServerProcess {
     if (pipe(out) != 0) return;
     pid_ = fork();
     if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the test
       dup2(out[1], STDOUT_FILENO);
       close(out[0]);
       close(out[1]);

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/client_context.h"
@@ -22,13 +23,24 @@ constexpr uint64_t kMultiOutputIds = uint64_t{1} << 16;
 v1::DType ToProto(DType d) { return static_cast<v1::DType>(static_cast<int>(d) + 1); }
 DType FromProto(v1::DType d) { return static_cast<DType>(static_cast<int>(d) - 1); }
 
-absl::Status FromGrpc(const grpc::Status& s) {
+absl::Status FromGrpc(const grpc::Status& s, const grpc::ClientContext* ctx = nullptr) {
   if (s.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+  absl::Status status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+  if (ctx != nullptr) {
+    const auto& trailers = ctx->GetServerTrailingMetadata();
+    auto it = trailers.find("tensord-error-kind");
+    if (it != trailers.end()) {
+      status.SetPayload(kErrorKindUrl, absl::Cord(std::string(it->second.data(),
+                                                              it->second.size())));
+    }
+  }
+  return status;
 }
 
 absl::Status FromProtoError(const v1::Error& e) {
-  return absl::Status(static_cast<absl::StatusCode>(e.code()), e.message());
+  absl::Status status(static_cast<absl::StatusCode>(e.code()), e.message());
+  if (!e.kind().empty()) status.SetPayload(kErrorKindUrl, absl::Cord(e.kind()));
+  return status;
 }
 
 TensorInfo InfoFromProto(const v1::TensorInfo& p) {
@@ -47,6 +59,12 @@ TensorInfo InfoFromProto(const v1::TensorInfo& p) {
 }
 
 }  // namespace
+
+std::string ErrorKind(const absl::Status& status) {
+  if (status.ok()) return "";
+  if (auto kind = status.GetPayload(kErrorKindUrl)) return std::string(*kind);
+  return status.code() == absl::StatusCode::kOutOfRange ? "IndexError" : "RuntimeError";
+}
 
 const char* DTypeName(DType dtype) { return kNames[static_cast<int>(dtype)]; }
 int64_t ItemSize(DType dtype) { return kSizes[static_cast<int>(dtype)]; }
@@ -192,7 +210,7 @@ absl::Status SessionState::FlushLocked() {
   grpc::ClientContext ctx;
   Context(&ctx);
   v1::RunOpsResponse response;
-  absl::Status status = FromGrpc(stub->RunOps(&ctx, request, &response));
+  absl::Status status = FromGrpc(stub->RunOps(&ctx, request, &response), &ctx);
   if (!status.ok()) {
     for (auto& op : outputs) {
       for (auto& t : op) t->error = status;
@@ -339,7 +357,7 @@ absl::StatusOr<std::vector<Tensor>> Session::CallMulti(const std::string& op,
   grpc::ClientContext ctx;
   s.Context(&ctx);
   v1::RunOpsResponse response;
-  absl::Status status = FromGrpc(s.stub->RunOps(&ctx, request, &response));
+  absl::Status status = FromGrpc(s.stub->RunOps(&ctx, request, &response), &ctx);
   if (!status.ok()) return status;
   for (int i = 0; i < response.results_size() && i < static_cast<int>(index); ++i) {
     for (const v1::TensorInfo& info : response.results(i).outputs()) {
@@ -550,7 +568,7 @@ absl::StatusOr<Tensor> Session::from_bytes(const std::vector<int64_t>& sizes, DT
     ok = writer->Write(message);
   }
   writer->WritesDone();
-  absl::Status status = FromGrpc(writer->Finish());
+  absl::Status status = FromGrpc(writer->Finish(), &ctx);
   if (!status.ok()) return status;
   auto state = std::make_shared<TensorState>();
   state->session = state_;
@@ -794,7 +812,7 @@ absl::StatusOr<std::string> Tensor::bytes() const {
   while (reader->Read(&message)) {
     if (message.kind_case() == v1::DownloadResponse::kData) out.append(message.data());
   }
-  absl::Status status = FromGrpc(reader->Finish());
+  absl::Status status = FromGrpc(reader->Finish(), &ctx);
   if (!status.ok()) return status;
   return out;
 }
@@ -834,7 +852,7 @@ absl::StatusOr<std::string> TypedStorage::ReadBytes(int64_t offset, int64_t coun
   request.set_offset(offset);
   request.set_count(count);
   v1::ReadStorageResponse response;
-  absl::Status status = FromGrpc(s.stub->ReadStorage(&ctx, request, &response));
+  absl::Status status = FromGrpc(s.stub->ReadStorage(&ctx, request, &response), &ctx);
   if (!status.ok()) return status;
   return std::move(*response.mutable_data());
 }
@@ -855,7 +873,7 @@ absl::Status TypedStorage::WriteBytes(int64_t offset, const std::string& bytes) 
   request.set_data(bytes);
   request.set_stream(s.current_stream.id);
   v1::WriteStorageResponse response;
-  return FromGrpc(s.stub->WriteStorage(&ctx, request, &response));
+  return FromGrpc(s.stub->WriteStorage(&ctx, request, &response), &ctx);
 }
 
 }  // namespace tensord::client

@@ -35,6 +35,12 @@
 
 namespace tensord::client {
 
+// Statuses from the server carry, under this payload URL, the Python exception class PyTorch
+// raises for the same mistake ("IndexError", "ValueError", "TypeError", "RuntimeError").
+inline constexpr char kErrorKindUrl[] = "type.tensord.dev/error_kind";
+// That class for a status ("" when OK; "RuntimeError" when the server named none).
+std::string ErrorKind(const absl::Status& status);
+
 enum class DType { kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32,
                    kFloat64 };
 const char* DTypeName(DType dtype);  // "float32", …

@@ -1,0 +1,301 @@
+// The service's protocol on a real server: discovery, sessions, pipelining, releases, storage
+// access, bulk transfer, the Connect stream, health, reflection and shutdown.
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
+#include "tests/integration/fixture.h"
+
+namespace tensord::testing {
+namespace {
+
+using client::DType;
+using client::Tensor;
+using F = std::vector<float>;
+
+class ServiceTest : public ServerTest {};
+
+TEST_F(ServiceTest, VersionInfoAndOps) {
+  grpc::ClientContext c1;
+  v1::GetVersionResponse version;
+  ASSERT_TRUE(stub_->GetVersion(&c1, {}, &version).ok());
+  EXPECT_EQ(version.api_version(), "v1");
+  EXPECT_FALSE(version.server_version().empty());
+
+  grpc::ClientContext c2;
+  v1::GetServerInfoResponse info;
+  ASSERT_TRUE(stub_->GetServerInfo(&c2, {}, &info).ok());
+  EXPECT_EQ(info.devices(0), "cpu");
+  EXPECT_EQ(info.default_device(), "cpu");
+  EXPECT_EQ(info.dtypes_size(), 10);
+  EXPECT_EQ(info.limits().max_rank(), 64);
+  EXPECT_GT(info.limits().max_session_bytes(), 0);
+  EXPECT_GE(info.active_sessions(), 1);
+
+  grpc::ClientContext c3;
+  v1::ListOpsResponse ops;
+  ASSERT_TRUE(stub_->ListOps(&c3, {}, &ops).ok());
+  bool found_view = false;
+  for (const v1::OpSpec& op : ops.ops()) {
+    if (op.name() != "view") continue;
+    found_view = true;
+    EXPECT_EQ(op.kind(), "view");
+    ASSERT_EQ(op.attrs_size(), 1);
+    EXPECT_EQ(op.attrs(0).name(), "shape");
+    EXPECT_EQ(op.attrs(0).type(), "int_list");
+    EXPECT_TRUE(op.attrs(0).required());
+  }
+  EXPECT_TRUE(found_view);
+  EXPECT_GE(ops.ops_size(), 50);
+}
+
+TEST_F(ServiceTest, SessionIdsAreRandom128BitHex) {
+  EXPECT_EQ(session_.id().size(), 32u);
+  ASSERT_OK_AND_ASSIGN(client::Session other, client::Session::Open(channel_));
+  EXPECT_NE(other.id(), session_.id());
+  int differing = 0;
+  for (size_t i = 0; i < 32; ++i) differing += other.id()[i] != session_.id()[i];
+  EXPECT_GT(differing, 16);  // not a counter
+}
+
+TEST_F(ServiceTest, PipeliningSendsAChainAsOneBatch) {
+  const int64_t before = session_.batches_sent();
+  Tensor t = session_.arange(24.0);
+  Tensor u = t.view({2, 3, 4}).transpose(0, 2).contiguous().flatten().unsqueeze(0).t();
+  EXPECT_EQ(session_.batches_sent(), before);  // nothing sent yet
+  ASSERT_OK_AND_ASSIGN(auto sizes, u.sizes());  // metadata is needed: one batch goes
+  EXPECT_EQ(sizes, (std::vector<int64_t>{24, 1}));
+  EXPECT_EQ(session_.batches_sent(), before + 1);
+  EXPECT_EQ(session_.ops_sent(), 7);
+  EXPECT_EQ(*u.stride(), (std::vector<int64_t>{1, 24}));
+  EXPECT_EQ(session_.batches_sent(), before + 1);  // known now: no more traffic
+}
+
+TEST_F(ServiceTest, AnErrorInABatchNamesTheOpAndStopsThere) {
+  Tensor a = session_.arange(6.0).view({2, 3});
+  Tensor bad = a.transpose(0, 5);
+  Tensor after = a.t();
+  Tensor on_bad = bad.contiguous();  // never sent: its input failed
+  absl::Status flushed = session_.Flush();
+  EXPECT_THAT(flushed, StatusIsWith(absl::StatusCode::kOutOfRange, "transpose"));
+  EXPECT_THAT(bad.status(), StatusIs(absl::StatusCode::kOutOfRange));
+  EXPECT_THAT(after.status(), StatusIsWith(absl::StatusCode::kOutOfRange, "not run"));
+  EXPECT_THAT(on_bad.status(), StatusIs(absl::StatusCode::kOutOfRange));
+  EXPECT_EQ(*a.sizes(), (std::vector<int64_t>{2, 3}));  // earlier ops took effect
+  EXPECT_EQ(*a.t().sizes(), (std::vector<int64_t>{3, 2}));
+}
+
+TEST_F(ServiceTest, ReleasesAreBatchedAndFreeMemory) {
+  const int64_t base = ServerBytesInUse();
+  {
+    Tensor big = session_.zeros({1 << 20});  // 4 MiB
+    ASSERT_OK(session_.Synchronize());
+    EXPECT_EQ(ServerBytesInUse(), base + (4 << 20));
+    Tensor view = big.view({1024, 1024});
+    ASSERT_OK(view.status());
+  }
+  // Both ids go out with the next batch.
+  ASSERT_OK(session_.Flush());
+  EXPECT_EQ(ServerBytesInUse(), base);
+}
+
+TEST_F(ServiceTest, DescribeAndRelease) {
+  Tensor t = session_.arange(12.0).view({3, 4});
+  ASSERT_OK(session_.Flush());
+  grpc::ClientContext ctx;
+  v1::DescribeRequest request;
+  request.set_session_id(session_.id());
+  request.add_ids(t.id());
+  v1::DescribeResponse response;
+  ASSERT_TRUE(stub_->Describe(&ctx, request, &response).ok());
+  ASSERT_EQ(response.tensors_size(), 1);
+  EXPECT_EQ(response.tensors(0).strides(0), 4);
+  EXPECT_EQ(response.tensors(0).storage_nbytes(), 48);
+
+  grpc::ClientContext ctx2;
+  v1::ReleaseRequest release;
+  release.set_session_id(session_.id());
+  release.add_ids(987654);
+  v1::ReleaseResponse released;
+  ASSERT_TRUE(stub_->Release(&ctx2, release, &released).ok());
+  EXPECT_EQ(released.released(), 0);
+  ASSERT_EQ(released.not_found_size(), 1);
+}
+
+TEST_F(ServiceTest, DataPtrsFollowStoragesAndOffsets) {
+  Tensor a = session_.arange(10.0);
+  Tensor b = a.index({client::Slice{3, {}, {}}});
+  Tensor c = a.clone();
+  ASSERT_OK_AND_ASSIGN(uint64_t pa, a.data_ptr());
+  EXPECT_EQ(*b.data_ptr(), pa + 3 * 4);
+  EXPECT_EQ(*b.storage().data_ptr(), pa);
+  EXPECT_NE(*c.data_ptr(), pa);
+  EXPECT_EQ(*b.storage().nbytes(), 40);
+}
+
+TEST_F(ServiceTest, StorageReadWriteRangesAndElements) {
+  Tensor t = session_.arange(10, DType::kInt32);
+  EXPECT_EQ(*t.storage().size(), 10);
+  ASSERT_OK_AND_ASSIGN(std::string three, t.storage().ReadBytes(4, 3));
+  std::vector<int32_t> values(3);
+  std::memcpy(values.data(), three.data(), 12);
+  EXPECT_EQ(values, (std::vector<int32_t>{4, 5, 6}));
+  ASSERT_OK(t.storage().set<int32_t>(9, -5));
+  EXPECT_EQ(*t.storage().get<int32_t>(9), -5);
+  EXPECT_EQ(*t.index({int64_t{9}}).to_vector<int32_t>(), (std::vector<int32_t>{-5}));
+  EXPECT_THAT(t.storage().ReadBytes(8, 3), StatusIs(absl::StatusCode::kOutOfRange));
+  EXPECT_THAT(t.storage().WriteBytes(10, std::string(4, '\0')),
+              StatusIs(absl::StatusCode::kOutOfRange));
+  EXPECT_THAT(t.storage().WriteBytes(0, std::string(3, '\0')),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST_F(ServiceTest, UploadAndDownloadOfManySizes) {
+  std::mt19937 rng(3);
+  for (int64_t n : std::vector<int64_t>{0, 1, 7, 300000, (int64_t{5} << 20) / 4 + 3}) {
+    std::vector<float> values(n);
+    for (float& v : values) v = static_cast<float>(rng() % 1000) / 7.0f;
+    ASSERT_OK_AND_ASSIGN(Tensor t, session_.from_vector(values, {n}));
+    EXPECT_EQ(*t.to_vector<float>(), values) << n;
+    EXPECT_EQ(*t.numel(), n);
+  }
+  // Non-contiguous tensors come back in row-major order.
+  ASSERT_OK_AND_ASSIGN(Tensor m, session_.from_vector<double>({1, 2, 3, 4, 5, 6}, {2, 3}));
+  EXPECT_EQ(*m.t().to_vector<double>(), (std::vector<double>{1, 4, 2, 5, 3, 6}));
+  // 0-d tensors.
+  ASSERT_OK_AND_ASSIGN(Tensor scalar, session_.from_vector<int64_t>({42}, {}));
+  EXPECT_EQ(*scalar.dim(), 0);
+  EXPECT_EQ(*scalar.to_vector<int64_t>(), (std::vector<int64_t>{42}));
+}
+
+TEST_F(ServiceTest, ConnectStreamRunsBatchesAndOwnsItsSession) {
+  grpc::ClientContext ctx;
+  auto stream = stub_->Connect(&ctx);
+  v1::ConnectRequest open;
+  open.set_seq(1);
+  open.mutable_open_session();
+  ASSERT_TRUE(stream->Write(open));
+  v1::ConnectResponse response;
+  ASSERT_TRUE(stream->Read(&response));
+  ASSERT_EQ(response.seq(), 1u);
+  ASSERT_EQ(response.kind_case(), v1::ConnectResponse::kOpened);
+  const std::string id = response.opened().session_id();
+
+  for (uint64_t seq = 2; seq < 6; ++seq) {
+    v1::ConnectRequest run;
+    run.set_seq(seq);
+    v1::OpCall* call = run.mutable_run_ops()->add_ops();
+    call->set_op("zeros");
+    (*call->mutable_attrs())["size"].mutable_ints()->add_values(static_cast<int64_t>(seq));
+    call->add_outputs(seq);
+    ASSERT_TRUE(stream->Write(run));
+  }
+  for (uint64_t seq = 2; seq < 6; ++seq) {
+    ASSERT_TRUE(stream->Read(&response));
+    EXPECT_EQ(response.seq(), seq);
+    ASSERT_EQ(response.kind_case(), v1::ConnectResponse::kRan);
+    EXPECT_FALSE(response.ran().has_error());
+    EXPECT_EQ(response.ran().results(0).outputs(0).sizes(0), static_cast<int64_t>(seq));
+  }
+  stream->WritesDone();
+  while (stream->Read(&response)) {
+  }
+  ASSERT_TRUE(stream->Finish().ok());
+  // The stream's session ended with it.
+  grpc::ClientContext ctx2;
+  v1::RenewLeaseRequest renew;
+  renew.set_session_id(id);
+  v1::RenewLeaseResponse renewed;
+  EXPECT_EQ(stub_->RenewLease(&ctx2, renew, &renewed).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(ServiceTest, HealthServiceSaysServing) {
+  auto health = grpc::health::v1::Health::NewStub(channel_);
+  grpc::ClientContext ctx;
+  grpc::health::v1::HealthCheckRequest request;
+  grpc::health::v1::HealthCheckResponse response;
+  ASSERT_TRUE(health->Check(&ctx, request, &response).ok());
+  EXPECT_EQ(response.status(), grpc::health::v1::HealthCheckResponse::SERVING);
+}
+
+TEST_F(ServiceTest, ReflectionListsTheService) {
+  auto reflection = grpc::reflection::v1alpha::ServerReflection::NewStub(channel_);
+  grpc::ClientContext ctx;
+  auto stream = reflection->ServerReflectionInfo(&ctx);
+  grpc::reflection::v1alpha::ServerReflectionRequest request;
+  request.set_list_services("");
+  ASSERT_TRUE(stream->Write(request));
+  grpc::reflection::v1alpha::ServerReflectionResponse response;
+  ASSERT_TRUE(stream->Read(&response));
+  std::vector<std::string> names;
+  for (const auto& s : response.list_services_response().service()) names.push_back(s.name());
+  EXPECT_NE(std::find(names.begin(), names.end(), "tensord.v1.Tensord"), names.end());
+  request.set_file_containing_symbol("tensord.v1.Tensord");
+  ASSERT_TRUE(stream->Write(request));
+  ASSERT_TRUE(stream->Read(&response));
+  EXPECT_GT(response.file_descriptor_response().file_descriptor_proto_size(), 0);
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
+TEST(ServerLifecycleTest, SigtermDrainsAndExitsZero) {
+  ServerProcess server;
+  ASSERT_TRUE(server.ok());
+  auto channel = server.Channel();
+  ASSERT_OK_AND_ASSIGN(client::Session session, client::Session::Open(channel));
+  Tensor t = session.zeros({1000});
+  ASSERT_OK(session.Synchronize());
+  // A call in flight when SIGTERM arrives finishes: a synchronize waiting on a 500 ms sleep.
+  session.CallNoOutput("_sleep", {}, client::Attrs().Int("ms", 500));
+  ASSERT_OK(session.Flush());
+  auto stub = v1::Tensord::NewStub(channel);
+  grpc::ClientContext ctx;
+  v1::SynchronizeRequest sync;
+  sync.set_session_id(session.id());
+  v1::SynchronizeResponse synced;
+  grpc::Status status;
+  std::thread waiter([&] { status = stub->Synchronize(&ctx, sync, &synced); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  EXPECT_EQ(server.Stop(), 0);
+  waiter.join();
+  EXPECT_TRUE(status.ok()) << status.error_message();
+}
+
+TEST(ServerLifecycleTest, IdleSessionsExpireAndFreeTheirMemory) {
+  ServerProcess server({"--session_ttl=1s"});
+  ASSERT_TRUE(server.ok());
+  auto channel = server.Channel();
+  auto stub = v1::Tensord::NewStub(channel);
+  ASSERT_OK_AND_ASSIGN(client::Session session, client::Session::Open(channel));
+  Tensor t = session.zeros({1 << 18});
+  ASSERT_OK(session.Synchronize());
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  grpc::ClientContext ctx;
+  v1::GetServerInfoResponse info;
+  ASSERT_TRUE(stub->GetServerInfo(&ctx, {}, &info).ok());
+  EXPECT_EQ(info.bytes_in_use(), 0);
+  EXPECT_EQ(info.active_sessions(), 0);
+  EXPECT_THAT(session.Synchronize(), StatusIs(absl::StatusCode::kNotFound));
+}
+
+TEST(ServerLifecycleTest, BearerTokenIsRequiredWhenConfigured) {
+  char path[] = "/tmp/tensord-token-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, "s3cret\n", 7), 7);
+  close(fd);
+  ServerProcess server({std::string("--auth_token_file=") + path});
+  ASSERT_TRUE(server.ok());
+  unlink(path);
+  EXPECT_THAT(client::Session::Open(server.Channel()).status(),
+              StatusIs(absl::StatusCode::kUnauthenticated));
+  client::SessionOptions options;
+  options.auth_token = "s3cret";
+  ASSERT_OK_AND_ASSIGN(client::Session session, client::Session::Open(server.Channel(), options));
+  EXPECT_EQ(*session.arange(3).sizes(), std::vector<int64_t>{3});
+}
+
+}  // namespace
+}  // namespace tensord::testing

@@ -8,6 +8,7 @@ LISTEN ?= 127.0.0.1:50051
 
 deps:
 	@./scripts/install-deps.sh
+	@[ -d tests/node/node_modules ] || npm ci --prefix tests/node --silent --no-audit --no-fund
 
 configure: deps
 	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null

@@ -18,17 +18,21 @@ using engine::Tensor;
 
 // ---- Uploads and downloads -------------------------------------------------------------------
 
-absl::Status PendingUpload::Append(absl::string_view data) {
+absl::Status PendingUpload::AppendWith(int64_t n, absl::FunctionRef<void(char*)> fill) {
   const int64_t total = tensor_.storage()->nbytes();
-  if (static_cast<int64_t>(data.size()) > total - received_) {
+  if (n > total - received_) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "upload: more bytes than the header announced: ", received_ + data.size(), " > ", total,
+        "upload: more bytes than the header announced: ", received_ + n, " > ", total,
         " (numel * itemsize)"));
   }
-  std::memcpy(static_cast<char*>(tensor_.storage()->data()) + received_, data.data(),
-              data.size());
-  received_ += static_cast<int64_t>(data.size());
+  if (n > 0) fill(static_cast<char*>(tensor_.storage()->data()) + received_);
+  received_ += n;
   return absl::OkStatus();
+}
+
+absl::Status PendingUpload::Append(absl::string_view data) {
+  return AppendWith(static_cast<int64_t>(data.size()),
+                    [&](char* to) { std::memcpy(to, data.data(), data.size()); });
 }
 
 absl::StatusOr<v1::UploadResponse> PendingUpload::Finish() {
@@ -262,6 +266,10 @@ absl::StatusOr<std::unique_ptr<PendingUpload>> TensordBackend::StartUpload(
   if (!device.is_cpu()) {
     return absl::UnimplementedError("upload: only CPU tensors are uploaded directly; upload to "
                                     "the CPU and copy");
+  }
+  if (header.release_before_size() > 0) {
+    v1::ReleaseResponse released;
+    session->Release(header.release_before(), &released);
   }
   if (header.id() == 0) return absl::InvalidArgumentError("upload: tensor id 0 is reserved");
   if (session->Find(op, header.id()).ok()) {

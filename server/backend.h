@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "engine/executor.h"
 #include "engine/tensor.h"
@@ -26,6 +27,8 @@ class PendingUpload {
  public:
   // Copies the next bytes in; INVALID_ARGUMENT past the announced size.
   absl::Status Append(absl::string_view data);
+  // The same, for `n` bytes that `fill` writes to the address it is given.
+  absl::Status AppendWith(int64_t n, absl::FunctionRef<void(char*)> fill);
   // Registers the tensor; INVALID_ARGUMENT when fewer bytes than announced arrived.
   absl::StatusOr<v1::UploadResponse> Finish();
 

@@ -10,6 +10,7 @@
 #include "absl/synchronization/mutex.h"
 #include "engine/errors.h"
 #include "server/status_util.h"
+#include "tensord/wire.h"
 
 namespace tensord::server {
 namespace {
@@ -23,12 +24,12 @@ void FinishWith(grpc::CallbackServerContext* ctx, Reactor* reactor, const absl::
   reactor->Finish(ToGrpcStatus(status));
 }
 
-// ---- Upload: client streaming ----------------------------------------------------------------
+// ---- Upload: client streaming, raw bytes ---------------------------------------------------
 
-class UploadReactor final : public grpc::ServerReadReactor<v1::UploadRequest> {
+class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
  public:
   UploadReactor(TensordBackend* backend, grpc::CallbackServerContext* ctx,
-                v1::UploadResponse* response, absl::Status auth)
+                grpc::ByteBuffer* response, absl::Status auth)
       : backend_(backend), ctx_(ctx), response_(response) {
     if (!auth.ok()) {
       FinishWith(ctx_, this, auth);
@@ -45,27 +46,10 @@ class UploadReactor final : public grpc::ServerReadReactor<v1::UploadRequest> {
                           absl::InvalidArgumentError("upload: no header was sent"));
       }
       absl::StatusOr<v1::UploadResponse> done = upload_->Finish();
-      if (done.ok()) *response_ = *std::move(done);
+      if (done.ok()) *response_ = wire::Serialize(*done);
       return FinishWith(ctx_, this, done.status());
     }
-    absl::Status status;
-    if (!upload_) {
-      if (message_.kind_case() != v1::UploadRequest::kHeader) {
-        status = absl::InvalidArgumentError("upload: the first message must be the header");
-      } else {
-        absl::StatusOr<std::unique_ptr<PendingUpload>> upload =
-            backend_->StartUpload(message_.header());
-        if (upload.ok()) {
-          upload_ = *std::move(upload);
-        } else {
-          status = upload.status();
-        }
-      }
-    } else if (message_.kind_case() == v1::UploadRequest::kData) {
-      status = upload_->Append(message_.data());
-    } else {
-      status = absl::InvalidArgumentError("upload: only the first message may be a header");
-    }
+    absl::Status status = Handle();
     if (!status.ok()) return FinishWith(ctx_, this, status);
     StartRead(&message_);
   }
@@ -74,25 +58,56 @@ class UploadReactor final : public grpc::ServerReadReactor<v1::UploadRequest> {
   void OnDone() override { delete this; }
 
  private:
+  absl::Status Handle() {
+    wire::Reader reader(message_);
+    if (upload_) {
+      // The common case, a lone data record: straight from the slices into the storage.
+      const int64_t n = reader.DataRecordLength();
+      if (n >= 0) {
+        return upload_->AppendWith(n, [&](char* to) { reader.CopyTo(to, static_cast<size_t>(n)); });
+      }
+    }
+    v1::UploadRequest request;
+    if (!reader.Parse(&request)) {
+      return absl::InvalidArgumentError("upload: a message is not an UploadRequest");
+    }
+    if (!upload_) {
+      if (request.kind_case() != v1::UploadRequest::kHeader) {
+        return absl::InvalidArgumentError("upload: the first message must be the header");
+      }
+      absl::StatusOr<std::unique_ptr<PendingUpload>> upload = backend_->StartUpload(request.header());
+      if (!upload.ok()) return upload.status();
+      upload_ = *std::move(upload);
+      return absl::OkStatus();
+    }
+    if (request.kind_case() == v1::UploadRequest::kData) return upload_->Append(request.data());
+    return absl::InvalidArgumentError("upload: only the first message may be a header");
+  }
+
   TensordBackend* const backend_;
   grpc::CallbackServerContext* const ctx_;
-  v1::UploadResponse* const response_;
-  v1::UploadRequest message_;
+  grpc::ByteBuffer* const response_;
+  grpc::ByteBuffer message_;
   std::unique_ptr<PendingUpload> upload_;
 };
 
-// ---- Download: server streaming --------------------------------------------------------------
+// ---- Download: server streaming, raw bytes --------------------------------------------------
 
-class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadResponse> {
+class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   DownloadReactor(TensordBackend* backend, grpc::CallbackServerContext* ctx,
-                  const v1::DownloadRequest* request, absl::Status auth)
+                  const grpc::ByteBuffer* raw_request, absl::Status auth)
       : ctx_(ctx), chunk_(backend->limits().chunk_bytes) {
     if (!auth.ok()) {
       FinishWith(ctx_, this, auth);
       return;
     }
-    backend->StartDownload(*request,
+    v1::DownloadRequest request;
+    if (!wire::Reader(*raw_request).Parse(&request)) {
+      FinishWith(ctx_, this, absl::InvalidArgumentError("download: malformed request"));
+      return;
+    }
+    backend->StartDownload(request,
                            [this](absl::StatusOr<std::unique_ptr<ReadyDownload>> download) {
                              OnReady(std::move(download));
                            });
@@ -110,7 +125,9 @@ class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadRespon
   void OnReady(absl::StatusOr<std::unique_ptr<ReadyDownload>> download) {
     if (!download.ok()) return FinishWith(ctx_, this, download.status());
     download_ = *std::move(download);
-    *message_.mutable_header() = download_->header();
+    v1::DownloadResponse header;
+    *header.mutable_header() = download_->header();
+    message_ = wire::Serialize(header);
     StartWrite(&message_);
   }
 
@@ -118,8 +135,9 @@ class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadRespon
     const int64_t left = download_->total_bytes() - offset_;
     if (left <= 0) return Finish(grpc::Status::OK);
     const int64_t n = std::min(left, chunk_);
+    // The slice points into the tensor's bytes, which download_ keeps alive until OnDone.
     absl::string_view bytes = download_->Bytes(offset_, n);
-    message_.set_data(bytes.data(), bytes.size());
+    message_ = wire::DataRecord(bytes.data(), bytes.size());
     offset_ += n;
     StartWrite(&message_);
   }
@@ -128,7 +146,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<v1::DownloadRespon
   const int64_t chunk_;
   std::unique_ptr<ReadyDownload> download_;
   int64_t offset_ = 0;
-  v1::DownloadResponse message_;
+  grpc::ByteBuffer message_;
 };
 
 // ---- Connect: a bidirectional stream of batches ------------------------------------------------
@@ -403,13 +421,13 @@ grpc::ServerUnaryReactor* TensordService::Synchronize(grpc::CallbackServerContex
   return reactor;
 }
 
-grpc::ServerReadReactor<v1::UploadRequest>* TensordService::Upload(
-    grpc::CallbackServerContext* ctx, v1::UploadResponse* response) {
+grpc::ServerReadReactor<grpc::ByteBuffer>* TensordService::Upload(
+    grpc::CallbackServerContext* ctx, grpc::ByteBuffer* response) {
   return new UploadReactor(backend_, ctx, response, Authorize(ctx));
 }
 
-grpc::ServerWriteReactor<v1::DownloadResponse>* TensordService::Download(
-    grpc::CallbackServerContext* ctx, const v1::DownloadRequest* request) {
+grpc::ServerWriteReactor<grpc::ByteBuffer>* TensordService::Download(
+    grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* request) {
   return new DownloadReactor(backend_, ctx, request, Authorize(ctx));
 }
 

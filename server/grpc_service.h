@@ -10,7 +10,11 @@
 
 namespace tensord::server {
 
-class TensordService final : public v1::Tensord::CallbackService {
+// Upload and Download are raw methods (grpc::ByteBuffer): their bytes go straight between
+// received slices / storage memory and the wire, without protobuf copies (proto/tensord/wire.h).
+class TensordService final
+    : public v1::Tensord::WithRawCallbackMethod_Upload<
+          v1::Tensord::WithRawCallbackMethod_Download<v1::Tensord::CallbackService>> {
  public:
   // `auth_token`: when not empty, every call must carry "authorization: Bearer <token>".
   TensordService(TensordBackend* backend, std::string auth_token);
@@ -50,10 +54,10 @@ class TensordService final : public v1::Tensord::CallbackService {
   grpc::ServerUnaryReactor* WriteStorage(grpc::CallbackServerContext* ctx,
                                          const v1::WriteStorageRequest* request,
                                          v1::WriteStorageResponse* response) override;
-  grpc::ServerReadReactor<v1::UploadRequest>* Upload(grpc::CallbackServerContext* ctx,
-                                                     v1::UploadResponse* response) override;
-  grpc::ServerWriteReactor<v1::DownloadResponse>* Download(
-      grpc::CallbackServerContext* ctx, const v1::DownloadRequest* request) override;
+  grpc::ServerReadReactor<grpc::ByteBuffer>* Upload(grpc::CallbackServerContext* ctx,
+                                                    grpc::ByteBuffer* response) override;
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* Download(grpc::CallbackServerContext* ctx,
+                                                      const grpc::ByteBuffer* request) override;
   grpc::ServerUnaryReactor* CreateStream(grpc::CallbackServerContext* ctx,
                                          const v1::CreateStreamRequest* request,
                                          v1::CreateStreamResponse* response) override;

@@ -1,5 +1,7 @@
 #include "server/server.h"
 
+#include <malloc.h>
+
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +11,11 @@
 #include "grpcpp/server_builder.h"
 
 namespace tensord::server {
+
+void TuneMallocForReuse() {
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
 
 absl::StatusOr<std::unique_ptr<TensordServer>> TensordServer::Start(
     const ServerOptions& options) {

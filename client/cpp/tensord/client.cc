@@ -1,6 +1,7 @@
 #include "tensord/client.h"
 
 #include <atomic>
+#include <functional>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
@@ -8,6 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/client_context.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "tensord/wire.h"
 #include "tensord/v1/tensord.grpc.pb.h"
 
 namespace tensord::client {
@@ -57,6 +60,76 @@ TensorInfo InfoFromProto(const v1::TensorInfo& p) {
   info.storage_data_ptr = p.storage_data_ptr();
   return info;
 }
+
+// A blocking stream of grpc::ByteBuffers over the callback API (a GenericStub call), for the
+// bulk-data methods: no protobuf copies of the bytes on this side.
+class RawCall final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+ public:
+  RawCall(grpc::GenericStub& stub, grpc::ClientContext* ctx, const std::string& method) {
+    stub.PrepareBidiStreamingCall(ctx, method, grpc::StubOptions(), this);
+    // Operations are started from this thread, between reactions: the hold keeps the call
+    // from completing while none is outstanding, until Finish() lets it go.
+    AddHold();
+    StartCall();
+  }
+
+  // NB: gRPC may run a reaction inline in Start*, so the lock is never held across one.
+  bool Write(const grpc::ByteBuffer& buffer) {
+    {
+      absl::MutexLock lock(&mu_);
+      write_done_ = false;
+    }
+    StartWrite(&buffer);
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(&write_done_));
+    return write_ok_;
+  }
+  void WritesDone() { StartWritesDone(); }
+  bool Read(grpc::ByteBuffer* buffer) {
+    {
+      absl::MutexLock lock(&mu_);
+      read_done_ = false;
+    }
+    StartRead(buffer);
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(&read_done_));
+    return read_ok_;
+  }
+  grpc::Status Finish() {
+    RemoveHold();
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(&done_));
+    return status_;
+  }
+
+  void OnWriteDone(bool ok) override {
+    absl::MutexLock lock(&mu_);
+    write_ok_ = ok;
+    write_done_ = true;
+  }
+  void OnReadDone(bool ok) override {
+    absl::MutexLock lock(&mu_);
+    read_ok_ = ok;
+    read_done_ = true;
+  }
+  void OnDone(const grpc::Status& status) override {
+    absl::MutexLock lock(&mu_);
+    status_ = status;
+    done_ = true;
+  }
+
+ private:
+  absl::Mutex mu_;
+  bool write_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool write_ok_ ABSL_GUARDED_BY(mu_) = false;
+  bool read_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool read_ok_ ABSL_GUARDED_BY(mu_) = false;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::Status status_ ABSL_GUARDED_BY(mu_);
+};
+
+constexpr char kUploadMethod[] = "/tensord.v1.Tensord/Upload";
+constexpr char kDownloadMethod[] = "/tensord.v1.Tensord/Download";
 
 }  // namespace
 
@@ -134,6 +207,7 @@ Attrs& Attrs::IndexList(const std::string& name, const std::vector<Index>& items
 
 struct SessionState {
   std::unique_ptr<v1::Tensord::Stub> stub;
+  std::unique_ptr<grpc::GenericStub> raw;  // Upload and Download, as raw bytes
   std::string id;
   std::string device;
   SessionOptions options;
@@ -253,6 +327,7 @@ absl::StatusOr<Session> Session::Open(std::shared_ptr<grpc::Channel> channel,
                                       const SessionOptions& options) {
   auto state = std::make_shared<SessionState>();
   state->stub = v1::Tensord::NewStub(channel);
+  state->raw = std::make_unique<grpc::GenericStub>(channel);
   state->options = options;
   grpc::ClientContext ctx;
   state->Context(&ctx);
@@ -544,32 +619,48 @@ Tensor Session::empty_strided(const std::vector<int64_t>& size, const std::vecto
 
 absl::StatusOr<Tensor> Session::from_bytes(const std::vector<int64_t>& sizes, DType dtype,
                                            const std::string& bytes) {
+  return from_bytes(sizes, dtype, bytes.data(), static_cast<int64_t>(bytes.size()));
+}
+
+absl::StatusOr<Tensor> Session::from_bytes(const std::vector<int64_t>& sizes, DType dtype,
+                                           const void* data, int64_t nbytes) {
   SessionState& s = *state_;
-  uint64_t id;
-  {
-    absl::MutexLock lock(&s.mu);
-    id = s.next_id++;
-  }
-  grpc::ClientContext ctx;
-  s.Context(&ctx);
-  v1::UploadResponse response;
-  std::unique_ptr<grpc::ClientWriter<v1::UploadRequest>> writer =
-      s.stub->Upload(&ctx, &response);
   v1::UploadRequest message;
   v1::UploadHeader* header = message.mutable_header();
   header->set_session_id(s.id);
-  header->set_id(id);
   header->mutable_sizes()->Assign(sizes.begin(), sizes.end());
   header->set_dtype(ToProto(dtype));
-  bool ok = writer->Write(message);
-  constexpr size_t kChunk = 1 << 20;
-  for (size_t at = 0; ok && at < bytes.size(); at += kChunk) {
-    message.set_data(bytes.data() + at, std::min(kChunk, bytes.size() - at));
-    ok = writer->Write(message);
+  {
+    absl::MutexLock lock(&s.mu);
+    header->set_id(s.next_id++);
+    // Dropped handles go first, so their memory can serve this upload. (Ops still buffered
+    // may use those ids: they are released only when nothing is buffered.)
+    if (s.pending.ops_size() == 0) {
+      absl::MutexLock release_lock(&s.release_mu);
+      header->mutable_release_before()->Assign(s.releases.begin(), s.releases.end());
+      s.releases.clear();
+    }
   }
-  writer->WritesDone();
-  absl::Status status = FromGrpc(writer->Finish(), &ctx);
+  const uint64_t id = header->id();
+  grpc::ClientContext ctx;
+  s.Context(&ctx);
+  RawCall call(*s.raw, &ctx, kUploadMethod);
+  bool ok = call.Write(wire::Serialize(message));
+  constexpr int64_t kChunk = 1 << 20;
+  const char* bytes = static_cast<const char*>(data);
+  for (int64_t at = 0; ok && at < nbytes; at += kChunk) {
+    // The chunk is sent from the caller's memory, which outlives the blocking write.
+    ok = call.Write(wire::DataRecord(bytes + at, static_cast<size_t>(std::min(kChunk, nbytes - at))));
+  }
+  call.WritesDone();
+  grpc::ByteBuffer reply;
+  const bool got_reply = call.Read(&reply);
+  absl::Status status = FromGrpc(call.Finish(), &ctx);
   if (!status.ok()) return status;
+  v1::UploadResponse response;
+  if (!got_reply || !wire::Reader(reply).Parse(&response)) {
+    return absl::DataLossError("upload: malformed reply");
+  }
   auto state = std::make_shared<TensorState>();
   state->session = state_;
   state->id = id;
@@ -790,6 +881,70 @@ const Tensor& Tensor::zero_() const {
   return *this;
 }
 
+namespace {
+
+// Streams a download; `sink(header)` returns where the data goes (or an error), then every
+// chunk is copied there in order.
+absl::Status DownloadTo(SessionState& s, uint64_t id,
+                        const std::function<absl::StatusOr<char*>(int64_t total)>& sink,
+                        int64_t* received) {
+  grpc::ClientContext ctx;
+  s.Context(&ctx);
+  v1::DownloadRequest request;
+  request.set_session_id(s.id);
+  request.set_id(id);
+  RawCall call(*s.raw, &ctx, kDownloadMethod);
+  call.Write(wire::Serialize(request));
+  call.WritesDone();
+  grpc::ByteBuffer buffer;
+  char* out = nullptr;
+  int64_t total = 0;
+  absl::Status sink_status;
+  bool have_header = false;
+  *received = 0;
+  while (sink_status.ok() && call.Read(&buffer)) {
+    wire::Reader reader(buffer);
+    if (have_header) {
+      // Data: straight from the received slices to the destination.
+      const int64_t n = reader.DataRecordLength();
+      if (n < 0 || *received + n > total) {
+        sink_status = absl::DataLossError("download: a malformed or oversized data message");
+        break;
+      }
+      reader.CopyTo(out + *received, static_cast<size_t>(n));
+      *received += n;
+      continue;
+    }
+    v1::DownloadResponse header;
+    if (!reader.Parse(&header) || header.kind_case() != v1::DownloadResponse::kHeader) {
+      sink_status = absl::DataLossError("download: the first message is not a header");
+      break;
+    }
+    const TensorInfo info = InfoFromProto(header.header());
+    total = info.numel() * ItemSize(info.dtype);
+    absl::StatusOr<char*> where = sink(total);
+    if (!where.ok()) {
+      sink_status = where.status();
+      break;
+    }
+    out = *where;
+    have_header = true;
+  }
+  if (!sink_status.ok()) {
+    ctx.TryCancel();
+    while (call.Read(&buffer)) {
+    }
+    (void)call.Finish();
+    return sink_status;
+  }
+  absl::Status status = FromGrpc(call.Finish(), &ctx);
+  if (!status.ok()) return status;
+  if (*received != total) return absl::DataLossError("download: fewer bytes than announced");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> Tensor::bytes() const {
   if (!state_) return absl::FailedPreconditionError("undefined tensor");
   SessionState& s = *state_->session;
@@ -801,20 +956,43 @@ absl::StatusOr<std::string> Tensor::bytes() const {
     if (!flushed.ok()) return flushed;
     id = state_->id;
   }
-  grpc::ClientContext ctx;
-  s.Context(&ctx);
-  v1::DownloadRequest request;
-  request.set_session_id(s.id);
-  request.set_id(id);
-  std::unique_ptr<grpc::ClientReader<v1::DownloadResponse>> reader = s.stub->Download(&ctx, request);
-  v1::DownloadResponse message;
   std::string out;
-  while (reader->Read(&message)) {
-    if (message.kind_case() == v1::DownloadResponse::kData) out.append(message.data());
-  }
-  absl::Status status = FromGrpc(reader->Finish(), &ctx);
+  int64_t received = 0;
+  absl::Status status = DownloadTo(
+      s, id,
+      [&out](int64_t total) -> absl::StatusOr<char*> {
+        out.resize(static_cast<size_t>(total));  // one allocation, sized by the header
+        return out.data();
+      },
+      &received);
   if (!status.ok()) return status;
   return out;
+}
+
+absl::StatusOr<int64_t> Tensor::ReadInto(void* buffer, int64_t capacity) const {
+  if (!state_) return absl::FailedPreconditionError("undefined tensor");
+  SessionState& s = *state_->session;
+  uint64_t id;
+  {
+    absl::MutexLock lock(&s.mu);
+    absl::Status flushed = s.FlushLocked();
+    if (!state_->error.ok()) return state_->error;
+    if (!flushed.ok()) return flushed;
+    id = state_->id;
+  }
+  int64_t received = 0;
+  absl::Status status = DownloadTo(
+      s, id,
+      [buffer, capacity](int64_t total) -> absl::StatusOr<char*> {
+        if (total > capacity) {
+          return absl::OutOfRangeError(absl::StrCat("ReadInto: the tensor has ", total,
+                                                    " bytes, the buffer ", capacity));
+        }
+        return static_cast<char*>(buffer);
+      },
+      &received);
+  if (!status.ok()) return status;
+  return received;
 }
 
 absl::StatusOr<int64_t> TypedStorage::size() const {

@@ -196,6 +196,9 @@ class Tensor {
   // ---- Data ----
   // The elements in row-major order (as of .contiguous()), once the work writing them is done.
   absl::StatusOr<std::string> bytes() const;
+  // The same bytes into a caller's buffer of `capacity` bytes (no allocation); returns how many
+  // were written. OUT_OF_RANGE when the buffer is too small (nothing is written then).
+  absl::StatusOr<int64_t> ReadInto(void* buffer, int64_t capacity) const;
   template <typename E>
   absl::StatusOr<std::vector<E>> to_vector() const;
 
@@ -271,6 +274,9 @@ class Session {
   // Uploads bytes (numel * itemsize of them) as a new contiguous tensor.
   absl::StatusOr<Tensor> from_bytes(const std::vector<int64_t>& sizes, DType dtype,
                                     const std::string& bytes);
+  // The same from any memory (sent from it directly, without a copy).
+  absl::StatusOr<Tensor> from_bytes(const std::vector<int64_t>& sizes, DType dtype,
+                                    const void* data, int64_t nbytes);
   template <typename T>
   absl::StatusOr<Tensor> from_vector(const std::vector<T>& values,
                                      const std::vector<int64_t>& sizes) {

@@ -139,7 +139,12 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
     absl::string_view bytes = download_->Bytes(offset_, n);
     message_ = wire::DataRecord(bytes.data(), bytes.size());
     offset_ += n;
-    StartWrite(&message_);
+    if (offset_ == download_->total_bytes()) {
+      // The last chunk goes with the status (no OnWriteDone follows).
+      StartWriteAndFinish(&message_, grpc::WriteOptions(), grpc::Status::OK);
+    } else {
+      StartWrite(&message_);
+    }
   }
 
   grpc::CallbackServerContext* const ctx_;

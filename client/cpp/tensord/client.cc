@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/client_context.h"
+#include "grpcpp/completion_queue.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "tensord/wire.h"
 #include "tensord/v1/tensord.grpc.pb.h"
@@ -61,71 +62,68 @@ TensorInfo InfoFromProto(const v1::TensorInfo& p) {
   return info;
 }
 
-// A blocking stream of grpc::ByteBuffers over the callback API (a GenericStub call), for the
-// bulk-data methods: no protobuf copies of the bytes on this side.
-class RawCall final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+// One call of a bulk-data method: raw ByteBuffers through a GenericStub, so no protobuf copies
+// of the bytes on this side. The calling thread drives the call on a completion queue of its
+// own: it sends `messages` in order (the last with WritesDone folded in) while it hands each
+// received message to `on_read` (which returns false to cancel the call), then takes the status.
+// No other thread is woken per chunk: on small machines the callback API's thread hops cost
+// more than the bytes of a small transfer.
+class RawCall {
  public:
-  RawCall(grpc::GenericStub& stub, grpc::ClientContext* ctx, const std::string& method) {
-    stub.PrepareBidiStreamingCall(ctx, method, grpc::StubOptions(), this);
-    // Operations are started from this thread, between reactions: the hold keeps the call
-    // from completing while none is outstanding, until Finish() lets it go.
-    AddHold();
-    StartCall();
-  }
-
-  // NB: gRPC may run a reaction inline in Start*, so the lock is never held across one.
-  bool Write(const grpc::ByteBuffer& buffer) {
-    {
-      absl::MutexLock lock(&mu_);
-      write_done_ = false;
+  static grpc::Status Run(grpc::GenericStub& stub, grpc::ClientContext* ctx,
+                          const std::string& method, const std::vector<grpc::ByteBuffer>& messages,
+                          const std::function<bool(const grpc::ByteBuffer&)>& on_read) {
+    grpc::CompletionQueue cq;
+    // Corked: the initial metadata goes out with the first message.
+    ctx->set_initial_metadata_corked(true);
+    std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call = stub.PrepareCall(ctx, method, &cq);
+    void* const kWrite = reinterpret_cast<void*>(1);
+    void* const kRead = reinterpret_cast<void*>(2);
+    void* const kFinish = reinterpret_cast<void*>(3);
+    // With corked metadata StartCall completes nothing (no tag comes back for it).
+    call->StartCall(nullptr);
+    size_t next = 0;
+    bool writing = false, stopped = false;
+    grpc::ByteBuffer in;
+    auto write_next = [&] {
+      if (next == messages.size()) return;
+      const grpc::ByteBuffer& message = messages[next++];
+      if (next == messages.size()) {
+        call->WriteLast(message, grpc::WriteOptions(), kWrite);
+      } else {
+        call->Write(message, kWrite);
+      }
+      writing = true;
+    };
+    write_next();
+    call->Read(&in, kRead);
+    bool reading = true;
+    void* tag;
+    bool ok;
+    while ((writing || reading) && cq.Next(&tag, &ok)) {
+      if (tag == kWrite) {
+        writing = false;
+        if (ok) write_next();  // a failed write ends the call; its status says why
+      } else if (tag == kRead) {
+        reading = false;
+        if (!ok) continue;  // the server has finished
+        if (!stopped && !on_read(in)) {
+          stopped = true;
+          ctx->TryCancel();
+        }
+        call->Read(&in, kRead);
+        reading = true;
+      }
     }
-    StartWrite(&buffer);
-    absl::MutexLock lock(&mu_);
-    mu_.Await(absl::Condition(&write_done_));
-    return write_ok_;
-  }
-  void WritesDone() { StartWritesDone(); }
-  bool Read(grpc::ByteBuffer* buffer) {
-    {
-      absl::MutexLock lock(&mu_);
-      read_done_ = false;
+    grpc::Status status;
+    call->Finish(&status, kFinish);
+    while (cq.Next(&tag, &ok) && tag != kFinish) {
     }
-    StartRead(buffer);
-    absl::MutexLock lock(&mu_);
-    mu_.Await(absl::Condition(&read_done_));
-    return read_ok_;
+    cq.Shutdown();
+    while (cq.Next(&tag, &ok)) {
+    }
+    return status;
   }
-  grpc::Status Finish() {
-    RemoveHold();
-    absl::MutexLock lock(&mu_);
-    mu_.Await(absl::Condition(&done_));
-    return status_;
-  }
-
-  void OnWriteDone(bool ok) override {
-    absl::MutexLock lock(&mu_);
-    write_ok_ = ok;
-    write_done_ = true;
-  }
-  void OnReadDone(bool ok) override {
-    absl::MutexLock lock(&mu_);
-    read_ok_ = ok;
-    read_done_ = true;
-  }
-  void OnDone(const grpc::Status& status) override {
-    absl::MutexLock lock(&mu_);
-    status_ = status;
-    done_ = true;
-  }
-
- private:
-  absl::Mutex mu_;
-  bool write_done_ ABSL_GUARDED_BY(mu_) = false;
-  bool write_ok_ ABSL_GUARDED_BY(mu_) = false;
-  bool read_done_ ABSL_GUARDED_BY(mu_) = false;
-  bool read_ok_ ABSL_GUARDED_BY(mu_) = false;
-  bool done_ ABSL_GUARDED_BY(mu_) = false;
-  grpc::Status status_ ABSL_GUARDED_BY(mu_);
 };
 
 constexpr char kUploadMethod[] = "/tensord.v1.Tensord/Upload";
@@ -644,23 +642,27 @@ absl::StatusOr<Tensor> Session::from_bytes(const std::vector<int64_t>& sizes, DT
   const uint64_t id = header->id();
   grpc::ClientContext ctx;
   s.Context(&ctx);
-  RawCall call(*s.raw, &ctx, kUploadMethod);
-  bool ok = call.Write(wire::Serialize(message));
+  // The chunks are sent from the caller's memory, which outlives the call.
   constexpr int64_t kChunk = 1 << 20;
+  std::vector<grpc::ByteBuffer> messages;
+  messages.reserve(static_cast<size_t>(1 + (nbytes + kChunk - 1) / kChunk));
+  messages.push_back(wire::Serialize(message));
   const char* bytes = static_cast<const char*>(data);
-  for (int64_t at = 0; ok && at < nbytes; at += kChunk) {
-    // The chunk is sent from the caller's memory, which outlives the blocking write.
-    ok = call.Write(wire::DataRecord(bytes + at, static_cast<size_t>(std::min(kChunk, nbytes - at))));
+  for (int64_t at = 0; at < nbytes; at += kChunk) {
+    messages.push_back(wire::DataRecord(bytes + at, static_cast<size_t>(std::min(kChunk, nbytes - at))));
   }
-  call.WritesDone();
-  grpc::ByteBuffer reply;
-  const bool got_reply = call.Read(&reply);
-  absl::Status status = FromGrpc(call.Finish(), &ctx);
-  if (!status.ok()) return status;
   v1::UploadResponse response;
-  if (!got_reply || !wire::Reader(reply).Parse(&response)) {
-    return absl::DataLossError("upload: malformed reply");
-  }
+  int replies = 0;
+  bool parsed = false;
+  absl::Status status = FromGrpc(
+      RawCall::Run(*s.raw, &ctx, kUploadMethod, std::move(messages),
+                   [&](const grpc::ByteBuffer& reply) {
+                     parsed = ++replies == 1 && wire::Reader(reply).Parse(&response);
+                     return true;
+                   }),
+      &ctx);
+  if (!status.ok()) return status;
+  if (!parsed) return absl::DataLossError("upload: malformed reply");
   auto state = std::make_shared<TensorState>();
   state->session = state_;
   state->id = id;
@@ -893,51 +895,45 @@ absl::Status DownloadTo(SessionState& s, uint64_t id,
   v1::DownloadRequest request;
   request.set_session_id(s.id);
   request.set_id(id);
-  RawCall call(*s.raw, &ctx, kDownloadMethod);
-  call.Write(wire::Serialize(request));
-  call.WritesDone();
-  grpc::ByteBuffer buffer;
+  std::vector<grpc::ByteBuffer> messages;
+  messages.push_back(wire::Serialize(request));
   char* out = nullptr;
   int64_t total = 0;
   absl::Status sink_status;
   bool have_header = false;
   *received = 0;
-  while (sink_status.ok() && call.Read(&buffer)) {
+  // Runs on gRPC's thread: data goes straight from the received slices to the destination.
+  auto on_read = [&](const grpc::ByteBuffer& buffer) {
     wire::Reader reader(buffer);
     if (have_header) {
-      // Data: straight from the received slices to the destination.
       const int64_t n = reader.DataRecordLength();
       if (n < 0 || *received + n > total) {
         sink_status = absl::DataLossError("download: a malformed or oversized data message");
-        break;
+        return false;
       }
       reader.CopyTo(out + *received, static_cast<size_t>(n));
       *received += n;
-      continue;
+      return true;
     }
     v1::DownloadResponse header;
     if (!reader.Parse(&header) || header.kind_case() != v1::DownloadResponse::kHeader) {
       sink_status = absl::DataLossError("download: the first message is not a header");
-      break;
+      return false;
     }
     const TensorInfo info = InfoFromProto(header.header());
     total = info.numel() * ItemSize(info.dtype);
     absl::StatusOr<char*> where = sink(total);
     if (!where.ok()) {
       sink_status = where.status();
-      break;
+      return false;
     }
     out = *where;
     have_header = true;
-  }
-  if (!sink_status.ok()) {
-    ctx.TryCancel();
-    while (call.Read(&buffer)) {
-    }
-    (void)call.Finish();
-    return sink_status;
-  }
-  absl::Status status = FromGrpc(call.Finish(), &ctx);
+    return true;
+  };
+  absl::Status status =
+      FromGrpc(RawCall::Run(*s.raw, &ctx, kDownloadMethod, std::move(messages), on_read), &ctx);
+  if (!sink_status.ok()) return sink_status;
   if (!status.ok()) return status;
   if (*received != total) return absl::DataLossError("download: fewer bytes than announced");
   return absl::OkStatus();

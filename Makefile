@@ -1,6 +1,7 @@
 # The two commands of the README: `make run` and `make test`. Everything else is a helper.
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
+MAKEFLAGS += --no-print-directory
 CMAKE_FLAGS ?=
 LISTEN ?= 127.0.0.1:50051
 
@@ -18,6 +19,9 @@ build: configure
 
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+run: build
+	@exec ./$(BUILD_DIR)/tensord --listen=$(LISTEN) --device=cpu
 
 bench: build
 	@./scripts/run-benchmarks.sh $(BUILD_DIR)

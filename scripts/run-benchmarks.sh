@@ -3,3 +3,5 @@
 set -euo pipefail
 build=${1:-build}
 "$build/bench/engine_bench"
+echo
+"$build/bench/service_bench"

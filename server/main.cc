@@ -2,10 +2,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -66,8 +68,19 @@ int main(int argc, char** argv) {
   // Fresh pages fault in slowly (far slower than copying into reused memory): keep freed
   // message buffers in the heap for reuse instead of returning each one to the kernel.
   tensord::server::TuneMallocForReuse();
-  absl::SetProgramUsageMessage("tensord [flags]: serve tensors over gRPC");
-  absl::ParseCommandLine(argc, argv);
+  absl::SetProgramUsageMessage(
+      "tensord [flags]: serve tensors over gRPC (flags may be spelled --session-ttl or --session_ttl)");
+  // Flag names are accepted with dashes as well as underscores: --session-ttl=60s.
+  std::vector<std::string> args(argv, argv + argc);
+  std::vector<char*> arg_ptrs;
+  for (std::string& arg : args) {
+    if (arg.size() > 2 && arg.compare(0, 2, "--") == 0) {
+      const size_t end = std::min(arg.find('='), arg.size());
+      std::replace(arg.begin() + 2, arg.begin() + static_cast<std::ptrdiff_t>(end), '-', '_');
+    }
+    arg_ptrs.push_back(arg.data());
+  }
+  absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
 
   // SIGTERM/SIGINT may arrive on any thread: the handler only writes to a pipe that the main
   // thread waits on (async-signal-safe), so it works whichever thread takes the signal.

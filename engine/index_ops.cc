@@ -55,4 +55,62 @@ absl::StatusOr<PlannedOp> PlanTake(const Tensor& self, const Tensor& index) {
   return plan;
 }
 
+absl::StatusOr<PlannedOp> PlanPut(const Tensor& self, const Tensor& index, const Tensor& source) {
+  constexpr absl::string_view op = "put_";
+  if (index.dtype() != DType::kInt64) {
+    return RuntimeError(op, absl::StrCat("put_(): Expected a long tensor for index, but got ",
+                                         DTypeLegacyName(index.dtype())));
+  }
+  if (self.dtype() != source.dtype()) {
+    return RuntimeError(op, absl::StrCat("put_(): self and source expected to have the same "
+                                         "dtype, but got self.dtype = ",
+                                         DTypeLegacyName(self.dtype()), " and source.dtype = ",
+                                         DTypeLegacyName(source.dtype())));
+  }
+  if (index.numel() != source.numel()) {
+    return RuntimeError(op, absl::StrCat("put_(): Expected source and index to have the same "
+                                         "number of elements, but got source.numel() = ",
+                                         source.numel(), ", index.numel() = ", index.numel()));
+  }
+  if (self.device() != index.device() || self.device() != source.device()) {
+    return RuntimeError(op, "expected self, index and source on the same device");
+  }
+  if (!self.device().is_cpu()) return absl::UnimplementedError("put_: only CPU tensors so far");
+  PlannedOp plan;
+  plan.outputs.push_back(self);
+  plan.reads = {index.storage(), source.storage()};
+  plan.writes = {self.storage()};
+  plan.kernel = [self, index, source]() -> absl::Status {
+    const int64_t n = self.numel();
+    TENSORD_ASSIGN_OR_RETURN(Tensor idx, Contiguous(index));
+    TENSORD_ASSIGN_OR_RETURN(Tensor src, Contiguous(source));
+    const int64_t* ids = idx.data_as<int64_t>();
+    const int64_t count = idx.numel();
+    // Every index is checked before anything is written.
+    for (int64_t i = 0; i < count; ++i) {
+      if (ids[i] < -n || ids[i] >= n) {
+        return IndexError("put_", absl::StrCat("out of range: tried to access index ", ids[i],
+                                               " on a tensor of ", n, " elements."));
+      }
+    }
+    const int64_t w = self.itemsize();
+    const int64_t dim = self.dim();
+    char* base = self.data();
+    const char* from = src.data();
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t k = ids[i] < 0 ? ids[i] + n : ids[i];
+      // Row-major position k to the element's place through self's strides.
+      int64_t offset = 0;
+      for (int64_t d = dim - 1; d >= 0; --d) {
+        const int64_t size = self.size(d);
+        offset += (k % size) * self.stride(d);
+        k /= size;
+      }
+      std::memcpy(base + offset * w, from + i * w, static_cast<size_t>(w));
+    }
+    return absl::OkStatus();
+  };
+  return plan;
+}
+
 }  // namespace tensord::engine

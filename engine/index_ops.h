@@ -13,6 +13,12 @@ namespace tensord::engine {
 // runs: it fails then (IndexError), as on a GPU.
 absl::StatusOr<PlannedOp> PlanTake(const Tensor& self, const Tensor& index);
 
+// Tensor.put_(index, source): self viewed as 1-d (in row-major order, whatever its strides)
+// gets source's elements at `index` (int64, negative counts from the end; source has as many
+// elements as index and self's dtype). Duplicate indices leave one of the written values. An
+// index out of range fails the kernel while it runs, which then has written nothing.
+absl::StatusOr<PlannedOp> PlanPut(const Tensor& self, const Tensor& index, const Tensor& source);
+
 }  // namespace tensord::engine
 
 #endif  // TENSORD_ENGINE_INDEX_OPS_H_

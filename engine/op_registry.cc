@@ -508,6 +508,11 @@ void RegisterOtherOps(std::vector<OpDef>& ops) {
                  "self viewed as 1-d, gathered at int64 indices (negative count from the end); "
                  "an index out of range fails the kernel while it runs.",
                  false, [](Inputs in, AttrReader&) { return PlanTake(in[0], in[1]); }});
+  ops.push_back({"put_", OpKind::kInPlace, {"self", "index", "source"}, {},
+                 "Writes source's elements into self viewed as 1-d, at int64 indices (negative "
+                 "count from the end); an index out of range fails the kernel, which then writes "
+                 "nothing.",
+                 false, [](Inputs in, AttrReader&) { return PlanPut(in[0], in[1], in[2]); }});
   OpDef sleep{"_sleep", OpKind::kCompute, {}, {Req("ms", AttrType::kInt, "milliseconds, <= 60000")},
               "Occupies the stream for `ms` milliseconds (as torch.cuda._sleep): for tests and "
               "demonstrations of asynchronous execution.",

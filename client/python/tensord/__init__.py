@@ -1,0 +1,40 @@
+"""tensord: PyTorch's tensor API on a remote tensord server.
+
+    import tensord as torch
+    t = torch.arange(24).view(1, 2, 3, 4)     # held by the server; views share its storage
+    t.permute(0, 2, 3, 1).stride()            # (24, 4, 1, 12)
+
+Module-level functions use a default session on $TENSORD_ADDRESS (127.0.0.1:50051), opened on
+first use and closed at exit; `tensord.connect(address)` opens others (`with` blocks make one
+current and close it at the end).
+"""
+from . import _dtypes
+from ._dtypes import Size, device, dtype, promote_types
+from ._dtypes import (bfloat16, float16, float32, float64, int8, int16, int32, int64, uint8)
+from ._dtypes import bool_ as bool  # noqa: A001 - torch.bool
+from ._errors import OutOfMemoryError
+from ._format import set_printoptions
+from ._session import Session
+from ._storage import TypedStorage, UntypedStorage
+from ._tensor import Tensor
+from ._api import (arange, as_tensor, cartesian_prod, cat, concat, concatenate, connect,
+                   current_session, empty, empty_like, empty_strided, eye, from_numpy, frombuffer,
+                   full, full_like, get_default_dtype, hstack, is_floating_point, is_tensor,
+                   linspace, manual_seed, meshgrid, numel, ones, ones_like, rand, rand_like, randint,
+                   randint_like, randn, randn_like, randperm, result_type, seed,
+                   set_default_session, stack, synchronize, tensor, vstack, zeros, zeros_like)
+from . import _api as _api_module
+from . import cuda
+
+half = float16
+float = float32  # noqa: A001 - torch.float
+double = float64
+short = int16
+int = int32  # noqa: A001 - torch.int
+long = int64
+
+for _name in _api_module._FUNCTIONAL:
+    globals()[_name] = _api_module._functional(_name)
+del _name
+
+__version__ = "0.1.0"

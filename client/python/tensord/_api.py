@@ -1,0 +1,500 @@
+"""Module-level functions, as torch's: factories, joins, and the functional forms of ops.
+
+Each takes an optional `session=`; without one it uses the innermost `with session:` block's
+session, else a default session opened lazily on $TENSORD_ADDRESS (127.0.0.1:50051).
+"""
+import atexit
+import math
+import numbers
+import threading
+
+import numpy as np
+
+from . import _dtypes
+from ._session import Session, default_address
+from ._tensor import Tensor, _Ints, _int, _int_list, _is_scalar, _op, _py_scalar, _wrap_dim
+
+_state = threading.local()
+_default = None
+_default_lock = threading.Lock()
+_rng = np.random.default_rng()
+
+
+def connect(address=None, device=None, token=None, pipeline=None):
+    """Opens a session on the tensord server at `address` (default $TENSORD_ADDRESS).
+
+    pipeline=True (the default): ops are buffered and sent in batches; an op's error is raised
+    when a result is next needed (its metadata or data, any flush). pipeline=False: each op is
+    sent at once and raises at its own line, as in torch.
+    """
+    return Session(address or default_address(), device=device, token=token, pipeline=pipeline)
+
+
+def _push_session(s):
+    stack = getattr(_state, "stack", None)
+    if stack is None:
+        stack = _state.stack = []
+    stack.append(s)
+
+
+def _pop_session(s):
+    stack = getattr(_state, "stack", [])
+    if stack and stack[-1] is s:
+        stack.pop()
+
+
+def current_session():
+    """The session module-level functions use."""
+    global _default
+    stack = getattr(_state, "stack", None)
+    if stack:
+        return stack[-1]
+    with _default_lock:
+        if _default is None or _default.closed:
+            _default = connect()
+        return _default
+
+
+def set_default_session(session):
+    global _default
+    with _default_lock:
+        _default = session
+
+
+@atexit.register
+def _close_default():
+    if _default is not None:
+        _default.close()
+
+
+def _session(session):
+    return session or current_session()
+
+
+def _dtype_arg(dtype, default=None):
+    if dtype is None:
+        return default
+    if isinstance(dtype, _dtypes.dtype):
+        return dtype
+    raise TypeError(f"argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
+
+
+def _check_device_arg(device, s):
+    if device is not None:
+        from ._tensor import _check_device
+        _check_device(_dtypes.device(device), s)
+
+
+# ---- factories ----------------------------------------------------------------------------------
+
+def _factory(name, size, dtype, device, session, extra=None):
+    s = _session(session)
+    _check_device_arg(device, s)
+    attrs = {"size": _int_list(size, name, "size")}
+    if extra:
+        attrs.update(extra)
+    if dtype is not None:
+        attrs["dtype"] = _dtype_arg(dtype)
+    return _op(s, name, [], attrs)
+
+
+def empty(*size, dtype=None, device=None, session=None, requires_grad=False, memory_format=None):
+    return _factory("empty", size, dtype, device, session)
+
+
+def zeros(*size, dtype=None, device=None, session=None, requires_grad=False):
+    return _factory("zeros", size, dtype, device, session)
+
+
+def ones(*size, dtype=None, device=None, session=None, requires_grad=False):
+    return _factory("ones", size, dtype, device, session)
+
+
+def full(size, fill_value, dtype=None, device=None, session=None, requires_grad=False):
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return _factory("full", (size,), dtype, device, session, {"fill_value": _py_scalar(fill_value)})
+
+
+def empty_strided(size, stride, dtype=None, device=None, session=None, requires_grad=False):
+    return _factory("empty_strided", (size,), dtype, device, session,
+                    {"stride": _int_list((stride,), "empty_strided", "stride")})
+
+
+def _like(name, t, dtype, extra=None):
+    return _factory(name, (tuple(t.shape),), dtype or t.dtype, None, t._session, extra)
+
+
+def empty_like(input, dtype=None, device=None, memory_format=None, requires_grad=False):
+    return _like("empty", input, dtype)
+
+
+def zeros_like(input, dtype=None, device=None, memory_format=None, requires_grad=False):
+    return _like("zeros", input, dtype)
+
+
+def ones_like(input, dtype=None, device=None, memory_format=None, requires_grad=False):
+    return _like("ones", input, dtype)
+
+
+def full_like(input, fill_value, dtype=None, device=None, memory_format=None, requires_grad=False):
+    return _like("full", input, dtype, {"fill_value": _py_scalar(fill_value)})
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, session=None, requires_grad=False):
+    s = _session(session)
+    _check_device_arg(device, s)
+    if end is None:
+        start, end = 0, start
+    attrs = {"start": _scalar_arg(start), "end": _scalar_arg(end), "step": _scalar_arg(step)}
+    if dtype is not None:
+        attrs["dtype"] = _dtype_arg(dtype)
+    return _op(s, "arange", [], attrs)
+
+
+def _scalar_arg(x):
+    if isinstance(x, Tensor):
+        x = x.item()
+    if not _is_scalar(x):
+        raise TypeError(f"arange(): argument must be a number, not {type(x).__name__}")
+    return _py_scalar(x)
+
+
+def eye(n, m=None, dtype=None, device=None, session=None, requires_grad=False):
+    n = _int(n, "eye", "n")
+    m = n if m is None else _int(m, "eye", "m")
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    out = zeros(n, m, dtype=dtype, device=device, session=session)
+    out.diagonal().fill_(1)
+    return out
+
+
+def linspace(start, end, steps, dtype=None, device=None, session=None, requires_grad=False):
+    steps = _int(steps, "linspace", "steps")
+    if steps < 0:
+        raise RuntimeError("linspace(): number of steps must be non-negative")
+    d = _dtype_arg(dtype, _dtypes.float32)
+    work = np.float64 if d is _dtypes.float64 else np.float32
+    # torch's kernel: the first half counts up from start, the second half down from end.
+    if steps == 1:
+        values = np.array([start], dtype=work)
+    elif steps == 0:
+        values = np.zeros(0, dtype=work)
+    else:
+        st, en = work(start), work(end)
+        step = (en - st) / work(steps - 1)
+        i = np.arange(steps)
+        half = steps // 2
+        values = np.where(i < half, st + step * i.astype(work),
+                          en - step * (steps - i - 1).astype(work)).astype(work)
+    if not d.is_floating_point:
+        return tensor(np.linspace(start, end, steps), dtype=d, session=session)
+    return from_numpy(values, session=session).to(d)
+
+
+# ---- random (generated on the client from one seeded generator, uploaded) ------------------------
+
+def manual_seed(seed):
+    """Seeds tensord's generator: rand/randn/randint/… sequences repeat for the same seed. (The
+    values differ from torch's own generator's.)"""
+    global _rng
+    _rng = np.random.default_rng(int(seed))
+    return None
+
+
+def seed():
+    global _rng
+    _rng = np.random.default_rng()
+
+
+def _random(values, dtype, session):
+    return from_numpy(np.ascontiguousarray(values), session=session).to(dtype)
+
+
+def rand(*size, dtype=None, device=None, session=None, generator=None, requires_grad=False):
+    d = _dtype_arg(dtype, _dtypes.float32)
+    shape = tuple(_int_list(size, "rand", "size"))
+    work = np.float64 if d is _dtypes.float64 else np.float32
+    return _random(_rng.random(shape, dtype=work), d, session)
+
+
+def randn(*size, dtype=None, device=None, session=None, generator=None, requires_grad=False):
+    d = _dtype_arg(dtype, _dtypes.float32)
+    shape = tuple(_int_list(size, "randn", "size"))
+    work = np.float64 if d is _dtypes.float64 else np.float32
+    return _random(_rng.standard_normal(shape, dtype=work), d, session)
+
+
+def randint(low, high=None, size=None, dtype=None, device=None, session=None, generator=None,
+            requires_grad=False):
+    if size is None:
+        if high is None or not isinstance(high, (tuple, list, _dtypes.Size)):
+            raise TypeError("randint() missing required argument 'size'")
+        low, high, size = 0, low, high
+    elif high is None:
+        low, high = 0, low
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    d = _dtype_arg(dtype, _dtypes.int64)
+    shape = tuple(_int_list((size,), "randint", "size"))
+    return _random(_rng.integers(low, high, size=shape, dtype=np.int64), d, session)
+
+
+def rand_like(input, dtype=None):
+    return rand(tuple(input.shape), dtype=dtype or input.dtype, session=input._session)
+
+
+def randn_like(input, dtype=None):
+    return randn(tuple(input.shape), dtype=dtype or input.dtype, session=input._session)
+
+
+def randint_like(input, low, high=None, dtype=None):
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, session=input._session)
+
+
+def randperm(n, dtype=None, device=None, session=None, generator=None, requires_grad=False):
+    return _random(_rng.permutation(int(n)).astype(np.int64), _dtype_arg(dtype, _dtypes.int64), session)
+
+
+# ---- from data ----------------------------------------------------------------------------------
+
+def _infer_python_dtype(arr):
+    kind = arr.dtype.kind
+    if kind == "b":
+        return _dtypes.bool_
+    if kind in "iu":
+        return _dtypes.int64
+    if kind == "f":
+        return _dtypes.float32
+    raise TypeError(f"tensord: can't make a tensor of {arr.dtype} values")
+
+
+def tensor(data, dtype=None, device=None, session=None, requires_grad=False, pin_memory=False):
+    """A new tensor holding a copy of `data` (nested lists, numbers, numpy arrays, tensors)."""
+    if isinstance(data, Tensor):
+        out = data.clone()
+        return out.to(dtype) if dtype is not None else out
+    d = _dtype_arg(dtype)
+    if isinstance(data, np.ndarray):
+        arr = data
+        if d is None:
+            d = _dtypes.from_numpy_dtype(arr.dtype)
+    else:
+        try:
+            arr = np.array(data)
+        except ValueError as e:
+            raise ValueError(str(e)) from None
+        if arr.dtype == object:
+            raise TypeError(f"tensord: can't make a tensor of {type(data).__name__}")
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"new(): invalid data type '{arr.dtype.name}'")
+        if d is None:
+            d = _infer_python_dtype(arr)
+    s = _session(session)
+    _check_device_arg(device, s)
+    return _upload_as(arr, d, s)
+
+
+def _upload_as(arr, d, s):
+    if d is _dtypes.bfloat16:
+        source = np.ascontiguousarray(arr, dtype=np.float64 if arr.dtype == np.float64 else np.float32)
+        return s.upload(source, source.shape, _dtypes.from_numpy_dtype(source.dtype)).to(d)
+    if arr.dtype.kind == "f" and d._np.kind in "iub" and d is not _dtypes.bool_:
+        arr = np.trunc(arr)
+    source = np.ascontiguousarray(arr.astype(d._np, copy=False))
+    return s.upload(source, source.shape, d)
+
+
+def as_tensor(data, dtype=None, device=None, session=None):
+    if isinstance(data, Tensor):
+        return data if dtype is None or dtype is data.dtype else data.to(dtype)
+    return tensor(data, dtype=dtype, device=device, session=session)
+
+
+def from_numpy(ndarray, session=None):
+    """A tensor with a copy of the array's values and dtype (the tensor lives on the server, so
+    unlike torch.from_numpy it does not share the array's memory)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    if any(st < 0 for st in ndarray.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
+                         "with negative strides are not currently supported. (You can probably "
+                         "work around this by making a copy of your array  with array.copy().) ")
+    d = _dtypes.from_numpy_dtype(ndarray.dtype)
+    arr = np.ascontiguousarray(ndarray)
+    if arr.dtype.byteorder == ">":
+        arr = arr.astype(arr.dtype.newbyteorder("<"))
+    return _session(session).upload(arr, arr.shape, d)
+
+
+def frombuffer(buffer, dtype, count=-1, offset=0, session=None):
+    d = _dtype_arg(dtype)
+    arr = np.frombuffer(buffer, dtype=d._np, count=count, offset=offset)
+    return _session(session).upload(arr, arr.shape, d)
+
+
+# ---- joins --------------------------------------------------------------------------------------
+
+def _tensors_arg(tensors, op):
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{op}(): argument 'tensors' must be tuple of Tensors, not "
+                        f"{type(tensors).__name__}")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
+    return list(tensors)
+
+
+def cat(tensors, dim=0, out=None):
+    """torch.cat: an empty result, then each input copied into its slice (on the server)."""
+    tensors = _tensors_arg(tensors, "cat")
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    s = tensors[0]._session
+    # Legacy rule: 1-d empty tensors are skipped whatever the others' shapes.
+    shapes = [tuple(t.shape) for t in tensors]
+    result_dtype = tensors[0].dtype
+    for t in tensors[1:]:
+        result_dtype = _dtypes.promote_types(result_dtype, t.dtype)
+    live = [(t, sh) for t, sh in zip(tensors, shapes) if sh != (0,)]
+    if not live:
+        return empty(0, dtype=result_dtype, session=s)
+    ref_index = next(i for i, sh in enumerate(shapes) if sh != (0,))
+    ref = shapes[ref_index]
+    if len(ref) == 0:
+        raise RuntimeError(f"zero-dimensional tensor (at position {ref_index}) cannot be concatenated")
+    d = _wrap_dim(dim, len(ref), "cat")
+    total = 0
+    for i, sh in enumerate(shapes):
+        if sh == (0,):
+            continue
+        if len(sh) != len(ref):
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(ref)} and {len(sh)}")
+        for k in range(len(ref)):
+            if k != d and sh[k] != ref[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected "
+                                   f"size {ref[k]} but got size {sh[k]} for tensor number {i} in the list.")
+        total += sh[d]
+    shape = list(ref)
+    shape[d] = total
+    result = empty(shape, dtype=result_dtype, session=s) if out is None else out
+    at = 0
+    for t, sh in live:
+        if sh[d]:
+            result.narrow(d, at, sh[d]).copy_(t)
+        at += sh[d]
+    return result
+
+
+concat = cat
+concatenate = cat
+
+
+def stack(tensors, dim=0, out=None):
+    tensors = _tensors_arg(tensors, "stack")
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shapes = [tuple(t.shape) for t in tensors]
+    for i, sh in enumerate(shapes[1:], 1):
+        if sh != shapes[0]:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shapes[0])} "
+                               f"at entry 0 and {list(sh)} at entry {i}")
+    d = _wrap_dim(dim, len(shapes[0]) + 1, "stack")
+    return cat([t.unsqueeze(d) for t in tensors], d, out=out)
+
+
+def hstack(tensors):
+    tensors = _tensors_arg(tensors, "hstack")
+    tensors = [t.reshape(1) if t.dim() == 0 else t for t in tensors]
+    return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
+
+
+def vstack(tensors):
+    tensors = _tensors_arg(tensors, "vstack")
+    return cat([t.reshape(1, -1) if t.dim() < 2 else t for t in tensors], 0)
+
+
+def meshgrid(*tensors, indexing=None):
+    """torch.meshgrid: every output is a view (an expand) of one input, as in torch."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    indexing = indexing or "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+    for t in tensors:
+        if t.dim() > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+    ts = [t.reshape(-1) if t.dim() == 0 else t for t in tensors]
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    sizes = [t.numel() for t in ts]
+    outs = []
+    for i, t in enumerate(ts):
+        shape = [1] * len(ts)
+        shape[i] = -1
+        outs.append(t.view(shape).expand(sizes))
+    if swap:
+        outs[0], outs[1] = outs[1], outs[0]
+    return tuple(outs)
+
+
+def cartesian_prod(*tensors):
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([g.reshape(-1) for g in grids], dim=1)
+
+
+# ---- synchronisation and devices ----------------------------------------------------------------
+
+def synchronize(session=None):
+    """Waits for every queued op of the session; raises the first asynchronous error."""
+    _session(session).synchronize()
+
+
+def get_default_dtype():
+    return _dtypes.float32
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    return input.numel()
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def result_type(a, b):
+    da = a.dtype if isinstance(a, Tensor) else None
+    db = b.dtype if isinstance(b, Tensor) else None
+    if da and db:
+        return _dtypes.promote_types(da, db)
+    return da or db
+
+
+promote_types = _dtypes.promote_types
+
+
+def _functional(name):
+    def f(input, *args, **kwargs):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
+        return getattr(input, name)(*args, **kwargs)
+    f.__name__ = name
+    f.__doc__ = f"torch.{name}: the functional form of Tensor.{name}."
+    return f
+
+
+_FUNCTIONAL = ["view_as", "reshape", "flatten", "unflatten", "as_strided", "transpose", "swapaxes",
+               "swapdims", "t", "adjoint", "alias", "detach", "permute", "movedim", "moveaxis",
+               "broadcast_to", "squeeze", "unsqueeze", "narrow", "select", "diagonal", "split",
+               "tensor_split", "chunk", "unbind", "clone", "flip", "take"]

@@ -1,0 +1,44 @@
+"""Server errors as the Python exceptions torch raises for the same mistakes."""
+import grpc
+
+_KINDS = {"RuntimeError": RuntimeError, "IndexError": IndexError, "ValueError": ValueError,
+          "TypeError": TypeError}
+
+
+class OutOfMemoryError(RuntimeError):
+    """A tensord limit (bytes per session or server) was reached: RESOURCE_EXHAUSTED."""
+
+
+def _make(kind, code_name, message):
+    if code_name == "RESOURCE_EXHAUSTED":
+        error = OutOfMemoryError(message)
+    else:
+        error = _KINDS.get(kind, RuntimeError)(message)
+    error.grpc_code = code_name
+    return error
+
+
+def error_from_proto(error):
+    code_name = grpc.StatusCode.UNKNOWN.name
+    for code in grpc.StatusCode:
+        if code.value[0] == error.code:
+            code_name = code.name
+            break
+    return _make(error.kind, code_name, error.message)
+
+
+def error_from_rpc(rpc_error, what):
+    kind = "RuntimeError"
+    try:
+        for key, value in rpc_error.trailing_metadata() or ():
+            if key == "tensord-error-kind":
+                kind = value
+    except Exception:
+        pass
+    code = rpc_error.code()
+    message = rpc_error.details() or f"{what}: {code.name}"
+    if code == grpc.StatusCode.OUT_OF_RANGE and kind == "RuntimeError":
+        kind = "IndexError"
+    if code == grpc.StatusCode.UNAVAILABLE:
+        message = f"tensord server unavailable ({what}): {message}"
+    return _make(kind, code.name, message)

@@ -1,0 +1,347 @@
+"""A session on a tensord server: the gRPC calls, op pipelining and id bookkeeping."""
+import os
+import threading
+import weakref
+
+import grpc
+
+from . import _dtypes
+from ._errors import error_from_rpc, error_from_proto
+
+try:
+    from .v1 import tensord_pb2 as pb
+except ImportError as e:  # pragma: no cover - a build step makes them
+    raise ImportError(
+        "tensord's generated protobuf module is missing: run `make build` (it writes "
+        "client/python/tensord/v1/tensord_pb2.py)") from e
+
+_SERVICE = "/tensord.v1.Tensord/"
+# Ops buffered before a flush even when nothing needs a result.
+_MAX_PENDING = 512
+_CHUNK = 1 << 20
+
+
+def _ident(x):
+    return x
+
+
+def _varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _data_payload(message):
+    """The bytes of a message that is exactly one `bytes data = 2` record, or None."""
+    mv = memoryview(message)
+    if len(mv) < 2 or mv[0] != 0x12:
+        return None
+    length = shift = 0
+    i = 1
+    while i < len(mv):
+        b = mv[i]
+        i += 1
+        length |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            break
+    if length != len(mv) - i:
+        return None
+    return mv[i:]
+
+
+class _Pending:
+    """One buffered op: its proto and the tensors waiting for its outputs' metadata."""
+
+    __slots__ = ("call", "tensors")
+
+    def __init__(self, call, tensors):
+        self.call = call
+        self.tensors = tensors
+
+
+class Session:
+    """A session on a tensord server. `tensord.connect(address)` opens one.
+
+    Ops are pipelined: each returns at once with client-chosen ids, and buffered ops go in one
+    RunOps batch when a result is needed (metadata, data, synchronize) or the buffer is full.
+    An op's error is raised by the flush that sends it. Usable as a context manager: inside
+    `with session:` module-level functions use it, and it closes on exit.
+    """
+
+    def __init__(self, address="127.0.0.1:50051", device=None, channel=None, token=None,
+                 pipeline=None):
+        self.address = address
+        # pipeline=False: every op is sent at once, so its error is raised by the call that
+        # made it (as torch does), at one round trip per op. Default: $TENSORD_PIPELINE != "0".
+        self.pipeline = os.environ.get("TENSORD_PIPELINE", "1") != "0" if pipeline is None else pipeline
+        options = [("grpc.max_receive_message_length", -1),
+                   ("grpc.max_send_message_length", -1)]
+        self._channel = channel or grpc.insecure_channel(address, options=options)
+        self._metadata = (("authorization", "Bearer " + token),) if token else None
+        self._lock = threading.RLock()
+        self._pending = []
+        self._releases = []
+        self._next_id = 1
+        self._closed = False
+        self._ops = None
+        self._info = None
+        self._unary = {}
+        opened = self._call("OpenSession", pb.OpenSessionRequest(device=device or "",
+                                                                 client_name="tensord-python"),
+                            pb.OpenSessionResponse)
+        self.id = opened.session_id
+        self.device = _dtypes.device(opened.device)
+        self._finalizer = weakref.finalize(self, Session._close_remote, self._channel,
+                                           self.id, self._metadata)
+
+    # ---- gRPC plumbing ----
+
+    def _stub(self, method, response_type):
+        stub = self._unary.get(method)
+        if stub is None:
+            stub = self._channel.unary_unary(_SERVICE + method,
+                                             request_serializer=lambda m: m.SerializeToString(),
+                                             response_deserializer=response_type.FromString)
+            self._unary[method] = stub
+        return stub
+
+    def _call(self, method, request, response_type):
+        try:
+            return self._stub(method, response_type)(request, metadata=self._metadata)
+        except grpc.RpcError as e:
+            raise error_from_rpc(e, method) from None
+
+    @staticmethod
+    def _close_remote(channel, session_id, metadata):
+        try:
+            channel.unary_unary(_SERVICE + "CloseSession",
+                                request_serializer=lambda m: m.SerializeToString(),
+                                response_deserializer=pb.CloseSessionResponse.FromString)(
+                pb.CloseSessionRequest(session_id=session_id), metadata=metadata, timeout=5)
+        except Exception:  # the server may be gone already
+            pass
+
+    def close(self):
+        """Closes the session on the server (freeing all its tensors)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._pending.clear()
+            self._releases.clear()
+        self._finalizer()
+
+    @property
+    def closed(self):
+        return self._closed
+
+    def __enter__(self):
+        from . import _api
+        _api._push_session(self)
+        return self
+
+    def __exit__(self, *exc):
+        from . import _api
+        _api._pop_session(self)
+        self.close()
+
+    def __repr__(self):
+        return f"tensord.Session(address={self.address!r}, id={self.id!r}, device='{self.device}')"
+
+    # ---- discovery ----
+
+    def server_info(self):
+        if self._info is None:
+            self._info = self._call("GetServerInfo", pb.GetServerInfoRequest(),
+                                    pb.GetServerInfoResponse)
+        return self._info
+
+    def list_ops(self):
+        """{name: OpSpec} of every op the server has."""
+        if self._ops is None:
+            response = self._call("ListOps", pb.ListOpsRequest(), pb.ListOpsResponse)
+            self._ops = {op.name: op for op in response.ops}
+        return self._ops
+
+    def version(self):
+        return self._call("GetVersion", pb.GetVersionRequest(), pb.GetVersionResponse)
+
+    # ---- ops ----
+
+    def _check_open(self):
+        if self._closed:
+            raise RuntimeError("tensord: the session is closed")
+
+    def new_ids(self, n):
+        with self._lock:
+            first = self._next_id
+            self._next_id += n
+            return first
+
+    def submit(self, call, tensors):
+        """Buffers an OpCall whose outputs are `tensors` (already given their ids)."""
+        with self._lock:
+            self._check_open()
+            self._pending.append(_Pending(call, tensors))
+            if not self.pipeline or len(self._pending) >= _MAX_PENDING:
+                self.flush()
+
+    def release(self, tensor_id):
+        # Called from Tensor finalizers: no lock-taking call that could deadlock, just a list.
+        if not self._closed:
+            self._releases.append(tensor_id)
+
+    def flush(self):
+        """Sends the buffered ops; raises the first failing op's error.
+
+        The server stops a batch at its first failing op; the ops after it that do not use the
+        failed op's outputs are sent again, so one mistake loses nothing else. The failed op's
+        outputs (and everything computed from them) keep the error and raise it when used.
+        """
+        with self._lock:
+            if not self._pending and len(self._releases) < 256:
+                return
+            self._check_open()
+            first_error = None
+            while self._pending or self._releases:
+                pending, self._pending = self._pending, []
+                # A dropped id goes only once no buffered op still reads it.
+                used = set()
+                for p in pending:
+                    used.update(p.call.inputs)
+                releases = [i for i in self._releases if i not in used]
+                self._releases = [i for i in self._releases if i in used]
+                request = pb.RunOpsRequest(session_id=self.id, ops=[p.call for p in pending],
+                                           release_after=releases)
+                try:
+                    response = self._stub("RunOps", pb.RunOpsResponse)(request,
+                                                                        metadata=self._metadata)
+                except grpc.RpcError as e:
+                    error = error_from_rpc(e, "RunOps")
+                    for p in pending:
+                        for t in p.tensors:
+                            t._error = error
+                    raise error from None
+                for p, result in zip(pending, response.results):
+                    for t, info in zip(p.tensors, result.outputs):
+                        t._info = info
+                if not response.HasField("error"):
+                    continue
+                failed = max(response.error.op_index, 0)
+                error = error_from_proto(response.error)
+                first_error = first_error or error
+                failed_ids = set()
+                retry = []
+                for i, p in enumerate(pending[failed:]):
+                    if i == 0 or any(x in failed_ids for x in p.call.inputs):
+                        for t in p.tensors:
+                            t._error = error
+                            failed_ids.add(t._id)
+                    else:
+                        retry.append(p)
+                self._pending = retry + self._pending
+            if first_error is not None:
+                raise first_error
+
+    def run_now(self, call, count=None):
+        """Flushes, then runs one op and returns the TensorInfos of its outputs (for ops whose
+        number of outputs is only known to the server)."""
+        with self._lock:
+            self.flush()
+            request = pb.RunOpsRequest(session_id=self.id, ops=[call])
+            response = self._call("RunOps", request, pb.RunOpsResponse)
+            if response.HasField("error"):
+                raise error_from_proto(response.error)
+            return list(response.results[0].outputs)
+
+    def describe(self, ids):
+        return self._call("Describe", pb.DescribeRequest(session_id=self.id, ids=ids),
+                          pb.DescribeResponse).tensors
+
+    def synchronize(self, stream=None):
+        self.flush()
+        request = pb.SynchronizeRequest(session_id=self.id)
+        if stream is not None:
+            request.stream = stream
+        self._call("Synchronize", request, pb.SynchronizeResponse)
+
+    # ---- data ----
+
+    def upload(self, data, sizes, dtype):
+        """A new contiguous tensor from bytes-like `data` (numel * itemsize bytes)."""
+        from ._tensor import Tensor
+        self.flush()
+        mv = memoryview(data).cast("B")
+        with self._lock:
+            tensor_id = self._next_id
+            self._next_id += 1
+            releases, self._releases = self._releases, []
+        header = pb.UploadRequest(header=pb.UploadHeader(
+            session_id=self.id, id=tensor_id, sizes=list(sizes), dtype=dtype.proto,
+            release_before=releases)).SerializeToString()
+
+        def messages():
+            yield header
+            for at in range(0, len(mv), _CHUNK):
+                chunk = mv[at:at + _CHUNK]
+                yield b"\x12" + _varint(len(chunk)) + chunk.tobytes()
+
+        stub = self._channel.stream_unary(_SERVICE + "Upload", request_serializer=_ident,
+                                          response_deserializer=pb.UploadResponse.FromString)
+        try:
+            response = stub(messages(), metadata=self._metadata)
+        except grpc.RpcError as e:
+            raise error_from_rpc(e, "upload") from None
+        t = Tensor._new(self, tensor_id)
+        t._info = response.tensor
+        return t
+
+    def download(self, tensor_id):
+        """(TensorInfo, bytearray of its elements in row-major order)."""
+        self.flush()
+        stub = self._channel.unary_stream(_SERVICE + "Download",
+                                          request_serializer=lambda m: m.SerializeToString(),
+                                          response_deserializer=_ident)
+        header = None
+        out = None
+        at = 0
+        try:
+            for message in stub(pb.DownloadRequest(session_id=self.id, id=tensor_id),
+                                metadata=self._metadata):
+                if header is None:
+                    header = pb.DownloadResponse.FromString(message).header
+                    numel = 1
+                    for s in header.sizes:
+                        numel *= s
+                    out = bytearray(numel * _dtypes.from_proto(header.dtype).itemsize)
+                    continue
+                payload = _data_payload(message)
+                if payload is None:
+                    payload = memoryview(pb.DownloadResponse.FromString(message).data)
+                out[at:at + len(payload)] = payload
+                at += len(payload)
+        except grpc.RpcError as e:
+            raise error_from_rpc(e, "download") from None
+        if header is None or at != len(out):
+            raise RuntimeError("download: the server sent fewer bytes than announced")
+        return header, out
+
+    def read_storage(self, tensor_id, offset=0, count=-1):
+        return self._call("ReadStorage", pb.ReadStorageRequest(session_id=self.id, id=tensor_id,
+                                                               offset=offset, count=count),
+                          pb.ReadStorageResponse)
+
+    def write_storage(self, tensor_id, offset, data):
+        self.flush()
+        self._call("WriteStorage", pb.WriteStorageRequest(session_id=self.id, id=tensor_id,
+                                                          offset=offset, data=bytes(data)),
+                   pb.WriteStorageResponse)
+
+
+def default_address():
+    return os.environ.get("TENSORD_ADDRESS", "127.0.0.1:50051")

@@ -1,0 +1,789 @@
+"""tensord.Tensor: a handle on a tensor held by a tensord server, with torch's API."""
+import numbers
+import operator
+
+import numpy as np
+
+from . import _dtypes, _format
+from ._session import pb
+
+_MAX_OUTPUT_IDS = 65537  # ids reserved for an op with a list of outputs (server max + 1)
+
+
+# ---- attribute values ---------------------------------------------------------------------------
+
+class _Ints(list):
+    """Marks a list attribute (IntList on the wire)."""
+
+
+def _attr(value):
+    v = pb.AttrValue()
+    if value is None:
+        v.none = True
+    elif isinstance(value, bool):
+        v.b = value
+    elif isinstance(value, _Ints):
+        v.ints.values.extend(value)
+    elif isinstance(value, numbers.Integral):
+        v.i = int(value)
+    elif isinstance(value, numbers.Real):
+        v.f = float(value)
+    elif isinstance(value, _dtypes.dtype):
+        v.dtype = value.proto
+    elif isinstance(value, _dtypes.device):
+        v.device = str(value)
+    elif isinstance(value, pb.IndexList):
+        v.index.CopyFrom(value)
+    else:
+        raise TypeError(f"tensord: cannot send {type(value).__name__} as an op attribute")
+    return v
+
+
+def _int(value, op, name):
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
+        if isinstance(value, Tensor) and value.dim() == 0 and not value.dtype.is_floating_point:
+            return int(value.item())
+        raise TypeError(f"{op}(): argument '{name}' must be int, not {type(value).__name__}")
+    return operator.index(value)
+
+
+def _int_list(args, op, name):
+    """Sizes given as varargs ints or as one sequence (torch accepts both)."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list, _dtypes.Size)):
+        args = args[0]
+    out = _Ints()
+    for pos, a in enumerate(args):
+        if isinstance(a, bool) or not isinstance(a, (numbers.Integral, np.integer)):
+            if isinstance(a, Tensor) and a.dim() == 0 and not a.dtype.is_floating_point:
+                out.append(int(a.item()))
+                continue
+            raise TypeError(f"{op}(): argument '{name}' must be tuple of ints, but found element "
+                            f"of type {type(a).__name__} at pos {pos}")
+        out.append(operator.index(a))
+    return out
+
+
+def _int_or_ints(value, op, name):
+    if isinstance(value, (tuple, list, _dtypes.Size)):
+        return _int_list((value,), op, name)
+    return _int(value, op, name)
+
+
+def _is_scalar(x):
+    return isinstance(x, (bool, numbers.Number, np.bool_, np.number)) and not isinstance(x, complex)
+
+
+def _py_scalar(x):
+    if isinstance(x, (np.bool_, bool)):
+        return bool(x)
+    if isinstance(x, (numbers.Integral, np.integer)):
+        return int(x)
+    return float(x)
+
+
+# ---- indexing -----------------------------------------------------------------------------------
+
+def _is_advanced(item):
+    if isinstance(item, Tensor):
+        return not (item.dim() == 0 and not item.dtype.is_floating_point and item.dtype is not _dtypes.bool_)
+    return isinstance(item, (list, np.ndarray, bool, np.bool_)) or (
+        isinstance(item, tuple))
+
+
+def _basic_index_list(key):
+    items = pb.IndexList()
+    for k in key:
+        it = items.items.add()
+        if k is None:
+            it.none = True
+        elif k is Ellipsis:
+            it.ellipsis = True
+        elif isinstance(k, slice):
+            it.slice.SetInParent()
+            for field in ("start", "stop", "step"):
+                v = getattr(k, field)
+                if v is not None:
+                    if isinstance(v, Tensor):
+                        v = v.item()
+                    if isinstance(v, bool) or not isinstance(v, (numbers.Integral, np.integer)):
+                        raise TypeError("slice indices must be integers or None or have an "
+                                        "__index__ method")
+                    setattr(it.slice, field, operator.index(v))
+        elif isinstance(k, Tensor):
+            it.integer = int(k.item())
+        elif isinstance(k, (numbers.Integral, np.integer)):
+            it.integer = operator.index(k)
+        else:
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                             "Variables are valid indices (got " + type(k).__name__ + ")")
+    return items
+
+
+def _numpy_key(key):
+    out = []
+    for k in key:
+        if isinstance(k, Tensor):
+            if k.dtype.is_floating_point:
+                raise IndexError("tensors used as indices must be long, byte or bool tensors")
+            arr = k.numpy()
+            out.append(arr if arr.dtype == np.bool_ else arr.astype(np.int64))
+        elif isinstance(k, (list, tuple)):
+            arr = np.asarray(k)
+            if arr.dtype.kind == "f":
+                raise IndexError("tensors used as indices must be long, byte or bool tensors")
+            out.append(arr)
+        elif isinstance(k, (float, complex)):
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
+                             "byte Variables are valid indices (got " + type(k).__name__ + ")")
+        else:
+            out.append(k)
+    return tuple(out)
+
+
+class Tensor:
+    """A tensor held by a tensord server: torch.Tensor's API. Ops on it run on the server; the
+    handle is released there when the last Python reference goes."""
+
+    __slots__ = ("_session", "_id", "_info", "_error", "__weakref__")
+    __array_priority__ = 1000
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("create tensors with tensord.tensor(), tensord.zeros(), … ")
+
+    @classmethod
+    def _new(cls, session, tensor_id):
+        t = object.__new__(cls)
+        t._session = session
+        t._id = tensor_id
+        t._info = None
+        t._error = None
+        return t
+
+    def __del__(self):
+        try:
+            if self._error is None:
+                self._session.release(self._id)
+        except Exception:
+            pass
+
+    # ---- plumbing ----
+
+    def _meta(self):
+        info = self._info
+        if info is None:
+            if self._error is None:
+                self._session.flush()
+            if self._error is not None:
+                raise self._error
+            info = self._info
+        return info
+
+    def _op(self, name, inputs=(), attrs=None, session=None):
+        return _op(session or self._session, name, [self, *inputs], attrs)
+
+    def _multi(self, name, attrs):
+        s = self._session
+        first = s.new_ids(_MAX_OUTPUT_IDS)
+        call = _call(name, [self], attrs)
+        call.output_id_start = first
+        infos = s.run_now(call)
+        out = []
+        for i, info in enumerate(infos):
+            t = Tensor._new(s, first + i)
+            t._info = info
+            out.append(t)
+        return tuple(out)
+
+    # ---- metadata ----
+
+    @property
+    def shape(self):
+        return _dtypes.Size(self._meta().sizes)
+
+    def size(self, dim=None):
+        sizes = self._meta().sizes
+        if dim is None:
+            return _dtypes.Size(sizes)
+        return sizes[_wrap_dim(dim, len(sizes), "size")]
+
+    def stride(self, dim=None):
+        strides = self._meta().strides
+        if dim is None:
+            return tuple(strides)
+        return strides[_wrap_dim(dim, len(strides), "stride")]
+
+    def storage_offset(self):
+        return self._meta().storage_offset
+
+    def dim(self):
+        return len(self._meta().sizes)
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return self.dim()
+
+    def numel(self):
+        n = 1
+        for s in self._meta().sizes:
+            n *= s
+        return n
+
+    nelement = numel
+
+    @property
+    def dtype(self):
+        return _dtypes.from_proto(self._meta().dtype)
+
+    @property
+    def device(self):
+        return _dtypes.device(self._meta().device)
+
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
+
+    @property
+    def is_cpu(self):
+        return self.device.type == "cpu"
+
+    def is_contiguous(self, memory_format=None):
+        return self._meta().is_contiguous
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        return False
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    def data_ptr(self):
+        return self._meta().data_ptr
+
+    def get_device(self):
+        d = self.device
+        return -1 if d.type == "cpu" else (d.index or 0)
+
+    def storage(self):
+        from ._storage import TypedStorage
+        return TypedStorage(self)
+
+    def untyped_storage(self):
+        from ._storage import UntypedStorage
+        return UntypedStorage(self)
+
+    def _storage_id(self):
+        return self._meta().storage_id
+
+    @property
+    def requires_grad(self):
+        return False
+
+    @property
+    def grad(self):
+        return None
+
+    @property
+    def grad_fn(self):
+        return None
+
+    @property
+    def is_leaf(self):
+        return True
+
+    @property
+    def data(self):
+        return self.detach()
+
+    @property
+    def layout(self):
+        return "torch.strided"
+
+    # ---- data ----
+
+    def numpy(self, force=False):
+        """A numpy array of the values (a copy: the tensor lives on the server)."""
+        if self.dtype is _dtypes.bfloat16:
+            raise TypeError("Got unsupported ScalarType BFloat16")
+        return self._numpy_any()
+
+    def _numpy_any(self):
+        info, data = self._session.download(self._id)
+        d = _dtypes.from_proto(info.dtype)
+        arr = np.frombuffer(data, dtype=d._np).reshape(tuple(info.sizes))
+        if d is _dtypes.bfloat16:
+            arr = (arr.astype(np.uint32) << 16).view(np.float32)
+        return arr
+
+    def tolist(self):
+        return self._numpy_any().tolist()
+
+    def item(self):
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        return self._numpy_any().reshape(()).item()
+
+    def __bool__(self):
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {'no values' if n == 0 else 'more than one value'} is ambiguous")
+        return bool(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __len__(self):
+        sizes = self._meta().sizes
+        if not sizes:
+            raise TypeError("len() of a 0-d tensor")
+        return sizes[0]
+
+    def __iter__(self):
+        if self.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __array__(self, dtype=None):
+        arr = self._numpy_any()
+        return arr if dtype is None else arr.astype(dtype)
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self):
+        return _repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self.dim() == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __reduce__(self):
+        raise TypeError("tensord tensors live on a server; pickle t.numpy() instead")
+
+    # ---- views ----
+
+    def view(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], _dtypes.dtype):
+            raise RuntimeError("view(dtype) is not supported by tensord")
+        return self._op("view", attrs={"shape": _int_list(shape, "view", "size")})
+
+    def view_as(self, other):
+        return self._op("view_as", [other])
+
+    def reshape(self, *shape):
+        return self._op("reshape", attrs={"shape": _int_list(shape, "reshape", "shape")})
+
+    def reshape_as(self, other):
+        return self._op("reshape_as", [other])
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        return self._op("flatten", attrs={"start_dim": _int(start_dim, "flatten", "start_dim"),
+                                          "end_dim": _int(end_dim, "flatten", "end_dim")})
+
+    def unflatten(self, dim, sizes):
+        return self._op("unflatten", attrs={"dim": _int(dim, "unflatten", "dim"),
+                                            "sizes": _int_list((sizes,), "unflatten", "sizes")})
+
+    def as_strided(self, size, stride, storage_offset=None):
+        attrs = {"size": _int_list((size,), "as_strided", "size"),
+                 "stride": _int_list((stride,), "as_strided", "stride")}
+        if storage_offset is not None:
+            attrs["storage_offset"] = _int(storage_offset, "as_strided", "storage_offset")
+        return self._op("as_strided", attrs=attrs)
+
+    def transpose(self, dim0, dim1):
+        return self._op("transpose", attrs={"dim0": _int(dim0, "transpose", "dim0"),
+                                            "dim1": _int(dim1, "transpose", "dim1")})
+
+    def swapaxes(self, axis0, axis1):
+        return self._op("swapaxes", attrs={"axis0": _int(axis0, "swapaxes", "axis0"),
+                                           "axis1": _int(axis1, "swapaxes", "axis1")})
+
+    def swapdims(self, dim0, dim1):
+        return self._op("swapdims", attrs={"dim0": _int(dim0, "swapdims", "dim0"),
+                                           "dim1": _int(dim1, "swapdims", "dim1")})
+
+    def t(self):
+        return self._op("t")
+
+    @property
+    def T(self):
+        return self._op("T")
+
+    @property
+    def mT(self):
+        return self._op("mT")
+
+    @property
+    def H(self):
+        return self._op("H")
+
+    @property
+    def mH(self):
+        return self._op("mH")
+
+    def adjoint(self):
+        return self._op("adjoint")
+
+    def alias(self):
+        return self._op("alias")
+
+    def detach(self):
+        return self._op("detach")
+
+    def permute(self, *dims):
+        return self._op("permute", attrs={"dims": _int_list(dims, "permute", "dims")})
+
+    def movedim(self, source, destination):
+        return self._op("movedim", attrs={"source": _int_or_ints(source, "movedim", "source"),
+                                          "destination": _int_or_ints(destination, "movedim",
+                                                                      "destination")})
+
+    moveaxis = movedim
+
+    def expand(self, *sizes):
+        return self._op("expand", attrs={"size": _int_list(sizes, "expand", "size")})
+
+    def expand_as(self, other):
+        return self._op("expand_as", [other])
+
+    def broadcast_to(self, size):
+        return self._op("broadcast_to", attrs={"size": _int_list((size,), "broadcast_to", "size")})
+
+    def squeeze(self, dim=None):
+        if dim is None:
+            return self._op("squeeze")
+        return self._op("squeeze", attrs={"dim": _int_or_ints(dim, "squeeze", "dim")})
+
+    def unsqueeze(self, dim):
+        return self._op("unsqueeze", attrs={"dim": _int(dim, "unsqueeze", "dim")})
+
+    def narrow(self, dim, start, length):
+        return self._op("narrow", attrs={"dim": _int(dim, "narrow", "dim"),
+                                         "start": _int(start, "narrow", "start"),
+                                         "length": _int(length, "narrow", "length")})
+
+    def select(self, dim, index):
+        return self._op("select", attrs={"dim": _int(dim, "select", "dim"),
+                                         "index": _int(index, "select", "index")})
+
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        return self._op("diagonal", attrs={"offset": _int(offset, "diagonal", "offset"),
+                                           "dim1": _int(dim1, "diagonal", "dim1"),
+                                           "dim2": _int(dim2, "diagonal", "dim2")})
+
+    def unfold(self, dimension, size, step):
+        return self._op("unfold", attrs={"dimension": _int(dimension, "unfold", "dimension"),
+                                         "size": _int(size, "unfold", "size"),
+                                         "step": _int(step, "unfold", "step")})
+
+    def split(self, split_size, dim=0):
+        return self._multi("split", {"split_size": _int_or_ints(split_size, "split", "split_size"),
+                                     "dim": _int(dim, "split", "dim")})
+
+    def split_with_sizes(self, split_sizes, dim=0):
+        return self._multi("split_with_sizes",
+                           {"split_sizes": _int_list((split_sizes,), "split_with_sizes", "split_sizes"),
+                            "dim": _int(dim, "split_with_sizes", "dim")})
+
+    def tensor_split(self, indices_or_sections, dim=0):
+        if isinstance(indices_or_sections, (list, tuple)):
+            attrs = {"indices": _int_list((indices_or_sections,), "tensor_split", "indices")}
+        else:
+            attrs = {"sections": _int(indices_or_sections, "tensor_split", "sections")}
+        attrs["dim"] = _int(dim, "tensor_split", "dim")
+        return self._multi("tensor_split", attrs)
+
+    def chunk(self, chunks, dim=0):
+        return self._multi("chunk", {"chunks": _int(chunks, "chunk", "chunks"),
+                                     "dim": _int(dim, "chunk", "dim")})
+
+    def unbind(self, dim=0):
+        return self._multi("unbind", {"dim": _int(dim, "unbind", "dim")})
+
+    # ---- copies and in-place ----
+
+    def contiguous(self, memory_format=None):
+        return self._op("contiguous")
+
+    def clone(self, memory_format=None):
+        return self._op("clone")
+
+    def to(self, *args, **kwargs):
+        dtype = kwargs.pop("dtype", None)
+        device = kwargs.pop("device", None)
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        for a in args:
+            if isinstance(a, _dtypes.dtype):
+                dtype = a
+            elif isinstance(a, (str, _dtypes.device)):
+                device = a
+            elif isinstance(a, Tensor):
+                dtype, device = a.dtype, a.device
+            elif isinstance(a, bool):
+                copy = a
+            else:
+                raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
+        out = self
+        if device is not None:
+            _check_device(_dtypes.device(device), self._session)
+        if dtype is not None and dtype is not self.dtype:
+            out = self._op("to", attrs={"dtype": dtype})
+        elif copy:
+            out = self.clone()
+        return out
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return "torch." + self.dtype._legacy + "Tensor"
+        return self.to(dtype)
+
+    def cpu(self):
+        return self
+
+    def cuda(self, device=None):
+        _check_device(_dtypes.device("cuda" if device is None else device), self._session)
+        return self
+
+    def float(self):
+        return self.to(_dtypes.float32)
+
+    def double(self):
+        return self.to(_dtypes.float64)
+
+    def half(self):
+        return self.to(_dtypes.float16)
+
+    def bfloat16(self):
+        return self.to(_dtypes.bfloat16)
+
+    def long(self):
+        return self.to(_dtypes.int64)
+
+    def int(self):
+        return self.to(_dtypes.int32)
+
+    def short(self):
+        return self.to(_dtypes.int16)
+
+    def char(self):
+        return self.to(_dtypes.int8)
+
+    def byte(self):
+        return self.to(_dtypes.uint8)
+
+    def bool(self):
+        return self.to(_dtypes.bool_)
+
+    def copy_(self, src, non_blocking=False):
+        if not isinstance(src, Tensor):
+            raise TypeError(f"copy_(): argument 'other' must be Tensor, not {type(src).__name__}")
+        self._op("copy_", [src])
+        return self
+
+    def fill_(self, value):
+        if isinstance(value, Tensor):
+            if value.dim() != 0:
+                raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor "
+                                   f"with {value.dim()} dimensions.")
+            return self.copy_(value)
+        self._op("fill_", attrs={"value": _py_scalar(value)})
+        return self
+
+    def zero_(self):
+        self._op("zero_")
+        return self
+
+    def put_(self, index, source, accumulate=False):
+        if accumulate:
+            raise NotImplementedError("put_(accumulate=True) comes with tensord's compute ops")
+        self._op("put_", [index, source])
+        return self
+
+    def take(self, index):
+        return self._op("take", [index])
+
+    def flip(self, *dims):
+        return self._op("flip", attrs={"dims": _int_list(dims, "flip", "dims")})
+
+    def repeat(self, *sizes):
+        return self._op("repeat", attrs={"repeats": _int_list(sizes, "repeat", "repeats")})
+
+    def new_empty(self, size, dtype=None, device=None):
+        from . import _api
+        return _api.empty(size, dtype=dtype or self.dtype, session=self._session)
+
+    def new_zeros(self, size, dtype=None, device=None):
+        from . import _api
+        return _api.zeros(size, dtype=dtype or self.dtype, session=self._session)
+
+    def new_ones(self, size, dtype=None, device=None):
+        from . import _api
+        return _api.ones(size, dtype=dtype or self.dtype, session=self._session)
+
+    def new_full(self, size, fill_value, dtype=None, device=None):
+        from . import _api
+        return _api.full(size, fill_value, dtype=dtype or self.dtype, session=self._session)
+
+    def new_tensor(self, data, dtype=None, device=None):
+        from . import _api
+        return _api.tensor(data, dtype=dtype or self.dtype, session=self._session)
+
+    # ---- indexing ----
+
+    def __getitem__(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        if not any(_is_advanced(k) for k in key):
+            return self._op("index", attrs={"indices": _basic_index_list(key)})
+        linear = self._linear_indices(key)
+        return self._op("take", [linear])
+
+    def __setitem__(self, key, value):
+        key_t = key if isinstance(key, tuple) else (key,)
+        if not any(_is_advanced(k) for k in key_t):
+            target = self._op("index", attrs={"indices": _basic_index_list(key_t)})
+            _assign(target, value)
+            return
+        linear = self._linear_indices(key_t)
+        shape = tuple(linear._meta().sizes)
+        if isinstance(value, Tensor):
+            source = value.to(self.dtype).expand(shape)
+        else:
+            from . import _api
+            if _is_scalar(value):
+                source = _api.full(shape, _py_scalar(value), dtype=self.dtype, session=self._session)
+            else:
+                source = _api.tensor(value, dtype=self.dtype, session=self._session).expand(shape)
+        self._op("put_", [linear, source])
+
+    def _linear_indices(self, key):
+        """Advanced indexing as numpy does it (torch follows the same rules), applied to the
+        row-major positions of self's elements: a tensor of positions for take/put_."""
+        shape = tuple(self._meta().sizes)
+        positions = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
+        try:
+            picked = positions[_numpy_key(key)]
+        except IndexError as e:
+            raise IndexError(str(e).replace("axis", "dimension")) from None
+        from . import _api
+        return _api.from_numpy(np.ascontiguousarray(picked, dtype=np.int64), session=self._session)
+
+
+def _assign(target, value):
+    if isinstance(value, Tensor):
+        target.copy_(value)
+    elif _is_scalar(value):
+        target.fill_(_py_scalar(value))
+    else:
+        from . import _api
+        target.copy_(_api.tensor(value, dtype=target.dtype, session=target._session))
+
+
+def _wrap_dim(dim, rank, op):
+    dim = operator.index(dim)
+    lo, hi = (-rank, rank - 1) if rank > 0 else (-1, 0)
+    if dim < lo or dim > hi:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
+    return dim + rank if dim < 0 else dim
+
+
+def _check_device(d, session):
+    if d.type != session.device.type:
+        if d.type == "cuda":
+            raise RuntimeError(f"tensord: this session's device is {session.device}; open a "
+                               "session on a CUDA server with tensord.connect(address, device='cuda')")
+        raise RuntimeError(f"tensord: this session's device is {session.device}, not {d}")
+
+
+def _call(name, inputs, attrs):
+    call = pb.OpCall(op=name, inputs=[t._id for t in inputs])
+    if attrs:
+        for k, v in attrs.items():
+            call.attrs[k].CopyFrom(_attr(v))
+    return call
+
+
+def _op(session, name, inputs, attrs=None, returns_nothing=False):
+    for t in inputs:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}(): expected a tensord Tensor, got {type(t).__name__}")
+        if t._session is not session:
+            raise RuntimeError(f"{name}(): tensors of different tensord sessions")
+    for t in inputs:
+        if t._error is not None:  # computed from a failed op: fails the same way, unsent
+            out = Tensor._new(session, session.new_ids(1))
+            out._error = t._error
+            return out
+    call = _call(name, inputs, attrs)
+    if returns_nothing:
+        session.submit(call, [])
+        return None
+    out = Tensor._new(session, session.new_ids(1))
+    call.outputs.append(out._id)
+    session.submit(call, [out])
+    return out
+
+
+# ---- printing ---------------------------------------------------------------------------------
+
+def _summarized(t):
+    """A small tensor of the values repr shows of a large one: along each dim longer than
+    2*edgeitems only the first and last edgeitems rows (gathered on the server)."""
+    return _summarized_rows(t, tuple(t._meta().sizes), _format.PRINT_OPTS.edgeitems)
+
+
+def _summarized_rows(t, sizes, e):
+    from . import _api
+    if not sizes:
+        return t
+    if sizes[0] > 2 * e:
+        rows = list(range(e)) + list(range(sizes[0] - e, sizes[0]))
+    else:
+        rows = list(range(sizes[0]))
+    return _api.stack([_summarized_rows(t.select(0, r), sizes[1:], e) for r in rows])
+
+
+def _repr(t):
+    info = t._meta()
+    d = _dtypes.from_proto(info.dtype)
+    shape = tuple(info.sizes)
+    numel = int(np.prod(shape, dtype=np.int64))
+    prefix = "tensor("
+    indent = len(prefix)
+    suffixes = []
+    dev = _dtypes.device(info.device)
+    if dev.type != "cpu":
+        suffixes.append("device='" + str(dev) + "'")
+    if numel == 0:
+        if len(shape) != 1:
+            suffixes.append("size=" + str(shape))
+        if d is not _dtypes.float32:
+            suffixes.append("dtype=" + str(d))
+        body = "[]"
+    else:
+        if d not in (_dtypes.float32, _dtypes.int64, _dtypes.bool_):
+            suffixes.append("dtype=" + str(d))
+        summarize = numel > _format.PRINT_OPTS.threshold
+        values = (_summarized(t) if summarize else t)._numpy_any()
+        if d.is_floating_point:
+            values = values.astype(np.float64)
+        body = _format.tensor_str(values, shape, d.is_floating_point, indent, summarize)
+    return _format.add_suffixes(prefix + body, suffixes, indent)

@@ -474,12 +474,6 @@ absl::StatusOr<Tensor> Index(const Tensor& self, absl::Span<const IndexItem> ite
   if (specified > self.dim()) {
     return IndexError(op, absl::StrCat("too many indices for tensor of dimension ", self.dim()));
   }
-  for (const IndexItem& item : items) {
-    if (item.kind == IndexItem::Kind::kSlice && item.step <= 0) {
-      return ValueError(op, item.step == 0 ? "slice step cannot be zero"
-                                           : "step must be greater than zero");
-    }
-  }
   Tensor result = self;
   int64_t dim = 0;
   for (size_t i = 0; i < items.size(); ++i) {
@@ -501,6 +495,11 @@ absl::StatusOr<Tensor> Index(const Tensor& self, absl::Span<const IndexItem> ite
         break;
       }
       case IndexItem::Kind::kSlice: {
+        // Items apply in order, as torch's: an earlier bad integer is reported first.
+        if (item.step <= 0) {
+          return ValueError(op, item.step == 0 ? "slice step cannot be zero"
+                                               : "step must be greater than zero");
+        }
         TENSORD_ASSIGN_OR_RETURN(result, Slice(result, dim, item.start, item.stop, item.step));
         ++dim;
         break;

@@ -85,14 +85,19 @@ void Session::FillInfoLocked(uint64_t id, const Tensor& tensor, v1::TensorInfo* 
   info->set_storage_id(storage.id());
   info->set_storage_nbytes(storage.nbytes());
   uint64_t base = storage.virtual_address();
-  if (base == 0) {
+  if (storage.nbytes() == 0) {
+    base = 0;  // as torch: an empty storage has a null data pointer
+  } else if (base == 0) {
     // 64-byte aligned, with a gap, so distinct storages never share an address.
     const uint64_t span = (static_cast<uint64_t>(storage.nbytes()) + 127) / 64 * 64;
     base = storage.SetVirtualAddressOnce(next_virtual_address_);
     if (base == next_virtual_address_) next_virtual_address_ += span;
   }
   info->set_storage_data_ptr(base);
-  info->set_data_ptr(base + static_cast<uint64_t>(m.storage_offset() * m.itemsize()));
+  // As torch, an empty tensor's data pointer is null whatever its storage.
+  info->set_data_ptr(m.numel() == 0
+                         ? 0
+                         : base + static_cast<uint64_t>(m.storage_offset() * m.itemsize()));
 }
 
 absl::Status Session::Describe(absl::Span<const uint64_t> ids, v1::DescribeResponse* response) {

@@ -211,7 +211,7 @@ def seed():
 
 
 def _random(values, dtype, session):
-    return from_numpy(np.ascontiguousarray(values), session=session).to(dtype)
+    return from_numpy(_c_order(values), session=session).to(dtype)
 
 
 def rand(*size, dtype=None, device=None, session=None, generator=None, requires_grad=False):
@@ -261,6 +261,12 @@ def randperm(n, dtype=None, device=None, session=None, generator=None, requires_
 
 # ---- from data ----------------------------------------------------------------------------------
 
+def _c_order(arr, dtype=None):
+    """A C-contiguous array of the same shape (np.ascontiguousarray turns 0-d into 1-d)."""
+    arr = np.asarray(arr, dtype=dtype)
+    return arr if arr.flags.c_contiguous else np.ascontiguousarray(arr).reshape(arr.shape)
+
+
 def _infer_python_dtype(arr):
     kind = arr.dtype.kind
     if kind == "b":
@@ -300,11 +306,11 @@ def tensor(data, dtype=None, device=None, session=None, requires_grad=False, pin
 
 def _upload_as(arr, d, s):
     if d is _dtypes.bfloat16:
-        source = np.ascontiguousarray(arr, dtype=np.float64 if arr.dtype == np.float64 else np.float32)
+        source = _c_order(arr, np.float64 if arr.dtype == np.float64 else np.float32)
         return s.upload(source, source.shape, _dtypes.from_numpy_dtype(source.dtype)).to(d)
     if arr.dtype.kind == "f" and d._np.kind in "iub" and d is not _dtypes.bool_:
         arr = np.trunc(arr)
-    source = np.ascontiguousarray(arr.astype(d._np, copy=False))
+    source = _c_order(arr.astype(d._np, copy=False))
     return s.upload(source, source.shape, d)
 
 
@@ -324,7 +330,7 @@ def from_numpy(ndarray, session=None):
                          "with negative strides are not currently supported. (You can probably "
                          "work around this by making a copy of your array  with array.copy().) ")
     d = _dtypes.from_numpy_dtype(ndarray.dtype)
-    arr = np.ascontiguousarray(ndarray)
+    arr = _c_order(ndarray)
     if arr.dtype.byteorder == ">":
         arr = arr.astype(arr.dtype.newbyteorder("<"))
     return _session(session).upload(arr, arr.shape, d)

@@ -276,7 +276,8 @@ class Session:
         """A new contiguous tensor from bytes-like `data` (numel * itemsize bytes)."""
         from ._tensor import Tensor
         self.flush()
-        mv = memoryview(data).cast("B")
+        mv = memoryview(data)
+        mv = mv.cast("B") if mv.nbytes else memoryview(b"")
         with self._lock:
             tensor_id = self._next_id
             self._next_id += 1

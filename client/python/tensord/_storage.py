@@ -42,7 +42,7 @@ class TypedStorage:
         response = s.read_storage(self._tensor._id, offset, count)
         arr = np.frombuffer(response.data, dtype=self.dtype._np)
         if self.dtype is _dtypes.bfloat16:
-            arr = (arr.astype(np.uint32) << 16).view(np.float32)
+            arr = (arr.reshape(-1).astype(np.uint32) << 16).view(np.float32).reshape(arr.shape)
         return arr
 
     def tolist(self):

@@ -49,6 +49,8 @@ def _int(value, op, name):
 
 def _int_list(args, op, name):
     """Sizes given as varargs ints or as one sequence (torch accepts both)."""
+    if not args:
+        raise TypeError(f'{op}() missing 1 required positional arguments: "{name}"')
     if len(args) == 1 and isinstance(args[0], (tuple, list, _dtypes.Size)):
         args = args[0]
     out = _Ints()
@@ -90,7 +92,7 @@ def _is_advanced(item):
         isinstance(item, tuple))
 
 
-def _basic_index_list(key):
+def _basic_index_list(key, lone=False):
     items = pb.IndexList()
     for k in key:
         it = items.items.add()
@@ -99,6 +101,9 @@ def _basic_index_list(key):
         elif k is Ellipsis:
             it.ellipsis = True
         elif isinstance(k, slice):
+            if lone and k.step is not None and not isinstance(k.step, Tensor) and k.step == 0:
+                # torch unpacks a lone slice (and checks its step) before looking at dims
+                raise ValueError("slice step cannot be zero")
             it.slice.SetInParent()
             for field in ("start", "stop", "step"):
                 v = getattr(k, field)
@@ -315,7 +320,7 @@ class Tensor:
         d = _dtypes.from_proto(info.dtype)
         arr = np.frombuffer(data, dtype=d._np).reshape(tuple(info.sizes))
         if d is _dtypes.bfloat16:
-            arr = (arr.astype(np.uint32) << 16).view(np.float32)
+            arr = (arr.reshape(-1).astype(np.uint32) << 16).view(np.float32).reshape(arr.shape)
         return arr
 
     def tolist(self):
@@ -650,16 +655,24 @@ class Tensor:
     # ---- indexing ----
 
     def __getitem__(self, key):
-        key = key if isinstance(key, tuple) else (key,)
+        lone = not isinstance(key, tuple)
+        key = (key,) if lone else key
         if not any(_is_advanced(k) for k in key):
-            return self._op("index", attrs={"indices": _basic_index_list(key)})
+            return self._op("index", attrs={"indices": _basic_index_list(key, lone)})
         linear = self._linear_indices(key)
         return self._op("take", [linear])
 
     def __setitem__(self, key, value):
-        key_t = key if isinstance(key, tuple) else (key,)
+        # An assignment returns nothing to touch later, so it is sent at once: a mistake in it
+        # raises here, as in torch.
+        self._setitem(key, value)
+        self._session.flush()
+
+    def _setitem(self, key, value):
+        lone = not isinstance(key, tuple)
+        key_t = (key,) if lone else key
         if not any(_is_advanced(k) for k in key_t):
-            target = self._op("index", attrs={"indices": _basic_index_list(key_t)})
+            target = self._op("index", attrs={"indices": _basic_index_list(key_t, lone)})
             _assign(target, value)
             return
         linear = self._linear_indices(key_t)
@@ -679,12 +692,35 @@ class Tensor:
         row-major positions of self's elements: a tensor of positions for take/put_."""
         shape = tuple(self._meta().sizes)
         positions = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
+        np_key = _numpy_key(key)
+        _check_integer_indices(np_key, shape)
         try:
-            picked = positions[_numpy_key(key)]
+            picked = positions[np_key]
         except IndexError as e:
             raise IndexError(str(e).replace("axis", "dimension")) from None
         from . import _api
-        return _api.from_numpy(np.ascontiguousarray(picked, dtype=np.int64), session=self._session)
+        return _api.from_numpy(_api._c_order(picked, np.int64), session=self._session)
+
+
+def _check_integer_indices(np_key, shape):
+    """torch refuses any index into a dim of size 0, even when the result is empty (numpy, and
+    torch for other dims, check bounds only when there are elements to gather)."""
+    consumed = sum(1 if not isinstance(k, np.ndarray) or k.dtype != np.bool_ else k.ndim
+                   for k in np_key if k is not None and k is not Ellipsis)
+    dim = 0
+    for k in np_key:
+        if k is None:
+            continue
+        if k is Ellipsis:
+            dim += len(shape) - consumed
+            continue
+        if isinstance(k, np.ndarray) and k.dtype == np.bool_:
+            dim += k.ndim
+            continue
+        if isinstance(k, np.ndarray) and k.size and dim < len(shape) and shape[dim] == 0:
+            raise IndexError(f"index {k.reshape(-1)[0]} is out of bounds for dimension {dim} "
+                             "with size 0")
+        dim += 1
 
 
 def _assign(target, value):

@@ -173,3 +173,19 @@ def test_cuda_answered_by_server(session):
     tensord.synchronize()
     with pytest.raises(RuntimeError):
         tensord.zeros(2).to("cuda")
+
+
+@pytest.mark.parametrize("args", [(0, 1, 5), (0, 10, 7), (-3.5, 2.25, 100), (1, 0, 33), (0, 1, 1),
+                                  (0, 1, 0), (2, 9, 1000)])
+def test_linspace_eye_match_torch(session, args):
+    # torch's vectorised kernel may round the middle elements differently: within 1 ulp.
+    for td, tt in ((tensord.float32, torch.float32), (tensord.float64, torch.float64)):
+        got = torch.tensor(tensord.linspace(*args, dtype=td).tolist(), dtype=tt)
+        expected = torch.linspace(*args, dtype=tt)
+        assert got.shape == expected.shape
+        scale = max(abs(args[0]), abs(args[1]))
+        assert torch.allclose(got, expected, rtol=0, atol=4 * torch.finfo(tt).eps * scale)
+        if args[2] > 0:
+            assert got[0] == expected[0] and got[-1] == expected[-1]
+    n, m = args[2] % 5, (args[2] + 2) % 4
+    assert tensord.eye(n, m).tolist() == torch.eye(n, m).tolist()

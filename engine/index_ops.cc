@@ -10,18 +10,29 @@
 
 namespace tensord::engine {
 
-absl::StatusOr<PlannedOp> PlanTake(const Tensor& self, const Tensor& index) {
-  constexpr absl::string_view op = "take";
+namespace {
+
+// What take and put_ both require of their index (and, for put_, source).
+absl::Status CheckLinearIndex(absl::string_view op, const Tensor& self, const Tensor& index,
+                              const Tensor* source) {
   if (index.dtype() != DType::kInt64) {
-    return RuntimeError(op, absl::StrCat("take(): Expected a long tensor for index, but got ",
+    return RuntimeError(op, absl::StrCat(op, "(): Expected a long tensor for index, but got ",
                                          DTypeLegacyName(index.dtype())));
   }
-  if (self.device() != index.device()) {
-    return RuntimeError(op, "expected self and index on the same device");
+  if (self.device() != index.device() || (source && self.device() != source->device())) {
+    return RuntimeError(op, "expected all tensors on the same device");
   }
   if (!self.device().is_cpu()) {
-    return absl::UnimplementedError("take: only CPU tensors so far");
+    return absl::UnimplementedError(absl::StrCat(op, ": only CPU tensors so far"));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<PlannedOp> PlanTake(const Tensor& self, const Tensor& index) {
+  constexpr absl::string_view op = "take";
+  TENSORD_RETURN_IF_ERROR(CheckLinearIndex(op, self, index, nullptr));
   TENSORD_ASSIGN_OR_RETURN(
       Tensor out, AllocateTensor(op, TensorMeta::Contiguous(self.dtype(), index.sizes()),
                                  self.device()));
@@ -57,10 +68,7 @@ absl::StatusOr<PlannedOp> PlanTake(const Tensor& self, const Tensor& index) {
 
 absl::StatusOr<PlannedOp> PlanPut(const Tensor& self, const Tensor& index, const Tensor& source) {
   constexpr absl::string_view op = "put_";
-  if (index.dtype() != DType::kInt64) {
-    return RuntimeError(op, absl::StrCat("put_(): Expected a long tensor for index, but got ",
-                                         DTypeLegacyName(index.dtype())));
-  }
+  TENSORD_RETURN_IF_ERROR(CheckLinearIndex(op, self, index, &source));
   if (self.dtype() != source.dtype()) {
     return RuntimeError(op, absl::StrCat("put_(): self and source expected to have the same "
                                          "dtype, but got self.dtype = ",
@@ -72,10 +80,6 @@ absl::StatusOr<PlannedOp> PlanPut(const Tensor& self, const Tensor& index, const
                                          "number of elements, but got source.numel() = ",
                                          source.numel(), ", index.numel() = ", index.numel()));
   }
-  if (self.device() != index.device() || self.device() != source.device()) {
-    return RuntimeError(op, "expected self, index and source on the same device");
-  }
-  if (!self.device().is_cpu()) return absl::UnimplementedError("put_: only CPU tensors so far");
   PlannedOp plan;
   plan.outputs.push_back(self);
   plan.reads = {index.storage(), source.storage()};
@@ -95,13 +99,14 @@ absl::StatusOr<PlannedOp> PlanPut(const Tensor& self, const Tensor& index, const
     }
     const int64_t w = self.itemsize();
     const int64_t dim = self.dim();
+    const bool contiguous = self.is_contiguous();
     char* base = self.data();
     const char* from = src.data();
     for (int64_t i = 0; i < count; ++i) {
       int64_t k = ids[i] < 0 ? ids[i] + n : ids[i];
       // Row-major position k to the element's place through self's strides.
-      int64_t offset = 0;
-      for (int64_t d = dim - 1; d >= 0; --d) {
+      int64_t offset = contiguous ? k : 0;
+      for (int64_t d = dim - 1; !contiguous && d >= 0; --d) {
         const int64_t size = self.size(d);
         offset += (k % size) * self.stride(d);
         k /= size;

@@ -189,3 +189,18 @@ def test_linspace_eye_match_torch(session, args):
             assert got[0] == expected[0] and got[-1] == expected[-1]
     n, m = args[2] % 5, (args[2] + 2) % 4
     assert tensord.eye(n, m).tolist() == torch.eye(n, m).tolist()
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=lambda p: str(p[1]))
+def test_storage_assignment_converts_as_torch(session, pair):
+    td, tt = pair
+    expected = torch.zeros(4, dtype=tt)
+    got = tensord.zeros(4, dtype=td)
+    for i, v in ((0, 1.1), (1, 3), (-1, True)):
+        expected.storage()[i] = v
+        got.storage()[i] = v
+    assert got.storage().tolist() == expected.storage().tolist()
+    assert got.tolist() == expected.tolist()
+    raw = bytes(got.untyped_storage().tolist())
+    assert raw == expected.numpy().tobytes() if tt is not torch.bfloat16 else len(raw) == 8
+    assert got.untyped_storage()[td.itemsize] == raw[td.itemsize]

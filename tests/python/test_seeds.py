@@ -103,7 +103,7 @@ EXAMPLES = {
         print(points)
         points_t = points.t()
         print(points_t)
-        print(id(points.storage()) != 0, points.storage().data_ptr() == points_t.storage().data_ptr())
+        print(points.storage().data_ptr() == points_t.storage().data_ptr())
         print(points.stride())
         print(points_t.stride())
         print(points.is_contiguous())
@@ -189,7 +189,8 @@ EXAMPLES = {
         assert y_basic_index.data_ptr() == x.data_ptr()
         z_adv_index_int = x[torch.tensor([0, 1, 2]), torch.tensor([2, 3, 4])]
         print(z_adv_index_int)
-        ind = torch.tensor((torch.arange(200).reshape(10, 20) < 10).tolist() if False else [[v < 10 for v in row] for row in x.tolist()])
+        # The article's `x < 10` is a compute op (issue 5): the same mask, built from the values.
+        ind = torch.tensor([[v < 10 for v in row] for row in x.tolist()])
         z_adv_index_bool = x[ind]
         print(z_adv_index_bool)
         assert z_adv_index_int.data_ptr() != x.data_ptr()

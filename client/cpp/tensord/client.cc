@@ -885,6 +885,15 @@ const Tensor& Tensor::zero_() const {
 
 namespace {
 
+// Sends the session's buffered ops so that the server has everything written before a read or
+// write of `t`'s data; `t`'s own error (its op failed) comes before the batch's.
+absl::Status FlushForLocked(SessionState& s, const TensorState& t)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu) {
+  absl::Status flushed = s.FlushLocked();
+  if (!t.error.ok()) return t.error;
+  return flushed;
+}
+
 // Streams a download; `sink(header)` returns where the data goes (or an error), then every
 // chunk is copied there in order.
 absl::Status DownloadTo(SessionState& s, uint64_t id,
@@ -944,14 +953,11 @@ absl::Status DownloadTo(SessionState& s, uint64_t id,
 absl::StatusOr<std::string> Tensor::bytes() const {
   if (!state_) return absl::FailedPreconditionError("undefined tensor");
   SessionState& s = *state_->session;
-  uint64_t id;
   {
     absl::MutexLock lock(&s.mu);
-    absl::Status flushed = s.FlushLocked();
-    if (!state_->error.ok()) return state_->error;
-    if (!flushed.ok()) return flushed;
-    id = state_->id;
+    if (absl::Status st = FlushForLocked(s, *state_); !st.ok()) return st;
   }
+  const uint64_t id = state_->id;
   std::string out;
   int64_t received = 0;
   absl::Status status = DownloadTo(
@@ -968,14 +974,11 @@ absl::StatusOr<std::string> Tensor::bytes() const {
 absl::StatusOr<int64_t> Tensor::ReadInto(void* buffer, int64_t capacity) const {
   if (!state_) return absl::FailedPreconditionError("undefined tensor");
   SessionState& s = *state_->session;
-  uint64_t id;
   {
     absl::MutexLock lock(&s.mu);
-    absl::Status flushed = s.FlushLocked();
-    if (!state_->error.ok()) return state_->error;
-    if (!flushed.ok()) return flushed;
-    id = state_->id;
+    if (absl::Status st = FlushForLocked(s, *state_); !st.ok()) return st;
   }
+  const uint64_t id = state_->id;
   int64_t received = 0;
   absl::Status status = DownloadTo(
       s, id,
@@ -1010,13 +1013,11 @@ absl::StatusOr<uint64_t> TypedStorage::data_ptr() const {
 }
 
 absl::StatusOr<std::string> TypedStorage::ReadBytes(int64_t offset, int64_t count) const {
-  absl::StatusOr<TensorInfo> i = tensor_.info();  // sends buffered ops
-  if (!i.ok()) return i.status();
+  if (!tensor_.state_) return absl::FailedPreconditionError("undefined tensor");
   SessionState& s = *tensor_.state_->session;
   {
     absl::MutexLock lock(&s.mu);
-    absl::Status flushed = s.FlushLocked();
-    if (!flushed.ok()) return flushed;
+    if (absl::Status st = FlushForLocked(s, *tensor_.state_); !st.ok()) return st;
   }
   grpc::ClientContext ctx;
   s.Context(&ctx);
@@ -1032,12 +1033,10 @@ absl::StatusOr<std::string> TypedStorage::ReadBytes(int64_t offset, int64_t coun
 }
 
 absl::Status TypedStorage::WriteBytes(int64_t offset, const std::string& bytes) const {
-  absl::StatusOr<TensorInfo> i = tensor_.info();
-  if (!i.ok()) return i.status();
+  if (!tensor_.state_) return absl::FailedPreconditionError("undefined tensor");
   SessionState& s = *tensor_.state_->session;
-  absl::MutexLock lock(&s.mu);
-  absl::Status flushed = s.FlushLocked();  // the write is ordered after every op before it
-  if (!flushed.ok()) return flushed;
+  absl::MutexLock lock(&s.mu);  // held: the write is ordered after every op before it
+  if (absl::Status st = FlushForLocked(s, *tensor_.state_); !st.ok()) return st;
   grpc::ClientContext ctx;
   s.Context(&ctx);
   v1::WriteStorageRequest request;

@@ -21,7 +21,7 @@ from ._api import (arange, as_tensor, cartesian_prod, cat, concat, concatenate, 
                    current_session, empty, empty_like, empty_strided, eye, from_numpy, frombuffer,
                    full, full_like, get_default_dtype, hstack, is_floating_point, is_tensor,
                    linspace, manual_seed, meshgrid, numel, ones, ones_like, rand, rand_like, randint,
-                   randint_like, randn, randn_like, randperm, result_type, seed,
+                   randint_like, randn, randn_like, randperm, seed,
                    set_default_session, stack, synchronize, tensor, vstack, zeros, zeros_like)
 from . import _api as _api_module
 from . import cuda

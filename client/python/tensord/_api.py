@@ -479,14 +479,6 @@ def is_floating_point(input):
     return input.is_floating_point()
 
 
-def result_type(a, b):
-    da = a.dtype if isinstance(a, Tensor) else None
-    db = b.dtype if isinstance(b, Tensor) else None
-    if da and db:
-        return _dtypes.promote_types(da, db)
-    return da or db
-
-
 promote_types = _dtypes.promote_types
 
 

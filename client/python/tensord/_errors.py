@@ -18,13 +18,11 @@ def _make(kind, code_name, message):
     return error
 
 
+_CODE_NAMES = {code.value[0]: code.name for code in grpc.StatusCode}
+
+
 def error_from_proto(error):
-    code_name = grpc.StatusCode.UNKNOWN.name
-    for code in grpc.StatusCode:
-        if code.value[0] == error.code:
-            code_name = code.name
-            break
-    return _make(error.kind, code_name, error.message)
+    return _make(error.kind, _CODE_NAMES.get(error.code, "UNKNOWN"), error.message)
 
 
 def error_from_rpc(rpc_error, what):

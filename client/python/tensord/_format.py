@@ -90,13 +90,6 @@ class _Formatter:
         return (self.max_width - len(ret)) * " " + ret
 
 
-def _summarized_positions(size):
-    e = PRINT_OPTS.edgeitems
-    if size > 2 * e:
-        return list(range(e)) + [None] + list(range(size - e, size))
-    return list(range(size))
-
-
 def _str_rec(arr, shape, indent, summarize, fmt):
     """arr holds the shown values: along a summarized dim only its 2*edgeitems edge rows."""
     dim = len(shape)

@@ -91,6 +91,13 @@ class Session:
         self._ops = None
         self._info = None
         self._unary = {}
+        # Bulk data: requests pre-serialized, replies raw, so the bytes are sliced, not parsed.
+        self._upload = self._channel.stream_unary(
+            _SERVICE + "Upload", request_serializer=_ident,
+            response_deserializer=pb.UploadResponse.FromString)
+        self._download = self._channel.unary_stream(
+            _SERVICE + "Download", request_serializer=lambda m: m.SerializeToString(),
+            response_deserializer=_ident)
         opened = self._call("OpenSession", pb.OpenSessionRequest(device=device or "",
                                                                  client_name="tensord-python"),
                             pb.OpenSessionResponse)
@@ -248,7 +255,7 @@ class Session:
             if first_error is not None:
                 raise first_error
 
-    def run_now(self, call, count=None):
+    def run_now(self, call):
         """Flushes, then runs one op and returns the TensorInfos of its outputs (for ops whose
         number of outputs is only known to the server)."""
         with self._lock:
@@ -258,10 +265,6 @@ class Session:
             if response.HasField("error"):
                 raise error_from_proto(response.error)
             return list(response.results[0].outputs)
-
-    def describe(self, ids):
-        return self._call("Describe", pb.DescribeRequest(session_id=self.id, ids=ids),
-                          pb.DescribeResponse).tensors
 
     def synchronize(self, stream=None):
         self.flush()
@@ -292,10 +295,8 @@ class Session:
                 chunk = mv[at:at + _CHUNK]
                 yield b"\x12" + _varint(len(chunk)) + chunk.tobytes()
 
-        stub = self._channel.stream_unary(_SERVICE + "Upload", request_serializer=_ident,
-                                          response_deserializer=pb.UploadResponse.FromString)
         try:
-            response = stub(messages(), metadata=self._metadata)
+            response = self._upload(messages(), metadata=self._metadata)
         except grpc.RpcError as e:
             raise error_from_rpc(e, "upload") from None
         t = Tensor._new(self, tensor_id)
@@ -305,14 +306,11 @@ class Session:
     def download(self, tensor_id):
         """(TensorInfo, bytearray of its elements in row-major order)."""
         self.flush()
-        stub = self._channel.unary_stream(_SERVICE + "Download",
-                                          request_serializer=lambda m: m.SerializeToString(),
-                                          response_deserializer=_ident)
         header = None
         out = None
         at = 0
         try:
-            for message in stub(pb.DownloadRequest(session_id=self.id, id=tensor_id),
+            for message in self._download(pb.DownloadRequest(session_id=self.id, id=tensor_id),
                                 metadata=self._metadata):
                 if header is None:
                     header = pb.DownloadResponse.FromString(message).header

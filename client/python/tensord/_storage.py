@@ -36,11 +36,14 @@ class TypedStorage:
     def untyped(self):
         return UntypedStorage(self._tensor)
 
-    def _read(self, offset, count):
+    def _read_raw(self, offset, count):
+        """The bytes of `count` elements from `offset` (-1: to the end)."""
         s = self._tensor._session
         s.flush()
-        response = s.read_storage(self._tensor._id, offset, count)
-        arr = np.frombuffer(response.data, dtype=self.dtype._np)
+        return s.read_storage(self._tensor._id, offset, count).data
+
+    def _read(self, offset, count):
+        arr = np.frombuffer(self._read_raw(offset, count), dtype=self.dtype._np)
         if self.dtype is _dtypes.bfloat16:
             arr = (arr.reshape(-1).astype(np.uint32) << 16).view(np.float32).reshape(arr.shape)
         return arr
@@ -69,16 +72,10 @@ class TypedStorage:
         if isinstance(idx, slice):
             raise RuntimeError("tensord: assign storage elements one at a time")
         i = self._index(idx, "set")
-        if self.dtype is _dtypes.bfloat16:
-            # Round to nearest even, as torch converts.
-            bits = np.array([value], dtype=np.float32).view(np.uint32)[0]
-            if np.isnan(np.float32(value)):
-                raw = np.array([0x7FC0], dtype=np.uint16)
-            else:
-                raw = np.array([(int(bits) + 0x7FFF + ((int(bits) >> 16) & 1)) >> 16], dtype=np.uint16)
-        else:
-            raw = np.array([value]).astype(self.dtype._np)
-        self._tensor._session.write_storage(self._tensor._id, i, raw.tobytes())
+        # As torch does it: assignment through a one-element view of the storage, so the value
+        # is converted (and range-checked) by the server as any fill_ is. Sent at once.
+        self._tensor.as_strided((), (), i).fill_(value)
+        self._tensor._session.flush()
 
     def __iter__(self):
         return iter(self.tolist())
@@ -86,7 +83,7 @@ class TypedStorage:
     def __str__(self):
         data = " " + "\n ".join(str(v) for v in self.tolist())
         info = f"[torch.storage.TypedStorage(dtype={self.dtype}, device={self.device}) of size {len(self)}]"
-        return data + "\n" + info if len(self) else data + "\n" + info
+        return data + "\n" + info
 
     __repr__ = __str__
 
@@ -113,13 +110,18 @@ class UntypedStorage:
         return self._typed.device
 
     def tolist(self):
-        t = self._typed
-        return list(t._read(0, -1).view(np.uint8).tobytes()) if t.dtype is not _dtypes.bfloat16 else \
-            list(np.frombuffer(t._tensor._session.read_storage(t._tensor._id, 0, -1).data, np.uint8))
+        return list(self._typed._read_raw(0, -1))
 
     def __getitem__(self, idx):
-        data = self.tolist()
-        return data[idx]
+        if isinstance(idx, slice):
+            return self.tolist()[idx]
+        n = self.nbytes()
+        i = idx.__index__()
+        if i < -n or i >= n:
+            raise IndexError(f"index {i} out of range for storage of size {n}")
+        i %= n
+        w = self._typed.element_size()
+        return self._typed._read_raw(i // w, 1)[i % w]
 
     def __str__(self):
         data = self.tolist()

@@ -782,19 +782,14 @@ def _op(session, name, inputs, attrs=None, returns_nothing=False):
 
 def _summarized(t):
     """A small tensor of the values repr shows of a large one: along each dim longer than
-    2*edgeitems only the first and last edgeitems rows (gathered on the server)."""
-    return _summarized_rows(t, tuple(t._meta().sizes), _format.PRINT_OPTS.edgeitems)
-
-
-def _summarized_rows(t, sizes, e):
+    2*edgeitems only its first and last edgeitems rows, gathered on the server (one cat per
+    such dim), so printing a large tensor downloads only what is printed."""
     from . import _api
-    if not sizes:
-        return t
-    if sizes[0] > 2 * e:
-        rows = list(range(e)) + list(range(sizes[0] - e, sizes[0]))
-    else:
-        rows = list(range(sizes[0]))
-    return _api.stack([_summarized_rows(t.select(0, r), sizes[1:], e) for r in rows])
+    e = _format.PRINT_OPTS.edgeitems
+    for d, n in enumerate(tuple(t._meta().sizes)):
+        if n > 2 * e:
+            t = _api.cat([t.narrow(d, 0, e), t.narrow(d, n - e, e)], d)
+    return t
 
 
 def _repr(t):

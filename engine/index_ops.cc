@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/copy_ops.h"
+#include "engine/cpu/map.h"
 #include "engine/errors.h"
 #include "engine/factory_ops.h"
 #include "engine/status_macros.h"
@@ -66,7 +67,8 @@ absl::StatusOr<PlannedOp> PlanTake(const Tensor& self, const Tensor& index) {
   return plan;
 }
 
-absl::StatusOr<PlannedOp> PlanPut(const Tensor& self, const Tensor& index, const Tensor& source) {
+absl::StatusOr<PlannedOp> PlanPut(const Tensor& self, const Tensor& index, const Tensor& source,
+                                  bool accumulate) {
   constexpr absl::string_view op = "put_";
   TENSORD_RETURN_IF_ERROR(CheckLinearIndex(op, self, index, &source));
   if (self.dtype() != source.dtype()) {
@@ -84,7 +86,7 @@ absl::StatusOr<PlannedOp> PlanPut(const Tensor& self, const Tensor& index, const
   plan.outputs.push_back(self);
   plan.reads = {index.storage(), source.storage()};
   plan.writes = {self.storage()};
-  plan.kernel = [self, index, source]() -> absl::Status {
+  plan.kernel = [self, index, source, accumulate]() -> absl::Status {
     const int64_t n = self.numel();
     TENSORD_ASSIGN_OR_RETURN(Tensor idx, Contiguous(index));
     TENSORD_ASSIGN_OR_RETURN(Tensor src, Contiguous(source));
@@ -111,7 +113,16 @@ absl::StatusOr<PlannedOp> PlanPut(const Tensor& self, const Tensor& index, const
         offset += (k % size) * self.stride(d);
         k /= size;
       }
-      std::memcpy(base + offset * w, from + i * w, static_cast<size_t>(w));
+      if (accumulate) {
+        DispatchDType(self.dtype(), [&](auto t) {
+          using T = decltype(t);
+          T* dst = reinterpret_cast<T*>(base) + offset;
+          const T v = reinterpret_cast<const T*>(from)[i];
+          *dst = cpu::Convert<T>(static_cast<cpu::Calc<T>>(*dst) + static_cast<cpu::Calc<T>>(v));
+        });
+      } else {
+        std::memcpy(base + offset * w, from + i * w, static_cast<size_t>(w));
+      }
     }
     return absl::OkStatus();
   };

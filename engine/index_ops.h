@@ -17,7 +17,9 @@ absl::StatusOr<PlannedOp> PlanTake(const Tensor& self, const Tensor& index);
 // gets source's elements at `index` (int64, negative counts from the end; source has as many
 // elements as index and self's dtype). Duplicate indices leave one of the written values. An
 // index out of range fails the kernel while it runs, which then has written nothing.
-absl::StatusOr<PlannedOp> PlanPut(const Tensor& self, const Tensor& index, const Tensor& source);
+// With `accumulate`, source elements are added (repeated indices add up), as index_put_.
+absl::StatusOr<PlannedOp> PlanPut(const Tensor& self, const Tensor& index, const Tensor& source,
+                                  bool accumulate = false);
 
 }  // namespace tensord::engine
 

@@ -2,10 +2,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/elementwise.h"
 #include "engine/copy_ops.h"
 #include "engine/errors.h"
 #include "engine/factory_ops.h"
 #include "engine/index_ops.h"
+#include "engine/op_registry_internal.h"
 
 #include <thread>
 #include "engine/status_macros.h"
@@ -144,8 +146,6 @@ absl::StatusOr<std::vector<IndexItem>> AttrReader::Index(absl::string_view name)
 
 namespace {
 
-using Inputs = absl::Span<const Tensor>;
-
 PlanFn ViewFn(std::function<absl::StatusOr<Tensor>(Inputs, AttrReader&)> fn) {
   return [fn = std::move(fn)](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
     TENSORD_ASSIGN_OR_RETURN(Tensor out, fn(in, a));
@@ -158,13 +158,6 @@ PlanFn MultiViewFn(std::function<absl::StatusOr<std::vector<Tensor>>(Inputs, Att
     TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> out, fn(in, a));
     return ViewPlan(std::move(out));
   };
-}
-
-AttrSpec Req(std::string name, AttrType type, std::string doc = "") {
-  return AttrSpec{std::move(name), type, true, "", std::move(doc)};
-}
-AttrSpec Opt(std::string name, AttrType type, std::string dflt, std::string doc = "") {
-  return AttrSpec{std::move(name), type, false, std::move(dflt), std::move(doc)};
 }
 
 // Factory attributes common to every creation op.
@@ -508,11 +501,15 @@ void RegisterOtherOps(std::vector<OpDef>& ops) {
                  "self viewed as 1-d, gathered at int64 indices (negative count from the end); "
                  "an index out of range fails the kernel while it runs.",
                  false, [](Inputs in, AttrReader&) { return PlanTake(in[0], in[1]); }});
-  ops.push_back({"put_", OpKind::kInPlace, {"self", "index", "source"}, {},
+  ops.push_back({"put_", OpKind::kInPlace, {"self", "index", "source"},
+                 {Opt("accumulate", AttrType::kBool, "false", "add instead of writing")},
                  "Writes source's elements into self viewed as 1-d, at int64 indices (negative "
                  "count from the end); an index out of range fails the kernel, which then writes "
                  "nothing.",
-                 false, [](Inputs in, AttrReader&) { return PlanPut(in[0], in[1], in[2]); }});
+                 false, [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(bool acc, a.Bool("accumulate", false));
+                   return PlanPut(in[0], in[1], in[2], acc);
+                 }});
   OpDef sleep{"_sleep", OpKind::kCompute, {}, {Req("ms", AttrType::kInt, "milliseconds, <= 60000")},
               "Occupies the stream for `ms` milliseconds (as torch.cuda._sleep): for tests and "
               "demonstrations of asynchronous execution.",
@@ -539,6 +536,18 @@ OpRegistry::OpRegistry() {
   RegisterDataOps(ops_);
   RegisterFactoryOps(ops_);
   RegisterOtherOps(ops_);
+  RegisterElementwiseOps(ops_);
+  RegisterReductionOps(ops_);
+  RegisterLinalgOps(ops_);
+  RegisterIndexingOps(ops_);
+  RegisterRandomOps(ops_);
+  for (OpDef& op : ops_) {
+    // Inputs that may come as numbers are also listed as (optional) scalar attributes.
+    for (const std::string& name : op.scalar_inputs) {
+      op.attrs.push_back(Opt(name, AttrType::kScalar, "the tensor input",
+                             "a number (or None) in place of the tensor input '" + name + "'"));
+    }
+  }
   for (size_t i = 0; i < ops_.size(); ++i) index_[ops_[i].name] = i;
 }
 
@@ -556,14 +565,6 @@ absl::StatusOr<PlannedOp> PlanOp(absl::string_view name, absl::Span<const Tensor
                                  const Attrs& attrs) {
   const OpDef* op = OpRegistry::Global().Find(name);
   if (op == nullptr) return absl::NotFoundError(absl::StrCat("unknown op '", name, "'"));
-  if (inputs.size() != op->inputs.size()) {
-    return TypeError(op->name, absl::StrCat("takes ", op->inputs.size(), " tensor input(s) (",
-                                            absl::StrJoin(op->inputs, ", "), ") but ",
-                                            inputs.size(), " were given"));
-  }
-  for (const Tensor& t : inputs) {
-    if (!t.defined()) return RuntimeError(op->name, "an input tensor is undefined");
-  }
   for (const auto& [attr_name, value] : attrs.values()) {
     const AttrSpec* spec = nullptr;
     for (const AttrSpec& s : op->attrs) {
@@ -574,8 +575,49 @@ absl::StatusOr<PlannedOp> PlanOp(absl::string_view name, absl::Span<const Tensor
                                               "'"));
     }
   }
+  // Inputs given as numbers (or None) are wrapped here; the others come in order.
+  std::vector<Tensor> full;
+  absl::Span<const Tensor> planned = inputs;
+  size_t given_as_attr = 0;
+  for (const std::string& s : op->scalar_inputs) given_as_attr += attrs.values().contains(s);
+  if (given_as_attr > 0) {
+    if (inputs.size() + given_as_attr != op->inputs.size()) {
+      return TypeError(op->name, absl::StrCat("takes ", op->inputs.size(), " inputs (",
+                                              absl::StrJoin(op->inputs, ", "), ") but ",
+                                              inputs.size(), " tensors and ", given_as_attr,
+                                              " numbers were given"));
+    }
+    size_t next = 0;
+    for (const std::string& input : op->inputs) {
+      auto it = attrs.values().find(input);
+      const bool scalar_ok = std::find(op->scalar_inputs.begin(), op->scalar_inputs.end(),
+                                       input) != op->scalar_inputs.end();
+      if (scalar_ok && it != attrs.values().end()) {
+        if (std::holds_alternative<None>(it->second)) {
+          full.emplace_back();  // an absent optional input
+          continue;
+        }
+        AttrReader reader(*op, attrs);
+        TENSORD_ASSIGN_OR_RETURN(Scalar value, reader.GetScalar(input));
+        TENSORD_ASSIGN_OR_RETURN(Tensor wrapped, WrapNumber(value));
+        full.push_back(std::move(wrapped));
+      } else {
+        full.push_back(inputs[next++]);
+      }
+    }
+    planned = full;
+  } else if (inputs.size() != op->inputs.size()) {
+    return TypeError(op->name, absl::StrCat("takes ", op->inputs.size(), " tensor input(s) (",
+                                            absl::StrJoin(op->inputs, ", "), ") but ",
+                                            inputs.size(), " were given"));
+  }
+  for (size_t i = 0; i < planned.size(); ++i) {
+    if (!planned[i].defined() && !attrs.values().contains(op->inputs[i])) {
+      return RuntimeError(op->name, "an input tensor is undefined");
+    }
+  }
   AttrReader reader(*op, attrs);
-  return op->plan(inputs, reader);
+  return op->plan(planned, reader);
 }
 
 }  // namespace tensord::engine

@@ -86,6 +86,10 @@ struct OpDef {
   bool multi_output = false;  // returns a list of tensors (split, chunk, unbind, …)
   PlanFn plan;
   bool returns_nothing = false;  // queued for its effect only (_sleep)
+  // Inputs that a call may give as a number attribute of the same name instead of a tensor
+  // (wrapped as a 0-d tensor with the lowest promotion priority, as torch's Python numbers), or
+  // as None where the input is optional (clamp's min/max).
+  std::vector<std::string> scalar_inputs = {};
 };
 
 // Typed access to one call's attributes, with errors naming the op and the attribute.

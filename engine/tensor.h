@@ -48,9 +48,15 @@ class Tensor {
   // A tensor on the same storage with other metadata (already validated by the caller).
   Tensor WithMeta(TensorMeta meta) const { return Tensor(storage_, std::move(meta)); }
 
+ // A 0-d tensor made from a Python number passed where a tensor goes (torch's
+  // is_wrapped_number): it takes part in an op but has the lowest priority in type promotion.
+  bool is_wrapped_number() const { return wrapped_number_; }
+  void set_wrapped_number(bool v) { wrapped_number_ = v; }
+
  private:
   std::shared_ptr<Storage> storage_;
   TensorMeta meta_;
+  bool wrapped_number_ = false;
 };
 
 }  // namespace tensord::engine

@@ -20,10 +20,14 @@ from ._tensor import Tensor
 from ._api import (arange, as_tensor, cartesian_prod, cat, concat, concatenate, connect,
                    current_session, empty, empty_like, empty_strided, eye, from_numpy, frombuffer,
                    full, full_like, get_default_dtype, hstack, is_floating_point, is_tensor,
-                   linspace, manual_seed, meshgrid, numel, ones, ones_like, rand, rand_like, randint,
-                   randint_like, randn, randn_like, randperm, seed,
+                   linspace, meshgrid, numel, ones, ones_like,
                    set_default_session, stack, synchronize, tensor, vstack, zeros, zeros_like)
 from . import _api as _api_module
+from . import _compute
+from ._compute import (bernoulli, default_generator, initial_seed, manual_seed, nonzero, normal,
+                       rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed,
+                       where)
+from . import nn
 from . import cuda
 
 half = float16
@@ -35,6 +39,8 @@ long = int64
 
 for _name in _api_module._FUNCTIONAL:
     globals()[_name] = _api_module._functional(_name)
+for _name in _compute.FUNCTIONS:
+    globals()[_name] = _compute._fn(_name)
 del _name
 
 __version__ = "0.1.0"

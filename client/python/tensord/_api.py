@@ -17,7 +17,6 @@ from ._tensor import Tensor, _Ints, _int, _int_list, _is_scalar, _op, _py_scalar
 _state = threading.local()
 _default = None
 _default_lock = threading.Lock()
-_rng = np.random.default_rng()
 
 
 def connect(address=None, device=None, token=None, pipeline=None):
@@ -193,70 +192,6 @@ def linspace(start, end, steps, dtype=None, device=None, session=None, requires_
     if not d.is_floating_point:
         return tensor(np.linspace(start, end, steps), dtype=d, session=session)
     return from_numpy(values, session=session).to(d)
-
-
-# ---- random (generated on the client from one seeded generator, uploaded) ------------------------
-
-def manual_seed(seed):
-    """Seeds tensord's generator: rand/randn/randint/… sequences repeat for the same seed. (The
-    values differ from torch's own generator's.)"""
-    global _rng
-    _rng = np.random.default_rng(int(seed))
-    return None
-
-
-def seed():
-    global _rng
-    _rng = np.random.default_rng()
-
-
-def _random(values, dtype, session):
-    return from_numpy(_c_order(values), session=session).to(dtype)
-
-
-def rand(*size, dtype=None, device=None, session=None, generator=None, requires_grad=False):
-    d = _dtype_arg(dtype, _dtypes.float32)
-    shape = tuple(_int_list(size, "rand", "size"))
-    work = np.float64 if d is _dtypes.float64 else np.float32
-    return _random(_rng.random(shape, dtype=work), d, session)
-
-
-def randn(*size, dtype=None, device=None, session=None, generator=None, requires_grad=False):
-    d = _dtype_arg(dtype, _dtypes.float32)
-    shape = tuple(_int_list(size, "randn", "size"))
-    work = np.float64 if d is _dtypes.float64 else np.float32
-    return _random(_rng.standard_normal(shape, dtype=work), d, session)
-
-
-def randint(low, high=None, size=None, dtype=None, device=None, session=None, generator=None,
-            requires_grad=False):
-    if size is None:
-        if high is None or not isinstance(high, (tuple, list, _dtypes.Size)):
-            raise TypeError("randint() missing required argument 'size'")
-        low, high, size = 0, low, high
-    elif high is None:
-        low, high = 0, low
-    if high <= low:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    d = _dtype_arg(dtype, _dtypes.int64)
-    shape = tuple(_int_list((size,), "randint", "size"))
-    return _random(_rng.integers(low, high, size=shape, dtype=np.int64), d, session)
-
-
-def rand_like(input, dtype=None):
-    return rand(tuple(input.shape), dtype=dtype or input.dtype, session=input._session)
-
-
-def randn_like(input, dtype=None):
-    return randn(tuple(input.shape), dtype=dtype or input.dtype, session=input._session)
-
-
-def randint_like(input, low, high=None, dtype=None):
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, session=input._session)
-
-
-def randperm(n, dtype=None, device=None, session=None, generator=None, requires_grad=False):
-    return _random(_rng.permutation(int(n)).astype(np.int64), _dtype_arg(dtype, _dtypes.int64), session)
 
 
 # ---- from data ----------------------------------------------------------------------------------

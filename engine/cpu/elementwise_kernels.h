@@ -1,0 +1,63 @@
+// CPU kernels of the elementwise ops. The planner (engine/elementwise_ops.cc) has already
+// checked dtypes and shapes: inputs arrive in the compute dtype, the output in the result dtype.
+#ifndef TENSORD_ENGINE_CPU_ELEMENTWISE_KERNELS_H_
+#define TENSORD_ENGINE_CPU_ELEMENTWISE_KERNELS_H_
+
+#include <cstdint>
+
+#include "engine/scalar.h"
+#include "engine/strided_ref.h"
+#include "engine/tensor_meta.h"
+
+namespace tensord::engine::cpu {
+
+enum class UnaryOp {
+  kNeg, kAbs, kSign, kSgn, kExp, kExp2, kExpm1, kLog, kLog1p, kLog2, kLog10, kSqrt, kRsqrt,
+  kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kTanh, kErf, kSigmoid, kRelu, kGelu,
+  kGeluTanh, kSilu, kFloor, kCeil, kRound, kTrunc, kFrac, kReciprocal, kLogicalNot, kBitwiseNot,
+  kIsnan, kIsinf, kIsposinf, kIsneginf, kIsfinite, kSignbit, kNanToNum, kClamp, kPowScalar,
+  kRoundDecimals, kLeakyRelu, kHardtanh, kCopy,
+};
+
+// Extra arguments: clamp (lo/hi, each optional), nan_to_num (nan, posinf, neginf), pow's
+// exponent, round's decimals, leaky_relu's slope.
+struct UnaryArgs {
+  Scalar a, b, c;
+  bool has_a = false, has_b = false, has_c = false;
+};
+
+void Unary(UnaryOp op, IntList shape, const StridedRef& out, const StridedRef& in,
+           const UnaryArgs& args);
+
+enum class BinaryOp {
+  kAdd, kSub, kMul, kDiv, kDivTrunc, kDivFloor, kRemainder, kFmod, kPow, kMaximum, kMinimum,
+  kFmax, kFmin, kAtan2, kHypot, kCopysign, kBitAnd, kBitOr, kBitXor, kLshift, kRshift,
+  kLogicalAnd, kLogicalOr, kLogicalXor, kEq, kNe, kLt, kLe, kGt, kGe,
+};
+
+// `alpha` scales b for add/sub (a + alpha * b).
+void Binary(BinaryOp op, IntList shape, const StridedRef& out, const StridedRef& a,
+            const StridedRef& b, const Scalar& alpha);
+
+// Whether an integral operand holds a zero (integer division by zero is an error).
+bool AnyZero(IntList shape, const StridedRef& t);
+// Whether an integral operand holds a negative value (int ** negative int).
+bool AnyNegative(IntList shape, const StridedRef& t);
+
+// out = cond ? a : b (cond bool).
+void Where(IntList shape, const StridedRef& out, const StridedRef& cond, const StridedRef& a,
+           const StridedRef& b);
+// out = start + weight * (end - start), torch's two-sided formula.
+void Lerp(IntList shape, const StridedRef& out, const StridedRef& start, const StridedRef& end,
+          const StridedRef& weight);
+// out = self + value * t1 * t2 (addcmul) or self + value * t1 / t2 (addcdiv).
+void Addc(bool divide, IntList shape, const StridedRef& out, const StridedRef& self,
+          const StridedRef& t1, const StridedRef& t2, const Scalar& value);
+
+// out = clamp(x, lo, hi) with tensor bounds (either may be absent: pass x in its place).
+void ClampTensor(IntList shape, const StridedRef& out, const StridedRef& x, const StridedRef& lo,
+                 const StridedRef& hi, bool has_lo, bool has_hi);
+
+}  // namespace tensord::engine::cpu
+
+#endif  // TENSORD_ENGINE_CPU_ELEMENTWISE_KERNELS_H_

@@ -1,0 +1,580 @@
+// Reductions: one driver for every reduce op, with a row form (each output reduces a run of
+// elements; split across threads when there are few outputs) and a column form (blocks of
+// neighbouring outputs advance together when the kept dim is the one contiguous in memory).
+#include "engine/cpu/reduce_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "engine/cpu/convert.h"
+#include "engine/cpu/map.h"
+#include "engine/thread_pool.h"
+
+namespace tensord::engine::cpu {
+namespace {
+
+template <typename T>
+constexpr bool kIsFloat = std::is_floating_point_v<Calc<T>>;
+
+// Accumulator type of sums and products: double for floating dtypes, int64 for integers.
+template <typename T>
+using SumAcc = std::conditional_t<kIsFloat<T>, double, int64_t>;
+
+template <typename O, typename V>
+void StoreAs(char* out, int64_t i, V v) {
+  reinterpret_cast<O*>(out)[i] = Convert<O>(v);
+}
+
+template <typename V>
+void StoreDyn(char* out, DType d, int64_t i, V v) {
+  DispatchDType(d, [&](auto o) { StoreAs<decltype(o)>(out, i, v); });
+}
+
+// ---- Functors: Init, Step(acc, x, index), Combine(earlier, later), Store. ---------------------
+
+template <typename T>
+struct SumF {
+  using Acc = SumAcc<T>;
+  bool mean = false;
+  int64_t count = 1;
+  Acc Init() const { return 0; }
+  Acc Step(Acc a, Calc<T> x, int64_t) const { return a + static_cast<Acc>(x); }
+  Acc Combine(Acc a, Acc b) const { return a + b; }
+  void Store(char* out, DType d, int64_t* idx, int64_t i, Acc a) const {
+    if (mean) {
+      StoreDyn(out, d, i, static_cast<double>(a) / static_cast<double>(count));
+    } else {
+      StoreDyn(out, d, i, a);
+    }
+  }
+  // Contiguous runs: blocked partial sums the compiler vectorises.
+  static constexpr bool kHasRun = std::is_same_v<T, float> || std::is_same_v<T, double>;
+  Acc Run(Acc a, const T* x, int64_t n) const {
+    constexpr int kLanes = 16;
+    int64_t i = 0;
+    while (n - i >= kLanes) {
+      T lanes[kLanes] = {};
+      const int64_t end = i + std::min<int64_t>((n - i) / kLanes * kLanes, 4096);
+      for (; i < end; i += kLanes) {
+        for (int j = 0; j < kLanes; ++j) lanes[j] += x[i + j];
+      }
+      double s = 0;
+      for (int j = 0; j < kLanes; ++j) s += lanes[j];
+      a += s;
+    }
+    for (; i < n; ++i) a += x[i];
+    return a;
+  }
+};
+
+template <typename T>
+struct ProdF {
+  using Acc = SumAcc<T>;
+  Acc Init() const { return 1; }
+  Acc Step(Acc a, Calc<T> x, int64_t) const { return a * static_cast<Acc>(x); }
+  Acc Combine(Acc a, Acc b) const { return a * b; }
+  void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const { StoreDyn(out, d, i, a); }
+  static constexpr bool kHasRun = false;
+  Acc Run(Acc a, const T*, int64_t) const { return a; }
+};
+
+// amax/amin: NaN propagates.
+template <typename T, bool kMax>
+struct ExtremumF {
+  using C = Calc<T>;
+  struct Acc {
+    C v;
+    bool nan;
+  };
+  Acc Init() const {
+    if constexpr (kIsFloat<T>) {
+      return {kMax ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::infinity(), false};
+    } else {
+      return {kMax ? std::numeric_limits<C>::lowest() : std::numeric_limits<C>::max(), false};
+    }
+  }
+  static C Pick(C a, C x) { return kMax ? (x > a ? x : a) : (x < a ? x : a); }
+  Acc Step(Acc a, C x, int64_t) const {
+    if constexpr (kIsFloat<T>) a.nan |= x != x;
+    a.v = Pick(a.v, x);
+    return a;
+  }
+  Acc Combine(Acc a, Acc b) const { return {Pick(a.v, b.v), a.nan || b.nan}; }
+  void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const {
+    if constexpr (kIsFloat<T>) {
+      if (a.nan) a.v = std::numeric_limits<C>::quiet_NaN();
+    }
+    StoreDyn(out, d, i, a.v);
+  }
+  static constexpr bool kHasRun = std::is_same_v<T, float> || std::is_same_v<T, double>;
+  Acc Run(Acc a, const T* x, int64_t n) const {
+    constexpr int kLanes = 16;
+    int64_t i = 0;
+    if (n >= kLanes) {
+      C lanes[kLanes];
+      bool nan[kLanes];
+      for (int j = 0; j < kLanes; ++j) lanes[j] = a.v, nan[j] = false;
+      for (; i + kLanes <= n; i += kLanes) {
+        for (int j = 0; j < kLanes; ++j) {
+          const C v = x[i + j];
+          nan[j] |= v != v;
+          lanes[j] = Pick(lanes[j], v);
+        }
+      }
+      for (int j = 0; j < kLanes; ++j) a = Combine(a, Acc{lanes[j], nan[j]});
+    }
+    for (; i < n; ++i) a = Step(a, x[i], 0);
+    return a;
+  }
+};
+
+// argmax/argmin (and max/min with a dim): the first extreme element; NaN counts as the extreme.
+template <typename T, bool kMax>
+struct ArgF {
+  using C = Calc<T>;
+  struct Acc {
+    C v;
+    int64_t i;
+  };
+  bool values = false;  // store the value (and indices) rather than the index
+  Acc Init() const { return {C(0), -1}; }
+  static bool Better(C x, C best) {
+    if constexpr (kIsFloat<T>) {
+      if (best != best) return false;
+      if (x != x) return true;
+    }
+    return kMax ? x > best : x < best;
+  }
+  Acc Step(Acc a, C x, int64_t i) const {
+    if (a.i < 0 || Better(x, a.v)) return {x, i};
+    return a;
+  }
+  Acc Combine(Acc a, Acc b) const {
+    if (a.i < 0) return b;
+    if (b.i < 0) return a;
+    return Better(b.v, a.v) ? b : a;
+  }
+  void Store(char* out, DType d, int64_t* idx, int64_t i, Acc a) const {
+    if (values) {
+      StoreDyn(out, d, i, a.v);
+      if (idx) idx[i] = a.i;
+    } else {
+      reinterpret_cast<int64_t*>(out)[i] = a.i;
+    }
+  }
+  static constexpr bool kHasRun = false;
+  Acc Run(Acc a, const T*, int64_t) const { return a; }
+};
+
+template <typename T, bool kAll>
+struct LogicalF {
+  using Acc = bool;
+  Acc Init() const { return kAll; }
+  Acc Step(Acc a, Calc<T> x, int64_t) const { return kAll ? (a && x != Calc<T>(0)) : (a || x != Calc<T>(0)); }
+  Acc Combine(Acc a, Acc b) const { return kAll ? a && b : a || b; }
+  void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const { StoreDyn(out, d, i, a); }
+  static constexpr bool kHasRun = false;
+  Acc Run(Acc a, const T*, int64_t) const { return a; }
+};
+
+template <typename T>
+struct CountF {
+  using Acc = int64_t;
+  Acc Init() const { return 0; }
+  Acc Step(Acc a, Calc<T> x, int64_t) const { return a + (x != Calc<T>(0)); }
+  Acc Combine(Acc a, Acc b) const { return a + b; }
+  void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const { StoreDyn(out, d, i, a); }
+  static constexpr bool kHasRun = false;
+  Acc Run(Acc a, const T*, int64_t) const { return a; }
+};
+
+// var/std: Welford's running mean and sum of squared deviations, merged with Chan's formula.
+template <typename T>
+struct VarF {
+  struct Acc {
+    double n, mean, m2;
+  };
+  double correction = 1;
+  bool take_sqrt = false;
+  Acc Init() const { return {0, 0, 0}; }
+  Acc Step(Acc a, Calc<T> x, int64_t) const {
+    const double v = static_cast<double>(x);
+    a.n += 1;
+    const double delta = v - a.mean;
+    a.mean += delta / a.n;
+    a.m2 += delta * (v - a.mean);
+    return a;
+  }
+  Acc Combine(Acc a, Acc b) const {
+    if (a.n == 0) return b;
+    if (b.n == 0) return a;
+    const double n = a.n + b.n;
+    const double delta = b.mean - a.mean;
+    return {n, a.mean + delta * b.n / n, a.m2 + b.m2 + delta * delta * a.n * b.n / n};
+  }
+  void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const {
+    const double denom = std::max(0.0, a.n - correction);
+    double v = a.m2 / denom;
+    if (take_sqrt) v = std::sqrt(v);
+    StoreDyn(out, d, i, v);
+  }
+  static constexpr bool kHasRun = false;
+  Acc Run(Acc a, const T*, int64_t) const { return a; }
+};
+
+template <typename T>
+struct NormF {
+  using Acc = double;
+  double p = 2;
+  Acc Init() const { return std::isinf(p) && p < 0 ? std::numeric_limits<double>::infinity() : 0; }
+  Acc Step(Acc a, Calc<T> x, int64_t) const {
+    const double v = std::fabs(static_cast<double>(x));
+    if (p == 2) return a + v * v;
+    if (p == 1) return a + v;
+    if (p == 0) return a + (v != 0);
+    if (std::isinf(p)) {
+      if (v != v) return v;
+      return p > 0 ? std::max(a, v) : std::min(a, v);
+    }
+    return a + std::pow(v, p);
+  }
+  Acc Combine(Acc a, Acc b) const {
+    if (std::isinf(p)) {
+      if (a != a || b != b) return std::numeric_limits<double>::quiet_NaN();
+      return p > 0 ? std::max(a, b) : std::min(a, b);
+    }
+    return a + b;
+  }
+  void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const {
+    double v = a;
+    if (p == 2) v = std::sqrt(a);
+    else if (p != 1 && p != 0 && !std::isinf(p)) v = std::pow(a, 1.0 / p);
+    StoreDyn(out, d, i, v);
+  }
+  static constexpr bool kHasRun = false;
+  Acc Run(Acc a, const T*, int64_t) const { return a; }
+};
+
+// logsumexp: a running maximum and the sum of exp(x - maximum).
+template <typename T>
+struct LseF {
+  struct Acc {
+    double m, s;
+  };
+  Acc Init() const { return {-std::numeric_limits<double>::infinity(), 0}; }
+  static Acc Merge(Acc a, double m, double s) {
+    if (m != m || a.m != a.m) return {std::numeric_limits<double>::quiet_NaN(), 1};
+    if (m == -std::numeric_limits<double>::infinity()) return a;
+    if (a.m == -std::numeric_limits<double>::infinity()) return {m, s};
+    if (std::isinf(m) || std::isinf(a.m)) {
+      return {std::max(a.m, m), 1};  // +inf dominates
+    }
+    if (m > a.m) return {m, a.s * std::exp(a.m - m) + s};
+    return {a.m, a.s + s * std::exp(m - a.m)};
+  }
+  Acc Step(Acc a, Calc<T> x, int64_t) const { return Merge(a, static_cast<double>(x), 1); }
+  Acc Combine(Acc a, Acc b) const { return Merge(a, b.m, b.s); }
+  void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const {
+    const double v = (std::isinf(a.m) || a.m != a.m) ? a.m : a.m + std::log(a.s);
+    StoreDyn(out, d, i, v);
+  }
+  static constexpr bool kHasRun = false;
+  Acc Run(Acc a, const T*, int64_t) const { return a; }
+};
+
+// ---- The driver ----------------------------------------------------------------------------
+
+template <typename T, typename F>
+class Reducer {
+ public:
+  using Acc = typename F::Acc;
+
+  Reducer(const ReduceGeometry& g, const StridedRef& in, const F& f) : g_(g), f_(f) {
+    base_ = in.data;
+    m_ = 1;
+    for (int64_t s : g.kept_sizes) m_ *= s;
+    r_ = 1;
+    for (int64_t s : g.red_sizes) r_ *= s;
+  }
+
+  void Run(char* out, DType out_dtype, int64_t* idx) {
+    if (m_ == 0) return;
+    const int nk = static_cast<int>(g_.kept_sizes.size());
+    const int nr = static_cast<int>(g_.red_sizes.size());
+    if (nk > 0 && nr > 0 && g_.kept_sizes[nk - 1] > 1 && r_ > 1 &&
+        std::llabs(g_.kept_strides[nk - 1]) < std::llabs(g_.red_strides[nr - 1])) {
+      RunColumns(out, out_dtype, idx);
+      return;
+    }
+    const int threads = ParallelismDegree();
+    const int64_t kMinPart = 16384;
+    int64_t parts = 1;
+    if (m_ < 2 * threads && r_ >= 2 * kMinPart) {
+      parts = std::min<int64_t>((4 * threads + m_ - 1) / m_, r_ / kMinPart);
+    }
+    if (parts <= 1) {
+      const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(r_, 1));
+      ParallelFor(0, m_, grain, [&](int64_t o0, int64_t o1) {
+        for (int64_t o = o0; o < o1; ++o) {
+          f_.Store(out, out_dtype, idx, o, ReduceRange(OutputBase(o), 0, r_, f_.Init()));
+        }
+      });
+      return;
+    }
+    std::vector<Acc> partial(static_cast<size_t>(m_ * parts));
+    const int64_t per = (r_ + parts - 1) / parts;
+    ParallelFor(0, m_ * parts, 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t o = t / parts, part = t % parts;
+        const int64_t r0 = part * per, r1 = std::min(r_, r0 + per);
+        partial[t] = r0 < r1 ? ReduceRange(OutputBase(o), r0, r1, f_.Init()) : f_.Init();
+      }
+    });
+    for (int64_t o = 0; o < m_; ++o) {
+      Acc acc = partial[o * parts];
+      for (int64_t p = 1; p < parts; ++p) acc = f_.Combine(acc, partial[o * parts + p]);
+      f_.Store(out, out_dtype, idx, o, acc);
+    }
+  }
+
+ private:
+  // Element offset of output o's first input element.
+  int64_t OutputOffset(int64_t o) const {
+    int64_t off = 0;
+    for (int d = static_cast<int>(g_.kept_sizes.size()) - 1; d >= 0; --d) {
+      off += (o % g_.kept_sizes[d]) * g_.kept_strides[d];
+      o /= g_.kept_sizes[d];
+    }
+    return off;
+  }
+  const char* OutputBase(int64_t o) const {
+    return base_ + OutputOffset(o) * static_cast<int64_t>(sizeof(T));
+  }
+
+  // Folds reduced positions [r0, r1) (row-major over the reduced dims) into acc.
+  Acc ReduceRange(const char* base, int64_t r0, int64_t r1, Acc acc) const {
+    const int nr = static_cast<int>(g_.red_sizes.size());
+    if (nr == 0) return f_.Step(acc, Load<T>(base), 0);
+    int64_t idx[kMaxRank];
+    int64_t rest = r0;
+    const char* p = base;
+    for (int d = nr - 1; d >= 0; --d) {
+      idx[d] = rest % g_.red_sizes[d];
+      rest /= g_.red_sizes[d];
+      p += idx[d] * g_.red_strides[d] * static_cast<int64_t>(sizeof(T));
+    }
+    const int64_t inner = g_.red_sizes[nr - 1];
+    const int64_t stride = g_.red_strides[nr - 1] * static_cast<int64_t>(sizeof(T));
+    int64_t r = r0;
+    while (r < r1) {
+      const int64_t n = std::min(inner - idx[nr - 1], r1 - r);
+      if constexpr (F::kHasRun) {
+        if (stride == sizeof(T)) {
+          acc = f_.Run(acc, reinterpret_cast<const T*>(p), n);
+        } else {
+          for (int64_t i = 0; i < n; ++i) acc = f_.Step(acc, Load<T>(p + i * stride), r + i);
+        }
+      } else {
+        for (int64_t i = 0; i < n; ++i) acc = f_.Step(acc, Load<T>(p + i * stride), r + i);
+      }
+      r += n;
+      if (r >= r1) break;
+      // Advance the multi-index past the run.
+      p += n * stride;
+      idx[nr - 1] += n;
+      for (int d = nr - 1; d > 0 && idx[d] == g_.red_sizes[d]; --d) {
+        p -= idx[d] * g_.red_strides[d] * static_cast<int64_t>(sizeof(T));
+        idx[d] = 0;
+        ++idx[d - 1];
+        p += g_.red_strides[d - 1] * static_cast<int64_t>(sizeof(T));
+      }
+    }
+    return acc;
+  }
+
+  // Blocks of outputs along the innermost kept dim advance together over the reduced elements.
+  void RunColumns(char* out, DType out_dtype, int64_t* idx_out) {
+    constexpr int64_t kBlock = 64;
+    const int nk = static_cast<int>(g_.kept_sizes.size());
+    const int nr = static_cast<int>(g_.red_sizes.size());
+    const int64_t k = g_.kept_sizes[nk - 1];
+    const int64_t ks = g_.kept_strides[nk - 1] * static_cast<int64_t>(sizeof(T));
+    const int64_t outer = m_ / k;
+    const int64_t blocks = (k + kBlock - 1) / kBlock;
+    const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(r_ * kBlock, 1));
+    ParallelFor(0, outer * blocks, grain, [&](int64_t t0, int64_t t1) {
+      Acc acc[kBlock];
+      int64_t idx[kMaxRank];
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t ob = t / blocks, b = t % blocks;
+        const int64_t j0 = b * kBlock, nj = std::min(kBlock, k - j0);
+        const int64_t o0 = ob * k + j0;
+        const char* base = OutputBase(o0);
+        for (int64_t j = 0; j < nj; ++j) acc[j] = f_.Init();
+        for (int d = 0; d < nr; ++d) idx[d] = 0;
+        const char* p = base;
+        for (int64_t r = 0; r < r_; ++r) {
+          if (ks == sizeof(T)) {
+            const T* x = reinterpret_cast<const T*>(p);
+            for (int64_t j = 0; j < nj; ++j) acc[j] = f_.Step(acc[j], static_cast<Calc<T>>(x[j]), r);
+          } else {
+            for (int64_t j = 0; j < nj; ++j) acc[j] = f_.Step(acc[j], Load<T>(p + j * ks), r);
+          }
+          for (int d = nr - 1; d >= 0; --d) {
+            p += g_.red_strides[d] * static_cast<int64_t>(sizeof(T));
+            if (++idx[d] < g_.red_sizes[d]) break;
+            p -= idx[d] * g_.red_strides[d] * static_cast<int64_t>(sizeof(T));
+            idx[d] = 0;
+          }
+        }
+        for (int64_t j = 0; j < nj; ++j) f_.Store(out, out_dtype, idx_out, o0 + j, acc[j]);
+      }
+    });
+  }
+
+  const ReduceGeometry& g_;
+  F f_;
+  const char* base_;
+  int64_t m_, r_;
+};
+
+template <typename T, typename F>
+void RunWith(const ReduceGeometry& g, const StridedRef& in, char* out, DType od, int64_t* idx,
+             const F& f) {
+  Reducer<T, F>(g, in, f).Run(out, od, idx);
+}
+
+template <typename T>
+void ReduceTyped(ReduceOp op, const ReduceGeometry& g, const StridedRef& in, char* out, DType od,
+                 int64_t* idx, const ReduceArgs& args) {
+  int64_t r = 1;
+  for (int64_t s : g.red_sizes) r *= s;
+  switch (op) {
+    case ReduceOp::kSum: return RunWith<T>(g, in, out, od, idx, SumF<T>{});
+    case ReduceOp::kMean: {
+      SumF<T> f;
+      f.mean = true;
+      f.count = r;
+      return RunWith<T>(g, in, out, od, idx, f);
+    }
+    case ReduceOp::kProd: return RunWith<T>(g, in, out, od, idx, ProdF<T>{});
+    case ReduceOp::kAmax: return RunWith<T>(g, in, out, od, idx, ExtremumF<T, true>{});
+    case ReduceOp::kAmin: return RunWith<T>(g, in, out, od, idx, ExtremumF<T, false>{});
+    case ReduceOp::kArgmax: {
+      ArgF<T, true> f;
+      f.values = idx != nullptr;
+      return RunWith<T>(g, in, out, od, idx, f);
+    }
+    case ReduceOp::kArgmin: {
+      ArgF<T, false> f;
+      f.values = idx != nullptr;
+      return RunWith<T>(g, in, out, od, idx, f);
+    }
+    case ReduceOp::kAll: return RunWith<T>(g, in, out, od, idx, LogicalF<T, true>{});
+    case ReduceOp::kAny: return RunWith<T>(g, in, out, od, idx, LogicalF<T, false>{});
+    case ReduceOp::kCountNonzero: return RunWith<T>(g, in, out, od, idx, CountF<T>{});
+    case ReduceOp::kVar:
+    case ReduceOp::kStd: {
+      VarF<T> f;
+      f.correction = args.correction;
+      f.take_sqrt = op == ReduceOp::kStd;
+      return RunWith<T>(g, in, out, od, idx, f);
+    }
+    case ReduceOp::kNorm: {
+      NormF<T> f;
+      f.p = args.p;
+      return RunWith<T>(g, in, out, od, idx, f);
+    }
+    case ReduceOp::kLogsumexp: return RunWith<T>(g, in, out, od, idx, LseF<T>{});
+  }
+}
+
+// Calls fn(line_in, line_out) for every line along `dim` (in parallel).
+template <typename Fn>
+void ForEachLine(IntList shape, int64_t dim, const StridedRef& in, const StridedRef& out,
+                 Fn&& fn) {
+  const int64_t nd = static_cast<int64_t>(shape.size());
+  int64_t lines = 1;
+  for (int64_t d = 0; d < nd; ++d) {
+    if (d != dim) lines *= shape[d];
+  }
+  const int64_t n = nd == 0 ? 1 : shape[dim];
+  if (lines == 0 || n == 0) return;
+  const int64_t ii = ItemSize(in.dtype), oi = ItemSize(out.dtype);
+  const int64_t grain = std::max<int64_t>(1, 16384 / n);
+  ParallelFor(0, lines, grain, [&](int64_t l0, int64_t l1) {
+    for (int64_t l = l0; l < l1; ++l) {
+      int64_t rest = l, ioff = 0, ooff = 0;
+      for (int64_t d = nd - 1; d >= 0; --d) {
+        if (d == dim) continue;
+        const int64_t k = rest % shape[d];
+        rest /= shape[d];
+        ioff += k * in.strides[d];
+        ooff += k * out.strides[d];
+      }
+      fn(in.data + ioff * ii, out.data + ooff * oi);
+    }
+  });
+}
+
+}  // namespace
+
+void Reduce(ReduceOp op, const ReduceGeometry& g, const StridedRef& in, char* out, DType out_dtype,
+            int64_t* indices, const ReduceArgs& args) {
+  DispatchDType(in.dtype, [&](auto t) {
+    ReduceTyped<decltype(t)>(op, g, in, out, out_dtype, indices, args);
+  });
+}
+
+void Scan(bool product, IntList shape, int64_t dim, const StridedRef& in, const StridedRef& out) {
+  const int64_t n = shape.empty() ? 1 : shape[dim];
+  const int64_t is = shape.empty() ? 0 : in.strides[dim];
+  const int64_t os = shape.empty() ? 0 : out.strides[dim];
+  DispatchDType(in.dtype, [&](auto t) {
+    using T = decltype(t);
+    DispatchDType(out.dtype, [&](auto o) {
+      using O = decltype(o);
+      if constexpr (std::is_same_v<O, T> || std::is_same_v<O, int64_t>) {
+        ForEachLine(shape, dim, in, out, [&](const char* x, char* y) {
+          SumAcc<T> acc = product ? 1 : 0;
+          for (int64_t i = 0; i < n; ++i) {
+            const auto v = static_cast<SumAcc<T>>(Load<T>(x + i * is * sizeof(T)));
+            acc = product ? acc * v : acc + v;
+            *reinterpret_cast<O*>(y + i * os * sizeof(O)) = Convert<O>(acc);
+          }
+        });
+      }
+    });
+  });
+}
+
+void Softmax(bool log, IntList shape, int64_t dim, const StridedRef& in, const StridedRef& out) {
+  const int64_t n = shape.empty() ? 1 : shape[dim];
+  const int64_t is = shape.empty() ? 0 : in.strides[dim];
+  const int64_t os = shape.empty() ? 0 : out.strides[dim];
+  DispatchDType(in.dtype, [&](auto t) {
+    using T = decltype(t);
+    if constexpr (kIsFloat<T>) {
+      using C = Calc<T>;
+      ForEachLine(shape, dim, in, out, [&](const char* x, char* y) {
+        const auto at = [&](int64_t i) { return Load<T>(x + i * is * sizeof(T)); };
+        C m = -std::numeric_limits<C>::infinity();
+        for (int64_t i = 0; i < n; ++i) m = std::max(m, at(i));
+        C s = 0;
+        for (int64_t i = 0; i < n; ++i) s += std::exp(at(i) - m);
+        T* yp = reinterpret_cast<T*>(y);
+        if (log) {
+          const C ls = std::log(s);
+          for (int64_t i = 0; i < n; ++i) yp[i * os] = Convert<T>(at(i) - m - ls);
+        } else {
+          for (int64_t i = 0; i < n; ++i) yp[i * os] = Convert<T>(std::exp(at(i) - m) / s);
+        }
+      });
+    }
+  });
+}
+
+}  // namespace tensord::engine::cpu

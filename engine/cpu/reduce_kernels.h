@@ -1,0 +1,44 @@
+// CPU reduction, scan and softmax kernels.
+#ifndef TENSORD_ENGINE_CPU_REDUCE_KERNELS_H_
+#define TENSORD_ENGINE_CPU_REDUCE_KERNELS_H_
+
+#include <cstdint>
+
+#include "engine/dtype.h"
+#include "engine/strided_ref.h"
+#include "engine/tensor_meta.h"
+
+namespace tensord::engine::cpu {
+
+enum class ReduceOp {
+  kSum, kProd, kMean, kAmax, kAmin, kArgmax, kArgmin, kAll, kAny, kVar, kStd, kNorm, kLogsumexp,
+  kCountNonzero,
+};
+
+// The index spaces of a reduction: outputs over the kept dims, each reducing the elements over
+// the reduced dims (logical order, so arg-reductions report row-major positions). Strides are
+// the input's, in elements.
+struct ReduceGeometry {
+  DimVector kept_sizes, kept_strides;
+  DimVector red_sizes, red_strides;
+};
+
+struct ReduceArgs {
+  double correction = 1;  // var/std
+  double p = 2;           // norm
+};
+
+// Reduces `in` into the contiguous output `out` (out.dtype: the result's), and for max/min with
+// indices also writes int64 positions into `indices` (may be null).
+void Reduce(ReduceOp op, const ReduceGeometry& g, const StridedRef& in, char* out, DType out_dtype,
+            int64_t* indices, const ReduceArgs& args);
+
+// Cumulative sum/product along `dim`: out (same shape, its own strides) = scan of in.
+void Scan(bool product, IntList shape, int64_t dim, const StridedRef& in, const StridedRef& out);
+
+// softmax / log_softmax along `dim` (floating dtypes; in and out of the same dtype).
+void Softmax(bool log, IntList shape, int64_t dim, const StridedRef& in, const StridedRef& out);
+
+}  // namespace tensord::engine::cpu
+
+#endif  // TENSORD_ENGINE_CPU_REDUCE_KERNELS_H_

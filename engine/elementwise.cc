@@ -185,7 +185,7 @@ absl::StatusOr<PlannedOp> PlanElementwise(const ElementwiseSpec& spec, std::vect
                                            " can't be cast to the desired output type ",
                                            DTypeLegacyName(out.dtype())));
     }
-    if (HasInternalOverlap(out)) {
+    if (!spec.allow_internal_overlap && HasInternalOverlap(out)) {
       return RuntimeError(op, "unsupported operation: more than one element of the written-to "
                               "tensor refers to a single memory location. Please clone() the "
                               "tensor before performing the operation.");

@@ -36,6 +36,8 @@ struct ElementwiseSpec {
   std::vector<bool> keep_dtype = {};
   // A new output is contiguous whatever the inputs' layout.
   bool contiguous_output = false;
+  // An out whose elements overlap (expanded) is accepted (torch's deprecated masked_fill_ case).
+  bool allow_internal_overlap = false;
 };
 
 // TensorIterator's output strides for a new tensor of `shape` computed from `operands`

@@ -150,6 +150,8 @@ absl::StatusOr<PlannedOp> PlanBinary(const std::string& name, BinaryOp op, Binar
       b.dtype() == DType::kInt64 && *b.data_as<int64_t>() < 0) {
     return RuntimeError(name, "Integers to negative integer powers are not allowed.");
   }
+  // torch's pow(number, tensor) allocates a contiguous result.
+  if (rule == BinaryRule::kPow && a.is_wrapped_number()) spec.contiguous_output = true;
   const bool check_zero = rule == BinaryRule::kIntDiv && IsIntegral(common, false);
   return PlanElementwise(
       spec, {a, b},
@@ -306,6 +308,7 @@ absl::StatusOr<PlannedOp> PlanMaskedFill(absl::string_view op, const Tensor& sel
   spec.out = out;
   spec.compute_dtype = self.dtype();
   spec.contiguous_output = true;  // torch: a contiguous clone of the expanded self, then filled
+  spec.allow_internal_overlap = true;
   spec.keep_dtype = {true, false, false};
   return PlanElementwise(spec, {mask, value, self},
                          [](IntList shape, const StridedRef& o, absl::Span<const StridedRef> ins) {
@@ -390,7 +393,6 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
               if (!lo.defined() && !hi.defined()) {
                 return RuntimeError(name, "At least one of 'min' or 'max' must not be None");
               }
-              if (x.dtype() == DType::kBool) return NotImplemented(name, x.dtype());
               ElementwiseSpec spec{name};
               spec.out = out;
               std::vector<Tensor> operands = {x};
@@ -400,6 +402,9 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
               const bool has_lo = lo.defined(), has_hi = hi.defined();
               if ((!has_lo || lo.is_wrapped_number()) && (!has_hi || hi.is_wrapped_number())) {
                 // Number bounds: a unary kernel with the bounds as arguments.
+                if (*spec.compute_dtype == DType::kFloat16) {
+                  return RuntimeError(name, "\"clamp_scalar_cpu\" not implemented for 'Half'");
+                }
                 cpu::UnaryArgs args;
                 if (has_lo) args.a = ScalarOf(lo), args.has_a = true;
                 if (has_hi) args.b = ScalarOf(hi), args.has_b = true;
@@ -425,10 +430,12 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
             {is_min ? "min" : "max"},
             [is_min](const std::string& name, Inputs in, AttrReader&, const Tensor* out)
                 -> absl::StatusOr<PlannedOp> {
-              if (in[0].dtype() == DType::kBool) return NotImplemented(name, in[0].dtype());
               ElementwiseSpec spec{name};
               spec.out = out;
               spec.compute_dtype = ResultType({in[0], in[1]});
+              if (*spec.compute_dtype == DType::kFloat16 && in[1].is_wrapped_number()) {
+                return NotImplemented(name, DType::kFloat16);
+              }
               return PlanElementwise(spec, {in[0], in[1]},
                                      [is_min](IntList shape, const StridedRef& o,
                                               absl::Span<const StridedRef> ins) {
@@ -482,7 +489,7 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
           {"self", "other"},
           [](const std::string& name, Inputs in, AttrReader&, const Tensor* out)
               -> absl::StatusOr<PlannedOp> {
-            if (in[0].dtype() != DType::kBool) {
+            if (in[0].dtype() != DType::kBool && in[0].dtype() != DType::kUInt8) {
               return RuntimeError(name, absl::StrCat("where expected condition to be a boolean "
                                                      "tensor, but got a tensor with dtype ",
                                                      DTypeLegacyName(in[0].dtype())));

@@ -47,4 +47,11 @@ absl::Status DimOutOfRange(absl::string_view op, int64_t dim, int64_t ndim) {
                                      ", ", ndim - 1, "], but got ", dim, ")"));
 }
 
+absl::Status WithPayloadsOf(const absl::Status& from, absl::Status to) {
+  from.ForEachPayload([&to](absl::string_view url, const absl::Cord& payload) {
+    to.SetPayload(url, payload);
+  });
+  return to;
+}
+
 }  // namespace tensord::engine

@@ -34,6 +34,10 @@ absl::Status ResourceError(absl::string_view op, absl::string_view message);
 // "RuntimeError" (the default for other non-OK codes), or "" for OK.
 std::string ErrorKind(const absl::Status& status);
 
+// `to` with `from`'s payloads (its Python exception class among them): errors derived from a
+// root cause (a failed kernel, a poisoned input) raise as the cause did.
+absl::Status WithPayloadsOf(const absl::Status& from, absl::Status to);
+
 // The standard "Dimension out of range" error (IndexError).
 absl::Status DimOutOfRange(absl::string_view op, int64_t dim, int64_t ndim);
 

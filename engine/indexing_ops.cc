@@ -115,17 +115,18 @@ absl::StatusOr<PlannedOp> PlanIndexSelect(const Tensor& self, int64_t dim, const
     const int64_t limit = self.dim() == 0 ? 1 : self.size(d);
     for (int64_t i = 0; i < n; ++i) {
       const int64_t k = IndexAt(index, index.dim() == 0 ? 0 : i * index.stride(0));
-      if (k < -limit || k >= limit) {
-        return IndexError("index_select", "index out of range in self");
+      if (k < 0) {  // torch 1.13's CPU kernel takes no negative indices
+        return RuntimeError("index_select", absl::StrCat("INDICES element is out of DATA bounds, "
+                                                         "id=", k, " axis_dim=", limit));
       }
+      if (k >= limit) return IndexError("index_select", "index out of range in self");
     }
     if (self.dim() == 0) {
       std::memcpy(out.data(), self.data(), static_cast<size_t>(self.itemsize() * n));
       return absl::OkStatus();
     }
     for (int64_t i = 0; i < n; ++i) {
-      int64_t k = IndexAt(index, index.dim() == 0 ? 0 : i * index.stride(0));
-      if (k < 0) k += limit;
+      const int64_t k = IndexAt(index, index.dim() == 0 ? 0 : i * index.stride(0));
       TENSORD_ASSIGN_OR_RETURN(Tensor src, Select(self, d, k));
       TENSORD_ASSIGN_OR_RETURN(Tensor dst, Select(out, d, i));
       cpu::CopyStrided(src.sizes(), StridedRef::Of(dst), StridedRef::Of(src));
@@ -301,11 +302,14 @@ absl::StatusOr<PlannedOp> PlanNonzero(const Tensor& self) {
       return true;
     });
     const int64_t count = nd == 0 ? static_cast<int64_t>(found.size()) : static_cast<int64_t>(found.size()) / nd;
-    TENSORD_ASSIGN_OR_RETURN(Tensor out,
-                             AllocateTensor(op, TensorMeta::Contiguous(DType::kInt64, {count, nd})));
-    if (nd > 0 && count > 0) {
-      std::memcpy(out.data(), found.data(), found.size() * sizeof(int64_t));
+    // torch's CPU result is (count, dim) with strides (1, count): a transposed (dim, count).
+    TENSORD_ASSIGN_OR_RETURN(Tensor t,
+                             AllocateTensor(op, TensorMeta::Contiguous(DType::kInt64, {nd, count})));
+    int64_t* o = t.data_as<int64_t>();
+    for (int64_t i = 0; i < count && nd > 0; ++i) {
+      for (int64_t d = 0; d < nd; ++d) o[d * count + i] = found[i * nd + d];
     }
+    TENSORD_ASSIGN_OR_RETURN(Tensor out, Transpose(t, 0, 1));
     plan.outputs.push_back(out);
     return absl::OkStatus();
   }));

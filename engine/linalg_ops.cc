@@ -110,7 +110,7 @@ absl::Status CheckMatmulDtypes(absl::string_view op, const Tensor& a, const Tens
     return RuntimeError(op, absl::StrCat("expected scalar type ", DTypeLegacyName(a.dtype()),
                                          " but found ", DTypeLegacyName(b.dtype())));
   }
-  if (a.dtype() == DType::kFloat16) {
+  if (a.dtype() == DType::kFloat16 && a.numel() > 0 && b.numel() > 0) {
     return RuntimeError(op, "\"addmm_impl_cpu_\" not implemented for 'Half'");
   }
   return absl::OkStatus();

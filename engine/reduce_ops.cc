@@ -35,15 +35,15 @@ absl::Status CheckCpu(absl::string_view op, const Tensor& t) {
 absl::StatusOr<std::vector<bool>> ReducedDims(absl::string_view op, const Tensor& self,
                                               IntList dims) {
   const int64_t nd = self.dim();
-  std::vector<bool> reduced(static_cast<size_t>(nd), dims.empty());
+  std::vector<bool> reduced(static_cast<size_t>(std::max<int64_t>(nd, 1)), dims.empty());
   for (int64_t d : dims) {
     TENSORD_ASSIGN_OR_RETURN(int64_t w, WrapDim(op, d, nd));
-    if (nd == 0) continue;
-    if (reduced[w]) {
+    if (reduced[w] && !dims.empty()) {
       return RuntimeError(op, absl::StrCat("dim ", w, " appears multiple times in the list of dims"));
     }
     reduced[w] = true;
   }
+  reduced.resize(static_cast<size_t>(nd));
   return reduced;
 }
 
@@ -57,6 +57,9 @@ struct ReducePlanArgs {
   bool with_indices = false;         // max/min with a dim: (values, indices)
   bool needs_nonempty = false;       // amax/argmax/max: no empty reduction
   cpu::ReduceArgs args;
+  // A dtype the op has no kernel for: reported after the dim checks, and only when there are
+  // elements to reduce (torch dispatches no kernel for empty tensors).
+  absl::Status dtype_error = absl::OkStatus();
 };
 
 absl::StatusOr<PlannedOp> PlanReduce(const Tensor& self, ReducePlanArgs ra) {
@@ -79,6 +82,7 @@ absl::StatusOr<PlannedOp> PlanReduce(const Tensor& self, ReducePlanArgs ra) {
       }
     }
   }
+  if (!ra.dtype_error.ok() && self.numel() > 0) return ra.dtype_error;
   DimVector out_sizes;
   cpu::ReduceGeometry g;
   for (int64_t d = 0; d < self.dim(); ++d) {
@@ -185,7 +189,7 @@ void RegisterReductionOps(std::vector<OpDef>& ops) {
             ra.out_dtype = in;
           } else {
             if (name == "prod" && (in == DType::kFloat16 || in == DType::kBFloat16)) {
-              return NotImplemented(name, in);
+              ra.dtype_error = NotImplemented(name, in);
             }
             ra.out_dtype = dtype ? *dtype : (IsInt(in) ? DType::kInt64 : in);
           }
@@ -225,7 +229,6 @@ void RegisterReductionOps(std::vector<OpDef>& ops) {
           ra.op = name;
           ra.kind = is_max ? ReduceOp::kArgmax : ReduceOp::kArgmin;
           TENSORD_RETURN_IF_ERROR(ReadDims(a, ra));
-          if (self.dtype() == DType::kBool) return NotImplemented(name, self.dtype());
           ra.out_dtype = self.dtype();
           ra.with_indices = true;
           ra.needs_nonempty = true;
@@ -242,7 +245,7 @@ void RegisterReductionOps(std::vector<OpDef>& ops) {
           ra.op = name;
           ra.kind = name == "argmax" ? ReduceOp::kArgmax : ReduceOp::kArgmin;
           TENSORD_RETURN_IF_ERROR(ReadDims(a, ra));
-          if (self.dtype() == DType::kBool) return NotImplemented(name, self.dtype());
+          if (self.dtype() == DType::kBool) ra.dtype_error = NotImplemented(name, self.dtype());
           if (ra.dims.empty() && ra.keepdim) {
             // torch: argmax(keepdim=True) without dim keeps every dim as size 1.
             for (int64_t d = 0; d < self.dim(); ++d) ra.dims.push_back(d);
@@ -343,10 +346,12 @@ void RegisterReductionOps(std::vector<OpDef>& ops) {
           TENSORD_ASSIGN_OR_RETURN(auto dtype, a.OptionalDType("dtype"));
           const DType in = dtype.value_or(self.dtype());
           DType out_dtype = in;
+          // torch runs no kernel for empty tensors (and copies 0-d ones for scans).
+          const bool kernel_runs = self.numel() > 0 && !(scan && self.dim() == 0);
           if (scan) {
             if (!dtype && IsInt(in)) out_dtype = DType::kInt64;
-            if (in == DType::kFloat16) return NotImplemented(name, in);
-          } else if (!IsFloating(in) || in == DType::kFloat16) {
+            if (in == DType::kFloat16 && kernel_runs) return NotImplemented(name, in);
+          } else if ((!IsFloating(in) || in == DType::kFloat16) && self.numel() > 0) {
             return NotImplemented(name, in);
           }
           TENSORD_ASSIGN_OR_RETURN(

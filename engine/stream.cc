@@ -120,13 +120,13 @@ void Stream::Execute(StreamTask& task) {
     }
   }
   if (cause) {
-    status = absl::FailedPreconditionError(
-        absl::StrCat(task.label, " depends on a failed op: ", cause->message()));
+    status = WithPayloadsOf(*cause, absl::FailedPreconditionError(absl::StrCat(
+                                        task.label, " depends on a failed op: ", cause->message())));
   } else if (task.kernel) {
     status = task.kernel();
     if (!status.ok()) {
-      cause = std::make_shared<const absl::Status>(
-          status.code(), absl::StrCat(task.label, ": ", status.message()));
+      cause = std::make_shared<const absl::Status>(WithPayloadsOf(
+          status, absl::Status(status.code(), absl::StrCat(task.label, ": ", status.message()))));
       status = *cause;
     }
   }

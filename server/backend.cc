@@ -157,9 +157,9 @@ namespace {
 
 absl::Status PoisonError(absl::string_view op, uint64_t id, const engine::Storage& storage) {
   if (auto cause = storage.poison()) {
-    return absl::FailedPreconditionError(absl::StrCat(
+    return engine::WithPayloadsOf(*cause, absl::FailedPreconditionError(absl::StrCat(
         op, ": tensor ", id, " holds no valid data: it depends on a failed op: ",
-        cause->message()));
+        cause->message())));
   }
   return absl::OkStatus();
 }

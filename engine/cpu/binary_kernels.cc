@@ -16,15 +16,23 @@ constexpr bool kIsFloat = std::is_floating_point_v<Calc<T>>;
 template <typename T>
 constexpr bool kIsInt = !kIsFloat<T> && !std::is_same_v<T, bool>;
 
-template <typename C>
+// Rounds a float intermediate to T, as torch's float16/bfloat16 arithmetic does after every
+// operation (identity for float and double).
+template <typename T>
+inline Calc<T> R(Calc<T> v) {
+  if constexpr (IsReducedFloat<T>::value) return static_cast<float>(T(v));
+  else return v;
+}
+
+template <typename T, typename C = Calc<T>>
 C DivFloorFloat(C a, C b) {
   if (b == 0) return a / b;
-  const C mod = std::fmod(a, b);
-  C div = (a - mod) / b;
-  if (mod != 0 && (b < 0) != (mod < 0)) div -= C(1);
-  if (div == 0) return std::copysign(C(0), a / b);
+  const C mod = R<T>(std::fmod(a, b));
+  C div = R<T>(R<T>(a - mod) / b);
+  if (mod != 0 && (b < 0) != (mod < 0)) div = R<T>(div - C(1));
+  if (div == 0) return std::copysign(C(0), R<T>(a / b));
   C floordiv = std::floor(div);
-  if (div - floordiv > C(0.5)) floordiv += C(1);
+  if (R<T>(div - floordiv) > C(0.5)) floordiv = R<T>(floordiv + C(1));
   return floordiv;
 }
 
@@ -123,11 +131,11 @@ void BinaryTyped(BinaryOp op, IntList shape, const StridedRef& out, const Stride
   if constexpr (kIsFloat<T>) {
     switch (op) {
       case BinaryOp::kDiv: return same([](C x, C y) { return x / y; });
-      case BinaryOp::kDivTrunc: return same([](C x, C y) { return std::trunc(x / y); });
-      case BinaryOp::kDivFloor: return same([](C x, C y) { return DivFloorFloat(x, y); });
+      case BinaryOp::kDivTrunc: return same([](C x, C y) { return std::trunc(R<T>(x / y)); });
+      case BinaryOp::kDivFloor: return same([](C x, C y) { return DivFloorFloat<T>(x, y); });
       case BinaryOp::kRemainder:
         return same([](C x, C y) {
-          C mod = std::fmod(x, y);
+          C mod = R<T>(std::fmod(x, y));
           if (mod != 0 && (y < 0) != (mod < 0)) mod += y;
           return mod;
         });
@@ -228,7 +236,8 @@ void Where(IntList shape, const StridedRef& out, const StridedRef& cond, const S
   DispatchDType(a.dtype, [&](auto v) {
     using T = decltype(v);
     using C = Calc<T>;
-    Map3<T, bool, T, T>(shape, out, cond, a, b, [](bool c, C x, C y) { return c ? x : y; });
+    // The condition is bool or (deprecated in torch) uint8: either way one byte, nonzero true.
+    Map3<T, uint8_t, T, T>(shape, out, cond, a, b, [](uint8_t c, C x, C y) { return c ? x : y; });
   });
 }
 

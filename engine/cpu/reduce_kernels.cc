@@ -315,6 +315,10 @@ class Reducer {
     if (m_ < 2 * threads && r_ >= 2 * kMinPart) {
       parts = std::min<int64_t>((4 * threads + m_ - 1) / m_, r_ / kMinPart);
     }
+    if (r_ == 0) {  // empty reductions: the identity (sum 0, prod 1, all true, …)
+      for (int64_t o = 0; o < m_; ++o) f_.Store(out, out_dtype, idx, o, f_.Init());
+      return;
+    }
     if (parts <= 1) {
       const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(r_, 1));
       ParallelFor(0, m_, grain, [&](int64_t o0, int64_t o1) {

@@ -94,8 +94,24 @@ def _unary_(name):
     return f
 
 
+# torch takes only tensors as `other` for these.
+_TENSOR_OTHER = {"maximum", "minimum", "fmax", "fmin", "atan2", "arctan2", "hypot", "logical_and",
+                 "logical_or", "logical_xor"}
+# torch.<op>(number, tensor) works for these.
+_NUMBER_FIRST = {"add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "pow",
+                 "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+                 "bitwise_right_shift", "float_power", "multiply", "subtract", "divide"}
+
+
+def _tensor_other(name, other):
+    if name in _TENSOR_OTHER and not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+
+
 def _binary(name):
     def f(self, other):
+        _tensor_other(name, other)
         return _run(name, [("self", self), ("other", _scalar_or_tensor(other, name, "other"))])
     f.__name__ = name
     return f
@@ -103,6 +119,7 @@ def _binary(name):
 
 def _binary_(name):
     def f(self, other):
+        _tensor_other(name, other)
         return _inplace(self, name + "_", [("other", _scalar_or_tensor(other, name, "other"))])
     f.__name__ = name + "_"
     return f
@@ -318,7 +335,21 @@ Tensor.__mod__ = _forward("remainder")
 Tensor.__rmod__ = _reflected("remainder")
 Tensor.__imod__ = _forward("remainder_")
 Tensor.__pow__ = _forward("pow")
-Tensor.__rpow__ = _reflected("pow")
+def _rpow(self, other):
+    # torch: tensor(other, dtype=result_type(other, self)) ** self (a 0-d tensor, not a number).
+    if not _is_scalar(other):
+        return NotImplemented
+    other = _py_scalar(other)
+    d = self.dtype
+    if isinstance(other, float) and not d.is_floating_point:
+        d = _dtypes.float32
+    elif isinstance(other, int) and not isinstance(other, bool) and d is _dtypes.bool_:
+        d = _dtypes.int64
+    from . import _api
+    return _api.full((), other, dtype=d, session=self._session) ** self
+
+
+Tensor.__rpow__ = _rpow
 Tensor.__ipow__ = _forward("pow_")
 Tensor.__and__ = _forward("bitwise_and")
 Tensor.__rand__ = _reflected("bitwise_and")
@@ -342,9 +373,21 @@ Tensor.__le__ = _compare("le")
 Tensor.__gt__ = _compare("gt")
 Tensor.__ge__ = _compare("ge")
 Tensor.__neg__ = lambda self: self.neg()
-Tensor.__pos__ = lambda self: self
+def _pos(self):
+    if self.dtype is _dtypes.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return self
+
+
+def _invert(self):
+    if self.dtype.is_floating_point:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return self.bitwise_not()
+
+
+Tensor.__pos__ = _pos
 Tensor.__abs__ = lambda self: self.abs()
-Tensor.__invert__ = lambda self: self.bitwise_not()
+Tensor.__invert__ = _invert
 Tensor.__matmul__ = lambda self, other: self.matmul(other) if isinstance(other, Tensor) else NotImplemented
 Tensor.__rmatmul__ = lambda self, other: NotImplemented
 Tensor.positive = lambda self: self
@@ -718,7 +761,13 @@ def bernoulli(input, p=None, *, generator=None):
 def _fn(name):
     def f(input, *args, out=None, **kwargs):
         if not isinstance(input, Tensor):
-            if _is_scalar(input) and args and isinstance(args[0], Tensor):
+            if _is_scalar(input) and args and isinstance(args[0], Tensor) and name in _NUMBER_FIRST:
+                if name == "float_power":
+                    return _run("pow", [("self", float(input)), ("other", args[0].double())])
+                if kwargs:
+                    return _run(name, [("self", _py_scalar(input)), ("other", args[0])],
+                                {"alpha": kwargs["alpha"]} if "alpha" in kwargs else
+                                _rounding(kwargs.get("rounding_mode")))
                 # torch.add(2, t) / torch.pow(2, t): the number is self.
                 return _run(name, [("self", _py_scalar(input)), ("other", args[0])])
             raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")

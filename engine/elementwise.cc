@@ -219,6 +219,7 @@ absl::StatusOr<PlannedOp> PlanElementwise(const ElementwiseSpec& spec, std::vect
                              AllocateTensor(op, TensorMeta::Contiguous(compute, t.sizes())));
     if (t.is_wrapped_number()) {
       cpu::CopyStrided({}, StridedRef::Of(converted[i]), StridedRef::Of(t));
+      converted[i].set_wrapped_number(true);
       inputs[i] = converted[i];
       converted[i] = Tensor();
     }
@@ -238,7 +239,8 @@ absl::StatusOr<PlannedOp> PlanElementwise(const ElementwiseSpec& spec, std::vect
   }
   std::vector<DimVector> in_strides;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    plan.reads.push_back(inputs[i].storage());
+    // Wrapped numbers are private to this op and never written: nothing to order them by.
+    if (!inputs[i].is_wrapped_number()) plan.reads.push_back(inputs[i].storage());
     const Tensor& t = converted[i].defined() ? converted[i] : inputs[i];
     in_strides.push_back(BroadcastStrides(t, shape));
   }

@@ -18,7 +18,7 @@ std::shared_ptr<Stream> Stream::Create(Executor* executor, uint64_t id, int64_t 
   return std::make_shared<Stream>(executor, id, max_queued);
 }
 
-absl::Status Stream::Enqueue(StreamTask task) {
+absl::Status Stream::Enqueue(StreamTask task, bool wake) {
   {
     absl::MutexLock lock(&mu_);
     if (!task.is_marker && counted_ >= max_queued_) {
@@ -33,7 +33,7 @@ absl::Status Stream::Enqueue(StreamTask task) {
     if (!task.is_marker) ++counted_;
     queue_.push_back(std::move(task));
   }
-  Wake();
+  if (wake) Wake();
   return absl::OkStatus();
 }
 

@@ -55,8 +55,12 @@ class Stream : public std::enable_shared_from_this<Stream> {
 
   uint64_t id() const { return id_; }
 
-  // Queues a task. RESOURCE_EXHAUSTED when max_queued tasks are already waiting.
-  absl::Status Enqueue(StreamTask task);
+  // Queues a task. RESOURCE_EXHAUSTED when max_queued tasks are already waiting. With
+  // `wake` false the stream is not woken: the caller queues more and calls Wake() once (a batch
+  // of ops then costs one wake-up of the worker, not one per op).
+  absl::Status Enqueue(StreamTask task, bool wake = true);
+  // Starts the stream's worker on what is queued, if it is idle.
+  void Wake();
   // Queues a record of `event`.
   absl::Status RecordEvent(const std::shared_ptr<Event>& event);
   // Later tasks wait for the event's latest record.
@@ -73,7 +77,6 @@ class Stream : public std::enable_shared_from_this<Stream> {
  private:
   enum class State { kIdle, kScheduled, kRunning, kParked };
 
-  void Wake();
   void Run();
   // Whether the head task may start; if not, arranges a Wake() for when it may.
   bool HeadReady(StreamTask& task);

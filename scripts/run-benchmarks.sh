@@ -5,3 +5,5 @@ build=${1:-build}
 "$build/bench/engine_bench"
 echo
 "$build/bench/service_bench"
+echo
+/usr/bin/python3 "$(dirname "$0")/../bench/compute_bench.py" --build "$build"

@@ -1,5 +1,7 @@
 #include "server/session.h"
 
+#include <algorithm>
+
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -212,11 +214,19 @@ void Session::RunOps(const v1::RunOpsRequest& request, v1::RunOpsResponse* respo
     v1::OpResult result;
     absl::Status status = RunOneOp(request.ops(i), request.omit_metadata(), &result);
     if (!status.ok()) {
+      WakeStreamsLocked();
       ToProtoError(status, i, response->mutable_error());
       return;
     }
     *response->add_results() = std::move(result);
   }
+  WakeStreamsLocked();
+}
+
+void Session::WakeStreamsLocked() {
+  for (const auto& stream : unwoken_) stream->Wake();
+  unwoken_.clear();
+  unwoken_ops_ = 0;
 }
 
 absl::Status Session::RunOneOp(const v1::OpCall& call, bool omit_metadata,
@@ -271,6 +281,8 @@ absl::Status Session::RunOneOp(const v1::OpCall& call, bool omit_metadata,
   if (op->kind == engine::OpKind::kFactory && !attrs.Has("device")) {
     attrs.Set("device", device_);
   }
+  // A data-dependent op waits for the data its inputs' queued ops write: they must be running.
+  if (op->kind == engine::OpKind::kDataDependent) WakeStreamsLocked();
   TENSORD_ASSIGN_OR_RETURN(engine::PlannedOp plan, engine::PlanOp(op->name, inputs, attrs));
 
   // The ids of the outputs, now that their number is known.
@@ -300,7 +312,13 @@ absl::Status Session::RunOneOp(const v1::OpCall& call, bool omit_metadata,
 
   if (plan.has_kernel()) {
     std::string label = absl::StrCat("op ", next_op_id_++, " (", op->name, ")");
-    TENSORD_RETURN_IF_ERROR(stream_it->second->Enqueue(engine::TaskFromPlan(label, plan)));
+    constexpr int kWakeEvery = 64;
+    TENSORD_RETURN_IF_ERROR(
+        stream_it->second->Enqueue(engine::TaskFromPlan(label, plan), /*wake=*/false));
+    if (std::find(unwoken_.begin(), unwoken_.end(), stream_it->second) == unwoken_.end()) {
+      unwoken_.push_back(stream_it->second);
+    }
+    if (++unwoken_ops_ >= kWakeEvery) WakeStreamsLocked();
   }
   for (size_t i = 0; i < ids.size(); ++i) {
     if (!omit_metadata) FillInfoLocked(ids[i], plan.outputs[i], result->add_outputs());

@@ -92,6 +92,11 @@ class Session {
   absl::flat_hash_map<uint64_t, std::shared_ptr<engine::Event>> events_ ABSL_GUARDED_BY(mu_);
   uint64_t next_stream_id_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t next_op_id_ ABSL_GUARDED_BY(mu_) = 1;
+  // Streams given ops by the current batch and not yet woken, and how many ops: a batch wakes
+  // each stream's worker once per kWakeEvery ops instead of once per op.
+  std::vector<std::shared_ptr<engine::Stream>> unwoken_ ABSL_GUARDED_BY(mu_);
+  int unwoken_ops_ ABSL_GUARDED_BY(mu_) = 0;
+  void WakeStreamsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Storages get addresses in a session-private space (PyTorch's data_ptr), never server ones.
   uint64_t next_virtual_address_ ABSL_GUARDED_BY(mu_) = uint64_t{1} << 32;
 };

@@ -52,7 +52,7 @@ struct SumF {
   }
   // Contiguous runs: blocked partial sums the compiler vectorises.
   static constexpr bool kHasRun = std::is_same_v<T, float> || std::is_same_v<T, double>;
-  Acc Run(Acc a, const T* x, int64_t n) const {
+  Acc Run(Acc a, const T* x, int64_t n, int64_t /*base*/) const {
     constexpr int kLanes = 16;
     int64_t i = 0;
     while (n - i >= kLanes) {
@@ -78,7 +78,7 @@ struct ProdF {
   Acc Combine(Acc a, Acc b) const { return a * b; }
   void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const { StoreDyn(out, d, i, a); }
   static constexpr bool kHasRun = false;
-  Acc Run(Acc a, const T*, int64_t) const { return a; }
+  Acc Run(Acc a, const T*, int64_t, int64_t) const { return a; }
 };
 
 // amax/amin: NaN propagates.
@@ -110,21 +110,21 @@ struct ExtremumF {
     StoreDyn(out, d, i, a.v);
   }
   static constexpr bool kHasRun = std::is_same_v<T, float> || std::is_same_v<T, double>;
-  Acc Run(Acc a, const T* x, int64_t n) const {
-    constexpr int kLanes = 16;
+  Acc Run(Acc a, const T* x, int64_t n, int64_t /*base*/) const {
+    constexpr int kLanes = 64 / sizeof(T);
     int64_t i = 0;
     if (n >= kLanes) {
       C lanes[kLanes];
-      bool nan[kLanes];
-      for (int j = 0; j < kLanes; ++j) lanes[j] = a.v, nan[j] = false;
+      int32_t nan[kLanes];
+      for (int j = 0; j < kLanes; ++j) lanes[j] = a.v, nan[j] = 0;
       for (; i + kLanes <= n; i += kLanes) {
         for (int j = 0; j < kLanes; ++j) {
           const C v = x[i + j];
           nan[j] |= v != v;
-          lanes[j] = Pick(lanes[j], v);
+          lanes[j] = kMax ? (v > lanes[j] ? v : lanes[j]) : (v < lanes[j] ? v : lanes[j]);
         }
       }
-      for (int j = 0; j < kLanes; ++j) a = Combine(a, Acc{lanes[j], nan[j]});
+      for (int j = 0; j < kLanes; ++j) a = Combine(a, Acc{lanes[j], nan[j] != 0});
     }
     for (; i < n; ++i) a = Step(a, x[i], 0);
     return a;
@@ -165,8 +165,20 @@ struct ArgF {
       reinterpret_cast<int64_t*>(out)[i] = a.i;
     }
   }
-  static constexpr bool kHasRun = false;
-  Acc Run(Acc a, const T*, int64_t) const { return a; }
+  // Contiguous runs: the extreme value first (vectorised), then its first position.
+  static constexpr bool kHasRun = std::is_same_v<T, float> || std::is_same_v<T, double>;
+  Acc Run(Acc a, const T* x, int64_t n, int64_t base) const {
+    if (n == 0) return a;
+    const ExtremumF<T, kMax> e;
+    const auto best = e.Run(e.Init(), x, n, 0);
+    int64_t i = 0;
+    if (best.nan) {
+      while (x[i] == x[i]) ++i;
+    } else {
+      while (x[i] != best.v) ++i;
+    }
+    return Combine(a, Acc{static_cast<C>(x[i]), base + i});
+  }
 };
 
 template <typename T, bool kAll>
@@ -177,7 +189,7 @@ struct LogicalF {
   Acc Combine(Acc a, Acc b) const { return kAll ? a && b : a || b; }
   void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const { StoreDyn(out, d, i, a); }
   static constexpr bool kHasRun = false;
-  Acc Run(Acc a, const T*, int64_t) const { return a; }
+  Acc Run(Acc a, const T*, int64_t, int64_t) const { return a; }
 };
 
 template <typename T>
@@ -188,7 +200,7 @@ struct CountF {
   Acc Combine(Acc a, Acc b) const { return a + b; }
   void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const { StoreDyn(out, d, i, a); }
   static constexpr bool kHasRun = false;
-  Acc Run(Acc a, const T*, int64_t) const { return a; }
+  Acc Run(Acc a, const T*, int64_t, int64_t) const { return a; }
 };
 
 // var/std: Welford's running mean and sum of squared deviations, merged with Chan's formula.
@@ -222,7 +234,7 @@ struct VarF {
     StoreDyn(out, d, i, v);
   }
   static constexpr bool kHasRun = false;
-  Acc Run(Acc a, const T*, int64_t) const { return a; }
+  Acc Run(Acc a, const T*, int64_t, int64_t) const { return a; }
 };
 
 template <typename T>
@@ -255,7 +267,7 @@ struct NormF {
     StoreDyn(out, d, i, v);
   }
   static constexpr bool kHasRun = false;
-  Acc Run(Acc a, const T*, int64_t) const { return a; }
+  Acc Run(Acc a, const T*, int64_t, int64_t) const { return a; }
 };
 
 // logsumexp: a running maximum and the sum of exp(x - maximum).
@@ -282,7 +294,7 @@ struct LseF {
     StoreDyn(out, d, i, v);
   }
   static constexpr bool kHasRun = false;
-  Acc Run(Acc a, const T*, int64_t) const { return a; }
+  Acc Run(Acc a, const T*, int64_t, int64_t) const { return a; }
 };
 
 // ---- The driver ----------------------------------------------------------------------------
@@ -377,7 +389,7 @@ class Reducer {
       const int64_t n = std::min(inner - idx[nr - 1], r1 - r);
       if constexpr (F::kHasRun) {
         if (stride == sizeof(T)) {
-          acc = f_.Run(acc, reinterpret_cast<const T*>(p), n);
+          acc = f_.Run(acc, reinterpret_cast<const T*>(p), n, r);
         } else {
           for (int64_t i = 0; i < n; ++i) acc = f_.Step(acc, Load<T>(p + i * stride), r + i);
         }
@@ -401,7 +413,7 @@ class Reducer {
 
   // Blocks of outputs along the innermost kept dim advance together over the reduced elements.
   void RunColumns(char* out, DType out_dtype, int64_t* idx_out) {
-    constexpr int64_t kBlock = 64;
+    constexpr int64_t kBlock = 1024;  // 4 KiB of float32 per row: whole pages stream in
     const int nk = static_cast<int>(g_.kept_sizes.size());
     const int nr = static_cast<int>(g_.red_sizes.size());
     const int64_t k = g_.kept_sizes[nk - 1];
@@ -410,7 +422,7 @@ class Reducer {
     const int64_t blocks = (k + kBlock - 1) / kBlock;
     const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(r_ * kBlock, 1));
     ParallelFor(0, outer * blocks, grain, [&](int64_t t0, int64_t t1) {
-      Acc acc[kBlock];
+      std::vector<Acc> acc(kBlock);
       int64_t idx[kMaxRank];
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t ob = t / blocks, b = t % blocks;

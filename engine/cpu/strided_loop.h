@@ -83,6 +83,26 @@ class StridedLoop {
     std::array<int64_t, N> inner_strides;
     for (int k = 0; k < N; ++k) inner_strides[k] = inner_stride(k);
     const int64_t run_bytes = std::max<int64_t>(1, inner * bytes_per_element);
+    const int64_t threads = ParallelismDegree();
+    if (outer < 2 * threads && run_bytes >= 2 * kParallelGrainBytes && threads > 1) {
+      // Few long runs (a contiguous tensor is one): split each run into pieces, so every core
+      // gets work. Pieces are multiples of 64 elements (whole cache lines, vector widths).
+      const int64_t pieces_per_run = std::min<int64_t>(
+          (run_bytes + kParallelGrainBytes - 1) / kParallelGrainBytes,
+          std::max<int64_t>(1, (4 * threads + outer - 1) / outer));
+      const int64_t piece = (inner / pieces_per_run + 63) / 64 * 64;
+      const int64_t pieces = (inner + piece - 1) / piece;
+      ParallelFor(0, outer * pieces, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+          const int64_t o = t / pieces, p = t % pieces;
+          const int64_t start = p * piece, n = std::min(piece, inner - start);
+          std::array<char*, N> at = base;
+          for (int k = 0; k < N; ++k) at[k] += start * inner_strides[k];
+          RunOuter(at, inner_strides, n, o, o + 1, run);
+        }
+      });
+      return;
+    }
     const int64_t grain = std::max<int64_t>(1, kParallelGrainBytes / run_bytes);
     ParallelFor(0, outer, grain, [&](int64_t begin, int64_t end) {
       RunOuter(base, inner_strides, inner, begin, end, run);

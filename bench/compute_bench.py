@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Compute-op benchmark: tensord against torch, side by side, in one run on this machine.
+
+  /usr/bin/python3 bench/compute_bench.py [--build build] [--quick]
+
+1. Server kernel time (build/bench/kernel_bench: ops planned and run as the server runs them)
+   against torch's time for the same op on the same shapes, in this process.
+2. End to end through the Python client (op sent, run, synchronized) at 64M elements against
+   torch's in-process op.
+3. 10,000 small ops queued through the Python client, then one synchronize: µs per op.
+
+Ratios are speeds: > 1 means tensord is faster.
+"""
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "client", "python"))
+
+import torch  # noqa: E402
+
+import tensord  # noqa: E402
+
+
+def median_time(fn, reps, warmup=1):
+    for _ in range(warmup):
+        fn()
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+def torch_cases(quick):
+    """name -> (callable, reps), the same cases kernel_bench runs."""
+    cases = {}
+    for n, tag in ((1024, "1M"), (8192, "64M")):
+        r = 200 if n == 1024 else (3 if quick else 7)
+        a, b = torch.rand(n, n), torch.rand(n, n)
+        for name, f in (("add", torch.add), ("mul", torch.mul)):
+            cases[f"{name}_{tag}_contiguous"] = (lambda f=f, a=a, b=b: f(a, b), r)
+            cases[f"{name}_{tag}_transposed"] = (lambda f=f, a=a, b=b: f(a.t(), b.t()), r)
+            cases[f"{name}_{tag}_mixed"] = (lambda f=f, a=a, b=b: f(a, b.t()), r)
+        if n == 8192:
+            cases["sum_64M_all"] = (lambda a=a: a.sum(), r)
+            cases["mean_64M_all"] = (lambda a=a: a.mean(), r)
+            cases["max_64M_all"] = (lambda a=a: a.max(), r)
+            cases["sum_64M_dim0"] = (lambda a=a: a.sum(0), r)
+            cases["sum_64M_dim1"] = (lambda a=a: a.sum(1), r)
+            cases["mean_64M_dim1"] = (lambda a=a: a.mean(1), r)
+            cases["max_64M_dim1"] = (lambda a=a: a.max(1), r)
+            cases["max_64M_dim0"] = (lambda a=a: a.max(0), r)
+    for n in (1024, 4096):
+        a, b = torch.rand(n, n), torch.rand(n, n)
+        r = 20 if n == 1024 else 3
+        cases[f"matmul_{n}"] = (lambda a=a, b=b: a @ b, r)
+        cases[f"matmul_{n}_transposed_a"] = (lambda a=a, b=b: a.t() @ b, r)
+    return cases
+
+
+def start_server(build):
+    proc = subprocess.Popen([os.path.join(build, "tensord"), "--listen=127.0.0.1:0"],
+                            stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    m = re.search(r"listening on (\S+)", line)
+    if not m:
+        proc.kill()
+        raise SystemExit(f"tensord did not start: {line!r}")
+    return proc, m.group(1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions of the 64M cases")
+    args = ap.parse_args()
+    # torch at its best: one thread per core (its default here may be lower).
+    torch.set_num_threads(os.cpu_count() or 1)
+    print(f"compute_bench: torch {torch.__version__} with {torch.get_num_threads()} threads, "
+          f"tensord's pool with as many; times are medians, the better of 2 alternating rounds")
+
+    # 1. Kernel times: kernel_bench and torch alternate, twice; each side keeps its better round
+    # (this machine's speed drifts between runs).
+    cmd = [os.path.join(args.build, "bench", "kernel_bench")] + (["--reps=3"] if args.quick else [])
+    ours, theirs = {}, {}
+    cases = torch_cases(args.quick)
+    for _ in range(2):
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            name, sec = line.split()
+            ours[name] = min(float(sec), ours.get(name, 1e30))
+        for name, (fn, reps) in cases.items():
+            if args.quick and "64M" in name:
+                reps = 3
+            theirs[name] = min(median_time(fn, reps), theirs.get(name, 1e30))
+    print("\n1. server kernel time vs torch (same op, same shapes)")
+    print(f"  {'case':32s} {'tensord':>11s} {'torch':>11s}  speed vs torch")
+    for name in cases:
+        if name not in ours:
+            continue
+        t = theirs[name]
+        extra = ""
+        if name.startswith("matmul"):
+            n = int(name.split("_")[1])
+            flops = 2.0 * n ** 3
+            extra = f"   ({flops / ours[name] / 1e9:.1f} vs {flops / t / 1e9:.1f} GFLOP/s)"
+        print(f"  {name:32s} {ours[name] * 1e3:9.3f}ms {t * 1e3:9.3f}ms  {t / ours[name]:6.2f}x{extra}")
+
+    # 2 and 3: through the Python client.
+    proc, address = start_server(args.build)
+    try:
+        s = tensord.connect(address)
+        tensord.set_default_session(s)
+        n = 8192
+        print("\n2. end to end through the Python client, 64M float32 (op + synchronize)")
+        print(f"  {'case':32s} {'tensord':>11s} {'torch':>11s}  speed vs torch")
+        a, b = tensord.rand(n, n), tensord.rand(n, n)
+        ta, tb = torch.rand(n, n), torch.rand(n, n)
+        reps = 3 if args.quick else 7
+        for name, fo, ft in (
+                ("add_64M_contiguous", lambda: a + b, lambda: ta + tb),
+                ("mul_64M_contiguous", lambda: a * b, lambda: ta * tb),
+                ("add_64M_transposed", lambda: a.t() + b.t(), lambda: ta.t() + tb.t()),
+                ("sum_64M_all", lambda: a.sum(), lambda: ta.sum())):
+            def run():
+                r = fo()
+                tensord.synchronize()
+                return r
+            to = median_time(run, reps)
+            tt = median_time(ft, reps)
+            print(f"  {name:32s} {to * 1e3:9.3f}ms {tt * 1e3:9.3f}ms  {tt / to:6.2f}x")
+        del a, b
+
+        print("\n3. 10,000 small ops queued, then one synchronize (Python client)")
+        x = tensord.ones(16)
+        tensord.synchronize()
+        for label, body in (("x.add_(1) (in place)", lambda: x.add_(1)),
+                            ("y = x * 2 (new tensor each)", lambda: x * 2)):
+            best = 1e9
+            for _ in range(3):
+                t0 = time.perf_counter()
+                for _ in range(10000):
+                    body()
+                tensord.synchronize()
+                best = min(best, time.perf_counter() - t0)
+            print(f"  {label:32s} {best / 10000 * 1e6:7.2f} µs/op amortised")
+        tx = torch.ones(16)
+        t0 = time.perf_counter()
+        for _ in range(10000):
+            tx.add_(1)
+        print(f"  {'torch x.add_(1), in process':32s} {(time.perf_counter() - t0) / 10000 * 1e6:7.2f} µs/op")
+        assert x.tolist()[0] == 1 + 30000, "the queued ops all ran"
+        s.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+// Server-side kernel times of compute ops: each case is planned and run through the op registry
+// exactly as the server does (allocation from the buffer pool included), on inputs filled by
+// the random ops. Prints one line per case: "<name> <median seconds>". bench/compute_bench.py
+// runs it and puts the figures side by side with torch's for the same cases.
+//
+//   build/bench/kernel_bench [--reps=N] [--only=substring]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/op_registry.h"
+#include "engine/planned_op.h"
+#include "engine/view_ops.h"
+
+namespace tensord::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <typename T>
+T Check(absl::StatusOr<T> s, const std::string& what) {
+  if (!s.ok()) {
+    std::fprintf(stderr, "%s failed: %s\n", what.c_str(), s.status().ToString().c_str());
+    std::exit(1);
+  }
+  return *std::move(s);
+}
+
+Tensor Rand(std::vector<int64_t> size) {
+  return Check(RunNowSingle(PlanOp("rand", {}, Attrs().Set("size", size).Set("seed", int64_t{1}))),
+               "rand");
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct Case {
+  std::string name;
+  std::function<void()> run;
+  int reps;
+};
+
+}  // namespace
+}  // namespace tensord::engine
+
+int main(int argc, char** argv) {
+  using namespace tensord::engine;
+  int reps = 0;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--reps=", 7) == 0) reps = std::atoi(argv[i] + 7);
+    if (std::strncmp(argv[i], "--only=", 7) == 0) only = argv[i] + 7;
+  }
+  std::vector<Case> cases;
+  const auto op = [](const char* name, std::vector<Tensor> in, Attrs attrs = Attrs()) {
+    return [name, in = std::move(in), attrs = std::move(attrs)]() {
+      Check(RunNow(PlanOp(name, in, attrs)), name);
+    };
+  };
+  for (int64_t n : {1024, 8192}) {
+    const std::string tag = n == 1024 ? "1M" : "64M";
+    const int r = n == 1024 ? 200 : 7;
+    Tensor a = Rand({n, n}), b = Rand({n, n});
+    Tensor at = Check(Transpose(a, 0, 1), "t"), bt = Check(Transpose(b, 0, 1), "t");
+    for (const char* name : {"add", "mul"}) {
+      cases.push_back({std::string(name) + "_" + tag + "_contiguous", op(name, {a, b}), r});
+      cases.push_back({std::string(name) + "_" + tag + "_transposed", op(name, {at, bt}), r});
+      cases.push_back({std::string(name) + "_" + tag + "_mixed", op(name, {a, bt}), r});
+    }
+    if (n == 8192) {
+      cases.push_back({"sum_64M_all", op("sum", {a}), r});
+      cases.push_back({"mean_64M_all", op("mean", {a}), r});
+      cases.push_back({"max_64M_all", op("max", {a}), r});
+      cases.push_back({"sum_64M_dim0", op("sum", {a}, Attrs().Set("dim", int64_t{0})), r});
+      cases.push_back({"sum_64M_dim1", op("sum", {a}, Attrs().Set("dim", int64_t{1})), r});
+      cases.push_back({"mean_64M_dim1", op("mean", {a}, Attrs().Set("dim", int64_t{1})), r});
+      cases.push_back({"max_64M_dim1", op("max.dim", {a}, Attrs().Set("dim", int64_t{1})), r});
+      cases.push_back({"max_64M_dim0", op("max.dim", {a}, Attrs().Set("dim", int64_t{0})), r});
+    }
+  }
+  for (int64_t n : {1024, 4096}) {
+    Tensor a = Rand({n, n}), b = Rand({n, n});
+    cases.push_back({"matmul_" + std::to_string(n), op("matmul", {a, b}), n == 1024 ? 20 : 3});
+    Tensor at = Check(Transpose(a, 0, 1), "t");
+    cases.push_back({"matmul_" + std::to_string(n) + "_transposed_a", op("matmul", {at, b}),
+                     n == 1024 ? 20 : 3});
+  }
+  {
+    // Per-op overhead: add_ of a number on 16 elements, planned and run (no RPC, no stream).
+    Tensor x = Rand({16});
+    cases.push_back({"small_add_inplace_number", op("add_", {x}, Attrs().Set("other", int64_t{1})),
+                     20000});
+  }
+  for (Case& c : cases) {
+    if (!only.empty() && c.name.find(only) == std::string::npos) continue;
+    const int n = reps > 0 ? reps : c.reps;
+    c.run();  // warm-up (pool buffers, BLAS threads)
+    std::vector<double> t;
+    for (int i = 0; i < n; ++i) {
+      const auto t0 = Clock::now();
+      c.run();
+      t.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    std::printf("%s %.9f\n", c.name.c_str(), Median(t));
+    std::fflush(stdout);
+  }
+  return 0;
+}

@@ -1,4 +1,5 @@
 // Binary and ternary elementwise kernels (torch 1.13's CPU semantics, element by element).
+#include <atomic>
 #include <climits>
 #include <cmath>
 #include <limits>
@@ -191,21 +192,20 @@ void BinaryTyped(BinaryOp op, IntList shape, const StridedRef& out, const Stride
 
 template <typename T>
 bool AnyTyped(IntList shape, const StridedRef& t, bool zero) {
-  bool found = false;
+  std::atomic<bool> found{false};
   StridedLoop<1> loop(shape, {t.strides}, {sizeof(T)});
-  // Single-threaded: a scan that stops early is cheap compared with the op it guards.
-  loop.Run({t.data}, 1 << 30, [&](const std::array<char*, 1>& p,
-                                  const std::array<int64_t, 1>& s, int64_t n) {
-    if (found) return;
+  loop.Run({t.data}, sizeof(T), [&](const std::array<char*, 1>& p,
+                                    const std::array<int64_t, 1>& s, int64_t n) {
+    if (found.load(std::memory_order_relaxed)) return;
     for (int64_t i = 0; i < n; ++i) {
       const T v = *reinterpret_cast<const T*>(p[0] + i * s[0]);
       if (zero ? v == T(0) : v < T(0)) {
-        found = true;
+        found.store(true, std::memory_order_relaxed);
         return;
       }
     }
   });
-  return found;
+  return found.load();
 }
 
 }  // namespace

@@ -90,7 +90,7 @@ class StridedLoop {
       const int64_t pieces_per_run = std::min<int64_t>(
           (run_bytes + kParallelGrainBytes - 1) / kParallelGrainBytes,
           std::max<int64_t>(1, (4 * threads + outer - 1) / outer));
-      const int64_t piece = (inner / pieces_per_run + 63) / 64 * 64;
+      const int64_t piece = std::max<int64_t>(64, (inner / pieces_per_run + 63) / 64 * 64);
       const int64_t pieces = (inner + piece - 1) / piece;
       ParallelFor(0, outer * pieces, 1, [&](int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end; ++t) {

@@ -119,6 +119,24 @@ absl::StatusOr<PlannedOp> PlanReduce(const Tensor& self, ReducePlanArgs ra) {
     g.red_strides.clear();
     for (int64_t d = 0; d < self.dim(); ++d) (reduced[d] ? g.red_strides : g.kept_strides).push_back(st[d]);
   }
+  // Merge neighbouring dims that are laid out back to back (logical order kept, so arg
+  // reductions still count row-major positions): a contiguous full reduction is one long run.
+  const auto coalesce = [](DimVector& sizes, DimVector& strides) {
+    DimVector ns, nst;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (!ns.empty() && nst.back() == strides[d] * sizes[d]) {
+        ns.back() *= sizes[d];
+        nst.back() = strides[d];
+      } else {
+        ns.push_back(sizes[d]);
+        nst.push_back(strides[d]);
+      }
+    }
+    sizes = ns;
+    strides = nst;
+  };
+  coalesce(g.red_sizes, g.red_strides);
+  coalesce(g.kept_sizes, g.kept_strides);
   plan.kernel = [self, converted, out, indices, g, ra]() -> absl::Status {
     StridedRef in = StridedRef::Of(self);
     if (converted.defined()) {

@@ -15,7 +15,13 @@ from ._tensor import (Tensor, _Ints, _call, _int, _int_list, _is_scalar, _op, _p
 _ROUNDING = {None: None, "trunc": 1, "floor": 2}
 
 
+_FAST_NUMBERS = (int, float, bool)
+
+
 def _scalar_or_tensor(x, op, name):
+    t = type(x)
+    if t is Tensor or t in _FAST_NUMBERS:
+        return x
     if isinstance(x, Tensor):
         return x
     if _is_scalar(x):
@@ -30,21 +36,28 @@ def _session_of(*xs):
     raise TypeError("expected at least one tensord Tensor")
 
 
-def _run(name, operands, attrs=None):
-    """Runs op `name` whose inputs are `operands` (name -> Tensor, number or None, in the op's
-    input order); numbers and None go as attributes."""
-    inputs, extra = [], dict(attrs or {})
+def _split(operands, attrs):
+    inputs, extra = [], dict(attrs) if attrs else {}
     for key, v in operands:
-        if isinstance(v, Tensor):
+        if type(v) is Tensor or isinstance(v, Tensor):
             inputs.append(v)
         else:
             extra[key] = v
+    return inputs, extra or None
+
+
+def _run(name, operands, attrs=None):
+    """Runs op `name` whose inputs are `operands` (name -> Tensor, number or None, in the op's
+    input order); numbers and None go as attributes."""
+    inputs, extra = _split(operands, attrs)
     s = _session_of(*(v for _, v in operands))
-    return _op(s, name, inputs, {k: v for k, v in extra.items()} if extra else None)
+    return _op(s, name, inputs, extra)
 
 
 def _inplace(self, name, operands, attrs=None):
-    _run(name, [("self", self)] + operands, attrs)
+    """An in-place op: sent without an output id (self is what changes)."""
+    inputs, extra = _split([("self", self)] + operands, attrs)
+    _op(self._session, name, inputs, extra, returns_nothing=True)
     return self
 
 

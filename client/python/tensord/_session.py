@@ -84,6 +84,7 @@ class Session:
         self._channel = channel or grpc.insecure_channel(address, options=options)
         self._metadata = (("authorization", "Bearer " + token),) if token else None
         self._lock = threading.RLock()
+        self._ahead = None  # (ops, future) of the batch sent ahead, reply not yet taken
         self._pending = []
         self._releases = []
         self._next_id = 1
@@ -139,6 +140,12 @@ class Session:
             if self._closed:
                 return
             self._closed = True
+            if self._ahead is not None:
+                try:
+                    self._ahead[1].result()
+                except Exception:  # closing anyway
+                    pass
+                self._ahead = None
             self._pending.clear()
             self._releases.clear()
         self._finalizer()
@@ -195,13 +202,77 @@ class Session:
         with self._lock:
             self._check_open()
             self._pending.append(_Pending(call, tensors))
-            if not self.pipeline or len(self._pending) >= _MAX_PENDING:
+            if not self.pipeline:
                 self.flush()
+            elif len(self._pending) >= _MAX_PENDING:
+                self._send_ahead()
 
     def release(self, tensor_id):
         # Called from Tensor finalizers: no lock-taking call that could deadlock, just a list.
         if not self._closed:
             self._releases.append(tensor_id)
+
+    def _request(self, pending):
+        # A dropped id goes only once no buffered op still reads it.
+        used = set()
+        for p in pending:
+            used.update(p.call.inputs)
+        releases = [i for i in self._releases if i not in used]
+        self._releases = [i for i in self._releases if i in used]
+        return pb.RunOpsRequest(session_id=self.id, ops=[p.call for p in pending],
+                                release_after=releases)
+
+    def _complete(self, pending, get_response):
+        """Takes a sent batch's reply: fills its tensors' metadata; on a failed op, marks it and
+        what depends on it failed and puts the batch's other unrun ops back in front of the
+        buffer. Returns the failure (or None)."""
+        try:
+            response = get_response()
+        except grpc.RpcError as e:
+            error = error_from_rpc(e, "RunOps")
+            for p in pending:
+                for t in p.tensors:
+                    t._error = error
+            raise error from None
+        for p, result in zip(pending, response.results):
+            for t, info in zip(p.tensors, result.outputs):
+                t._info = info
+        if not response.HasField("error"):
+            return None
+        failed = max(response.error.op_index, 0)
+        error = error_from_proto(response.error)
+        failed_ids = set()
+        retry = []
+        for i, p in enumerate(pending[failed:]):
+            if i == 0 or any(x in failed_ids for x in p.call.inputs):
+                for t in p.tensors:
+                    t._error = error
+                    failed_ids.add(t._id)
+            else:
+                retry.append(p)
+        self._pending = retry + self._pending
+        return error
+
+    def _finish_ahead(self):
+        """Waits for the batch sent ahead, if any; returns its failure (or None)."""
+        if self._ahead is None:
+            return None
+        pending, future = self._ahead
+        self._ahead = None
+        return self._complete(pending, future.result)
+
+    def _send_ahead(self):
+        """A full buffer goes without waiting for its reply, so the server runs it while the
+        caller builds the next batch. One batch at most is ahead: the previous one's reply is
+        taken first (the server sees batches in order), and a failure in it raises here."""
+        error = self._finish_ahead()
+        pending, self._pending = self._pending, []
+        if pending:
+            future = self._stub("RunOps", pb.RunOpsResponse).future(self._request(pending),
+                                                                     metadata=self._metadata)
+            self._ahead = (pending, future)
+        if error is not None:
+            raise error
 
     def flush(self):
         """Sends the buffered ops; raises the first failing op's error.
@@ -211,47 +282,19 @@ class Session:
         outputs (and everything computed from them) keep the error and raise it when used.
         """
         with self._lock:
+            first_error = self._finish_ahead()
             if not self._pending and len(self._releases) < 256:
+                if first_error is not None:
+                    raise first_error
                 return
             self._check_open()
-            first_error = None
             while self._pending or self._releases:
                 pending, self._pending = self._pending, []
-                # A dropped id goes only once no buffered op still reads it.
-                used = set()
-                for p in pending:
-                    used.update(p.call.inputs)
-                releases = [i for i in self._releases if i not in used]
-                self._releases = [i for i in self._releases if i in used]
-                request = pb.RunOpsRequest(session_id=self.id, ops=[p.call for p in pending],
-                                           release_after=releases)
-                try:
-                    response = self._stub("RunOps", pb.RunOpsResponse)(request,
-                                                                        metadata=self._metadata)
-                except grpc.RpcError as e:
-                    error = error_from_rpc(e, "RunOps")
-                    for p in pending:
-                        for t in p.tensors:
-                            t._error = error
-                    raise error from None
-                for p, result in zip(pending, response.results):
-                    for t, info in zip(p.tensors, result.outputs):
-                        t._info = info
-                if not response.HasField("error"):
-                    continue
-                failed = max(response.error.op_index, 0)
-                error = error_from_proto(response.error)
+                request = self._request(pending)
+                stub = self._stub("RunOps", pb.RunOpsResponse)
+                error = self._complete(
+                    pending, lambda: stub(request, metadata=self._metadata))
                 first_error = first_error or error
-                failed_ids = set()
-                retry = []
-                for i, p in enumerate(pending[failed:]):
-                    if i == 0 or any(x in failed_ids for x in p.call.inputs):
-                        for t in p.tensors:
-                            t._error = error
-                            failed_ids.add(t._id)
-                    else:
-                        retry.append(p)
-                self._pending = retry + self._pending
             if first_error is not None:
                 raise first_error
 

@@ -16,8 +16,15 @@ class _Ints(list):
     """Marks a list attribute (IntList on the wire)."""
 
 
-def _attr(value):
-    v = pb.AttrValue()
+def _fill_attr(v, value):
+    """Sets AttrValue `v` from a Python value."""
+    t = type(value)
+    if t is int:
+        v.i = value
+        return v
+    if t is float:
+        v.f = value
+        return v
     if value is None:
         v.none = True
     elif isinstance(value, bool):
@@ -37,6 +44,10 @@ def _attr(value):
     else:
         raise TypeError(f"tensord: cannot send {type(value).__name__} as an op attribute")
     return v
+
+
+def _attr(value):
+    return _fill_attr(pb.AttrValue(), value)
 
 
 def _int(value, op, name):
@@ -753,18 +764,19 @@ def _call(name, inputs, attrs):
     call = pb.OpCall(op=name, inputs=[t._id for t in inputs])
     if attrs:
         for k, v in attrs.items():
-            call.attrs[k].CopyFrom(_attr(v))
+            _fill_attr(call.attrs[k], v)
     return call
 
 
 def _op(session, name, inputs, attrs=None, returns_nothing=False):
     for t in inputs:
-        if not isinstance(t, Tensor):
+        if type(t) is not Tensor and not isinstance(t, Tensor):
             raise TypeError(f"{name}(): expected a tensord Tensor, got {type(t).__name__}")
         if t._session is not session:
             raise RuntimeError(f"{name}(): tensors of different tensord sessions")
-    for t in inputs:
         if t._error is not None:  # computed from a failed op: fails the same way, unsent
+            if returns_nothing:
+                raise t._error
             out = Tensor._new(session, session.new_ids(1))
             out._error = t._error
             return out

@@ -160,8 +160,7 @@ absl::StatusOr<PlannedOp> PlanElementwise(const ElementwiseSpec& spec, std::vect
     have_device = true;
   }
   if (!device.is_cpu()) {
-    return absl::UnimplementedError(absl::StrCat(op, ": compute ops run on the CPU backend only "
-                                                 "so far"));
+    return ComputeBackendMissing(op);
   }
   // Shape.
   DimVector shape;

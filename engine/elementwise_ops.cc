@@ -16,10 +16,7 @@ namespace {
 using cpu::BinaryOp;
 using cpu::UnaryOp;
 
-absl::Status NotImplemented(absl::string_view op, DType d) {
-  return RuntimeError(op, absl::StrCat("\"", op, "_cpu\" not implemented for '",
-                                       DTypeLegacyName(d), "'"));
-}
+absl::Status NotImplemented(absl::string_view op, DType d) { return DTypeNotImplemented(op, d); }
 
 // What a unary op accepts and returns.
 enum class UnaryRule {

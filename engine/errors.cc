@@ -54,4 +54,14 @@ absl::Status WithPayloadsOf(const absl::Status& from, absl::Status to) {
   return to;
 }
 
+absl::Status DTypeNotImplemented(absl::string_view op, DType dtype) {
+  return RuntimeError(op, absl::StrCat("\"", op, "_cpu\" not implemented for '",
+                                       DTypeLegacyName(dtype), "'"));
+}
+
+absl::Status ComputeBackendMissing(absl::string_view op) {
+  return absl::UnimplementedError(absl::StrCat(op, ": compute ops run on the CPU backend only "
+                                               "so far"));
+}
+
 }  // namespace tensord::engine

@@ -11,11 +11,12 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "engine/dtype.h"
 
 namespace tensord::engine {
 
@@ -37,6 +38,13 @@ std::string ErrorKind(const absl::Status& status);
 // `to` with `from`'s payloads (its Python exception class among them): errors derived from a
 // root cause (a failed kernel, a poisoned input) raise as the cause did.
 absl::Status WithPayloadsOf(const absl::Status& from, absl::Status to);
+
+// torch's "\"<op>_cpu\" not implemented for '<Dtype>'" (RuntimeError): a dtype an op has no CPU
+// kernel for.
+absl::Status DTypeNotImplemented(absl::string_view op, DType dtype);
+
+// UNIMPLEMENTED for a compute op on a device whose backend has no kernels yet.
+absl::Status ComputeBackendMissing(absl::string_view op);
 
 // The standard "Dimension out of range" error (IndexError).
 absl::Status DimOutOfRange(absl::string_view op, int64_t dim, int64_t ndim);

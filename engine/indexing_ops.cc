@@ -25,8 +25,7 @@ namespace {
 absl::Status CheckCpu(absl::string_view op, std::initializer_list<const Tensor*> ts) {
   for (const Tensor* t : ts) {
     if (!t->device().is_cpu()) {
-      return absl::UnimplementedError(absl::StrCat(op, ": compute ops run on the CPU backend "
-                                                   "only so far"));
+      return ComputeBackendMissing(op);
     }
   }
   return absl::OkStatus();

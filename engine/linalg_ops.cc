@@ -103,8 +103,7 @@ void Gemm(DType dtype, int64_t n, int64_t m, int64_t k, Mat a, Mat b, char* c, d
 
 absl::Status CheckMatmulDtypes(absl::string_view op, const Tensor& a, const Tensor& b) {
   if (!a.device().is_cpu() || !b.device().is_cpu()) {
-    return absl::UnimplementedError(absl::StrCat(op, ": compute ops run on the CPU backend only "
-                                                 "so far"));
+    return ComputeBackendMissing(op);
   }
   if (a.dtype() != b.dtype()) {
     return RuntimeError(op, absl::StrCat("expected scalar type ", DTypeLegacyName(a.dtype()),

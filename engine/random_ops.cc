@@ -127,8 +127,7 @@ std::vector<AttrSpec> SeedAttrs(std::vector<AttrSpec> attrs) {
 absl::StatusOr<PlannedOp> PlanDraw(absl::string_view op, const Tensor& target, DistArgs d,
                                    bool in_place, const Tensor* probs = nullptr) {
   if (!target.device().is_cpu()) {
-    return absl::UnimplementedError(absl::StrCat(op, ": compute ops run on the CPU backend only "
-                                                 "so far"));
+    return ComputeBackendMissing(op);
   }
   PlannedOp plan;
   plan.outputs.push_back(target);
@@ -172,8 +171,7 @@ absl::StatusOr<Tensor> NewFactoryTensor(absl::string_view op, AttrReader& a, DTy
   TENSORD_ASSIGN_OR_RETURN(auto dtype, a.OptionalDType("dtype"));
   TENSORD_ASSIGN_OR_RETURN(Device device, a.GetDevice("device", kCpu));
   if (!device.is_cpu()) {
-    return absl::UnimplementedError(absl::StrCat(op, ": compute ops run on the CPU backend only "
-                                                 "so far"));
+    return ComputeBackendMissing(op);
   }
   return AllocateTensor(op, TensorMeta::Contiguous(dtype.value_or(dflt), size));
 }

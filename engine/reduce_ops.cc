@@ -18,17 +18,10 @@ namespace {
 
 using cpu::ReduceOp;
 
-absl::Status NotImplemented(absl::string_view op, DType d) {
-  return RuntimeError(op, absl::StrCat("\"", op, "_cpu\" not implemented for '",
-                                       DTypeLegacyName(d), "'"));
-}
+absl::Status NotImplemented(absl::string_view op, DType d) { return DTypeNotImplemented(op, d); }
 
 absl::Status CheckCpu(absl::string_view op, const Tensor& t) {
-  if (!t.device().is_cpu()) {
-    return absl::UnimplementedError(absl::StrCat(op, ": compute ops run on the CPU backend only "
-                                                 "so far"));
-  }
-  return absl::OkStatus();
+  return t.device().is_cpu() ? absl::OkStatus() : ComputeBackendMissing(op);
 }
 
 // Which dims a reduction covers: `dims` empty means all of them.

@@ -292,22 +292,27 @@ absl::StatusOr<PlannedOp> PlanNonzero(const Tensor& self) {
   PlannedOp plan;
   TENSORD_RETURN_IF_ERROR(ReadNow({self}, [&]() -> absl::Status {
     const int64_t nd = self.dim();
-    std::vector<int64_t> found;
+    const auto nonzero_at = [&](const int64_t* idx) {
+      return IsNonzero(self.dtype(), self.data() + OffsetOf(self, idx) * self.itemsize());
+    };
+    // Count first, so the result is allocated (and charged to the session) before it is filled.
+    int64_t count = 0;
     ForEachIndex(self.sizes(), [&](const int64_t* idx) {
-      if (IsNonzero(self.dtype(), self.data() + OffsetOf(self, idx) * self.itemsize())) {
-        found.insert(found.end(), idx, idx + nd);
-        if (nd == 0) found.push_back(0);  // counted below
-      }
+      count += nonzero_at(idx);
       return true;
     });
-    const int64_t count = nd == 0 ? static_cast<int64_t>(found.size()) : static_cast<int64_t>(found.size()) / nd;
     // torch's CPU result is (count, dim) with strides (1, count): a transposed (dim, count).
     TENSORD_ASSIGN_OR_RETURN(Tensor t,
                              AllocateTensor(op, TensorMeta::Contiguous(DType::kInt64, {nd, count})));
     int64_t* o = t.data_as<int64_t>();
-    for (int64_t i = 0; i < count && nd > 0; ++i) {
-      for (int64_t d = 0; d < nd; ++d) o[d * count + i] = found[i * nd + d];
-    }
+    int64_t i = 0;
+    ForEachIndex(self.sizes(), [&](const int64_t* idx) {
+      if (nonzero_at(idx)) {
+        for (int64_t d = 0; d < nd; ++d) o[d * count + i] = idx[d];
+        ++i;
+      }
+      return true;
+    });
     TENSORD_ASSIGN_OR_RETURN(Tensor out, Transpose(t, 0, 1));
     plan.outputs.push_back(out);
     return absl::OkStatus();

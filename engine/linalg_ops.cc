@@ -4,6 +4,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -81,7 +82,11 @@ void Gemm(DType dtype, int64_t n, int64_t m, int64_t k, Mat a, Mat b, char* c, d
   if (dtype == DType::kFloat32 || dtype == DType::kFloat64) {
     CBLAS_TRANSPOSE ta, tb;
     int64_t lda, ldb;
-    if (k > 0 && BlasLayout(a, n, k, &ta, &lda) && BlasLayout(b, k, m, &tb, &ldb)) {
+    // BLAS takes 32-bit sizes: larger problems (possible only through expanded or strided
+    // views) take the loop.
+    constexpr int64_t kBlasMax = std::numeric_limits<int32_t>::max();
+    if (k > 0 && BlasLayout(a, n, k, &ta, &lda) && BlasLayout(b, k, m, &tb, &ldb) &&
+        std::max({n, m, k, lda, ldb}) <= kBlasMax) {
       if (dtype == DType::kFloat32) {
         cblas_sgemm(CblasRowMajor, ta, tb, n, m, k, static_cast<float>(alpha),
                     reinterpret_cast<const float*>(a.data), lda,

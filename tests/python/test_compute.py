@@ -559,3 +559,22 @@ def test_errors_name_the_op(session):
         (tensord.arange(3) // 0).tolist()
     with pytest.raises(IndexError):
         a.sum(5).tolist()
+
+
+def test_roll_tril_triu(session):
+    problems = []
+    for dtype in DTYPES:
+        for layout in ("contiguous", "transposed", "sliced", "permuted", "empty"):
+            t, d, _, _ = make(dtype, layout)
+            for args in ((1, 0), (-2, 1), ((1, 2), (0, 1)), (5,), (0, 0)):
+                problems.append(run_both(lambda: torch.roll(t, *args), lambda: tensord.roll(d, *args),
+                                         f"roll{args} {dtype} {layout}"))
+            for k in (0, 1, -1, 5):
+                problems.append(run_both(lambda: torch.tril(t, k), lambda: tensord.tril(d, k), f"tril({k}) {dtype} {layout}"))
+                problems.append(run_both(lambda: torch.triu(t, k), lambda: tensord.triu(d, k), f"triu({k}) {dtype} {layout}"))
+        t, d, tb, db = make(dtype, "contiguous")
+        problems.append(run_both(lambda: (t.tril_(), tb)[1], lambda: (d.tril_(), db)[1], f"tril_ {dtype}"))
+    t, d, _, _ = make("float32", "zero_d")
+    problems.append(run_both(lambda: torch.tril(t), lambda: tensord.tril(d), "tril 0-d"))
+    problems.append(run_both(lambda: torch.triu(torch.ones(3)), lambda: tensord.triu(tensord.ones(3)), "triu 1-d"))
+    report(problems)

@@ -804,3 +804,54 @@ FUNCTIONS = (_UNARY + _UNARY_NO_INPLACE + _BINARY + _BINARY_NO_INPLACE +
               "matmul", "mm", "bmm", "dot", "mv", "outer", "ger", "inner", "addmm",
               "index_select", "gather", "scatter", "scatter_add", "masked_fill", "masked_select",
               "index_put", "gelu", "float_power"])
+
+
+# ---- shape and data ----------------------------------------------------------------------------
+
+def _roll(self, shifts, dims=None):
+    """torch.roll: a contiguous copy, each listed dim rotated (built from narrow views and cat)."""
+    from . import _api
+    if dims is None:
+        if isinstance(shifts, (tuple, list)) and len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+        s = shifts[0] if isinstance(shifts, (tuple, list)) else shifts
+        return _roll(self.flatten(), s, 0).view(tuple(self.shape))
+    shifts = tuple(shifts) if isinstance(shifts, (tuple, list)) else (shifts,)
+    dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    out = self
+    for s, d in zip(shifts, dims):
+        n = out.size(d)
+        s = _int(s, "roll", "shifts") % n if n else 0
+        if s:
+            out = _api.cat([out.narrow(d, n - s, s), out.narrow(d, 0, n - s)], d)
+    return out.contiguous() if out is self else out
+
+
+def _triangle(name, lower, inplace):
+    def f(self, diagonal=0):
+        if self.dim() == 0:
+            raise IndexError("Dimension specified as -2 but tensor has no dimensions")
+        if self.dim() < 2:
+            raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but "
+                             "got -2)")
+        from . import _api
+        n, m = self.shape[-2], self.shape[-1]
+        rows = _api.arange(n, session=self._session).unsqueeze(1)
+        cols = _api.arange(m, session=self._session)
+        offset = cols - rows  # column minus row: 0 on the diagonal
+        drop = offset > diagonal if lower else offset < diagonal
+        if inplace:
+            return self.masked_fill_(drop, 0)
+        return self.masked_fill(drop, 0)
+    f.__name__ = name
+    return f
+
+
+Tensor.roll = _roll
+Tensor.tril = _triangle("tril", True, False)
+Tensor.triu = _triangle("triu", False, False)
+Tensor.tril_ = _triangle("tril", True, True)
+Tensor.triu_ = _triangle("triu", False, True)
+FUNCTIONS += ["roll", "tril", "triu"]

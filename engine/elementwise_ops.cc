@@ -16,8 +16,6 @@ namespace {
 using cpu::BinaryOp;
 using cpu::UnaryOp;
 
-absl::Status NotImplemented(absl::string_view op, DType d) { return DTypeNotImplemented(op, d); }
-
 // What a unary op accepts and returns.
 enum class UnaryRule {
   kAll,           // any dtype, same dtype out
@@ -42,7 +40,7 @@ absl::StatusOr<PlannedOp> PlanUnary(const std::string& name, UnaryOp op, UnaryRu
   switch (rule) {
     case UnaryRule::kAll: break;
     case UnaryRule::kNoBoolHalf:
-      if (is_half) return NotImplemented(name, in);
+      if (is_half) return DTypeNotImplemented(name, in);
       [[fallthrough]];
     case UnaryRule::kNoBool:
       if (in == DType::kBool) {
@@ -51,24 +49,24 @@ absl::StatusOr<PlannedOp> PlanUnary(const std::string& name, UnaryOp op, UnaryRu
                                     "supported. If you are trying to invert a mask, use the `~` "
                                     "or `logical_not()` operator instead.");
         }
-        return NotImplemented(name, in);
+        return DTypeNotImplemented(name, in);
       }
       break;
     case UnaryRule::kFloatPromoteNoHalf:
-      if (is_half) return NotImplemented(name, in);
+      if (is_half) return DTypeNotImplemented(name, in);
       [[fallthrough]];
     case UnaryRule::kFloatPromote:
       if (!IsFloating(in)) spec.compute_dtype = DType::kFloat32;
       break;
     case UnaryRule::kFloatNoHalf:
-      if (is_half) return NotImplemented(name, in);
+      if (is_half) return DTypeNotImplemented(name, in);
       [[fallthrough]];
     case UnaryRule::kFloatOnly:
-      if (!IsFloating(in)) return NotImplemented(name, in);
+      if (!IsFloating(in)) return DTypeNotImplemented(name, in);
       break;
     case UnaryRule::kBoolOut: spec.result_dtype = DType::kBool; break;
     case UnaryRule::kIntegral:
-      if (IsFloating(in)) return NotImplemented(name, in);
+      if (IsFloating(in)) return DTypeNotImplemented(name, in);
       break;
   }
   return PlanElementwise(spec, {self},
@@ -124,21 +122,21 @@ absl::StatusOr<PlannedOp> PlanBinary(const std::string& name, BinaryOp op, Binar
       break;
     case BinaryRule::kIntDiv:
     case BinaryRule::kPow:
-      if (common == DType::kBool) return NotImplemented(name, common);
+      if (common == DType::kBool) return DTypeNotImplemented(name, common);
       break;
     case BinaryRule::kSame: break;
     case BinaryRule::kFloatPromote:
-      if (op == BinaryOp::kAtan2 && common == DType::kFloat16) return NotImplemented(name, common);
+      if (op == BinaryOp::kAtan2 && common == DType::kFloat16) return DTypeNotImplemented(name, common);
       if (!IsFloating(common)) spec.compute_dtype = DType::kFloat32;
       break;
     case BinaryRule::kFloatNoHalf:
-      if (!IsFloating(common) || common == DType::kFloat16) return NotImplemented(name, common);
+      if (!IsFloating(common) || common == DType::kFloat16) return DTypeNotImplemented(name, common);
       break;
     case BinaryRule::kBitwise:
-      if (IsFloating(common)) return NotImplemented(name, common);
+      if (IsFloating(common)) return DTypeNotImplemented(name, common);
       break;
     case BinaryRule::kShift:
-      if (!IsIntegral(common, false)) return NotImplemented(name, common);
+      if (!IsIntegral(common, false)) return DTypeNotImplemented(name, common);
       break;
     case BinaryRule::kBoolOut: spec.result_dtype = DType::kBool; break;
   }
@@ -431,7 +429,7 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
               spec.out = out;
               spec.compute_dtype = ResultType({in[0], in[1]});
               if (*spec.compute_dtype == DType::kFloat16 && in[1].is_wrapped_number()) {
-                return NotImplemented(name, DType::kFloat16);
+                return DTypeNotImplemented(name, DType::kFloat16);
               }
               return PlanElementwise(spec, {in[0], in[1]},
                                      [is_min](IntList shape, const StridedRef& o,
@@ -522,7 +520,7 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
                                                      " for `weight` but got dtype ",
                                                      DTypeName(in[2].dtype())));
             }
-            if (!IsFloating(d) || d == DType::kFloat16) return NotImplemented(name, d);
+            if (!IsFloating(d) || d == DType::kFloat16) return DTypeNotImplemented(name, d);
             ElementwiseSpec spec{name};
             spec.out = out;
             spec.compute_dtype = d;
@@ -554,7 +552,7 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
               }
               if (common == DType::kFloat16 || (divide && common == DType::kBool) ||
                   (!divide && common == DType::kBool)) {
-                return NotImplemented(name, common);
+                return DTypeNotImplemented(name, common);
               }
               if (IsIntegral(common, true) && value.is_float()) {
                 return RuntimeError(name, "For integral input tensors, argument value must not "

@@ -104,26 +104,34 @@ absl::StatusOr<PlannedOp> PlanPut(const Tensor& self, const Tensor& index, const
     const bool contiguous = self.is_contiguous();
     char* base = self.data();
     const char* from = src.data();
-    for (int64_t i = 0; i < count; ++i) {
-      int64_t k = ids[i] < 0 ? ids[i] + n : ids[i];
-      // Row-major position k to the element's place through self's strides.
-      int64_t offset = contiguous ? k : 0;
-      for (int64_t d = dim - 1; !contiguous && d >= 0; --d) {
+    // Row-major position k to the element's offset through self's strides.
+    const auto offset_of = [&](int64_t k) {
+      if (contiguous) return k;
+      int64_t offset = 0;
+      for (int64_t d = dim - 1; d >= 0; --d) {
         const int64_t size = self.size(d);
         offset += (k % size) * self.stride(d);
         k /= size;
       }
-      if (accumulate) {
-        DispatchDType(self.dtype(), [&](auto t) {
-          using T = decltype(t);
-          T* dst = reinterpret_cast<T*>(base) + offset;
-          const T v = reinterpret_cast<const T*>(from)[i];
-          *dst = cpu::Convert<T>(static_cast<cpu::Calc<T>>(*dst) + static_cast<cpu::Calc<T>>(v));
-        });
-      } else {
-        std::memcpy(base + offset * w, from + i * w, static_cast<size_t>(w));
+      return offset;
+    };
+    const auto position = [&](int64_t i) { return offset_of(ids[i] < 0 ? ids[i] + n : ids[i]); };
+    if (!accumulate) {
+      for (int64_t i = 0; i < count; ++i) {
+        std::memcpy(base + position(i) * w, from + i * w, static_cast<size_t>(w));
       }
+      return absl::OkStatus();
     }
+    DispatchDType(self.dtype(), [&](auto t) {
+      using T = decltype(t);
+      using C = cpu::Calc<T>;
+      T* dst = reinterpret_cast<T*>(base);
+      const T* v = reinterpret_cast<const T*>(from);
+      for (int64_t i = 0; i < count; ++i) {
+        T& d = dst[position(i)];
+        d = cpu::Convert<T>(static_cast<C>(d) + static_cast<C>(v[i]));
+      }
+    });
     return absl::OkStatus();
   };
   return plan;

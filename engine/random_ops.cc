@@ -125,7 +125,7 @@ std::vector<AttrSpec> SeedAttrs(std::vector<AttrSpec> attrs) {
 
 // A plan that fills `target` (contiguous, or a staging buffer copied into it) with draws.
 absl::StatusOr<PlannedOp> PlanDraw(absl::string_view op, const Tensor& target, DistArgs d,
-                                   bool in_place, const Tensor* probs = nullptr) {
+                                   const Tensor* probs = nullptr) {
   if (!target.device().is_cpu()) {
     return ComputeBackendMissing(op);
   }
@@ -161,7 +161,6 @@ absl::StatusOr<PlannedOp> PlanDraw(absl::string_view op, const Tensor& target, D
     }
     return absl::OkStatus();
   };
-  (void)in_place;
   return plan;
 }
 
@@ -200,7 +199,7 @@ void RegisterRandomOps(std::vector<OpDef>& ops) {
                    TENSORD_ASSIGN_OR_RETURN(d.seed, ReadSeed(a, &d.offset));
                    TENSORD_ASSIGN_OR_RETURN(Tensor t, NewFactoryTensor("rand", a, DType::kFloat32));
                    TENSORD_RETURN_IF_ERROR(CheckFloat("check_uniform_bounds", t.dtype()));
-                   return PlanDraw("rand", t, d, false);
+                   return PlanDraw("rand", t, d);
                  }});
   ops.push_back({"randn", OpKind::kFactory, {}, factory_attrs({}),
                  "Standard normal draws.", false,
@@ -209,7 +208,7 @@ void RegisterRandomOps(std::vector<OpDef>& ops) {
                    TENSORD_ASSIGN_OR_RETURN(d.seed, ReadSeed(a, &d.offset));
                    TENSORD_ASSIGN_OR_RETURN(Tensor t, NewFactoryTensor("randn", a, DType::kFloat32));
                    TENSORD_RETURN_IF_ERROR(CheckFloat("normal_kernel_cpu", t.dtype()));
-                   return PlanDraw("randn", t, d, false);
+                   return PlanDraw("randn", t, d);
                  }});
   ops.push_back({"randint", OpKind::kFactory, {},
                  factory_attrs({Opt("low", AttrType::kInt, "0"), Req("high", AttrType::kInt)}),
@@ -225,7 +224,7 @@ void RegisterRandomOps(std::vector<OpDef>& ops) {
                          " >= to=", d.hi));
                    }
                    TENSORD_ASSIGN_OR_RETURN(Tensor t, NewFactoryTensor("randint", a, DType::kInt64));
-                   return PlanDraw("randint", t, d, false);
+                   return PlanDraw("randint", t, d);
                  }});
   ops.push_back({"uniform_", OpKind::kInPlace, {"self"},
                  SeedAttrs({Opt("from", AttrType::kScalar, "0"), Opt("to", AttrType::kScalar, "1")}),
@@ -242,7 +241,7 @@ void RegisterRandomOps(std::vector<OpDef>& ops) {
                          lo.ToString(), " > to=", hi.ToString()));
                    }
                    TENSORD_RETURN_IF_ERROR(CheckFloat("check_uniform_bounds", in[0].dtype()));
-                   return PlanDraw("uniform_", in[0], d, true);
+                   return PlanDraw("uniform_", in[0], d);
                  }});
   ops.push_back({"normal_", OpKind::kInPlace, {"self"},
                  SeedAttrs({Opt("mean", AttrType::kScalar, "0"), Opt("std", AttrType::kScalar, "1")}),
@@ -258,7 +257,7 @@ void RegisterRandomOps(std::vector<OpDef>& ops) {
                          "normal expects std >= 0.0, but found std ", s.ToString()));
                    }
                    TENSORD_RETURN_IF_ERROR(CheckFloat("normal_kernel_cpu", in[0].dtype()));
-                   return PlanDraw("normal_", in[0], d, true);
+                   return PlanDraw("normal_", in[0], d);
                  }});
   ops.push_back({"bernoulli_", OpKind::kInPlace, {"self"},
                  SeedAttrs({Opt("p", AttrType::kScalar, "0.5")}),
@@ -272,7 +271,7 @@ void RegisterRandomOps(std::vector<OpDef>& ops) {
                      return RuntimeError("bernoulli_", absl::StrCat(
                          "bernoulli_ expects p to be in [0, 1], but got p=", p.ToString()));
                    }
-                   return PlanDraw("bernoulli_", in[0], d, true);
+                   return PlanDraw("bernoulli_", in[0], d);
                  }});
   ops.push_back({"bernoulli", OpKind::kCompute, {"self"}, SeedAttrs({}),
                  "1 with probability self[i] (in [0, 1]), else 0; self's dtype and shape.", false,
@@ -283,7 +282,7 @@ void RegisterRandomOps(std::vector<OpDef>& ops) {
                    TENSORD_ASSIGN_OR_RETURN(
                        Tensor t, AllocateTensor("bernoulli",
                                                 TensorMeta::Contiguous(in[0].dtype(), in[0].sizes())));
-                   return PlanDraw("bernoulli", t, d, false, &in[0]);
+                   return PlanDraw("bernoulli", t, d, &in[0]);
                  }});
 }
 

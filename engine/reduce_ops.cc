@@ -18,8 +18,6 @@ namespace {
 
 using cpu::ReduceOp;
 
-absl::Status NotImplemented(absl::string_view op, DType d) { return DTypeNotImplemented(op, d); }
-
 absl::Status CheckCpu(absl::string_view op, const Tensor& t) {
   return t.device().is_cpu() ? absl::OkStatus() : ComputeBackendMissing(op);
 }
@@ -200,7 +198,7 @@ void RegisterReductionOps(std::vector<OpDef>& ops) {
             ra.out_dtype = in;
           } else {
             if (name == "prod" && (in == DType::kFloat16 || in == DType::kBFloat16)) {
-              ra.dtype_error = NotImplemented(name, in);
+              ra.dtype_error = DTypeNotImplemented(name, in);
             }
             ra.out_dtype = dtype ? *dtype : (IsInt(in) ? DType::kInt64 : in);
           }
@@ -256,7 +254,7 @@ void RegisterReductionOps(std::vector<OpDef>& ops) {
           ra.op = name;
           ra.kind = name == "argmax" ? ReduceOp::kArgmax : ReduceOp::kArgmin;
           TENSORD_RETURN_IF_ERROR(ReadDims(a, ra));
-          if (self.dtype() == DType::kBool) ra.dtype_error = NotImplemented(name, self.dtype());
+          if (self.dtype() == DType::kBool) ra.dtype_error = DTypeNotImplemented(name, self.dtype());
           if (ra.dims.empty() && ra.keepdim) {
             // torch: argmax(keepdim=True) without dim keeps every dim as size 1.
             for (int64_t d = 0; d < self.dim(); ++d) ra.dims.push_back(d);
@@ -337,7 +335,7 @@ void RegisterReductionOps(std::vector<OpDef>& ops) {
         ra.op = "logsumexp";
         ra.kind = ReduceOp::kLogsumexp;
         TENSORD_RETURN_IF_ERROR(ReadDims(a, ra));
-        if (self.dtype() == DType::kFloat16) return NotImplemented("logsumexp", self.dtype());
+        if (self.dtype() == DType::kFloat16) return DTypeNotImplemented("logsumexp", self.dtype());
         ra.out_dtype = IsFloating(self.dtype()) ? self.dtype() : DType::kFloat32;
         if (self.numel() == 0 && ra.dims.empty()) ra.dims.clear();
         return PlanReduce(self, ra);
@@ -361,9 +359,9 @@ void RegisterReductionOps(std::vector<OpDef>& ops) {
           const bool kernel_runs = self.numel() > 0 && !(scan && self.dim() == 0);
           if (scan) {
             if (!dtype && IsInt(in)) out_dtype = DType::kInt64;
-            if (in == DType::kFloat16 && kernel_runs) return NotImplemented(name, in);
+            if (in == DType::kFloat16 && kernel_runs) return DTypeNotImplemented(name, in);
           } else if ((!IsFloating(in) || in == DType::kFloat16) && self.numel() > 0) {
-            return NotImplemented(name, in);
+            return DTypeNotImplemented(name, in);
           }
           TENSORD_ASSIGN_OR_RETURN(
               Tensor out, AllocateTensor(name, TensorMeta::Contiguous(out_dtype, self.sizes())));

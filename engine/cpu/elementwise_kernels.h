@@ -16,7 +16,7 @@ enum class UnaryOp {
   kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kTanh, kErf, kSigmoid, kRelu, kGelu,
   kGeluTanh, kSilu, kFloor, kCeil, kRound, kTrunc, kFrac, kReciprocal, kLogicalNot, kBitwiseNot,
   kIsnan, kIsinf, kIsposinf, kIsneginf, kIsfinite, kSignbit, kNanToNum, kClamp, kPowScalar,
-  kRoundDecimals, kLeakyRelu, kHardtanh, kCopy,
+  kRoundDecimals, kLeakyRelu,
 };
 
 // Extra arguments: clamp (lo/hi, each optional), nan_to_num (nan, posinf, neginf), pow's

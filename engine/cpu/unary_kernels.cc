@@ -51,7 +51,6 @@ void UnaryTyped(UnaryOp op, IntList shape, const StridedRef& out, const StridedR
   const auto same = [&](auto f) { Map1<T, T>(shape, out, in, f); };
   const auto to_bool = [&](auto f) { Map1<bool, T>(shape, out, in, f); };
   switch (op) {
-    case UnaryOp::kCopy: return same([](C x) { return x; });
     case UnaryOp::kNeg:
       if constexpr (!std::is_same_v<T, bool>) same([](C x) { return static_cast<C>(-x); });
       return;

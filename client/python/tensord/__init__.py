@@ -37,9 +37,7 @@ short = int16
 int = int32  # noqa: A001 - torch.int
 long = int64
 
-for _name in _api_module._FUNCTIONAL:
-    globals()[_name] = _api_module._functional(_name)
-for _name in _compute.FUNCTIONS:
+for _name in _api_module._FUNCTIONAL + _compute.FUNCTIONS:
     globals()[_name] = _compute._fn(_name)
 del _name
 

@@ -417,16 +417,6 @@ def is_floating_point(input):
 promote_types = _dtypes.promote_types
 
 
-def _functional(name):
-    def f(input, *args, **kwargs):
-        if not isinstance(input, Tensor):
-            raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
-        return getattr(input, name)(*args, **kwargs)
-    f.__name__ = name
-    f.__doc__ = f"torch.{name}: the functional form of Tensor.{name}."
-    return f
-
-
 _FUNCTIONAL = ["view_as", "reshape", "flatten", "unflatten", "as_strided", "transpose", "swapaxes",
                "swapdims", "t", "adjoint", "alias", "detach", "permute", "movedim", "moveaxis",
                "broadcast_to", "squeeze", "unsqueeze", "narrow", "select", "diagonal", "split",

@@ -321,14 +321,6 @@ def _forward(name):
     return f
 
 
-def _compare(name):
-    def f(self, other):
-        if not isinstance(other, Tensor) and not _is_scalar(other):
-            return NotImplemented
-        return getattr(self, name)(other)
-    return f
-
-
 Tensor.__add__ = _forward("add")
 Tensor.__radd__ = _reflected("add")
 Tensor.__iadd__ = _forward("add_")
@@ -379,12 +371,12 @@ Tensor.__ilshift__ = _forward("bitwise_left_shift_")
 Tensor.__rshift__ = _forward("bitwise_right_shift")
 Tensor.__rrshift__ = _reflected("bitwise_right_shift")
 Tensor.__irshift__ = _forward("bitwise_right_shift_")
-Tensor.__eq__ = _compare("eq")
-Tensor.__ne__ = _compare("ne")
-Tensor.__lt__ = _compare("lt")
-Tensor.__le__ = _compare("le")
-Tensor.__gt__ = _compare("gt")
-Tensor.__ge__ = _compare("ge")
+Tensor.__eq__ = _forward("eq")
+Tensor.__ne__ = _forward("ne")
+Tensor.__lt__ = _forward("lt")
+Tensor.__le__ = _forward("le")
+Tensor.__gt__ = _forward("gt")
+Tensor.__ge__ = _forward("ge")
 Tensor.__neg__ = lambda self: self.neg()
 def _pos(self):
     if self.dtype is _dtypes.bool_:
@@ -620,20 +612,11 @@ def _index_put_(self, indices, values, accumulate=False):
     else:
         from . import _api
         source = _api.full(shape, _py_scalar(values), dtype=self.dtype, session=self._session)
-    self._op("put_", [linear, source.contiguous()], {"accumulate": bool(accumulate)})
-    return self
+    return self.put_(linear, source.contiguous(), accumulate)
 
 
 Tensor.index_put_ = _index_put_
 Tensor.index_put = lambda self, indices, values, accumulate=False: self.clone().index_put_(indices, values, accumulate)
-
-
-def _put_(self, index, source, accumulate=False):
-    self._op("put_", [index, source], {"accumulate": True} if accumulate else None)
-    return self
-
-
-Tensor.put_ = _put_
 
 
 def _type_as(self, other):

@@ -629,9 +629,7 @@ class Tensor:
         return self
 
     def put_(self, index, source, accumulate=False):
-        if accumulate:
-            raise NotImplementedError("put_(accumulate=True) comes with tensord's compute ops")
-        self._op("put_", [index, source])
+        self._op("put_", [index, source], {"accumulate": True} if accumulate else None)
         return self
 
     def take(self, index):

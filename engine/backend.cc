@@ -1,6 +1,7 @@
 #include "engine/backend.h"
 
 #include <atomic>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "engine/cpu/copy_kernel.h"
@@ -12,15 +13,26 @@ class CpuBackendImpl final : public Backend {
  public:
   Device device() const override { return kCpu; }
   Allocator& allocator() override { return CpuAllocator(); }
-  void Copy(IntList sizes, const StridedRef& dst, const StridedRef& src) override {
+  absl::Status Copy(IntList sizes, const StridedRef& dst, const StridedRef& src) override {
     cpu::CopyStrided(sizes, dst, src);
+    return absl::OkStatus();
   }
-  void Fill(IntList sizes, const StridedRef& dst, const Scalar& value) override {
+  absl::Status Fill(IntList sizes, const StridedRef& dst, const Scalar& value) override {
     cpu::FillStrided(sizes, dst, value);
+    return absl::OkStatus();
   }
-  void Arange(char* out, DType dtype, int64_t n, const Scalar& start,
-              const Scalar& step) override {
+  absl::Status Arange(char* out, DType dtype, int64_t n, const Scalar& start,
+                      const Scalar& step) override {
     cpu::ArangeContiguous(out, dtype, n, start, step);
+    return absl::OkStatus();
+  }
+  absl::Status CopyToHost(void* host_dst, const void* src, int64_t nbytes) override {
+    if (nbytes > 0) std::memcpy(host_dst, src, static_cast<size_t>(nbytes));
+    return absl::OkStatus();
+  }
+  absl::Status CopyFromHost(void* dst, const void* host_src, int64_t nbytes) override {
+    if (nbytes > 0) std::memcpy(dst, host_src, static_cast<size_t>(nbytes));
+    return absl::OkStatus();
   }
 };
 

@@ -12,8 +12,10 @@ namespace tensord::engine {
 
 // One per device. The CPU backend always exists; a CUDA backend (engine/cuda/) implements the
 // same interface with device kernels. Kernels receive operands that are already validated (shape,
-// bounds, overlap); on an asynchronous device they are enqueued on the calling thread's current
-// stream and return before they run. Thread-safe.
+// bounds, overlap) and run on an executor thread; each returns once its work is done (a CUDA
+// kernel is launched on the calling thread's stream for the device and waited for there, never
+// on an RPC thread). An error is the device's (a failed launch, a lost device), not the data's.
+// Thread-safe.
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -21,12 +23,16 @@ class Backend {
   virtual Allocator& allocator() = 0;
 
   // dst[i] = convert(src[i]) over `sizes`.
-  virtual void Copy(IntList sizes, const StridedRef& dst, const StridedRef& src) = 0;
+  // Both operands live on this device.
+  virtual absl::Status Copy(IntList sizes, const StridedRef& dst, const StridedRef& src) = 0;
   // dst[i] = value over `sizes`.
-  virtual void Fill(IntList sizes, const StridedRef& dst, const Scalar& value) = 0;
+  virtual absl::Status Fill(IntList sizes, const StridedRef& dst, const Scalar& value) = 0;
   // out[i] = start + i * step, contiguous.
-  virtual void Arange(char* out, DType dtype, int64_t n, const Scalar& start,
-                      const Scalar& step) = 0;
+  virtual absl::Status Arange(char* out, DType dtype, int64_t n, const Scalar& start,
+                              const Scalar& step) = 0;
+  // `nbytes` bytes between this device's memory (`device_ptr`) and host memory.
+  virtual absl::Status CopyToHost(void* host_dst, const void* device_src, int64_t nbytes) = 0;
+  virtual absl::Status CopyFromHost(void* device_dst, const void* host_src, int64_t nbytes) = 0;
 };
 
 Backend& CpuBackend();

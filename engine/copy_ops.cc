@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bitset>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "engine/backend.h"
@@ -23,24 +24,141 @@ TensorMeta PreservedLayout(const TensorMeta& m, DType dtype) {
   return TensorMeta(dtype, m.sizes(), strides, 0);
 }
 
-// Plans a fresh tensor with `meta`'s layout holding src's elements, read through `src_strides`
-// from `src_offset_bytes` past src.data() (negative strides walk backwards).
+// Scratch memory for a copy between devices: not a storage, charged to no session, returned to
+// its allocator when the copy ends.
+class Scratch {
+ public:
+  static absl::StatusOr<Scratch> Allocate(Allocator& allocator, int64_t nbytes) {
+    TENSORD_ASSIGN_OR_RETURN(void* p, allocator.Allocate(nbytes));
+    return Scratch(&allocator, static_cast<char*>(p), nbytes);
+  }
+  Scratch(Scratch&& o) noexcept : allocator_(o.allocator_), data_(o.data_), nbytes_(o.nbytes_) {
+    o.data_ = nullptr;
+  }
+  Scratch& operator=(Scratch&& o) noexcept {
+    std::swap(allocator_, o.allocator_);
+    std::swap(data_, o.data_);
+    std::swap(nbytes_, o.nbytes_);
+    return *this;
+  }
+  ~Scratch() {
+    if (data_ != nullptr) allocator_->Deallocate(data_, nbytes_);
+  }
+  char* data() const { return data_; }
+
+ private:
+  Scratch(Allocator* allocator, char* data, int64_t nbytes)
+      : allocator_(allocator), data_(data), nbytes_(nbytes) {}
+  Allocator* allocator_;
+  char* data_;
+  int64_t nbytes_;
+};
+
+bool IsRowMajor(IntList sizes, IntList strides) {
+  int64_t expected = 1;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    if (sizes[d] != 1 && strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
+// Whether the elements of `ref` over `sizes` fill one gap-free block starting at ref.data
+// (non-overlapping and dense, every stride non-negative).
+bool IsDenseBlock(IntList sizes, const StridedRef& ref) {
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] != 1 && ref.strides[d] < 0) return false;
+  }
+  return TensorMeta(ref.dtype, sizes, ref.strides, 0).is_non_overlapping_and_dense();
+}
+
+// dst[i] = convert(src[i]) over `sizes` when dst and src live on different devices. Host memory
+// is where the two meet: the source's device yields src's elements as row-major bytes in src's
+// dtype, the destination's device takes them and converts and scatters them itself. Operands
+// with the same dense layout and dtype move as one block, with no staging.
+absl::Status CopyBetweenDevices(IntList sizes, const StridedRef& dst, Device dst_device,
+                                const StridedRef& src, Device src_device) {
+  TENSORD_ASSIGN_OR_RETURN(Backend * from, BackendFor(src_device));
+  TENSORD_ASSIGN_OR_RETURN(Backend * to, BackendFor(dst_device));
+  int64_t numel = 1;
+  for (int64_t s : sizes) numel *= s;  // validated shapes: cannot overflow
+  if (numel == 0) return absl::OkStatus();
+  const int64_t src_bytes = numel * ItemSize(src.dtype);
+  const bool same_layout = dst.dtype == src.dtype &&
+                           std::equal(dst.strides.begin(), dst.strides.end(),
+                                      src.strides.begin(), src.strides.end()) &&
+                           IsDenseBlock(sizes, dst);
+  if (same_layout && src_device.is_cpu()) return to->CopyFromHost(dst.data, src.data, src_bytes);
+  if (same_layout && dst_device.is_cpu()) return from->CopyToHost(dst.data, src.data, src_bytes);
+
+  const TensorMeta rows_meta = TensorMeta::Contiguous(src.dtype, sizes);
+  const DimVector row_major(rows_meta.strides().begin(), rows_meta.strides().end());
+  // 1. src's elements, row-major, in host memory.
+  std::optional<Scratch> host_rows;
+  const char* host = nullptr;
+  if (src_device.is_cpu() && IsRowMajor(sizes, src.strides)) {
+    host = src.data;
+  } else {
+    TENSORD_ASSIGN_OR_RETURN(host_rows, Scratch::Allocate(CpuAllocator(), src_bytes));
+    host = host_rows->data();
+    if (src_device.is_cpu()) {
+      TENSORD_RETURN_IF_ERROR(
+          from->Copy(sizes, StridedRef{host_rows->data(), src.dtype, row_major}, src));
+    } else if (IsRowMajor(sizes, src.strides)) {
+      TENSORD_RETURN_IF_ERROR(from->CopyToHost(host_rows->data(), src.data, src_bytes));
+    } else {
+      TENSORD_ASSIGN_OR_RETURN(Scratch rows, Scratch::Allocate(from->allocator(), src_bytes));
+      TENSORD_RETURN_IF_ERROR(
+          from->Copy(sizes, StridedRef{rows.data(), src.dtype, row_major}, src));
+      TENSORD_RETURN_IF_ERROR(from->CopyToHost(host_rows->data(), rows.data(), src_bytes));
+    }
+  }
+  // 2. Into dst, converted and scattered by dst's device.
+  if (dst_device.is_cpu()) {
+    return to->Copy(sizes, dst, StridedRef{const_cast<char*>(host), src.dtype, row_major});
+  }
+  if (dst.dtype == src.dtype && IsRowMajor(sizes, dst.strides)) {
+    return to->CopyFromHost(dst.data, host, src_bytes);
+  }
+  TENSORD_ASSIGN_OR_RETURN(Scratch rows, Scratch::Allocate(to->allocator(), src_bytes));
+  TENSORD_RETURN_IF_ERROR(to->CopyFromHost(rows.data(), host, src_bytes));
+  return to->Copy(sizes, dst, StridedRef{rows.data(), src.dtype, row_major});
+}
+
+// dst[i] = convert(src[i]) over `sizes`, on whichever devices the two live.
+absl::Status CopyAnywhere(IntList sizes, const StridedRef& dst, Device dst_device,
+                          const StridedRef& src, Device src_device) {
+  if (dst_device != src_device) {
+    return CopyBetweenDevices(sizes, dst, dst_device, src, src_device);
+  }
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(dst_device));
+  return backend->Copy(sizes, dst, src);
+}
+
+// Plans a fresh tensor on `device` with `meta`'s layout holding src's elements, read through
+// `src_strides` from `src_offset_bytes` past src.data() (negative strides walk backwards).
 absl::StatusOr<PlannedOp> PlanCopyToNew(absl::string_view op, const Tensor& src,
                                         const TensorMeta& meta, int64_t src_offset_bytes,
-                                        IntList src_strides) {
-  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(src.device()));
-  TENSORD_ASSIGN_OR_RETURN(Tensor out, AllocateTensor(op, meta, src.device()));
+                                        IntList src_strides, Device device) {
+  TENSORD_RETURN_IF_ERROR(BackendFor(src.device()).status());
+  TENSORD_ASSIGN_OR_RETURN(Tensor out, AllocateTensor(op, meta, device));
   PlannedOp plan;
   plan.outputs.push_back(out);
   plan.reads.push_back(src.storage());
   plan.writes.push_back(out.storage());
-  plan.kernel = [backend, out, src, src_offset_bytes,
+  plan.kernel = [out, src, src_offset_bytes,
                  strides = DimVector(src_strides.begin(), src_strides.end())]() {
-    backend->Copy(out.sizes(), StridedRef::Of(out),
-                  StridedRef{src.data() + src_offset_bytes, src.dtype(), strides});
-    return absl::OkStatus();
+    return CopyAnywhere(out.sizes(), StridedRef::Of(out), out.device(),
+                        StridedRef{src.data() + src_offset_bytes, src.dtype(), strides},
+                        src.device());
   };
   return plan;
+}
+
+absl::StatusOr<PlannedOp> PlanCopyToNew(absl::string_view op, const Tensor& src,
+                                        const TensorMeta& meta, int64_t src_offset_bytes,
+                                        IntList src_strides) {
+  return PlanCopyToNew(op, src, meta, src_offset_bytes, src_strides, src.device());
 }
 
 // A plan whose output is `self` after the kernel wrote into it.
@@ -69,19 +187,23 @@ absl::StatusOr<PlannedOp> PlanClone(const Tensor& self) {
                        self.strides());
 }
 
+absl::StatusOr<PlannedOp> PlanTo(const Tensor& self, std::optional<DType> dtype,
+                                 std::optional<Device> device) {
+  const DType to_dtype = dtype.value_or(self.dtype());
+  const Device to_device = device.value_or(self.device());
+  if (to_dtype == self.dtype() && to_device == self.device()) return ViewPlan({self});
+  return PlanCopyToNew("to", self, PreservedLayout(self.meta(), to_dtype), 0, self.strides(),
+                       to_device);
+}
+
 absl::StatusOr<PlannedOp> PlanToDType(const Tensor& self, DType dtype) {
-  if (self.dtype() == dtype) return ViewPlan({self});
-  return PlanCopyToNew("to", self, PreservedLayout(self.meta(), dtype), 0, self.strides());
+  return PlanTo(self, dtype, std::nullopt);
 }
 
 absl::StatusOr<PlannedOp> PlanCopyInto(const Tensor& self, const Tensor& src) {
   constexpr absl::string_view op = "copy_";
-  if (self.device() != src.device()) {
-    return RuntimeError(op, absl::StrCat("copies between devices (", src.device().ToString(),
-                                         " to ", self.device().ToString(),
-                                         ") are not supported by this backend"));
-  }
   TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
+  TENSORD_RETURN_IF_ERROR(BackendFor(src.device()).status());
   TENSORD_ASSIGN_OR_RETURN(DimVector shape, BroadcastShapes(op, self.sizes(), src.sizes()));
   if (!std::equal(shape.begin(), shape.end(), self.sizes().begin(), self.sizes().end())) {
     return RuntimeError(op, absl::StrCat("output with shape ", FormatList(self.sizes()),
@@ -106,14 +228,20 @@ absl::StatusOr<PlannedOp> PlanCopyInto(const Tensor& self, const Tensor& src) {
   // Overlap PyTorch cannot classify: stage the source first, so the result never depends on the
   // order elements are visited in.
   const bool stage = overlap != Overlap::kFull && ExtentsIntersect(self, expanded);
+  if (self.device() != src.device()) {  // different memories: no overlap to fear
+    PlannedOp plan = InPlacePlan(self, [self, expanded]() {
+      return CopyBetweenDevices(self.sizes(), StridedRef::Of(self), self.device(),
+                                StridedRef::Of(expanded), expanded.device());
+    });
+    plan.reads.push_back(src.storage());
+    return plan;
+  }
   PlannedOp plan = InPlacePlan(self, [backend, self, expanded, stage]() -> absl::Status {
     if (!stage) {
-      backend->Copy(self.sizes(), StridedRef::Of(self), StridedRef::Of(expanded));
-      return absl::OkStatus();
+      return backend->Copy(self.sizes(), StridedRef::Of(self), StridedRef::Of(expanded));
     }
     TENSORD_ASSIGN_OR_RETURN(Tensor staged, RunNowSingle(PlanCloneContiguous(expanded)));
-    backend->Copy(self.sizes(), StridedRef::Of(self), StridedRef::Of(staged));
-    return absl::OkStatus();
+    return backend->Copy(self.sizes(), StridedRef::Of(self), StridedRef::Of(staged));
   });
   plan.reads.push_back(src.storage());
   return plan;
@@ -123,8 +251,7 @@ absl::StatusOr<PlannedOp> PlanFill(const Tensor& self, const Scalar& value) {
   TENSORD_RETURN_IF_ERROR(CheckScalarFits("fill_", value, self.dtype()));
   TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
   return InPlacePlan(self, [backend, self, value]() {
-    backend->Fill(self.sizes(), StridedRef::Of(self), value);
-    return absl::OkStatus();
+    return backend->Fill(self.sizes(), StridedRef::Of(self), value);
   });
 }
 
@@ -197,9 +324,8 @@ absl::StatusOr<PlannedOp> PlanRepeat(const Tensor& self, IntList repeats) {
   plan.writes.push_back(out.storage());
   plan.kernel = [backend, out, self, sizes, dst_strides, src_strides]() {
     if (out.numel() == 0) return absl::OkStatus();
-    backend->Copy(sizes, StridedRef{out.data(), out.dtype(), dst_strides},
-                  StridedRef{self.data(), self.dtype(), src_strides});
-    return absl::OkStatus();
+    return backend->Copy(sizes, StridedRef{out.data(), out.dtype(), dst_strides},
+                         StridedRef{self.data(), self.dtype(), src_strides});
   };
   return plan;
 }

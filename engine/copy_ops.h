@@ -3,7 +3,10 @@
 #ifndef TENSORD_ENGINE_COPY_OPS_H_
 #define TENSORD_ENGINE_COPY_OPS_H_
 
+#include <optional>
+
 #include "absl/status/statusor.h"
+#include "engine/device.h"
 #include "engine/planned_op.h"
 #include "engine/scalar.h"
 #include "engine/tensor.h"
@@ -17,10 +20,14 @@ absl::StatusOr<PlannedOp> PlanContiguous(const Tensor& self);
 absl::StatusOr<PlannedOp> PlanClone(const Tensor& self);
 // A contiguous copy (clone(memory_format=torch.contiguous_format)).
 absl::StatusOr<PlannedOp> PlanCloneContiguous(const Tensor& self);
-// self.to(dtype): self when the dtype already matches, else a converted clone.
+// self.to(device, dtype): self when both already match (an unset one matches), else a clone on
+// `device` converted to `dtype`, with clone()'s layout rule.
+absl::StatusOr<PlannedOp> PlanTo(const Tensor& self, std::optional<DType> dtype,
+                                 std::optional<Device> device);
+// self.to(dtype).
 absl::StatusOr<PlannedOp> PlanToDType(const Tensor& self, DType dtype);
 // self.copy_(src): src broadcast to self's shape and converted to self's dtype, written through
-// self's view. Errors: shapes that do not broadcast, self with internal overlap (expanded), src
+// self's view; src may live on another device. Errors: shapes that do not broadcast, self with internal overlap (expanded), src
 // partially overlapping self. Output: self.
 absl::StatusOr<PlannedOp> PlanCopyInto(const Tensor& self, const Tensor& src);
 // self.fill_(value) / self.zero_(). Output: self.

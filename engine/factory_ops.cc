@@ -52,10 +52,10 @@ absl::StatusOr<PlannedOp> PlanZeroedTensor(absl::string_view op, IntList sizes, 
     // Zero the whole storage, the gaps between strided elements included.
     const int64_t n = storage->nbytes();
     const int64_t one = 1;
-    backend->Fill(IntList(&n, 1),
-                  StridedRef{static_cast<char*>(storage->data()), DType::kUInt8, IntList(&one, 1)},
-                  Scalar(int64_t{0}));
-    return absl::OkStatus();
+    return backend->Fill(
+        IntList(&n, 1),
+        StridedRef{static_cast<char*>(storage->data()), DType::kUInt8, IntList(&one, 1)},
+        Scalar(int64_t{0}));
   });
 }
 
@@ -85,8 +85,7 @@ absl::StatusOr<PlannedOp> PlanFull(IntList sizes, const Scalar& value, std::opti
   TENSORD_ASSIGN_OR_RETURN(Tensor out,
                            AllocateTensor(op, TensorMeta::Contiguous(dt, sizes), device));
   return OutputPlan(out, [backend, out, value]() {
-    backend->Fill(out.sizes(), StridedRef::Of(out), value);
-    return absl::OkStatus();
+    return backend->Fill(out.sizes(), StridedRef::Of(out), value);
   });
 }
 
@@ -144,8 +143,7 @@ absl::StatusOr<PlannedOp> PlanArange(const Scalar& start, const Scalar& end, con
   TENSORD_ASSIGN_OR_RETURN(Tensor out,
                            AllocateTensor(op, TensorMeta::Contiguous(dt, sizes), device));
   return OutputPlan(out, [backend, out, first, delta]() {
-    backend->Arange(out.data(), out.dtype(), out.numel(), first, delta);
-    return absl::OkStatus();
+    return backend->Arange(out.data(), out.dtype(), out.numel(), first, delta);
   });
 }
 

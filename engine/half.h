@@ -5,18 +5,28 @@
 #include <cstdint>
 #include <cstring>
 
+#include "engine/host_device.h"
+
 namespace tensord::engine {
 
 namespace detail {
-inline uint32_t FloatBits(float f) {
+TENSORD_HD inline uint32_t FloatBits(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
   uint32_t u;
   std::memcpy(&u, &f, 4);
   return u;
+#endif
 }
-inline float BitsFloat(uint32_t u) {
+TENSORD_HD inline float BitsFloat(uint32_t u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
   float f;
   std::memcpy(&f, &u, 4);
   return f;
+#endif
 }
 }  // namespace detail
 
@@ -25,10 +35,10 @@ struct Half {
   uint16_t bits = 0;
 
   Half() = default;
-  explicit Half(float f) : bits(FromFloat(f)) {}
-  operator float() const { return ToFloat(bits); }
+  TENSORD_HD explicit Half(float f) : bits(FromFloat(f)) {}
+  TENSORD_HD operator float() const { return ToFloat(bits); }
 
-  static uint16_t FromFloat(float f) {
+  TENSORD_HD static uint16_t FromFloat(float f) {
     // Round to nearest even, as c10::detail::fp16_ieee_from_fp32_value: the float unit does the
     // rounding by adding a bias that aligns the half's last mantissa bit.
     const float scale_to_inf = detail::BitsFloat(0x77800000u);
@@ -47,7 +57,7 @@ struct Half {
     return static_cast<uint16_t>((sign >> 16) | (shl1_w > 0xff000000u ? 0x7e00u : nonsign));
   }
 
-  static float ToFloat(uint16_t h) {
+  TENSORD_HD static float ToFloat(uint16_t h) {
     const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
     const uint32_t exp = (h >> 10) & 0x1fu;
     const uint32_t mant = h & 0x3ffu;
@@ -67,17 +77,17 @@ struct BFloat16 {
   uint16_t bits = 0;
 
   BFloat16() = default;
-  explicit BFloat16(float f) : bits(FromFloat(f)) {}
-  operator float() const { return ToFloat(bits); }
+  TENSORD_HD explicit BFloat16(float f) : bits(FromFloat(f)) {}
+  TENSORD_HD operator float() const { return ToFloat(bits); }
 
-  static uint16_t FromFloat(float f) {
+  TENSORD_HD static uint16_t FromFloat(float f) {
     // As c10::detail::round_to_nearest_even.
     if (f != f) return 0x7fc0u;
     const uint32_t u = detail::FloatBits(f);
     const uint32_t rounding_bias = ((u >> 16) & 1u) + 0x7fffu;
     return static_cast<uint16_t>((u + rounding_bias) >> 16);
   }
-  static float ToFloat(uint16_t b) { return detail::BitsFloat(static_cast<uint32_t>(b) << 16); }
+  TENSORD_HD static float ToFloat(uint16_t b) { return detail::BitsFloat(static_cast<uint32_t>(b) << 16); }
 };
 
 static_assert(sizeof(Half) == 2 && sizeof(BFloat16) == 2);

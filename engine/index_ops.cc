@@ -129,7 +129,7 @@ absl::StatusOr<PlannedOp> PlanPut(const Tensor& self, const Tensor& index, const
       const T* v = reinterpret_cast<const T*>(from);
       for (int64_t i = 0; i < count; ++i) {
         T& d = dst[position(i)];
-        d = cpu::Convert<T>(static_cast<C>(d) + static_cast<C>(v[i]));
+        d = Convert<T>(static_cast<C>(d) + static_cast<C>(v[i]));
       }
     });
     return absl::OkStatus();

@@ -8,7 +8,7 @@
 #include "absl/synchronization/notification.h"
 #include "engine/copy_ops.h"
 #include "engine/cpu/copy_kernel.h"
-#include "engine/cpu/convert.h"
+#include "engine/kernels/convert.h"
 #include "engine/cpu/map.h"
 #include "engine/elementwise.h"
 #include "engine/errors.h"
@@ -246,7 +246,7 @@ absl::StatusOr<PlannedOp> PlanScatterInto(absl::string_view op, const Tensor& se
         T* dst = self.data_as<T>() + off;
         const T v = value_form ? *value.data_as<T>() : value.data_as<T>()[OffsetOf(value, idx)];
         if (add) {
-          *dst = cpu::Convert<T>(static_cast<C>(*dst) + static_cast<C>(v));
+          *dst = Convert<T>(static_cast<C>(*dst) + static_cast<C>(v));
         } else {
           *dst = v;
         }

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/copy_ops.h"
 #include "engine/cpu/copy_kernel.h"
-#include "engine/cpu/convert.h"
+#include "engine/kernels/convert.h"
 #include "engine/cpu/map.h"
 #include "engine/elementwise.h"
 #include "engine/errors.h"
@@ -54,7 +54,7 @@ void GemmLoop(int64_t n, int64_t m, int64_t k, Mat a, Mat b, T* c, int64_t ldc, 
         v = static_cast<Acc>(alpha) * v;
         if (beta != 0) v += static_cast<Acc>(beta) * static_cast<Acc>(c[i * ldc + j]);
       }
-      c[i * ldc + j] = cpu::Convert<T>(v);
+      c[i * ldc + j] = Convert<T>(v);
     }
   }
 }

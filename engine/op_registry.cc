@@ -400,12 +400,20 @@ void RegisterDataOps(std::vector<OpDef>& ops) {
   ops.push_back({"clone", OpKind::kCompute, self, {},
                  "A copy that keeps self's layout when it is dense.", false,
                  [](Inputs in, AttrReader&) { return PlanClone(in[0]); }});
-  ops.push_back({"to", OpKind::kMaybeView, self, {Req("dtype", AttrType::kDType)},
-                 "self in another dtype (self when it already has it).", false,
+  ops.push_back({"to", OpKind::kMaybeView, self,
+                 {Opt("dtype", AttrType::kDType, "self's"), Opt("device", AttrType::kDevice, "self's")},
+                 "self on another device and/or in another dtype (self when it already is).",
+                 false,
                  [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
                    TENSORD_ASSIGN_OR_RETURN(auto dtype, a.OptionalDType("dtype"));
-                   if (!dtype) return RuntimeError("to", "missing required argument 'dtype'");
-                   return PlanToDType(in[0], *dtype);
+                   std::optional<Device> device;
+                   if (a.Has("device")) {
+                     TENSORD_ASSIGN_OR_RETURN(device, a.GetDevice("device", kCpu));
+                   }
+                   if (!dtype && !device) {
+                     return RuntimeError("to", "missing required argument 'dtype' or 'device'");
+                   }
+                   return PlanTo(in[0], dtype, device);
                  }});
   ops.push_back({"copy_", OpKind::kInPlace, {"self", "src"}, {},
                  "Writes src (broadcast, converted) through self's view.", false,

@@ -11,7 +11,7 @@
 #include "engine/copy_ops.h"
 #include "engine/cpu/copy_kernel.h"
 #include "engine/view_ops.h"
-#include "engine/cpu/convert.h"
+#include "engine/kernels/convert.h"
 #include "engine/cpu/map.h"
 #include "engine/errors.h"
 #include "engine/factory_ops.h"
@@ -84,7 +84,7 @@ void Fill(const DistArgs& d, const Tensor& out, const double* p) {
           case Dist::kInt: {
             const uint64_t range = static_cast<uint64_t>(d.hi) - static_cast<uint64_t>(d.lo);
             const int64_t k = static_cast<int64_t>(static_cast<uint64_t>(d.lo) + r.U64() % range);
-            y[i] = cpu::Convert<T>(k);
+            y[i] = Convert<T>(k);
             continue;
           }
           case Dist::kBernoulliScalar: v = r.Double() < d.a ? 1 : 0; break;
@@ -96,9 +96,9 @@ void Fill(const DistArgs& d, const Tensor& out, const double* p) {
           if (d.dist == Dist::kUniform && c >= static_cast<cpu::Calc<T>>(d.b) && d.b > d.a) {
             c = std::nextafter(static_cast<cpu::Calc<T>>(d.b), static_cast<cpu::Calc<T>>(d.a));
           }
-          y[i] = cpu::Convert<T>(c);
+          y[i] = Convert<T>(c);
         } else {
-          y[i] = cpu::Convert<T>(static_cast<int64_t>(v));
+          y[i] = Convert<T>(static_cast<int64_t>(v));
         }
       }
     });

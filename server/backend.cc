@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/backend.h"
 #include "engine/copy_ops.h"
+#include "engine/cuda/cuda_backend.h"
 #include "engine/errors.h"
 #include "engine/factory_ops.h"
 #include "engine/op_registry.h"
@@ -25,7 +26,8 @@ absl::Status PendingUpload::AppendWith(int64_t n, absl::FunctionRef<void(char*)>
         "upload: more bytes than the header announced: ", received_ + n, " > ", total,
         " (numel * itemsize)"));
   }
-  if (n > 0) fill(static_cast<char*>(tensor_.storage()->data()) + received_);
+  const engine::Tensor& into = staging_ ? *staging_ : tensor_;
+  if (n > 0) fill(static_cast<char*>(into.storage()->data()) + received_);
   received_ += n;
   return absl::OkStatus();
 }
@@ -40,6 +42,21 @@ absl::StatusOr<v1::UploadResponse> PendingUpload::Finish() {
   if (received_ != total) {
     return absl::InvalidArgumentError(absl::StrCat("upload: truncated: received ", received_,
                                                    " of ", total, " bytes (numel * itemsize)"));
+  }
+  if (staging_) {
+    // The device copy is queued on the default stream: later ops and reads of the tensor are
+    // ordered after it, and no RPC thread waits for it.
+    TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<engine::Stream> stream,
+                             session_->FindStream("upload", 0));
+    TENSORD_ASSIGN_OR_RETURN(engine::Backend * backend, engine::BackendFor(tensor_.device()));
+    engine::StreamTask task;
+    task.label = session_->NextOpLabel("upload");
+    task.writes.push_back(tensor_.storage());
+    task.kernel = [backend, device = tensor_.storage(), host = staging_->storage()]() {
+      return backend->CopyFromHost(device->data(), host->data(), device->nbytes());
+    };
+    TENSORD_RETURN_IF_ERROR(stream->Enqueue(std::move(task)));
+    staging_.reset();  // the task holds it until the copy is done
   }
   TENSORD_RETURN_IF_ERROR(session_->Register("upload", id_, tensor_));
   v1::UploadResponse response;
@@ -71,10 +88,15 @@ void TensordBackend::HandleGetVersion(v1::GetVersionResponse* response) const {
 
 void TensordBackend::HandleGetServerInfo(v1::GetServerInfoResponse* response) {
   response->add_devices("cpu");
-  for (int i = 0; i < 16; ++i) {
-    const engine::Device d{engine::DeviceType::kCUDA, i};
-    if (!engine::BackendFor(d).ok()) break;
-    response->add_devices(d.ToString());
+  for (const engine::cuda::DeviceInfo& gpu : engine::cuda::RegisterBackends()) {
+    response->add_devices(gpu.device.ToString());
+    v1::DeviceInfo* info = response->add_device_info();
+    info->set_device(gpu.device.ToString());
+    info->set_name(gpu.name);
+    info->set_total_memory(gpu.total_memory);
+    info->set_major(gpu.major);
+    info->set_minor(gpu.minor);
+    info->set_multi_processor_count(gpu.multiprocessors);
   }
   response->set_default_device(default_device_.ToString());
   for (int i = 0; i < engine::kNumDTypes; ++i) {
@@ -210,8 +232,20 @@ void TensordBackend::HandleReadStorage(
     v1::ReadStorageResponse response;
     response.set_dtype(DTypeToProto(dtype));
     response.set_storage_numel(numel);
-    response.set_data(static_cast<const char*>(storage->data()) + offset * itemsize,
-                      static_cast<size_t>(count * itemsize));
+    const char* from = static_cast<const char*>(storage->data()) + offset * itemsize;
+    const int64_t nbytes = count * itemsize;
+    if (storage->device().is_cpu()) {
+      response.set_data(from, static_cast<size_t>(nbytes));
+    } else {
+      std::string* data = response.mutable_data();
+      data->resize(static_cast<size_t>(nbytes));
+      absl::Status copied = engine::BackendFor(storage->device()).value()->CopyToHost(
+          data->data(), from, nbytes);
+      if (!copied.ok()) {
+        storage->EndRead(ticket);
+        return done(copied);
+      }
+    }
     storage->EndRead(ticket);
     done(std::move(response));
   });
@@ -239,16 +273,14 @@ absl::Status TensordBackend::HandleWriteStorage(const v1::WriteStorageRequest& r
                                                ") are out of range for a storage of ", numel,
                                                " elements"));
   }
-  if (!tensor.device().is_cpu()) {
-    return absl::UnimplementedError("write_storage: only CPU storages are written directly");
-  }
+  TENSORD_ASSIGN_OR_RETURN(engine::Backend * backend, engine::BackendFor(tensor.device()));
   engine::StreamTask task;
   task.label = session->NextOpLabel(op);
   task.writes.push_back(tensor.storage());
-  task.kernel = [storage = tensor.storage(), at = request.offset() * itemsize,
+  task.kernel = [backend, storage = tensor.storage(), at = request.offset() * itemsize,
                  data = request.data()]() {
-    std::memcpy(static_cast<char*>(storage->data()) + at, data.data(), data.size());
-    return absl::OkStatus();
+    return backend->CopyFromHost(static_cast<char*>(storage->data()) + at, data.data(),
+                                 static_cast<int64_t>(data.size()));
   };
   return stream->Enqueue(std::move(task));
 }
@@ -262,10 +294,6 @@ absl::StatusOr<std::unique_ptr<PendingUpload>> TensordBackend::StartUpload(
   engine::Device device = session->device();
   if (!header.device().empty()) {
     TENSORD_ASSIGN_OR_RETURN(device, engine::ParseDevice(header.device()));
-  }
-  if (!device.is_cpu()) {
-    return absl::UnimplementedError("upload: only CPU tensors are uploaded directly; upload to "
-                                    "the CPU and copy");
   }
   if (header.release_before_size() > 0) {
     v1::ReleaseResponse released;
@@ -284,6 +312,12 @@ absl::StatusOr<std::unique_ptr<PendingUpload>> TensordBackend::StartUpload(
                            engine::AllocateTensor(op, engine::TensorMeta::Contiguous(dtype, sizes),
                                                   device));
   auto upload = std::unique_ptr<PendingUpload>(new PendingUpload());
+  if (!device.is_cpu()) {
+    // Staged in host memory, charged to the session too while the upload lasts.
+    TENSORD_ASSIGN_OR_RETURN(upload->staging_,
+                             engine::AllocateTensor(
+                                 op, engine::TensorMeta::Contiguous(dtype, sizes), engine::kCpu));
+  }
   upload->session_ = std::move(session);
   upload->id_ = header.id();
   upload->tensor_ = std::move(tensor);
@@ -309,6 +343,20 @@ void TensordBackend::StartDownload(
       return done(poisoned);
     }
     download->total_bytes_ = tensor.numel() * tensor.itemsize();
+    if (!tensor.device().is_cpu()) {
+      // Device memory: gathered into rows on the device when strided, then one copy into a
+      // host snapshot (uncharged server memory, as below).
+      absl::StatusOr<Tensor> rows =
+          tensor.is_contiguous() ? absl::StatusOr<Tensor>(tensor) : engine::CloneContiguous(tensor);
+      absl::StatusOr<Tensor> snapshot =
+          rows.ok() ? engine::RunNowSingle(engine::PlanTo(*rows, std::nullopt, engine::kCpu))
+                    : rows.status();
+      storage->EndRead(ticket);
+      if (!snapshot.ok()) return done(snapshot.status());
+      download->data_ = snapshot->numel() == 0 ? "" : snapshot->data();
+      download->source_ = *std::move(snapshot);
+      return done(std::move(download));
+    }
     if (tensor.is_contiguous()) {
       // Stream straight from the storage; the read fence holds back later writes until the
       // download is destroyed.

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/functional/any_invocable.h"
@@ -37,6 +38,8 @@ class PendingUpload {
   std::shared_ptr<Session> session_;
   uint64_t id_ = 0;
   engine::Tensor tensor_;
+  // For a tensor on a GPU: host memory the bytes arrive in, copied to the device at Finish.
+  std::optional<engine::Tensor> staging_;
   int64_t received_ = 0;
 };
 

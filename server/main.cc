@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "engine/backend.h"
+#include "engine/cuda/cuda_backend.h"
 #include "server/server.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "address:port to serve on (port 0: any free)");
@@ -94,6 +95,17 @@ int main(int argc, char** argv) {
 
   tensord::server::ServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
+  // The machine's GPUs, each with a backend, before any session can name one. (On stderr: the
+  // first line on stdout is the listening address, which launchers read.)
+  std::string no_gpu_reason;
+  const std::vector<tensord::engine::cuda::DeviceInfo> gpus =
+      tensord::engine::cuda::RegisterBackends(&no_gpu_reason);
+  for (const auto& gpu : gpus) {
+    std::fprintf(stderr, "tensord: %s: %s, %.1f GiB, compute capability %d.%d\n",
+                gpu.device.ToString().c_str(), gpu.name.c_str(),
+                static_cast<double>(gpu.total_memory) / (1 << 30), gpu.major, gpu.minor);
+  }
+  if (gpus.empty()) std::fprintf(stderr, "tensord: CPU only: %s\n", no_gpu_reason.c_str());
   const std::string device = absl::GetFlag(FLAGS_device);
   if (device == "auto") {
     const tensord::engine::Device cuda{tensord::engine::DeviceType::kCUDA, 0};
@@ -102,7 +114,8 @@ int main(int argc, char** argv) {
     auto parsed = tensord::engine::ParseDevice(device);
     if (!parsed.ok()) return Fail(std::string(parsed.status().message()));
     if (!tensord::engine::BackendFor(*parsed).ok()) {
-      return Fail(absl::StrCat("--device=", device, ": no such device on this machine"));
+      return Fail(absl::StrCat("--device=", device, ": no such device on this machine",
+                               gpus.empty() ? absl::StrCat(" (", no_gpu_reason, ")") : ""));
     }
     options.device = *parsed;
   }

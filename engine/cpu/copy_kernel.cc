@@ -5,7 +5,7 @@
 #include <array>
 #include <cstring>
 
-#include "engine/cpu/convert.h"
+#include "engine/kernels/convert.h"
 #include "engine/cpu/strided_loop.h"
 #include "engine/thread_pool.h"
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "engine/cpu/convert.h"
+#include "engine/kernels/convert.h"
 #include "engine/cpu/strided_loop.h"
 #include "engine/strided_ref.h"
 

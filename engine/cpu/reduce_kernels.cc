@@ -12,7 +12,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "engine/cpu/convert.h"
+#include "engine/kernels/convert.h"
 #include "engine/cpu/map.h"
 #include "engine/thread_pool.h"
 

@@ -12,7 +12,8 @@ import numpy as np
 
 from . import _dtypes
 from ._session import Session, default_address
-from ._tensor import Tensor, _Ints, _int, _int_list, _is_scalar, _op, _py_scalar, _wrap_dim
+from ._tensor import (Tensor, _Ints, _int, _int_list, _is_scalar, _op_on, _py_scalar,
+                      _wrap_dim)
 
 _state = threading.local()
 _default = None
@@ -78,23 +79,34 @@ def _dtype_arg(dtype, default=None):
     raise TypeError(f"argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
 
 
-def _check_device_arg(device, s):
-    if device is not None:
-        from ._tensor import _check_device
-        _check_device(_dtypes.device(device), s)
+def _device_arg(device):
+    """The device attribute of a factory, as torch normalises it: None (the session's device),
+    else the device's text ("cpu", "cuda", "cuda:1"; an int n is "cuda:n"). The server resolves
+    "cuda" to cuda:0 and fails an op naming a device it does not have."""
+    if device is None:
+        return None
+    return str(_dtypes.as_device(device))
 
 
 # ---- factories ----------------------------------------------------------------------------------
 
 def _factory(name, size, dtype, device, session, extra=None):
     s = _session(session)
-    _check_device_arg(device, s)
     attrs = {"size": _int_list(size, name, "size")}
     if extra:
         attrs.update(extra)
     if dtype is not None:
         attrs["dtype"] = _dtype_arg(dtype)
-    return _op(s, name, [], attrs)
+    return _op_on(s, _add_device(attrs, device), name, [], attrs)
+
+
+def _add_device(attrs, device):
+    """Sets the device attribute when a device is given; returns it (or None)."""
+    d = _device_arg(device)
+    if d is None:
+        return None
+    attrs["device"] = _dtypes.device(d)
+    return attrs["device"]
 
 
 def empty(*size, dtype=None, device=None, session=None, requires_grad=False, memory_format=None):
@@ -120,35 +132,35 @@ def empty_strided(size, stride, dtype=None, device=None, session=None, requires_
                     {"stride": _int_list((stride,), "empty_strided", "stride")})
 
 
-def _like(name, t, dtype, extra=None):
-    return _factory(name, (tuple(t.shape),), dtype or t.dtype, None, t._session, extra)
+def _like(name, t, dtype, device, extra=None):
+    return _factory(name, (tuple(t.shape),), dtype or t.dtype,
+                    t.device if device is None else device, t._session, extra)
 
 
 def empty_like(input, dtype=None, device=None, memory_format=None, requires_grad=False):
-    return _like("empty", input, dtype)
+    return _like("empty", input, dtype, device)
 
 
 def zeros_like(input, dtype=None, device=None, memory_format=None, requires_grad=False):
-    return _like("zeros", input, dtype)
+    return _like("zeros", input, dtype, device)
 
 
 def ones_like(input, dtype=None, device=None, memory_format=None, requires_grad=False):
-    return _like("ones", input, dtype)
+    return _like("ones", input, dtype, device)
 
 
 def full_like(input, fill_value, dtype=None, device=None, memory_format=None, requires_grad=False):
-    return _like("full", input, dtype, {"fill_value": _py_scalar(fill_value)})
+    return _like("full", input, dtype, device, {"fill_value": _py_scalar(fill_value)})
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, session=None, requires_grad=False):
     s = _session(session)
-    _check_device_arg(device, s)
     if end is None:
         start, end = 0, start
     attrs = {"start": _scalar_arg(start), "end": _scalar_arg(end), "step": _scalar_arg(step)}
     if dtype is not None:
         attrs["dtype"] = _dtype_arg(dtype)
-    return _op(s, "arange", [], attrs)
+    return _op_on(s, _add_device(attrs, device), "arange", [], attrs)
 
 
 def _scalar_arg(x):
@@ -190,8 +202,9 @@ def linspace(start, end, steps, dtype=None, device=None, session=None, requires_
         values = np.where(i < half, st + step * i.astype(work),
                           en - step * (steps - i - 1).astype(work)).astype(work)
     if not d.is_floating_point:
-        return tensor(np.linspace(start, end, steps), dtype=d, session=session)
-    return from_numpy(values, session=session).to(d)
+        return tensor(np.linspace(start, end, steps), dtype=d, device=device, session=session)
+    return _upload(values, _dtypes.from_numpy_dtype(values.dtype), device,
+                   _session(session)).to(d)
 
 
 # ---- from data ----------------------------------------------------------------------------------
@@ -216,8 +229,7 @@ def _infer_python_dtype(arr):
 def tensor(data, dtype=None, device=None, session=None, requires_grad=False, pin_memory=False):
     """A new tensor holding a copy of `data` (nested lists, numbers, numpy arrays, tensors)."""
     if isinstance(data, Tensor):
-        out = data.clone()
-        return out.to(dtype) if dtype is not None else out
+        return data.to(device=device, dtype=_dtype_arg(dtype), copy=True)
     d = _dtype_arg(dtype)
     if isinstance(data, np.ndarray):
         arr = data
@@ -234,24 +246,28 @@ def tensor(data, dtype=None, device=None, session=None, requires_grad=False, pin
             raise TypeError(f"new(): invalid data type '{arr.dtype.name}'")
         if d is None:
             d = _infer_python_dtype(arr)
-    s = _session(session)
-    _check_device_arg(device, s)
-    return _upload_as(arr, d, s)
+    return _upload_as(arr, d, _device_arg(device), _session(session))
 
 
-def _upload_as(arr, d, s):
+def _upload(arr, d, device, s):
+    """Uploads C-ordered `arr` (already in dtype d's numpy type) onto `device` (None: the
+    session's)."""
+    return s.upload(arr, arr.shape, d, device=device)
+
+
+def _upload_as(arr, d, device, s):
     if d is _dtypes.bfloat16:
         source = _c_order(arr, np.float64 if arr.dtype == np.float64 else np.float32)
-        return s.upload(source, source.shape, _dtypes.from_numpy_dtype(source.dtype)).to(d)
+        return _upload(source, _dtypes.from_numpy_dtype(source.dtype), device, s).to(d)
     if arr.dtype.kind == "f" and d._np.kind in "iub" and d is not _dtypes.bool_:
         arr = np.trunc(arr)
     source = _c_order(arr.astype(d._np, copy=False))
-    return s.upload(source, source.shape, d)
+    return _upload(source, d, device, s)
 
 
 def as_tensor(data, dtype=None, device=None, session=None):
     if isinstance(data, Tensor):
-        return data if dtype is None or dtype is data.dtype else data.to(dtype)
+        return data.to(device=device, dtype=_dtype_arg(dtype))
     return tensor(data, dtype=dtype, device=device, session=session)
 
 
@@ -302,8 +318,15 @@ def cat(tensors, dim=0, out=None):
     for t in tensors[1:]:
         result_dtype = _dtypes.promote_types(result_dtype, t.dtype)
     live = [(t, sh) for t, sh in zip(tensors, shapes) if sh != (0,)]
+    dev = tensors[0].device
+    for t in tensors[1:]:
+        if t.device != dev:
+            # torch 1.13's check (the copies below would move the data across devices).
+            raise RuntimeError("Expected all tensors to be on the same device, but found at "
+                               f"least two devices, {dev} and {t.device}! (when checking "
+                               "argument for argument tensors in method wrapper_cat)")
     if not live:
-        return empty(0, dtype=result_dtype, session=s)
+        return empty(0, dtype=result_dtype, device=dev, session=s)
     ref_index = next(i for i, sh in enumerate(shapes) if sh != (0,))
     ref = shapes[ref_index]
     if len(ref) == 0:
@@ -322,7 +345,7 @@ def cat(tensors, dim=0, out=None):
         total += sh[d]
     shape = list(ref)
     shape[d] = total
-    result = empty(shape, dtype=result_dtype, session=s) if out is None else out
+    result = empty(shape, dtype=result_dtype, device=dev, session=s) if out is None else out
     at = 0
     for t, sh in live:
         if sh[d]:

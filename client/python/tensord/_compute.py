@@ -10,7 +10,8 @@ import numpy as np
 
 from . import _dtypes
 from ._session import pb
-from ._tensor import (Tensor, _Ints, _call, _int, _int_list, _is_scalar, _op, _py_scalar)
+from ._tensor import (Tensor, _Ints, _call, _int, _int_list, _is_scalar, _op, _op_on,
+                      _py_scalar)
 
 _ROUNDING = {None: None, "trunc": 1, "floor": 2}
 
@@ -351,7 +352,7 @@ def _rpow(self, other):
     elif isinstance(other, int) and not isinstance(other, bool) and d is _dtypes.bool_:
         d = _dtypes.int64
     from . import _api
-    return _api.full((), other, dtype=d, session=self._session) ** self
+    return _api.full((), other, dtype=d, device=self.device, session=self._session) ** self
 
 
 Tensor.__rpow__ = _rpow
@@ -611,7 +612,8 @@ def _index_put_(self, indices, values, accumulate=False):
         source = values.to(self.dtype).expand(shape)
     else:
         from . import _api
-        source = _api.full(shape, _py_scalar(values), dtype=self.dtype, session=self._session)
+        source = _api.full(shape, _py_scalar(values), dtype=self.dtype, device=self.device,
+                           session=self._session)
     return self.put_(linear, source.contiguous(), accumulate)
 
 
@@ -664,7 +666,7 @@ def _numel(shape):
     return int(np.prod(shape, dtype=np.int64)) if shape else 1
 
 
-def _random_factory(name, size, dtype, session, extra=None):
+def _random_factory(name, size, dtype, device, session, extra=None):
     from . import _api
     s = _api._session(session)
     shape = _int_list(size, name, "size")
@@ -673,15 +675,15 @@ def _random_factory(name, size, dtype, session, extra=None):
         attrs["dtype"] = dtype
     if extra:
         attrs.update(extra)
-    return _op(s, name, [], attrs)
+    return _op_on(s, _api._add_device(attrs, device), name, [], attrs)
 
 
 def rand(*size, dtype=None, device=None, session=None, generator=None, requires_grad=False):
-    return _random_factory("rand", size, dtype, session)
+    return _random_factory("rand", size, dtype, device, session)
 
 
 def randn(*size, dtype=None, device=None, session=None, generator=None, requires_grad=False):
-    return _random_factory("randn", size, dtype, session)
+    return _random_factory("randn", size, dtype, device, session)
 
 
 def randint(low, high=None, size=None, dtype=None, device=None, session=None, generator=None,
@@ -692,19 +694,28 @@ def randint(low, high=None, size=None, dtype=None, device=None, session=None, ge
         low, high, size = 0, low, high
     elif high is None:
         low, high = 0, low
-    return _random_factory("randint", (size,), dtype, session, {"low": int(low), "high": int(high)})
+    return _random_factory("randint", (size,), dtype, device, session,
+                           {"low": int(low), "high": int(high)})
 
 
-def rand_like(input, dtype=None):
-    return rand(tuple(input.shape), dtype=dtype or input.dtype, session=input._session)
+def _like_device(input, device):
+    return input.device if device is None else device
 
 
-def randn_like(input, dtype=None):
-    return randn(tuple(input.shape), dtype=dtype or input.dtype, session=input._session)
+def rand_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return rand(tuple(input.shape), dtype=dtype or input.dtype,
+                device=_like_device(input, device), session=input._session)
 
 
-def randint_like(input, low, high=None, dtype=None):
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, session=input._session)
+def randn_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return randn(tuple(input.shape), dtype=dtype or input.dtype,
+                 device=_like_device(input, device), session=input._session)
+
+
+def randint_like(input, low, high=None, dtype=None, device=None, requires_grad=False,
+                 memory_format=None):
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
+                   device=_like_device(input, device), session=input._session)
 
 
 def randperm(n, dtype=None, device=None, session=None, generator=None, requires_grad=False):
@@ -714,7 +725,7 @@ def randperm(n, dtype=None, device=None, session=None, generator=None, requires_
     g = default_generator.take(n)
     rng = np.random.default_rng([g["seed"], g["offset"]])
     perm = rng.permutation(int(n)).astype(np.int64)
-    t = _api.from_numpy(perm, session=session)
+    t = _api.tensor(perm, device=device, session=session)
     return t if dtype is None else t.to(dtype)
 
 
@@ -739,11 +750,11 @@ def _bernoulli(self, generator=None):
 Tensor.bernoulli = _bernoulli
 
 
-def normal(mean, std, size=None, *, generator=None, session=None):
+def normal(mean, std, size=None, *, generator=None, device=None, session=None):
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         ref = mean if isinstance(mean, Tensor) else std
         return randn_like(ref if ref.dtype.is_floating_point else ref.float()) * std + mean
-    return randn(*size, session=session) * float(std) + float(mean)
+    return randn(*size, device=device, session=session) * float(std) + float(mean)
 
 
 def bernoulli(input, p=None, *, generator=None):
@@ -821,8 +832,8 @@ def _triangle(name, lower, inplace):
                              "got -2)")
         from . import _api
         n, m = self.shape[-2], self.shape[-1]
-        rows = _api.arange(n, session=self._session).unsqueeze(1)
-        cols = _api.arange(m, session=self._session)
+        rows = _api.arange(n, device=self.device, session=self._session).unsqueeze(1)
+        cols = _api.arange(m, device=self.device, session=self._session)
         offset = cols - rows  # column minus row: 0 on the diagonal
         drop = offset > diagonal if lower else offset < diagonal
         if inplace:

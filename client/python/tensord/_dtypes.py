@@ -94,25 +94,46 @@ def promote_types(a, b):
 
 
 class device:
-    """torch.device: a type ("cpu", "cuda") and an optional index."""
+    """torch.device: a type ("cpu", "cuda") and an optional index.
+
+    As torch's: device("cuda") has no index and is not equal to device("cuda:0") (a tensor's
+    .device always has one); device(1) is cuda:1. Unlike torch, a device also compares equal to
+    the string that names it.
+    """
 
     __slots__ = ("type", "index")
 
     def __init__(self, type_or_str, index=None):
         if isinstance(type_or_str, device):
+            if index is not None:
+                raise TypeError("device(): a device and an index cannot both be given")
             self.type, self.index = type_or_str.type, type_or_str.index
             return
+        if isinstance(type_or_str, int) and not isinstance(type_or_str, bool) and index is None:
+            if type_or_str < 0:
+                raise RuntimeError("Device index must not be negative")
+            self.type, self.index = "cuda", int(type_or_str)
+            return
         if not isinstance(type_or_str, str):
-            raise TypeError(f"device(): argument 'type' must be str, not {type(type_or_str).__name__}")
+            raise TypeError("Device() received an invalid combination of arguments - got "
+                            f"({type(type_or_str).__name__}), but expected one of:\n"
+                            " * (torch.device device)\n * (str type, int index)")
+        if index is not None and (isinstance(index, bool) or not isinstance(index, int)):
+            raise TypeError(f"device(): argument 'index' must be int, not {type(index).__name__}")
         text = type_or_str
         if ":" in text:
             text, _, idx = text.partition(":")
-            if index is not None or not idx.isdigit():
+            if index is not None:
+                raise RuntimeError("type (string) must not include an index because index was "
+                                   f"passed explicitly: {type_or_str}")
+            if not idx.isdigit() or (len(idx) > 1 and idx[0] == "0"):
                 raise RuntimeError(f"Invalid device string: '{type_or_str}'")
             index = int(idx)
         if text not in ("cpu", "cuda"):
             raise RuntimeError(
                 "Expected one of cpu, cuda device type at start of device string: " + type_or_str)
+        if index is not None and index < 0:
+            raise RuntimeError("Device index must not be negative")
         self.type = text
         self.index = index
 
@@ -126,11 +147,38 @@ class device:
 
     def __eq__(self, other):
         if isinstance(other, str):
-            other = device(other)
+            try:
+                other = device(other)
+            except RuntimeError:
+                return False
         return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __ne__(self, other):
+        return not self == other
 
     def __hash__(self):
         return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+
+def as_device(value, what="device"):
+    """A device from what torch accepts as one: a device, a string, or an int n (cuda:n)."""
+    if isinstance(value, device):
+        return value
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
+        return device(value)
+    raise TypeError(f"{what}: expected a torch.device, a string or an int, not "
+                    f"{type(value).__name__}")
+
+
+def info_device(text):
+    """The device a TensorInfo names (a server that leaves it empty: cpu)."""
+    return _DEVICES.get(text) or _DEVICES.setdefault(text, device(text or "cpu"))
+
+
+_DEVICES = {}
 
 
 class Size(tuple):

@@ -175,6 +175,13 @@ class Session:
                                     pb.GetServerInfoResponse)
         return self._info
 
+    def has_device(self, device):
+        """Whether the server lists `device` (a tensord.device; "cuda" is cuda:0)."""
+        if device.type == "cpu":
+            return True
+        name = f"{device.type}:{0 if device.index is None else device.index}"
+        return name in self.server_info().devices
+
     def list_ops(self):
         """{name: OpSpec} of every op the server has."""
         if self._ops is None:
@@ -318,8 +325,9 @@ class Session:
 
     # ---- data ----
 
-    def upload(self, data, sizes, dtype):
-        """A new contiguous tensor from bytes-like `data` (numel * itemsize bytes)."""
+    def upload(self, data, sizes, dtype, device=None):
+        """A new contiguous tensor from bytes-like `data` (numel * itemsize bytes), on `device`
+        (a tensord.device or its text; None: the session's device)."""
         from ._tensor import Tensor
         self.flush()
         mv = memoryview(data)
@@ -330,6 +338,7 @@ class Session:
             releases, self._releases = self._releases, []
         header = pb.UploadRequest(header=pb.UploadHeader(
             session_id=self.id, id=tensor_id, sizes=list(sizes), dtype=dtype.proto,
+            device="" if device is None else str(device),
             release_before=releases)).SerializeToString()
 
         def messages():

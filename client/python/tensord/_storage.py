@@ -13,7 +13,7 @@ class TypedStorage:
         self._tensor = tensor
         info = tensor._meta()
         self.dtype = _dtypes.from_proto(info.dtype)
-        self.device = _dtypes.device(info.device)
+        self.device = _dtypes.info_device(info.device)
         self._nbytes = info.storage_nbytes
         self._data_ptr = info.storage_data_ptr
         self._storage_id = info.storage_id

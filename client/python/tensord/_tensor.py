@@ -141,7 +141,7 @@ def _numpy_key(key):
         if isinstance(k, Tensor):
             if k.dtype.is_floating_point:
                 raise IndexError("tensors used as indices must be long, byte or bool tensors")
-            arr = k.numpy()
+            arr = k._numpy_any()
             out.append(arr if arr.dtype == np.bool_ else arr.astype(np.int64))
         elif isinstance(k, (list, tuple)):
             arr = np.asarray(k)
@@ -254,7 +254,7 @@ class Tensor:
 
     @property
     def device(self):
-        return _dtypes.device(self._meta().device)
+        return _dtypes.info_device(self._meta().device)
 
     @property
     def is_cuda(self):
@@ -322,9 +322,16 @@ class Tensor:
 
     def numpy(self, force=False):
         """A numpy array of the values (a copy: the tensor lives on the server)."""
+        self._check_host()
         if self.dtype is _dtypes.bfloat16:
             raise TypeError("Got unsupported ScalarType BFloat16")
         return self._numpy_any()
+
+    def _check_host(self):
+        dev = self.device
+        if dev.type != "cpu":
+            raise TypeError(f"can't convert {dev} device type tensor to numpy. Use Tensor.cpu() "
+                            "to copy the tensor to host memory first.")
 
     def _numpy_any(self):
         info, data = self._session.download(self._id)
@@ -372,6 +379,7 @@ class Tensor:
         return iter(self.unbind(0))
 
     def __array__(self, dtype=None):
+        self._check_host()
         arr = self._numpy_any()
         return arr if dtype is None else arr.astype(dtype)
 
@@ -541,43 +549,40 @@ class Tensor:
         return self._op("clone")
 
     def to(self, *args, **kwargs):
-        dtype = kwargs.pop("dtype", None)
-        device = kwargs.pop("device", None)
-        copy = kwargs.pop("copy", False)
-        kwargs.pop("non_blocking", None)
-        if kwargs:
-            raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-        for a in args:
-            if isinstance(a, _dtypes.dtype):
-                dtype = a
-            elif isinstance(a, (str, _dtypes.device)):
-                device = a
-            elif isinstance(a, Tensor):
-                dtype, device = a.dtype, a.device
-            elif isinstance(a, bool):
-                copy = a
-            else:
-                raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
-        out = self
-        if device is not None:
-            _check_device(_dtypes.device(device), self._session)
+        """torch's overloads: to(dtype), to(device, dtype=None), to(other) (its dtype and
+        device), then non_blocking and copy, positional or keyword. A device is a
+        tensord.device, a string ("cuda", "cuda:1", "cpu") or an int n (cuda:n). Returns self
+        when nothing changes (unless copy=True); else a copy on the target device and in the
+        target dtype, laid out as self when self is dense (as torch's preserve_format)."""
+        device, dtype, non_blocking, copy = _to_args(args, kwargs)
+        return self._to(device, dtype, copy)
+
+    def _to(self, device=None, dtype=None, copy=False):
+        attrs = {}
         if dtype is not None and dtype is not self.dtype:
-            out = self._op("to", attrs={"dtype": dtype})
-        elif copy:
-            out = self.clone()
-        return out
+            attrs["dtype"] = dtype
+        if device is not None and not _same_device(device, self.device):
+            attrs["device"] = device
+        if not attrs:
+            return self.clone() if copy else self
+        return _op_on(self._session, attrs.get("device"), "to", [self], attrs)
 
     def type(self, dtype=None):
         if dtype is None:
             return "torch." + self.dtype._legacy + "Tensor"
         return self.to(dtype)
 
-    def cpu(self):
-        return self
+    def cpu(self, memory_format=None):
+        return self._to(_CPU)
 
-    def cuda(self, device=None):
-        _check_device(_dtypes.device("cuda" if device is None else device), self._session)
-        return self
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        if device is None:
+            d = _dtypes.device("cuda")
+        else:
+            d = _dtypes.as_device(device, "cuda()")
+            if d.type != "cuda":
+                raise RuntimeError("Invalid device, must be cuda device")
+        return self._to(d)
 
     def float(self):
         return self.to(_dtypes.float32)
@@ -641,25 +646,29 @@ class Tensor:
     def repeat(self, *sizes):
         return self._op("repeat", attrs={"repeats": _int_list(sizes, "repeat", "repeats")})
 
-    def new_empty(self, size, dtype=None, device=None):
-        from . import _api
-        return _api.empty(size, dtype=dtype or self.dtype, session=self._session)
+    def _new_args(self, dtype, device):
+        return {"dtype": dtype or self.dtype, "device": self.device if device is None else device,
+                "session": self._session}
 
-    def new_zeros(self, size, dtype=None, device=None):
+    def new_empty(self, size, dtype=None, device=None, requires_grad=False):
         from . import _api
-        return _api.zeros(size, dtype=dtype or self.dtype, session=self._session)
+        return _api.empty(size, **self._new_args(dtype, device))
 
-    def new_ones(self, size, dtype=None, device=None):
+    def new_zeros(self, size, dtype=None, device=None, requires_grad=False):
         from . import _api
-        return _api.ones(size, dtype=dtype or self.dtype, session=self._session)
+        return _api.zeros(size, **self._new_args(dtype, device))
 
-    def new_full(self, size, fill_value, dtype=None, device=None):
+    def new_ones(self, size, dtype=None, device=None, requires_grad=False):
         from . import _api
-        return _api.full(size, fill_value, dtype=dtype or self.dtype, session=self._session)
+        return _api.ones(size, **self._new_args(dtype, device))
 
-    def new_tensor(self, data, dtype=None, device=None):
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
         from . import _api
-        return _api.tensor(data, dtype=dtype or self.dtype, session=self._session)
+        return _api.full(size, fill_value, **self._new_args(dtype, device))
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        from . import _api
+        return _api.tensor(data, **self._new_args(dtype, device))
 
     # ---- indexing ----
 
@@ -691,9 +700,11 @@ class Tensor:
         else:
             from . import _api
             if _is_scalar(value):
-                source = _api.full(shape, _py_scalar(value), dtype=self.dtype, session=self._session)
+                source = _api.full(shape, _py_scalar(value), dtype=self.dtype,
+                                   device=self.device, session=self._session)
             else:
-                source = _api.tensor(value, dtype=self.dtype, session=self._session).expand(shape)
+                source = _api.tensor(value, dtype=self.dtype, device=self.device,
+                                     session=self._session).expand(shape)
         self._op("put_", [linear, source])
 
     def _linear_indices(self, key):
@@ -708,7 +719,8 @@ class Tensor:
         except IndexError as e:
             raise IndexError(str(e).replace("axis", "dimension")) from None
         from . import _api
-        return _api.from_numpy(_api._c_order(picked, np.int64), session=self._session)
+        return _api.tensor(_api._c_order(picked, np.int64), device=self.device,
+                           session=self._session)
 
 
 def _check_integer_indices(np_key, shape):
@@ -739,7 +751,8 @@ def _assign(target, value):
         target.fill_(_py_scalar(value))
     else:
         from . import _api
-        target.copy_(_api.tensor(value, dtype=target.dtype, session=target._session))
+        target.copy_(_api.tensor(value, dtype=target.dtype, device=target.device,
+                                 session=target._session))
 
 
 def _wrap_dim(dim, rank, op):
@@ -750,12 +763,76 @@ def _wrap_dim(dim, rank, op):
     return dim + rank if dim < 0 else dim
 
 
-def _check_device(d, session):
-    if d.type != session.device.type:
-        if d.type == "cuda":
-            raise RuntimeError(f"tensord: this session's device is {session.device}; open a "
-                               "session on a CUDA server with tensord.connect(address, device='cuda')")
-        raise RuntimeError(f"tensord: this session's device is {session.device}, not {d}")
+_CPU = _dtypes.device("cpu")
+
+
+def _same_device(target, current):
+    """Whether `target` (what the user named) is `current` (a tensor's indexed device): "cuda"
+    means the current CUDA device, cuda:0 (tensord.cuda.current_device())."""
+    if target.type != current.type:
+        return False
+    if target.type == "cpu" or target.index is None:
+        return target.type == "cpu" or current.index == 0
+    return target.index == current.index
+
+
+def _to_args(args, kwargs):
+    """(device, dtype, non_blocking, copy) from Tensor.to's arguments, as torch parses them."""
+    kwargs = dict(kwargs)
+    device = dtype = None
+    non_blocking = copy = False
+    args = list(args)
+    if args and isinstance(args[0], Tensor):
+        other = args.pop(0)
+        device, dtype = other.device, other.dtype
+        names = ("non_blocking", "copy")
+    elif args and isinstance(args[0], _dtypes.dtype):
+        dtype = args.pop(0)
+        names = ("non_blocking", "copy")
+    elif args and (args[0] is None or isinstance(args[0], (str, int, _dtypes.device))) \
+            and not isinstance(args[0], bool):
+        device = args.pop(0)
+        names = ("dtype", "non_blocking", "copy")
+    else:
+        names = ("device", "dtype", "non_blocking", "copy")
+    if len(args) > len(names):
+        raise TypeError(f"to() received an invalid combination of arguments - got "
+                        f"{len(args) + (4 - len(names))} positional arguments")
+    given = dict(zip(names, args))
+    for k, v in kwargs.items():
+        if k == "memory_format":
+            continue
+        if k not in ("device", "dtype", "non_blocking", "copy"):
+            raise TypeError(f"to() got an unexpected keyword argument '{k}'")
+        if k in given or (k == "device" and device is not None) or \
+                (k == "dtype" and dtype is not None):
+            raise TypeError(f"to() got multiple values for argument '{k}'")
+        given[k] = v
+    if "device" in given:
+        device = given["device"]
+    if "dtype" in given:
+        dtype = given["dtype"]
+    if device is not None:
+        if isinstance(device, bool) or not isinstance(device, (str, int, _dtypes.device)):
+            raise TypeError("to() received an invalid combination of arguments - argument "
+                            f"'device' must be torch.device, not {type(device).__name__}")
+        device = _dtypes.as_device(device, "to()")
+    if dtype is not None and not isinstance(dtype, _dtypes.dtype):
+        raise TypeError("to() received an invalid combination of arguments - argument 'dtype' "
+                        f"must be torch.dtype, not {type(dtype).__name__}")
+    non_blocking = bool(given.get("non_blocking", False))
+    copy = bool(given.get("copy", False))
+    return device, dtype, non_blocking, copy
+
+
+def _op_on(session, device, name, inputs, attrs):
+    """_op for an op that names `device` (None: none): pipelined as any op when the server has
+    the device; else sent at once, so the server's error (FAILED_PRECONDITION: no such device)
+    raises at the call, as torch's does, instead of at some later flush."""
+    out = _op(session, name, inputs, attrs)
+    if device is not None and not session.has_device(device):
+        session.flush()
+    return out
 
 
 def _call(name, inputs, attrs):
@@ -810,7 +887,7 @@ def _repr(t):
     prefix = "tensor("
     indent = len(prefix)
     suffixes = []
-    dev = _dtypes.device(info.device)
+    dev = _dtypes.info_device(info.device)
     if dev.type != "cpu":
         suffixes.append("device='" + str(dev) + "'")
     if numel == 0:

@@ -1,6 +1,7 @@
-// Element conversions with PyTorch's CPU semantics (c10::static_cast_with_inter_type).
-#ifndef TENSORD_ENGINE_CPU_CONVERT_H_
-#define TENSORD_ENGINE_CPU_CONVERT_H_
+// Element conversions with PyTorch's CPU semantics (c10::static_cast_with_inter_type), shared by
+// the CPU loops and the CUDA kernels, so that both devices convert every value the same way.
+#ifndef TENSORD_ENGINE_KERNELS_CONVERT_H_
+#define TENSORD_ENGINE_KERNELS_CONVERT_H_
 
 #include <cmath>
 #include <cstdint>
@@ -8,8 +9,9 @@
 #include <type_traits>
 
 #include "engine/half.h"
+#include "engine/host_device.h"
 
-namespace tensord::engine::cpu {
+namespace tensord::engine {
 
 template <typename T>
 struct IsReducedFloat : std::false_type {};
@@ -22,22 +24,22 @@ struct IsReducedFloat<BFloat16> : std::true_type {};
 // behaviour: NaN and out-of-range values give the "integer indefinite" (INT_MIN of the
 // conversion width); 8/16-bit targets convert through int32, uint8 through int64 (as c10 does).
 template <typename I, typename F>
-inline I FloatToInt(F v) {
+TENSORD_HD inline I FloatToInt(F v) {
   if constexpr (std::is_same_v<I, uint8_t> || std::is_same_v<I, int64_t>) {
     if (!(v >= -9.2233720368547758e18 && v < 9.2233720368547758e18)) {
-      return static_cast<I>(std::numeric_limits<int64_t>::min());
+      return static_cast<I>(INT64_MIN);
     }
     return static_cast<I>(static_cast<int64_t>(v));
   } else {
     if (!(v >= -2147483648.0 && v < 2147483648.0)) {
-      return static_cast<I>(std::numeric_limits<int32_t>::min());
+      return static_cast<I>(INT32_MIN);
     }
     return static_cast<I>(static_cast<int32_t>(v));
   }
 }
 
 template <typename D, typename S>
-inline D Convert(S v) {
+TENSORD_HD inline D Convert(S v) {
   if constexpr (std::is_same_v<D, S>) {
     return v;
   } else if constexpr (IsReducedFloat<S>::value) {
@@ -53,6 +55,6 @@ inline D Convert(S v) {
   }
 }
 
-}  // namespace tensord::engine::cpu
+}  // namespace tensord::engine
 
-#endif  // TENSORD_ENGINE_CPU_CONVERT_H_
+#endif  // TENSORD_ENGINE_KERNELS_CONVERT_H_

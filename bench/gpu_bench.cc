@@ -1,0 +1,177 @@
+// GPU data-movement benchmark: the CUDA backend's copy kernels and host transfers, side by side
+// in one run with the device's own copy engine (cudaMemcpy device to device, pinned host
+// transfers) and with PyTorch on the same GPU (python3 with torch CUDA, when present).
+//
+//   build/bench/gpu_bench [--torch-python=python3] [--reps=N]
+//
+// GB/s counts bytes read plus bytes written for device-side copies (as the device bandwidth is
+// quoted), and bytes moved once for host transfers. Medians of N timed repeats after a warm-up.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/backend.h"
+#include "engine/cuda/cuda_backend.h"
+
+namespace tensord::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using V = std::vector<int64_t>;
+constexpr Device kGpu{DeviceType::kCUDA, 0};
+
+double MedianSeconds(int reps, const std::function<void()>& fn) {
+  fn();  // warm-up
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    const auto a = Clock::now();
+    fn();
+    t.push_back(std::chrono::duration<double>(Clock::now() - a).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+void Check(const absl::Status& s, const char* what) {
+  if (!s.ok()) {
+    std::fprintf(stderr, "%s: %s\n", what, std::string(s.message()).c_str());
+    std::exit(1);
+  }
+}
+
+void CheckCuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+
+// GB/s of torch's `body` (with x, y prepared by `setup`) counting `bytes`; negative if no torch.
+double TorchGBs(const std::string& python, const std::string& setup, const std::string& body,
+                double bytes, int reps) {
+  const std::string script =
+      "import torch,time\n"
+      "if not torch.cuda.is_available(): raise SystemExit(1)\n" +
+      setup + "\n" + body + "\ntorch.cuda.synchronize()\nts=[]\nfor _ in range(" +
+      std::to_string(reps) + "):\n  a=time.perf_counter()\n  " + body +
+      "\n  torch.cuda.synchronize()\n  ts.append(time.perf_counter()-a)\n"
+      "ts.sort()\nprint(ts[len(ts)//2])\n";
+  const std::string path = "/tmp/tensord_gpu_bench_torch.py";
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) return -1;
+  std::fputs(script.c_str(), f);
+  std::fclose(f);
+  FILE* pipe = popen((python + " " + path + " 2>/dev/null").c_str(), "r");
+  if (pipe == nullptr) return -1;
+  double seconds = -1;
+  if (std::fscanf(pipe, "%lf", &seconds) != 1) seconds = -1;
+  if (pclose(pipe) != 0 || seconds <= 0) return -1;
+  return bytes / seconds / 1e9;
+}
+
+void Row(const char* what, double gbs, double baseline_gbs, const char* baseline,
+         double torch_gbs) {
+  std::printf("  %-46s %8.1f GB/s  %5.2fx %s", what, gbs, gbs / baseline_gbs, baseline);
+  if (torch_gbs > 0) {
+    std::printf("  %5.2fx torch (%.1f GB/s)", gbs / torch_gbs, torch_gbs);
+  } else {
+    std::printf("  (no torch figure)");
+  }
+  std::printf("\n");
+}
+
+int Main(int argc, char** argv) {
+  std::string python = "python3";
+  int reps = 10;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--torch-python=", 0) == 0) python = a.substr(15);
+    if (a.rfind("--reps=", 0) == 0) reps = std::max(1, std::atoi(a.c_str() + 7));
+  }
+  std::string why;
+  const auto gpus = cuda::RegisterBackends(&why);
+  if (gpus.empty()) {
+    std::printf("gpu_bench: no GPU (%s): nothing measured\n", why.c_str());
+    return 77;
+  }
+  std::printf("gpu_bench on %s (%s), median of %d\n", gpus[0].device.ToString().c_str(),
+              gpus[0].name.c_str(), reps);
+  Backend& gpu = *BackendFor(kGpu).value();
+  const int64_t n = int64_t{1} << 28;  // 256M float32 = 1 GiB
+  const int64_t bytes = n * 4;
+  char* a = static_cast<char*>(gpu.allocator().Allocate(bytes).value());
+  char* b = static_cast<char*>(gpu.allocator().Allocate(bytes).value());
+  Check(gpu.Fill(V{n}, StridedRef{a, DType::kFloat32, V{1}}, Scalar(1.5)), "fill");
+
+  // 1. Contiguous copy vs the device's memcpy.
+  const double memcpy_s = MedianSeconds(reps, [&] {
+    CheckCuda(cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice), "memcpy");
+    CheckCuda(cudaDeviceSynchronize(), "sync");
+  });
+  const double memcpy_gbs = 2.0 * bytes / memcpy_s / 1e9;
+  std::printf("  %-46s %8.1f GB/s\n", "cudaMemcpy device to device, 1 GiB", memcpy_gbs);
+  const V contiguous = {1};
+  const double copy_s = MedianSeconds(reps, [&] {
+    Check(gpu.Copy(V{n}, StridedRef{b, DType::kFloat32, contiguous},
+                   StridedRef{a, DType::kFloat32, contiguous}),
+          "copy");
+  });
+  const std::string setup_1d = "x=torch.ones(1<<28,device='cuda');y=torch.empty_like(x)";
+  Row("copy_ 256M f32, contiguous", 2.0 * bytes / copy_s / 1e9, memcpy_gbs, "memcpy",
+      TorchGBs(python, setup_1d, "y.copy_(x)", 2.0 * bytes, reps));
+
+  // 2. contiguous() of a transposed 16384^2 float32.
+  const int64_t side = 1 << 14;
+  const double t_s = MedianSeconds(reps, [&] {
+    Check(gpu.Copy(V{side, side}, StridedRef{b, DType::kFloat32, V{side, 1}},
+                   StridedRef{a, DType::kFloat32, V{1, side}}),
+          "transpose");
+  });
+  Row("contiguous() of transposed 16384^2 f32", 2.0 * bytes / t_s / 1e9, memcpy_gbs, "memcpy",
+      TorchGBs(python, "x=torch.ones(16384,16384,device='cuda')", "y=x.t().contiguous()",
+               2.0 * bytes, reps));
+
+  // 3. float32 -> float16 conversion (reads 4 bytes, writes 2 per element).
+  const double h_s = MedianSeconds(reps, [&] {
+    Check(gpu.Copy(V{n}, StridedRef{b, DType::kFloat16, contiguous},
+                   StridedRef{a, DType::kFloat32, contiguous}),
+          "convert");
+  });
+  Row("to(float16) of 256M f32", 1.5 * bytes / h_s / 1e9, memcpy_gbs, "memcpy",
+      TorchGBs(python, setup_1d, "z=x.half()", 1.5 * bytes, reps));
+
+  // 4. Host transfers of 1 GiB: tensord's (pageable host memory, as the server's buffers)
+  //    against the copy engine from pinned memory.
+  std::vector<char> host(static_cast<size_t>(bytes), 1);
+  void* pinned = nullptr;
+  CheckCuda(cudaMallocHost(&pinned, bytes), "pinned");
+  const double pinned_h2d = MedianSeconds(reps, [&] {
+    CheckCuda(cudaMemcpy(a, pinned, bytes, cudaMemcpyHostToDevice), "h2d");
+  });
+  const double pinned_d2h = MedianSeconds(reps, [&] {
+    CheckCuda(cudaMemcpy(pinned, a, bytes, cudaMemcpyDeviceToHost), "d2h");
+  });
+  const double h2d = MedianSeconds(reps, [&] { Check(gpu.CopyFromHost(a, host.data(), bytes), "h2d"); });
+  const double d2h = MedianSeconds(reps, [&] { Check(gpu.CopyToHost(host.data(), a, bytes), "d2h"); });
+  const std::string setup_host = "x=torch.ones(1<<28);g=torch.ones(1<<28,device='cuda')";
+  Row("host to device, 1 GiB (pageable)", bytes / h2d / 1e9, bytes / pinned_h2d / 1e9,
+      "pinned memcpy", TorchGBs(python, setup_host, "y=x.to('cuda')", bytes, reps));
+  Row("device to host, 1 GiB (pageable)", bytes / d2h / 1e9, bytes / pinned_d2h / 1e9,
+      "pinned memcpy", TorchGBs(python, setup_host, "y=g.cpu()", bytes, reps));
+  cudaFreeHost(pinned);
+  gpu.allocator().Deallocate(a, bytes);
+  gpu.allocator().Deallocate(b, bytes);
+  return 0;
+}
+
+}  // namespace
+}  // namespace tensord::engine
+
+int main(int argc, char** argv) { return tensord::engine::Main(argc, argv); }

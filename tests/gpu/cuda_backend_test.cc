@@ -1,0 +1,221 @@
+// The CUDA backend on a real GPU: every data-movement kernel against the CPU backend on the same
+// inputs (bit for bit, whole buffers compared so stray writes are caught), copies between
+// devices, factories, device out-of-memory, transfers from 1 KiB to 1 GiB, and the allocator's
+// bookkeeping. Reports SKIPPED without a GPU (gpu_test_main.cc).
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "engine/backend.h"
+#include "engine/copy_ops.h"
+#include "engine/cpu/copy_kernel.h"
+#include "engine/cuda/cuda_backend.h"
+#include "engine/factory_ops.h"
+#include "engine/view_ops.h"
+#include "gtest/gtest.h"
+#include "tests/engine/layout_test_util.h"
+
+namespace tensord::engine {
+namespace {
+
+using testing_util::Buffer;
+using testing_util::Layout;
+using testing_util::RandomLayout;
+using testing_util::V;
+
+constexpr Device kGpu{DeviceType::kCUDA, 0};
+
+Backend& Gpu() { return *BackendFor(kGpu).value(); }
+
+// Device memory holding `host`'s bytes; freed at scope exit.
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(const std::vector<char>& host)
+      : nbytes_(static_cast<int64_t>(host.size())) {
+    data_ = static_cast<char*>(Gpu().allocator().Allocate(nbytes_).value());
+    EXPECT_TRUE(Gpu().CopyFromHost(data_, host.data(), nbytes_).ok());
+  }
+  ~DeviceBuffer() { Gpu().allocator().Deallocate(data_, nbytes_); }
+  char* data() const { return data_; }
+  std::vector<char> ToHost() const {
+    std::vector<char> out(static_cast<size_t>(nbytes_));
+    EXPECT_TRUE(Gpu().CopyToHost(out.data(), data_, nbytes_).ok());
+    return out;
+  }
+
+ private:
+  int64_t nbytes_;
+  char* data_;
+};
+
+// Copies on the GPU and on the CPU over the same random layouts; the whole destination buffers
+// must be identical.
+void CheckCopy(std::mt19937& rng, const V& sizes, DType dst_dtype, DType src_dtype) {
+  const Layout dl = RandomLayout(rng, sizes, /*allow_broadcast=*/false);
+  const Layout sl = RandomLayout(rng, sizes, /*allow_broadcast=*/true);
+  const std::vector<char> src = Buffer(rng, sl.buffer_numel, src_dtype);
+  std::vector<char> expected = Buffer(rng, dl.buffer_numel, dst_dtype);
+  DeviceBuffer dsrc(src), ddst(expected);
+  const int64_t ds = ItemSize(dst_dtype), ss = ItemSize(src_dtype);
+  cpu::CopyStrided(sizes, StridedRef{expected.data() + dl.offset * ds, dst_dtype, dl.strides},
+                   StridedRef{const_cast<char*>(src.data()) + sl.offset * ss, src_dtype,
+                              sl.strides});
+  ASSERT_TRUE(Gpu().Copy(sizes, StridedRef{ddst.data() + dl.offset * ds, dst_dtype, dl.strides},
+                         StridedRef{dsrc.data() + sl.offset * ss, src_dtype, sl.strides})
+                  .ok());
+  const std::vector<char> got = ddst.ToHost();
+  ASSERT_EQ(std::memcmp(got.data(), expected.data(), got.size()), 0)
+      << DTypeName(src_dtype) << " -> " << DTypeName(dst_dtype) << ", rank " << sizes.size();
+}
+
+TEST(CudaBackendTest, RandomLayoutsAllDTypePairsMatchTheCpuKernel) {
+  std::mt19937 rng(2024);
+  for (int round = 0; round < 2; ++round) {
+    for (int a = 0; a < kNumDTypes; ++a) {
+      for (int b = 0; b < kNumDTypes; ++b) {
+        const int n = 1 + static_cast<int>(rng() % 5);
+        V sizes(n);
+        for (int64_t& s : sizes) s = 1 + static_cast<int64_t>(rng() % 13);
+        CheckCopy(rng, sizes, static_cast<DType>(a), static_cast<DType>(b));
+      }
+    }
+  }
+}
+
+TEST(CudaBackendTest, LargeCopiesMatchTheCpuKernel) {
+  std::mt19937 rng(3);
+  CheckCopy(rng, V{2048, 2049}, DType::kFloat32, DType::kFloat32);
+  CheckCopy(rng, V{700, 900}, DType::kFloat64, DType::kFloat16);
+  CheckCopy(rng, V{300, 4, 500}, DType::kInt32, DType::kBFloat16);
+}
+
+// A tensor's elements as host bytes, row-major.
+std::vector<char> RowMajorBytes(const Tensor& t) {
+  Tensor host = RunNowSingle(PlanTo(t, std::nullopt, kCpu)).value();
+  Tensor rows = CloneContiguous(host).value();
+  return std::vector<char>(rows.data(), rows.data() + rows.numel() * rows.itemsize());
+}
+
+void ExpectSameTensor(const Tensor& gpu, const Tensor& cpu) {
+  EXPECT_EQ(gpu.device(), kGpu);
+  EXPECT_EQ(cpu.device(), kCpu);
+  EXPECT_EQ(gpu.dtype(), cpu.dtype());
+  EXPECT_EQ(V(gpu.sizes().begin(), gpu.sizes().end()), V(cpu.sizes().begin(), cpu.sizes().end()));
+  EXPECT_EQ(V(gpu.strides().begin(), gpu.strides().end()),
+            V(cpu.strides().begin(), cpu.strides().end()));
+  EXPECT_EQ(RowMajorBytes(gpu), RowMajorBytes(cpu));
+}
+
+TEST(CudaBackendTest, FactoriesMatchTheCpu) {
+  const V sizes = {5, 7};
+  for (int d = 0; d < kNumDTypes; ++d) {
+    const DType dtype = static_cast<DType>(d);
+    SCOPED_TRACE(DTypeName(dtype));
+    for (const Scalar& v : {Scalar(int64_t{3}), Scalar(true), Scalar(int64_t{0})}) {
+      ExpectSameTensor(Full(sizes, v, dtype, kGpu).value(), Full(sizes, v, dtype, kCpu).value());
+    }
+    if (IsFloating(dtype)) {
+      ExpectSameTensor(Full(sizes, Scalar(-2.75), dtype, kGpu).value(),
+                       Full(sizes, Scalar(-2.75), dtype, kCpu).value());
+      ExpectSameTensor(Arange(Scalar(-3.0), Scalar(9.5), Scalar(0.25), dtype, kGpu).value(),
+                       Arange(Scalar(-3.0), Scalar(9.5), Scalar(0.25), dtype, kCpu).value());
+    } else if (dtype != DType::kBool) {
+      ExpectSameTensor(Arange(Scalar(int64_t{2}), Scalar(int64_t{100}), Scalar(int64_t{3}), dtype,
+                              kGpu)
+                           .value(),
+                       Arange(Scalar(int64_t{2}), Scalar(int64_t{100}), Scalar(int64_t{3}), dtype,
+                              kCpu)
+                           .value());
+    }
+    // empty_strided zeroes the whole storage, gaps included.
+    const V strided = {3, 1};
+    Tensor g = EmptyStrided(V{2, 3}, strided, dtype, kGpu).value();
+    Tensor c = EmptyStrided(V{2, 3}, strided, dtype, kCpu).value();
+    ExpectSameTensor(g, c);
+  }
+}
+
+TEST(CudaBackendTest, ViewsCopiesAndConversionsAcrossDevices) {
+  Tensor cpu = Arange(Scalar(int64_t{-30}), Scalar(int64_t{30}), Scalar(int64_t{1}),
+                      DType::kInt64, kCpu)
+                   .value();
+  cpu = View(cpu, V{3, 4, 5}).value();
+  // To the GPU with the layout kept (a transposed view stays transposed, as torch's .to()).
+  Tensor t = Transpose(cpu, 0, 2).value();
+  Tensor g = RunNowSingle(PlanTo(t, std::nullopt, kGpu)).value();
+  ExpectSameTensor(g, Clone(t).value());
+  // Converting copies on the device and on the way.
+  for (int d = 0; d < kNumDTypes; ++d) {
+    const DType dtype = static_cast<DType>(d);
+    SCOPED_TRACE(DTypeName(dtype));
+    ExpectSameTensor(RunNowSingle(PlanTo(g, dtype, std::nullopt)).value(),
+                     RunNowSingle(PlanTo(t, dtype, std::nullopt)).value());
+    Tensor sliced = Slice(cpu, 2, 1, 5, 2).value();
+    ExpectSameTensor(RunNowSingle(PlanTo(sliced, dtype, kGpu)).value(),
+                     RunNowSingle(PlanTo(sliced, dtype, std::nullopt)).value());
+  }
+  // Views of a GPU tensor, then contiguous / flip / repeat on the device.
+  Tensor gv = Permute(RunNowSingle(PlanTo(cpu, std::nullopt, kGpu)).value(), V{2, 0, 1}).value();
+  Tensor cv = Permute(cpu, V{2, 0, 1}).value();
+  ExpectSameTensor(Contiguous(gv).value(), Contiguous(cv).value());
+  ExpectSameTensor(Flip(gv, V{0, 2}).value(), Flip(cv, V{0, 2}).value());
+  ExpectSameTensor(Repeat(Select(gv, 1, 2).value(), V{2, 1, 3}).value(),
+                   Repeat(Select(cv, 1, 2).value(), V{2, 1, 3}).value());
+  // copy_ across devices, broadcast and converted, both ways.
+  Tensor gdst = Full(V{4, 3, 5}, Scalar(7.5), DType::kFloat32, kGpu).value();
+  Tensor cdst = Full(V{4, 3, 5}, Scalar(7.5), DType::kFloat32, kCpu).value();
+  Tensor row = Select(cpu, 1, 1).value();  // {3, 5}, strided
+  ASSERT_TRUE(CopyInto(Narrow(gdst, 0, 1, 2).value(), row).ok());
+  ASSERT_TRUE(CopyInto(Narrow(cdst, 0, 1, 2).value(), row).ok());
+  ExpectSameTensor(gdst, cdst);
+  Tensor back = Full(V{5, 3}, Scalar(int64_t{0}), DType::kInt16, kCpu).value();
+  Tensor expected = Full(V{5, 3}, Scalar(int64_t{0}), DType::kInt16, kCpu).value();
+  ASSERT_TRUE(CopyInto(back, T(Select(gdst, 0, 2).value()).value()).ok());
+  ASSERT_TRUE(CopyInto(expected, T(Select(cdst, 0, 2).value()).value()).ok());
+  EXPECT_EQ(RowMajorBytes(back), RowMajorBytes(expected));
+}
+
+TEST(CudaBackendTest, OutOfMemoryIsResourceExhaustedAndTheDeviceStaysUsable) {
+  const auto gpus = cuda::RegisterBackends();
+  const int64_t too_much = gpus[0].total_memory * 2;
+  absl::StatusOr<Tensor> huge = Empty(V{too_much}, DType::kUInt8, kGpu);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.status().code(), absl::StatusCode::kResourceExhausted) << huge.status();
+  EXPECT_NE(huge.status().message().find("out of memory"), std::string::npos) << huge.status();
+  Tensor small = Full(V{1000}, Scalar(int64_t{5}), DType::kInt32, kGpu).value();
+  EXPECT_EQ(RowMajorBytes(small), RowMajorBytes(Full(V{1000}, Scalar(int64_t{5}), DType::kInt32,
+                                                     kCpu)
+                                                    .value()));
+}
+
+TEST(CudaBackendTest, TransfersFromOneKiBToOneGiB) {
+  std::mt19937_64 rng(11);
+  for (int64_t n : {int64_t{1} << 10, int64_t{1} << 20, int64_t{64} << 20, int64_t{1} << 30}) {
+    SCOPED_TRACE(n);
+    std::vector<char> host(static_cast<size_t>(n));
+    for (size_t i = 0; i + 8 <= host.size(); i += 8) {
+      const uint64_t v = rng();
+      std::memcpy(host.data() + i, &v, 8);
+    }
+    Tensor cpu = FromBytes(V{n}, DType::kUInt8, absl::string_view(host.data(), host.size()))
+                     .value();
+    Tensor gpu = RunNowSingle(PlanTo(cpu, std::nullopt, kGpu)).value();
+    Tensor back = RunNowSingle(PlanTo(gpu, std::nullopt, kCpu)).value();
+    ASSERT_EQ(std::memcmp(back.data(), host.data(), host.size()), 0);
+  }
+}
+
+TEST(CudaBackendTest, AllocatorCountsLiveBytesAndReleasesItsCache) {
+  Allocator& allocator = Gpu().allocator();
+  const int64_t before = allocator.stats().live_bytes;
+  {
+    Tensor t = Empty(V{1 << 20}, DType::kFloat32, kGpu).value();
+    EXPECT_EQ(allocator.stats().live_bytes, before + (int64_t{4} << 20));
+  }
+  EXPECT_EQ(allocator.stats().live_bytes, before);
+  allocator.ReleaseCached();
+  EXPECT_EQ(allocator.stats().cached_bytes, 0);
+}
+
+}  // namespace
+}  // namespace tensord::engine

@@ -17,7 +17,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
 #include "engine/backend.h"
+#include "engine/copy_ops.h"
+#include "engine/executor.h"
+#include "engine/factory_ops.h"
+#include "engine/stream.h"
 #include "engine/cuda/cuda_backend.h"
 
 namespace tensord::engine {
@@ -166,6 +171,27 @@ int Main(int argc, char** argv) {
   Row("device to host, 1 GiB (pageable)", bytes / d2h / 1e9, bytes / pinned_d2h / 1e9,
       "pinned memcpy", TorchGBs(python, setup_host, "y=g.cpu()", bytes, reps));
   cudaFreeHost(pinned);
+
+  // 5. 10,000 small ops queued on a stream, then one synchronize: the cost of a launch and its
+  //    retirement per op, on the GPU and, side by side, on the CPU backend.
+  auto queued_us_per_op = [&](Device device) {
+    Executor executor(2);
+    auto stream = Stream::Create(&executor, 1, 100000);
+    Tensor x = Full(V{256}, Scalar(int64_t{0}), DType::kFloat32, device).value();
+    return MedianSeconds(std::max(3, reps / 3), [&] {
+             for (int i = 0; i < 10000; ++i) {
+               PlannedOp plan = PlanFill(x, Scalar(1.0)).value();
+               (void)stream->Enqueue(TaskFromPlan("fill_", plan), i % 64 == 63);
+             }
+             stream->Wake();
+             absl::Notification done;
+             stream->Synchronize([&](absl::Status) { done.Notify(); });
+             done.WaitForNotification();
+           }) * 1e6 / 10000;
+  };
+  const double gpu_us = queued_us_per_op(kGpu), cpu_us = queued_us_per_op(kCpu);
+  std::printf("  %-46s %8.2f us/op  (CPU backend %.2f us/op)\n",
+              "10,000 queued fill_ of 256 f32, then sync", gpu_us, cpu_us);
   gpu.allocator().Deallocate(a, bytes);
   gpu.allocator().Deallocate(b, bytes);
   return 0;

@@ -1,6 +1,8 @@
 #include "engine/backend.h"
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -32,6 +34,10 @@ class CpuBackendImpl final : public Backend {
   }
   absl::Status CopyFromHost(void* dst, const void* host_src, int64_t nbytes) override {
     if (nbytes > 0) std::memcpy(dst, host_src, static_cast<size_t>(nbytes));
+    return absl::OkStatus();
+  }
+  absl::Status Sleep(int64_t ms) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     return absl::OkStatus();
   }
 };

@@ -12,10 +12,10 @@ namespace tensord::engine {
 
 // One per device. The CPU backend always exists; a CUDA backend (engine/cuda/) implements the
 // same interface with device kernels. Kernels receive operands that are already validated (shape,
-// bounds, overlap) and run on an executor thread; each returns once its work is done (a CUDA
-// kernel is launched on the calling thread's stream for the device and waited for there, never
-// on an RPC thread). An error is the device's (a failed launch, a lost device), not the data's.
-// Thread-safe.
+// bounds, overlap). Inside a stream's task (exec_context.h) an asynchronous device launches the
+// work on the stream's lane and returns at once; elsewhere every call returns once its work is
+// done. CopyToHost/CopyFromHost always return with the bytes moved. An error is the device's (a
+// failed launch, a lost device), not the data's. Thread-safe.
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -33,6 +33,8 @@ class Backend {
   // `nbytes` bytes between this device's memory (`device_ptr`) and host memory.
   virtual absl::Status CopyToHost(void* host_dst, const void* device_src, int64_t nbytes) = 0;
   virtual absl::Status CopyFromHost(void* device_dst, const void* host_src, int64_t nbytes) = 0;
+  // Occupies the device's queue for `ms` milliseconds (torch.cuda._sleep; the CPU sleeps).
+  virtual absl::Status Sleep(int64_t ms) = 0;
 };
 
 Backend& CpuBackend();

@@ -144,20 +144,18 @@ Scalar ScalarOf(const Tensor& t) {
 absl::StatusOr<PlannedOp> PlanElementwise(const ElementwiseSpec& spec, std::vector<Tensor> inputs,
                                           ElementwiseKernel kernel) {
   const absl::string_view op = spec.op;
-  // Devices: every non-wrapped operand on one device (the CPU, for now).
+  // Devices: every non-wrapped operand on one device. As TensorIterator, the common device is
+  // the first operand's that is not the CPU (else the CPU), and the error names it first.
   const Tensor* out_arg = spec.out;
   Device device = kCpu;
-  bool have_device = false;
   for (const Tensor& t : inputs) {
-    if (t.is_wrapped_number()) continue;
-    if (have_device && t.device() != device) {
-      return RuntimeError(op, absl::StrCat("Expected all tensors to be on the same device, but "
-                                           "found at least two devices, ",
-                                           device.ToString(), " and ", t.device().ToString(),
-                                           "!"));
-    }
-    device = t.device();
-    have_device = true;
+    if (!t.is_wrapped_number() && device.is_cpu()) device = t.device();
+  }
+  for (const Tensor& t : inputs) {
+    if (t.is_wrapped_number() || t.device() == device) continue;
+    return RuntimeError(op, absl::StrCat("Expected all tensors to be on the same device, but "
+                                         "found at least two devices, ",
+                                         device.ToString(), " and ", t.device().ToString(), "!"));
   }
   if (!device.is_cpu()) {
     return ComputeBackendMissing(op);

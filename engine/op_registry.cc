@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/elementwise.h"
+#include "engine/backend.h"
 #include "engine/copy_ops.h"
 #include "engine/errors.h"
 #include "engine/factory_ops.h"
@@ -518,19 +519,20 @@ void RegisterOtherOps(std::vector<OpDef>& ops) {
                    TENSORD_ASSIGN_OR_RETURN(bool acc, a.Bool("accumulate", false));
                    return PlanPut(in[0], in[1], in[2], acc);
                  }});
-  OpDef sleep{"_sleep", OpKind::kCompute, {}, {Req("ms", AttrType::kInt, "milliseconds, <= 60000")},
-              "Occupies the stream for `ms` milliseconds (as torch.cuda._sleep): for tests and "
-              "demonstrations of asynchronous execution.",
+  OpDef sleep{"_sleep", OpKind::kCompute, {},
+              {Req("ms", AttrType::kInt, "milliseconds, <= 60000"),
+               Opt("device", AttrType::kDevice, "cpu")},
+              "Occupies the stream for `ms` milliseconds on `device` (as torch.cuda._sleep): for "
+              "tests and demonstrations of asynchronous execution.",
               false, [](Inputs, AttrReader& a) -> absl::StatusOr<PlannedOp> {
                 TENSORD_ASSIGN_OR_RETURN(auto ms, a.Int("ms"));
                 if (ms < 0 || ms > 60000) {
                   return RuntimeError("_sleep", absl::StrCat("ms must be in [0, 60000], got ", ms));
                 }
+                TENSORD_ASSIGN_OR_RETURN(Device device, a.GetDevice("device", kCpu));
+                TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(device));
                 PlannedOp plan;
-                plan.kernel = [ms]() {
-                  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-                  return absl::OkStatus();
-                };
+                plan.kernel = [backend, ms]() { return backend->Sleep(ms); };
                 return plan;
               }};
   sleep.returns_nothing = true;

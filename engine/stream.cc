@@ -73,7 +73,7 @@ void Stream::Synchronize(absl::AnyInvocable<void(absl::Status)> done) {
 
 int64_t Stream::pending() const {
   absl::MutexLock lock(&mu_);
-  return static_cast<int64_t>(queue_.size());
+  return static_cast<int64_t>(queue_.size() + in_flight_.size());
 }
 
 void Stream::Wake() {
@@ -119,27 +119,103 @@ void Stream::Execute(StreamTask& task) {
       cause = storage->poison();
     }
   }
+  std::vector<DeviceLane*> launched;
   if (cause) {
     status = WithPayloadsOf(*cause, absl::FailedPreconditionError(absl::StrCat(
                                         task.label, " depends on a failed op: ", cause->message())));
   } else if (task.kernel) {
-    status = task.kernel();
+    {
+      ExecContext context(&lanes_);
+      status = task.kernel();
+      launched = context.launched();
+    }
     if (!status.ok()) {
       cause = std::make_shared<const absl::Status>(WithPayloadsOf(
           status, absl::Status(status.code(), absl::StrCat(task.label, ": ", status.message()))));
       status = *cause;
     }
   }
+  // Poisoned at once, so that the tasks behind it see it before they launch.
   if (cause) {
     for (const auto& storage : task.writes) storage->Poison(cause);
   }
+  bool retire_now;
+  {
+    absl::MutexLock lock(&mu_);
+    retire_now = launched.empty() && in_flight_.empty() && !retiring_;
+  }
+  if (retire_now) {  // nothing before it in flight, nothing of its own: done now
+    Complete(task, status);
+    return;
+  }
+  auto entry = std::make_shared<InFlight>();
+  entry->task = std::move(task);
+  entry->status = std::move(status);
+  entry->lanes_pending = static_cast<int>(launched.size());
+  for (DeviceLane* lane : launched) unreported_[lane].push_back(entry);
+  {
+    absl::MutexLock lock(&mu_);
+    in_flight_.push_back(std::move(entry));
+  }
+  Retire();  // a task with nothing launched may already be at the front
+}
+
+void Stream::Complete(StreamTask& task, const absl::Status& status) {
   for (size_t i = 0; i < task.writes.size(); ++i) task.writes[i]->EndWrite(task.write_tickets[i]);
   if (task.record_event) task.record_event->Complete(task.record_generation);
-  if (!status.ok()) {
+  {
     absl::MutexLock lock(&mu_);
-    if (first_error_.ok()) first_error_ = status;
+    if (!task.is_marker) --counted_;
+    if (!status.ok() && first_error_.ok()) first_error_ = status;
   }
   if (task.on_done) task.on_done(status);
+}
+
+void Stream::RequestLaneReports() {
+  for (auto& [lane, entries] : unreported_) {
+    if (entries.empty()) continue;
+    lane->AfterLaunchedWork(
+        [self = shared_from_this(), entries = std::move(entries)]() mutable {
+          // On the device runtime's thread: hand over to the executor.
+          self->executor_->Post([self, entries = std::move(entries)] {
+            {
+              absl::MutexLock lock(&self->mu_);
+              for (const auto& entry : entries) --entry->lanes_pending;
+            }
+            self->Retire();
+          });
+        });
+    entries.clear();
+  }
+}
+
+void Stream::Retire() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (retiring_) {  // another thread is retiring: it will look again
+      retire_again_ = true;
+      return;
+    }
+    retiring_ = true;
+  }
+  for (;;) {
+    std::shared_ptr<InFlight> entry;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!in_flight_.empty() && in_flight_.front()->lanes_pending == 0) {
+        entry = std::move(in_flight_.front());
+        in_flight_.pop_front();
+      } else if (retire_again_) {
+        retire_again_ = false;
+        continue;
+      } else {
+        retiring_ = false;
+        return;
+      }
+    }
+    Complete(entry->task, entry->status);
+    // The task's storages and kernel (and the memory they hold) go here, after the work.
+  }
 }
 
 void Stream::Run() {
@@ -150,16 +226,26 @@ void Stream::Run() {
   }
   // A bounded number of tasks per turn, so streams share the executor fairly.
   for (int budget = 64; budget > 0; --budget) {
-    StreamTask* head;
+    StreamTask* head = nullptr;
+    bool empty;
     {
       absl::MutexLock lock(&mu_);
-      if (queue_.empty()) {
-        state_ = State::kIdle;
-        return;
+      empty = queue_.empty();
+      if (!empty) head = &queue_.front();  // stable: only this thread pops; pushes keep it
+    }
+    if (empty) {
+      RequestLaneReports();
+      absl::MutexLock lock(&mu_);
+      if (!queue_.empty() && wake_pending_) {  // queued and woken meanwhile: run it
+        wake_pending_ = false;
+        ++budget;
+        continue;
       }
-      head = &queue_.front();  // stable: only this thread pops, pushes do not move the front
+      state_ = State::kIdle;
+      return;
     }
     if (!HeadReady(*head)) {
+      RequestLaneReports();
       absl::MutexLock lock(&mu_);
       if (wake_pending_) {  // became ready while we registered: look again
         wake_pending_ = false;
@@ -171,9 +257,9 @@ void Stream::Run() {
     }
     Execute(*head);
     absl::MutexLock lock(&mu_);
-    if (!queue_.front().is_marker) --counted_;
     queue_.pop_front();
   }
+  RequestLaneReports();
   absl::MutexLock lock(&mu_);
   state_ = State::kScheduled;
   executor_->Post([self = shared_from_this()] { self->Run(); });

@@ -13,7 +13,9 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/container/flat_hash_map.h"
 #include "engine/event.h"
+#include "engine/exec_context.h"
 #include "engine/executor.h"
 #include "engine/planned_op.h"
 #include "engine/storage.h"
@@ -45,6 +47,13 @@ StreamTask TaskFromPlan(std::string label, PlannedOp& plan);
 // the head task waits (for an event, or for a host read of a storage it writes) the stream
 // parks and holds no thread.
 //
+// On an asynchronous device (a GPU) a task's kernel only launches its work, on the stream's
+// lane for that device (exec_context.h), and the stream goes on launching the tasks behind it.
+// Tasks are *retired* in queue order: a launched task once its lane reports the work done (one
+// report per run of up to 64 tasks, never a thread waiting), any other task once every task
+// before it has retired. Retiring ends the task's writes (host reads of them may start),
+// completes its event record and reports its status; a task's storages live until then.
+//
 // A task whose kernel fails poisons the storages it writes with its error (the root cause); a
 // later task reading or writing a poisoned storage does not run and fails with an error that
 // names the root cause, poisoning its own outputs the same way. The first error since the last
@@ -68,7 +77,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // Calls done(first error since the previous Synchronize, or OK) once every task queued
   // before this call has finished. Never refused.
   void Synchronize(absl::AnyInvocable<void(absl::Status)> done);
-  // Tasks queued and not finished.
+  // Tasks queued and not retired.
   int64_t pending() const;
 
   Stream(Executor* executor, uint64_t id, int64_t max_queued)
@@ -77,10 +86,24 @@ class Stream : public std::enable_shared_from_this<Stream> {
  private:
   enum class State { kIdle, kScheduled, kRunning, kParked };
 
+  // A task whose kernel has run (or launched) and that waits to retire.
+  struct InFlight {
+    StreamTask task;
+    absl::Status status;
+    int lanes_pending = 0;  // lanes whose report of its work has not come yet
+  };
+
   void Run();
   // Whether the head task may start; if not, arranges a Wake() for when it may.
   bool HeadReady(StreamTask& task);
+  // Runs (or launches) the task's kernel; retires it at once when nothing is in flight.
   void Execute(StreamTask& task);
+  // Asks each lane launched on since the last call to report when its work is done.
+  void RequestLaneReports();
+  // Retires the tasks at the front of in_flight_ whose work is done, in order.
+  void Retire();
+  // The tail of a task: poison, end of writes, event, first error, on_done.
+  void Complete(StreamTask& task, const absl::Status& status);
 
   Executor* const executor_;
   const uint64_t id_;
@@ -92,6 +115,14 @@ class Stream : public std::enable_shared_from_this<Stream> {
   State state_ ABSL_GUARDED_BY(mu_) = State::kIdle;
   bool wake_pending_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status first_error_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::shared_ptr<InFlight>> in_flight_ ABSL_GUARDED_BY(mu_);
+  bool retiring_ ABSL_GUARDED_BY(mu_) = false;
+  bool retire_again_ ABSL_GUARDED_BY(mu_) = false;
+
+  // Used only by the thread running the stream.
+  DeviceLanes lanes_;
+  // Tasks launched on each lane since its last report request.
+  absl::flat_hash_map<DeviceLane*, std::vector<std::shared_ptr<InFlight>>> unreported_;
 };
 
 }  // namespace tensord::engine

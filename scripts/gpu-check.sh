@@ -783,7 +783,7 @@ PY
     "$sanitizer" --version 2>&1 | tee -a "$san_log" || true
     for job in "${exe_jobs[@]}"; do
       run_job "$san_log" "$SANITIZER_TIMEOUT" "memcheck: " "$job" \
-        "$sanitizer" --tool memcheck --error-exitcode 1 -- --gtest_color=no
+        "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 1 -- --gtest_color=no
     done
   fi
   cap_log "$san_log"

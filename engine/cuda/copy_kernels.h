@@ -1,4 +1,4 @@
-// Launchers of the CUDA data-movement kernels (copy with dtype conversion, fill, arange). Host
+// Launchers of the CUDA data-movement kernels (copy with dtype conversion, fill, arange, sleep). Host
 // code calls them with device pointers; each enqueues on `stream` and returns at once.
 #ifndef TENSORD_ENGINE_CUDA_COPY_KERNELS_H_
 #define TENSORD_ENGINE_CUDA_COPY_KERNELS_H_
@@ -21,6 +21,9 @@ cudaError_t LaunchFill(const OffsetCalculator<1>& calc, int64_t numel, char* dst
 // out[i] = start + i * step, in double for floating dtypes and wrapping int64 for integral ones.
 cudaError_t LaunchArange(char* out, DType dtype, int64_t n, bool floating, double start_d,
                          double step_d, int64_t start_i, int64_t step_i, cudaStream_t stream);
+
+// Occupies `stream` for `ms` milliseconds (one thread sleeping on the GPU's global timer).
+cudaError_t LaunchSleep(int64_t ms, cudaStream_t stream);
 
 }  // namespace tensord::engine::cuda
 

@@ -1,9 +1,11 @@
 // The CUDA backend: device discovery, a stream-ordered caching allocator per device and the
 // data-movement kernels behind engine/backend.h.
 //
-// Each executor thread launches on its own per-thread stream of the device (cudaStreamPerThread)
-// and waits for that stream before returning, so a kernel's task completes when its work has.
-// No RPC thread ever waits for the GPU except to allocate (an empty-stream sync).
+// Inside a stream's task, work is launched on the tensord stream's lane for the device (a
+// non-blocking cudaStream_t) and the call returns at once; the stream retires the task when the
+// lane's host callback reports the work done (engine/exec_context.h). Outside a task (the
+// synchronous engine API) work goes on the calling thread's per-thread stream and is waited for.
+// No RPC thread waits for the GPU except to allocate (a sync of its own, empty, stream).
 #include "engine/cuda/cuda_backend.h"
 
 #include <cuda_runtime_api.h>
@@ -21,6 +23,7 @@
 #include "engine/cpu/strided_loop.h"
 #include "engine/cuda/copy_kernels.h"
 #include "engine/cuda/offset_calculator.h"
+#include "engine/exec_context.h"
 #include "engine/kernels/convert.h"
 
 // Returns the CUDA error of `expr` as a Status naming `what` and the backend's device.
@@ -65,12 +68,66 @@ std::string FormatBytes(int64_t bytes) {
   return absl::StrCat(bytes, " bytes");
 }
 
+// A tensord stream's queue on one GPU.
+class CudaLane final : public DeviceLane {
+ public:
+  explicit CudaLane(int device_index) {
+    if (UseDevice(device_index) != cudaSuccess ||
+        cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking) != cudaSuccess) {
+      (void)cudaGetLastError();
+      stream_ = cudaStreamPerThread;  // still in order; only less concurrent
+      owned_ = false;
+    }
+  }
+  ~CudaLane() override {
+    if (owned_) (void)cudaStreamDestroy(stream_);  // its pending work still completes
+  }
+  cudaStream_t stream() const { return stream_; }
+
+  void AfterLaunchedWork(absl::AnyInvocable<void()> done) override {
+    auto* fn = new absl::AnyInvocable<void()>(std::move(done));
+    const cudaError_t e = cudaLaunchHostFunc(
+        stream_,
+        [](void* p) {
+          std::unique_ptr<absl::AnyInvocable<void()>> f(static_cast<absl::AnyInvocable<void()>*>(p));
+          (*f)();
+        },
+        fn);
+    if (e != cudaSuccess) {  // the device is failing: report once the stream drains, if ever
+      (void)cudaGetLastError();
+      (void)cudaStreamSynchronize(stream_);
+      std::unique_ptr<absl::AnyInvocable<void()>> f(fn);
+      (*f)();
+    }
+  }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+  bool owned_ = true;
+};
+
+// Where the calling code launches on `owner`'s device: the running task's lane (asynchronous) or
+// this thread's per-thread stream (synchronous: the caller waits).
+struct LaunchTarget {
+  cudaStream_t stream;
+  bool async;
+};
+
+LaunchTarget TargetFor(const Backend* owner, int device_index) {
+  if (ExecContext* context = ExecContext::Current()) {
+    DeviceLane* lane = context->Launch(
+        owner, [device_index] { return std::make_unique<CudaLane>(device_index); });
+    return {static_cast<CudaLane*>(lane)->stream(), true};
+  }
+  return {cudaStreamPerThread, false};
+}
+
 // Device memory from the device's stream-ordered pool (cudaMallocAsync): freed blocks stay in the
 // pool for reuse, ReleaseCached gives them back to the driver. Machines whose driver has no
 // memory pools get plain cudaMalloc/cudaFree.
 class CudaAllocator final : public Allocator {
  public:
-  explicit CudaAllocator(Device device) : device_(device) {
+  CudaAllocator(const Backend* owner, Device device) : owner_(owner), device_(device) {
     int supported = 0;
     if (UseDevice(device.index) == cudaSuccess &&
         cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device.index) ==
@@ -79,6 +136,10 @@ class CudaAllocator final : public Allocator {
       // Keep freed memory for reuse between ops; ReleaseCached trims it when the server idles.
       uint64_t keep = UINT64_MAX;
       (void)cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep);
+      // A block freed on a lane is reused by an allocation only once the lane's work is done,
+      // never by making the allocating thread wait for that lane.
+      int no = 0;
+      (void)cudaMemPoolSetAttribute(pool_, cudaMemPoolReuseAllowInternalDependencies, &no);
     } else {
       pool_ = nullptr;
       (void)cudaGetLastError();
@@ -121,12 +182,17 @@ class CudaAllocator final : public Allocator {
 
   void Deallocate(void* ptr, int64_t nbytes) override {
     if (ptr == nullptr) return;
-    // Every task that used the block has finished (storages outlive their tasks, and tasks
-    // wait for their kernels), so the free needs no ordering against other streams.
+    // A storage is freed after every task that used it has retired, so its free needs no
+    // ordering. Scratch memory freed inside a task is freed on the task's lane, after the work
+    // launched there that uses it.
     (void)UseDevice(device_.index);
+    DeviceLane* lane =
+        ExecContext::Current() != nullptr ? ExecContext::Current()->Launched(owner_) : nullptr;
     if (pool_ != nullptr) {
-      (void)cudaFreeAsync(ptr, cudaStreamPerThread);
+      (void)cudaFreeAsync(ptr, lane != nullptr ? static_cast<CudaLane*>(lane)->stream()
+                                               : cudaStreamPerThread);
     } else {
+      if (lane != nullptr) (void)cudaStreamSynchronize(static_cast<CudaLane*>(lane)->stream());
       (void)cudaFree(ptr);
     }
     live_bytes_ -= nbytes;
@@ -156,6 +222,7 @@ class CudaAllocator final : public Allocator {
   }
 
  private:
+  const Backend* const owner_;
   const Device device_;
   cudaMemPool_t pool_ = nullptr;
   std::atomic<int64_t> live_bytes_{0};
@@ -164,7 +231,7 @@ class CudaAllocator final : public Allocator {
 
 class CudaBackend final : public Backend {
  public:
-  explicit CudaBackend(Device device) : device_(device), allocator_(device) {}
+  explicit CudaBackend(Device device) : device_(device), allocator_(this, device) {}
 
   Device device() const override { return device_; }
   Allocator& allocator() override { return allocator_; }
@@ -174,9 +241,10 @@ class CudaBackend final : public Backend {
                                    {ItemSize(dst.dtype), ItemSize(src.dtype)});
     if (loop.numel() == 0) return absl::OkStatus();
     TENSORD_CUDA_TRY(UseDevice(device_.index), "copy");
+    const LaunchTarget to = TargetFor(this, device_.index);
     return Finish(LaunchCopy(MakeOffsetCalculator<2>(loop), loop.numel(), dst.data, dst.dtype,
-                             src.data, src.dtype, cudaStreamPerThread),
-                  "copy");
+                             src.data, src.dtype, to.stream),
+                  to, "copy");
   }
 
   absl::Status Fill(IntList sizes, const StridedRef& dst, const Scalar& value) override {
@@ -198,42 +266,54 @@ class CudaBackend final : public Backend {
       std::memcpy(&pattern, &v, sizeof(T));
     });
     TENSORD_CUDA_TRY(UseDevice(device_.index), "fill");
+    const LaunchTarget to = TargetFor(this, device_.index);
     return Finish(LaunchFill(MakeOffsetCalculator<1>(loop), loop.numel(), dst.data, itemsize,
-                             pattern, cudaStreamPerThread),
-                  "fill");
+                             pattern, to.stream),
+                  to, "fill");
   }
 
   absl::Status Arange(char* out, DType dtype, int64_t n, const Scalar& start,
                       const Scalar& step) override {
     if (n == 0) return absl::OkStatus();
     TENSORD_CUDA_TRY(UseDevice(device_.index), "arange");
+    const LaunchTarget to = TargetFor(this, device_.index);
     return Finish(LaunchArange(out, dtype, n, IsFloating(dtype), start.to_double(),
-                               step.to_double(), start.to_int(), step.to_int(),
-                               cudaStreamPerThread),
-                  "arange");
+                               step.to_double(), start.to_int(), step.to_int(), to.stream),
+                  to, "arange");
   }
 
   absl::Status CopyToHost(void* host_dst, const void* device_src, int64_t nbytes) override {
     if (nbytes == 0) return absl::OkStatus();
     TENSORD_CUDA_TRY(UseDevice(device_.index), "copy to host");
+    // After the work queued before it on the lane; the host bytes are needed now.
+    const LaunchTarget to = TargetFor(this, device_.index);
     return Finish(cudaMemcpyAsync(host_dst, device_src, static_cast<size_t>(nbytes),
-                                  cudaMemcpyDeviceToHost, cudaStreamPerThread),
-                  "copy to host");
+                                  cudaMemcpyDeviceToHost, to.stream),
+                  LaunchTarget{to.stream, false}, "copy to host");
   }
 
   absl::Status CopyFromHost(void* device_dst, const void* host_src, int64_t nbytes) override {
     if (nbytes == 0) return absl::OkStatus();
     TENSORD_CUDA_TRY(UseDevice(device_.index), "copy from host");
+    // Waited for: the host bytes may go away when this returns.
+    const LaunchTarget to = TargetFor(this, device_.index);
     return Finish(cudaMemcpyAsync(device_dst, host_src, static_cast<size_t>(nbytes),
-                                  cudaMemcpyHostToDevice, cudaStreamPerThread),
-                  "copy from host");
+                                  cudaMemcpyHostToDevice, to.stream),
+                  LaunchTarget{to.stream, false}, "copy from host");
+  }
+
+  absl::Status Sleep(int64_t ms) override {
+    TENSORD_CUDA_TRY(UseDevice(device_.index), "_sleep");
+    const LaunchTarget to = TargetFor(this, device_.index);
+    return Finish(LaunchSleep(ms, to.stream), to, "_sleep");
   }
 
  private:
-  // The launch's error, else waits for this thread's stream: the task ends when its work has.
-  absl::Status Finish(cudaError_t launched, absl::string_view what) {
+  // The launch's error; else, for a synchronous target, waits for its stream.
+  absl::Status Finish(cudaError_t launched, LaunchTarget to, absl::string_view what) {
     if (launched != cudaSuccess) return ToStatus(launched, what, device_);
-    return ToStatus(cudaStreamSynchronize(cudaStreamPerThread), what, device_);
+    if (to.async) return absl::OkStatus();
+    return ToStatus(cudaStreamSynchronize(to.stream), what, device_);
   }
 
   const Device device_;

@@ -29,6 +29,18 @@ struct OffsetCalculator {
     }
   }
 
+  // The same with 32-bit index arithmetic (far cheaper division on a GPU), for iteration spaces
+  // of fewer than 2^31 elements (then every size fits too).
+  TENSORD_HD void Offsets32(uint32_t linear, int64_t (&out)[N]) const {
+    for (int k = 0; k < N; ++k) out[k] = 0;
+    for (int d = 0; d < ndim; ++d) {
+      const uint32_t size = static_cast<uint32_t>(sizes[d]);
+      const uint32_t i = linear % size;
+      linear /= size;
+      for (int k = 0; k < N; ++k) out[k] += static_cast<int64_t>(i) * strides[d][k];
+    }
+  }
+
   // Whether every operand is one gap-free run of `itemsizes[k]`-byte elements.
   bool IsContiguous(const std::array<int64_t, N>& itemsizes) const {
     if (ndim > 1) return false;

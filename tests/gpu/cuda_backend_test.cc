@@ -2,15 +2,21 @@
 // inputs (bit for bit, whole buffers compared so stray writes are caught), copies between
 // devices, factories, device out-of-memory, transfers from 1 KiB to 1 GiB, and the allocator's
 // bookkeeping. Reports SKIPPED without a GPU (gpu_test_main.cc).
+#include <chrono>
 #include <cstring>
 #include <random>
 #include <vector>
+
+#include "absl/synchronization/notification.h"
 
 #include "engine/backend.h"
 #include "engine/copy_ops.h"
 #include "engine/cpu/copy_kernel.h"
 #include "engine/cuda/cuda_backend.h"
+#include "engine/event.h"
+#include "engine/executor.h"
 #include "engine/factory_ops.h"
+#include "engine/stream.h"
 #include "engine/view_ops.h"
 #include "gtest/gtest.h"
 #include "tests/engine/layout_test_util.h"
@@ -151,8 +157,9 @@ TEST(CudaBackendTest, ViewsCopiesAndConversionsAcrossDevices) {
     ExpectSameTensor(RunNowSingle(PlanTo(g, dtype, std::nullopt)).value(),
                      RunNowSingle(PlanTo(t, dtype, std::nullopt)).value());
     Tensor sliced = Slice(cpu, 2, 1, 5, 2).value();
+    // Not dense: the copy takes dense strides in the view's dim order (clone()'s rule).
     ExpectSameTensor(RunNowSingle(PlanTo(sliced, dtype, kGpu)).value(),
-                     RunNowSingle(PlanTo(sliced, dtype, std::nullopt)).value());
+                     RunNowSingle(PlanTo(Clone(sliced).value(), dtype, std::nullopt)).value());
   }
   // Views of a GPU tensor, then contiguous / flip / repeat on the device.
   Tensor gv = Permute(RunNowSingle(PlanTo(cpu, std::nullopt, kGpu)).value(), V{2, 0, 1}).value();
@@ -215,6 +222,89 @@ TEST(CudaBackendTest, AllocatorCountsLiveBytesAndReleasesItsCache) {
   EXPECT_EQ(allocator.stats().live_bytes, before);
   allocator.ReleaseCached();
   EXPECT_EQ(allocator.stats().cached_bytes, 0);
+}
+
+// ---- Streams: kernels launched on CUDA streams, retired off the GPU's reports -------------------
+
+absl::Status SynchronizeStream(Stream& stream) {
+  absl::Notification done;
+  absl::Status status;
+  stream.Synchronize([&](absl::Status s) {
+    status = s;
+    done.Notify();
+  });
+  if (!done.WaitForNotificationWithTimeout(absl::Seconds(30))) {
+    return absl::DeadlineExceededError("synchronize did not return");
+  }
+  return status;
+}
+
+StreamTask SleepTask(int64_t ms) {
+  StreamTask task;
+  task.label = "_sleep";
+  task.kernel = [ms] { return Gpu().Sleep(ms); };
+  return task;
+}
+
+StreamTask PlanTask(std::string label, absl::StatusOr<PlannedOp> plan) {
+  return TaskFromPlan(std::move(label), plan.value());
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+TEST(CudaStreamTest, KernelsRunAsynchronouslyAndSynchronizeWaits) {
+  Executor executor(2);
+  auto stream = Stream::Create(&executor, 1, 1000);
+  Tensor x = Full(V{1000}, Scalar(int64_t{0}), DType::kFloat32, kGpu).value();
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(stream->Enqueue(SleepTask(400)).ok());
+  ASSERT_TRUE(stream->Enqueue(PlanTask("fill_", PlanFill(x, Scalar(1.0)))).ok());
+  // The executor launches both at once and moves on: they are in flight, not waited for.
+  absl::SleepFor(absl::Milliseconds(100));
+  EXPECT_EQ(stream->pending(), 2);
+  ASSERT_TRUE(SynchronizeStream(*stream).ok());
+  EXPECT_GE(SecondsSince(start), 0.38);
+  EXPECT_EQ(stream->pending(), 0);
+  EXPECT_EQ(RowMajorBytes(x),
+            RowMajorBytes(Full(V{1000}, Scalar(1.0), DType::kFloat32, kCpu).value()));
+}
+
+TEST(CudaStreamTest, EventsOrderTwoStreams) {
+  Executor executor(2);
+  auto a = Stream::Create(&executor, 1, 1000);
+  auto b = Stream::Create(&executor, 2, 1000);
+  Tensor x = Full(V{4096}, Scalar(int64_t{0}), DType::kInt32, kGpu).value();
+  Tensor y = Full(V{4096}, Scalar(int64_t{0}), DType::kInt32, kGpu).value();
+  auto event = std::make_shared<Event>();
+  ASSERT_TRUE(a->Enqueue(SleepTask(300)).ok());
+  ASSERT_TRUE(a->Enqueue(PlanTask("fill_", PlanFill(x, Scalar(int64_t{7})))).ok());
+  ASSERT_TRUE(a->RecordEvent(event).ok());
+  ASSERT_TRUE(b->WaitEvent(event).ok());
+  ASSERT_TRUE(b->Enqueue(PlanTask("copy_", PlanCopyInto(y, x))).ok());
+  ASSERT_TRUE(SynchronizeStream(*b).ok());
+  EXPECT_TRUE(event->Query());
+  EXPECT_EQ(RowMajorBytes(y),
+            RowMajorBytes(Full(V{4096}, Scalar(int64_t{7}), DType::kInt32, kCpu).value()));
+}
+
+TEST(CudaStreamTest, ManyQueuedOpsAndACopyToTheHostKeepStreamOrder) {
+  Executor executor(2);
+  auto stream = Stream::Create(&executor, 1, 100000);
+  Tensor x = Full(V{1 << 20}, Scalar(int64_t{0}), DType::kFloat32, kGpu).value();
+  Tensor y = Full(V{1 << 20}, Scalar(int64_t{0}), DType::kFloat32, kGpu).value();
+  Tensor host = Full(V{1 << 20}, Scalar(int64_t{-1}), DType::kFloat32, kCpu).value();
+  for (int i = 1; i <= 500; ++i) {
+    ASSERT_TRUE(stream->Enqueue(PlanTask("fill_", PlanFill(x, Scalar(int64_t{i}))), false).ok());
+    ASSERT_TRUE(stream->Enqueue(PlanTask("copy_", PlanCopyInto(y, x)), false).ok());
+  }
+  // A copy to host memory behind them sees the last write (the lane orders it).
+  ASSERT_TRUE(stream->Enqueue(PlanTask("copy_", PlanCopyInto(host, y)), false).ok());
+  stream->Wake();
+  ASSERT_TRUE(SynchronizeStream(*stream).ok());
+  EXPECT_EQ(RowMajorBytes(host),
+            RowMajorBytes(Full(V{1 << 20}, Scalar(int64_t{500}), DType::kFloat32, kCpu).value()));
 }
 
 }  // namespace

@@ -738,3 +738,24 @@ def test_session_on_cuda_by_default(server):
         assert tensord.zeros(2, device="cpu").device == CPU
         t = tensord.tensor([1.0, 2.0], device="cpu")
         assert t.device == CPU and t.to("cuda").device == CUDA0
+
+
+@gpu_test
+def test_gpu_work_is_asynchronous_and_synchronize_waits(cpu_session):
+    """As torch.cuda: queuing returns before the GPU finishes; synchronize waits for it; reads
+    wait only for the work that writes what they read."""
+    import time
+    x = tensord.zeros(1000, device="cuda")
+    y = tensord.ones(4, device="cuda")
+    assert x.tolist() == [0.0] * 1000
+    start = time.perf_counter()
+    _tensor._op(cpu_session, "_sleep", [], {"ms": 600, "device": CUDA0}, returns_nothing=True)
+    x.fill_(1)
+    cpu_session.flush()
+    queued = time.perf_counter() - start
+    assert queued < 0.3, f"queuing took {queued:.3f} s: the host waited for the GPU"
+    tensord.cuda.synchronize()
+    waited = time.perf_counter() - start
+    assert waited >= 0.55, f"synchronize returned after {waited:.3f} s, before the sleep ended"
+    assert x.tolist() == [1.0] * 1000
+    assert y.tolist() == [1.0] * 4

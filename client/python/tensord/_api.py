@@ -252,7 +252,8 @@ def tensor(data, dtype=None, device=None, session=None, requires_grad=False, pin
 def _upload(arr, d, device, s):
     """Uploads C-ordered `arr` (already in dtype d's numpy type) onto `device` (None: the
     session's)."""
-    return s.upload(arr, arr.shape, d, device=device)
+    return s.upload(arr, arr.shape, d,
+                    device=None if device is None else _dtypes.as_device(device))
 
 
 def _upload_as(arr, d, device, s):

@@ -1,0 +1,207 @@
+// The stream's retire logic for asynchronous devices, against a fake device lane whose work
+// "finishes" only when the test says so. Needs no GPU: it checks the ordering rules that the CUDA
+// lanes rely on (engine/stream.h, engine/exec_context.h).
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "engine/allocator.h"
+#include "engine/event.h"
+#include "engine/exec_context.h"
+#include "engine/executor.h"
+#include "engine/storage.h"
+#include "engine/stream.h"
+#include "gtest/gtest.h"
+
+namespace tensord::engine {
+namespace {
+
+// Reports of launched work are held until Finish() releases them, as a GPU would later.
+class FakeLane final : public DeviceLane {
+ public:
+  void AfterLaunchedWork(absl::AnyInvocable<void()> done) override {
+    absl::MutexLock lock(&mu_);
+    reports_.push_back(std::move(done));
+  }
+  // Runs the reports requested so far; returns how many.
+  int Finish() {
+    std::vector<absl::AnyInvocable<void()>> reports;
+    {
+      absl::MutexLock lock(&mu_);
+      reports.swap(reports_);
+    }
+    for (auto& r : reports) r();
+    return static_cast<int>(reports.size());
+  }
+  int requested() const {
+    absl::MutexLock lock(&mu_);
+    return static_cast<int>(reports_.size());
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::vector<absl::AnyInvocable<void()>> reports_;
+};
+
+class StreamLanesTest : public testing::Test {
+ protected:
+  // A kernel that "launches" on the fake device and records its position.
+  absl::AnyInvocable<absl::Status()> DeviceKernel(int id, absl::Status result = absl::OkStatus()) {
+    return [this, id, result]() {
+      ExecContext::Current()->Launch(device_key(), [this] {
+        auto lane = std::make_unique<FakeLane>();
+        lane_ = lane.get();
+        return lane;
+      });
+      absl::MutexLock lock(&mu_);
+      launched_.push_back(id);
+      return result;
+    };
+  }
+  StreamTask Task(std::string label, absl::AnyInvocable<absl::Status()> kernel,
+                  std::vector<std::shared_ptr<Storage>> writes = {}) {
+    StreamTask t;
+    t.label = std::move(label);
+    t.kernel = std::move(kernel);
+    t.writes = std::move(writes);
+    return t;
+  }
+  StreamTask Done(StreamTask t, int id) {
+    t.on_done = [this, id](const absl::Status&) {
+      absl::MutexLock lock(&mu_);
+      retired_.push_back(id);
+    };
+    return t;
+  }
+  std::vector<int> retired() {
+    absl::MutexLock lock(&mu_);
+    return retired_;
+  }
+  std::vector<int> launched() {
+    absl::MutexLock lock(&mu_);
+    return launched_;
+  }
+  // Waits until `pred` holds (the executor runs on other threads).
+  template <typename Pred>
+  bool Eventually(Pred pred) {
+    for (int i = 0; i < 2000; ++i) {
+      if (pred()) return true;
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    return pred();
+  }
+  const Backend* device_key() { return reinterpret_cast<const Backend*>(&key_); }
+
+  Executor executor_{2};
+  std::shared_ptr<Stream> stream_ = Stream::Create(&executor_, 0, 1000);
+  FakeLane* lane_ = nullptr;
+  int key_ = 0;
+  absl::Mutex mu_;
+  std::vector<int> launched_, retired_;
+};
+
+TEST_F(StreamLanesTest, LaunchesRunAheadAndRetireInOrderWhenTheDeviceReports) {
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(stream_->Enqueue(Done(Task("op", DeviceKernel(i)), i)).ok());
+  // A host-only task behind them retires after them, though it ran at once.
+  std::atomic<bool> host_ran{false};
+  ASSERT_TRUE(stream_->Enqueue(Done(Task("host", [&] {
+                                      host_ran = true;
+                                      return absl::OkStatus();
+                                    }),
+                                    3))
+                  .ok());
+  ASSERT_TRUE(Eventually([&] { return host_ran.load(); }));
+  EXPECT_EQ(launched(), (std::vector<int>{0, 1, 2}));  // all launched, nothing waited
+  EXPECT_TRUE(retired().empty());
+  EXPECT_EQ(stream_->pending(), 4);
+  ASSERT_TRUE(Eventually([&] { return lane_ != nullptr && lane_->requested() > 0; }));
+  lane_->Finish();
+  ASSERT_TRUE(Eventually([&] { return retired().size() == 4; }));
+  EXPECT_EQ(retired(), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(stream_->pending(), 0);
+}
+
+TEST_F(StreamLanesTest, SynchronizeEventsAndHostReadsWaitForTheDevice) {
+  auto storage = Storage::Create(CpuAllocator(), 64).value();
+  auto event = std::make_shared<Event>();
+  ASSERT_TRUE(stream_->Enqueue(Task("write", DeviceKernel(0), {storage})).ok());
+  ASSERT_TRUE(stream_->RecordEvent(event).ok());
+  absl::Notification synced;
+  absl::Status sync_status = absl::InternalError("not called");
+  stream_->Synchronize([&](absl::Status s) {
+    sync_status = s;
+    synced.Notify();
+  });
+  absl::Notification read;
+  const uint64_t ticket = storage->BeginRead();
+  storage->WhenReadable(ticket, [&] { read.Notify(); });
+  ASSERT_TRUE(Eventually([&] { return lane_ != nullptr && lane_->requested() > 0; }));
+  absl::SleepFor(absl::Milliseconds(20));
+  EXPECT_FALSE(synced.HasBeenNotified());
+  EXPECT_FALSE(read.HasBeenNotified());
+  EXPECT_FALSE(event->Query());
+  lane_->Finish();
+  EXPECT_TRUE(synced.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  EXPECT_TRUE(read.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  EXPECT_TRUE(sync_status.ok()) << sync_status;
+  EXPECT_TRUE(event->Query());
+  storage->EndRead(ticket);
+}
+
+TEST_F(StreamLanesTest, AFailedLaunchPoisonsAtOnceAndIsReportedInOrder) {
+  auto a = Storage::Create(CpuAllocator(), 8).value();
+  auto b = Storage::Create(CpuAllocator(), 8).value();
+  ASSERT_TRUE(stream_->Enqueue(Done(Task("ok", DeviceKernel(0), {b}), 0)).ok());
+  ASSERT_TRUE(stream_->Enqueue(
+      Done(Task("bad", DeviceKernel(1, absl::InternalError("launch failed")), {a}), 1)).ok());
+  // Reads the poisoned storage: does not run, fails naming the root cause.
+  StreamTask dependent = Done(Task("dependent", DeviceKernel(2)), 2);
+  dependent.reads.push_back(a);
+  ASSERT_TRUE(stream_->Enqueue(std::move(dependent)).ok());
+  absl::Notification synced;
+  absl::Status first;
+  stream_->Synchronize([&](absl::Status s) {
+    first = s;
+    synced.Notify();
+  });
+  ASSERT_TRUE(Eventually([&] { return lane_ != nullptr && lane_->requested() > 0; }));
+  EXPECT_EQ(launched(), (std::vector<int>{0, 1}));  // the dependent never launched
+  ASSERT_NE(a->poison(), nullptr);
+  EXPECT_EQ(b->poison(), nullptr);
+  while (!synced.HasBeenNotified()) {
+    lane_->Finish();
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  EXPECT_EQ(retired(), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(first.code(), absl::StatusCode::kInternal) << first;
+  EXPECT_NE(first.message().find("launch failed"), std::string::npos);
+}
+
+TEST_F(StreamLanesTest, StoragesLiveUntilTheTaskRetires) {
+  std::weak_ptr<Storage> weak;
+  {
+    auto storage = Storage::Create(CpuAllocator(), 8).value();
+    weak = storage;
+    ASSERT_TRUE(stream_->Enqueue(Task("write", DeviceKernel(0), {storage})).ok());
+  }
+  ASSERT_TRUE(Eventually([&] { return lane_ != nullptr && lane_->requested() > 0; }));
+  EXPECT_FALSE(weak.expired());  // the device may still be writing it
+  lane_->Finish();
+  EXPECT_TRUE(Eventually([&] { return weak.expired(); }));
+}
+
+TEST_F(StreamLanesTest, OneReportPerRunOfTasks) {
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(stream_->Enqueue(Task("op", DeviceKernel(i)), false).ok());
+  stream_->Wake();
+  ASSERT_TRUE(Eventually([&] { return launched().size() == 50 && lane_->requested() > 0; }));
+  absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_EQ(lane_->requested(), 1);  // one host callback for the whole batch
+  lane_->Finish();
+  EXPECT_TRUE(Eventually([&] { return stream_->pending() == 0; }));
+}
+
+}  // namespace
+}  // namespace tensord::engine

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/cpu/copy_kernel.h"
+#include "engine/cpu/elementwise_kernels.h"
 
 namespace tensord::engine {
 namespace {
@@ -34,6 +35,11 @@ class CpuBackendImpl final : public Backend {
   }
   absl::Status CopyFromHost(void* dst, const void* host_src, int64_t nbytes) override {
     if (nbytes > 0) std::memcpy(dst, host_src, static_cast<size_t>(nbytes));
+    return absl::OkStatus();
+  }
+  absl::Status Binary(BinaryOp op, IntList shape, const StridedRef& out, const StridedRef& a,
+                      const StridedRef& b, const Scalar& alpha) override {
+    cpu::Binary(op, shape, out, a, b, alpha);
     return absl::OkStatus();
   }
   absl::Status Sleep(int64_t ms) override {

@@ -5,6 +5,7 @@
 #include "absl/status/statusor.h"
 #include "engine/allocator.h"
 #include "engine/device.h"
+#include "engine/kernels/binary_ops.h"
 #include "engine/scalar.h"
 #include "engine/strided_ref.h"
 
@@ -33,6 +34,9 @@ class Backend {
   // `nbytes` bytes between this device's memory (`device_ptr`) and host memory.
   virtual absl::Status CopyToHost(void* host_dst, const void* device_src, int64_t nbytes) = 0;
   virtual absl::Status CopyFromHost(void* device_dst, const void* host_src, int64_t nbytes) = 0;
+  // out = op(a, b) over `shape` (engine/kernels/binary_ops.h); a and b in the compute dtype.
+  virtual absl::Status Binary(BinaryOp op, IntList shape, const StridedRef& out,
+                              const StridedRef& a, const StridedRef& b, const Scalar& alpha) = 0;
   // Occupies the device's queue for `ms` milliseconds (torch.cuda._sleep; the CPU sleeps).
   virtual absl::Status Sleep(int64_t ms) = 0;
 };

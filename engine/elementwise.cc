@@ -157,9 +157,10 @@ absl::StatusOr<PlannedOp> PlanElementwise(const ElementwiseSpec& spec, std::vect
                                          "found at least two devices, ",
                                          device.ToString(), " and ", t.device().ToString(), "!"));
   }
-  if (!device.is_cpu()) {
+  if (!device.is_cpu() && !spec.any_device) {
     return ComputeBackendMissing(op);
   }
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(device));
   // Shape.
   DimVector shape;
   for (const Tensor& t : inputs) {
@@ -171,6 +172,11 @@ absl::StatusOr<PlannedOp> PlanElementwise(const ElementwiseSpec& spec, std::vect
 
   Tensor out;
   if (out_arg != nullptr) {
+    if (out_arg->device() != device) {
+      return RuntimeError(op, absl::StrCat("Expected out tensor to have device ",
+                                           device.ToString(), ", but got ",
+                                           out_arg->device().ToString(), " instead"));
+    }
     out = *out_arg;
     if (!std::equal(shape.begin(), shape.end(), out.sizes().begin(), out.sizes().end())) {
       return RuntimeError(op, absl::StrCat("output with shape ", FormatList(out.sizes()),
@@ -198,7 +204,8 @@ absl::StatusOr<PlannedOp> PlanElementwise(const ElementwiseSpec& spec, std::vect
     TENSORD_RETURN_IF_ERROR(CheckShape(op, shape).status());
     const DimVector strides = spec.contiguous_output ? ContiguousStrides(shape)
                                                      : ElementwiseOutputStrides(shape, inputs);
-    TENSORD_ASSIGN_OR_RETURN(out, AllocateTensor(op, TensorMeta(result, shape, strides, 0)));
+    TENSORD_ASSIGN_OR_RETURN(out,
+                             AllocateTensor(op, TensorMeta(result, shape, strides, 0), device));
   }
 
   PlannedOp plan;
@@ -206,14 +213,25 @@ absl::StatusOr<PlannedOp> PlanElementwise(const ElementwiseSpec& spec, std::vect
   plan.writes.push_back(out.storage());
   if (out.numel() == 0) return plan;  // nothing to compute (the output exists)
 
-  // Inputs in the compute dtype: wrapped numbers are converted now; tensors get a buffer that
-  // the kernel fills first.
+  // Inputs in the compute dtype: wrapped numbers are converted now (on another device than the
+  // CPU, the kernel writes them into device memory first); tensors get a buffer that the kernel
+  // fills first.
   std::vector<Tensor> converted(inputs.size());
+  std::vector<std::optional<Scalar>> number_fills(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& t = inputs[i];
+    if (!device.is_cpu() && t.is_wrapped_number()) {
+      const DType dtype =
+          i < spec.keep_dtype.size() && spec.keep_dtype[i] ? t.dtype() : compute;
+      TENSORD_ASSIGN_OR_RETURN(converted[i],
+                               AllocateTensor(op, TensorMeta::Contiguous(dtype, {}), device));
+      number_fills[i] = ScalarOf(t);
+      continue;
+    }
     if (t.dtype() == compute || (i < spec.keep_dtype.size() && spec.keep_dtype[i])) continue;
-    TENSORD_ASSIGN_OR_RETURN(converted[i],
-                             AllocateTensor(op, TensorMeta::Contiguous(compute, t.sizes())));
+    TENSORD_ASSIGN_OR_RETURN(converted[i], AllocateTensor(op, TensorMeta::Contiguous(
+                                                                  compute, t.sizes()),
+                                                              t.is_wrapped_number() ? kCpu : device));
     if (t.is_wrapped_number()) {
       cpu::CopyStrided({}, StridedRef::Of(converted[i]), StridedRef::Of(t));
       converted[i].set_wrapped_number(true);
@@ -232,7 +250,8 @@ absl::StatusOr<PlannedOp> PlanElementwise(const ElementwiseSpec& spec, std::vect
     }
   }
   if (needs_staging) {
-    TENSORD_ASSIGN_OR_RETURN(staging, AllocateTensor(op, TensorMeta::Contiguous(result, shape)));
+    TENSORD_ASSIGN_OR_RETURN(staging,
+                             AllocateTensor(op, TensorMeta::Contiguous(result, shape), device));
   }
   std::vector<DimVector> in_strides;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -241,24 +260,26 @@ absl::StatusOr<PlannedOp> PlanElementwise(const ElementwiseSpec& spec, std::vect
     const Tensor& t = converted[i].defined() ? converted[i] : inputs[i];
     in_strides.push_back(BroadcastStrides(t, shape));
   }
-  plan.kernel = [shape, inputs = std::move(inputs), converted = std::move(converted),
-                 in_strides = std::move(in_strides), out, staging,
-                 kernel = std::move(kernel)]() -> absl::Status {
+  plan.kernel = [backend, shape, inputs = std::move(inputs), converted = std::move(converted),
+                 number_fills = std::move(number_fills), in_strides = std::move(in_strides), out,
+                 staging, kernel = std::move(kernel)]() -> absl::Status {
     std::vector<StridedRef> refs;
     refs.reserve(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
       const Tensor* t = &inputs[i];
-      if (converted[i].defined()) {
-        cpu::CopyStrided(inputs[i].sizes(), StridedRef::Of(converted[i]),
-                         StridedRef::Of(inputs[i]));
+      if (number_fills[i]) {
+        TENSORD_RETURN_IF_ERROR(backend->Fill({}, StridedRef::Of(converted[i]), *number_fills[i]));
+        t = &converted[i];
+      } else if (converted[i].defined()) {
+        TENSORD_RETURN_IF_ERROR(backend->Copy(inputs[i].sizes(), StridedRef::Of(converted[i]),
+                                              StridedRef::Of(inputs[i])));
         t = &converted[i];
       }
       refs.push_back(StridedRef{t->data(), t->dtype(), in_strides[i]});
     }
-    if (!staging.defined()) return kernel(shape, StridedRef::Of(out), refs);
-    TENSORD_RETURN_IF_ERROR(kernel(shape, StridedRef::Of(staging), refs));
-    cpu::CopyStrided(shape, StridedRef::Of(out), StridedRef::Of(staging));
-    return absl::OkStatus();
+    if (!staging.defined()) return kernel(*backend, shape, StridedRef::Of(out), refs);
+    TENSORD_RETURN_IF_ERROR(kernel(*backend, shape, StridedRef::Of(staging), refs));
+    return backend->Copy(shape, StridedRef::Of(out), StridedRef::Of(staging));
   };
   return plan;
 }

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "engine/backend.h"
 #include "engine/planned_op.h"
 #include "engine/scalar.h"
 #include "engine/strided_ref.h"
@@ -20,8 +21,10 @@ namespace tensord::engine {
 
 // Writes out[i] = f(ins[0][i], …) for every index i of `shape`. Every operand is strided over
 // `shape` (0 strides on broadcast dims); the inputs have the compute dtype, out the result dtype.
-using ElementwiseKernel = std::function<absl::Status(IntList shape, const StridedRef& out,
-                                                     absl::Span<const StridedRef> ins)>;
+// `backend` is the operands' device's.
+using ElementwiseKernel =
+    std::function<absl::Status(Backend& backend, IntList shape, const StridedRef& out,
+                               absl::Span<const StridedRef> ins)>;
 
 struct ElementwiseSpec {
   absl::string_view op;
@@ -38,6 +41,8 @@ struct ElementwiseSpec {
   bool contiguous_output = false;
   // An out whose elements overlap (expanded) is accepted (torch's deprecated masked_fill_ case).
   bool allow_internal_overlap = false;
+  // The kernel runs through the Backend on any device; otherwise the op is CPU-only so far.
+  bool any_device = false;
 };
 
 // TensorIterator's output strides for a new tensor of `shape` computed from `operands`

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/cpu/elementwise_kernels.h"
+#include "engine/backend.h"
 #include "engine/elementwise.h"
 #include "engine/errors.h"
 #include "engine/op_registry_internal.h"
@@ -13,7 +14,6 @@
 namespace tensord::engine {
 namespace {
 
-using cpu::BinaryOp;
 using cpu::UnaryOp;
 
 // What a unary op accepts and returns.
@@ -70,7 +70,7 @@ absl::StatusOr<PlannedOp> PlanUnary(const std::string& name, UnaryOp op, UnaryRu
       break;
   }
   return PlanElementwise(spec, {self},
-                         [op, args](IntList shape, const StridedRef& o,
+                         [op, args](Backend& backend, IntList shape, const StridedRef& o,
                                     absl::Span<const StridedRef> ins) {
                            cpu::Unary(op, shape, o, ins[0], args);
                            return absl::OkStatus();
@@ -148,15 +148,17 @@ absl::StatusOr<PlannedOp> PlanBinary(const std::string& name, BinaryOp op, Binar
   // torch's pow(number, tensor) allocates a contiguous result.
   if (rule == BinaryRule::kPow && a.is_wrapped_number()) spec.contiguous_output = true;
   const bool check_zero = rule == BinaryRule::kIntDiv && IsIntegral(common, false);
+  // Integer division checks its divisor for zeros on the host: CPU only until device kernels
+  // report errors themselves.
+  spec.any_device = !check_zero;
   return PlanElementwise(
       spec, {a, b},
-      [op, alpha, check_zero, name](IntList shape, const StridedRef& o,
+      [op, alpha, check_zero, name](Backend& backend, IntList shape, const StridedRef& o,
                                     absl::Span<const StridedRef> ins) -> absl::Status {
         if (check_zero && cpu::AnyZero(shape, ins[1])) {
           return RuntimeError(name, "ZeroDivisionError");
         }
-        cpu::Binary(op, shape, o, ins[0], ins[1], alpha);
-        return absl::OkStatus();
+        return backend.Binary(op, shape, o, ins[0], ins[1], alpha);
       });
 }
 
@@ -306,7 +308,7 @@ absl::StatusOr<PlannedOp> PlanMaskedFill(absl::string_view op, const Tensor& sel
   spec.allow_internal_overlap = true;
   spec.keep_dtype = {true, false, false};
   return PlanElementwise(spec, {mask, value, self},
-                         [](IntList shape, const StridedRef& o, absl::Span<const StridedRef> ins) {
+                         [](Backend& backend, IntList shape, const StridedRef& o, absl::Span<const StridedRef> ins) {
                            cpu::Where(shape, o, ins[0], ins[1], ins[2]);
                            return absl::OkStatus();
                          });
@@ -404,7 +406,7 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
                 if (has_lo) args.a = ScalarOf(lo), args.has_a = true;
                 if (has_hi) args.b = ScalarOf(hi), args.has_b = true;
                 return PlanElementwise(spec, {x},
-                                       [args](IntList shape, const StridedRef& o,
+                                       [args](Backend& backend, IntList shape, const StridedRef& o,
                                               absl::Span<const StridedRef> ins) {
                                          cpu::Unary(UnaryOp::kClamp, shape, o, ins[0], args);
                                          return absl::OkStatus();
@@ -412,7 +414,7 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
               }
               return PlanElementwise(
                   spec, {x, has_lo ? lo : x, has_hi ? hi : x},
-                  [has_lo, has_hi](IntList shape, const StridedRef& o,
+                  [has_lo, has_hi](Backend& backend, IntList shape, const StridedRef& o,
                                    absl::Span<const StridedRef> ins) {
                     cpu::ClampTensor(shape, o, ins[0], ins[1], ins[2], has_lo, has_hi);
                     return absl::OkStatus();
@@ -432,7 +434,7 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
                 return DTypeNotImplemented(name, DType::kFloat16);
               }
               return PlanElementwise(spec, {in[0], in[1]},
-                                     [is_min](IntList shape, const StridedRef& o,
+                                     [is_min](Backend& backend, IntList shape, const StridedRef& o,
                                               absl::Span<const StridedRef> ins) {
                                        cpu::ClampTensor(shape, o, ins[0], ins[1], ins[1], is_min,
                                                         !is_min);
@@ -498,7 +500,7 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
             spec.compute_dtype = common;
             spec.keep_dtype = {true, false, false};
             return PlanElementwise(spec, operands,
-                                   [](IntList shape, const StridedRef& o,
+                                   [](Backend& backend, IntList shape, const StridedRef& o,
                                       absl::Span<const StridedRef> ins) {
                                      cpu::Where(shape, o, ins[0], ins[1], ins[2]);
                                      return absl::OkStatus();
@@ -525,7 +527,7 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
             spec.out = out;
             spec.compute_dtype = d;
             return PlanElementwise(spec, {in[0], in[1], in[2]},
-                                   [](IntList shape, const StridedRef& o,
+                                   [](Backend& backend, IntList shape, const StridedRef& o,
                                       absl::Span<const StridedRef> ins) {
                                      cpu::Lerp(shape, o, ins[0], ins[1], ins[2]);
                                      return absl::OkStatus();
@@ -562,7 +564,7 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
               spec.out = out;
               spec.compute_dtype = common;
               return PlanElementwise(spec, {in[0], in[1], in[2]},
-                                     [divide, value](IntList shape, const StridedRef& o,
+                                     [divide, value](Backend& backend, IntList shape, const StridedRef& o,
                                                      absl::Span<const StridedRef> ins) {
                                        cpu::Addc(divide, shape, o, ins[0], ins[1], ins[2], value);
                                        return absl::OkStatus();

@@ -124,7 +124,7 @@ absl::StatusOr<PlannedOp> PlanPut(const Tensor& self, const Tensor& index, const
     }
     DispatchDType(self.dtype(), [&](auto t) {
       using T = decltype(t);
-      using C = cpu::Calc<T>;
+      using C = Calc<T>;
       T* dst = reinterpret_cast<T*>(base);
       const T* v = reinterpret_cast<const T*>(from);
       for (int64_t i = 0; i < count; ++i) {

@@ -237,7 +237,7 @@ absl::StatusOr<PlannedOp> PlanScatterInto(absl::string_view op, const Tensor& se
     TENSORD_RETURN_IF_ERROR(status);
     DispatchDType(self.dtype(), [&](auto t) {
       using T = decltype(t);
-      using C = cpu::Calc<T>;
+      using C = Calc<T>;
       ForEachIndex(index.sizes(), [&](const int64_t* idx) {
         int64_t k = IndexAt(index, OffsetOf(index, idx));
         if (k < 0) k += limit;
@@ -279,7 +279,7 @@ absl::StatusOr<PlannedOp> PlanScatter(absl::string_view op, const Tensor& self, 
 
 template <typename T>
 bool Nonzero(const char* p) {
-  return static_cast<cpu::Calc<T>>(*reinterpret_cast<const T*>(p)) != cpu::Calc<T>(0);
+  return static_cast<Calc<T>>(*reinterpret_cast<const T*>(p)) != Calc<T>(0);
 }
 
 bool IsNonzero(DType d, const char* p) {

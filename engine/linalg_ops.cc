@@ -34,22 +34,22 @@ struct Mat {
 template <typename T>
 void GemmLoop(int64_t n, int64_t m, int64_t k, Mat a, Mat b, T* c, int64_t ldc, double alpha,
               double beta) {
-  using Acc = std::conditional_t<std::is_floating_point_v<cpu::Calc<T>>, double, int64_t>;
+  using Acc = std::conditional_t<std::is_floating_point_v<Calc<T>>, double, int64_t>;
   const T* A = reinterpret_cast<const T*>(a.data);
   const T* B = reinterpret_cast<const T*>(b.data);
   std::vector<Acc> row(static_cast<size_t>(m));
   for (int64_t i = 0; i < n; ++i) {
     std::fill(row.begin(), row.end(), Acc(0));
     for (int64_t p = 0; p < k; ++p) {
-      const Acc av = static_cast<Acc>(static_cast<cpu::Calc<T>>(A[i * a.rs + p * a.cs]));
+      const Acc av = static_cast<Acc>(static_cast<Calc<T>>(A[i * a.rs + p * a.cs]));
       const T* brow = B + p * b.rs;
-      for (int64_t j = 0; j < m; ++j) row[j] += av * static_cast<Acc>(static_cast<cpu::Calc<T>>(brow[j * b.cs]));
+      for (int64_t j = 0; j < m; ++j) row[j] += av * static_cast<Acc>(static_cast<Calc<T>>(brow[j * b.cs]));
     }
     for (int64_t j = 0; j < m; ++j) {
       Acc v = row[j];
       if constexpr (std::is_floating_point_v<Acc>) {
         v = alpha * v;
-        if (beta != 0) v += beta * static_cast<Acc>(static_cast<cpu::Calc<T>>(c[i * ldc + j]));
+        if (beta != 0) v += beta * static_cast<Acc>(static_cast<Calc<T>>(c[i * ldc + j]));
       } else {
         v = static_cast<Acc>(alpha) * v;
         if (beta != 0) v += static_cast<Acc>(beta) * static_cast<Acc>(c[i * ldc + j]);

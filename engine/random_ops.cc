@@ -90,11 +90,11 @@ void Fill(const DistArgs& d, const Tensor& out, const double* p) {
           case Dist::kBernoulliScalar: v = r.Double() < d.a ? 1 : 0; break;
           case Dist::kBernoulliTensor: v = r.Double() < p[i] ? 1 : 0; break;
         }
-        if constexpr (std::is_floating_point_v<cpu::Calc<T>>) {
+        if constexpr (std::is_floating_point_v<Calc<T>>) {
           // A draw rounded up to the bound (float32 near 1) stays inside [a, b).
-          cpu::Calc<T> c = static_cast<cpu::Calc<T>>(v);
-          if (d.dist == Dist::kUniform && c >= static_cast<cpu::Calc<T>>(d.b) && d.b > d.a) {
-            c = std::nextafter(static_cast<cpu::Calc<T>>(d.b), static_cast<cpu::Calc<T>>(d.a));
+          Calc<T> c = static_cast<Calc<T>>(v);
+          if (d.dist == Dist::kUniform && c >= static_cast<Calc<T>>(d.b) && d.b > d.a) {
+            c = std::nextafter(static_cast<Calc<T>>(d.b), static_cast<Calc<T>>(d.a));
           }
           y[i] = Convert<T>(c);
         } else {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "engine/kernels/binary_ops.h"
 #include "engine/scalar.h"
 #include "engine/strided_ref.h"
 #include "engine/tensor_meta.h"
@@ -28,12 +29,6 @@ struct UnaryArgs {
 
 void Unary(UnaryOp op, IntList shape, const StridedRef& out, const StridedRef& in,
            const UnaryArgs& args);
-
-enum class BinaryOp {
-  kAdd, kSub, kMul, kDiv, kDivTrunc, kDivFloor, kRemainder, kFmod, kPow, kMaximum, kMinimum,
-  kFmax, kFmin, kAtan2, kHypot, kCopysign, kBitAnd, kBitOr, kBitXor, kLshift, kRshift,
-  kLogicalAnd, kLogicalOr, kLogicalXor, kEq, kNe, kLt, kLe, kGt, kGe,
-};
 
 // `alpha` scales b for add/sub (a + alpha * b).
 void Binary(BinaryOp op, IntList shape, const StridedRef& out, const StridedRef& a,

@@ -9,14 +9,12 @@
 #include <type_traits>
 
 #include "engine/kernels/convert.h"
+#include "engine/kernels/element_math.h"
 #include "engine/cpu/strided_loop.h"
 #include "engine/strided_ref.h"
 
 namespace tensord::engine::cpu {
 
-// The type a kernel computes in for elements of type T.
-template <typename T>
-using Calc = std::conditional_t<IsReducedFloat<T>::value, float, T>;
 
 template <typename T>
 inline Calc<T> Load(const char* p) {

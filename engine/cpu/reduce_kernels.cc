@@ -19,8 +19,6 @@
 namespace tensord::engine::cpu {
 namespace {
 
-template <typename T>
-constexpr bool kIsFloat = std::is_floating_point_v<Calc<T>>;
 
 // Accumulator type of sums and products: double for floating dtypes, int64 for integers.
 template <typename T>

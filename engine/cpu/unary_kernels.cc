@@ -10,8 +10,6 @@
 namespace tensord::engine::cpu {
 namespace {
 
-template <typename T>
-constexpr bool kIsFloat = std::is_floating_point_v<Calc<T>>;
 
 template <typename T>
 Calc<T> ScalarAs(const Scalar& s) {

@@ -22,6 +22,7 @@
 #include "engine/backend.h"
 #include "engine/cpu/strided_loop.h"
 #include "engine/cuda/copy_kernels.h"
+#include "engine/cuda/elementwise_kernels.h"
 #include "engine/cuda/offset_calculator.h"
 #include "engine/exec_context.h"
 #include "engine/kernels/convert.h"
@@ -300,6 +301,18 @@ class CudaBackend final : public Backend {
     return Finish(cudaMemcpyAsync(device_dst, host_src, static_cast<size_t>(nbytes),
                                   cudaMemcpyHostToDevice, to.stream),
                   LaunchTarget{to.stream, false}, "copy from host");
+  }
+
+  absl::Status Binary(BinaryOp op, IntList shape, const StridedRef& out, const StridedRef& a,
+                      const StridedRef& b, const Scalar& alpha) override {
+    const cpu::StridedLoop<3> loop(shape, {out.strides, a.strides, b.strides},
+                                   {ItemSize(out.dtype), ItemSize(a.dtype), ItemSize(b.dtype)});
+    if (loop.numel() == 0) return absl::OkStatus();
+    TENSORD_CUDA_TRY(UseDevice(device_.index), "binary op");
+    const LaunchTarget to = TargetFor(this, device_.index);
+    return Finish(LaunchBinary(op, a.dtype, alpha, MakeOffsetCalculator<3>(loop), loop.numel(),
+                               out.data, a.data, b.data, to.stream),
+                  to, "binary op");
   }
 
   absl::Status Sleep(int64_t ms) override {

@@ -1,0 +1,24 @@
+// Launchers of the CUDA elementwise kernels. The per-element math is engine/kernels/'s, shared
+// with the CPU loops. Operands: 0 is the output, then the inputs, all over the merged dims of
+// `calc`; inputs are in the compute dtype. Each enqueues on `stream` and returns at once.
+#ifndef TENSORD_ENGINE_CUDA_ELEMENTWISE_KERNELS_H_
+#define TENSORD_ENGINE_CUDA_ELEMENTWISE_KERNELS_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "engine/cuda/offset_calculator.h"
+#include "engine/dtype.h"
+#include "engine/kernels/binary_ops.h"
+#include "engine/scalar.h"
+
+namespace tensord::engine::cuda {
+
+cudaError_t LaunchBinary(BinaryOp op, DType dtype, const Scalar& alpha,
+                         const OffsetCalculator<3>& calc, int64_t numel, char* out,
+                         const char* a, const char* b, cudaStream_t stream);
+
+}  // namespace tensord::engine::cuda
+
+#endif  // TENSORD_ENGINE_CUDA_ELEMENTWISE_KERNELS_H_

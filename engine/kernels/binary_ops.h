@@ -1,0 +1,240 @@
+// The binary elementwise ops: one functor per op, written once, run by the CPU loops
+// (engine/cpu/binary_kernels.cc) and the CUDA kernels (engine/cuda/elementwise_kernels.cu).
+// Semantics are torch 1.13's CPU ones. Inputs arrive in the compute dtype T (computed in
+// Calc<T>); the planner has checked that the op supports T.
+#ifndef TENSORD_ENGINE_KERNELS_BINARY_OPS_H_
+#define TENSORD_ENGINE_KERNELS_BINARY_OPS_H_
+
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "engine/host_device.h"
+#include "engine/kernels/element_math.h"
+#include "engine/scalar.h"
+
+namespace tensord::engine {
+
+enum class BinaryOp {
+  kAdd, kSub, kMul, kDiv, kDivTrunc, kDivFloor, kRemainder, kFmod, kPow, kMaximum, kMinimum,
+  kFmax, kFmin, kAtan2, kHypot, kCopysign, kBitAnd, kBitOr, kBitXor, kLshift, kRshift,
+  kLogicalAnd, kLogicalOr, kLogicalXor, kEq, kNe, kLt, kLe, kGt, kGe,
+};
+
+namespace binary {
+
+// a + alpha * b and a - alpha * b (alpha 1 is the plain operation).
+template <typename T>
+struct Add {
+  using C = Calc<T>;
+  C alpha;
+  bool scaled;
+  TENSORD_HD C operator()(C x, C y) const {
+    if constexpr (std::is_same_v<T, bool>) {
+      return scaled ? (x + alpha * y) != 0 : (x + y) != 0;
+    } else {
+      return scaled ? WrapAdd(x, WrapMul(alpha, y)) : WrapAdd(x, y);
+    }
+  }
+};
+template <typename T>
+struct Sub {
+  using C = Calc<T>;
+  C alpha;
+  bool scaled;
+  TENSORD_HD C operator()(C x, C y) const {
+    return scaled ? WrapSub(x, WrapMul(alpha, y)) : WrapSub(x, y);
+  }
+};
+template <typename T>
+struct Mul {
+  using C = Calc<T>;
+  TENSORD_HD C operator()(C x, C y) const {
+    if constexpr (std::is_same_v<T, bool>) return x && y;
+    else return WrapMul(x, y);
+  }
+};
+
+#define TENSORD_BINARY_TO_BOOL(Name, expr)                              \
+  template <typename T>                                                 \
+  struct Name {                                                         \
+    using C = Calc<T>;                                                  \
+    TENSORD_HD bool operator()(C x, C y) const { return (expr); }       \
+  };
+TENSORD_BINARY_TO_BOOL(Eq, x == y)
+TENSORD_BINARY_TO_BOOL(Ne, x != y)
+TENSORD_BINARY_TO_BOOL(Lt, x < y)
+TENSORD_BINARY_TO_BOOL(Le, x <= y)
+TENSORD_BINARY_TO_BOOL(Gt, x > y)
+TENSORD_BINARY_TO_BOOL(Ge, x >= y)
+TENSORD_BINARY_TO_BOOL(LogicalAnd, x != C(0) && y != C(0))
+TENSORD_BINARY_TO_BOOL(LogicalOr, x != C(0) || y != C(0))
+TENSORD_BINARY_TO_BOOL(LogicalXor, (x != C(0)) != (y != C(0)))
+#undef TENSORD_BINARY_TO_BOOL
+
+#define TENSORD_BINARY_SAME(Name, expr)                                 \
+  template <typename T>                                                 \
+  struct Name {                                                         \
+    using C = Calc<T>;                                                  \
+    TENSORD_HD C operator()(C x, C y) const { return (expr); }          \
+  };
+// maximum/minimum propagate NaN; fmax/fmin ignore it.
+TENSORD_BINARY_SAME(MaximumFloat, x != x ? x : (y != y ? y : (x > y ? x : y)))
+TENSORD_BINARY_SAME(MinimumFloat, x != x ? x : (y != y ? y : (x < y ? x : y)))
+TENSORD_BINARY_SAME(Larger, x > y ? x : y)
+TENSORD_BINARY_SAME(Smaller, x < y ? x : y)
+TENSORD_BINARY_SAME(Fmax, std::fmax(x, y))
+TENSORD_BINARY_SAME(Fmin, std::fmin(x, y))
+TENSORD_BINARY_SAME(Div, x / y)
+TENSORD_BINARY_SAME(DivTruncFloat, std::trunc(R<T>(x / y)))
+TENSORD_BINARY_SAME(DivFloorFloatOp, (DivFloorFloat<T>(x, y)))
+TENSORD_BINARY_SAME(FmodFloat, std::fmod(x, y))
+TENSORD_BINARY_SAME(PowFloat, std::pow(x, y))
+TENSORD_BINARY_SAME(Atan2, std::atan2(x, y))
+TENSORD_BINARY_SAME(Hypot, std::hypot(x, y))
+TENSORD_BINARY_SAME(Copysign, std::copysign(x, y))
+TENSORD_BINARY_SAME(DivTruncIntOp, DivTruncInt(x, y))
+TENSORD_BINARY_SAME(DivFloorIntOp, DivFloorInt(x, y))
+TENSORD_BINARY_SAME(FmodInt, ModInt(x, y))
+TENSORD_BINARY_SAME(PowInt, PowIntInt(x, y))
+TENSORD_BINARY_SAME(BitAnd, static_cast<C>(x & y))
+TENSORD_BINARY_SAME(BitOr, static_cast<C>(x | y))
+TENSORD_BINARY_SAME(BitXor, static_cast<C>(x ^ y))
+TENSORD_BINARY_SAME(BoolAnd, x && y)
+TENSORD_BINARY_SAME(BoolOr, x || y)
+TENSORD_BINARY_SAME(BoolXor, x != y)
+#undef TENSORD_BINARY_SAME
+
+template <typename T>
+struct RemainderFloat {
+  using C = Calc<T>;
+  TENSORD_HD C operator()(C x, C y) const {
+    C mod = R<T>(std::fmod(x, y));
+    if (mod != 0 && (y < 0) != (mod < 0)) mod += y;
+    return mod;
+  }
+};
+template <typename T>
+struct RemainderInt {
+  using C = Calc<T>;
+  TENSORD_HD C operator()(C x, C y) const {
+    C r = ModInt(x, y);
+    if (r != 0 && ((r < 0) != (y < 0))) r = static_cast<C>(r + y);
+    return r;
+  }
+};
+
+// Shifts behave as torch 1.13's do on x86: the count is taken modulo the width of the promoted
+// operand (int for narrower types), so 1 << 70 is 64 for int64.
+template <typename T>
+struct Lshift {
+  using C = Calc<T>;
+  TENSORD_HD C operator()(C x, C y) const {
+    using P = decltype(+x);
+    constexpr int kBits = sizeof(P) * CHAR_BIT;
+    const int n = static_cast<int>(static_cast<int64_t>(y) & (kBits - 1));
+    return static_cast<C>(static_cast<std::make_unsigned_t<P>>(static_cast<P>(x)) << n);
+  }
+};
+template <typename T>
+struct Rshift {
+  using C = Calc<T>;
+  TENSORD_HD C operator()(C x, C y) const {
+    using P = decltype(+x);
+    constexpr int kBits = sizeof(P) * CHAR_BIT;
+    const int n = static_cast<int>(static_cast<int64_t>(y) & (kBits - 1));
+    return static_cast<C>(static_cast<P>(x) >> n);
+  }
+};
+
+}  // namespace binary
+
+// add/sub's alpha in the compute type of T.
+template <typename T>
+Calc<T> BinaryAlpha(const Scalar& s) {
+  if constexpr (kIsFloat<T>) return static_cast<Calc<T>>(s.to_double());
+  else if constexpr (std::is_same_v<T, bool>) return s.to_bool();
+  else return static_cast<T>(s.to_int());
+}
+
+// Whether add/sub's alpha leaves b unscaled (torch's fast path; a bool alpha scales add).
+inline bool BinaryAlphaIsOne(BinaryOp op, const Scalar& alpha) {
+  return alpha.to_double() == 1 && !(op == BinaryOp::kAdd && alpha.is_bool());
+}
+
+// Calls fn(functor, Out{}) with the functor of `op` for inputs of type T and the output's type
+// (T, or bool for comparisons and logical ops). Ops that T does not support call nothing (the
+// planner refuses them first). `alpha` scales b for add and sub; `alpha_value` is it in Calc<T>.
+template <typename T, typename Fn>
+void VisitBinary(BinaryOp op, Calc<T> alpha_value, bool alpha_is_one, Fn&& fn) {
+  using namespace binary;  // NOLINT: the functors of this header
+  switch (op) {
+    case BinaryOp::kAdd: return fn(Add<T>{alpha_value, !alpha_is_one}, T{});
+    case BinaryOp::kSub:
+      if constexpr (!std::is_same_v<T, bool>) return fn(Sub<T>{alpha_value, !alpha_is_one}, T{});
+      else return;
+    case BinaryOp::kMul: return fn(Mul<T>{}, T{});
+    case BinaryOp::kEq: return fn(Eq<T>{}, bool{});
+    case BinaryOp::kNe: return fn(Ne<T>{}, bool{});
+    case BinaryOp::kLt: return fn(Lt<T>{}, bool{});
+    case BinaryOp::kLe: return fn(Le<T>{}, bool{});
+    case BinaryOp::kGt: return fn(Gt<T>{}, bool{});
+    case BinaryOp::kGe: return fn(Ge<T>{}, bool{});
+    case BinaryOp::kLogicalAnd: return fn(LogicalAnd<T>{}, bool{});
+    case BinaryOp::kLogicalOr: return fn(LogicalOr<T>{}, bool{});
+    case BinaryOp::kLogicalXor: return fn(LogicalXor<T>{}, bool{});
+    case BinaryOp::kMaximum:
+      if constexpr (kIsFloat<T>) return fn(MaximumFloat<T>{}, T{});
+      else return fn(Larger<T>{}, T{});
+    case BinaryOp::kMinimum:
+      if constexpr (kIsFloat<T>) return fn(MinimumFloat<T>{}, T{});
+      else return fn(Smaller<T>{}, T{});
+    case BinaryOp::kFmax:
+      if constexpr (kIsFloat<T>) return fn(Fmax<T>{}, T{});
+      else return fn(Larger<T>{}, T{});
+    case BinaryOp::kFmin:
+      if constexpr (kIsFloat<T>) return fn(Fmin<T>{}, T{});
+      else return fn(Smaller<T>{}, T{});
+    default: break;
+  }
+  if constexpr (kIsFloat<T>) {
+    switch (op) {
+      case BinaryOp::kDiv: return fn(Div<T>{}, T{});
+      case BinaryOp::kDivTrunc: return fn(DivTruncFloat<T>{}, T{});
+      case BinaryOp::kDivFloor: return fn(DivFloorFloatOp<T>{}, T{});
+      case BinaryOp::kRemainder: return fn(RemainderFloat<T>{}, T{});
+      case BinaryOp::kFmod: return fn(FmodFloat<T>{}, T{});
+      case BinaryOp::kPow: return fn(PowFloat<T>{}, T{});
+      case BinaryOp::kAtan2: return fn(Atan2<T>{}, T{});
+      case BinaryOp::kHypot: return fn(Hypot<T>{}, T{});
+      case BinaryOp::kCopysign: return fn(Copysign<T>{}, T{});
+      default: return;
+    }
+  } else if constexpr (kIsInt<T>) {
+    switch (op) {
+      case BinaryOp::kDivTrunc: return fn(DivTruncIntOp<T>{}, T{});
+      case BinaryOp::kDivFloor: return fn(DivFloorIntOp<T>{}, T{});
+      case BinaryOp::kRemainder: return fn(RemainderInt<T>{}, T{});
+      case BinaryOp::kFmod: return fn(FmodInt<T>{}, T{});
+      case BinaryOp::kPow: return fn(PowInt<T>{}, T{});
+      case BinaryOp::kBitAnd: return fn(BitAnd<T>{}, T{});
+      case BinaryOp::kBitOr: return fn(BitOr<T>{}, T{});
+      case BinaryOp::kBitXor: return fn(BitXor<T>{}, T{});
+      case BinaryOp::kLshift: return fn(Lshift<T>{}, T{});
+      case BinaryOp::kRshift: return fn(Rshift<T>{}, T{});
+      default: return;
+    }
+  } else {  // bool
+    switch (op) {
+      case BinaryOp::kBitAnd: return fn(BoolAnd<T>{}, T{});
+      case BinaryOp::kBitOr: return fn(BoolOr<T>{}, T{});
+      case BinaryOp::kBitXor: return fn(BoolXor<T>{}, T{});
+      default: return;
+    }
+  }
+}
+
+}  // namespace tensord::engine
+
+#endif  // TENSORD_ENGINE_KERNELS_BINARY_OPS_H_

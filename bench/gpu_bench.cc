@@ -152,6 +152,29 @@ int Main(int argc, char** argv) {
   Row("to(float16) of 256M f32", 1.5 * bytes / h_s / 1e9, memcpy_gbs, "memcpy",
       TorchGBs(python, setup_1d, "z=x.half()", 1.5 * bytes, reps));
 
+  // 3b. add of two 256M float32 tensors into a third (reads 8 bytes, writes 4 per element).
+  char* c = static_cast<char*>(gpu.allocator().Allocate(bytes).value());
+  const double add_s = MedianSeconds(reps, [&] {
+    Check(gpu.Binary(BinaryOp::kAdd, V{n}, StridedRef{c, DType::kFloat32, contiguous},
+                     StridedRef{a, DType::kFloat32, contiguous},
+                     StridedRef{b, DType::kFloat32, contiguous}, Scalar(int64_t{1})),
+          "add");
+  });
+  Row("add 256M f32 + 256M f32", 3.0 * bytes / add_s / 1e9, memcpy_gbs, "memcpy",
+      TorchGBs(python, setup_1d + ";z=torch.empty_like(x)", "torch.add(x,y,out=z)", 3.0 * bytes,
+               reps));
+  const double adds_s = MedianSeconds(reps, [&] {
+    const V zero = {0};
+    Check(gpu.Binary(BinaryOp::kMul, V{n}, StridedRef{c, DType::kFloat32, contiguous},
+                     StridedRef{a, DType::kFloat32, contiguous},
+                     StridedRef{b, DType::kFloat32, zero}, Scalar(int64_t{1})),
+          "mul");
+  });
+  Row("mul 256M f32 by a broadcast element", 2.0 * bytes / adds_s / 1e9, memcpy_gbs, "memcpy",
+      TorchGBs(python, setup_1d + ";z=torch.empty_like(x)", "torch.mul(x,2.5,out=z)", 2.0 * bytes,
+               reps));
+  gpu.allocator().Deallocate(c, bytes);
+
   // 4. Host transfers of 1 GiB: tensord's (pageable host memory, as the server's buffers)
   //    against the copy engine from pinned memory.
   std::vector<char> host(static_cast<size_t>(bytes), 1);

@@ -42,6 +42,32 @@ class CpuBackendImpl final : public Backend {
     cpu::Binary(op, shape, out, a, b, alpha);
     return absl::OkStatus();
   }
+  absl::Status Unary(UnaryOp op, IntList shape, const StridedRef& out, const StridedRef& in,
+                     const UnaryArgs& args) override {
+    cpu::Unary(op, shape, out, in, args);
+    return absl::OkStatus();
+  }
+  absl::Status Where(IntList shape, const StridedRef& out, const StridedRef& cond,
+                     const StridedRef& a, const StridedRef& b) override {
+    cpu::Where(shape, out, cond, a, b);
+    return absl::OkStatus();
+  }
+  absl::Status Lerp(IntList shape, const StridedRef& out, const StridedRef& start,
+                    const StridedRef& end, const StridedRef& weight) override {
+    cpu::Lerp(shape, out, start, end, weight);
+    return absl::OkStatus();
+  }
+  absl::Status Addc(bool divide, IntList shape, const StridedRef& out, const StridedRef& self,
+                    const StridedRef& t1, const StridedRef& t2, const Scalar& value) override {
+    cpu::Addc(divide, shape, out, self, t1, t2, value);
+    return absl::OkStatus();
+  }
+  absl::Status ClampTensor(IntList shape, const StridedRef& out, const StridedRef& x,
+                           const StridedRef& lo, const StridedRef& hi, bool has_lo,
+                           bool has_hi) override {
+    cpu::ClampTensor(shape, out, x, lo, hi, has_lo, has_hi);
+    return absl::OkStatus();
+  }
   absl::Status Sleep(int64_t ms) override {
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     return absl::OkStatus();

@@ -6,6 +6,7 @@
 #include "engine/allocator.h"
 #include "engine/device.h"
 #include "engine/kernels/binary_ops.h"
+#include "engine/kernels/unary_ops.h"
 #include "engine/scalar.h"
 #include "engine/strided_ref.h"
 
@@ -37,6 +38,23 @@ class Backend {
   // out = op(a, b) over `shape` (engine/kernels/binary_ops.h); a and b in the compute dtype.
   virtual absl::Status Binary(BinaryOp op, IntList shape, const StridedRef& out,
                               const StridedRef& a, const StridedRef& b, const Scalar& alpha) = 0;
+  // out = op(in) (engine/kernels/unary_ops.h); in in the compute dtype.
+  virtual absl::Status Unary(UnaryOp op, IntList shape, const StridedRef& out,
+                             const StridedRef& in, const UnaryArgs& args) = 0;
+  // out = cond ? a : b (cond one byte per element).
+  virtual absl::Status Where(IntList shape, const StridedRef& out, const StridedRef& cond,
+                             const StridedRef& a, const StridedRef& b) = 0;
+  // out = lerp(start, end, weight).
+  virtual absl::Status Lerp(IntList shape, const StridedRef& out, const StridedRef& start,
+                            const StridedRef& end, const StridedRef& weight) = 0;
+  // out = self + value * t1 * t2, or * (t1 / t2) when `divide`.
+  virtual absl::Status Addc(bool divide, IntList shape, const StridedRef& out,
+                            const StridedRef& self, const StridedRef& t1, const StridedRef& t2,
+                            const Scalar& value) = 0;
+  // out = clamp(x, lo, hi) with tensor bounds (an absent one passed as x).
+  virtual absl::Status ClampTensor(IntList shape, const StridedRef& out, const StridedRef& x,
+                                   const StridedRef& lo, const StridedRef& hi, bool has_lo,
+                                   bool has_hi) = 0;
   // Occupies the device's queue for `ms` milliseconds (torch.cuda._sleep; the CPU sleeps).
   virtual absl::Status Sleep(int64_t ms) = 0;
 };

@@ -14,7 +14,6 @@
 namespace tensord::engine {
 namespace {
 
-using cpu::UnaryOp;
 
 // What a unary op accepts and returns.
 enum class UnaryRule {
@@ -31,7 +30,7 @@ enum class UnaryRule {
 
 absl::StatusOr<PlannedOp> PlanUnary(const std::string& name, UnaryOp op, UnaryRule rule,
                                     const Tensor& self, const Tensor* out,
-                                    cpu::UnaryArgs args = {}) {
+                                    UnaryArgs args = {}) {
   const DType in = self.dtype();
   ElementwiseSpec spec{name};
   spec.out = out;
@@ -72,8 +71,7 @@ absl::StatusOr<PlannedOp> PlanUnary(const std::string& name, UnaryOp op, UnaryRu
   return PlanElementwise(spec, {self},
                          [op, args](Backend& backend, IntList shape, const StridedRef& o,
                                     absl::Span<const StridedRef> ins) {
-                           cpu::Unary(op, shape, o, ins[0], args);
-                           return absl::OkStatus();
+                           return backend.Unary(op, shape, o, ins[0], args);
                          });
 }
 
@@ -150,7 +148,7 @@ absl::StatusOr<PlannedOp> PlanBinary(const std::string& name, BinaryOp op, Binar
   const bool check_zero = rule == BinaryRule::kIntDiv && IsIntegral(common, false);
   // Integer division checks its divisor for zeros on the host: CPU only until device kernels
   // report errors themselves.
-  spec.any_device = !check_zero;
+  spec.cpu_only = check_zero;
   return PlanElementwise(
       spec, {a, b},
       [op, alpha, check_zero, name](Backend& backend, IntList shape, const StridedRef& o,
@@ -309,8 +307,7 @@ absl::StatusOr<PlannedOp> PlanMaskedFill(absl::string_view op, const Tensor& sel
   spec.keep_dtype = {true, false, false};
   return PlanElementwise(spec, {mask, value, self},
                          [](Backend& backend, IntList shape, const StridedRef& o, absl::Span<const StridedRef> ins) {
-                           cpu::Where(shape, o, ins[0], ins[1], ins[2]);
-                           return absl::OkStatus();
+                           return backend.Where(shape, o, ins[0], ins[1], ins[2]);
                          });
 }
 
@@ -337,7 +334,7 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
               -> absl::StatusOr<PlannedOp> {
             TENSORD_ASSIGN_OR_RETURN(int64_t decimals, a.Int("decimals", 0));
             if (decimals == 0) return PlanUnary(name, UnaryOp::kRound, UnaryRule::kNoBoolHalf, in[0], out);
-            cpu::UnaryArgs args;
+            UnaryArgs args;
             args.a = Scalar(decimals);
             return PlanUnary(name, UnaryOp::kRoundDecimals, UnaryRule::kFloatNoHalf, in[0], out,
                              args);
@@ -356,7 +353,7 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
           "x if x > 0 else x * negative_slope.", true, {},
           [](const std::string& name, Inputs in, AttrReader& a, const Tensor* out)
               -> absl::StatusOr<PlannedOp> {
-            cpu::UnaryArgs args;
+            UnaryArgs args;
             TENSORD_ASSIGN_OR_RETURN(args.a, a.GetScalar("negative_slope", Scalar(0.01)));
             return PlanUnary(name, UnaryOp::kLeakyRelu, UnaryRule::kFloatNoHalf, in[0], out, args);
           });
@@ -366,7 +363,7 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
           "NaN, +inf and -inf replaced by finite values.", true, {},
           [](const std::string& name, Inputs in, AttrReader& a, const Tensor* out)
               -> absl::StatusOr<PlannedOp> {
-            cpu::UnaryArgs args;
+            UnaryArgs args;
             if ((args.has_a = a.Has("nan"))) {
               TENSORD_ASSIGN_OR_RETURN(args.a, a.GetScalar("nan"));
             }
@@ -402,22 +399,20 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
                 if (*spec.compute_dtype == DType::kFloat16) {
                   return RuntimeError(name, "\"clamp_scalar_cpu\" not implemented for 'Half'");
                 }
-                cpu::UnaryArgs args;
+                UnaryArgs args;
                 if (has_lo) args.a = ScalarOf(lo), args.has_a = true;
                 if (has_hi) args.b = ScalarOf(hi), args.has_b = true;
                 return PlanElementwise(spec, {x},
                                        [args](Backend& backend, IntList shape, const StridedRef& o,
                                               absl::Span<const StridedRef> ins) {
-                                         cpu::Unary(UnaryOp::kClamp, shape, o, ins[0], args);
-                                         return absl::OkStatus();
+                                         return backend.Unary(UnaryOp::kClamp, shape, o, ins[0], args);
                                        });
               }
               return PlanElementwise(
                   spec, {x, has_lo ? lo : x, has_hi ? hi : x},
                   [has_lo, has_hi](Backend& backend, IntList shape, const StridedRef& o,
                                    absl::Span<const StridedRef> ins) {
-                    cpu::ClampTensor(shape, o, ins[0], ins[1], ins[2], has_lo, has_hi);
-                    return absl::OkStatus();
+                    return backend.ClampTensor(shape, o, ins[0], ins[1], ins[2], has_lo, has_hi);
                   });
             });
   }
@@ -436,9 +431,8 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
               return PlanElementwise(spec, {in[0], in[1]},
                                      [is_min](Backend& backend, IntList shape, const StridedRef& o,
                                               absl::Span<const StridedRef> ins) {
-                                       cpu::ClampTensor(shape, o, ins[0], ins[1], ins[1], is_min,
+                                       return backend.ClampTensor(shape, o, ins[0], ins[1], ins[1], is_min,
                                                         !is_min);
-                                       return absl::OkStatus();
                                      });
             });
   }
@@ -502,8 +496,7 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
             return PlanElementwise(spec, operands,
                                    [](Backend& backend, IntList shape, const StridedRef& o,
                                       absl::Span<const StridedRef> ins) {
-                                     cpu::Where(shape, o, ins[0], ins[1], ins[2]);
-                                     return absl::OkStatus();
+                                     return backend.Where(shape, o, ins[0], ins[1], ins[2]);
                                    });
           });
   AddPair(ops, "lerp", {"self", "end", "weight"}, {},
@@ -529,8 +522,7 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
             return PlanElementwise(spec, {in[0], in[1], in[2]},
                                    [](Backend& backend, IntList shape, const StridedRef& o,
                                       absl::Span<const StridedRef> ins) {
-                                     cpu::Lerp(shape, o, ins[0], ins[1], ins[2]);
-                                     return absl::OkStatus();
+                                     return backend.Lerp(shape, o, ins[0], ins[1], ins[2]);
                                    });
           });
   for (const char* cname : {"addcmul", "addcdiv"}) {
@@ -566,8 +558,7 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
               return PlanElementwise(spec, {in[0], in[1], in[2]},
                                      [divide, value](Backend& backend, IntList shape, const StridedRef& o,
                                                      absl::Span<const StridedRef> ins) {
-                                       cpu::Addc(divide, shape, o, ins[0], ins[1], ins[2], value);
-                                       return absl::OkStatus();
+                                       return backend.Addc(divide, shape, o, ins[0], ins[1], ins[2], value);
                                      });
             });
   }

@@ -9,6 +9,7 @@
 #include "engine/cpu/map.h"
 #include "engine/dtype.h"
 #include "engine/kernels/binary_ops.h"
+#include "engine/kernels/ternary_ops.h"
 
 namespace tensord::engine::cpu {
 namespace {
@@ -63,9 +64,7 @@ void Where(IntList shape, const StridedRef& out, const StridedRef& cond, const S
            const StridedRef& b) {
   DispatchDType(a.dtype, [&](auto v) {
     using T = decltype(v);
-    using C = Calc<T>;
-    // The condition is bool or (deprecated in torch) uint8: either way one byte, nonzero true.
-    Map3<T, uint8_t, T, T>(shape, out, cond, a, b, [](uint8_t c, C x, C y) { return c ? x : y; });
+    VisitWhere<T>([&](auto f) { Map3<T, uint8_t, T, T>(shape, out, cond, a, b, f); });
   });
 }
 
@@ -73,12 +72,7 @@ void Lerp(IntList shape, const StridedRef& out, const StridedRef& start, const S
           const StridedRef& weight) {
   DispatchDType(start.dtype, [&](auto v) {
     using T = decltype(v);
-    using C = Calc<T>;
-    if constexpr (kIsFloat<T>) {
-      Map3<T, T, T, T>(shape, out, start, end, weight, [](C s, C e, C w) {
-        return std::abs(w) < C(0.5) ? s + w * (e - s) : e - (e - s) * (C(1) - w);
-      });
-    }
+    VisitLerp<T>([&](auto f) { Map3<T, T, T, T>(shape, out, start, end, weight, f); });
   });
 }
 
@@ -86,41 +80,16 @@ void Addc(bool divide, IntList shape, const StridedRef& out, const StridedRef& s
           const StridedRef& t1, const StridedRef& t2, const Scalar& value) {
   DispatchDType(self.dtype, [&](auto v) {
     using T = decltype(v);
-    using C = Calc<T>;
-    const C val = BinaryAlpha<T>(value);
-    if (divide) {
-      if constexpr (kIsFloat<T>) {
-        Map3<T, T, T, T>(shape, out, self, t1, t2, [val](C s, C x, C y) { return s + val * (x / y); });
-      }
-    } else if constexpr (std::is_same_v<T, bool>) {
-      Map3<T, T, T, T>(shape, out, self, t1, t2,
-                       [val](C s, C x, C y) { return s || (val && x && y); });
-    } else {
-      Map3<T, T, T, T>(shape, out, self, t1, t2, [val](C s, C x, C y) { return s + val * x * y; });
-    }
+    VisitAddc<T>(divide, value, [&](auto f) { Map3<T, T, T, T>(shape, out, self, t1, t2, f); });
   });
 }
-
-}  // namespace tensord::engine::cpu
-
-namespace tensord::engine::cpu {
 
 void ClampTensor(IntList shape, const StridedRef& out, const StridedRef& x, const StridedRef& lo,
                  const StridedRef& hi, bool has_lo, bool has_hi) {
   DispatchDType(x.dtype, [&](auto v) {
     using T = decltype(v);
-    using C = Calc<T>;
-    Map3<T, T, T, T>(shape, out, x, lo, hi, [has_lo, has_hi](C a, C l, C h) {
-      if constexpr (kIsFloat<T>) {
-        if (a != a) return a;
-        if (has_lo) a = (l != l) ? l : (a < l ? l : a);
-        if (has_hi) a = (h != h) ? h : (a > h ? h : a);
-      } else {
-        if (has_lo && a < l) a = l;
-        if (has_hi && a > h) a = h;
-      }
-      return a;
-    });
+    VisitClampTensor<T>(has_lo, has_hi,
+                        [&](auto f) { Map3<T, T, T, T>(shape, out, x, lo, hi, f); });
   });
 }
 

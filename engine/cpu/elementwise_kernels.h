@@ -6,26 +6,12 @@
 #include <cstdint>
 
 #include "engine/kernels/binary_ops.h"
+#include "engine/kernels/unary_ops.h"
 #include "engine/scalar.h"
 #include "engine/strided_ref.h"
 #include "engine/tensor_meta.h"
 
 namespace tensord::engine::cpu {
-
-enum class UnaryOp {
-  kNeg, kAbs, kSign, kSgn, kExp, kExp2, kExpm1, kLog, kLog1p, kLog2, kLog10, kSqrt, kRsqrt,
-  kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kTanh, kErf, kSigmoid, kRelu, kGelu,
-  kGeluTanh, kSilu, kFloor, kCeil, kRound, kTrunc, kFrac, kReciprocal, kLogicalNot, kBitwiseNot,
-  kIsnan, kIsinf, kIsposinf, kIsneginf, kIsfinite, kSignbit, kNanToNum, kClamp, kPowScalar,
-  kRoundDecimals, kLeakyRelu,
-};
-
-// Extra arguments: clamp (lo/hi, each optional), nan_to_num (nan, posinf, neginf), pow's
-// exponent, round's decimals, leaky_relu's slope.
-struct UnaryArgs {
-  Scalar a, b, c;
-  bool has_a = false, has_b = false, has_c = false;
-};
 
 void Unary(UnaryOp op, IntList shape, const StridedRef& out, const StridedRef& in,
            const UnaryArgs& args);

@@ -315,6 +315,37 @@ class CudaBackend final : public Backend {
                   to, "binary op");
   }
 
+  absl::Status Unary(UnaryOp op, IntList shape, const StridedRef& out, const StridedRef& in,
+                     const UnaryArgs& args) override {
+    const cpu::StridedLoop<2> loop(shape, {out.strides, in.strides},
+                                   {ItemSize(out.dtype), ItemSize(in.dtype)});
+    if (loop.numel() == 0) return absl::OkStatus();
+    TENSORD_CUDA_TRY(UseDevice(device_.index), "unary op");
+    const LaunchTarget to = TargetFor(this, device_.index);
+    return Finish(LaunchUnary(op, in.dtype, args, MakeOffsetCalculator<2>(loop), loop.numel(),
+                              out.data, in.data, to.stream),
+                  to, "unary op");
+  }
+  absl::Status Where(IntList shape, const StridedRef& out, const StridedRef& cond,
+                     const StridedRef& a, const StridedRef& b) override {
+    return Ternary(TernaryOp::kWhere, shape, out, cond, a, b, Scalar(), false, false, a.dtype);
+  }
+  absl::Status Lerp(IntList shape, const StridedRef& out, const StridedRef& start,
+                    const StridedRef& end, const StridedRef& weight) override {
+    return Ternary(TernaryOp::kLerp, shape, out, start, end, weight, Scalar(), false, false,
+                   start.dtype);
+  }
+  absl::Status Addc(bool divide, IntList shape, const StridedRef& out, const StridedRef& self,
+                    const StridedRef& t1, const StridedRef& t2, const Scalar& value) override {
+    return Ternary(divide ? TernaryOp::kAddcdiv : TernaryOp::kAddcmul, shape, out, self, t1, t2,
+                   value, false, false, self.dtype);
+  }
+  absl::Status ClampTensor(IntList shape, const StridedRef& out, const StridedRef& x,
+                           const StridedRef& lo, const StridedRef& hi, bool has_lo,
+                           bool has_hi) override {
+    return Ternary(TernaryOp::kClamp, shape, out, x, lo, hi, Scalar(), has_lo, has_hi, x.dtype);
+  }
+
   absl::Status Sleep(int64_t ms) override {
     TENSORD_CUDA_TRY(UseDevice(device_.index), "_sleep");
     const LaunchTarget to = TargetFor(this, device_.index);
@@ -322,6 +353,20 @@ class CudaBackend final : public Backend {
   }
 
  private:
+  absl::Status Ternary(TernaryOp op, IntList shape, const StridedRef& out, const StridedRef& a,
+                       const StridedRef& b, const StridedRef& c, const Scalar& value, bool has_lo,
+                       bool has_hi, DType dtype) {
+    const cpu::StridedLoop<4> loop(
+        shape, {out.strides, a.strides, b.strides, c.strides},
+        {ItemSize(out.dtype), ItemSize(a.dtype), ItemSize(b.dtype), ItemSize(c.dtype)});
+    if (loop.numel() == 0) return absl::OkStatus();
+    TENSORD_CUDA_TRY(UseDevice(device_.index), "ternary op");
+    const LaunchTarget to = TargetFor(this, device_.index);
+    return Finish(LaunchTernary(op, dtype, value, has_lo, has_hi, MakeOffsetCalculator<4>(loop),
+                                loop.numel(), out.data, a.data, b.data, c.data, to.stream),
+                  to, "ternary op");
+  }
+
   // The launch's error; else, for a synchronous target, waits for its stream.
   absl::Status Finish(cudaError_t launched, LaunchTarget to, absl::string_view what) {
     if (launched != cudaSuccess) return ToStatus(launched, what, device_);

@@ -4,6 +4,8 @@
 
 #include "engine/kernels/binary_ops.h"
 #include "engine/kernels/convert.h"
+#include "engine/kernels/ternary_ops.h"
+#include "engine/kernels/unary_ops.h"
 
 namespace tensord::engine::cuda {
 namespace {
@@ -104,7 +106,152 @@ void GpuMap2(const OffsetCalculator<3>& calc, int64_t n, char* o, const char* x,
   }
 }
 
+// ---- One input ----------------------------------------------------------------------------
+
+template <typename Out, typename A, typename F>
+__global__ void Map1Contiguous(Out* o, const A* x, int64_t n, F f) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x * kUnroll;
+  for (int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x * kUnroll + threadIdx.x;
+       base < n; base += step) {
+    Calc<A> xs[kUnroll];
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k) {
+      const int64_t i = base + int64_t{k} * blockDim.x;
+      if (i < n) xs[k] = LoadAs(x + i);
+    }
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k) {
+      const int64_t i = base + int64_t{k} * blockDim.x;
+      if (i < n) o[i] = Convert<Out>(f(xs[k]));
+    }
+  }
+}
+
+template <typename Out, typename A, typename F>
+__global__ void Map1Strided(OffsetCalculator<2> calc, char* o, const char* x, int64_t n,
+                            bool index32, F f) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += step) {
+    int64_t off[2];
+    if (index32) {
+      calc.Offsets32(static_cast<uint32_t>(i), off);
+    } else {
+      calc.Offsets(i, off);
+    }
+    *reinterpret_cast<Out*>(o + off[0]) =
+        Convert<Out>(f(LoadAs(reinterpret_cast<const A*>(x + off[1]))));
+  }
+}
+
+template <typename Out, typename A, typename F>
+void GpuMap1(const OffsetCalculator<2>& calc, int64_t n, char* o, const char* x, F f,
+             cudaStream_t stream) {
+  if (n == 0) return;
+  if (calc.IsContiguous({sizeof(Out), sizeof(A)})) {
+    Map1Contiguous<Out, A, F><<<BlocksFor(n), kThreads, 0, stream>>>(
+        reinterpret_cast<Out*>(o), reinterpret_cast<const A*>(x), n, f);
+    return;
+  }
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  Map1Strided<Out, A, F><<<static_cast<int>(blocks < 65536 ? blocks : 65536), kThreads, 0,
+                           stream>>>(calc, o, x, n, n < (int64_t{1} << 31), f);
+}
+
+// ---- Three inputs (where, lerp, addcmul/addcdiv, clamp) ---------------------------------------
+
+template <typename Out, typename A, typename B, typename C3, typename F>
+__global__ void Map3Strided(OffsetCalculator<4> calc, char* o, const char* x, const char* y,
+                            const char* z, int64_t n, bool index32, F f) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += step) {
+    int64_t off[4];
+    if (index32) {
+      calc.Offsets32(static_cast<uint32_t>(i), off);
+    } else {
+      calc.Offsets(i, off);
+    }
+    *reinterpret_cast<Out*>(o + off[0]) =
+        Convert<Out>(f(LoadAs(reinterpret_cast<const A*>(x + off[1])),
+                       LoadAs(reinterpret_cast<const B*>(y + off[2])),
+                       LoadAs(reinterpret_cast<const C3*>(z + off[3]))));
+  }
+}
+
+template <typename Out, typename A, typename B, typename C3, typename F>
+void GpuMap3(const OffsetCalculator<4>& calc, int64_t n, char* o, const char* x, const char* y,
+             const char* z, F f, cudaStream_t stream) {
+  if (n == 0) return;
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  Map3Strided<Out, A, B, C3, F><<<static_cast<int>(blocks < 65536 ? blocks : 65536), kThreads, 0,
+                                  stream>>>(calc, o, x, y, z, n, n < (int64_t{1} << 31), f);
+}
+
 }  // namespace
+
+// Callbacks of the Visit* functions, as named types: nvcc allows __host__ __device__ lambdas only
+// in functions whose template arguments are not local types (as a lambda's would be).
+namespace detail {
+
+template <typename T>
+struct LaunchMap1 {
+  const OffsetCalculator<2>& calc;
+  int64_t n;
+  char* out;
+  const char* in;
+  cudaStream_t stream;
+  template <typename F, typename Out>
+  void operator()(F f, Out) const {
+    GpuMap1<Out, T>(calc, n, out, in, f, stream);
+  }
+};
+
+template <typename Out, typename A, typename B, typename C3>
+struct LaunchMap3 {
+  const OffsetCalculator<4>& calc;
+  int64_t n;
+  char* out;
+  const char* a;
+  const char* b;
+  const char* c;
+  cudaStream_t stream;
+  template <typename F>
+  void operator()(F f) const {
+    GpuMap3<Out, A, B, C3>(calc, n, out, a, b, c, f, stream);
+  }
+};
+
+}  // namespace detail
+
+cudaError_t LaunchUnary(UnaryOp op, DType dtype, const UnaryArgs& args,
+                        const OffsetCalculator<2>& calc, int64_t numel, char* out, const char* in,
+                        cudaStream_t stream) {
+  DispatchDType(dtype, [&](auto t) {
+    using T = decltype(t);
+    VisitUnary<T>(op, args, detail::LaunchMap1<T>{calc, numel, out, in, stream});
+  });
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchTernary(TernaryOp op, DType dtype, const Scalar& value, bool has_lo,
+                          bool has_hi, const OffsetCalculator<4>& calc, int64_t numel, char* out,
+                          const char* a, const char* b, const char* c, cudaStream_t stream) {
+  DispatchDType(dtype, [&](auto t) {
+    using T = decltype(t);
+    const detail::LaunchMap3<T, T, T, T> same{calc, numel, out, a, b, c, stream};
+    switch (op) {
+      case TernaryOp::kWhere:
+        VisitWhere<T>(detail::LaunchMap3<T, uint8_t, T, T>{calc, numel, out, a, b, c, stream});
+        break;
+      case TernaryOp::kLerp: VisitLerp<T>(same); break;
+      case TernaryOp::kAddcmul: VisitAddc<T>(false, value, same); break;
+      case TernaryOp::kAddcdiv: VisitAddc<T>(true, value, same); break;
+      case TernaryOp::kClamp: VisitClampTensor<T>(has_lo, has_hi, same); break;
+    }
+  });
+  return cudaGetLastError();
+}
 
 cudaError_t LaunchBinary(BinaryOp op, DType dtype, const Scalar& alpha,
                          const OffsetCalculator<3>& calc, int64_t numel, char* out,

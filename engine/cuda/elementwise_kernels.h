@@ -11,6 +11,7 @@
 #include "engine/cuda/offset_calculator.h"
 #include "engine/dtype.h"
 #include "engine/kernels/binary_ops.h"
+#include "engine/kernels/unary_ops.h"
 #include "engine/scalar.h"
 
 namespace tensord::engine::cuda {
@@ -18,6 +19,18 @@ namespace tensord::engine::cuda {
 cudaError_t LaunchBinary(BinaryOp op, DType dtype, const Scalar& alpha,
                          const OffsetCalculator<3>& calc, int64_t numel, char* out,
                          const char* a, const char* b, cudaStream_t stream);
+
+cudaError_t LaunchUnary(UnaryOp op, DType dtype, const UnaryArgs& args,
+                        const OffsetCalculator<2>& calc, int64_t numel, char* out, const char* in,
+                        cudaStream_t stream);
+
+enum class TernaryOp { kWhere, kLerp, kAddcmul, kAddcdiv, kClamp };
+
+// `value`: addcmul/addcdiv's; `has_lo`/`has_hi`: clamp's bounds. For kWhere operand 1 is the
+// one-byte condition and `dtype` is the values'.
+cudaError_t LaunchTernary(TernaryOp op, DType dtype, const Scalar& value, bool has_lo,
+                          bool has_hi, const OffsetCalculator<4>& calc, int64_t numel, char* out,
+                          const char* a, const char* b, const char* c, cudaStream_t stream);
 
 }  // namespace tensord::engine::cuda
 

@@ -30,7 +30,7 @@ absl::StatusOr<Tensor> AllocateTensor(absl::string_view op, const TensorMeta& me
   TENSORD_ASSIGN_OR_RETURN(int64_t nbytes, RequiredStorageBytes(op, meta));
   TENSORD_RETURN_IF_ERROR(ValidateMeta(op, meta, nbytes));
   absl::StatusOr<std::shared_ptr<Storage>> storage =
-      Storage::Create(backend->allocator(), nbytes, CurrentMemoryBudgetShared());
+      Storage::Create(backend->allocator(), nbytes, CurrentMemoryBudget(device));
   if (!storage.ok()) return ResourceError(op, storage.status().message());
   return Tensor(*std::move(storage), meta);
 }

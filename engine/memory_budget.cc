@@ -4,7 +4,7 @@
 
 namespace tensord::engine {
 namespace {
-thread_local std::shared_ptr<MemoryBudget> current_budget;
+thread_local std::shared_ptr<DeviceBudgets> current_budgets;
 }  // namespace
 
 std::shared_ptr<MemoryBudget> MemoryBudget::Create(std::string name, int64_t limit_bytes,
@@ -39,14 +39,47 @@ void MemoryBudget::Release(int64_t bytes) {
   if (parent_) parent_->Release(bytes);
 }
 
-MemoryBudget* CurrentMemoryBudget() { return current_budget.get(); }
-std::shared_ptr<MemoryBudget> CurrentMemoryBudgetShared() { return current_budget; }
-
-ScopedMemoryBudget::ScopedMemoryBudget(std::shared_ptr<MemoryBudget> budget)
-    : previous_(std::move(current_budget)) {
-  current_budget = std::move(budget);
+std::shared_ptr<DeviceBudgets> DeviceBudgets::Create(std::string name, int64_t host_limit,
+                                                     int64_t gpu_limit,
+                                                     std::shared_ptr<DeviceBudgets> parent) {
+  return std::make_shared<DeviceBudgets>(std::move(name), host_limit, gpu_limit,
+                                         std::move(parent));
 }
 
-ScopedMemoryBudget::~ScopedMemoryBudget() { current_budget = std::move(previous_); }
+std::shared_ptr<MemoryBudget> DeviceBudgets::For(Device device) {
+  const int key = device.is_cpu() ? -1 : device.index;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = budgets_.find(key);
+    if (it != budgets_.end()) return it->second;
+  }
+  std::shared_ptr<MemoryBudget> parent = parent_ ? parent_->For(device) : nullptr;
+  absl::MutexLock lock(&mu_);
+  std::shared_ptr<MemoryBudget>& budget = budgets_[key];
+  if (budget == nullptr) {
+    budget = MemoryBudget::Create(
+        device.is_cpu() ? name_ : absl::StrCat(name_, " on ", device.ToString()),
+        device.is_cpu() ? host_limit_ : gpu_limit_, std::move(parent));
+  }
+  return budget;
+}
+
+int64_t DeviceBudgets::used() const {
+  absl::MutexLock lock(&mu_);
+  int64_t total = 0;
+  for (const auto& [key, budget] : budgets_) total += budget->used();
+  return total;
+}
+
+std::shared_ptr<MemoryBudget> CurrentMemoryBudget(Device device) {
+  return current_budgets ? current_budgets->For(device) : nullptr;
+}
+
+ScopedMemoryBudget::ScopedMemoryBudget(std::shared_ptr<DeviceBudgets> budgets)
+    : previous_(std::move(current_budgets)) {
+  current_budgets = std::move(budgets);
+}
+
+ScopedMemoryBudget::~ScopedMemoryBudget() { current_budgets = std::move(previous_); }
 
 }  // namespace tensord::engine

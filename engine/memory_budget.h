@@ -7,7 +7,11 @@
 #include <memory>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "engine/device.h"
 
 namespace tensord::engine {
 
@@ -37,20 +41,45 @@ class MemoryBudget {
   std::atomic<int64_t> used_{0};
 };
 
-// The budget new storages made on this thread are charged to (none by default). The server
-// sets it around planning a session's ops.
-MemoryBudget* CurrentMemoryBudget();
-std::shared_ptr<MemoryBudget> CurrentMemoryBudgetShared();
+// One owner's budgets (a session's, the server's), one per device: the host's and each GPU's,
+// each nested in the parent owner's budget for the same device. Thread-safe.
+class DeviceBudgets {
+ public:
+  // `gpu_limit` applies to each GPU.
+  static std::shared_ptr<DeviceBudgets> Create(std::string name, int64_t host_limit,
+                                               int64_t gpu_limit,
+                                               std::shared_ptr<DeviceBudgets> parent = nullptr);
+  // The budget of `device`, made on first use ("session 1a2b… on cuda:0").
+  std::shared_ptr<MemoryBudget> For(Device device);
+  // Bytes charged, on every device together.
+  int64_t used() const;
+
+  DeviceBudgets(std::string name, int64_t host_limit, int64_t gpu_limit,
+                std::shared_ptr<DeviceBudgets> parent)
+      : name_(std::move(name)), host_limit_(host_limit), gpu_limit_(gpu_limit),
+        parent_(std::move(parent)) {}
+
+ private:
+  const std::string name_;
+  const int64_t host_limit_, gpu_limit_;
+  const std::shared_ptr<DeviceBudgets> parent_;
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<int, std::shared_ptr<MemoryBudget>> budgets_ ABSL_GUARDED_BY(mu_);
+};
+
+// The budget of `device` that storages made on this thread are charged to (none by default).
+// The server sets the budgets around planning a session's ops.
+std::shared_ptr<MemoryBudget> CurrentMemoryBudget(Device device);
 
 class ScopedMemoryBudget {
  public:
-  explicit ScopedMemoryBudget(std::shared_ptr<MemoryBudget> budget);
+  explicit ScopedMemoryBudget(std::shared_ptr<DeviceBudgets> budgets);
   ~ScopedMemoryBudget();
   ScopedMemoryBudget(const ScopedMemoryBudget&) = delete;
   ScopedMemoryBudget& operator=(const ScopedMemoryBudget&) = delete;
 
  private:
-  std::shared_ptr<MemoryBudget> previous_;
+  std::shared_ptr<DeviceBudgets> previous_;
 };
 
 }  // namespace tensord::engine

@@ -106,6 +106,8 @@ void TensordBackend::HandleGetServerInfo(v1::GetServerInfoResponse* response) {
   l->set_max_sessions(limits_.max_sessions);
   l->set_max_session_bytes(limits_.max_session_bytes);
   l->set_max_server_bytes(limits_.max_server_bytes);
+  l->set_max_session_gpu_bytes(limits_.max_session_gpu_bytes);
+  l->set_max_server_gpu_bytes(limits_.max_server_gpu_bytes);
   l->set_max_rank(engine::kMaxRank);
   l->set_max_message_bytes(limits_.max_message_bytes);
   l->set_max_queued_ops_per_stream(limits_.max_queued_ops_per_stream);

@@ -13,6 +13,9 @@ struct ServerLimits {
   int64_t max_sessions = 1024;
   int64_t max_session_bytes = int64_t{4} << 30;
   int64_t max_server_bytes = int64_t{16} << 30;
+  // The same on each GPU.
+  int64_t max_session_gpu_bytes = int64_t{1} << 62;
+  int64_t max_server_gpu_bytes = int64_t{1} << 62;
   int64_t max_message_bytes = int64_t{64} << 20;   // largest request or response message
   int64_t max_queued_ops_per_stream = 1 << 16;
   int64_t max_ops_per_batch = 1 << 17;

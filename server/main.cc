@@ -26,6 +26,10 @@ ABSL_FLAG(absl::Duration, session_ttl, absl::Seconds(300),
 ABSL_FLAG(int64_t, max_sessions, 1024, "sessions open at once");
 ABSL_FLAG(int64_t, max_session_bytes, int64_t{4} << 30, "tensor bytes one session may hold");
 ABSL_FLAG(int64_t, max_server_bytes, int64_t{16} << 30, "tensor bytes all sessions may hold");
+ABSL_FLAG(int64_t, max_session_gpu_bytes, 0,
+          "tensor bytes one session may hold on each GPU (0: the GPU's memory)");
+ABSL_FLAG(int64_t, max_server_gpu_bytes, 0,
+          "tensor bytes all sessions may hold on each GPU (0: the GPU's memory)");
 ABSL_FLAG(int64_t, max_message_bytes, int64_t{64} << 20, "largest gRPC message, each way");
 ABSL_FLAG(int64_t, max_queued_ops, 1 << 16, "ops waiting on one stream");
 ABSL_FLAG(int64_t, max_batch_ops, 1 << 17, "ops in one RunOps batch");
@@ -124,6 +128,16 @@ int main(int argc, char** argv) {
   limits.max_sessions = absl::GetFlag(FLAGS_max_sessions);
   limits.max_session_bytes = absl::GetFlag(FLAGS_max_session_bytes);
   limits.max_server_bytes = absl::GetFlag(FLAGS_max_server_bytes);
+  // GPU limits default to the smallest GPU's memory (device OOM is RESOURCE_EXHAUSTED anyway).
+  int64_t gpu_memory = 0;
+  for (const auto& gpu : gpus) {
+    if (gpu_memory == 0 || gpu.total_memory < gpu_memory) gpu_memory = gpu.total_memory;
+  }
+  if (gpu_memory == 0) gpu_memory = int64_t{1} << 62;
+  limits.max_session_gpu_bytes = absl::GetFlag(FLAGS_max_session_gpu_bytes);
+  if (limits.max_session_gpu_bytes <= 0) limits.max_session_gpu_bytes = gpu_memory;
+  limits.max_server_gpu_bytes = absl::GetFlag(FLAGS_max_server_gpu_bytes);
+  if (limits.max_server_gpu_bytes <= 0) limits.max_server_gpu_bytes = gpu_memory;
   limits.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   limits.max_queued_ops_per_stream = absl::GetFlag(FLAGS_max_queued_ops);
   limits.max_ops_per_batch = absl::GetFlag(FLAGS_max_batch_ops);

@@ -17,7 +17,7 @@ namespace tensord::server {
 using engine::Tensor;
 
 Session::Session(std::string id, engine::Device device,
-                 std::shared_ptr<engine::MemoryBudget> budget, const ServerLimits& limits,
+                 std::shared_ptr<engine::DeviceBudgets> budget, const ServerLimits& limits,
                  engine::Executor* executor)
     : id_(std::move(id)),
       device_(device),

@@ -29,13 +29,13 @@ namespace tensord::server {
 // on one session never interleave; different sessions run in parallel.
 class Session {
  public:
-  Session(std::string id, engine::Device device, std::shared_ptr<engine::MemoryBudget> budget,
+  Session(std::string id, engine::Device device, std::shared_ptr<engine::DeviceBudgets> budget,
           const ServerLimits& limits, engine::Executor* executor);
   ~Session();
 
   const std::string& id() const { return id_; }
   engine::Device device() const { return device_; }
-  const std::shared_ptr<engine::MemoryBudget>& budget() const { return budget_; }
+  const std::shared_ptr<engine::DeviceBudgets>& budget() const { return budget_; }
 
   // Activity, for the lease.
   void Touch();
@@ -80,7 +80,7 @@ class Session {
 
   const std::string id_;
   const engine::Device device_;
-  const std::shared_ptr<engine::MemoryBudget> budget_;
+  const std::shared_ptr<engine::DeviceBudgets> budget_;
   const ServerLimits limits_;
   engine::Executor* const executor_;
   std::atomic<bool> stream_bound_{false};

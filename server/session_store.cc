@@ -26,7 +26,8 @@ std::string NewSessionId() {
 SessionStore::SessionStore(const ServerLimits& limits, engine::Executor* executor)
     : limits_(limits),
       executor_(executor),
-      server_budget_(engine::MemoryBudget::Create("the server", limits.max_server_bytes)) {
+      server_budget_(engine::DeviceBudgets::Create("the server", limits.max_server_bytes,
+                                                   limits.max_server_gpu_bytes)) {
   reaper_ = std::thread([this] {
     const absl::Duration period =
         std::max(absl::Milliseconds(50), std::min(absl::Seconds(1), limits_.session_ttl / 4));
@@ -66,8 +67,9 @@ absl::StatusOr<std::shared_ptr<Session>> SessionStore::Open(engine::Device devic
   do {
     id = NewSessionId();
   } while (sessions_.contains(id));
-  auto budget = engine::MemoryBudget::Create(absl::StrCat("session ", id.substr(0, 8), "…"),
-                                             limits_.max_session_bytes, server_budget_);
+  auto budget = engine::DeviceBudgets::Create(absl::StrCat("session ", id.substr(0, 8), "…"),
+                                              limits_.max_session_bytes,
+                                              limits_.max_session_gpu_bytes, server_budget_);
   auto session = std::make_shared<Session>(id, device, std::move(budget), limits_, executor_);
   sessions_[id] = session;
   return session;

@@ -33,14 +33,14 @@ class SessionStore {
   absl::Status Close(absl::string_view session_id);
 
   int64_t size() const;
-  const std::shared_ptr<engine::MemoryBudget>& server_budget() const { return server_budget_; }
+  const std::shared_ptr<engine::DeviceBudgets>& server_budget() const { return server_budget_; }
   // Closes idle sessions now (the reaper thread calls it periodically).
   void ExpireIdle();
 
  private:
   const ServerLimits limits_;
   engine::Executor* const executor_;
-  const std::shared_ptr<engine::MemoryBudget> server_budget_;
+  const std::shared_ptr<engine::DeviceBudgets> server_budget_;
 
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<Session>> sessions_ ABSL_GUARDED_BY(mu_);

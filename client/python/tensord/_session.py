@@ -1,6 +1,7 @@
 """A session on a tensord server: the gRPC calls, op pipelining and id bookkeeping."""
 import os
 import threading
+import time
 import weakref
 
 import grpc
@@ -92,6 +93,14 @@ class Session:
         self._ops = None
         self._info = None
         self._unary = {}
+        # Streams and events (tensord.cuda). The current stream is per thread: `.stream` is
+        # this thread's tensord.cuda.Stream, unset or None for the default stream 0.
+        self._local = threading.local()
+        self._next_event = 1
+        self._user_streams = []    # streams made for tensord.cuda.Stream, in creation order
+        self._reuse_next = 0       # round-robin reuse once the server's stream limit is hit
+        self._marker_events = {}   # stream id -> private event (Stream.query, wait_stream)
+        self._idle_waiters = []    # private streams Event.synchronize waits on, not in use
         # Bulk data: requests pre-serialized, replies raw, so the bytes are sliced, not parsed.
         self._upload = self._channel.stream_unary(
             _SERVICE + "Upload", request_serializer=_ident,
@@ -205,7 +214,11 @@ class Session:
             return first
 
     def submit(self, call, tensors):
-        """Buffers an OpCall whose outputs are `tensors` (already given their ids)."""
+        """Buffers an OpCall whose outputs are `tensors` (already given their ids), on this
+        thread's current stream."""
+        current = getattr(self._local, "stream", None)
+        if current is not None:
+            call.stream = current.stream_id
         with self._lock:
             self._check_open()
             self._pending.append(_Pending(call, tensors))
@@ -308,6 +321,7 @@ class Session:
     def run_now(self, call):
         """Flushes, then runs one op and returns the TensorInfos of its outputs (for ops whose
         number of outputs is only known to the server)."""
+        call.stream = self.current_stream_id()
         with self._lock:
             self.flush()
             request = pb.RunOpsRequest(session_id=self.id, ops=[call])
@@ -317,11 +331,112 @@ class Session:
             return list(response.results[0].outputs)
 
     def synchronize(self, stream=None):
+        """Sends the buffered ops, then waits for every stream of the session (or for stream id
+        `stream`); raises the first asynchronous error since the previous synchronize of it."""
         self.flush()
         request = pb.SynchronizeRequest(session_id=self.id)
         if stream is not None:
             request.stream = stream
         self._call("Synchronize", request, pb.SynchronizeResponse)
+
+    # ---- streams and events (tensord.cuda's Stream and Event use these) ----
+
+    def current_stream_id(self):
+        """The id of the stream this thread's ops go to (0: the session's default stream)."""
+        current = getattr(self._local, "stream", None)
+        return 0 if current is None else current.stream_id
+
+    def create_stream(self):
+        """A new server stream's id. At the server's limit of streams per session, the streams
+        this session made are handed out again in turn (as torch's stream pool does)."""
+        self._check_open()
+        try:
+            stream = self._call("CreateStream", pb.CreateStreamRequest(session_id=self.id),
+                                pb.CreateStreamResponse).stream
+        except RuntimeError as e:
+            if getattr(e, "grpc_code", None) != "RESOURCE_EXHAUSTED":
+                raise
+            with self._lock:
+                if not self._user_streams:
+                    raise
+                stream = self._user_streams[self._reuse_next % len(self._user_streams)]
+                self._reuse_next += 1
+            return stream
+        with self._lock:
+            self._user_streams.append(stream)
+        return stream
+
+    def new_event_id(self):
+        with self._lock:
+            event = self._next_event
+            self._next_event += 1
+            return event
+
+    def record_event(self, event, stream):
+        """Records event id `event` on stream id `stream`, after every op issued before."""
+        with self._lock:
+            self.flush()  # the ops before the record must reach the server first
+            self._call("RecordEvent", pb.RecordEventRequest(session_id=self.id, event=event,
+                                                            stream=stream),
+                       pb.RecordEventResponse)
+
+    def wait_event(self, event, stream):
+        """Makes the ops issued on `stream` from now on wait for the event's latest record."""
+        with self._lock:
+            pass
+            self._call("WaitEvent", pb.WaitEventRequest(session_id=self.id, event=event,
+                                                        stream=stream),
+                       pb.WaitEventResponse)
+
+    def query_event(self, event):
+        """Whether every record of the event is complete (the event must have been recorded)."""
+        self._check_open()
+        return self._call("QueryEvent", pb.QueryEventRequest(session_id=self.id, event=event),
+                          pb.QueryEventResponse).completed
+
+    def marker_event(self, stream):
+        """The client's private event for stream id `stream` (recorded again at each use)."""
+        with self._lock:
+            event = self._marker_events.get(stream)
+            if event is None:
+                event = self._marker_events[stream] = self.new_event_id()
+            return event
+
+    def query_stream(self, stream):
+        """Whether all the work issued on stream id `stream` is done."""
+        with self._lock:
+            event = self.marker_event(stream)
+            self.record_event(event, stream)
+        return self.query_event(event)
+
+    def wait_event_done(self, event):
+        """Blocks until the event's latest record is complete: a private stream of the session
+        waits for the event on the server and is synchronized (so the wait is the server's, and
+        no other stream's errors are taken). Polls QueryEvent when no stream can be made."""
+        self._check_open()
+        with self._lock:
+            waiter = self._idle_waiters.pop() if self._idle_waiters else None
+        if waiter is None:
+            try:
+                waiter = self._call("CreateStream", pb.CreateStreamRequest(session_id=self.id),
+                                    pb.CreateStreamResponse).stream
+            except RuntimeError as e:
+                if getattr(e, "grpc_code", None) != "RESOURCE_EXHAUSTED":
+                    raise
+                delay = 0.0001
+                while not self.query_event(event):
+                    time.sleep(delay)
+                    delay = min(delay * 2, 0.01)
+                return
+        try:
+            self._call("WaitEvent", pb.WaitEventRequest(session_id=self.id, event=event,
+                                                        stream=waiter),
+                       pb.WaitEventResponse)
+            self._call("Synchronize", pb.SynchronizeRequest(session_id=self.id, stream=waiter),
+                       pb.SynchronizeResponse)
+        finally:
+            with self._lock:
+                self._idle_waiters.append(waiter)
 
     # ---- data ----
 
@@ -390,7 +505,8 @@ class Session:
     def write_storage(self, tensor_id, offset, data):
         self.flush()
         self._call("WriteStorage", pb.WriteStorageRequest(session_id=self.id, id=tensor_id,
-                                                          offset=offset, data=bytes(data)),
+                                                          offset=offset, data=bytes(data),
+                                                          stream=self.current_stream_id()),
                    pb.WriteStorageResponse)
 
 

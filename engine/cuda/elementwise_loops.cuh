@@ -1,19 +1,24 @@
-// CUDA elementwise kernels: loops over contiguous, broadcast-scalar and strided operands that
-// apply the shared functors of engine/kernels/.
-#include "engine/cuda/elementwise_kernels.h"
+// The CUDA elementwise loops: contiguous (unrolled, with broadcast scalar operands) and strided
+// (32- or 64-bit index arithmetic over merged dims) maps of 1, 2 or 3 inputs that apply a
+// shared per-element function (engine/kernels/). Included by the *_kernels.cu files only.
+#ifndef TENSORD_ENGINE_CUDA_ELEMENTWISE_LOOPS_CUH_
+#define TENSORD_ENGINE_CUDA_ELEMENTWISE_LOOPS_CUH_
 
-#include "engine/kernels/binary_ops.h"
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "engine/cuda/offset_calculator.h"
 #include "engine/kernels/convert.h"
-#include "engine/kernels/ternary_ops.h"
-#include "engine/kernels/unary_ops.h"
+#include "engine/kernels/element_math.h"
 
-namespace tensord::engine::cuda {
-namespace {
+namespace tensord::engine::cuda::loops {
+
 
 constexpr int kThreads = 256;
 constexpr int kUnroll = 4;  // elements per thread per step of the contiguous loops
 
-int BlocksFor(int64_t n) {
+inline int BlocksFor(int64_t n) {
   const int64_t per_block = int64_t{kThreads} * kUnroll;
   const int64_t blocks = (n + per_block - 1) / per_block;
   return static_cast<int>(blocks < 65536 ? blocks : 65536);
@@ -188,11 +193,9 @@ void GpuMap3(const OffsetCalculator<4>& calc, int64_t n, char* o, const char* x,
                                   stream>>>(calc, o, x, y, z, n, n < (int64_t{1} << 31), f);
 }
 
-}  // namespace
 
 // Callbacks of the Visit* functions, as named types: nvcc allows __host__ __device__ lambdas only
 // in functions whose template arguments are not local types (as a lambda's would be).
-namespace detail {
 
 template <typename T>
 struct LaunchMap1 {
@@ -222,48 +225,7 @@ struct LaunchMap3 {
   }
 };
 
-}  // namespace detail
 
-cudaError_t LaunchUnary(UnaryOp op, DType dtype, const UnaryArgs& args,
-                        const OffsetCalculator<2>& calc, int64_t numel, char* out, const char* in,
-                        cudaStream_t stream) {
-  DispatchDType(dtype, [&](auto t) {
-    using T = decltype(t);
-    VisitUnary<T>(op, args, detail::LaunchMap1<T>{calc, numel, out, in, stream});
-  });
-  return cudaGetLastError();
-}
+}  // namespace tensord::engine::cuda::loops
 
-cudaError_t LaunchTernary(TernaryOp op, DType dtype, const Scalar& value, bool has_lo,
-                          bool has_hi, const OffsetCalculator<4>& calc, int64_t numel, char* out,
-                          const char* a, const char* b, const char* c, cudaStream_t stream) {
-  DispatchDType(dtype, [&](auto t) {
-    using T = decltype(t);
-    const detail::LaunchMap3<T, T, T, T> same{calc, numel, out, a, b, c, stream};
-    switch (op) {
-      case TernaryOp::kWhere:
-        VisitWhere<T>(detail::LaunchMap3<T, uint8_t, T, T>{calc, numel, out, a, b, c, stream});
-        break;
-      case TernaryOp::kLerp: VisitLerp<T>(same); break;
-      case TernaryOp::kAddcmul: VisitAddc<T>(false, value, same); break;
-      case TernaryOp::kAddcdiv: VisitAddc<T>(true, value, same); break;
-      case TernaryOp::kClamp: VisitClampTensor<T>(has_lo, has_hi, same); break;
-    }
-  });
-  return cudaGetLastError();
-}
-
-cudaError_t LaunchBinary(BinaryOp op, DType dtype, const Scalar& alpha,
-                         const OffsetCalculator<3>& calc, int64_t numel, char* out,
-                         const char* a, const char* b, cudaStream_t stream) {
-  DispatchDType(dtype, [&](auto t) {
-    using T = decltype(t);
-    VisitBinary<T>(op, BinaryAlpha<T>(alpha), BinaryAlphaIsOne(op, alpha),
-                   [&](auto f, auto out_type) {
-                     GpuMap2<decltype(out_type), T, T>(calc, numel, out, a, b, f, stream);
-                   });
-  });
-  return cudaGetLastError();
-}
-
-}  // namespace tensord::engine::cuda
+#endif  // TENSORD_ENGINE_CUDA_ELEMENTWISE_LOOPS_CUH_

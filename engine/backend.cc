@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/cpu/copy_kernel.h"
 #include "engine/cpu/elementwise_kernels.h"
+#include "engine/errors.h"
 
 namespace tensord::engine {
 namespace {
@@ -40,6 +41,11 @@ class CpuBackendImpl final : public Backend {
   absl::Status Binary(BinaryOp op, IntList shape, const StridedRef& out, const StridedRef& a,
                       const StridedRef& b, const Scalar& alpha) override {
     cpu::Binary(op, shape, out, a, b, alpha);
+    return absl::OkStatus();
+  }
+  absl::Status CheckDivisor(absl::string_view op, IntList shape,
+                            const StridedRef& divisor) override {
+    if (cpu::AnyZero(shape, divisor)) return RuntimeError(op, "ZeroDivisionError");
     return absl::OkStatus();
   }
   absl::Status Unary(UnaryOp op, IntList shape, const StridedRef& out, const StridedRef& in,

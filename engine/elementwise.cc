@@ -157,9 +157,6 @@ absl::StatusOr<PlannedOp> PlanElementwise(const ElementwiseSpec& spec, std::vect
                                          "found at least two devices, ",
                                          device.ToString(), " and ", t.device().ToString(), "!"));
   }
-  if (!device.is_cpu() && spec.cpu_only) {
-    return ComputeBackendMissing(op);
-  }
   TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(device));
   // Shape.
   DimVector shape;

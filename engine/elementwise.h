@@ -41,8 +41,6 @@ struct ElementwiseSpec {
   bool contiguous_output = false;
   // An out whose elements overlap (expanded) is accepted (torch's deprecated masked_fill_ case).
   bool allow_internal_overlap = false;
-  // The kernel needs the CPU (it reads data on the host); other devices refuse the op.
-  bool cpu_only = false;
 };
 
 // TensorIterator's output strides for a new tensor of `shape` computed from `operands`

@@ -146,16 +146,11 @@ absl::StatusOr<PlannedOp> PlanBinary(const std::string& name, BinaryOp op, Binar
   // torch's pow(number, tensor) allocates a contiguous result.
   if (rule == BinaryRule::kPow && a.is_wrapped_number()) spec.contiguous_output = true;
   const bool check_zero = rule == BinaryRule::kIntDiv && IsIntegral(common, false);
-  // Integer division checks its divisor for zeros on the host: CPU only until device kernels
-  // report errors themselves.
-  spec.cpu_only = check_zero;
   return PlanElementwise(
       spec, {a, b},
       [op, alpha, check_zero, name](Backend& backend, IntList shape, const StridedRef& o,
                                     absl::Span<const StridedRef> ins) -> absl::Status {
-        if (check_zero && cpu::AnyZero(shape, ins[1])) {
-          return RuntimeError(name, "ZeroDivisionError");
-        }
+        if (check_zero) TENSORD_RETURN_IF_ERROR(backend.CheckDivisor(name, shape, ins[1]));
         return backend.Binary(op, shape, o, ins[0], ins[1], alpha);
       });
 }

@@ -32,4 +32,11 @@ DeviceLane* ExecContext::Launched(const Backend* backend) const {
   return std::find(launched_.begin(), launched_.end(), lane) == launched_.end() ? nullptr : lane;
 }
 
+KernelError* ExecContext::ErrorSlot(DeviceLane* lane, KernelErrorDecoder decode) {
+  int64_t handle = 0;
+  KernelError* slot = lane->AcquireErrorSlot(&handle);
+  if (slot != nullptr) error_slots_.push_back({lane, handle, std::move(decode)});
+  return slot;
+}
+
 }  // namespace tensord::engine

@@ -13,6 +13,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "engine/kernels/kernel_error.h"
 
 namespace tensord::engine {
 
@@ -25,6 +27,21 @@ class DeviceLane {
   // Calls `done` once every piece of work launched on the lane so far has finished. `done` may
   // run on a thread of the device runtime: it must only post work, never block.
   virtual void AfterLaunchedWork(absl::AnyInvocable<void()> done) = 0;
+  // A cleared error slot that the lane's kernels can write (kernels/kernel_error.h), and its
+  // handle; null when every slot is in use.
+  virtual KernelError* AcquireErrorSlot(int64_t* handle) = 0;
+  // Reads and frees a slot once the work that could write it has finished.
+  virtual KernelError ReleaseErrorSlot(int64_t handle) = 0;
+};
+
+// Turns a kernel's report into the op's error (the same text the CPU kernel gives).
+using KernelErrorDecoder = absl::AnyInvocable<absl::Status(const KernelError&) const>;
+
+// A slot a task's kernels may have written, read when the task retires.
+struct PendingKernelError {
+  DeviceLane* lane;
+  int64_t handle;
+  KernelErrorDecoder decode;
 };
 
 // A stream's lanes, one per device it has launched on, created on first use. Used only by the
@@ -51,9 +68,15 @@ class ExecContext {
 
   const std::vector<DeviceLane*>& launched() const { return launched_; }
 
+  // An error slot on `lane` for the running task, read when it retires; null when the lane has
+  // none free.
+  KernelError* ErrorSlot(DeviceLane* lane, KernelErrorDecoder decode);
+  std::vector<PendingKernelError> TakeErrorSlots() { return std::move(error_slots_); }
+
  private:
   DeviceLanes* lanes_;
   std::vector<DeviceLane*> launched_;
+  std::vector<PendingKernelError> error_slots_;
   ExecContext* previous_;
 };
 

@@ -120,6 +120,7 @@ void Stream::Execute(StreamTask& task) {
     }
   }
   std::vector<DeviceLane*> launched;
+  std::vector<PendingKernelError> error_slots;
   if (cause) {
     status = WithPayloadsOf(*cause, absl::FailedPreconditionError(absl::StrCat(
                                         task.label, " depends on a failed op: ", cause->message())));
@@ -128,6 +129,7 @@ void Stream::Execute(StreamTask& task) {
       ExecContext context(&lanes_);
       status = task.kernel();
       launched = context.launched();
+      error_slots = context.TakeErrorSlots();
     }
     if (!status.ok()) {
       cause = std::make_shared<const absl::Status>(WithPayloadsOf(
@@ -152,6 +154,7 @@ void Stream::Execute(StreamTask& task) {
   entry->task = std::move(task);
   entry->status = std::move(status);
   entry->lanes_pending = static_cast<int>(launched.size());
+  entry->errors = std::move(error_slots);
   for (DeviceLane* lane : launched) unreported_[lane].push_back(entry);
   {
     absl::MutexLock lock(&mu_);
@@ -169,6 +172,39 @@ void Stream::Complete(StreamTask& task, const absl::Status& status) {
     if (!status.ok() && first_error_.ok()) first_error_ = status;
   }
   if (task.on_done) task.on_done(status);
+}
+
+absl::Status Stream::CheckRetired(InFlight& entry) {
+  StreamTask& task = entry.task;
+  absl::Status reported;
+  for (PendingKernelError& slot : entry.errors) {
+    const KernelError error = slot.lane->ReleaseErrorSlot(slot.handle);
+    if (error.code != KernelError::kNone && reported.ok()) reported = slot.decode(error);
+  }
+  entry.errors.clear();
+  std::shared_ptr<const absl::Status> cause;
+  absl::Status status;
+  if (!reported.ok()) {
+    cause = std::make_shared<const absl::Status>(WithPayloadsOf(
+        reported,
+        absl::Status(reported.code(), absl::StrCat(task.label, ": ", reported.message()))));
+    status = *cause;
+  } else {
+    // An op it reads (or whose outputs it overwrites) failed after this one launched.
+    for (const auto* list : {&task.reads, &task.writes}) {
+      for (const auto& storage : *list) {
+        if (cause) break;
+        cause = storage->poison();
+      }
+    }
+    if (!cause) return absl::OkStatus();
+    status = WithPayloadsOf(*cause, absl::FailedPreconditionError(absl::StrCat(
+                                        task.label, " depends on a failed op: ", cause->message())));
+  }
+  for (const auto& storage : task.writes) {
+    if (!storage->poison()) storage->Poison(cause);
+  }
+  return status;
 }
 
 void Stream::RequestLaneReports() {
@@ -213,6 +249,7 @@ void Stream::Retire() {
         return;
       }
     }
+    if (entry->status.ok()) entry->status = CheckRetired(*entry);
     Complete(entry->task, entry->status);
     // The task's storages and kernel (and the memory they hold) go here, after the work.
   }

@@ -91,6 +91,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
     StreamTask task;
     absl::Status status;
     int lanes_pending = 0;  // lanes whose report of its work has not come yet
+    std::vector<PendingKernelError> errors;  // slots its kernels may have written
   };
 
   void Run();
@@ -104,6 +105,9 @@ class Stream : public std::enable_shared_from_this<Stream> {
   void Retire();
   // The tail of a task: poison, end of writes, event, first error, on_done.
   void Complete(StreamTask& task, const absl::Status& status);
+  // Retiring a launched task: the errors its kernels reported, or those of the ops it depends on
+  // that failed after it launched, poison its writes.
+  absl::Status CheckRetired(InFlight& entry);
 
   Executor* const executor_;
   const uint64_t id_;

@@ -4,6 +4,38 @@
 #include "engine/kernels/binary_ops.h"
 
 namespace tensord::engine::cuda {
+namespace {
+
+template <typename T>
+__global__ void CheckDivisorKernel(OffsetCalculator<1> calc, const char* divisor, int64_t n,
+                                   KernelError* slot) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += step) {
+    int64_t off[1];
+    calc.Offsets(i, off);
+    if (*reinterpret_cast<const T*>(divisor + off[0]) == T(0)) {
+      ReportKernelError(slot, KernelError::kZeroDivision, i, 0);
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+cudaError_t LaunchCheckDivisor(DType dtype, const OffsetCalculator<1>& calc, int64_t numel,
+                               const char* divisor, KernelError* slot, cudaStream_t stream) {
+  if (numel == 0) return cudaSuccess;
+  const int64_t blocks = (numel + 255) / 256;
+  const int grid = static_cast<int>(blocks < 65536 ? blocks : 65536);
+  DispatchDType(dtype, [&](auto t) {
+    using T = decltype(t);
+    if constexpr (kIsInt<T>) {
+      CheckDivisorKernel<T><<<grid, 256, 0, stream>>>(calc, divisor, numel, slot);
+    }
+  });
+  return cudaGetLastError();
+}
 
 cudaError_t LaunchBinary(BinaryOp op, DType dtype, const Scalar& alpha,
                          const OffsetCalculator<3>& calc, int64_t numel, char* out,

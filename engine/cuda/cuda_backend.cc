@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <new>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -24,6 +26,7 @@
 #include "engine/cuda/copy_kernels.h"
 #include "engine/cuda/elementwise_kernels.h"
 #include "engine/cuda/offset_calculator.h"
+#include "engine/errors.h"
 #include "engine/exec_context.h"
 #include "engine/kernels/convert.h"
 
@@ -82,8 +85,36 @@ class CudaLane final : public DeviceLane {
   }
   ~CudaLane() override {
     if (owned_) (void)cudaStreamDestroy(stream_);  // its pending work still completes
+    if (slots_ != nullptr) (void)cudaFreeHost(slots_);
   }
   cudaStream_t stream() const { return stream_; }
+
+  // Error slots live in pinned, mapped host memory: kernels write them directly, the host reads
+  // them after the lane's report, with no copy.
+  KernelError* AcquireErrorSlot(int64_t* handle) override {
+    absl::MutexLock lock(&mu_);
+    if (slots_ == nullptr) {
+      void* p = nullptr;
+      if (cudaHostAlloc(&p, sizeof(KernelError) * kSlots, cudaHostAllocMapped) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return nullptr;
+      }
+      slots_ = static_cast<KernelError*>(p);
+      for (int64_t i = kSlots - 1; i >= 0; --i) free_.push_back(i);
+    }
+    if (free_.empty()) return nullptr;
+    *handle = free_.back();
+    free_.pop_back();
+    slots_[*handle] = KernelError();
+    return &slots_[*handle];  // unified addressing: the host address works on the device
+  }
+
+  KernelError ReleaseErrorSlot(int64_t handle) override {
+    absl::MutexLock lock(&mu_);
+    const KernelError error = slots_[handle];
+    free_.push_back(handle);
+    return error;
+  }
 
   void AfterLaunchedWork(absl::AnyInvocable<void()> done) override {
     auto* fn = new absl::AnyInvocable<void()>(std::move(done));
@@ -103,8 +134,13 @@ class CudaLane final : public DeviceLane {
   }
 
  private:
+  static constexpr int64_t kSlots = 65536;  // fallible ops in flight on one lane, at most
+
   cudaStream_t stream_ = nullptr;
   bool owned_ = true;
+  absl::Mutex mu_;
+  KernelError* slots_ ABSL_GUARDED_BY(mu_) = nullptr;
+  std::vector<int64_t> free_ ABSL_GUARDED_BY(mu_);
 };
 
 // Where the calling code launches on `owner`'s device: the running task's lane (asynchronous) or
@@ -313,6 +349,40 @@ class CudaBackend final : public Backend {
     return Finish(LaunchBinary(op, a.dtype, alpha, MakeOffsetCalculator<3>(loop), loop.numel(),
                                out.data, a.data, b.data, to.stream),
                   to, "binary op");
+  }
+
+  absl::Status CheckDivisor(absl::string_view op, IntList shape,
+                            const StridedRef& divisor) override {
+    const cpu::StridedLoop<1> loop(shape, {divisor.strides}, {ItemSize(divisor.dtype)});
+    if (loop.numel() == 0) return absl::OkStatus();
+    TENSORD_CUDA_TRY(UseDevice(device_.index), op);
+    const LaunchTarget to = TargetFor(this, device_.index);
+    if (to.async) {
+      // The op's slot, read when it retires.
+      ExecContext* context = ExecContext::Current();
+      KernelError* slot = context->ErrorSlot(
+          context->Launched(this), [op = std::string(op)](const KernelError&) {
+            return RuntimeError(op, "ZeroDivisionError");
+          });
+      if (slot == nullptr) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            op, ": too many checked ops in flight on this stream; synchronize and retry"));
+      }
+      return Finish(LaunchCheckDivisor(divisor.dtype, MakeOffsetCalculator<1>(loop),
+                                       loop.numel(), divisor.data, slot, to.stream),
+                    to, op);
+    }
+    // Synchronous: a slot of its own, read after the check.
+    void* p = nullptr;
+    TENSORD_CUDA_TRY(cudaHostAlloc(&p, sizeof(KernelError), cudaHostAllocMapped), op);
+    auto* slot = new (p) KernelError();
+    absl::Status status = Finish(LaunchCheckDivisor(divisor.dtype, MakeOffsetCalculator<1>(loop),
+                                                    loop.numel(), divisor.data, slot, to.stream),
+                                 to, op);
+    const bool zero = slot->code == KernelError::kZeroDivision;
+    (void)cudaFreeHost(p);
+    if (!status.ok()) return status;
+    return zero ? RuntimeError(op, "ZeroDivisionError") : absl::OkStatus();
   }
 
   absl::Status Unary(UnaryOp op, IntList shape, const StridedRef& out, const StridedRef& in,

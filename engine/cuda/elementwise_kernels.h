@@ -11,6 +11,7 @@
 #include "engine/cuda/offset_calculator.h"
 #include "engine/dtype.h"
 #include "engine/kernels/binary_ops.h"
+#include "engine/kernels/kernel_error.h"
 #include "engine/kernels/unary_ops.h"
 #include "engine/scalar.h"
 
@@ -19,6 +20,11 @@ namespace tensord::engine::cuda {
 cudaError_t LaunchBinary(BinaryOp op, DType dtype, const Scalar& alpha,
                          const OffsetCalculator<3>& calc, int64_t numel, char* out,
                          const char* a, const char* b, cudaStream_t stream);
+
+// Reports KernelError::kZeroDivision into `slot` when an element of the integral `divisor` (over
+// `calc`) is zero.
+cudaError_t LaunchCheckDivisor(DType dtype, const OffsetCalculator<1>& calc, int64_t numel,
+                               const char* divisor, KernelError* slot, cudaStream_t stream);
 
 cudaError_t LaunchUnary(UnaryOp op, DType dtype, const UnaryArgs& args,
                         const OffsetCalculator<2>& calc, int64_t numel, char* out, const char* in,

@@ -2,10 +2,12 @@
 // "finishes" only when the test says so. Needs no GPU: it checks the ordering rules that the CUDA
 // lanes rely on (engine/stream.h, engine/exec_context.h).
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "engine/allocator.h"
@@ -36,6 +38,16 @@ class FakeLane final : public DeviceLane {
     for (auto& r : reports) r();
     return static_cast<int>(reports.size());
   }
+  KernelError* AcquireErrorSlot(int64_t* handle) override {
+    absl::MutexLock lock(&mu_);
+    slots_.push_back(KernelError());
+    *handle = static_cast<int64_t>(slots_.size()) - 1;
+    return &slots_.back();
+  }
+  KernelError ReleaseErrorSlot(int64_t handle) override {
+    absl::MutexLock lock(&mu_);
+    return slots_[handle];
+  }
   int requested() const {
     absl::MutexLock lock(&mu_);
     return static_cast<int>(reports_.size());
@@ -44,6 +56,7 @@ class FakeLane final : public DeviceLane {
  private:
   mutable absl::Mutex mu_;
   std::vector<absl::AnyInvocable<void()>> reports_;
+  std::deque<KernelError> slots_;  // stable addresses
 };
 
 class StreamLanesTest : public testing::Test {
@@ -178,6 +191,51 @@ TEST_F(StreamLanesTest, AFailedLaunchPoisonsAtOnceAndIsReportedInOrder) {
   EXPECT_EQ(retired(), (std::vector<int>{0, 1, 2}));
   EXPECT_EQ(first.code(), absl::StatusCode::kInternal) << first;
   EXPECT_NE(first.message().find("launch failed"), std::string::npos);
+}
+
+TEST_F(StreamLanesTest, AKernelsReportFailsItAtRetireAndPoisonsWhatDependsOnIt) {
+  auto out = Storage::Create(CpuAllocator(), 8).value();
+  auto later = Storage::Create(CpuAllocator(), 8).value();
+  auto unrelated = Storage::Create(CpuAllocator(), 8).value();
+  // The "device" finds bad data while it runs: it writes the op's slot and carries on.
+  StreamTask bad = Task("op 1 (floor_divide)", [this]() {
+    ExecContext* context = ExecContext::Current();
+    DeviceLane* lane = context->Launch(device_key(), [this] {
+      auto l = std::make_unique<FakeLane>();
+      lane_ = l.get();
+      return l;
+    });
+    KernelError* slot = context->ErrorSlot(lane, [](const KernelError& e) {
+      return absl::InvalidArgumentError(absl::StrCat("ZeroDivisionError at element ", e.a));
+    });
+    ReportKernelError(slot, KernelError::kZeroDivision, 5, 0);
+    return absl::OkStatus();
+  }, {out});
+  ASSERT_TRUE(stream_->Enqueue(Done(std::move(bad), 1)).ok());
+  // Launched before the failure is known: it reads `out`.
+  StreamTask reader = Done(Task("op 2 (mul)", DeviceKernel(2), {later}), 2);
+  reader.reads.push_back(out);
+  ASSERT_TRUE(stream_->Enqueue(std::move(reader)).ok());
+  ASSERT_TRUE(stream_->Enqueue(Done(Task("op 3 (add)", DeviceKernel(3), {unrelated}), 3)).ok());
+  absl::Notification synced;
+  absl::Status first;
+  stream_->Synchronize([&](absl::Status s) {
+    first = s;
+    synced.Notify();
+  });
+  ASSERT_TRUE(Eventually([&] { return lane_ != nullptr && lane_->requested() > 0; }));
+  EXPECT_EQ(launched(), (std::vector<int>{2, 3}));  // all launched before anything retired
+  EXPECT_EQ(out->poison(), nullptr);                // not known until the work is done
+  while (!synced.HasBeenNotified()) {
+    lane_->Finish();
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  EXPECT_EQ(first.code(), absl::StatusCode::kInvalidArgument) << first;
+  EXPECT_EQ(first.message(), "op 1 (floor_divide): ZeroDivisionError at element 5");
+  ASSERT_NE(out->poison(), nullptr);
+  ASSERT_NE(later->poison(), nullptr);  // computed from the failed op's output
+  EXPECT_NE(later->poison()->message().find("ZeroDivisionError"), std::string::npos);
+  EXPECT_EQ(unrelated->poison(), nullptr);
 }
 
 TEST_F(StreamLanesTest, StoragesLiveUntilTheTaskRetires) {

@@ -308,11 +308,6 @@ TEST(CudaElementwiseTest, BinaryOpsMatchTheCpuBackend) {
         if (!cpu.ok() && cpu.status().code() == absl::StatusCode::kCancelled) continue;
         if (!cpu.ok() && cpu.status().message().find("not found") != std::string::npos) break;
         absl::StatusOr<Tensor> gpu = plan(kGpu);
-        if (!gpu.ok() && gpu.status().code() == absl::StatusCode::kUnimplemented &&
-            (name == "floor_divide" || name == "remainder" || name == "fmod") &&
-            IsIntegral(dtype, false)) {
-          continue;  // integer division checks its divisor on the host: CPU only so far
-        }
         if (!cpu.ok()) {
           // The same error, from the same planner.
           ASSERT_FALSE(gpu.ok());
@@ -546,6 +541,39 @@ TEST(CudaStreamTest, KernelsRunAsynchronouslyAndSynchronizeWaits) {
   EXPECT_EQ(stream->pending(), 0);
   EXPECT_EQ(RowMajorBytes(x),
             RowMajorBytes(Full(V{1000}, Scalar(1.0), DType::kFloat32, kCpu).value()));
+}
+
+TEST(CudaStreamTest, ADivisionByZeroFailsItsOpAndWhatDependsOnItNotTheDevice) {
+  Executor executor(2);
+  auto stream = Stream::Create(&executor, 1, 1000);
+  Tensor a = Full(V{1000}, Scalar(int64_t{7}), DType::kInt32, kGpu).value();
+  Tensor b = Full(V{1000}, Scalar(int64_t{2}), DType::kInt32, kGpu).value();
+  ASSERT_TRUE(FillInto(Narrow(b, 0, 500, 1).value(), Scalar(int64_t{0})).ok());
+  // Through a stream: the check runs on the GPU, the op fails when it retires.
+  absl::StatusOr<PlannedOp> div = PlanOp("floor_divide", {a, b}, {});
+  ASSERT_TRUE(div.ok()) << div.status();
+  Tensor quotient = div->outputs[0];
+  ASSERT_TRUE(stream->Enqueue(TaskFromPlan("op 1 (floor_divide)", *div)).ok());
+  absl::StatusOr<PlannedOp> dependent = PlanOp("mul", {quotient, a}, {});
+  Tensor product = dependent->outputs[0];
+  ASSERT_TRUE(stream->Enqueue(TaskFromPlan("op 2 (mul)", *dependent)).ok());
+  absl::StatusOr<PlannedOp> unrelated = PlanOp("add", {a, a}, {});
+  Tensor sum = unrelated->outputs[0];
+  ASSERT_TRUE(stream->Enqueue(TaskFromPlan("op 3 (add)", *unrelated)).ok());
+  absl::Status first = SynchronizeStream(*stream);
+  EXPECT_EQ(first.code(), absl::StatusCode::kInvalidArgument) << first;  // RuntimeError's code
+  EXPECT_EQ(first.message(), "op 1 (floor_divide): floor_divide: ZeroDivisionError");
+  ASSERT_NE(quotient.storage()->poison(), nullptr);
+  ASSERT_NE(product.storage()->poison(), nullptr);
+  EXPECT_EQ(sum.storage()->poison(), nullptr);
+  // The device is fine: later work runs and gives the right values.
+  EXPECT_EQ(Values(sum), std::vector<double>(1000, 14.0));
+  ASSERT_TRUE(stream->Enqueue(PlanTask("fill_", PlanFill(b, Scalar(int64_t{2})))).ok());
+  absl::StatusOr<PlannedOp> again = PlanOp("floor_divide", {a, b}, {});
+  Tensor ok = again->outputs[0];
+  ASSERT_TRUE(stream->Enqueue(TaskFromPlan("op 4 (floor_divide)", *again)).ok());
+  ASSERT_TRUE(SynchronizeStream(*stream).ok());
+  EXPECT_EQ(Values(ok), std::vector<double>(1000, 3.0));
 }
 
 TEST(CudaStreamTest, EventsOrderTwoStreams) {

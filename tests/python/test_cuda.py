@@ -741,12 +741,19 @@ def test_binary_ops_on_cuda_match_torch(name, pair):
             got = f(tensord, a, b)
             got.shape
         except RuntimeError as e:
-            if "not implemented for" in str(e):
-                # tensord supports the dtypes torch 1.13's CPU kernels do, on every device
-                # (torch's CUDA kernels take float16 in a few more ops, as atan2 and hypot).
-                continue
-            # Integer division checks its divisor on the host: CPU only so far.
-            assert name in ("fmod", "remainder") and "CPU backend only" in str(e), (label, e)
+            # tensord supports the dtypes torch 1.13's CPU kernels do, on every device (torch's
+            # CUDA kernels take float16 in a few more ops, as atan2 and hypot).
+            assert "not implemented for" in str(e), (label, e)
+            continue
+        if (name in ("fmod", "remainder") and not real_dtype.is_floating_point
+                and real_dtype != real_torch.bool and "tensors" in label):
+            # The divisors hold zeros: integer division by zero raises, as on torch 1.13's CPU
+            # (torch's CUDA kernels return garbage instead). The GPU finds it while it runs:
+            # the op's result raises, and so does the next synchronize, once.
+            with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+                got.tolist()
+            with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+                tensord.synchronize()
             continue
         assert got.device == CUDA0, label
         assert str(got.dtype) == str(expected.dtype), label
@@ -818,6 +825,26 @@ def test_ternary_ops_on_cuda_match_torch():
         assert tuple(got.shape) == tuple(expected.shape), i
         assert real_torch.allclose(real_torch.tensor(got.cpu().tolist()), expected.cpu(),
                                    rtol=1e-6, atol=1e-6, equal_nan=True), i
+
+
+@gpu_test
+def test_integer_division_by_zero_on_cuda_fails_that_op_only():
+    a = tensord.full((1000,), 7, dtype=tensord.int32, device="cuda")
+    b = tensord.full((1000,), 2, dtype=tensord.int32, device="cuda")
+    b[500] = 0
+    q = a // b
+    later = q * 2
+    fine = a + 1
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        q.tolist()
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        later.tolist()
+    assert fine.tolist() == [8] * 1000  # the device and the session go on
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        tensord.synchronize()  # reports the stream's first error once
+    tensord.synchronize()
+    b[500] = 2
+    assert (a // b).tolist() == [3] * 1000
 
 
 @gpu_test

@@ -119,10 +119,15 @@ def test_ops_outside_contexts_use_stream_0(session):
         pass
     x = tensord.zeros(2) + 1
     assert session._pending and session._pending[-1].call.stream == 0
+    # As in CUDA, s must wait for the default stream's work before reading what it wrote
+    # (without it the read races with the write and may see the storage uninitialised).
+    s.wait_stream(cuda.default_stream())
     with cuda.stream(s):
         y = x * 2
         assert session._pending[-1].call.stream == s.stream_id
-    assert y.tolist() == [2.0, 2.0]
+    z = x * 3
+    assert session._pending[-1].call.stream == 0
+    assert y.tolist() == [2.0, 2.0] and z.tolist() == [3.0, 3.0]
 
 
 # ---- events -------------------------------------------------------------------------------------
@@ -321,6 +326,7 @@ def test_async_error_raised_by_its_streams_synchronize(session):
     s, other = cuda.Stream(), cuda.Stream()
     x = tensord.arange(6.)
     index = tensord.tensor([0, 99])
+    session.synchronize()  # x is written before the side streams read it
     with cuda.stream(s):
         bad = x.take(index)  # out of range: found by the kernel, on s
         fine = x + 1
@@ -360,6 +366,7 @@ def test_unpipelined_session(server):
     with tensord.connect(server, pipeline=False) as s:
         side = cuda.Stream()
         x = tensord.zeros(10)
+        s.synchronize()
         with cuda.stream(side):
             _sleep(s)
             x.fill_(7)
@@ -394,6 +401,7 @@ def test_stream_limit_reuses_streams(small_server):
         ids = [st.stream_id for st in streams]
         assert all(i != 0 for i in ids) and len(set(ids)) == 2
         x = tensord.zeros(10)
+        s.synchronize()
         with cuda.stream(streams[0]):
             _sleep(s)
             x.fill_(1)

@@ -383,7 +383,7 @@ class Session:
     def wait_event(self, event, stream):
         """Makes the ops issued on `stream` from now on wait for the event's latest record."""
         with self._lock:
-            pass
+            self.flush()  # the ops before the wait are not held back by it
             self._call("WaitEvent", pb.WaitEventRequest(session_id=self.id, event=event,
                                                         stream=stream),
                        pb.WaitEventResponse)

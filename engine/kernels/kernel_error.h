@@ -1,0 +1,41 @@
+// KernelError: what a kernel that finds bad data (an integer division by zero, an index out of
+// range) reports instead of trapping. Device kernels write it into their op's slot in host-mapped
+// memory and return; the host turns it into the op's error when the op retires, and poisons
+// exactly that op's outputs. The CUDA context stays healthy: no assert, no __trap.
+#ifndef TENSORD_ENGINE_KERNELS_KERNEL_ERROR_H_
+#define TENSORD_ENGINE_KERNELS_KERNEL_ERROR_H_
+
+#include <cstdint>
+
+#include "engine/host_device.h"
+
+namespace tensord::engine {
+
+struct KernelError {
+  enum Code : int32_t { kNone = 0, kZeroDivision = 1, kIndexOutOfRange = 2 };
+  int32_t code = kNone;
+  int32_t unused = 0;
+  int64_t a = 0;  // e.g. the bad index
+  int64_t b = 0;  // e.g. the size it indexes
+};
+
+// Records the first error reported into `slot` (later ones are dropped).
+TENSORD_HD inline void ReportKernelError(KernelError* slot, int32_t code, int64_t a, int64_t b) {
+#if defined(__CUDA_ARCH__)
+  if (atomicCAS(&slot->code, 0, code) == 0) {
+    slot->a = a;
+    slot->b = b;
+    __threadfence_system();
+  }
+#else
+  if (slot->code == KernelError::kNone) {
+    slot->code = code;
+    slot->a = a;
+    slot->b = b;
+  }
+#endif
+}
+
+}  // namespace tensord::engine
+
+#endif  // TENSORD_ENGINE_KERNELS_KERNEL_ERROR_H_

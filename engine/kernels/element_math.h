@@ -76,16 +76,20 @@ TENSORD_HD inline C DivFloorFloat(C a, C b) {
   return floordiv;
 }
 
-// Integer division and remainder without the trap on MIN / -1 (the divisor is never 0: the
-// planner checks first).
+// Integer division and remainder without the trap on MIN / -1 (signed types only: for uint8,
+// C(-1) is 255, an ordinary divisor). The divisor is never 0: the op checks first.
 template <typename C>
 TENSORD_HD inline C DivTruncInt(C a, C b) {
-  if (b == C(-1)) return WrapSub(C(0), a);
+  if constexpr (std::is_signed_v<C>) {
+    if (b == C(-1)) return WrapSub(C(0), a);
+  }
   return static_cast<C>(a / b);
 }
 template <typename C>
 TENSORD_HD inline C ModInt(C a, C b) {
-  if (b == C(-1)) return 0;
+  if constexpr (std::is_signed_v<C>) {
+    if (b == C(-1)) return 0;
+  }
   return static_cast<C>(a % b);
 }
 template <typename C>

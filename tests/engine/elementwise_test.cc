@@ -2,6 +2,7 @@
 // rules, overlap checks, reductions' geometry and kernel-time failures. The differential tests
 // against torch (tests/python/test_compute.py) cover every op × dtype × layout.
 #include "engine/elementwise.h"
+#include "engine/factory_ops.h"
 
 #include "gtest/gtest.h"
 #include "engine/op_registry.h"
@@ -72,6 +73,19 @@ TEST(ElementwiseTest, AddThroughTheRegistryBroadcastsAndPromotes) {
   ASSERT_OK_AND_ASSIGN(auto half, RunNow(PlanOp("mul", {a}, Attrs().Set("other", Scalar(0.5)))));
   EXPECT_EQ(half[0].dtype(), DType::kFloat32);
   EXPECT_EQ(Values(half[0]), (std::vector<double>{0, 0.5, 1, 1.5, 2, 2.5}));
+}
+
+TEST(ElementwiseTest, UnsignedDivisionByTheLargestValueIsOrdinary) {
+  // uint8's 255 is C(-1): only signed types need the MIN / -1 special case. Expected values
+  // from torch 1.13.
+  ASSERT_OK_AND_ASSIGN(Tensor a, FromBytes(V{3}, DType::kUInt8, std::string("\x04\xc8\xff", 3)));
+  ASSERT_OK_AND_ASSIGN(Tensor b, FromBytes(V{3}, DType::kUInt8, std::string("\xff\xff\xff", 3)));
+  ASSERT_OK_AND_ASSIGN(auto q, RunNow(PlanOp("floor_divide", {a, b}, {})));
+  EXPECT_EQ(Values(q[0]), (std::vector<double>{0, 0, 1}));
+  ASSERT_OK_AND_ASSIGN(auto f, RunNow(PlanOp("fmod", {a, b}, {})));
+  EXPECT_EQ(Values(f[0]), (std::vector<double>{4, 200, 0}));
+  ASSERT_OK_AND_ASSIGN(auto r, RunNow(PlanOp("remainder", {a, b}, {})));
+  EXPECT_EQ(Values(r[0]), (std::vector<double>{4, 200, 0}));
 }
 
 TEST(ElementwiseTest, InPlaceRules) {

@@ -1,9 +1,11 @@
 #include "engine/scalar.h"
 
+#include <cstring>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "engine/errors.h"
+#include "engine/kernels/convert.h"
 
 namespace tensord::engine {
 
@@ -14,6 +16,23 @@ std::string Scalar::ToString() const {
     case Kind::kFloat: break;
   }
   return absl::StrCat(d_);
+}
+
+uint64_t FillPattern(DType dtype, const Scalar& value) {
+  uint64_t pattern = 0;
+  DispatchDType(dtype, [&](auto t) {
+    using T = decltype(t);
+    T v;
+    if (value.is_float()) {
+      v = Convert<T>(value.to_double());
+    } else if (value.is_bool()) {
+      v = Convert<T>(value.to_bool());
+    } else {
+      v = Convert<T>(value.to_int());
+    }
+    std::memcpy(&pattern, &v, sizeof(T));
+  });
+  return pattern;
 }
 
 absl::Status CheckScalarFits(absl::string_view op, const Scalar& value, DType dtype) {

@@ -46,6 +46,10 @@ class Scalar {
   double d_;
 };
 
+// The bits of `value` converted to `dtype` (as a fill writes every element), in the low
+// ItemSize(dtype) bytes.
+uint64_t FillPattern(DType dtype, const Scalar& value);
+
 // Checks, as c10's checked_convert, that `value` fits `dtype` (e.g. 300 does not fit uint8);
 // `op` names the op in the error.
 absl::Status CheckScalarFits(absl::string_view op, const Scalar& value, DType dtype);

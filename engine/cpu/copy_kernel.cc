@@ -239,18 +239,8 @@ void FillStrided(IntList sizes, const StridedRef& dst, const Scalar& value) {
   const int64_t itemsize = ItemSize(dst.dtype);
   // The value converted once to dst's bit pattern.
   alignas(8) char pattern[8] = {};
-  DispatchDType(dst.dtype, [&](auto t) {
-    using T = decltype(t);
-    T v;
-    if (value.is_float()) {
-      v = Convert<T>(value.to_double());
-    } else if (value.is_bool()) {
-      v = Convert<T>(value.to_bool());
-    } else {
-      v = Convert<T>(value.to_int());
-    }
-    std::memcpy(pattern, &v, sizeof(T));
-  });
+  const uint64_t bits = FillPattern(dst.dtype, value);
+  std::memcpy(pattern, &bits, sizeof(bits));
   bool all_zero = true;
   for (int64_t i = 0; i < itemsize; ++i) all_zero &= pattern[i] == 0;
   StridedLoop<1> loop(sizes, {dst.strides}, {itemsize});

@@ -289,19 +289,7 @@ class CudaBackend final : public Backend {
     const cpu::StridedLoop<1> loop(sizes, {dst.strides}, {itemsize});
     if (loop.numel() == 0) return absl::OkStatus();
     // The value converted once, on the host, to dst's bit pattern (as the CPU fill).
-    uint64_t pattern = 0;
-    DispatchDType(dst.dtype, [&](auto t) {
-      using T = decltype(t);
-      T v;
-      if (value.is_float()) {
-        v = Convert<T>(value.to_double());
-      } else if (value.is_bool()) {
-        v = Convert<T>(value.to_bool());
-      } else {
-        v = Convert<T>(value.to_int());
-      }
-      std::memcpy(&pattern, &v, sizeof(T));
-    });
+    const uint64_t pattern = FillPattern(dst.dtype, value);
     TENSORD_CUDA_TRY(UseDevice(device_.index), "fill");
     const LaunchTarget to = TargetFor(this, device_.index);
     return Finish(LaunchFill(MakeOffsetCalculator<1>(loop), loop.numel(), dst.data, itemsize,

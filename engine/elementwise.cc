@@ -226,9 +226,8 @@ absl::StatusOr<PlannedOp> PlanElementwise(const ElementwiseSpec& spec, std::vect
       continue;
     }
     if (t.dtype() == compute || (i < spec.keep_dtype.size() && spec.keep_dtype[i])) continue;
-    TENSORD_ASSIGN_OR_RETURN(converted[i], AllocateTensor(op, TensorMeta::Contiguous(
-                                                                  compute, t.sizes()),
-                                                              t.is_wrapped_number() ? kCpu : device));
+    TENSORD_ASSIGN_OR_RETURN(
+        converted[i], AllocateTensor(op, TensorMeta::Contiguous(compute, t.sizes()), device));
     if (t.is_wrapped_number()) {
       cpu::CopyStrided({}, StridedRef::Of(converted[i]), StridedRef::Of(t));
       converted[i].set_wrapped_number(true);

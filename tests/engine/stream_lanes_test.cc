@@ -61,14 +61,18 @@ class FakeLane final : public DeviceLane {
 
 class StreamLanesTest : public testing::Test {
  protected:
+  // The running task's lane on the fake device (made on first use), as a backend gets it.
+  DeviceLane* LaunchOnFakeDevice() {
+    return ExecContext::Current()->Launch(device_key(), [this] {
+      auto lane = std::make_unique<FakeLane>();
+      lane_ = lane.get();
+      return lane;
+    });
+  }
   // A kernel that "launches" on the fake device and records its position.
   absl::AnyInvocable<absl::Status()> DeviceKernel(int id, absl::Status result = absl::OkStatus()) {
     return [this, id, result]() {
-      ExecContext::Current()->Launch(device_key(), [this] {
-        auto lane = std::make_unique<FakeLane>();
-        lane_ = lane.get();
-        return lane;
-      });
+      LaunchOnFakeDevice();
       absl::MutexLock lock(&mu_);
       launched_.push_back(id);
       return result;
@@ -199,13 +203,7 @@ TEST_F(StreamLanesTest, AKernelsReportFailsItAtRetireAndPoisonsWhatDependsOnIt) 
   auto unrelated = Storage::Create(CpuAllocator(), 8).value();
   // The "device" finds bad data while it runs: it writes the op's slot and carries on.
   StreamTask bad = Task("op 1 (floor_divide)", [this]() {
-    ExecContext* context = ExecContext::Current();
-    DeviceLane* lane = context->Launch(device_key(), [this] {
-      auto l = std::make_unique<FakeLane>();
-      lane_ = l.get();
-      return l;
-    });
-    KernelError* slot = context->ErrorSlot(lane, [](const KernelError& e) {
+    KernelError* slot = ExecContext::Current()->ErrorSlot(LaunchOnFakeDevice(), [](const KernelError& e) {
       return absl::InvalidArgumentError(absl::StrCat("ZeroDivisionError at element ", e.a));
     });
     ReportKernelError(slot, KernelError::kZeroDivision, 5, 0);

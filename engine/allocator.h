@@ -39,6 +39,11 @@ Allocator& CpuAllocator();
 
 // Caps the bytes the CPU pool keeps cached (default: 1/4 of physical memory).
 void SetCpuPoolCacheLimit(int64_t bytes);
+// Gives idle host memory back to the system: when the pool has neither allocated nor freed
+// anything since the previous call, it keeps at most `floor` bytes cached (the largest blocks
+// go first) and the C heap returns its free pages (malloc_trim). Called periodically; a busy
+// server is left alone, an idle one shrinks to its floor within two periods.
+void TrimCpuMemoryIfIdle(int64_t floor);
 
 }  // namespace tensord::engine
 

@@ -60,7 +60,8 @@ class Backend {
   virtual absl::Status ClampTensor(IntList shape, const StridedRef& out, const StridedRef& x,
                                    const StridedRef& lo, const StridedRef& hi, bool has_lo,
                                    bool has_hi) = 0;
-  // Occupies the device's queue for `ms` milliseconds (torch.cuda._sleep; the CPU sleeps).
+  // Occupies the device's queue for `ms` milliseconds (torch.cuda._sleep). The _sleep op holds a
+  // CPU stream without a kernel instead (PlannedOp::hold); the CPU backend sleeps the caller.
   virtual absl::Status Sleep(int64_t ms) = 0;
 };
 

@@ -1,3 +1,4 @@
+#include <malloc.h>
 #include <sys/mman.h>
 #include <errno.h>
 #include <unistd.h>
@@ -129,6 +130,7 @@ class PoolAllocator final : public Allocator {
     const int64_t capacity = RoundToClass(nbytes);
     {
       absl::MutexLock lock(&mu_);
+      ++deallocations_;
       live_bytes_ -= nbytes;
       --live_allocations_;
       if (cached_bytes_ + capacity <= cache_limit_) {
@@ -157,6 +159,37 @@ class PoolAllocator final : public Allocator {
     }
   }
 
+  // Returns whether the pool was idle since the previous call (and trimmed it).
+  bool TrimIfIdle(int64_t floor) {
+    std::vector<std::pair<int64_t, void*>> released;
+    {
+      absl::MutexLock lock(&mu_);
+      const int64_t activity = pool_hits_ + pool_misses_ + deallocations_;
+      if (activity != activity_at_last_trim_check_) {
+        activity_at_last_trim_check_ = activity;
+        trimmed_since_activity_ = false;
+        return false;
+      }
+      if (trimmed_since_activity_) return false;
+      trimmed_since_activity_ = true;
+      std::vector<int64_t> classes;
+      for (const auto& [capacity, blocks] : free_) {
+        if (!blocks.empty()) classes.push_back(capacity);
+      }
+      std::sort(classes.rbegin(), classes.rend());
+      for (int64_t capacity : classes) {
+        std::vector<void*>& blocks = free_[capacity];
+        while (!blocks.empty() && cached_bytes_ > floor) {
+          released.emplace_back(capacity, blocks.back());
+          blocks.pop_back();
+          cached_bytes_ -= capacity;
+        }
+      }
+    }
+    for (const auto& [capacity, ptr] : released) OsFree(ptr, capacity);
+    return true;
+  }
+
   void SetCacheLimit(int64_t bytes) {
     {
       absl::MutexLock lock(&mu_);
@@ -174,6 +207,9 @@ class PoolAllocator final : public Allocator {
   int64_t live_allocations_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t pool_hits_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t pool_misses_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t deallocations_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t activity_at_last_trim_check_ ABSL_GUARDED_BY(mu_) = -1;
+  bool trimmed_since_activity_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 PoolAllocator& Pool() {
@@ -185,5 +221,9 @@ PoolAllocator& Pool() {
 
 Allocator& CpuAllocator() { return Pool(); }
 void SetCpuPoolCacheLimit(int64_t bytes) { Pool().SetCacheLimit(bytes); }
+
+void TrimCpuMemoryIfIdle(int64_t floor) {
+  if (Pool().TrimIfIdle(floor)) malloc_trim(0);
+}
 
 }  // namespace tensord::engine

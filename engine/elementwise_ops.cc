@@ -410,6 +410,8 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
                     return backend.ClampTensor(shape, o, ins[0], ins[1], ins[2], has_lo, has_hi);
                   });
             });
+    // Either bound may be None (clamp and clamp_).
+    for (size_t i = ops.size() - 2; i < ops.size(); ++i) ops[i].optional_inputs = {"min", "max"};
   }
   for (const char* cname : {"clamp_min", "clamp_max"}) {
     const bool is_min = std::string(cname) == "clamp_min";
@@ -462,7 +464,7 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
               TENSORD_ASSIGN_OR_RETURN(auto mode, a.OptionalInt("rounding_mode"));
               if (!mode) return PlanBinary(n, BinaryOp::kDiv, BinaryRule::kTrueDiv, in[0], in[1], out);
               if (*mode != 1 && *mode != 2) {
-                return ValueError(n, absl::StrCat("div expected rounding_mode to be one of None, "
+                return RuntimeError(n, absl::StrCat("div expected rounding_mode to be one of None, "
                                                   "'trunc', or 'floor' but found ", *mode));
               }
               return PlanBinary(n, *mode == 1 ? BinaryOp::kDivTrunc : BinaryOp::kDivFloor,

@@ -1,6 +1,9 @@
 #include "engine/errors.h"
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/cord.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
 namespace tensord::engine {
@@ -45,6 +48,22 @@ std::string ErrorKind(const absl::Status& status) {
 absl::Status DimOutOfRange(absl::string_view op, int64_t dim, int64_t ndim) {
   return IndexError(op, absl::StrCat("Dimension out of range (expected to be in range of [", -ndim,
                                      ", ", ndim - 1, "], but got ", dim, ")"));
+}
+
+absl::Status NameOp(absl::string_view op, const absl::Status& status) {
+  if (status.ok()) return status;
+  absl::string_view message = status.message();
+  if (absl::StartsWith(message, op) && absl::StartsWith(message.substr(op.size()), ": ")) {
+    return status;
+  }
+  // A leading "name: " where name is an identifier (dots allowed: "max.dim").
+  size_t n = 0;
+  while (n < message.size() &&
+         (absl::ascii_isalnum(message[n]) || message[n] == '_' || message[n] == '.')) {
+    ++n;
+  }
+  if (n > 0 && absl::StartsWith(message.substr(n), ": ")) message.remove_prefix(n + 2);
+  return WithPayloadsOf(status, absl::Status(status.code(), absl::StrCat(op, ": ", message)));
 }
 
 absl::Status WithPayloadsOf(const absl::Status& from, absl::Status to) {

@@ -39,6 +39,11 @@ std::string ErrorKind(const absl::Status& status);
 // root cause (a failed kernel, a poisoned input) raise as the cause did.
 absl::Status WithPayloadsOf(const absl::Status& from, absl::Status to);
 
+// `status` as an error of op `op`: the op name that leads the message (the name of whatever
+// inner op or helper raised it: `full` for `zeros`, `device` for a bad device) becomes `op`, or
+// `op` is put in front when the message names none. Errors then name the op the client called.
+absl::Status NameOp(absl::string_view op, const absl::Status& status);
+
 // torch's "\"<op>_cpu\" not implemented for '<Dtype>'" (RuntimeError): a dtype an op has no CPU
 // kernel for.
 absl::Status DTypeNotImplemented(absl::string_view op, DType dtype);

@@ -78,7 +78,7 @@ absl::StatusOr<PlannedOp> PlanPut(const Tensor& self, const Tensor& index, const
                                          DTypeLegacyName(source.dtype())));
   }
   if (index.numel() != source.numel()) {
-    return RuntimeError(op, absl::StrCat("put_(): Expected source and index to have the same "
+    return IndexError(op, absl::StrCat("put_(): Expected source and index to have the same "
                                          "number of elements, but got source.numel() = ",
                                          source.numel(), ", index.numel() = ", index.numel()));
   }

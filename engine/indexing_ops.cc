@@ -138,10 +138,17 @@ absl::StatusOr<PlannedOp> PlanIndexSelect(const Tensor& self, int64_t dim, const
 // gather / scatter share their shape rules.
 absl::Status CheckGatherShapes(absl::string_view op, const Tensor& self, int64_t d,
                                const Tensor& index, const Tensor* src) {
-  if (index.dim() != std::max<int64_t>(self.dim(), 1) && !(self.dim() == 0 && index.dim() == 0)) {
+  // Ranks first (a 0-d tensor counts as 1-d, as torch's ensure_nonempty_dim), so that no size
+  // below is read past a tensor's rank.
+  auto nonempty_dim = [](const Tensor& t) { return std::max<int64_t>(t.dim(), 1); };
+  if (nonempty_dim(index) != nonempty_dim(self)) {
     return RuntimeError(op, "Index tensor must have the same number of dimensions as " +
                                 std::string(src ? "self tensor" : "input tensor"));
   }
+  if (src != nullptr && nonempty_dim(index) != nonempty_dim(*src)) {
+    return RuntimeError(op, "Index tensor must have the same number of dimensions as src tensor");
+  }
+  auto nonempty_size = [](const Tensor& t, int64_t k) { return t.dim() == 0 ? 1 : t.size(k); };
   for (int64_t k = 0; k < index.dim() && self.dim() > 0; ++k) {
     if (k != d && index.size(k) > self.size(k)) {
       return RuntimeError(op, absl::StrCat("Size does not match at dimension ", k,
@@ -149,7 +156,7 @@ absl::Status CheckGatherShapes(absl::string_view op, const Tensor& self, int64_t
                                            " to be smaller than self ", FormatList(self.sizes()),
                                            " apart from dimension ", d));
     }
-    if (src && index.size(k) > src->size(k)) {
+    if (src && index.size(k) > nonempty_size(*src, k)) {
       return RuntimeError(op, absl::StrCat("Expected index ", FormatList(index.sizes()),
                                            " to be smaller than self ", FormatList(self.sizes()),
                                            " apart from dimension ", d,

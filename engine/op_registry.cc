@@ -52,7 +52,7 @@ const AttrValue* Attrs::Find(absl::string_view name) const {
 // ---- AttrReader --------------------------------------------------------------------------
 
 absl::Status AttrReader::Missing(absl::string_view name) const {
-  return RuntimeError(op_.name, absl::StrCat("missing required argument '", name, "'"));
+  return TypeError(op_.name, absl::StrCat("missing required argument '", name, "'"));
 }
 
 absl::Status AttrReader::WrongType(absl::string_view name, absl::string_view expected) const {
@@ -532,7 +532,13 @@ void RegisterOtherOps(std::vector<OpDef>& ops) {
                 TENSORD_ASSIGN_OR_RETURN(Device device, a.GetDevice("device", kCpu));
                 TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(device));
                 PlannedOp plan;
-                plan.kernel = [backend, ms]() { return backend->Sleep(ms); };
+                if (device.is_cpu()) {
+                  // The stream is held, not a thread: the CPU's stand-in for a long kernel.
+                  plan.hold = absl::Milliseconds(ms);
+                  plan.kernel = [] { return absl::OkStatus(); };
+                } else {
+                  plan.kernel = [backend, ms]() { return backend->Sleep(ms); };
+                }
                 return plan;
               }};
   sleep.returns_nothing = true;
@@ -585,6 +591,11 @@ absl::StatusOr<PlannedOp> PlanOp(absl::string_view name, absl::Span<const Tensor
                                               "'"));
     }
   }
+  for (const AttrSpec& spec : op->attrs) {
+    if (spec.required && attrs.Find(spec.name) == nullptr) {
+      return TypeError(op->name, absl::StrCat("missing required argument '", spec.name, "'"));
+    }
+  }
   // Inputs given as numbers (or None) are wrapped here; the others come in order.
   std::vector<Tensor> full;
   absl::Span<const Tensor> planned = inputs;
@@ -604,6 +615,11 @@ absl::StatusOr<PlannedOp> PlanOp(absl::string_view name, absl::Span<const Tensor
                                        input) != op->scalar_inputs.end();
       if (scalar_ok && it != attrs.values().end()) {
         if (std::holds_alternative<None>(it->second)) {
+          if (std::find(op->optional_inputs.begin(), op->optional_inputs.end(), input) ==
+              op->optional_inputs.end()) {
+            return TypeError(op->name, absl::StrCat("argument '", input,
+                                                    "' must be Tensor or Number, not NoneType"));
+          }
           full.emplace_back();  // an absent optional input
           continue;
         }
@@ -622,12 +638,17 @@ absl::StatusOr<PlannedOp> PlanOp(absl::string_view name, absl::Span<const Tensor
                                             inputs.size(), " were given"));
   }
   for (size_t i = 0; i < planned.size(); ++i) {
-    if (!planned[i].defined() && !attrs.values().contains(op->inputs[i])) {
-      return RuntimeError(op->name, "an input tensor is undefined");
+    if (!planned[i].defined() &&
+        std::find(op->optional_inputs.begin(), op->optional_inputs.end(), op->inputs[i]) ==
+            op->optional_inputs.end()) {
+      return TypeError(op->name, absl::StrCat("argument '", op->inputs[i],
+                                              "' must be Tensor, not NoneType"));
     }
   }
   AttrReader reader(*op, attrs);
-  return op->plan(planned, reader);
+  absl::StatusOr<PlannedOp> plan = op->plan(planned, reader);
+  if (!plan.ok()) return NameOp(op->name, plan.status());
+  return plan;
 }
 
 }  // namespace tensord::engine

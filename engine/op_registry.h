@@ -88,8 +88,11 @@ struct OpDef {
   bool returns_nothing = false;  // queued for its effect only (_sleep)
   // Inputs that a call may give as a number attribute of the same name instead of a tensor
   // (wrapped as a 0-d tensor with the lowest promotion priority, as torch's Python numbers), or
-  // as None where the input is optional (clamp's min/max).
+  // as None where the input is listed in `optional_inputs` too.
   std::vector<std::string> scalar_inputs = {};
+  // Inputs that may be absent (None): clamp's min and max. Any other input given as None is a
+  // TypeError naming the op, so no planner ever sees an undefined tensor it did not ask for.
+  std::vector<std::string> optional_inputs = {};
 };
 
 // Typed access to one call's attributes, with errors naming the op and the attribute.

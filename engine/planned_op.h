@@ -12,6 +12,7 @@
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "engine/tensor.h"
 
 namespace tensord::engine {
@@ -25,6 +26,9 @@ struct PlannedOp {
   // work and propagates failures by them.
   std::vector<std::shared_ptr<Storage>> reads;
   std::vector<std::shared_ptr<Storage>> writes;
+  // Queued on a stream, the op occupies it this long before its kernel runs, holding no thread
+  // (the CPU's _sleep: as a long GPU kernel holds no CPU).
+  absl::Duration hold = absl::ZeroDuration();
 
   bool has_kernel() const { return static_cast<bool>(kernel); }
 };

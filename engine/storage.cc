@@ -125,6 +125,11 @@ void Storage::EndRead(uint64_t ticket) {
   for (auto& fn : ready) fn();
 }
 
+bool Storage::HasQueuedWrites() const {
+  absl::MutexLock lock(&mu_);
+  return !pending_writes_.empty();
+}
+
 std::shared_ptr<const absl::Status> Storage::poison() const {
   absl::MutexLock lock(&mu_);
   return poison_;

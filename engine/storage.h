@@ -72,6 +72,8 @@ class Storage {
   // are, else on the thread that ends the last of them.
   void WhenReadable(uint64_t ticket, absl::AnyInvocable<void()> ready);
   void EndRead(uint64_t ticket);
+  // Whether writes are queued and not yet done: a host read now would have to wait.
+  bool HasQueuedWrites() const;
 
   // ---- Poison --------------------------------------------------------------------------------
   // The root-cause error of the failed op that wrote this storage, or null.

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/errors.h"
+#include "engine/timer.h"
 
 namespace tensord::engine {
 
@@ -11,6 +12,7 @@ StreamTask TaskFromPlan(std::string label, PlannedOp& plan) {
   task.kernel = std::move(plan.kernel);
   task.reads = plan.reads;
   task.writes = plan.writes;
+  task.hold = plan.hold;
   return task;
 }
 
@@ -116,6 +118,14 @@ bool Stream::HeadReady(StreamTask& task) {
     if (!task.writes[i]->IsWritable(task.write_tickets[i])) {
       task.writes[i]->WhenWritable(task.write_tickets[i],
                                    [self = shared_from_this()] { self->Wake(); });
+      return false;
+    }
+  }
+  if (task.hold > absl::ZeroDuration()) {
+    const absl::Time now = absl::Now();
+    if (task.hold_until == absl::InfinitePast()) task.hold_until = now + task.hold;
+    if (now < task.hold_until) {
+      RunAfter(task.hold_until - now, [self = shared_from_this()] { self->Wake(); });
       return false;
     }
   }

@@ -33,6 +33,10 @@ struct StreamTask {
   uint64_t wait_generation = 0;
   std::shared_ptr<Event> record_event;  // complete generation record_generation after
   uint64_t record_generation = 0;
+  // Occupies the stream this long before the kernel runs (PlannedOp::hold); the stream parks,
+  // holding no thread, until `hold_until`.
+  absl::Duration hold = absl::ZeroDuration();
+  absl::Time hold_until = absl::InfinitePast();
   // Runs on the worker after the task, with its status.
   absl::AnyInvocable<void(const absl::Status&)> on_done;
   bool is_marker = false;  // markers do not count against the queue limit

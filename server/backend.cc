@@ -68,6 +68,16 @@ ReadyDownload::~ReadyDownload() {
   if (fenced_) fenced_->EndRead(read_ticket_);
 }
 
+namespace {
+
+// The lease in whole seconds, rounded up: a client renewing at a fraction of it never lets a
+// sub-second lease lapse because it read 0.
+int64_t LeaseSeconds(absl::Duration ttl) {
+  return absl::ToInt64Seconds(absl::Ceil(ttl, absl::Seconds(1)));
+}
+
+}  // namespace
+
 // ---- Backend -----------------------------------------------------------------------------------
 
 TensordBackend::TensordBackend(const ServerLimits& limits, engine::Device default_device,
@@ -113,7 +123,7 @@ void TensordBackend::HandleGetServerInfo(v1::GetServerInfoResponse* response) {
   l->set_max_queued_ops_per_stream(limits_.max_queued_ops_per_stream);
   l->set_max_ops_per_batch(limits_.max_ops_per_batch);
   l->set_max_streams_per_session(limits_.max_streams_per_session);
-  l->set_session_ttl_seconds(absl::ToInt64Seconds(limits_.session_ttl));
+  l->set_session_ttl_seconds(LeaseSeconds(limits_.session_ttl));
   l->set_chunk_bytes(limits_.chunk_bytes);
   l->set_max_view_outputs(engine::kMaxViewOutputs);
   response->set_active_sessions(sessions_.size());
@@ -135,7 +145,7 @@ absl::Status TensordBackend::HandleOpenSession(const v1::OpenSessionRequest& req
   TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, sessions_.Open(device));
   response->set_session_id(session->id());
   response->set_device(device.ToString());
-  response->set_ttl_seconds(absl::ToInt64Seconds(limits_.session_ttl));
+  response->set_ttl_seconds(LeaseSeconds(limits_.session_ttl));
   return absl::OkStatus();
 }
 
@@ -146,35 +156,48 @@ absl::Status TensordBackend::HandleCloseSession(const v1::CloseSessionRequest& r
 absl::Status TensordBackend::HandleRenewLease(const v1::RenewLeaseRequest& request,
                                               v1::RenewLeaseResponse* response) {
   TENSORD_RETURN_IF_ERROR(sessions_.Find(request.session_id()).status());
-  response->set_ttl_seconds(absl::ToInt64Seconds(limits_.session_ttl));
+  response->set_ttl_seconds(LeaseSeconds(limits_.session_ttl));
   return absl::OkStatus();
 }
 
-absl::Status TensordBackend::HandleRunOps(const v1::RunOpsRequest& request,
-                                          v1::RunOpsResponse* response) {
-  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
-                           sessions_.Find(request.session_id()));
-  session->RunOps(request, response);
-  if (request.release_after_size() > 0) {
-    v1::ReleaseResponse released;
-    session->Release(request.release_after(), &released);
-  }
-  return absl::OkStatus();
+void TensordBackend::InSession(const std::string& session_id,
+                               absl::AnyInvocable<absl::Status(Session&)> work, Done done) {
+  absl::StatusOr<std::shared_ptr<Session>> session = sessions_.Find(session_id);
+  if (!session.ok()) return done(session.status());
+  Session& s = **session;
+  s.InOrder([session = *std::move(session), work = std::move(work),
+             done = std::move(done)]() mutable {
+    done(work(*session));
+    return true;
+  });
 }
 
-absl::Status TensordBackend::HandleDescribe(const v1::DescribeRequest& request,
-                                            v1::DescribeResponse* response) {
-  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
-                           sessions_.Find(request.session_id()));
-  return session->Describe(request.ids(), response);
+void TensordBackend::HandleRunOps(const v1::RunOpsRequest& request, v1::RunOpsResponse* response,
+                                  Done done) {
+  absl::StatusOr<std::shared_ptr<Session>> session = sessions_.Find(request.session_id());
+  if (!session.ok()) return done(session.status());
+  (*session)->RunOps(request, response, [done = std::move(done)]() mutable {
+    done(absl::OkStatus());
+  });
 }
 
-absl::Status TensordBackend::HandleRelease(const v1::ReleaseRequest& request,
-                                           v1::ReleaseResponse* response) {
-  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
-                           sessions_.Find(request.session_id()));
-  session->Release(request.ids(), response);
-  return absl::OkStatus();
+void TensordBackend::HandleDescribe(const v1::DescribeRequest& request,
+                                    v1::DescribeResponse* response, Done done) {
+  InSession(request.session_id(),
+            [&request, response](Session& session) {
+              return session.Describe(request.ids(), response);
+            },
+            std::move(done));
+}
+
+void TensordBackend::HandleRelease(const v1::ReleaseRequest& request,
+                                   v1::ReleaseResponse* response, Done done) {
+  InSession(request.session_id(),
+            [&request, response](Session& session) {
+              session.Release(request.ids(), response);
+              return absl::OkStatus();
+            },
+            std::move(done));
 }
 
 namespace {
@@ -203,15 +226,31 @@ void TensordBackend::ReadWhenReady(const Tensor& tensor,
 void TensordBackend::HandleReadStorage(
     const v1::ReadStorageRequest& request,
     absl::AnyInvocable<void(absl::StatusOr<v1::ReadStorageResponse>)> done) {
-  constexpr absl::string_view op = "read_storage";
   absl::StatusOr<std::shared_ptr<Session>> session = sessions_.Find(request.session_id());
   if (!session.ok()) return done(session.status());
-  absl::StatusOr<Tensor> tensor = (*session)->Find(op, request.id());
+  // In the session's call order: the read sees the writes of every call before it.
+  Session& s = **session;
+  s.InOrder([this, session = *std::move(session), &request, done = std::move(done)]() mutable {
+    ReadStorageInOrder(*session, request, std::move(done));
+    return true;
+  });
+}
+
+void TensordBackend::ReadStorageInOrder(
+    Session& session, const v1::ReadStorageRequest& request,
+    absl::AnyInvocable<void(absl::StatusOr<v1::ReadStorageResponse>)> done) {
+  constexpr absl::string_view op = "read_storage";
+  absl::StatusOr<Tensor> tensor = session.Find(op, request.id());
   if (!tensor.ok()) return done(tensor.status());
   const int64_t itemsize = tensor->itemsize();
   const int64_t numel = tensor->storage()->nbytes() / itemsize;
   const int64_t offset = request.offset();
-  const int64_t count = request.count() < 0 ? numel - offset : request.count();
+  if (request.count() < -1) {
+    return done(engine::IndexError(op, absl::StrCat("count must be -1 (to the end) or >= 0, got ",
+                                                    request.count())));
+  }
+  const int64_t count =
+      request.count() == -1 && offset >= 0 && offset <= numel ? numel - offset : request.count();
   if (offset < 0 || offset > numel || count < 0 || count > numel - offset) {
     return done(engine::IndexError(op, absl::StrCat("elements [", offset, ", ", offset,
                                                     " + ", request.count(),
@@ -253,13 +292,18 @@ void TensordBackend::HandleReadStorage(
   });
 }
 
-absl::Status TensordBackend::HandleWriteStorage(const v1::WriteStorageRequest& request) {
+void TensordBackend::HandleWriteStorage(const v1::WriteStorageRequest& request, Done done) {
+  InSession(request.session_id(),
+            [&request](Session& session) { return WriteStorageInOrder(session, request); },
+            std::move(done));
+}
+
+absl::Status TensordBackend::WriteStorageInOrder(Session& session,
+                                                 const v1::WriteStorageRequest& request) {
   constexpr absl::string_view op = "write_storage";
-  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
-                           sessions_.Find(request.session_id()));
-  TENSORD_ASSIGN_OR_RETURN(Tensor tensor, session->Find(op, request.id()));
+  TENSORD_ASSIGN_OR_RETURN(Tensor tensor, session.Find(op, request.id()));
   TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<engine::Stream> stream,
-                           session->FindStream(op, request.stream()));
+                           session.FindStream(op, request.stream()));
   const int64_t itemsize = tensor.itemsize();
   const int64_t numel = tensor.storage()->nbytes() / itemsize;
   const int64_t bytes = static_cast<int64_t>(request.data().size());
@@ -270,28 +314,47 @@ absl::Status TensordBackend::HandleWriteStorage(const v1::WriteStorageRequest& r
   }
   const int64_t count = bytes / itemsize;
   if (request.offset() < 0 || request.offset() > numel || count > numel - request.offset()) {
-    return engine::IndexError(op, absl::StrCat("elements [", request.offset(), ", ",
-                                               request.offset() + count,
-                                               ") are out of range for a storage of ", numel,
+    return engine::IndexError(op, absl::StrCat(count, " elements at offset ", request.offset(),
+                                               " are out of range for a storage of ", numel,
                                                " elements"));
   }
   TENSORD_ASSIGN_OR_RETURN(engine::Backend * backend, engine::BackendFor(tensor.device()));
+  // The bytes wait in the queue as the session's memory (charged to it), not as an uncharged
+  // copy held by the task.
+  engine::ScopedMemoryBudget scoped_budget(session.budget());
+  TENSORD_ASSIGN_OR_RETURN(
+      Tensor payload,
+      engine::AllocateTensor(op, engine::TensorMeta::Contiguous(engine::DType::kUInt8, {bytes}),
+                             engine::kCpu));
+  if (bytes > 0) std::memcpy(payload.data(), request.data().data(), static_cast<size_t>(bytes));
   engine::StreamTask task;
-  task.label = session->NextOpLabel(op);
+  task.label = session.NextOpLabel(op);
   task.writes.push_back(tensor.storage());
   task.kernel = [backend, storage = tensor.storage(), at = request.offset() * itemsize,
-                 data = request.data()]() {
-    return backend->CopyFromHost(static_cast<char*>(storage->data()) + at, data.data(),
-                                 static_cast<int64_t>(data.size()));
+                 payload = payload.storage()]() {
+    return backend->CopyFromHost(static_cast<char*>(storage->data()) + at, payload->data(),
+                                 payload->nbytes());
   };
   return stream->Enqueue(std::move(task));
 }
 
-absl::StatusOr<std::unique_ptr<PendingUpload>> TensordBackend::StartUpload(
-    const v1::UploadHeader& header) {
+void TensordBackend::StartUpload(
+    v1::UploadHeader header,
+    absl::AnyInvocable<void(absl::StatusOr<std::unique_ptr<PendingUpload>>)> done) {
+  absl::StatusOr<std::shared_ptr<Session>> session = sessions_.Find(header.session_id());
+  if (!session.ok()) return done(session.status());
+  // In the session's call order: its release_before ids may be inputs of an earlier batch.
+  Session& s = **session;
+  s.InOrder([session = *std::move(session), header = std::move(header),
+             done = std::move(done)]() mutable {
+    done(StartUploadInOrder(std::move(session), header));
+    return true;
+  });
+}
+
+absl::StatusOr<std::unique_ptr<PendingUpload>> TensordBackend::StartUploadInOrder(
+    std::shared_ptr<Session> session, const v1::UploadHeader& header) {
   constexpr absl::string_view op = "upload";
-  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
-                           sessions_.Find(header.session_id()));
   TENSORD_ASSIGN_OR_RETURN(engine::DType dtype, DTypeFromProto(header.dtype(), op));
   engine::Device device = session->device();
   if (!header.device().empty()) {
@@ -327,18 +390,33 @@ absl::StatusOr<std::unique_ptr<PendingUpload>> TensordBackend::StartUpload(
 }
 
 void TensordBackend::StartDownload(
-    const v1::DownloadRequest& request,
+    v1::DownloadRequest request,
     absl::AnyInvocable<void(absl::StatusOr<std::unique_ptr<ReadyDownload>>)> done) {
-  constexpr absl::string_view op = "download";
   absl::StatusOr<std::shared_ptr<Session>> session = sessions_.Find(request.session_id());
   if (!session.ok()) return done(session.status());
-  absl::StatusOr<Tensor> tensor = (*session)->Find(op, request.id());
+  Session& s = **session;
+  s.InOrder([this, session = *std::move(session), request = std::move(request),
+             done = std::move(done)]() mutable {
+    DownloadInOrder(*session, request, std::move(done));
+    return true;
+  });
+}
+
+void TensordBackend::DownloadInOrder(
+    Session& session, const v1::DownloadRequest& request,
+    absl::AnyInvocable<void(absl::StatusOr<std::unique_ptr<ReadyDownload>>)> done) {
+  constexpr absl::string_view op = "download";
+  absl::StatusOr<Tensor> tensor = session.Find(op, request.id());
   if (!tensor.ok()) return done(tensor.status());
   auto download = std::unique_ptr<ReadyDownload>(new ReadyDownload());
-  (*session)->FillInfo(request.id(), *tensor, &download->header_);
+  session.FillInfo(request.id(), *tensor, &download->header_);
   ReadWhenReady(*tensor, [tensor = *tensor, id = request.id(), download = std::move(download),
+                          budget = session.budget(),
                           done = std::move(done)](uint64_t ticket) mutable {
     std::shared_ptr<engine::Storage> storage = tensor.storage();
+    // A snapshot (below) is the session's memory while the download lasts: charged to it, so
+    // that downloads of a broadcast view cannot hold more than the session may.
+    engine::ScopedMemoryBudget scoped_budget(budget);
     absl::Status poisoned = PoisonError("download", id, *storage);
     if (!poisoned.ok()) {
       storage->EndRead(ticket);
@@ -347,14 +425,14 @@ void TensordBackend::StartDownload(
     download->total_bytes_ = tensor.numel() * tensor.itemsize();
     if (!tensor.device().is_cpu()) {
       // Device memory: gathered into rows on the device when strided, then one copy into a
-      // host snapshot (uncharged server memory, as below).
+      // host snapshot.
       absl::StatusOr<Tensor> rows =
           tensor.is_contiguous() ? absl::StatusOr<Tensor>(tensor) : engine::CloneContiguous(tensor);
       absl::StatusOr<Tensor> snapshot =
           rows.ok() ? engine::RunNowSingle(engine::PlanTo(*rows, std::nullopt, engine::kCpu))
                     : rows.status();
       storage->EndRead(ticket);
-      if (!snapshot.ok()) return done(snapshot.status());
+      if (!snapshot.ok()) return done(engine::NameOp("download", snapshot.status()));
       download->data_ = snapshot->numel() == 0 ? "" : snapshot->data();
       download->source_ = *std::move(snapshot);
       return done(std::move(download));
@@ -368,66 +446,82 @@ void TensordBackend::StartDownload(
       download->read_ticket_ = ticket;
       return done(std::move(download));
     }
-    // A contiguous snapshot, then the fence goes at once. The snapshot is server memory that
-    // no session is charged for.
+    // A contiguous snapshot, then the fence goes at once.
     absl::StatusOr<Tensor> snapshot = engine::CloneContiguous(tensor);
     storage->EndRead(ticket);
-    if (!snapshot.ok()) return done(snapshot.status());
+    if (!snapshot.ok()) return done(engine::NameOp("download", snapshot.status()));
     download->data_ = snapshot->data();
     download->source_ = *std::move(snapshot);
     done(std::move(download));
   });
 }
 
-absl::Status TensordBackend::HandleCreateStream(const v1::CreateStreamRequest& request,
-                                                v1::CreateStreamResponse* response) {
-  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
-                           sessions_.Find(request.session_id()));
-  TENSORD_ASSIGN_OR_RETURN(uint64_t id, session->CreateStream());
-  response->set_stream(id);
-  return absl::OkStatus();
+void TensordBackend::HandleCreateStream(const v1::CreateStreamRequest& request,
+                                        v1::CreateStreamResponse* response, Done done) {
+  InSession(request.session_id(),
+            [response](Session& session) -> absl::Status {
+              TENSORD_ASSIGN_OR_RETURN(uint64_t id, session.CreateStream());
+              response->set_stream(id);
+              return absl::OkStatus();
+            },
+            std::move(done));
 }
 
-absl::Status TensordBackend::HandleRecordEvent(const v1::RecordEventRequest& request) {
-  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
-                           sessions_.Find(request.session_id()));
-  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<engine::Stream> stream,
-                           session->FindStream("record_event", request.stream()));
-  return stream->RecordEvent(session->EventForRecord(request.event()));
+void TensordBackend::HandleRecordEvent(const v1::RecordEventRequest& request, Done done) {
+  InSession(request.session_id(),
+            [&request](Session& session) -> absl::Status {
+              TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<engine::Stream> stream,
+                                       session.FindStream("record_event", request.stream()));
+              return stream->RecordEvent(session.EventForRecord(request.event()));
+            },
+            std::move(done));
 }
 
-absl::Status TensordBackend::HandleWaitEvent(const v1::WaitEventRequest& request) {
-  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
-                           sessions_.Find(request.session_id()));
-  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<engine::Stream> stream,
-                           session->FindStream("wait_event", request.stream()));
-  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<engine::Event> event,
-                           session->FindEvent("wait_event", request.event()));
-  return stream->WaitEvent(event);
+void TensordBackend::HandleWaitEvent(const v1::WaitEventRequest& request, Done done) {
+  InSession(request.session_id(),
+            [&request](Session& session) -> absl::Status {
+              TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<engine::Stream> stream,
+                                       session.FindStream("wait_event", request.stream()));
+              TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<engine::Event> event,
+                                       session.FindEvent("wait_event", request.event()));
+              return stream->WaitEvent(event);
+            },
+            std::move(done));
 }
 
-absl::Status TensordBackend::HandleQueryEvent(const v1::QueryEventRequest& request,
-                                              v1::QueryEventResponse* response) {
-  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session,
-                           sessions_.Find(request.session_id()));
-  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<engine::Event> event,
-                           session->FindEvent("query_event", request.event()));
-  response->set_completed(event->Query());
-  return absl::OkStatus();
+void TensordBackend::HandleQueryEvent(const v1::QueryEventRequest& request,
+                                      v1::QueryEventResponse* response, Done done) {
+  InSession(request.session_id(),
+            [&request, response](Session& session) -> absl::Status {
+              TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<engine::Event> event,
+                                       session.FindEvent("query_event", request.event()));
+              response->set_completed(event->Query());
+              return absl::OkStatus();
+            },
+            std::move(done));
 }
 
-void TensordBackend::HandleSynchronize(const v1::SynchronizeRequest& request,
-                                       absl::AnyInvocable<void(absl::Status)> done) {
+void TensordBackend::HandleSynchronize(const v1::SynchronizeRequest& request, Done done) {
   absl::StatusOr<std::shared_ptr<Session>> session = sessions_.Find(request.session_id());
   if (!session.ok()) return done(session.status());
+  // In the session's call order: it covers the ops of every batch sent before it.
+  Session& s = **session;
+  s.InOrder([session = *std::move(session), &request, done = std::move(done)]() mutable {
+    SynchronizeInOrder(*session, request, std::move(done));
+    return true;
+  });
+}
+
+void TensordBackend::SynchronizeInOrder(Session& session, const v1::SynchronizeRequest& request,
+                                        Done done) {
   std::vector<std::shared_ptr<engine::Stream>> streams;
   if (request.has_stream()) {
     absl::StatusOr<std::shared_ptr<engine::Stream>> stream =
-        (*session)->FindStream("synchronize", request.stream());
+        session.FindStream("synchronize", request.stream());
     if (!stream.ok()) return done(stream.status());
     streams.push_back(*std::move(stream));
   } else {
-    streams = (*session)->Streams();
+    streams = session.Streams();
   }
   // Completes when the last stream drains, with the first error any of them reported.
   struct Join {

@@ -84,34 +84,56 @@ class TensordBackend {
   absl::Status HandleRenewLease(const v1::RenewLeaseRequest& request,
                                 v1::RenewLeaseResponse* response);
 
+  // The calls of a session below run in the session's call order (Session::InOrder) and end by
+  // calling `done`: at once, on this thread, unless an earlier call of the session is still
+  // running (a batch waiting for the inputs of a data-dependent op); no thread waits meanwhile.
+  // Requests and responses must live until `done` is called.
+  using Done = absl::AnyInvocable<void(absl::Status)>;
+
   // Op errors are reported in response->error with an OK status; the status is an error only
   // when the request cannot be handled at all (no such session).
-  absl::Status HandleRunOps(const v1::RunOpsRequest& request, v1::RunOpsResponse* response);
-  absl::Status HandleDescribe(const v1::DescribeRequest& request,
-                              v1::DescribeResponse* response);
-  absl::Status HandleRelease(const v1::ReleaseRequest& request, v1::ReleaseResponse* response);
+  void HandleRunOps(const v1::RunOpsRequest& request, v1::RunOpsResponse* response, Done done);
+  void HandleDescribe(const v1::DescribeRequest& request, v1::DescribeResponse* response,
+                      Done done);
+  void HandleRelease(const v1::ReleaseRequest& request, v1::ReleaseResponse* response,
+                     Done done);
 
   // Calls `done` once the data can be read (possibly inline, possibly on an executor thread).
   void HandleReadStorage(const v1::ReadStorageRequest& request,
                          absl::AnyInvocable<void(absl::StatusOr<v1::ReadStorageResponse>)> done);
-  absl::Status HandleWriteStorage(const v1::WriteStorageRequest& request);
+  void HandleWriteStorage(const v1::WriteStorageRequest& request, Done done);
 
-  absl::StatusOr<std::unique_ptr<PendingUpload>> StartUpload(const v1::UploadHeader& header);
+  void StartUpload(v1::UploadHeader header,
+                   absl::AnyInvocable<void(absl::StatusOr<std::unique_ptr<PendingUpload>>)> done);
   // Calls `done` with the download once the work that writes the tensor has finished.
-  void StartDownload(const v1::DownloadRequest& request,
+  void StartDownload(v1::DownloadRequest request,
                      absl::AnyInvocable<void(absl::StatusOr<std::unique_ptr<ReadyDownload>>)> done);
 
-  absl::Status HandleCreateStream(const v1::CreateStreamRequest& request,
-                                  v1::CreateStreamResponse* response);
-  absl::Status HandleRecordEvent(const v1::RecordEventRequest& request);
-  absl::Status HandleWaitEvent(const v1::WaitEventRequest& request);
-  absl::Status HandleQueryEvent(const v1::QueryEventRequest& request,
-                                v1::QueryEventResponse* response);
+  void HandleCreateStream(const v1::CreateStreamRequest& request,
+                          v1::CreateStreamResponse* response, Done done);
+  void HandleRecordEvent(const v1::RecordEventRequest& request, Done done);
+  void HandleWaitEvent(const v1::WaitEventRequest& request, Done done);
+  void HandleQueryEvent(const v1::QueryEventRequest& request, v1::QueryEventResponse* response,
+                        Done done);
   // Calls `done` with the first asynchronous error (or OK) once the streams are drained.
-  void HandleSynchronize(const v1::SynchronizeRequest& request,
-                         absl::AnyInvocable<void(absl::Status)> done);
+  void HandleSynchronize(const v1::SynchronizeRequest& request, Done done);
 
  private:
+  // Runs `work` on the session, in its call order, and passes its status to `done`.
+  void InSession(const std::string& session_id, absl::AnyInvocable<absl::Status(Session&)> work,
+                 Done done);
+  // The parts of the calls above that run in the session's call order.
+  void ReadStorageInOrder(Session& session, const v1::ReadStorageRequest& request,
+                          absl::AnyInvocable<void(absl::StatusOr<v1::ReadStorageResponse>)> done);
+  static absl::Status WriteStorageInOrder(Session& session,
+                                          const v1::WriteStorageRequest& request);
+  static absl::StatusOr<std::unique_ptr<PendingUpload>> StartUploadInOrder(
+      std::shared_ptr<Session> session, const v1::UploadHeader& header);
+  void DownloadInOrder(
+      Session& session, const v1::DownloadRequest& request,
+      absl::AnyInvocable<void(absl::StatusOr<std::unique_ptr<ReadyDownload>>)> done);
+  static void SynchronizeInOrder(Session& session, const v1::SynchronizeRequest& request,
+                                 Done done);
   // Waits (without blocking) for the writes a host read of `tensor` must see, then calls
   // `read` on an executor thread with the read fence held; the fence is released after `read`
   // unless `read` takes it over (ReadyDownload).

@@ -6,9 +6,11 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "engine/errors.h"
+#include "grpcpp/support/proto_buffer_reader.h"
 #include "server/status_util.h"
 #include "tensord/wire.h"
 
@@ -17,11 +19,28 @@ namespace {
 
 constexpr char kErrorKindKey[] = "tensord-error-kind";
 
-// Finishes with `status`; errors also carry the Python exception class in trailing metadata.
+// An error that does not start with the method's name gets it as a prefix ("run_ops: session
+// not found …"), so every answer names what the client called.
+absl::Status NamingMethod(absl::string_view method, const absl::Status& status) {
+  if (status.ok() || absl::StartsWith(status.message(), absl::StrCat(method, ":"))) return status;
+  return engine::WithPayloadsOf(
+      status, absl::Status(status.code(), absl::StrCat(method, ": ", status.message())));
+}
+
+// Finishes a call of `method` with `status`; errors name the method and carry the Python
+// exception class in trailing metadata.
 template <typename Reactor>
-void FinishWith(grpc::CallbackServerContext* ctx, Reactor* reactor, const absl::Status& status) {
+void FinishWith(grpc::CallbackServerContext* ctx, Reactor* reactor, absl::string_view method,
+                const absl::Status& status) {
   if (!status.ok()) ctx->AddTrailingMetadata(kErrorKindKey, engine::ErrorKind(status));
-  reactor->Finish(ToGrpcStatus(status));
+  reactor->Finish(ToGrpcStatus(NamingMethod(method, status)));
+}
+
+// Parses a request straight from the received slices.
+bool ParseRaw(const grpc::ByteBuffer& raw, google::protobuf::MessageLite* message) {
+  // The reader only reads the buffer (gRPC's API lacks the const).
+  grpc::ProtoBufferReader reader(const_cast<grpc::ByteBuffer*>(&raw));
+  return message->ParseFromZeroCopyStream(&reader);
 }
 
 // ---- Upload: client streaming, raw bytes ---------------------------------------------------
@@ -32,7 +51,7 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
                 grpc::ByteBuffer* response, absl::Status auth)
       : backend_(backend), ctx_(ctx), response_(response) {
     if (!auth.ok()) {
-      FinishWith(ctx_, this, auth);
+      FinishWith(ctx_, this, "upload", auth);
       return;
     }
     StartRead(&message_);
@@ -42,15 +61,16 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     if (!ok) {  // the client is done writing, or went away
       if (ctx_->IsCancelled()) return Finish(grpc::Status::CANCELLED);
       if (!upload_) {
-        return FinishWith(ctx_, this,
+        return FinishWith(ctx_, this, "upload",
                           absl::InvalidArgumentError("upload: no header was sent"));
       }
       absl::StatusOr<v1::UploadResponse> done = upload_->Finish();
       if (done.ok()) *response_ = wire::Serialize(*done);
-      return FinishWith(ctx_, this, done.status());
+      return FinishWith(ctx_, this, "upload", done.status());
     }
-    absl::Status status = Handle();
-    if (!status.ok()) return FinishWith(ctx_, this, status);
+    if (!upload_) return StartUpload();
+    absl::Status status = Append();
+    if (!status.ok()) return FinishWith(ctx_, this, "upload", status);
     StartRead(&message_);
   }
 
@@ -58,27 +78,37 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   void OnDone() override { delete this; }
 
  private:
-  absl::Status Handle() {
+  // The first message: the header. The next read starts once the session has taken it (in the
+  // session's call order).
+  void StartUpload() {
+    v1::UploadRequest request;
+    if (!wire::Reader(message_).Parse(&request)) {
+      return FinishWith(ctx_, this, "upload",
+                        absl::InvalidArgumentError("upload: a message is not an UploadRequest"));
+    }
+    if (request.kind_case() != v1::UploadRequest::kHeader) {
+      return FinishWith(ctx_, this, "upload",
+                        absl::InvalidArgumentError("upload: the first message must be the header"));
+    }
+    backend_->StartUpload(std::move(*request.mutable_header()),
+                          [this](absl::StatusOr<std::unique_ptr<PendingUpload>> upload) {
+                            if (!upload.ok())
+                              return FinishWith(ctx_, this, "upload", upload.status());
+                            upload_ = *std::move(upload);
+                            StartRead(&message_);
+                          });
+  }
+
+  absl::Status Append() {
     wire::Reader reader(message_);
-    if (upload_) {
-      // The common case, a lone data record: straight from the slices into the storage.
-      const int64_t n = reader.DataRecordLength();
-      if (n >= 0) {
-        return upload_->AppendWith(n, [&](char* to) { reader.CopyTo(to, static_cast<size_t>(n)); });
-      }
+    // The common case, a lone data record: straight from the slices into the storage.
+    const int64_t n = reader.DataRecordLength();
+    if (n >= 0) {
+      return upload_->AppendWith(n, [&](char* to) { reader.CopyTo(to, static_cast<size_t>(n)); });
     }
     v1::UploadRequest request;
     if (!reader.Parse(&request)) {
       return absl::InvalidArgumentError("upload: a message is not an UploadRequest");
-    }
-    if (!upload_) {
-      if (request.kind_case() != v1::UploadRequest::kHeader) {
-        return absl::InvalidArgumentError("upload: the first message must be the header");
-      }
-      absl::StatusOr<std::unique_ptr<PendingUpload>> upload = backend_->StartUpload(request.header());
-      if (!upload.ok()) return upload.status();
-      upload_ = *std::move(upload);
-      return absl::OkStatus();
     }
     if (request.kind_case() == v1::UploadRequest::kData) return upload_->Append(request.data());
     return absl::InvalidArgumentError("upload: only the first message may be a header");
@@ -99,12 +129,12 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
                   const grpc::ByteBuffer* raw_request, absl::Status auth)
       : ctx_(ctx), chunk_(backend->limits().chunk_bytes) {
     if (!auth.ok()) {
-      FinishWith(ctx_, this, auth);
+      FinishWith(ctx_, this, "download", auth);
       return;
     }
     v1::DownloadRequest request;
     if (!wire::Reader(*raw_request).Parse(&request)) {
-      FinishWith(ctx_, this, absl::InvalidArgumentError("download: malformed request"));
+      FinishWith(ctx_, this, "download", absl::InvalidArgumentError("download: malformed request"));
       return;
     }
     backend->StartDownload(request,
@@ -123,7 +153,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
 
  private:
   void OnReady(absl::StatusOr<std::unique_ptr<ReadyDownload>> download) {
-    if (!download.ok()) return FinishWith(ctx_, this, download.status());
+    if (!download.ok()) return FinishWith(ctx_, this, "download", download.status());
     download_ = *std::move(download);
     v1::DownloadResponse header;
     *header.mutable_header() = download_->header();
@@ -162,7 +192,7 @@ class ConnectReactor final
   ConnectReactor(TensordBackend* backend, grpc::CallbackServerContext* ctx, absl::Status auth)
       : backend_(backend), ctx_(ctx) {
     if (!auth.ok()) {
-      FinishWith(ctx_, this, auth);
+      FinishWith(ctx_, this, "connect", auth);
       return;
     }
     StartRead(&request_);
@@ -175,9 +205,18 @@ class ConnectReactor final
       MaybeFinishLocked();
       return;
     }
-    v1::ConnectResponse response;
-    response.set_seq(request_.seq());
-    Handle(request_, &response);
+    // One request at a time: the next read starts once this one is answered (at once, unless
+    // the session is still running an earlier call).
+    auto response = std::make_shared<v1::ConnectResponse>();
+    response->set_seq(request_.seq());
+    Handle(response.get(), [this, response](absl::Status status) {
+      if (!status.ok())
+        ToProtoError(NamingMethod("connect", status), -1, response->mutable_error());
+      Deliver(std::move(*response));
+    });
+  }
+
+  void Deliver(v1::ConnectResponse response) {
     absl::MutexLock lock(&mu_);
     outbox_.push_back(std::move(response));
     if (!writing_) {
@@ -216,8 +255,14 @@ class ConnectReactor final
   }
 
   void OnDone() override {
-    // A session opened by this stream ends with it.
-    if (owns_session_) (void)backend_->sessions().Close(session_id_);
+    // A session opened by this stream outlives it on its lease (a client may come back after a
+    // network blip); CloseSession ends it at once.
+    if (owns_session_) {
+      if (auto s = backend_->sessions().Find(session_id_); s.ok()) {
+        (*s)->Touch();
+        (*s)->set_stream_bound(false);
+      }
+    }
     delete this;
   }
 
@@ -231,7 +276,8 @@ class ConnectReactor final
     }
   }
 
-  void Handle(const v1::ConnectRequest& request, v1::ConnectResponse* response) {
+  void Handle(v1::ConnectResponse* response, TensordBackend::Done done) {
+    const v1::ConnectRequest& request = request_;
     absl::Status status;
     switch (request.kind_case()) {
       case v1::ConnectRequest::kOpenSession:
@@ -255,21 +301,26 @@ class ConnectReactor final
         if (status.ok()) session_id_ = request.attach_session_id();
         break;
       case v1::ConnectRequest::kRunOps: {
-        v1::RunOpsRequest run = request.run_ops();
-        if (run.session_id().empty()) run.set_session_id(session_id_);
-        status = backend_->HandleRunOps(run, response->mutable_ran());
-        break;
+        // Moved out of request_, which the next read reuses, for as long as the batch runs.
+        auto run = std::make_shared<v1::RunOpsRequest>();
+        run->Swap(request_.mutable_run_ops());
+        if (run->session_id().empty()) run->set_session_id(session_id_);
+        return backend_->HandleRunOps(
+            *run, response->mutable_ran(),
+            [run, done = std::move(done)](absl::Status s) mutable { done(std::move(s)); });
       }
       case v1::ConnectRequest::kRelease: {
-        v1::ReleaseRequest release = request.release();
-        if (release.session_id().empty()) release.set_session_id(session_id_);
-        status = backend_->HandleRelease(release, response->mutable_released());
-        break;
+        auto release = std::make_shared<v1::ReleaseRequest>();
+        release->Swap(request_.mutable_release());
+        if (release->session_id().empty()) release->set_session_id(session_id_);
+        return backend_->HandleRelease(
+            *release, response->mutable_released(),
+            [release, done = std::move(done)](absl::Status s) mutable { done(std::move(s)); });
       }
       default:
         status = absl::InvalidArgumentError("connect: empty request");
     }
-    if (!status.ok()) ToProtoError(status, -1, response->mutable_error());
+    done(std::move(status));
   }
 
   TensordBackend* const backend_;
@@ -302,132 +353,223 @@ absl::Status TensordService::Authorize(grpc::CallbackServerContext* ctx) const {
   return absl::UnauthenticatedError("a valid 'authorization: Bearer <token>' is required");
 }
 
-#define TENSORD_UNARY(body)                         \
-  auto* reactor = ctx->DefaultReactor();            \
-  absl::Status status = Authorize(ctx);             \
-  if (status.ok()) status = [&]() -> absl::Status { \
-    body                                            \
-  }();                                              \
-  FinishWith(ctx, reactor, status);                 \
+namespace {
+
+// Serves one unary call from raw bytes: parses the request (INVALID_ARGUMENT naming the method
+// when the bytes are not one), runs `handle(request, response, done)`, and when `done` comes
+// (now or later, from another thread) serializes the response and finishes. Every error names
+// the method.
+template <typename Request, typename Response, typename Handle>
+grpc::ServerUnaryReactor* ServeUnary(grpc::CallbackServerContext* ctx,
+                                     const grpc::ByteBuffer* raw_request,
+                                     grpc::ByteBuffer* raw_response, const char* method,
+                                     const absl::Status& auth, Handle handle) {
+  auto* reactor = ctx->DefaultReactor();
+  if (!auth.ok()) {
+    FinishWith(ctx, reactor, method, auth);
+    return reactor;
+  }
+  struct Call {
+    Request request;
+    Response response;
+  };
+  auto call = std::make_unique<Call>();
+  if (!ParseRaw(*raw_request, &call->request)) {
+    FinishWith(ctx, reactor, method,
+               absl::InvalidArgumentError(absl::StrCat(
+                   "the request is not a valid ", Request::descriptor()->full_name(), " message")));
+    return reactor;
+  }
+  Call* c = call.release();  // owned by `done`, which runs exactly once
+  handle(c->request, &c->response, [ctx, reactor, raw_response, method, c](absl::Status status) {
+    std::unique_ptr<Call> owned(c);
+    if (status.ok()) {
+      bool own_buffer;
+      grpc::Status serialized = grpc::SerializationTraits<Response>::Serialize(
+          owned->response, raw_response, &own_buffer);
+      if (!serialized.ok()) status = absl::InternalError(serialized.error_message());
+    }
+    FinishWith(ctx, reactor, method, status);
+  });
   return reactor;
+}
+
+}  // namespace
 
 grpc::ServerUnaryReactor* TensordService::GetVersion(grpc::CallbackServerContext* ctx,
-                                                     const v1::GetVersionRequest*,
-                                                     v1::GetVersionResponse* response) {
-  TENSORD_UNARY(backend_->HandleGetVersion(response); return absl::OkStatus();)
+                                                     const grpc::ByteBuffer* raw_request,
+                                                     grpc::ByteBuffer* raw_response) {
+  return ServeUnary<v1::GetVersionRequest, v1::GetVersionResponse>(
+      ctx, raw_request, raw_response, "get_version", Authorize(ctx),
+      [this](const v1::GetVersionRequest& request, v1::GetVersionResponse* response,
+             TensordBackend::Done done) {
+        backend_->HandleGetVersion(response);
+        done(absl::OkStatus());
+      });
 }
 
 grpc::ServerUnaryReactor* TensordService::GetServerInfo(grpc::CallbackServerContext* ctx,
-                                                        const v1::GetServerInfoRequest*,
-                                                        v1::GetServerInfoResponse* response) {
-  TENSORD_UNARY(backend_->HandleGetServerInfo(response); return absl::OkStatus();)
+                                                        const grpc::ByteBuffer* raw_request,
+                                                        grpc::ByteBuffer* raw_response) {
+  return ServeUnary<v1::GetServerInfoRequest, v1::GetServerInfoResponse>(
+      ctx, raw_request, raw_response, "get_server_info", Authorize(ctx),
+      [this](const v1::GetServerInfoRequest& request, v1::GetServerInfoResponse* response,
+             TensordBackend::Done done) {
+        backend_->HandleGetServerInfo(response);
+        done(absl::OkStatus());
+      });
 }
 
 grpc::ServerUnaryReactor* TensordService::ListOps(grpc::CallbackServerContext* ctx,
-                                                  const v1::ListOpsRequest*,
-                                                  v1::ListOpsResponse* response) {
-  TENSORD_UNARY(backend_->HandleListOps(response); return absl::OkStatus();)
+                                                  const grpc::ByteBuffer* raw_request,
+                                                  grpc::ByteBuffer* raw_response) {
+  return ServeUnary<v1::ListOpsRequest, v1::ListOpsResponse>(
+      ctx, raw_request, raw_response, "list_ops", Authorize(ctx),
+      [this](const v1::ListOpsRequest& request, v1::ListOpsResponse* response,
+             TensordBackend::Done done) {
+        backend_->HandleListOps(response);
+        done(absl::OkStatus());
+      });
 }
 
 grpc::ServerUnaryReactor* TensordService::OpenSession(grpc::CallbackServerContext* ctx,
-                                                      const v1::OpenSessionRequest* request,
-                                                      v1::OpenSessionResponse* response) {
-  TENSORD_UNARY(return backend_->HandleOpenSession(*request, response);)
+                                                      const grpc::ByteBuffer* raw_request,
+                                                      grpc::ByteBuffer* raw_response) {
+  return ServeUnary<v1::OpenSessionRequest, v1::OpenSessionResponse>(
+      ctx, raw_request, raw_response, "open_session", Authorize(ctx),
+      [this](const v1::OpenSessionRequest& request, v1::OpenSessionResponse* response,
+             TensordBackend::Done done) { done(backend_->HandleOpenSession(request, response)); });
 }
 
 grpc::ServerUnaryReactor* TensordService::CloseSession(grpc::CallbackServerContext* ctx,
-                                                       const v1::CloseSessionRequest* request,
-                                                       v1::CloseSessionResponse*) {
-  TENSORD_UNARY(return backend_->HandleCloseSession(*request);)
+                                                       const grpc::ByteBuffer* raw_request,
+                                                       grpc::ByteBuffer* raw_response) {
+  return ServeUnary<v1::CloseSessionRequest, v1::CloseSessionResponse>(
+      ctx, raw_request, raw_response, "close_session", Authorize(ctx),
+      [this](const v1::CloseSessionRequest& request, v1::CloseSessionResponse* response,
+             TensordBackend::Done done) { done(backend_->HandleCloseSession(request)); });
 }
 
 grpc::ServerUnaryReactor* TensordService::RenewLease(grpc::CallbackServerContext* ctx,
-                                                     const v1::RenewLeaseRequest* request,
-                                                     v1::RenewLeaseResponse* response) {
-  TENSORD_UNARY(return backend_->HandleRenewLease(*request, response);)
+                                                     const grpc::ByteBuffer* raw_request,
+                                                     grpc::ByteBuffer* raw_response) {
+  return ServeUnary<v1::RenewLeaseRequest, v1::RenewLeaseResponse>(
+      ctx, raw_request, raw_response, "renew_lease", Authorize(ctx),
+      [this](const v1::RenewLeaseRequest& request, v1::RenewLeaseResponse* response,
+             TensordBackend::Done done) { done(backend_->HandleRenewLease(request, response)); });
 }
 
 grpc::ServerUnaryReactor* TensordService::RunOps(grpc::CallbackServerContext* ctx,
-                                                 const v1::RunOpsRequest* request,
-                                                 v1::RunOpsResponse* response) {
-  TENSORD_UNARY(return backend_->HandleRunOps(*request, response);)
+                                                 const grpc::ByteBuffer* raw_request,
+                                                 grpc::ByteBuffer* raw_response) {
+  return ServeUnary<v1::RunOpsRequest, v1::RunOpsResponse>(
+      ctx, raw_request, raw_response, "run_ops", Authorize(ctx),
+      [this](const v1::RunOpsRequest& request, v1::RunOpsResponse* response,
+             TensordBackend::Done done) {
+        backend_->HandleRunOps(request, response, std::move(done));
+      });
 }
 
 grpc::ServerUnaryReactor* TensordService::Describe(grpc::CallbackServerContext* ctx,
-                                                   const v1::DescribeRequest* request,
-                                                   v1::DescribeResponse* response) {
-  TENSORD_UNARY(return backend_->HandleDescribe(*request, response);)
+                                                   const grpc::ByteBuffer* raw_request,
+                                                   grpc::ByteBuffer* raw_response) {
+  return ServeUnary<v1::DescribeRequest, v1::DescribeResponse>(
+      ctx, raw_request, raw_response, "describe", Authorize(ctx),
+      [this](const v1::DescribeRequest& request, v1::DescribeResponse* response,
+             TensordBackend::Done done) {
+        backend_->HandleDescribe(request, response, std::move(done));
+      });
 }
 
 grpc::ServerUnaryReactor* TensordService::Release(grpc::CallbackServerContext* ctx,
-                                                  const v1::ReleaseRequest* request,
-                                                  v1::ReleaseResponse* response) {
-  TENSORD_UNARY(return backend_->HandleRelease(*request, response);)
+                                                  const grpc::ByteBuffer* raw_request,
+                                                  grpc::ByteBuffer* raw_response) {
+  return ServeUnary<v1::ReleaseRequest, v1::ReleaseResponse>(
+      ctx, raw_request, raw_response, "release", Authorize(ctx),
+      [this](const v1::ReleaseRequest& request, v1::ReleaseResponse* response,
+             TensordBackend::Done done) {
+        backend_->HandleRelease(request, response, std::move(done));
+      });
+}
+
+grpc::ServerUnaryReactor* TensordService::ReadStorage(grpc::CallbackServerContext* ctx,
+                                                      const grpc::ByteBuffer* raw_request,
+                                                      grpc::ByteBuffer* raw_response) {
+  return ServeUnary<v1::ReadStorageRequest, v1::ReadStorageResponse>(
+      ctx, raw_request, raw_response, "read_storage", Authorize(ctx),
+      [this](const v1::ReadStorageRequest& request, v1::ReadStorageResponse* response,
+             TensordBackend::Done done) {
+        backend_->HandleReadStorage(request,
+                                    [response, done = std::move(done)](
+                                        absl::StatusOr<v1::ReadStorageResponse> result) mutable {
+                                      if (result.ok()) *response = *std::move(result);
+                                      done(result.status());
+                                    });
+      });
 }
 
 grpc::ServerUnaryReactor* TensordService::WriteStorage(grpc::CallbackServerContext* ctx,
-                                                       const v1::WriteStorageRequest* request,
-                                                       v1::WriteStorageResponse*) {
-  TENSORD_UNARY(return backend_->HandleWriteStorage(*request);)
+                                                       const grpc::ByteBuffer* raw_request,
+                                                       grpc::ByteBuffer* raw_response) {
+  return ServeUnary<v1::WriteStorageRequest, v1::WriteStorageResponse>(
+      ctx, raw_request, raw_response, "write_storage", Authorize(ctx),
+      [this](const v1::WriteStorageRequest& request, v1::WriteStorageResponse* response,
+             TensordBackend::Done done) {
+        backend_->HandleWriteStorage(request, std::move(done));
+      });
 }
 
 grpc::ServerUnaryReactor* TensordService::CreateStream(grpc::CallbackServerContext* ctx,
-                                                       const v1::CreateStreamRequest* request,
-                                                       v1::CreateStreamResponse* response) {
-  TENSORD_UNARY(return backend_->HandleCreateStream(*request, response);)
+                                                       const grpc::ByteBuffer* raw_request,
+                                                       grpc::ByteBuffer* raw_response) {
+  return ServeUnary<v1::CreateStreamRequest, v1::CreateStreamResponse>(
+      ctx, raw_request, raw_response, "create_stream", Authorize(ctx),
+      [this](const v1::CreateStreamRequest& request, v1::CreateStreamResponse* response,
+             TensordBackend::Done done) {
+        backend_->HandleCreateStream(request, response, std::move(done));
+      });
 }
 
 grpc::ServerUnaryReactor* TensordService::RecordEvent(grpc::CallbackServerContext* ctx,
-                                                      const v1::RecordEventRequest* request,
-                                                      v1::RecordEventResponse*) {
-  TENSORD_UNARY(return backend_->HandleRecordEvent(*request);)
+                                                      const grpc::ByteBuffer* raw_request,
+                                                      grpc::ByteBuffer* raw_response) {
+  return ServeUnary<v1::RecordEventRequest, v1::RecordEventResponse>(
+      ctx, raw_request, raw_response, "record_event", Authorize(ctx),
+      [this](const v1::RecordEventRequest& request, v1::RecordEventResponse* response,
+             TensordBackend::Done done) { backend_->HandleRecordEvent(request, std::move(done)); });
 }
 
 grpc::ServerUnaryReactor* TensordService::WaitEvent(grpc::CallbackServerContext* ctx,
-                                                    const v1::WaitEventRequest* request,
-                                                    v1::WaitEventResponse*) {
-  TENSORD_UNARY(return backend_->HandleWaitEvent(*request);)
+                                                    const grpc::ByteBuffer* raw_request,
+                                                    grpc::ByteBuffer* raw_response) {
+  return ServeUnary<v1::WaitEventRequest, v1::WaitEventResponse>(
+      ctx, raw_request, raw_response, "wait_event", Authorize(ctx),
+      [this](const v1::WaitEventRequest& request, v1::WaitEventResponse* response,
+             TensordBackend::Done done) { backend_->HandleWaitEvent(request, std::move(done)); });
 }
 
 grpc::ServerUnaryReactor* TensordService::QueryEvent(grpc::CallbackServerContext* ctx,
-                                                     const v1::QueryEventRequest* request,
-                                                     v1::QueryEventResponse* response) {
-  TENSORD_UNARY(return backend_->HandleQueryEvent(*request, response);)
-}
-
-#undef TENSORD_UNARY
-
-grpc::ServerUnaryReactor* TensordService::ReadStorage(grpc::CallbackServerContext* ctx,
-                                                      const v1::ReadStorageRequest* request,
-                                                      v1::ReadStorageResponse* response) {
-  auto* reactor = ctx->DefaultReactor();
-  if (absl::Status auth = Authorize(ctx); !auth.ok()) {
-    FinishWith(ctx, reactor, auth);
-    return reactor;
-  }
-  backend_->HandleReadStorage(
-      *request, [ctx, reactor, response](absl::StatusOr<v1::ReadStorageResponse> result) {
-        if (result.ok()) *response = *std::move(result);
-        FinishWith(ctx, reactor, result.status());
+                                                     const grpc::ByteBuffer* raw_request,
+                                                     grpc::ByteBuffer* raw_response) {
+  return ServeUnary<v1::QueryEventRequest, v1::QueryEventResponse>(
+      ctx, raw_request, raw_response, "query_event", Authorize(ctx),
+      [this](const v1::QueryEventRequest& request, v1::QueryEventResponse* response,
+             TensordBackend::Done done) {
+        backend_->HandleQueryEvent(request, response, std::move(done));
       });
-  return reactor;
 }
 
 grpc::ServerUnaryReactor* TensordService::Synchronize(grpc::CallbackServerContext* ctx,
-                                                      const v1::SynchronizeRequest* request,
-                                                      v1::SynchronizeResponse*) {
-  auto* reactor = ctx->DefaultReactor();
-  if (absl::Status auth = Authorize(ctx); !auth.ok()) {
-    FinishWith(ctx, reactor, auth);
-    return reactor;
-  }
-  backend_->HandleSynchronize(
-      *request, [ctx, reactor](absl::Status status) { FinishWith(ctx, reactor, status); });
-  return reactor;
+                                                      const grpc::ByteBuffer* raw_request,
+                                                      grpc::ByteBuffer* raw_response) {
+  return ServeUnary<v1::SynchronizeRequest, v1::SynchronizeResponse>(
+      ctx, raw_request, raw_response, "synchronize", Authorize(ctx),
+      [this](const v1::SynchronizeRequest& request, v1::SynchronizeResponse* response,
+             TensordBackend::Done done) { backend_->HandleSynchronize(request, std::move(done)); });
 }
 
-grpc::ServerReadReactor<grpc::ByteBuffer>* TensordService::Upload(
-    grpc::CallbackServerContext* ctx, grpc::ByteBuffer* response) {
+grpc::ServerReadReactor<grpc::ByteBuffer>* TensordService::Upload(grpc::CallbackServerContext* ctx,
+                                                                  grpc::ByteBuffer* response) {
   return new UploadReactor(backend_, ctx, response, Authorize(ctx));
 }
 

@@ -9,6 +9,11 @@
 
 namespace tensord::server {
 
+// Each tensor a session names costs server memory besides its storage (the map entry, sizes
+// and strides): about this much, charged to the session's host budget, so that a million views
+// cannot hold memory that no limit sees.
+inline constexpr int64_t kTensorMetadataBytes = 512;
+
 struct ServerLimits {
   int64_t max_sessions = 1024;
   int64_t max_session_bytes = int64_t{4} << 30;
@@ -23,6 +28,8 @@ struct ServerLimits {
   int64_t max_tensors_per_session = int64_t{1} << 22;
   int64_t chunk_bytes = 1 << 20;                    // Download chunk size
   absl::Duration session_ttl = absl::Seconds(300);
+  // Host memory an idle server keeps cached for reuse; the rest goes back to the system.
+  int64_t pool_idle_floor_bytes = int64_t{256} << 20;
 };
 
 }  // namespace tensord::server

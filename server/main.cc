@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -14,6 +15,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "engine/backend.h"
 #include "engine/cuda/cuda_backend.h"
@@ -35,6 +37,9 @@ ABSL_FLAG(int64_t, max_queued_ops, 1 << 16, "ops waiting on one stream");
 ABSL_FLAG(int64_t, max_batch_ops, 1 << 17, "ops in one RunOps batch");
 ABSL_FLAG(int64_t, max_streams, 256, "streams per session");
 ABSL_FLAG(int64_t, chunk_bytes, 1 << 20, "bytes per Download message");
+ABSL_FLAG(int64_t, pool_idle_floor_bytes, int64_t{256} << 20,
+          "host memory an idle server keeps cached for reuse; the rest goes back to the system "
+          "within seconds");
 ABSL_FLAG(int, threads, 0, "executor threads (0: one per core, at least 2)");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
           "on SIGTERM, how long calls in flight may take to finish");
@@ -143,6 +148,7 @@ int main(int argc, char** argv) {
   limits.max_ops_per_batch = absl::GetFlag(FLAGS_max_batch_ops);
   limits.max_streams_per_session = absl::GetFlag(FLAGS_max_streams);
   limits.chunk_bytes = absl::GetFlag(FLAGS_chunk_bytes);
+  limits.pool_idle_floor_bytes = absl::GetFlag(FLAGS_pool_idle_floor_bytes);
   if (limits.chunk_bytes <= 0 || limits.chunk_bytes > limits.max_message_bytes - 1024) {
     return Fail("--chunk_bytes must be positive and below --max_message_bytes");
   }
@@ -174,9 +180,19 @@ int main(int argc, char** argv) {
   }
   std::printf("tensord: signal %d, draining\n", static_cast<int>(signal_number));
   std::fflush(stdout);
-  (*server)->Shutdown(absl::GetFlag(FLAGS_drain_timeout));
-  (*server)->Wait();
-  server->reset();
-  std::printf("tensord: stopped\n");
-  return 0;
+  // Calls in flight get the drain timeout; then gRPC cancels the rest. The process exits once
+  // every call has ended, or at the deadline (plus a moment for the cancellations), without
+  // waiting for kernels still running: sessions live in memory only, so there is nothing to
+  // save, and a 20 s kernel must not hold a rolling update past its grace period.
+  const absl::Duration drain = absl::GetFlag(FLAGS_drain_timeout);
+  absl::Notification calls_ended;
+  std::thread([&server, &calls_ended, drain] {
+    (*server)->Shutdown(drain);
+    (*server)->Wait();
+    calls_ended.Notify();
+  }).detach();
+  const bool ended = calls_ended.WaitForNotificationWithTimeout(drain + absl::Milliseconds(300));
+  std::printf("tensord: stopped%s\n", ended ? "" : " (calls still waiting on kernels were cut)");
+  std::fflush(stdout);
+  std::_Exit(0);
 }

@@ -48,6 +48,11 @@ absl::StatusOr<std::unique_ptr<TensordServer>> TensordServer::Start(
       std::min<int64_t>(options.limits.max_message_bytes, std::numeric_limits<int>::max()));
   builder.SetMaxReceiveMessageSize(max_message);
   builder.SetMaxSendMessageSize(max_message);
+  // Client keepalive (every 30 s, idle connections included) is welcome: a client that stops
+  // answering pings is noticed, and its calls end. (gRPC's default refuses pings more often than
+  // every 5 minutes without data, and closes the connection with "too_many_pings".)
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 20000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.RegisterService(server->service_.get());
   server->server_ = builder.BuildAndStart();
   if (!server->server_ || server->port_ == 0) {

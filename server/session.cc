@@ -62,9 +62,22 @@ absl::Status Session::CheckNewId(absl::string_view op, uint64_t id) const {
   return absl::OkStatus();
 }
 
+absl::Status Session::ChargeMetadata(absl::string_view op, int64_t count) {
+  absl::Status charged = budget_->For(engine::kCpu)->Charge(count * kTensorMetadataBytes);
+  if (charged.ok()) return charged;
+  return engine::WithPayloadsOf(charged, absl::ResourceExhaustedError(absl::StrCat(
+      op, ": no room for the metadata of ", count, " more tensor(s) (", kTensorMetadataBytes,
+      " bytes each): ", charged.message())));
+}
+
+void Session::ReleaseMetadata(int64_t count) {
+  if (count > 0) budget_->For(engine::kCpu)->Release(count * kTensorMetadataBytes);
+}
+
 absl::Status Session::Register(absl::string_view op, uint64_t id, Tensor tensor) {
   absl::MutexLock lock(&mu_);
   TENSORD_RETURN_IF_ERROR(CheckNewId(op, id));
+  TENSORD_RETURN_IF_ERROR(ChargeMetadata(op, 1));
   tensors_.emplace(id, std::move(tensor));
   return absl::OkStatus();
 }
@@ -130,6 +143,7 @@ void Session::Release(absl::Span<const uint64_t> ids, v1::ReleaseResponse* respo
       tensors_.erase(it);
     }
   }
+  ReleaseMetadata(static_cast<int64_t>(dropped.size()));
   response->set_released(static_cast<int64_t>(dropped.size()));
 }
 
@@ -195,32 +209,112 @@ void Session::Close() {
     streams.swap(streams_);
     events.swap(events_);
   }
+  ReleaseMetadata(static_cast<int64_t>(tensors.size()));
 }
 
-void Session::RunOps(const v1::RunOpsRequest& request, v1::RunOpsResponse* response) {
+void Session::InOrder(absl::AnyInvocable<bool()> call) {
+  {
+    absl::MutexLock lock(&order_mu_);
+    if (busy_) {
+      waiting_calls_.push_back(std::move(call));
+      return;
+    }
+    busy_ = true;
+  }
+  if (call()) CallDone();
+}
+
+void Session::CallDone() {
+  for (;;) {
+    absl::AnyInvocable<bool()> next;
+    {
+      absl::MutexLock lock(&order_mu_);
+      if (waiting_calls_.empty()) {
+        busy_ = false;
+        return;
+      }
+      next = std::move(waiting_calls_.front());
+      waiting_calls_.pop_front();
+    }
+    if (!next()) return;  // suspended: it calls CallDone() when it finishes
+  }
+}
+
+struct Session::Batch {
+  const v1::RunOpsRequest* request;
+  v1::RunOpsResponse* response;
+  absl::AnyInvocable<void()> done;
+  int next = 0;  // the first op not yet run
+};
+
+void Session::RunOps(const v1::RunOpsRequest& request, v1::RunOpsResponse* response,
+                     absl::AnyInvocable<void()> done) {
   if (request.ops_size() > limits_.max_ops_per_batch) {
     ToProtoError(absl::ResourceExhaustedError(absl::StrCat(
                      "run_ops: a batch may hold at most ", limits_.max_ops_per_batch,
                      " ops, got ", request.ops_size())),
                  0, response->mutable_error());
-    return;
+    return done();
   }
-  // Every allocation made while planning is charged to this session.
-  engine::ScopedMemoryBudget scoped_budget(budget_);
-  absl::MutexLock lock(&mu_);
-  last_active_ = absl::Now();
   response->mutable_results()->Reserve(request.ops_size());
-  for (int i = 0; i < request.ops_size(); ++i) {
-    v1::OpResult result;
-    absl::Status status = RunOneOp(request.ops(i), request.omit_metadata(), &result);
-    if (!status.ok()) {
-      WakeStreamsLocked();
-      ToProtoError(status, i, response->mutable_error());
-      return;
+  auto batch = std::make_shared<Batch>(Batch{&request, response, std::move(done)});
+  InOrder([self = shared_from_this(), batch] { return self->ContinueBatch(batch); });
+}
+
+bool Session::ContinueBatch(const std::shared_ptr<Batch>& batch) {
+  const v1::RunOpsRequest& request = *batch->request;
+  {
+    // Every allocation made while planning is charged to this session.
+    engine::ScopedMemoryBudget scoped_budget(budget_);
+    absl::MutexLock lock(&mu_);
+    last_active_ = absl::Now();
+    for (; batch->next < request.ops_size(); ++batch->next) {
+      const v1::OpCall& call = request.ops(batch->next);
+      if (SuspendForInputsLocked(call, batch)) return false;
+      v1::OpResult result;
+      absl::Status status = RunOneOp(call, request.omit_metadata(), &result);
+      if (!status.ok()) {
+        ToProtoError(status, batch->next, batch->response->mutable_error());
+        break;
+      }
+      *batch->response->add_results() = std::move(result);
     }
-    *response->add_results() = std::move(result);
+    WakeStreamsLocked();
   }
+  if (request.release_after_size() > 0) {
+    v1::ReleaseResponse released;
+    Release(request.release_after(), &released);
+  }
+  batch->done();
+  return true;
+}
+
+bool Session::SuspendForInputsLocked(const v1::OpCall& call,
+                                     const std::shared_ptr<Batch>& batch) {
+  const engine::OpDef* op = engine::OpRegistry::Global().Find(call.op());
+  if (op == nullptr || op->kind != engine::OpKind::kDataDependent) return false;
+  std::vector<std::shared_ptr<engine::Storage>> writing;
+  for (uint64_t id : call.inputs()) {
+    auto it = tensors_.find(id);
+    if (it == tensors_.end()) continue;  // RunOneOp reports it
+    if (it->second.storage()->HasQueuedWrites()) writing.push_back(it->second.storage());
+  }
+  if (writing.empty()) return false;
+  // The ops writing them must run; the batch goes on, on an executor thread, once the last of
+  // them is done. Nothing else of this session can queue writes meanwhile (calls are in order).
   WakeStreamsLocked();
+  auto remaining = std::make_shared<std::atomic<int>>(static_cast<int>(writing.size()));
+  for (const auto& storage : writing) {
+    const uint64_t ticket = storage->BeginRead();
+    storage->WhenReadable(ticket, [self = shared_from_this(), batch, storage, ticket, remaining] {
+      storage->EndRead(ticket);
+      if (remaining->fetch_sub(1) != 1) return;
+      self->executor_->Post([self, batch] {
+        if (self->ContinueBatch(batch)) self->CallDone();
+      });
+    });
+  }
+  return true;
 }
 
 void Session::WakeStreamsLocked() {
@@ -277,7 +371,9 @@ absl::Status Session::RunOneOp(const v1::OpCall& call, bool omit_metadata,
     return absl::NotFoundError(absl::StrCat(op->name, ": stream ", call.stream(),
                                             " not found in this session"));
   }
-  TENSORD_ASSIGN_OR_RETURN(engine::Attrs attrs, AttrsFromProto(*op, call.attrs()));
+  absl::StatusOr<engine::Attrs> parsed = AttrsFromProto(*op, call.attrs());
+  if (!parsed.ok()) return engine::NameOp(op->name, parsed.status());
+  engine::Attrs attrs = *std::move(parsed);
   if (op->kind == engine::OpKind::kFactory && !attrs.Has("device")) {
     attrs.Set("device", device_);
   }
@@ -310,11 +406,17 @@ absl::Status Session::RunOneOp(const v1::OpCall& call, bool omit_metadata,
     }
   }
 
+  // The outputs' metadata is session memory too: charged before anything is queued.
+  TENSORD_RETURN_IF_ERROR(ChargeMetadata(op->name, static_cast<int64_t>(ids.size())));
   if (plan.has_kernel()) {
     std::string label = absl::StrCat("op ", next_op_id_++, " (", op->name, ")");
     constexpr int kWakeEvery = 64;
-    TENSORD_RETURN_IF_ERROR(
-        stream_it->second->Enqueue(engine::TaskFromPlan(label, plan), /*wake=*/false));
+    if (absl::Status queued =
+            stream_it->second->Enqueue(engine::TaskFromPlan(label, plan), /*wake=*/false);
+        !queued.ok()) {
+      ReleaseMetadata(static_cast<int64_t>(ids.size()));
+      return queued;
+    }
     if (std::find(unwoken_.begin(), unwoken_.end(), stream_it->second) == unwoken_.end()) {
       unwoken_.push_back(stream_it->second);
     }

@@ -4,12 +4,14 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -25,9 +27,11 @@
 namespace tensord::server {
 
 // Tensor ids are the client's: a session maps them to tensors and nothing outside it can see
-// them. Thread-safe: a batch of ops runs under the session's lock, so ops from concurrent calls
-// on one session never interleave; different sessions run in parallel.
-class Session {
+// them. Thread-safe. The calls of one session run one at a time, in arrival order (InOrder);
+// different sessions run in parallel. No call waits on a thread: a batch that reaches a
+// data-dependent op whose inputs are still being written suspends until they are, and the
+// session's later calls queue behind it, while other sessions (and health checks) go on.
+class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(std::string id, engine::Device device, std::shared_ptr<engine::DeviceBudgets> budget,
           const ServerLimits& limits, engine::Executor* executor);
@@ -44,8 +48,17 @@ class Session {
   void set_stream_bound(bool bound) { stream_bound_.store(bound); }
   bool stream_bound() const { return stream_bound_.load(); }
 
-  // Runs the ops of a batch in order; stops at the first failure.
-  void RunOps(const v1::RunOpsRequest& request, v1::RunOpsResponse* response);
+  // Runs `call` in the session's call order: now, on this thread, unless an earlier call is
+  // still queued or suspended; else it is queued and runs on the thread that finishes the call
+  // before it. `call` returns true when it is done, false when it suspended itself, in which
+  // case it calls CallDone() once it has finished.
+  void InOrder(absl::AnyInvocable<bool()> call);
+
+  // Runs the ops of a batch in order, stopping at the first failure, then releases the batch's
+  // `release_after` ids; calls `done` after that (on another thread when a data-dependent op
+  // had to wait for its inputs). `request` and `response` must live until then.
+  void RunOps(const v1::RunOpsRequest& request, v1::RunOpsResponse* response,
+              absl::AnyInvocable<void()> done);
 
   // Tensors.
   absl::StatusOr<engine::Tensor> Find(absl::string_view op, uint64_t id) const;
@@ -71,12 +84,25 @@ class Session {
   void Close();
 
  private:
+  struct Batch;
+  // Runs the batch's ops from where it stopped; false when it suspended again.
+  bool ContinueBatch(const std::shared_ptr<Batch>& batch);
+  // When `call` is a data-dependent op whose inputs have queued writes: arranges for the batch
+  // to continue once they are done and returns true.
+  bool SuspendForInputsLocked(const v1::OpCall& call, const std::shared_ptr<Batch>& batch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Runs the calls queued behind the one that just finished.
+  void CallDone();
+
   absl::Status RunOneOp(const v1::OpCall& call, bool omit_metadata, v1::OpResult* result)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FillInfoLocked(uint64_t id, const engine::Tensor& tensor, v1::TensorInfo* info)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckNewId(absl::string_view op, uint64_t id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // kTensorMetadataBytes per named tensor (limits.h), charged to the host budget.
+  absl::Status ChargeMetadata(absl::string_view op, int64_t count);
+  void ReleaseMetadata(int64_t count);
 
   const std::string id_;
   const engine::Device device_;
@@ -84,6 +110,11 @@ class Session {
   const ServerLimits limits_;
   engine::Executor* const executor_;
   std::atomic<bool> stream_bound_{false};
+
+  // The call order: whether a call has the turn, and the calls waiting for it.
+  absl::Mutex order_mu_;
+  bool busy_ ABSL_GUARDED_BY(order_mu_) = false;
+  std::deque<absl::AnyInvocable<bool()>> waiting_calls_ ABSL_GUARDED_BY(order_mu_);
 
   mutable absl::Mutex mu_;
   absl::Time last_active_ ABSL_GUARDED_BY(mu_);

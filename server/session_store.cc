@@ -6,6 +6,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "engine/allocator.h"
 
 namespace tensord::server {
 namespace {
@@ -37,6 +38,7 @@ SessionStore::SessionStore(const ServerLimits& limits, engine::Executor* executo
       if (stopping_) break;
       mu_.Unlock();
       ExpireIdle();
+      engine::TrimCpuMemoryIfIdle(limits_.pool_idle_floor_bytes);
       mu_.Lock();
     }
   });

@@ -18,8 +18,9 @@
 namespace tensord::server {
 
 // Thread-safe. Session ids are 128 random bits from the OS's generator (32 hex digits), never
-// sequential. A background thread closes sessions idle for longer than the TTL (except those
-// bound to a Connect stream, which end with their stream).
+// sequential. A housekeeping thread closes sessions whose lease ran out (no call for the TTL;
+// a session bound to an open Connect stream keeps its lease while the stream lives) and gives
+// idle host memory back (engine::TrimCpuMemoryIfIdle).
 class SessionStore {
  public:
   SessionStore(const ServerLimits& limits, engine::Executor* executor);

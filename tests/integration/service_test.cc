@@ -6,6 +6,7 @@
 
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
+#include "server/limits.h"
 #include "tests/integration/fixture.h"
 
 namespace tensord::testing {
@@ -92,7 +93,8 @@ TEST_F(ServiceTest, ReleasesAreBatchedAndFreeMemory) {
   {
     Tensor big = session_.zeros({1 << 20});  // 4 MiB
     ASSERT_OK(session_.Synchronize());
-    EXPECT_EQ(ServerBytesInUse(), base + (4 << 20));
+    // The storage, and the metadata of the one tensor naming it.
+    EXPECT_EQ(ServerBytesInUse(), base + (4 << 20) + server::kTensorMetadataBytes);
     Tensor view = big.view({1024, 1024});
     ASSERT_OK(view.status());
   }
@@ -170,7 +172,7 @@ TEST_F(ServiceTest, UploadAndDownloadOfManySizes) {
   EXPECT_EQ(*scalar.to_vector<int64_t>(), (std::vector<int64_t>{42}));
 }
 
-TEST_F(ServiceTest, ConnectStreamRunsBatchesAndOwnsItsSession) {
+TEST_F(ServiceTest, ConnectStreamRunsBatchesAndItsSessionOutlivesIt) {
   grpc::ClientContext ctx;
   auto stream = stub_->Connect(&ctx);
   v1::ConnectRequest open;
@@ -203,12 +205,24 @@ TEST_F(ServiceTest, ConnectStreamRunsBatchesAndOwnsItsSession) {
   while (stream->Read(&response)) {
   }
   ASSERT_TRUE(stream->Finish().ok());
-  // The stream's session ended with it.
-  grpc::ClientContext ctx2;
+  // The stream's session outlives it, on its lease (a client may come back after a network
+  // blip), until CloseSession ends it.
   v1::RenewLeaseRequest renew;
   renew.set_session_id(id);
   v1::RenewLeaseResponse renewed;
-  EXPECT_EQ(stub_->RenewLease(&ctx2, renew, &renewed).error_code(), grpc::StatusCode::NOT_FOUND);
+  {
+    grpc::ClientContext ctx2;
+    EXPECT_TRUE(stub_->RenewLease(&ctx2, renew, &renewed).ok());
+  }
+  {
+    grpc::ClientContext ctx3;
+    v1::CloseSessionRequest close;
+    close.set_session_id(id);
+    v1::CloseSessionResponse closed;
+    EXPECT_TRUE(stub_->CloseSession(&ctx3, close, &closed).ok());
+  }
+  grpc::ClientContext ctx4;
+  EXPECT_EQ(stub_->RenewLease(&ctx4, renew, &renewed).error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
 TEST_F(ServiceTest, HealthServiceSaysServing) {
@@ -263,21 +277,63 @@ TEST(ServerLifecycleTest, SigtermDrainsAndExitsZero) {
   EXPECT_TRUE(status.ok()) << status.error_message();
 }
 
+// Through the plain stub: a client::Session renews its lease while it is open.
+std::string OpenUnrenewedSession(v1::Tensord::Stub& stub) {
+  grpc::ClientContext ctx;
+  v1::OpenSessionResponse opened;
+  EXPECT_TRUE(stub.OpenSession(&ctx, {}, &opened).ok());
+  return opened.session_id();
+}
+
+grpc::StatusCode Synchronize(v1::Tensord::Stub& stub, const std::string& session_id) {
+  grpc::ClientContext ctx;
+  v1::SynchronizeRequest request;
+  request.set_session_id(session_id);
+  v1::SynchronizeResponse response;
+  return stub.Synchronize(&ctx, request, &response).error_code();
+}
+
 TEST(ServerLifecycleTest, IdleSessionsExpireAndFreeTheirMemory) {
   ServerProcess server({"--session_ttl=1s"});
   ASSERT_TRUE(server.ok());
-  auto channel = server.Channel();
-  auto stub = v1::Tensord::NewStub(channel);
-  ASSERT_OK_AND_ASSIGN(client::Session session, client::Session::Open(channel));
-  Tensor t = session.zeros({1 << 18});
-  ASSERT_OK(session.Synchronize());
+  auto stub = v1::Tensord::NewStub(server.Channel());
+  const std::string id = OpenUnrenewedSession(*stub);
+  grpc::ClientContext ran_ctx;
+  v1::RunOpsRequest run;
+  run.set_session_id(id);
+  v1::OpCall* call = run.add_ops();
+  call->set_op("zeros");
+  (*call->mutable_attrs())["size"].mutable_ints()->add_values(1 << 18);
+  call->add_outputs(1);
+  v1::RunOpsResponse ran;
+  ASSERT_TRUE(stub->RunOps(&ran_ctx, run, &ran).ok());
+  ASSERT_FALSE(ran.has_error());
+  ASSERT_EQ(Synchronize(*stub, id), grpc::StatusCode::OK);
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   grpc::ClientContext ctx;
   v1::GetServerInfoResponse info;
   ASSERT_TRUE(stub->GetServerInfo(&ctx, {}, &info).ok());
   EXPECT_EQ(info.bytes_in_use(), 0);
   EXPECT_EQ(info.active_sessions(), 0);
-  EXPECT_THAT(session.Synchronize(), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_EQ(Synchronize(*stub, id), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST(ServerLifecycleTest, AnIdleClientSessionOutlivesTheTtl) {
+  ServerProcess server({"--session_ttl=2s"});
+  ASSERT_TRUE(server.ok());
+  auto channel = client::CreateChannel(server.address(), grpc::InsecureChannelCredentials());
+  auto stub = v1::Tensord::NewStub(channel);
+  ASSERT_OK_AND_ASSIGN(client::Session session, client::Session::Open(channel));
+  const std::string unrenewed = OpenUnrenewedSession(*stub);
+  ASSERT_OK_AND_ASSIGN(Tensor t, session.from_vector<float>({1, 2, 3, 4}, {4}));
+  Tensor flipped = t.flip({0});
+  ASSERT_OK(session.Flush());
+  std::this_thread::sleep_for(std::chrono::seconds(6));  // 3 TTLs without a call of its own
+  EXPECT_EQ(*flipped.to_vector<float>(), (F{4, 3, 2, 1}));
+  EXPECT_EQ(*t.to_vector<float>(), (F{1, 2, 3, 4}));
+  // The TTL did apply: the session nobody renewed is gone.
+  EXPECT_EQ(Synchronize(*stub, unrenewed), grpc::StatusCode::NOT_FOUND);
+  ASSERT_OK(session.Close());
 }
 
 TEST(ServerLifecycleTest, BearerTokenIsRequiredWhenConfigured) {

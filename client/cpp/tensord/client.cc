@@ -2,15 +2,19 @@
 
 #include <atomic>
 #include <functional>
+#include <thread>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/completion_queue.h"
+#include "grpcpp/create_channel.h"
 #include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/support/channel_arguments.h"
 #include "tensord/wire.h"
 #include "tensord/v1/tensord.grpc.pb.h"
 
@@ -129,7 +133,82 @@ class RawCall {
 constexpr char kUploadMethod[] = "/tensord.v1.Tensord/Upload";
 constexpr char kDownloadMethod[] = "/tensord.v1.Tensord/Download";
 
+// A third of the lease, so that two renewals in a row may fail before it runs out; once a
+// minute from a server that does not say how long its leases last.
+absl::Duration RenewInterval(int64_t ttl_seconds) {
+  return ttl_seconds > 0 ? absl::Seconds(ttl_seconds) / 3 : absl::Seconds(60);
+}
+
+// Renews a session's lease from a thread of its own while the session is open, so a program
+// that pauses longer than the server's session TTL keeps its tensors. It owns what it needs
+// rather than a reference to the SessionState, which must still go with the last handle (and
+// stops it then). Failures are quiet: the next tick tries again; NOT_FOUND (the session is
+// closed or expired) ends it.
+class LeaseRenewer {
+ public:
+  LeaseRenewer(const std::shared_ptr<grpc::Channel>& channel, std::string session_id,
+               std::string auth_token, absl::Duration interval)
+      : stub_(v1::Tensord::NewStub(channel)),
+        session_id_(std::move(session_id)),
+        auth_token_(std::move(auth_token)),
+        thread_([this, interval] { Run(interval); }) {}
+  ~LeaseRenewer() { Stop(); }
+
+  // Returns once the thread has ended: no renewal is sent after it.
+  void Stop() {
+    {
+      absl::MutexLock lock(&mu_);
+      stopping_ = true;
+      if (in_flight_ != nullptr) in_flight_->TryCancel();
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void Run(absl::Duration interval) {
+    absl::MutexLock lock(&mu_);
+    while (!mu_.AwaitWithTimeout(absl::Condition(&stopping_), interval)) {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(absl::ToChronoTime(absl::Now() + interval));
+      if (!auth_token_.empty()) ctx.AddMetadata("authorization", "Bearer " + auth_token_);
+      v1::RenewLeaseRequest request;
+      request.set_session_id(session_id_);
+      v1::RenewLeaseResponse response;
+      in_flight_ = &ctx;
+      mu_.Unlock();
+      const grpc::Status status = stub_->RenewLease(&ctx, request, &response);
+      mu_.Lock();
+      in_flight_ = nullptr;
+      if (status.error_code() == grpc::StatusCode::NOT_FOUND) return;
+      if (status.ok()) interval = RenewInterval(response.ttl_seconds());
+    }
+  }
+
+  const std::unique_ptr<v1::Tensord::Stub> stub_;
+  const std::string session_id_;
+  const std::string auth_token_;
+  absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::ClientContext* in_flight_ ABSL_GUARDED_BY(mu_) = nullptr;  // Stop() cancels it
+  std::thread thread_;  // last: it starts once the members it uses are made
+};
+
 }  // namespace
+
+std::shared_ptr<grpc::Channel> CreateChannel(
+    const std::string& address, const std::shared_ptr<grpc::ChannelCredentials>& credentials) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 30'000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10'000);
+  // tensord keeps gRPC's default server ping policy: no pings while no call is open, and pings
+  // more often than every 5 minutes with no data between them are abuse (GOAWAY
+  // "too_many_pings", which fails the calls in flight). gRPC's default of at most 2 pings
+  // without data (GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA) keeps 30 s pings under that limit:
+  // leave it as it is.
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 0);
+  return grpc::CreateCustomChannel(address, credentials, args);
+}
 
 std::string ErrorKind(const absl::Status& status) {
   if (status.ok()) return "";
@@ -210,6 +289,7 @@ struct SessionState {
   std::string device;
   SessionOptions options;
   bool closed = false;
+  std::unique_ptr<LeaseRenewer> lease;  // while open
 
   absl::Mutex mu;
   uint64_t next_id ABSL_GUARDED_BY(mu) = 1;
@@ -248,6 +328,7 @@ struct TensorState {
 };
 
 SessionState::~SessionState() {
+  if (lease) lease->Stop();  // first: no renewal may reach the server after the close
   if (closed || !stub) return;
   grpc::ClientContext ctx;
   Context(&ctx);
@@ -340,6 +421,8 @@ absl::StatusOr<Session> Session::Open(std::shared_ptr<grpc::Channel> channel,
   }
   state->id = response.session_id();
   state->device = response.device();
+  state->lease = std::make_unique<LeaseRenewer>(channel, state->id, options.auth_token,
+                                                RenewInterval(response.ttl_seconds()));
   return Session(std::move(state));
 }
 
@@ -572,6 +655,7 @@ absl::Status Session::Close() {
   absl::MutexLock lock(&state_->mu);
   if (state_->closed) return absl::OkStatus();
   (void)state_->FlushLocked();
+  state_->lease->Stop();  // no renewal may reach the server after the close
   grpc::ClientContext ctx;
   state_->Context(&ctx);
   v1::CloseSessionRequest request;

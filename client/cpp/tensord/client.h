@@ -1,6 +1,7 @@
 // The tensord C++ client: PyTorch's tensor API over a tensord server.
 //
-//   auto channel = grpc::CreateChannel("127.0.0.1:50051", grpc::InsecureChannelCredentials());
+//   auto channel = tensord::client::CreateChannel("127.0.0.1:50051",
+//                                                 grpc::InsecureChannelCredentials());
 //   tensord::client::Session s = *tensord::client::Session::Open(channel);
 //   Tensor t = s.arange(24).view({1, 2, 3, 4});
 //   Tensor p = t.permute({0, 2, 3, 1});
@@ -16,6 +17,10 @@
 // Tensor handles are reference counted; when the last copy goes, the server-side id is released
 // in the next batch. A Session closes on the server when the last of its handles (and of its
 // tensors) goes, or explicitly with Close(). Thread-safe: a session's calls are serialised.
+//
+// While a session is open, a thread of its own renews its lease every third of the server's
+// session TTL, so the session lives as long as its handles do, however long the program makes
+// no call.
 #ifndef TENSORD_CLIENT_CPP_TENSORD_CLIENT_H_
 #define TENSORD_CLIENT_CPP_TENSORD_CLIENT_H_
 
@@ -31,6 +36,7 @@
 
 #include "absl/status/statusor.h"
 #include "grpcpp/channel.h"
+#include "grpcpp/security/credentials.h"
 #include "tensord/v1/tensord.pb.h"
 
 namespace tensord::client {
@@ -244,6 +250,12 @@ class TypedStorage {
 struct Stream {
   uint64_t id = 0;
 };
+
+// A channel with the client's settings: no limit on the size of replies, and keepalive pings
+// (every 30 s while a call is open, 10 s to answer), so a connection that dies under a long call
+// fails it rather than leaving it hanging.
+std::shared_ptr<grpc::Channel> CreateChannel(
+    const std::string& address, const std::shared_ptr<grpc::ChannelCredentials>& credentials);
 
 struct SessionOptions {
   std::string device;            // empty: the server's default

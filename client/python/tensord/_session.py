@@ -20,6 +20,16 @@ _SERVICE = "/tensord.v1.Tensord/"
 # Ops buffered before a flush even when nothing needs a result.
 _MAX_PENDING = 512
 _CHUNK = 1 << 20
+# Keepalive pings on the channels the client makes, so a connection that dies under a long
+# call (a Synchronize waiting on minutes of work) fails it instead of leaving it hanging. The
+# server keeps gRPC's default ping policy: no pings while no call is open, and pings more often
+# than every 5 minutes with no data between them are abuse (GOAWAY "too_many_pings", which
+# fails the calls in flight). gRPC's default of at most 2 pings without data
+# (grpc.http2.max_pings_without_data) keeps 30 s pings under that limit: leave it as it is.
+_KEEPALIVE = [("grpc.keepalive_time_ms", 30_000), ("grpc.keepalive_timeout_ms", 10_000),
+              ("grpc.keepalive_permit_without_calls", 0)]
+# How often to renew a lease when the server does not say how long it lasts.
+_DEFAULT_RENEW_SECONDS = 60.0
 
 
 def _ident(x):
@@ -55,6 +65,59 @@ def _data_payload(message):
     return mv[i:]
 
 
+def _renew_interval(ttl_seconds):
+    """A third of the lease: two renewals in a row may fail before it runs out."""
+    return ttl_seconds / 3 if ttl_seconds > 0 else _DEFAULT_RENEW_SECONDS
+
+
+class _LeaseRenewer:
+    """Renews a session's lease from a daemon thread while the session is open, so a program
+    that pauses longer than the server's session TTL keeps its tensors.
+
+    It holds no reference to its Session (a dropped session is still collected, and its
+    finalizer stops this) and never keeps the interpreter alive. Failures are quiet: the next
+    tick tries again; NOT_FOUND (the session is gone) ends it.
+    """
+
+    def __init__(self, renew, session_id, metadata, ttl_seconds):
+        self._renew = renew
+        self._request = pb.RenewLeaseRequest(session_id=session_id)
+        self._metadata = metadata
+        self._interval = _renew_interval(ttl_seconds)
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._call = None  # the renewal in flight: stop() cancels it
+        # The id's first digits only: the whole id is the session's only credential.
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name="tensord-lease-" + session_id[:8])
+        self._thread.start()
+
+    def _run(self):
+        while not self._stopping.wait(self._interval):
+            with self._lock:
+                if self._stopping.is_set():
+                    return
+                self._call = call = self._renew.future(self._request, metadata=self._metadata,
+                                                       timeout=self._interval)
+            try:
+                self._interval = _renew_interval(call.result().ttl_seconds)
+            except grpc.FutureCancelledError:
+                return
+            except grpc.RpcError as e:
+                if e.code() == grpc.StatusCode.NOT_FOUND:  # closed or expired: nothing to keep
+                    return
+
+    def stop(self):
+        """Returns once the thread has ended: no renewal is sent after it."""
+        with self._lock:
+            self._stopping.set()
+            if self._call is not None:
+                self._call.cancel()
+        # The finalizer may run on this very thread (a garbage collection there).
+        if self._thread is not threading.current_thread():
+            self._thread.join()
+
+
 class _Pending:
     """One buffered op: its proto and the tensors waiting for its outputs' metadata."""
 
@@ -72,6 +135,10 @@ class Session:
     RunOps batch when a result is needed (metadata, data, synchronize) or the buffer is full.
     An op's error is raised by the flush that sends it. Usable as a context manager: inside
     `with session:` module-level functions use it, and it closes on exit.
+
+    While open, a daemon thread renews the session's lease every third of the server's session
+    TTL, so the session lives as long as the program does, however long it pauses; it ends
+    when the session is closed or collected, or the interpreter exits.
     """
 
     def __init__(self, address="127.0.0.1:50051", device=None, channel=None, token=None,
@@ -81,7 +148,7 @@ class Session:
         # made it (as torch does), at one round trip per op. Default: $TENSORD_PIPELINE != "0".
         self.pipeline = os.environ.get("TENSORD_PIPELINE", "1") != "0" if pipeline is None else pipeline
         options = [("grpc.max_receive_message_length", -1),
-                   ("grpc.max_send_message_length", -1)]
+                   ("grpc.max_send_message_length", -1)] + _KEEPALIVE
         self._channel = channel or grpc.insecure_channel(address, options=options)
         self._metadata = (("authorization", "Bearer " + token),) if token else None
         self._lock = threading.RLock()
@@ -113,8 +180,10 @@ class Session:
                             pb.OpenSessionResponse)
         self.id = opened.session_id
         self.device = _dtypes.device(opened.device)
+        lease = _LeaseRenewer(self._stub("RenewLease", pb.RenewLeaseResponse), self.id,
+                              self._metadata, opened.ttl_seconds)
         self._finalizer = weakref.finalize(self, Session._close_remote, self._channel,
-                                           self.id, self._metadata)
+                                           self.id, self._metadata, lease)
 
     # ---- gRPC plumbing ----
 
@@ -134,7 +203,8 @@ class Session:
             raise error_from_rpc(e, method) from None
 
     @staticmethod
-    def _close_remote(channel, session_id, metadata):
+    def _close_remote(channel, session_id, metadata, lease):
+        lease.stop()  # first: no renewal may reach the server after the close
         try:
             channel.unary_unary(_SERVICE + "CloseSession",
                                 request_serializer=lambda m: m.SerializeToString(),

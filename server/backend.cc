@@ -166,8 +166,8 @@ void TensordBackend::InSession(const std::string& session_id,
   if (!session.ok()) return done(session.status());
   Session& s = **session;
   s.InOrder([session = *std::move(session), work = std::move(work),
-             done = std::move(done)]() mutable {
-    done(work(*session));
+             done = std::move(done)](absl::Status admitted) mutable {
+    done(admitted.ok() ? work(*session) : admitted);
     return true;
   });
 }
@@ -176,9 +176,7 @@ void TensordBackend::HandleRunOps(const v1::RunOpsRequest& request, v1::RunOpsRe
                                   Done done) {
   absl::StatusOr<std::shared_ptr<Session>> session = sessions_.Find(request.session_id());
   if (!session.ok()) return done(session.status());
-  (*session)->RunOps(request, response, [done = std::move(done)]() mutable {
-    done(absl::OkStatus());
-  });
+  (*session)->RunOps(request, response, std::move(done));
 }
 
 void TensordBackend::HandleDescribe(const v1::DescribeRequest& request,
@@ -230,8 +228,13 @@ void TensordBackend::HandleReadStorage(
   if (!session.ok()) return done(session.status());
   // In the session's call order: the read sees the writes of every call before it.
   Session& s = **session;
-  s.InOrder([this, session = *std::move(session), &request, done = std::move(done)]() mutable {
-    ReadStorageInOrder(*session, request, std::move(done));
+  s.InOrder([this, session = *std::move(session), &request,
+             done = std::move(done)](absl::Status admitted) mutable {
+    if (!admitted.ok()) {
+      done(admitted);
+    } else {
+      ReadStorageInOrder(*session, request, std::move(done));
+    }
     return true;
   });
 }
@@ -346,8 +349,12 @@ void TensordBackend::StartUpload(
   // In the session's call order: its release_before ids may be inputs of an earlier batch.
   Session& s = **session;
   s.InOrder([session = *std::move(session), header = std::move(header),
-             done = std::move(done)]() mutable {
-    done(StartUploadInOrder(std::move(session), header));
+             done = std::move(done)](absl::Status admitted) mutable {
+    if (!admitted.ok()) {
+      done(admitted);
+    } else {
+      done(StartUploadInOrder(std::move(session), header));
+    }
     return true;
   });
 }
@@ -396,8 +403,12 @@ void TensordBackend::StartDownload(
   if (!session.ok()) return done(session.status());
   Session& s = **session;
   s.InOrder([this, session = *std::move(session), request = std::move(request),
-             done = std::move(done)]() mutable {
-    DownloadInOrder(*session, request, std::move(done));
+             done = std::move(done)](absl::Status admitted) mutable {
+    if (!admitted.ok()) {
+      done(admitted);
+    } else {
+      DownloadInOrder(*session, request, std::move(done));
+    }
     return true;
   });
 }
@@ -506,8 +517,13 @@ void TensordBackend::HandleSynchronize(const v1::SynchronizeRequest& request, Do
   if (!session.ok()) return done(session.status());
   // In the session's call order: it covers the ops of every batch sent before it.
   Session& s = **session;
-  s.InOrder([session = *std::move(session), &request, done = std::move(done)]() mutable {
-    SynchronizeInOrder(*session, request, std::move(done));
+  s.InOrder([session = *std::move(session), &request,
+             done = std::move(done)](absl::Status admitted) mutable {
+    if (!admitted.ok()) {
+      done(admitted);
+    } else {
+      SynchronizeInOrder(*session, request, std::move(done));
+    }
     return true;
   });
 }

@@ -26,6 +26,9 @@ struct ServerLimits {
   int64_t max_ops_per_batch = 1 << 17;
   int64_t max_streams_per_session = 256;
   int64_t max_tensors_per_session = int64_t{1} << 22;
+  // Calls of one session waiting (holding their requests) behind an earlier one that waits for
+  // data: beyond it, RESOURCE_EXHAUSTED.
+  int64_t max_queued_calls = 1024;
   int64_t chunk_bytes = 1 << 20;                    // Download chunk size
   absl::Duration session_ttl = absl::Seconds(300);
   // Host memory an idle server keeps cached for reuse; the rest goes back to the system.

@@ -36,6 +36,8 @@ ABSL_FLAG(int64_t, max_message_bytes, int64_t{64} << 20, "largest gRPC message, 
 ABSL_FLAG(int64_t, max_queued_ops, 1 << 16, "ops waiting on one stream");
 ABSL_FLAG(int64_t, max_batch_ops, 1 << 17, "ops in one RunOps batch");
 ABSL_FLAG(int64_t, max_streams, 256, "streams per session");
+ABSL_FLAG(int64_t, max_queued_calls, 1024,
+          "calls of one session that may wait behind an earlier one still waiting for data");
 ABSL_FLAG(int64_t, chunk_bytes, 1 << 20, "bytes per Download message");
 ABSL_FLAG(int64_t, pool_idle_floor_bytes, int64_t{256} << 20,
           "host memory an idle server keeps cached for reuse; the rest goes back to the system "
@@ -147,6 +149,7 @@ int main(int argc, char** argv) {
   limits.max_queued_ops_per_stream = absl::GetFlag(FLAGS_max_queued_ops);
   limits.max_ops_per_batch = absl::GetFlag(FLAGS_max_batch_ops);
   limits.max_streams_per_session = absl::GetFlag(FLAGS_max_streams);
+  limits.max_queued_calls = absl::GetFlag(FLAGS_max_queued_calls);
   limits.chunk_bytes = absl::GetFlag(FLAGS_chunk_bytes);
   limits.pool_idle_floor_bytes = absl::GetFlag(FLAGS_pool_idle_floor_bytes);
   if (limits.chunk_bytes <= 0 || limits.chunk_bytes > limits.max_message_bytes - 1024) {

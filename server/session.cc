@@ -212,21 +212,31 @@ void Session::Close() {
   ReleaseMetadata(static_cast<int64_t>(tensors.size()));
 }
 
-void Session::InOrder(absl::AnyInvocable<bool()> call) {
+void Session::InOrder(absl::AnyInvocable<bool(absl::Status)> call) {
+  bool refused = false;
   {
     absl::MutexLock lock(&order_mu_);
-    if (busy_) {
+    if (!busy_) {
+      busy_ = true;
+    } else if (static_cast<int64_t>(waiting_calls_.size()) < limits_.max_queued_calls) {
       waiting_calls_.push_back(std::move(call));
       return;
+    } else {
+      refused = true;
     }
-    busy_ = true;
   }
-  if (call()) CallDone();
+  if (refused) {
+    (void)call(absl::ResourceExhaustedError(absl::StrCat(
+        limits_.max_queued_calls, " calls of this session already wait for an earlier one, "
+        "the limit; wait for their answers")));
+    return;
+  }
+  if (call(absl::OkStatus())) CallDone();
 }
 
 void Session::CallDone() {
   for (;;) {
-    absl::AnyInvocable<bool()> next;
+    absl::AnyInvocable<bool(absl::Status)> next;
     {
       absl::MutexLock lock(&order_mu_);
       if (waiting_calls_.empty()) {
@@ -236,29 +246,35 @@ void Session::CallDone() {
       next = std::move(waiting_calls_.front());
       waiting_calls_.pop_front();
     }
-    if (!next()) return;  // suspended: it calls CallDone() when it finishes
+    if (!next(absl::OkStatus())) return;  // suspended: it calls CallDone() when it finishes
   }
 }
 
 struct Session::Batch {
   const v1::RunOpsRequest* request;
   v1::RunOpsResponse* response;
-  absl::AnyInvocable<void()> done;
+  absl::AnyInvocable<void(absl::Status)> done;
   int next = 0;  // the first op not yet run
 };
 
 void Session::RunOps(const v1::RunOpsRequest& request, v1::RunOpsResponse* response,
-                     absl::AnyInvocable<void()> done) {
+                     absl::AnyInvocable<void(absl::Status)> done) {
   if (request.ops_size() > limits_.max_ops_per_batch) {
     ToProtoError(absl::ResourceExhaustedError(absl::StrCat(
                      "run_ops: a batch may hold at most ", limits_.max_ops_per_batch,
                      " ops, got ", request.ops_size())),
                  0, response->mutable_error());
-    return done();
+    return done(absl::OkStatus());
   }
   response->mutable_results()->Reserve(request.ops_size());
   auto batch = std::make_shared<Batch>(Batch{&request, response, std::move(done)});
-  InOrder([self = shared_from_this(), batch] { return self->ContinueBatch(batch); });
+  InOrder([self = shared_from_this(), batch](absl::Status admitted) {
+    if (!admitted.ok()) {
+      batch->done(std::move(admitted));
+      return true;
+    }
+    return self->ContinueBatch(batch);
+  });
 }
 
 bool Session::ContinueBatch(const std::shared_ptr<Batch>& batch) {
@@ -285,7 +301,7 @@ bool Session::ContinueBatch(const std::shared_ptr<Batch>& batch) {
     v1::ReleaseResponse released;
     Release(request.release_after(), &released);
   }
-  batch->done();
+  batch->done(absl::OkStatus());
   return true;
 }
 

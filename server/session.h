@@ -50,15 +50,17 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // Runs `call` in the session's call order: now, on this thread, unless an earlier call is
   // still queued or suspended; else it is queued and runs on the thread that finishes the call
-  // before it. `call` returns true when it is done, false when it suspended itself, in which
-  // case it calls CallDone() once it has finished.
-  void InOrder(absl::AnyInvocable<bool()> call);
+  // before it. `call` gets OK and returns true when it is done, false when it suspended itself,
+  // in which case it calls CallDone() once it has finished. When max_queued_calls are already
+  // waiting, `call` runs at once with RESOURCE_EXHAUSTED, to report it (and return true).
+  void InOrder(absl::AnyInvocable<bool(absl::Status)> call);
 
   // Runs the ops of a batch in order, stopping at the first failure, then releases the batch's
   // `release_after` ids; calls `done` after that (on another thread when a data-dependent op
   // had to wait for its inputs). `request` and `response` must live until then.
+  // `done` gets an error only when the call could not be queued.
   void RunOps(const v1::RunOpsRequest& request, v1::RunOpsResponse* response,
-              absl::AnyInvocable<void()> done);
+              absl::AnyInvocable<void(absl::Status)> done);
 
   // Tensors.
   absl::StatusOr<engine::Tensor> Find(absl::string_view op, uint64_t id) const;
@@ -114,7 +116,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // The call order: whether a call has the turn, and the calls waiting for it.
   absl::Mutex order_mu_;
   bool busy_ ABSL_GUARDED_BY(order_mu_) = false;
-  std::deque<absl::AnyInvocable<bool()>> waiting_calls_ ABSL_GUARDED_BY(order_mu_);
+  std::deque<absl::AnyInvocable<bool(absl::Status)>> waiting_calls_ ABSL_GUARDED_BY(order_mu_);
 
   mutable absl::Mutex mu_;
   absl::Time last_active_ ABSL_GUARDED_BY(mu_);

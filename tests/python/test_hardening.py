@@ -339,3 +339,31 @@ def test_sigterm_exits_within_the_drain_deadline_while_a_kernel_runs(servers):
     assert elapsed < 2 + 1, f"exit took {elapsed:.1f} s with a 2 s drain deadline"
     with pytest.raises(grpc.RpcError):
         waiting.result(timeout=10)
+
+
+def test_calls_waiting_behind_a_blocked_batch_are_bounded(servers):
+    server = servers("--session-ttl=120s", "--max_queued_calls=4")
+    sid = server.open_session()
+    x, y, nz = server.new_id(), server.new_id(), server.new_id()
+    blocked = server.unary("RunOps", pb.RunOpsResponse).future(
+        pb.RunOpsRequest(session_id=sid, ops=[op("ones", out=x, size=[8]), op("_sleep", ms=2000),
+                                              op("mul", [x], out=y, other=3),
+                                              op("nonzero", [y], out=nz)]), timeout=30)
+    time.sleep(0.3)
+    describe = server.unary("Describe", pb.DescribeResponse)
+    waiting = [describe.future(pb.DescribeRequest(session_id=sid, ids=[nz]), timeout=30)
+               for _ in range(10)]
+    outcomes = []
+    for f in waiting:
+        try:
+            outcomes.append(list(f.result().tensors[0].sizes))
+        except grpc.RpcError as e:
+            outcomes.append((e.code(), e.details()))
+    assert not blocked.result().HasField("error")
+    answered = [o for o in outcomes if o == [8, 1]]
+    refused = [o for o in outcomes if o != [8, 1]]
+    # The calls that waited saw the batch's outputs (they ran after it, in order).
+    assert len(answered) == 4, outcomes
+    assert all(code == grpc.StatusCode.RESOURCE_EXHAUSTED and "describe" in details
+               for code, details in refused), refused
+    assert run_ops(server, sid, op("t", [y], out=server.new_id())).results[0].outputs[0].sizes

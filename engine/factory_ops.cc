@@ -116,6 +116,9 @@ absl::StatusOr<PlannedOp> PlanArange(const Scalar& start, const Scalar& end, con
     delta = Scalar(xstep);
   } else {
     // Integral dtypes compute in int64 (floats truncate toward zero, as Scalar::to<int64_t>).
+    for (const Scalar* s : {&start, &end, &step}) {
+      TENSORD_RETURN_IF_ERROR(CheckScalarFits(op, *s, DType::kInt64));
+    }
     const int64_t xstart = start.to_int(), xend = end.to_int(), xstep = step.to_int();
     if (xstep == 0) return RuntimeError(op, "step must be nonzero");
     if (!((xstep > 0 && xend >= xstart) || (xstep < 0 && xend <= xstart))) {

@@ -25,7 +25,15 @@ class Scalar {
   bool is_bool() const { return kind_ == Kind::kBool; }
   bool is_int() const { return kind_ == Kind::kInt; }
   bool is_float() const { return kind_ == Kind::kFloat; }
-  int64_t to_int() const { return kind_ == Kind::kFloat ? static_cast<int64_t>(d_) : i_; }
+  // A float truncates toward zero; one outside int64's range saturates and NaN is 0 (a cast
+  // would be undefined): ops that must refuse such values check them first (CheckScalarFits).
+  int64_t to_int() const {
+    if (kind_ != Kind::kFloat) return i_;
+    if (!(d_ == d_)) return 0;
+    if (d_ >= 9.2233720368547758e18) return INT64_MAX;
+    if (d_ <= -9.2233720368547758e18) return INT64_MIN;
+    return static_cast<int64_t>(d_);
+  }
   double to_double() const { return d_; }
   bool to_bool() const { return kind_ == Kind::kFloat ? d_ != 0 : i_ != 0; }
 

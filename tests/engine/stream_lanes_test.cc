@@ -114,7 +114,8 @@ class StreamLanesTest : public testing::Test {
 
   Executor executor_{2};
   std::shared_ptr<Stream> stream_ = Stream::Create(&executor_, 0, 1000);
-  FakeLane* lane_ = nullptr;
+  // Set on the stream's thread, read by the test's: atomic (ThreadSanitizer found the race).
+  std::atomic<FakeLane*> lane_{nullptr};
   int key_ = 0;
   absl::Mutex mu_;
   std::vector<int> launched_, retired_;
@@ -134,8 +135,8 @@ TEST_F(StreamLanesTest, LaunchesRunAheadAndRetireInOrderWhenTheDeviceReports) {
   EXPECT_EQ(launched(), (std::vector<int>{0, 1, 2}));  // all launched, nothing waited
   EXPECT_TRUE(retired().empty());
   EXPECT_EQ(stream_->pending(), 4);
-  ASSERT_TRUE(Eventually([&] { return lane_ != nullptr && lane_->requested() > 0; }));
-  lane_->Finish();
+  ASSERT_TRUE(Eventually([&] { return lane_.load() != nullptr && lane_.load()->requested() > 0; }));
+  lane_.load()->Finish();
   ASSERT_TRUE(Eventually([&] { return retired().size() == 4; }));
   EXPECT_EQ(retired(), (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(stream_->pending(), 0);
@@ -155,12 +156,12 @@ TEST_F(StreamLanesTest, SynchronizeEventsAndHostReadsWaitForTheDevice) {
   absl::Notification read;
   const uint64_t ticket = storage->BeginRead();
   storage->WhenReadable(ticket, [&] { read.Notify(); });
-  ASSERT_TRUE(Eventually([&] { return lane_ != nullptr && lane_->requested() > 0; }));
+  ASSERT_TRUE(Eventually([&] { return lane_.load() != nullptr && lane_.load()->requested() > 0; }));
   absl::SleepFor(absl::Milliseconds(20));
   EXPECT_FALSE(synced.HasBeenNotified());
   EXPECT_FALSE(read.HasBeenNotified());
   EXPECT_FALSE(event->Query());
-  lane_->Finish();
+  lane_.load()->Finish();
   EXPECT_TRUE(synced.WaitForNotificationWithTimeout(absl::Seconds(5)));
   EXPECT_TRUE(read.WaitForNotificationWithTimeout(absl::Seconds(5)));
   EXPECT_TRUE(sync_status.ok()) << sync_status;
@@ -184,14 +185,15 @@ TEST_F(StreamLanesTest, AFailedLaunchPoisonsAtOnceAndIsReportedInOrder) {
     first = s;
     synced.Notify();
   });
-  ASSERT_TRUE(Eventually([&] { return lane_ != nullptr && lane_->requested() > 0; }));
+  ASSERT_TRUE(Eventually([&] { return lane_.load() != nullptr && lane_.load()->requested() > 0; }));
   EXPECT_EQ(launched(), (std::vector<int>{0, 1}));  // the dependent never launched
   ASSERT_NE(a->poison(), nullptr);
   EXPECT_EQ(b->poison(), nullptr);
   while (!synced.HasBeenNotified()) {
-    lane_->Finish();
+    lane_.load()->Finish();
     absl::SleepFor(absl::Milliseconds(1));
   }
+  synced.WaitForNotification();  // returns at once; orders the callback's writes before ours
   EXPECT_EQ(retired(), (std::vector<int>{0, 1, 2}));
   EXPECT_EQ(first.code(), absl::StatusCode::kInternal) << first;
   EXPECT_NE(first.message().find("launch failed"), std::string::npos);
@@ -221,13 +223,14 @@ TEST_F(StreamLanesTest, AKernelsReportFailsItAtRetireAndPoisonsWhatDependsOnIt) 
     first = s;
     synced.Notify();
   });
-  ASSERT_TRUE(Eventually([&] { return lane_ != nullptr && lane_->requested() > 0; }));
+  ASSERT_TRUE(Eventually([&] { return lane_.load() != nullptr && lane_.load()->requested() > 0; }));
   EXPECT_EQ(launched(), (std::vector<int>{2, 3}));  // all launched before anything retired
   EXPECT_EQ(out->poison(), nullptr);                // not known until the work is done
   while (!synced.HasBeenNotified()) {
-    lane_->Finish();
+    lane_.load()->Finish();
     absl::SleepFor(absl::Milliseconds(1));
   }
+  synced.WaitForNotification();  // returns at once; orders the callback's writes before ours
   EXPECT_EQ(first.code(), absl::StatusCode::kInvalidArgument) << first;
   EXPECT_EQ(first.message(), "op 1 (floor_divide): ZeroDivisionError at element 5");
   ASSERT_NE(out->poison(), nullptr);
@@ -243,19 +246,19 @@ TEST_F(StreamLanesTest, StoragesLiveUntilTheTaskRetires) {
     weak = storage;
     ASSERT_TRUE(stream_->Enqueue(Task("write", DeviceKernel(0), {storage})).ok());
   }
-  ASSERT_TRUE(Eventually([&] { return lane_ != nullptr && lane_->requested() > 0; }));
+  ASSERT_TRUE(Eventually([&] { return lane_.load() != nullptr && lane_.load()->requested() > 0; }));
   EXPECT_FALSE(weak.expired());  // the device may still be writing it
-  lane_->Finish();
+  lane_.load()->Finish();
   EXPECT_TRUE(Eventually([&] { return weak.expired(); }));
 }
 
 TEST_F(StreamLanesTest, OneReportPerRunOfTasks) {
   for (int i = 0; i < 50; ++i) ASSERT_TRUE(stream_->Enqueue(Task("op", DeviceKernel(i)), false).ok());
   stream_->Wake();
-  ASSERT_TRUE(Eventually([&] { return launched().size() == 50 && lane_->requested() > 0; }));
+  ASSERT_TRUE(Eventually([&] { return launched().size() == 50 && lane_.load()->requested() > 0; }));
   absl::SleepFor(absl::Milliseconds(10));
-  EXPECT_EQ(lane_->requested(), 1);  // one host callback for the whole batch
-  lane_->Finish();
+  EXPECT_EQ(lane_.load()->requested(), 1);  // one host callback for the whole batch
+  lane_.load()->Finish();
   EXPECT_TRUE(Eventually([&] { return stream_->pending() == 0; }));
 }
 

@@ -108,7 +108,7 @@ absl::StatusOr<PlannedOp> PlanArange(const Scalar& start, const Scalar& end, con
       return RuntimeError(op, "upper bound and larger bound inconsistent with step sign");
     }
     const double size_d = std::ceil((xend - xstart) / xstep);
-    if (!(size_d >= 0 && size_d <= 9.2233720368547758e18)) {
+    if (!(size_d >= 0 && size_d < 9.2233720368547758e18)) {  // 2^63 does not fit
       return RuntimeError(op, "invalid size, possible overflow?");
     }
     size = static_cast<int64_t>(size_d);
@@ -132,7 +132,7 @@ absl::StatusOr<PlannedOp> PlanArange(const Scalar& start, const Scalar& end, con
       size = *span / xstep;  // an exact ceil: span already includes step - sign
     } else {
       const double size_d = std::ceil((end.to_double() - start.to_double()) / step.to_double());
-      if (!(size_d >= 0 && size_d <= 9.2233720368547758e18)) {
+      if (!(size_d >= 0 && size_d < 9.2233720368547758e18)) {  // 2^63 does not fit
         return RuntimeError(op, "invalid size, possible overflow?");
       }
       size = static_cast<int64_t>(size_d);

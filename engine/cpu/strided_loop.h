@@ -33,16 +33,15 @@ class StridedLoop {
   StridedLoop(IntList sizes, const std::array<IntList, N>& strides,
               const std::array<int64_t, N>& itemsizes) {
     numel_ = 1;
+    for (int64_t size : sizes) numel_ *= size;
+    // An empty tensor's strides may be anything (torch allows it): nothing is visited, and its
+    // byte strides, which may not even fit int64, are never computed.
+    if (numel_ == 0) return;
     for (size_t d = 0; d < sizes.size(); ++d) {
-      numel_ *= sizes[d];
       if (sizes[d] == 1) continue;
       Dim dim{sizes[d], {}};
       for (int k = 0; k < N; ++k) dim.stride[k] = strides[k][d] * itemsizes[k];
       dims_.push_back(dim);
-    }
-    if (numel_ == 0) {
-      dims_.clear();
-      return;
     }
     // Innermost first: by |output stride|, ties broken by the inputs' strides. Insertion sort
     // keeps it stable (ranks are small).

@@ -4,7 +4,8 @@
 set -euo pipefail
 
 packages=(
-  cmake make g++ pkg-config git
+  cmake make g++ pkg-config git ccache ninja-build
+  clang-14 libclang-rt-14-dev
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libopenblas-dev

@@ -24,10 +24,9 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# Every suite; in CI (CI=true) also the sanitizer job (scripts/sanitize.sh).
+# Every suite. The sanitizer job (make sanitize) is separate: not yet verified end to end.
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
-	@if [ "$$CI" = true ]; then ./scripts/sanitize.sh; fi
 
 run: build
 	@exec ./$(BUILD_DIR)/tensord --listen=$(LISTEN) --device=cpu

@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "tests/fuzz/fuzz_backend.h"
 #include "tests/fuzz/op_mutator.h"
 
@@ -109,6 +111,18 @@ v1::OpCall Multi(const std::string& op, std::vector<uint64_t> in, AttrList attrs
   v1::OpCall c = Call(op, std::move(in), std::move(attrs), {});
   c.set_output_id_start(start);
   return c;
+}
+
+// Serialized with maps in key order, so that the same registry gives the same bytes.
+std::string Bytes(const google::protobuf::Message& message) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    message.SerializeToCodedStream(&coded);
+  }
+  return out;
 }
 
 // ---- Files -----------------------------------------------------------------------------------
@@ -299,7 +313,7 @@ void RunOpsSeeds(const RequestMutator& mutator) {
     for (const v1::RunOpsRequest& f : files) {
       std::string name = absl::StrCat("ops-", file < 10 ? "0" : "", file, "-", f.ops(0).op());
       if (f.ops_size() > 1) absl::StrAppend(&name, "-to-", f.ops(f.ops_size() - 1).op());
-      Write("run_ops", name, f.SerializeAsString());
+      Write("run_ops", name, Bytes(f));
       ++file;
     }
   }
@@ -315,7 +329,7 @@ void RunOpsSeeds(const RequestMutator& mutator) {
     for (v1::OpCall& c : ops) *r.add_ops() = std::move(c);
     r.set_omit_metadata(omit);
     for (uint64_t id : release) r.add_release_after(id);
-    Write("run_ops", name, r.SerializeAsString());
+    Write("run_ops", name, Bytes(r));
   };
   write("chain-transpose-contiguous-matmul-sum",
         {Call("transpose", {2}, {{"dim0", I(1)}, {"dim1", I(2)}}, {100}),
@@ -387,7 +401,7 @@ enum Rpc {
 void RequestSeeds() {
   Clean("request");
   const auto w = [](const char* name, Rpc rpc, const google::protobuf::Message& m) {
-    Write("request", name, std::string(1, static_cast<char>(rpc)) + m.SerializeAsString());
+    Write("request", name, std::string(1, static_cast<char>(rpc)) + Bytes(m));
   };
   {
     v1::DescribeRequest r;
@@ -524,13 +538,13 @@ std::string Header(uint64_t id, std::vector<int64_t> sizes, v1::DType dtype,
   h->set_dtype(dtype);
   h->set_device(device);
   for (uint64_t x : release) h->add_release_before(x);
-  const std::string bytes = r.SerializeAsString();
+  const std::string bytes = Bytes(r);
   return Varint(bytes.size()) + bytes;
 }
 std::string Data(const std::string& data) {
   v1::UploadRequest r;
   r.set_data(data);
-  const std::string bytes = r.SerializeAsString();
+  const std::string bytes = Bytes(r);
   return Varint(bytes.size()) + bytes;
 }
 std::string Pattern(size_t n) {
@@ -582,7 +596,7 @@ void UploadSeeds() {
     // A data message that is not a lone data record (an unknown field after it): parsed.
     v1::UploadRequest r;
     r.set_data(Pattern(8));
-    std::string bytes = r.SerializeAsString() + std::string("\x18\x01", 2);
+    std::string bytes = Bytes(r) + std::string("\x18\x01", 2);
     w("data-with-extra-field", 0, Header(200, {2}, v1::DTYPE_FLOAT32) + Varint(bytes.size()) + bytes);
   }
   w("garbage-message", 0, Header(200, {2}, v1::DTYPE_FLOAT32) + Varint(3) + std::string("\xff\xff\xff", 3));
@@ -596,7 +610,7 @@ void MetadataSeeds() {
   const auto w = [](const std::string& name, std::vector<v1::OpCall> ops) {
     v1::RunOpsRequest r;
     for (v1::OpCall& c : ops) *r.add_ops() = std::move(c);
-    Write("metadata", name, r.SerializeAsString());
+    Write("metadata", name, Bytes(r));
   };
   const auto base = [](std::vector<int64_t> size, std::vector<int64_t> stride,
                        v1::DType dtype = v1::DTYPE_FLOAT32) {

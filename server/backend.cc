@@ -160,16 +160,35 @@ absl::Status TensordBackend::HandleRenewLease(const v1::RenewLeaseRequest& reque
   return absl::OkStatus();
 }
 
-void TensordBackend::InSession(const std::string& session_id,
-                               absl::AnyInvocable<absl::Status(Session&)> work, Done done) {
-  absl::StatusOr<std::shared_ptr<Session>> session = sessions_.Find(session_id);
+namespace {
+
+// Runs work(session, done) in the session's call order (Session::InOrder); `done` gets the
+// error instead when the session is unknown or too many of its calls already wait. `work` ends
+// by calling `done`, now or later.
+template <typename DoneFn, typename Work>
+void InOrder(SessionStore& sessions, const std::string& session_id, DoneFn done, Work work) {
+  absl::StatusOr<std::shared_ptr<Session>> session = sessions.Find(session_id);
   if (!session.ok()) return done(session.status());
   Session& s = **session;
-  s.InOrder([session = *std::move(session), work = std::move(work),
-             done = std::move(done)](absl::Status admitted) mutable {
-    done(admitted.ok() ? work(*session) : admitted);
+  s.InOrder([session = *std::move(session), done = std::move(done),
+             work = std::move(work)](absl::Status admitted) mutable {
+    if (admitted.ok()) {
+      work(session, std::move(done));
+    } else {
+      done(std::move(admitted));
+    }
     return true;
   });
+}
+
+}  // namespace
+
+void TensordBackend::InSession(const std::string& session_id,
+                               absl::AnyInvocable<absl::Status(Session&)> work, Done done) {
+  InOrder(sessions_, session_id, std::move(done),
+          [work = std::move(work)](std::shared_ptr<Session>& session, Done done) mutable {
+            done(work(*session));
+          });
 }
 
 void TensordBackend::HandleRunOps(const v1::RunOpsRequest& request, v1::RunOpsResponse* response,
@@ -224,19 +243,11 @@ void TensordBackend::ReadWhenReady(const Tensor& tensor,
 void TensordBackend::HandleReadStorage(
     const v1::ReadStorageRequest& request,
     absl::AnyInvocable<void(absl::StatusOr<v1::ReadStorageResponse>)> done) {
-  absl::StatusOr<std::shared_ptr<Session>> session = sessions_.Find(request.session_id());
-  if (!session.ok()) return done(session.status());
   // In the session's call order: the read sees the writes of every call before it.
-  Session& s = **session;
-  s.InOrder([this, session = *std::move(session), &request,
-             done = std::move(done)](absl::Status admitted) mutable {
-    if (!admitted.ok()) {
-      done(admitted);
-    } else {
-      ReadStorageInOrder(*session, request, std::move(done));
-    }
-    return true;
-  });
+  InOrder(sessions_, request.session_id(), std::move(done),
+          [this, &request](std::shared_ptr<Session>& session, auto done) {
+            ReadStorageInOrder(*session, request, std::move(done));
+          });
 }
 
 void TensordBackend::ReadStorageInOrder(
@@ -344,19 +355,12 @@ absl::Status TensordBackend::WriteStorageInOrder(Session& session,
 void TensordBackend::StartUpload(
     v1::UploadHeader header,
     absl::AnyInvocable<void(absl::StatusOr<std::unique_ptr<PendingUpload>>)> done) {
-  absl::StatusOr<std::shared_ptr<Session>> session = sessions_.Find(header.session_id());
-  if (!session.ok()) return done(session.status());
   // In the session's call order: its release_before ids may be inputs of an earlier batch.
-  Session& s = **session;
-  s.InOrder([session = *std::move(session), header = std::move(header),
-             done = std::move(done)](absl::Status admitted) mutable {
-    if (!admitted.ok()) {
-      done(admitted);
-    } else {
-      done(StartUploadInOrder(std::move(session), header));
-    }
-    return true;
-  });
+  const std::string session_id = header.session_id();
+  InOrder(sessions_, session_id, std::move(done),
+          [header = std::move(header)](std::shared_ptr<Session>& session, auto done) {
+            done(StartUploadInOrder(session, header));
+          });
 }
 
 absl::StatusOr<std::unique_ptr<PendingUpload>> TensordBackend::StartUploadInOrder(
@@ -399,18 +403,11 @@ absl::StatusOr<std::unique_ptr<PendingUpload>> TensordBackend::StartUploadInOrde
 void TensordBackend::StartDownload(
     v1::DownloadRequest request,
     absl::AnyInvocable<void(absl::StatusOr<std::unique_ptr<ReadyDownload>>)> done) {
-  absl::StatusOr<std::shared_ptr<Session>> session = sessions_.Find(request.session_id());
-  if (!session.ok()) return done(session.status());
-  Session& s = **session;
-  s.InOrder([this, session = *std::move(session), request = std::move(request),
-             done = std::move(done)](absl::Status admitted) mutable {
-    if (!admitted.ok()) {
-      done(admitted);
-    } else {
-      DownloadInOrder(*session, request, std::move(done));
-    }
-    return true;
-  });
+  const std::string session_id = request.session_id();
+  InOrder(sessions_, session_id, std::move(done),
+          [this, request = std::move(request)](std::shared_ptr<Session>& session, auto done) {
+            DownloadInOrder(*session, request, std::move(done));
+          });
 }
 
 void TensordBackend::DownloadInOrder(
@@ -513,19 +510,11 @@ void TensordBackend::HandleQueryEvent(const v1::QueryEventRequest& request,
 }
 
 void TensordBackend::HandleSynchronize(const v1::SynchronizeRequest& request, Done done) {
-  absl::StatusOr<std::shared_ptr<Session>> session = sessions_.Find(request.session_id());
-  if (!session.ok()) return done(session.status());
   // In the session's call order: it covers the ops of every batch sent before it.
-  Session& s = **session;
-  s.InOrder([session = *std::move(session), &request,
-             done = std::move(done)](absl::Status admitted) mutable {
-    if (!admitted.ok()) {
-      done(admitted);
-    } else {
-      SynchronizeInOrder(*session, request, std::move(done));
-    }
-    return true;
-  });
+  InOrder(sessions_, request.session_id(), std::move(done),
+          [&request](std::shared_ptr<Session>& session, Done done) {
+            SynchronizeInOrder(*session, request, std::move(done));
+          });
 }
 
 void TensordBackend::SynchronizeInOrder(Session& session, const v1::SynchronizeRequest& request,

@@ -19,21 +19,13 @@ namespace {
 
 constexpr char kErrorKindKey[] = "tensord-error-kind";
 
-// An error that does not start with the method's name gets it as a prefix ("run_ops: session
-// not found …"), so every answer names what the client called.
-absl::Status NamingMethod(absl::string_view method, const absl::Status& status) {
-  if (status.ok() || absl::StartsWith(status.message(), absl::StrCat(method, ":"))) return status;
-  return engine::WithPayloadsOf(
-      status, absl::Status(status.code(), absl::StrCat(method, ": ", status.message())));
-}
-
-// Finishes a call of `method` with `status`; errors name the method and carry the Python
-// exception class in trailing metadata.
+// Finishes a call of `method` with `status`; errors name the method (engine::NameOp) and carry
+// the Python exception class in trailing metadata.
 template <typename Reactor>
 void FinishWith(grpc::CallbackServerContext* ctx, Reactor* reactor, absl::string_view method,
                 const absl::Status& status) {
   if (!status.ok()) ctx->AddTrailingMetadata(kErrorKindKey, engine::ErrorKind(status));
-  reactor->Finish(ToGrpcStatus(NamingMethod(method, status)));
+  reactor->Finish(ToGrpcStatus(engine::NameOp(method, status)));
 }
 
 // Parses a request straight from the received slices.
@@ -211,7 +203,7 @@ class ConnectReactor final
     response->set_seq(request_.seq());
     Handle(response.get(), [this, response](absl::Status status) {
       if (!status.ok())
-        ToProtoError(NamingMethod("connect", status), -1, response->mutable_error());
+        ToProtoError(engine::NameOp("connect", status), -1, response->mutable_error());
       Deliver(std::move(*response));
     });
   }

@@ -393,8 +393,6 @@ absl::Status Session::RunOneOp(const v1::OpCall& call, bool omit_metadata,
   if (op->kind == engine::OpKind::kFactory && !attrs.Has("device")) {
     attrs.Set("device", device_);
   }
-  // A data-dependent op waits for the data its inputs' queued ops write: they must be running.
-  if (op->kind == engine::OpKind::kDataDependent) WakeStreamsLocked();
   TENSORD_ASSIGN_OR_RETURN(engine::PlannedOp plan, engine::PlanOp(op->name, inputs, attrs));
 
   // The ids of the outputs, now that their number is known.

@@ -58,28 +58,6 @@ TensordBackend& Backend() {
 
 namespace {
 
-v1::AttrValue I(int64_t v) {
-  v1::AttrValue a;
-  a.set_i(v);
-  return a;
-}
-v1::AttrValue F(double v) {
-  v1::AttrValue a;
-  a.set_f(v);
-  return a;
-}
-v1::AttrValue Ints(std::initializer_list<int64_t> v) {
-  v1::AttrValue a;
-  a.mutable_ints();  // an empty list is still a list
-  for (int64_t x : v) a.mutable_ints()->add_values(x);
-  return a;
-}
-v1::AttrValue D(v1::DType d) {
-  v1::AttrValue a;
-  a.set_dtype(d);
-  return a;
-}
-
 void Add(v1::RunOpsRequest& r, uint64_t out, const char* op, std::initializer_list<uint64_t> in,
          std::initializer_list<std::pair<const char*, v1::AttrValue>> attrs) {
   v1::OpCall* c = r.add_ops();

@@ -20,6 +20,44 @@
 namespace tensord::fuzz {
 
 namespace v1 = ::tensord::v1;
+
+// Attribute values, for building requests (the preamble, the seed corpora).
+inline v1::AttrValue I(int64_t v) {
+  v1::AttrValue a;
+  a.set_i(v);
+  return a;
+}
+inline v1::AttrValue F(double v) {
+  v1::AttrValue a;
+  a.set_f(v);
+  return a;
+}
+inline v1::AttrValue B(bool v) {
+  v1::AttrValue a;
+  a.set_b(v);
+  return a;
+}
+inline v1::AttrValue Ints(const std::vector<int64_t>& v) {
+  v1::AttrValue a;
+  a.mutable_ints();  // an empty list is still a list
+  for (int64_t x : v) a.mutable_ints()->add_values(x);
+  return a;
+}
+inline v1::AttrValue D(v1::DType d) {
+  v1::AttrValue a;
+  a.set_dtype(d);
+  return a;
+}
+inline v1::AttrValue Dev(const char* d) {
+  v1::AttrValue a;
+  a.set_device(d);
+  return a;
+}
+inline v1::AttrValue NoneV() {
+  v1::AttrValue a;
+  a.set_none(true);
+  return a;
+}
 using server::PendingUpload;
 using server::ReadyDownload;
 using server::TensordBackend;

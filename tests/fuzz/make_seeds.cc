@@ -31,42 +31,6 @@ namespace fs = std::filesystem;
 
 // ---- Values ----------------------------------------------------------------------------------
 
-v1::AttrValue I(int64_t v) {
-  v1::AttrValue a;
-  a.set_i(v);
-  return a;
-}
-v1::AttrValue F(double v) {
-  v1::AttrValue a;
-  a.set_f(v);
-  return a;
-}
-v1::AttrValue B(bool v) {
-  v1::AttrValue a;
-  a.set_b(v);
-  return a;
-}
-v1::AttrValue Ints(std::vector<int64_t> v) {
-  v1::AttrValue a;
-  a.mutable_ints();  // an empty list is a list
-  for (int64_t x : v) a.mutable_ints()->add_values(x);
-  return a;
-}
-v1::AttrValue D(v1::DType d) {
-  v1::AttrValue a;
-  a.set_dtype(d);
-  return a;
-}
-v1::AttrValue Dev(const char* d) {
-  v1::AttrValue a;
-  a.set_device(d);
-  return a;
-}
-v1::AttrValue NoneV() {
-  v1::AttrValue a;
-  a.set_none(true);
-  return a;
-}
 // Index items: "i:3", "s:1:5:2" (empty fields are absent), "none", "...".
 v1::AttrValue Idx(std::vector<std::string> items) {
   v1::AttrValue a;

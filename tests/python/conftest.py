@@ -4,9 +4,7 @@ The binary is $TENSORD_BINARY (ctest sets it) or build/tensord. PyTorch 1.13 (De
 python3-torch) is the oracle: tests import it as `torch` and the client as `tensord`.
 """
 import os
-import re
 import signal
-import subprocess
 import sys
 
 import pytest
@@ -15,19 +13,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "client", "python"))
 
 import tensord  # noqa: E402
+import tensord_process  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def server():
-    binary = os.environ.get("TENSORD_BINARY", os.path.join(ROOT, "build", "tensord"))
-    proc = subprocess.Popen([binary, "--listen=127.0.0.1:0", "--session-ttl=600s"],
-                            stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()
-    match = re.search(r"listening on (\S+)", line)
-    if not match:
-        proc.kill()
-        raise RuntimeError(f"tensord did not start: {line!r}")
-    address = match.group(1)
+    proc, address = tensord_process.start("--session-ttl=600s")
     os.environ["TENSORD_ADDRESS"] = address
     yield address
     proc.send_signal(signal.SIGTERM)

@@ -37,6 +37,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "client", "python"))
 
 from tensord.v1 import tensord_pb2 as pb  # noqa: E402
+import tensord_process  # noqa: E402
 
 SERVICE = "/tensord.v1.Tensord/"
 HEALTH_CHECK = "/grpc.health.v1.Health/Check"
@@ -54,21 +55,9 @@ VAGUE_CODES = {C.UNKNOWN, C.INTERNAL, C.UNIMPLEMENTED, C.UNAVAILABLE, C.DEADLINE
 PRECISE_CODES = tuple(c for c in C if c not in VAGUE_CODES and c != C.OK)
 
 
-def _binary():
-    return os.environ.get("TENSORD_BINARY", os.path.join(ROOT, "build", "tensord"))
-
-
 def _start_server():
     """A fresh tensord, started as conftest's `server` fixture starts one."""
-    proc = subprocess.Popen([_binary(), "--listen=127.0.0.1:0", "--session-ttl=600s"],
-                            stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()
-    match = re.search(r"listening on (\S+)", line)
-    if not match:
-        proc.kill()
-        proc.wait()
-        raise RuntimeError(f"tensord did not start: {line!r}")
-    return proc, match.group(1)
+    return tensord_process.start("--session-ttl=600s")
 
 
 def _list_ops_at_collection():

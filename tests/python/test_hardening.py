@@ -14,9 +14,7 @@ Each test starts its own tensord with the flags it needs and checks one promise:
 """
 import concurrent.futures
 import os
-import re
 import signal
-import subprocess
 import sys
 import time
 
@@ -27,6 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "client", "python"))
 
 from tensord.v1 import tensord_pb2 as pb  # noqa: E402
+import tensord_process  # noqa: E402
 
 SERVICE = "/tensord.v1.Tensord/"
 MiB = 1 << 20
@@ -36,15 +35,7 @@ class Server:
     """A tensord process with its own flags, and raw stubs on one channel."""
 
     def __init__(self, *flags):
-        binary = os.environ.get("TENSORD_BINARY", os.path.join(ROOT, "build", "tensord"))
-        self.proc = subprocess.Popen([binary, "--listen=127.0.0.1:0", *flags],
-                                     stdout=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline()
-        match = re.search(r"listening on (\S+)", line)
-        if not match:
-            self.proc.kill()
-            raise RuntimeError(f"tensord did not start: {line!r}")
-        self.address = match.group(1)
+        self.proc, self.address = tensord_process.start(*flags)
         self.channel = grpc.insecure_channel(
             self.address, options=[("grpc.max_receive_message_length", -1),
                                    ("grpc.max_send_message_length", -1)])

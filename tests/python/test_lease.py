@@ -5,7 +5,6 @@ within seconds, and GetServerInfo's session count is this test's alone.
 """
 import gc
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -20,6 +19,7 @@ import pytest
 import tensord
 from tensord.v1 import tensord_pb2 as pb
 
+import tensord_process
 from conftest import ROOT
 
 TTL = 2.0
@@ -27,14 +27,8 @@ TTL = 2.0
 
 @pytest.fixture
 def address():
-    binary = os.environ.get("TENSORD_BINARY", os.path.join(ROOT, "build", "tensord"))
-    proc = subprocess.Popen([binary, "--listen=127.0.0.1:0", f"--session-ttl={TTL:g}s"],
-                            stdout=subprocess.PIPE, text=True)
-    match = re.search(r"listening on (\S+)", proc.stdout.readline())
-    if not match:
-        proc.kill()
-        raise RuntimeError("tensord did not start")
-    yield match.group(1)
+    proc, address = tensord_process.start(f"--session-ttl={TTL:g}s")
+    yield address
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 0
 
@@ -81,7 +75,7 @@ def test_an_idle_session_keeps_its_tensors(address):
     raw = Raw(address)
     unrenewed = raw.call("OpenSession", pb.OpenSessionRequest(), pb.OpenSessionResponse)
     assert unrenewed.ttl_seconds == TTL
-    with tensord.connect(address) as s:
+    with tensord.connect(address):
         src = np.arange(10_000, dtype=np.float32)
         t = tensord.from_numpy(src)
         v = (t * 2)[::3]

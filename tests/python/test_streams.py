@@ -6,7 +6,6 @@ documentation of torch.cuda.Stream / Event / stream() (and of cudaStreamWaitEven
 cudaEventQuery, cudaEventSynchronize, cudaStreamSynchronize that they wrap). The server's
 `_sleep` op makes a stream slow for a known time.
 """
-import os
 import re
 import signal
 import subprocess
@@ -16,10 +15,10 @@ import time
 import pytest
 
 import tensord
+import tensord_process
 from tensord import cuda
 from tensord._tensor import _op
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 SLEEP_MS = 300
 SLEEP = SLEEP_MS / 1000
@@ -381,14 +380,8 @@ def test_unpipelined_session(server):
 
 @pytest.fixture
 def small_server():
-    binary = os.environ.get("TENSORD_BINARY", os.path.join(ROOT, "build", "tensord"))
-    proc = subprocess.Popen([binary, "--listen=127.0.0.1:0", "--max-streams=3"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    match = re.search(r"listening on (\S+)", proc.stdout.readline())
-    if not match:
-        proc.kill()
-        raise RuntimeError("tensord did not start")
-    yield match.group(1)
+    proc, address = tensord_process.start("--max-streams=3", stderr=subprocess.DEVNULL)
+    yield address
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 0
 

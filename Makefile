@@ -24,9 +24,11 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# Every suite. The sanitizer job (make sanitize) is separate: not yet verified end to end.
+# Every suite; in CI (CI=true) also the sanitizer job (scripts/sanitize.sh: ASan+UBSan, fuzzing,
+# TSan), which has its own clang builds in build-fuzz/ and build-tsan/.
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+	@if [ "$$CI" = true ]; then ./scripts/sanitize.sh; fi
 
 run: build
 	@exec ./$(BUILD_DIR)/tensord --listen=$(LISTEN) --device=cpu

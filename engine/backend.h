@@ -72,6 +72,9 @@ absl::StatusOr<Backend*> BackendFor(Device device);
 
 // Registers a backend for a device type (the CUDA backend does so when a GPU is present).
 void RegisterBackend(Backend* backend);
+// Makes `backend` (never freed) the one of its device, the CPU's included: for planning on
+// metadata alone (meta_backend.h).
+void OverrideBackend(Backend* backend);
 
 }  // namespace tensord::engine
 

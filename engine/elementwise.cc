@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "engine/checked_math.h"
 #include "engine/cpu/copy_kernel.h"
 #include "engine/errors.h"
 #include "engine/factory_ops.h"
@@ -74,7 +76,11 @@ DimVector ElementwiseOutputStrides(IntList shape, absl::Span<const Tensor> opera
   for (const Tensor& t : operands) {
     if (!t.defined()) continue;
     DimVector st = BroadcastStrides(t, shape);
-    for (int64_t& s : st) s *= t.itemsize();
+    // In bytes, as torch orders them; a stride too large for bytes (a size-1 dim may have any
+    // stride) saturates: only the order matters.
+    for (int64_t& s : st) {
+      s = CheckedMul(s, t.itemsize()).value_or(std::numeric_limits<int64_t>::max());
+    }
     strides.push_back(std::move(st));
   }
   const auto should_swap = [&](int64_t d0, int64_t d1) -> int {

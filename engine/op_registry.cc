@@ -577,6 +577,107 @@ const OpDef* OpRegistry::Find(absl::string_view name) const {
   return it == index_.end() ? nullptr : &ops_[it->second];
 }
 
+absl::StatusOr<DType> DTypeFromWire(int64_t value, absl::string_view op) {
+  if (value < 1 || value > kNumDTypes || !IsValidDType(static_cast<int>(value - 1))) {
+    return TypeError(op, absl::StrCat("invalid dtype ", value));
+  }
+  return static_cast<DType>(value - 1);
+}
+
+namespace {
+
+absl::StatusOr<AttrValue> TypeWireAttr(const OpDef& op, const AttrSpec& spec, const WireAttr& v) {
+  using Kind = WireAttr::Kind;
+  const auto wrong = [&](absl::string_view expected) {
+    return TypeError(op.name, absl::StrCat("argument '", spec.name, "' must be ", expected));
+  };
+  if (v.kind == Kind::kNone) return AttrValue(None{});
+  switch (spec.type) {
+    case AttrType::kInt:
+      if (v.kind == Kind::kInt) return AttrValue(v.i);
+      return wrong("an int");
+    case AttrType::kIntList:
+      if (v.kind == Kind::kInts) return AttrValue(v.ints);
+      return wrong("a list of ints");
+    case AttrType::kIntOrIntList:
+      if (v.kind == Kind::kInt) return AttrValue(v.i);
+      if (v.kind == Kind::kInts) return AttrValue(v.ints);
+      return wrong("an int or a list of ints");
+    case AttrType::kBool:
+      if (v.kind == Kind::kBool) return AttrValue(v.b);
+      return wrong("a bool");
+    case AttrType::kScalar:
+      if (v.kind == Kind::kInt) return AttrValue(Scalar(v.i));
+      if (v.kind == Kind::kFloat) return AttrValue(Scalar(v.f));
+      if (v.kind == Kind::kBool) return AttrValue(Scalar(v.b));
+      return wrong("a number");
+    case AttrType::kDType: {
+      if (v.kind != Kind::kDType) return wrong("a dtype");
+      TENSORD_ASSIGN_OR_RETURN(DType d, DTypeFromWire(v.i, op.name));
+      return AttrValue(d);
+    }
+    case AttrType::kDevice: {
+      if (v.kind != Kind::kDevice) return wrong("a device");
+      TENSORD_ASSIGN_OR_RETURN(Device d, ParseDevice(v.device));
+      return AttrValue(d);
+    }
+    case AttrType::kIndex:
+      if (v.kind == Kind::kIndex) return AttrValue(v.index);
+      return wrong("an index of ints, slices, None and Ellipsis");
+  }
+  return wrong("a value");
+}
+
+}  // namespace
+
+absl::StatusOr<Attrs> AttrsFromWire(const OpDef& op,
+                                    absl::Span<const std::pair<std::string, WireAttr>> attrs) {
+  Attrs out;
+  for (const auto& [name, value] : attrs) {
+    const AttrSpec* spec = nullptr;
+    for (const AttrSpec& s : op.attrs) {
+      if (s.name == name) spec = &s;
+    }
+    if (spec == nullptr) {
+      return TypeError(op.name, absl::StrCat("got an unexpected keyword argument '", name, "'"));
+    }
+    TENSORD_ASSIGN_OR_RETURN(AttrValue v, TypeWireAttr(op, *spec, value));
+    out.Set(name, std::move(v));
+  }
+  return out;
+}
+
+const std::string& RegistryFingerprint() {
+  static const std::string* fingerprint = [] {
+    // FNV-1a over a canonical text of the registry.
+    uint64_t h = 1469598103934665603ull;
+    const auto mix = [&h](absl::string_view text) {
+      for (unsigned char c : text) {
+        h ^= c;
+        h *= 1099511628211ull;
+      }
+      h ^= 0xff;  // a separator no text holds
+      h *= 1099511628211ull;
+    };
+    for (const OpDef& op : OpRegistry::Global().ops()) {
+      mix(op.name);
+      mix(OpKindName(op.kind));
+      for (const std::string& input : op.inputs) mix(input);
+      for (const AttrSpec& a : op.attrs) {
+        mix(a.name);
+        mix(AttrTypeName(a.type));
+        mix(a.required ? "required" : a.default_value);
+      }
+      for (const std::string& s : op.scalar_inputs) mix(s);
+      for (const std::string& s : op.optional_inputs) mix(s);
+      mix(op.multi_output ? "multi" : "single");
+      mix(op.returns_nothing ? "nothing" : "outputs");
+    }
+    return new std::string(absl::StrCat(absl::Hex(h, absl::kZeroPad16)));
+  }();
+  return *fingerprint;
+}
+
 absl::StatusOr<PlannedOp> PlanOp(absl::string_view name, absl::Span<const Tensor> inputs,
                                  const Attrs& attrs) {
   const OpDef* op = OpRegistry::Global().Find(name);

@@ -131,6 +131,32 @@ class OpRegistry {
   absl::flat_hash_map<std::string, size_t> index_;
 };
 
+// An attribute value as a client sends it, before it is typed by the op's AttrSpec: the wire's
+// AttrValue without protobuf. The server converts its protos to these and the planning extension
+// its Python values, so that both type attributes by one rule (AttrsFromWire).
+struct WireAttr {
+  enum class Kind : uint8_t { kNone, kInt, kFloat, kBool, kInts, kDType, kDevice, kIndex, kBad };
+  Kind kind = Kind::kBad;  // kBad: a value of no known form (an unset oneof, a bad index item)
+  int64_t i = 0;           // kInt; kDType: the wire's DType number (engine value + 1)
+  double f = 0;
+  bool b = false;
+  std::vector<int64_t> ints;
+  std::string device;
+  std::vector<IndexItem> index;
+};
+
+// Types `attrs` by op's specs: an unknown name or a value of the wrong form is a TypeError naming
+// the op and the argument; a bad dtype or device the error of its parser.
+absl::StatusOr<Attrs> AttrsFromWire(const OpDef& op,
+                                    absl::Span<const std::pair<std::string, WireAttr>> attrs);
+
+// The wire's DType number (engine value + 1; 0 is unset) as a DType; a TypeError naming `op`.
+absl::StatusOr<DType> DTypeFromWire(int64_t value, absl::string_view op);
+
+// A fingerprint of the registry (every op's name, kind, inputs and attributes): a client that
+// plans ops itself does so only with the server's own rules, when the fingerprints agree.
+const std::string& RegistryFingerprint();
+
 // Plans op `name`: checks the op exists, the input count, that every attribute is known and
 // typed as declared, then calls the op's planner. Errors: NOT_FOUND for an unknown op,
 // INVALID_ARGUMENT for a bad call, and the op's own errors.

@@ -51,10 +51,13 @@ for t in "${TARGETS[@]}"; do
   before=$(ls "$artifacts" | wc -l)
   echo "== $t: ${SECONDS_PER_TARGET}s (log: $log)"
   rc=0
+  # -entropic=0: with the server's tens of thousands of coverage features, libFuzzer's entropic
+  # schedule spent a third of the time in its own bookkeeping (perf); plain scheduling runs the
+  # targets about twice as fast (request: 523 -> 1,250 executions/s).
   # shellcheck disable=SC2086
   "$BUILD_DIR/tests/fuzz/${t}_fuzz" "$corpus" "$SRC_DIR/tests/fuzz/corpus/$t" \
     -max_total_time="$SECONDS_PER_TARGET" -print_final_stats=1 -artifact_prefix="$artifacts/" \
-    -timeout=30 -rss_limit_mb=4096 -max_len=16384 ${FUZZ_ARGS:-} >"$log" 2>&1 || rc=$?
+    -timeout=30 -rss_limit_mb=4096 -max_len=16384 -entropic=0 ${FUZZ_ARGS:-} >"$log" 2>&1 || rc=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   [ -z "$runs" ] && runs=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#')
   speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)

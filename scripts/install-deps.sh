@@ -8,7 +8,7 @@ packages=(
   clang-14 libclang-rt-14-dev
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-  libopenblas-dev
+  libopenblas-dev pybind11-dev python3-dev
   python3 python3-torch python3-numpy python3-grpcio python3-protobuf python3-pytest
 )
 

@@ -24,8 +24,7 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DC
 
 FUZZ_JOBS=$JOBS FUZZ_BUILD_DIR=$BUILD_DIR ./scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
 
-# dtype_test is left out: clang-14 has no _Float16 on x86-64.
-unit=(tensor_meta view_ops copy_kernel bad_input allocator thread_pool op_registry
+unit=(dtype tensor_meta view_ops copy_kernel bad_input allocator thread_pool op_registry
       elementwise offset_calculator stream_lanes memory_budget)
 integration=(service async bad_input_server seed_examples)
 python=(bad_input hardening streams lease data seeds)

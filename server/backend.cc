@@ -1,10 +1,12 @@
 #include "server/backend.h"
 
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "engine/backend.h"
+#include "engine/checked_math.h"
 #include "engine/copy_ops.h"
 #include "engine/cuda/cuda_backend.h"
 #include "engine/errors.h"
@@ -146,6 +148,7 @@ absl::Status TensordBackend::HandleOpenSession(const v1::OpenSessionRequest& req
   response->set_session_id(session->id());
   response->set_device(device.ToString());
   response->set_ttl_seconds(LeaseSeconds(limits_.session_ttl));
+  response->set_op_registry_fingerprint(engine::RegistryFingerprint());
   return absl::OkStatus();
 }
 
@@ -418,6 +421,13 @@ void TensordBackend::DownloadInOrder(
   if (!tensor.ok()) return done(tensor.status());
   auto download = std::unique_ptr<ReadyDownload>(new ReadyDownload());
   session.FillInfo(request.id(), *tensor, &download->header_);
+  std::optional<int64_t> total_bytes = engine::CheckedMul(tensor->numel(), tensor->itemsize());
+  if (!total_bytes) {
+    return done(absl::ResourceExhaustedError(
+        absl::StrCat(op, ": tensor ", request.id(), " of ", tensor->numel(), " elements of ",
+                     tensor->itemsize(), " bytes is larger than any download")));
+  }
+  download->total_bytes_ = *total_bytes;
   ReadWhenReady(*tensor, [tensor = *tensor, id = request.id(), download = std::move(download),
                           budget = session.budget(),
                           done = std::move(done)](uint64_t ticket) mutable {
@@ -430,7 +440,6 @@ void TensordBackend::DownloadInOrder(
       storage->EndRead(ticket);
       return done(poisoned);
     }
-    download->total_bytes_ = tensor.numel() * tensor.itemsize();
     if (!tensor.device().is_cpu()) {
       // Device memory: gathered into rows on the device when strided, then one copy into a
       // host snapshot.

@@ -65,6 +65,8 @@ TEST(HalfTest, EveryHalfRoundTripsThroughFloat) {
 }
 
 // _Float16 conversions are correctly rounded (round to nearest even) on x86-64 with GCC 12.
+// clang 14 has no _Float16 on x86-64 (the sanitizer build): the check runs in the GCC build.
+#ifdef __FLT16_MANT_DIG__
 TEST(HalfTest, MatchesCompilerFloat16OnRandomFloats) {
   std::mt19937 rng(7);
   std::uniform_int_distribution<uint32_t> bits;
@@ -79,6 +81,7 @@ TEST(HalfTest, MatchesCompilerFloat16OnRandomFloats) {
     ASSERT_EQ(Half::FromFloat(f), ref_bits) << "float bits " << u;
   }
 }
+#endif  // __FLT16_MANT_DIG__
 
 TEST(HalfTest, KnownValues) {
   EXPECT_EQ(Half::FromFloat(1.0f), 0x3c00);

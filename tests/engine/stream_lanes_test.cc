@@ -223,7 +223,10 @@ TEST_F(StreamLanesTest, AKernelsReportFailsItAtRetireAndPoisonsWhatDependsOnIt) 
     first = s;
     synced.Notify();
   });
-  ASSERT_TRUE(Eventually([&] { return lane_.load() != nullptr && lane_.load()->requested() > 0; }));
+  // The enqueues above may reach the stream's worker in more than one run: wait for both.
+  ASSERT_TRUE(Eventually([&] {
+    return launched().size() == 2 && lane_.load() != nullptr && lane_.load()->requested() > 0;
+  }));
   EXPECT_EQ(launched(), (std::vector<int>{2, 3}));  // all launched before anything retired
   EXPECT_EQ(out->poison(), nullptr);                // not known until the work is done
   while (!synced.HasBeenNotified()) {

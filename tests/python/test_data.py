@@ -150,7 +150,10 @@ def test_pipelining_batches_and_eager_mode(server):
         x = tensord.arange(24, session=s)
         views = [x.view(2, 12).t().reshape(4, 6)[1:] for _ in range(50)]
         assert len(s._pending) > 100  # nothing sent yet
-        assert views[-1].stride() == (6, 1)
+        assert views[-1].stride() == (6, 1)  # planned here: still nothing sent
+        assert len(s._pending) > 100
+        expected = torch.arange(24).view(2, 12).t().reshape(4, 6)[1:].tolist()
+        assert views[-1].tolist() == expected  # data: sent
         assert not s._pending
     with tensord.connect(server, pipeline=False) as s:
         with pytest.raises(RuntimeError):

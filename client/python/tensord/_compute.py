@@ -10,8 +10,8 @@ import numpy as np
 
 from . import _dtypes
 from ._session import pb
-from ._tensor import (Tensor, _Ints, _call, _int, _int_list, _is_scalar, _op, _op_on,
-                      _py_scalar)
+from ._tensor import (Tensor, _Ints, _call, _check_inputs, _int, _int_list, _is_scalar, _op,
+                      _op_on, _poisoned_outputs, _py_scalar)
 
 _ROUNDING = {None: None, "trunc": 1, "floor": 2}
 
@@ -64,17 +64,21 @@ def _inplace(self, name, operands, attrs=None):
 
 def _run_n(name, inputs, attrs, n):
     s = inputs[0]._session
-    for t in inputs:
-        if t._error is not None:
-            outs = [Tensor._new(s, s.new_ids(1)) for _ in range(n)]
-            for o in outs:
-                o._error = t._error
-            return outs
-    call = _call(name, inputs, attrs)
-    first = s.new_ids(n)
-    outs = [Tensor._new(s, first + i) for i in range(n)]
-    call.outputs.extend(o._id for o in outs)
-    s.submit(call, outs)
+    _check_inputs(s, name, inputs)
+    metas = s.plan(name, inputs, attrs)
+    outs = _poisoned_outputs(s, inputs, n)
+    if outs is None:
+        first = s.new_ids(n)
+        outs = [Tensor._new(s, first + i) for i in range(n)]
+        call = _call(name, inputs, attrs)
+        call.outputs.extend(o._id for o in outs)
+        if metas is not None:
+            for o, meta in zip(outs, metas):
+                o._info = meta
+        s.submit(call, outs, planned=metas is not None)
+    elif metas is not None:
+        for o, meta in zip(outs, metas):
+            o._info = meta
     return outs
 
 

@@ -21,6 +21,11 @@ def _make(kind, code_name, message):
 _CODE_NAMES = {code.value[0]: code.name for code in grpc.StatusCode}
 
 
+def error_from_status(kind, code, message):
+    """An error as the engine's planner gives it: torch's class name, the status code, text."""
+    return _make(kind, _CODE_NAMES.get(code, "UNKNOWN"), message)
+
+
 def error_from_proto(error):
     return _make(error.kind, _CODE_NAMES.get(error.code, "UNKNOWN"), error.message)
 

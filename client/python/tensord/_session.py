@@ -2,12 +2,13 @@
 import os
 import threading
 import time
+import warnings
 import weakref
 
 import grpc
 
 from . import _dtypes
-from ._errors import error_from_rpc, error_from_proto
+from ._errors import error_from_rpc, error_from_proto, error_from_status
 
 try:
     from .v1 import tensord_pb2 as pb
@@ -119,13 +120,79 @@ class _LeaseRenewer:
 
 
 class _Pending:
-    """One buffered op: its proto and the tensors waiting for its outputs' metadata."""
+    """One buffered op: its proto, its output tensors, and its error once the server refused it."""
 
-    __slots__ = ("call", "tensors")
+    __slots__ = ("call", "tensors", "error")
 
     def __init__(self, call, tensors):
         self.call = call
         self.tensors = tensors
+        self.error = None
+
+
+# ---- planning ops locally -------------------------------------------------------------------
+
+# Storages made by ops planned here are named by the client (the server names the others, from
+# 1 up): ids from 2^62, addresses (data_ptr) from 2^48, in this session's own address space.
+_LOCAL_STORAGE_IDS = 1 << 62
+_LOCAL_ADDRESSES = 1 << 48
+_planner_module = None
+_planner_warned = False
+
+
+def _load_planner(fingerprint):
+    """The engine's planner (tensord._planner) when it plans with the server's rules, else None,
+    said once per process: the client then lets the server plan every op (one round trip each,
+    errors still raised at their line)."""
+    global _planner_module, _planner_warned
+    reason = None
+    if os.environ.get("TENSORD_LOCAL_PLANNING", "1") == "0":
+        return None
+    try:
+        from . import _planner
+    except ImportError as e:
+        reason = f"the planning extension cannot be loaded ({e})"
+    else:
+        if fingerprint and _planner.fingerprint() == fingerprint:
+            if _planner_module is None:
+                _planner.use_devices(16)  # cuda:N that the server lacks fails on the server
+                _planner_module = _planner
+            return _planner
+        reason = ("the server's op registry differs from this client's "
+                  f"({fingerprint or 'not given'} vs {_planner.fingerprint()})")
+    if not _planner_warned:
+        _planner_warned = True
+        warnings.warn(f"tensord: {reason}: ops are planned on the server, one round trip each",
+                      RuntimeWarning, stacklevel=3)
+    return None
+
+
+class _Meta:
+    """A tensor's metadata planned here: what TensorInfo says, without a round trip."""
+
+    __slots__ = ("sizes", "strides", "storage_offset", "dtype", "device", "is_contiguous",
+                 "storage_id", "storage_nbytes", "data_ptr", "storage_data_ptr", "plan_input")
+
+    def __init__(self, planned, storage_id, storage_data_ptr):
+        (self.dtype, self.device, sizes, strides, self.storage_offset, self.is_contiguous, _,
+         self.storage_nbytes) = planned
+        self.sizes = tuple(sizes)
+        self.strides = tuple(strides)
+        self.storage_id = storage_id
+        self.storage_data_ptr = storage_data_ptr
+        self.data_ptr = storage_data_ptr + self.storage_offset * _dtypes.from_proto(
+            self.dtype).itemsize
+        # What the planner takes for an input (planner_module.cc).
+        self.plan_input = (self.dtype, self.device, sizes, strides, self.storage_offset,
+                           storage_id, self.storage_nbytes)
+
+
+def _plan_input(info):
+    """The planner's view of a tensor's metadata (a _Meta or a server's TensorInfo)."""
+    if type(info) is _Meta:
+        return info.plan_input
+    return (info.dtype, info.device, list(info.sizes), list(info.strides), info.storage_offset,
+            info.storage_id, info.storage_nbytes)
 
 
 class Session:
@@ -180,6 +247,11 @@ class Session:
                             pb.OpenSessionResponse)
         self.id = opened.session_id
         self.device = _dtypes.device(opened.device)
+        self._device_name = opened.device
+        self.planner = _load_planner(opened.op_registry_fingerprint)
+        self._next_local_storage = _LOCAL_STORAGE_IDS
+        self._next_local_address = _LOCAL_ADDRESSES
+        self._deferred_error = None  # the first error found by the server since synchronize()
         lease = _LeaseRenewer(self._stub("RenewLease", pb.RenewLeaseResponse), self.id,
                               self._metadata, opened.ttl_seconds)
         self._finalizer = weakref.finalize(self, Session._close_remote, self._channel,
@@ -283,17 +355,53 @@ class Session:
             self._next_id += n
             return first
 
-    def submit(self, call, tensors):
-        """Buffers an OpCall whose outputs are `tensors` (already given their ids), on this
-        thread's current stream."""
+    def plan(self, name, inputs, attrs):
+        """Plans op `name` here, with the engine's own planner: the outputs' metadata (_Meta),
+        or None when the server must plan it (no planner, or an op whose outputs depend on the
+        data). Raises the op's error, as torch raises it, at the line that made it."""
+        if self.planner is None:
+            return None
+        planned = self.planner.plan(name, [_plan_input(t._meta()) for t in inputs], attrs or {},
+                                    self._device_name)
+        if planned is None:
+            return None
+        if type(planned) is tuple:
+            raise error_from_status(*planned)
+        metas = []
+        for out in planned:
+            alias = out[6]
+            if alias >= 0:
+                base = inputs[alias]._meta()
+                metas.append(_Meta(out, base.storage_id, base.storage_data_ptr))
+                continue
+            with self._lock:
+                storage_id = self._next_local_storage
+                self._next_local_storage += 1
+                address = self._next_local_address if out[7] > 0 else 0  # torch: empty is 0
+                # Room for the bytes, 64-byte aligned, and a gap: no two storages touch.
+                self._next_local_address += ((out[7] + 63) // 64 + 1) * 64
+            metas.append(_Meta(out, storage_id, address))
+        return metas
+
+    def submit(self, call, tensors, planned=True):
+        """Queues an OpCall whose outputs are `tensors` (already given their ids), on this
+        thread's current stream. An op planned here (`planned`) is pipelined: the server runs
+        it later, and an error only the server can find (a limit, a kernel's) poisons its
+        outputs and what depends on them, raised where their data is needed or by
+        synchronize(). An op the server must plan is sent at once and raises its error here."""
         current = getattr(self._local, "stream", None)
         if current is not None:
             call.stream = current.stream_id
         with self._lock:
             self._check_open()
-            self._pending.append(_Pending(call, tensors))
-            if not self.pipeline:
+            pending = _Pending(call, tensors)
+            self._pending.append(pending)
+            if not planned or not self.pipeline:
                 self.flush()
+                if pending.error is not None:
+                    if self._deferred_error is pending.error:
+                        self._deferred_error = None  # raised here: not again by synchronize
+                    raise pending.error
             elif len(self._pending) >= _MAX_PENDING:
                 self._send_ahead()
 
@@ -309,8 +417,10 @@ class Session:
             used.update(p.call.inputs)
         releases = [i for i in self._releases if i not in used]
         self._releases = [i for i in self._releases if i in used]
+        # Outputs planned here need no metadata back.
+        omit = all(t._info is not None for p in pending for t in p.tensors)
         return pb.RunOpsRequest(session_id=self.id, ops=[p.call for p in pending],
-                                release_after=releases)
+                                release_after=releases, omit_metadata=omit)
 
     def _complete(self, pending, get_response):
         """Takes a sent batch's reply: fills its tensors' metadata; on a failed op, marks it and
@@ -326,7 +436,8 @@ class Session:
             raise error from None
         for p, result in zip(pending, response.results):
             for t, info in zip(p.tensors, result.outputs):
-                t._info = info
+                if t._info is None:  # planned here: the client's metadata stands
+                    t._info = info
         if not response.HasField("error"):
             return None
         failed = max(response.error.op_index, 0)
@@ -335,6 +446,7 @@ class Session:
         retry = []
         for i, p in enumerate(pending[failed:]):
             if i == 0 or any(x in failed_ids for x in p.call.inputs):
+                p.error = error
                 for t in p.tensors:
                     t._error = error
                     failed_ids.add(t._id)
@@ -351,42 +463,41 @@ class Session:
         self._ahead = None
         return self._complete(pending, future.result)
 
+    def _defer(self, error):
+        if error is not None and self._deferred_error is None:
+            self._deferred_error = error
+
     def _send_ahead(self):
         """A full buffer goes without waiting for its reply, so the server runs it while the
         caller builds the next batch. One batch at most is ahead: the previous one's reply is
-        taken first (the server sees batches in order), and a failure in it raises here."""
-        error = self._finish_ahead()
+        taken first (the server sees batches in order)."""
+        self._defer(self._finish_ahead())
         pending, self._pending = self._pending, []
         if pending:
             future = self._stub("RunOps", pb.RunOpsResponse).future(self._request(pending),
                                                                      metadata=self._metadata)
             self._ahead = (pending, future)
-        if error is not None:
-            raise error
 
     def flush(self):
-        """Sends the buffered ops; raises the first failing op's error.
+        """Sends the buffered ops. Raises only when the server cannot be reached.
 
+        An op the server refuses poisons its outputs (and everything computed from them): they
+        keep the error and raise it where their data is needed; synchronize() raises it too.
         The server stops a batch at its first failing op; the ops after it that do not use the
-        failed op's outputs are sent again, so one mistake loses nothing else. The failed op's
-        outputs (and everything computed from them) keep the error and raise it when used.
+        failed op's outputs are sent again, so one mistake loses nothing else and no error
+        surfaces on a line that does not depend on it.
         """
         with self._lock:
-            first_error = self._finish_ahead()
+            self._defer(self._finish_ahead())
             if not self._pending and len(self._releases) < 256:
-                if first_error is not None:
-                    raise first_error
                 return
             self._check_open()
             while self._pending or self._releases:
                 pending, self._pending = self._pending, []
                 request = self._request(pending)
                 stub = self._stub("RunOps", pb.RunOpsResponse)
-                error = self._complete(
-                    pending, lambda: stub(request, metadata=self._metadata))
-                first_error = first_error or error
-            if first_error is not None:
-                raise first_error
+                self._defer(self._complete(
+                    pending, lambda: stub(request, metadata=self._metadata)))
 
     def run_now(self, call):
         """Flushes, then runs one op and returns the TensorInfos of its outputs (for ops whose
@@ -408,6 +519,10 @@ class Session:
         if stream is not None:
             request.stream = stream
         self._call("Synchronize", request, pb.SynchronizeResponse)
+        with self._lock:
+            error, self._deferred_error = self._deferred_error, None
+        if error is not None:
+            raise error
 
     # ---- streams and events (tensord.cuda's Stream and Event use these) ----
 

@@ -199,6 +199,19 @@ class Tensor:
 
     def _multi(self, name, attrs):
         s = self._session
+        metas = s.plan(name, [self], attrs)
+        if metas is not None:  # planned here: as many outputs as the planner says, queued
+            poisoned = _poisoned_outputs(s, [self], len(metas))
+            if poisoned is not None:
+                return tuple(poisoned)
+            first = s.new_ids(len(metas))
+            out = [Tensor._new(s, first + i) for i in range(len(metas))]
+            for t, meta in zip(out, metas):
+                t._info = meta
+            call = _call(name, [self], attrs)
+            call.outputs.extend(t._id for t in out)
+            s.submit(call, out)
+            return tuple(out)
         first = s.new_ids(_MAX_OUTPUT_IDS)
         call = _call(name, [self], attrs)
         call.output_id_start = first
@@ -334,6 +347,8 @@ class Tensor:
                             "to copy the tensor to host memory first.")
 
     def _numpy_any(self):
+        if self._error is not None:  # computed from an op the server refused
+            raise self._error
         info, data = self._session.download(self._id)
         d = _dtypes.from_proto(info.dtype)
         arr = np.frombuffer(data, dtype=d._np).reshape(tuple(info.sizes))
@@ -829,10 +844,8 @@ def _op_on(session, device, name, inputs, attrs):
     """_op for an op that names `device` (None: none): pipelined as any op when the server has
     the device; else sent at once, so the server's error (FAILED_PRECONDITION: no such device)
     raises at the call, as torch's does, instead of at some later flush."""
-    out = _op(session, name, inputs, attrs)
-    if device is not None and not session.has_device(device):
-        session.flush()
-    return out
+    send_now = device is not None and not session.has_device(device)
+    return _op(session, name, inputs, attrs, send_now=send_now)
 
 
 def _call(name, inputs, attrs):
@@ -843,25 +856,47 @@ def _call(name, inputs, attrs):
     return call
 
 
-def _op(session, name, inputs, attrs=None, returns_nothing=False):
+def _check_inputs(session, name, inputs):
     for t in inputs:
         if type(t) is not Tensor and not isinstance(t, Tensor):
             raise TypeError(f"{name}(): expected a tensord Tensor, got {type(t).__name__}")
         if t._session is not session:
             raise RuntimeError(f"{name}(): tensors of different tensord sessions")
-        if t._error is not None:  # computed from a failed op: fails the same way, unsent
-            if returns_nothing:
-                raise t._error
-            out = Tensor._new(session, session.new_ids(1))
-            out._error = t._error
-            return out
+
+
+def _poisoned_outputs(session, inputs, n):
+    """n outputs of an op that reads a poisoned input: they carry its error, and nothing is
+    sent. None when no input is poisoned."""
+    for t in inputs:
+        if t._error is not None:
+            outs = [Tensor._new(session, session.new_ids(1)) for _ in range(n)]
+            for o in outs:
+                o._error = t._error
+            return outs
+    return None
+
+
+def _op(session, name, inputs, attrs=None, returns_nothing=False, send_now=False):
+    """Op `name` with one output (or none): planned here (its errors raise now), then queued;
+    `send_now`: sent at once, raising what the server says of it (a device it lacks)."""
+    _check_inputs(session, name, inputs)
+    metas = None if send_now else session.plan(name, inputs, attrs)
+    poisoned = _poisoned_outputs(session, inputs, 1)
+    if poisoned is not None:  # computed from a failed op: fails the same way, unsent
+        if returns_nothing:
+            raise poisoned[0]._error
+        if metas is not None:
+            poisoned[0]._info = metas[0]
+        return poisoned[0]
     call = _call(name, inputs, attrs)
     if returns_nothing:
-        session.submit(call, [])
+        session.submit(call, [], planned=metas is not None)
         return None
     out = Tensor._new(session, session.new_ids(1))
+    if metas is not None:
+        out._info = metas[0]
     call.outputs.append(out._id)
-    session.submit(call, [out])
+    session.submit(call, [out], planned=metas is not None)
     return out
 
 

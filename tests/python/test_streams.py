@@ -18,6 +18,7 @@ import tensord
 import tensord_process
 from tensord import cuda
 from tensord._tensor import _op
+from tensord.v1 import tensord_pb2 as pb
 
 
 SLEEP_MS = 300
@@ -112,20 +113,25 @@ def test_stream_context_routes_ops(session):
     s.synchronize()
 
 
+def last_stream(session):
+    """The stream of the last queued op (its OpCall, as the client encoded it)."""
+    return pb.OpCall.FromString(session._pending[-1].call).stream
+
+
 def test_ops_outside_contexts_use_stream_0(session):
     s = cuda.Stream()
     with cuda.stream(s):
         pass
     x = tensord.zeros(2) + 1
-    assert session._pending and session._pending[-1].call.stream == 0
+    assert session._pending and last_stream(session) == 0
     # As in CUDA, s must wait for the default stream's work before reading what it wrote
     # (without it the read races with the write and may see the storage uninitialised).
     s.wait_stream(cuda.default_stream())
     with cuda.stream(s):
         y = x * 2
-        assert session._pending[-1].call.stream == s.stream_id
+        assert last_stream(session) == s.stream_id
     z = x * 3
-    assert session._pending[-1].call.stream == 0
+    assert last_stream(session) == 0
     assert y.tolist() == [2.0, 2.0] and z.tolist() == [3.0, 3.0]
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _dtypes
 from ._session import pb
-from ._tensor import (Tensor, _Ints, _call, _check_inputs, _int, _int_list, _is_scalar, _op,
+from ._tensor import (Tensor, _Ints, _check_inputs, _encode, _int, _int_list, _is_scalar, _op,
                       _op_on, _poisoned_outputs, _py_scalar)
 
 _ROUNDING = {None: None, "trunc": 1, "floor": 2}
@@ -70,12 +70,12 @@ def _run_n(name, inputs, attrs, n):
     if outs is None:
         first = s.new_ids(n)
         outs = [Tensor._new(s, first + i) for i in range(n)]
-        call = _call(name, inputs, attrs)
-        call.outputs.extend(o._id for o in outs)
         if metas is not None:
             for o, meta in zip(outs, metas):
                 o._info = meta
-        s.submit(call, outs, planned=metas is not None)
+        input_ids = [t._id for t in inputs]
+        s.submit(_encode(s, name, input_ids, attrs, [o._id for o in outs]), input_ids, outs,
+                 planned=metas is not None)
     elif metas is not None:
         for o, meta in zip(outs, metas):
             o._info = meta

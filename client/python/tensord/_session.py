@@ -120,14 +120,30 @@ class _LeaseRenewer:
 
 
 class _Pending:
-    """One buffered op: its proto, its output tensors, and its error once the server refused it."""
+    """One buffered op: its OpCall's bytes, its input ids, its output tensors, and its error once
+    the server refused it."""
 
-    __slots__ = ("call", "tensors", "error")
+    __slots__ = ("call", "inputs", "tensors", "error")
 
-    def __init__(self, call, tensors):
+    def __init__(self, call, inputs, tensors):
         self.call = call
+        self.inputs = inputs
         self.tensors = tensors
         self.error = None
+
+
+def _encode_request(session_id, calls, omit_metadata, release_after):
+    """A RunOpsRequest's bytes from its OpCalls' bytes (without the planning extension)."""
+    sid = session_id.encode()
+    parts = [b"\x0a", _varint(len(sid)), sid]
+    for call in calls:
+        parts += (b"\x12", _varint(len(call)), call)
+    if omit_metadata:
+        parts.append(b"\x18\x01")
+    if release_after:
+        packed = b"".join(_varint(i) for i in release_after)
+        parts += (b"\x22", _varint(len(packed)), packed)
+    return b"".join(parts)
 
 
 # ---- planning ops locally -------------------------------------------------------------------
@@ -239,6 +255,10 @@ class Session:
         self._upload = self._channel.stream_unary(
             _SERVICE + "Upload", request_serializer=_ident,
             response_deserializer=pb.UploadResponse.FromString)
+        # Batches of ops go as bytes the client encodes itself (_tensor._encode).
+        self._run_ops = self._channel.unary_unary(
+            _SERVICE + "RunOps", request_serializer=_ident,
+            response_deserializer=pb.RunOpsResponse.FromString)
         self._download = self._channel.unary_stream(
             _SERVICE + "Download", request_serializer=lambda m: m.SerializeToString(),
             response_deserializer=_ident)
@@ -383,18 +403,15 @@ class Session:
             metas.append(_Meta(out, storage_id, address))
         return metas
 
-    def submit(self, call, tensors, planned=True):
-        """Queues an OpCall whose outputs are `tensors` (already given their ids), on this
-        thread's current stream. An op planned here (`planned`) is pipelined: the server runs
+    def submit(self, call, inputs, tensors, planned=True):
+        """Queues an OpCall (its bytes: _tensor._encode) that reads ids `inputs` and whose
+        outputs are `tensors` (already given their ids). An op planned here (`planned`) is pipelined: the server runs
         it later, and an error only the server can find (a limit, a kernel's) poisons its
         outputs and what depends on them, raised where their data is needed or by
         synchronize(). An op the server must plan is sent at once and raises its error here."""
-        current = getattr(self._local, "stream", None)
-        if current is not None:
-            call.stream = current.stream_id
         with self._lock:
             self._check_open()
-            pending = _Pending(call, tensors)
+            pending = _Pending(call, inputs, tensors)
             self._pending.append(pending)
             if not planned or not self.pipeline:
                 self.flush()
@@ -412,15 +429,17 @@ class Session:
 
     def _request(self, pending):
         # A dropped id goes only once no buffered op still reads it.
-        used = set()
-        for p in pending:
-            used.update(p.call.inputs)
-        releases = [i for i in self._releases if i not in used]
-        self._releases = [i for i in self._releases if i in used]
+        releases = self._releases
+        if releases:
+            used = set()
+            for p in pending:
+                used.update(p.inputs)
+            releases = [i for i in self._releases if i not in used]
+            self._releases = [i for i in self._releases if i in used]
         # Outputs planned here need no metadata back.
         omit = all(t._info is not None for p in pending for t in p.tensors)
-        return pb.RunOpsRequest(session_id=self.id, ops=[p.call for p in pending],
-                                release_after=releases, omit_metadata=omit)
+        encode = _encode_request if self.planner is None else self.planner.encode_request
+        return encode(self.id, [p.call for p in pending], omit, releases)
 
     def _complete(self, pending, get_response):
         """Takes a sent batch's reply: fills its tensors' metadata; on a failed op, marks it and
@@ -445,7 +464,7 @@ class Session:
         failed_ids = set()
         retry = []
         for i, p in enumerate(pending[failed:]):
-            if i == 0 or any(x in failed_ids for x in p.call.inputs):
+            if i == 0 or any(x in failed_ids for x in p.inputs):
                 p.error = error
                 for t in p.tensors:
                     t._error = error
@@ -474,8 +493,7 @@ class Session:
         self._defer(self._finish_ahead())
         pending, self._pending = self._pending, []
         if pending:
-            future = self._stub("RunOps", pb.RunOpsResponse).future(self._request(pending),
-                                                                     metadata=self._metadata)
+            future = self._run_ops.future(self._request(pending), metadata=self._metadata)
             self._ahead = (pending, future)
 
     def flush(self):
@@ -495,9 +513,8 @@ class Session:
             while self._pending or self._releases:
                 pending, self._pending = self._pending, []
                 request = self._request(pending)
-                stub = self._stub("RunOps", pb.RunOpsResponse)
                 self._defer(self._complete(
-                    pending, lambda: stub(request, metadata=self._metadata)))
+                    pending, lambda: self._run_ops(request, metadata=self._metadata)))
 
     def run_now(self, call):
         """Flushes, then runs one op and returns the TensorInfos of its outputs (for ops whose

@@ -208,9 +208,7 @@ class Tensor:
             out = [Tensor._new(s, first + i) for i in range(len(metas))]
             for t, meta in zip(out, metas):
                 t._info = meta
-            call = _call(name, [self], attrs)
-            call.outputs.extend(t._id for t in out)
-            s.submit(call, out)
+            s.submit(_encode(s, name, [self._id], attrs, [t._id for t in out]), [self._id], out)
             return tuple(out)
         first = s.new_ids(_MAX_OUTPUT_IDS)
         call = _call(name, [self], attrs)
@@ -849,11 +847,26 @@ def _op_on(session, device, name, inputs, attrs):
 
 
 def _call(name, inputs, attrs):
+    """The OpCall message (for calls sent on their own: run_now)."""
     call = pb.OpCall(op=name, inputs=[t._id for t in inputs])
     if attrs:
         for k, v in attrs.items():
             _fill_attr(call.attrs[k], v)
     return call
+
+
+def _encode(session, name, input_ids, attrs, output_ids):
+    """An OpCall's wire bytes on this thread's current stream: encoded by the planning extension
+    when the session has it, else through the protobuf message."""
+    stream = session.current_stream_id()
+    planner = session.planner
+    if planner is not None:
+        return planner.encode_op(name, input_ids, attrs or {}, output_ids, stream)
+    call = pb.OpCall(op=name, inputs=input_ids, outputs=output_ids, stream=stream)
+    if attrs:
+        for k, v in attrs.items():
+            _fill_attr(call.attrs[k], v)
+    return call.SerializeToString()
 
 
 def _check_inputs(session, name, inputs):
@@ -888,15 +901,16 @@ def _op(session, name, inputs, attrs=None, returns_nothing=False, send_now=False
         if metas is not None:
             poisoned[0]._info = metas[0]
         return poisoned[0]
-    call = _call(name, inputs, attrs)
+    input_ids = [t._id for t in inputs]
     if returns_nothing:
-        session.submit(call, [], planned=metas is not None)
+        session.submit(_encode(session, name, input_ids, attrs, []), input_ids, [],
+                       planned=metas is not None)
         return None
     out = Tensor._new(session, session.new_ids(1))
     if metas is not None:
         out._info = metas[0]
-    call.outputs.append(out._id)
-    session.submit(call, [out], planned=metas is not None)
+    session.submit(_encode(session, name, input_ids, attrs, [out._id]), input_ids, [out],
+                   planned=metas is not None)
     return out
 
 

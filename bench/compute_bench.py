@@ -8,6 +8,9 @@
 2. End to end through the Python client (op sent, run, synchronized) at 64M elements against
    torch's in-process op.
 3. 10,000 small ops queued through the Python client, then one synchronize: µs per op.
+4. Metadata planned in the client: `t.t().stride()` per call, against torch's.
+
+`--client` runs only 3 and 4.
 
 Ratios are speeds: > 1 means tensord is faster.
 """
@@ -81,12 +84,19 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--quick", action="store_true", help="fewer repetitions of the 64M cases")
+    ap.add_argument("--client", action="store_true", help="only the per-op client costs (3, 4)")
     args = ap.parse_args()
     # torch at its best: one thread per core (its default here may be lower).
     torch.set_num_threads(os.cpu_count() or 1)
     print(f"compute_bench: torch {torch.__version__} with {torch.get_num_threads()} threads, "
           f"tensord's pool with as many; times are medians, the better of 2 alternating rounds")
 
+    if not args.client:
+        kernel_times(args)
+    client_costs(args)
+
+
+def kernel_times(args):
     # 1. Kernel times: kernel_bench and torch alternate, twice; each side keeps its better round
     # (this machine's speed drifts between runs).
     cmd = [os.path.join(args.build, "bench", "kernel_bench")] + (["--reps=3"] if args.quick else [])
@@ -114,11 +124,17 @@ def main():
             extra = f"   ({flops / ours[name] / 1e9:.1f} vs {flops / t / 1e9:.1f} GFLOP/s)"
         print(f"  {name:32s} {ours[name] * 1e3:9.3f}ms {t * 1e3:9.3f}ms  {t / ours[name]:6.2f}x{extra}")
 
-    # 2 and 3: through the Python client.
+
+
+def client_costs(args):
+    # 2, 3 and 4: through the Python client.
     proc, address = start_server(args.build)
     try:
         s = tensord.connect(address)
         tensord.set_default_session(s)
+        if args.client:
+            per_op(s)
+            return
         n = 8192
         print("\n2. end to end through the Python client, 64M float32 (op + synchronize)")
         print(f"  {'case':32s} {'tensord':>11s} {'torch':>11s}  speed vs torch")
@@ -138,30 +154,45 @@ def main():
             tt = median_time(ft, reps)
             print(f"  {name:32s} {to * 1e3:9.3f}ms {tt * 1e3:9.3f}ms  {tt / to:6.2f}x")
         del a, b
-
-        print("\n3. 10,000 small ops queued, then one synchronize (Python client)")
-        x = tensord.ones(16)
-        tensord.synchronize()
-        for label, body in (("x.add_(1) (in place)", lambda: x.add_(1)),
-                            ("y = x * 2 (new tensor each)", lambda: x * 2)):
-            best = 1e9
-            for _ in range(3):
-                t0 = time.perf_counter()
-                for _ in range(10000):
-                    body()
-                tensord.synchronize()
-                best = min(best, time.perf_counter() - t0)
-            print(f"  {label:32s} {best / 10000 * 1e6:7.2f} µs/op amortised")
-        tx = torch.ones(16)
-        t0 = time.perf_counter()
-        for _ in range(10000):
-            tx.add_(1)
-        print(f"  {'torch x.add_(1), in process':32s} {(time.perf_counter() - t0) / 10000 * 1e6:7.2f} µs/op")
-        assert x.tolist()[0] == 1 + 30000, "the queued ops all ran"
-        s.close()
+        per_op(s)
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
+
+
+def per_op(s):
+    print("\n3. 10,000 small ops queued, then one synchronize (Python client)")
+    x = tensord.ones(16)
+    tensord.synchronize()
+    for label, body in (("x.add_(1) (in place)", lambda: x.add_(1)),
+                        ("y = x * 2 (new tensor each)", lambda: x * 2)):
+        best = 1e9
+        for _ in range(3):
+            t0 = time.perf_counter()
+            for _ in range(10000):
+                body()
+            tensord.synchronize()
+            best = min(best, time.perf_counter() - t0)
+        print(f"  {label:32s} {best / 10000 * 1e6:7.2f} µs/op amortised")
+    tx = torch.ones(16)
+    t0 = time.perf_counter()
+    for _ in range(10000):
+        tx.add_(1)
+    print(f"  {'torch x.add_(1), in process':32s} {(time.perf_counter() - t0) / 10000 * 1e6:7.2f} µs/op")
+    assert x.tolist()[0] == 1 + 30000, "the queued ops all ran"
+
+    print("\n4. metadata planned in the client: t.t().stride(), per call")
+    t, tt = tensord.arange(12.).reshape(3, 4), torch.arange(12.).reshape(3, 4)
+    for label, body in (("tensord", lambda: t.t().stride()), ("torch", lambda: tt.t().stride())):
+        assert body() == (1, 4)
+        best = 1e9
+        for _ in range(3):
+            t0 = time.perf_counter()
+            for _ in range(10000):
+                body()
+            best = min(best, time.perf_counter() - t0)
+        print(f"  {label:32s} {best / 10000 * 1e6:7.2f} µs/call")
+    s.close()
 
 
 if __name__ == "__main__":

@@ -15,14 +15,14 @@
 #include "engine/view_ops.h"
 
 namespace tensord::engine {
-namespace {
-
 
 TensorMeta PreservedLayout(const TensorMeta& m, DType dtype) {
   if (m.is_non_overlapping_and_dense()) return TensorMeta(dtype, m.sizes(), m.strides(), 0);
   DimVector strides = InferDenseStrides(m.sizes(), m.strides());
   return TensorMeta(dtype, m.sizes(), strides, 0);
 }
+
+namespace {
 
 // Scratch memory for a copy between devices: not a storage, charged to no session, returned to
 // its allocator when the copy ends.

@@ -13,6 +13,10 @@
 
 namespace tensord::engine {
 
+// The layout of a copy of `meta` with memory_format=preserve, in `dtype`: meta's strides if
+// non-overlapping and dense, else dense strides in meta's dim order (PyTorch's empty_like rule).
+TensorMeta PreservedLayout(const TensorMeta& meta, DType dtype);
+
 // self if already contiguous (the same tensor, strides untouched), else a contiguous copy.
 absl::StatusOr<PlannedOp> PlanContiguous(const Tensor& self);
 // A copy with memory_format=preserve: self's strides if non-overlapping and dense, else dense

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/checked_math.h"
+#include "engine/copy_ops.h"
 #include "engine/cpu/copy_kernel.h"
 #include "engine/errors.h"
 #include "engine/factory_ops.h"
@@ -50,15 +51,54 @@ bool CanCast(DType from, DType to) {
   return true;
 }
 
+namespace {
+
+// torch's channels-last order of a 4-d (NCHW) tensor, from the innermost dim (C) out; empty for
+// other ranks (TensorIterator's fast path knows channels_last only, not channels_last_3d).
+absl::Span<const int64_t> ChannelsLastOrder(int64_t nd) {
+  static constexpr int64_t k2d[] = {1, 3, 2, 0};
+  if (nd == 4) return k2d;
+  return {};
+}
+
+// torch's is_contiguous(memory_format=torch.channels_last): size-1 dims are ignored.
+bool IsChannelsLastContiguous(const Tensor& t) {
+  absl::Span<const int64_t> order = ChannelsLastOrder(t.dim());
+  if (order.empty()) return false;
+  int64_t expected = 1;
+  for (int64_t d : order) {
+    if (t.size(d) == 1) continue;
+    if (t.stride(d) != expected) return false;
+    expected *= t.size(d);
+  }
+  return true;
+}
+
+DimVector ChannelsLastStrides(IntList shape) {
+  DimVector strides(shape.size());
+  int64_t s = 1;
+  for (int64_t d : ChannelsLastOrder(static_cast<int64_t>(shape.size()))) {
+    strides[d] = s;
+    s *= std::max<int64_t>(shape[d], 1);
+  }
+  return strides;
+}
+
+}  // namespace
+
 DimVector ElementwiseOutputStrides(IntList shape, absl::Span<const Tensor> operands) {
   const int64_t nd = static_cast<int64_t>(shape.size());
-  // Fast path: every operand of the result's shape.
+  // Fast paths (TensorIterator's fast_set_up), when every operand has the result's shape: all
+  // contiguous; else all channels-last contiguous (4-d); else all non-overlapping and
+  // dense with the same strides.
   if (SameShape(operands)) {
-    bool all_contiguous = true, all_dense_same = true;
+    bool all_contiguous = true, all_channels_last = !ChannelsLastOrder(nd).empty(),
+         all_dense_same = true;
     const Tensor* first = nullptr;
     for (const Tensor& t : operands) {
       if (!t.defined()) continue;
       all_contiguous &= t.is_contiguous();
+      if (all_channels_last) all_channels_last = IsChannelsLastContiguous(t);
       if (first == nullptr) {
         first = &t;
         all_dense_same &= t.meta().is_non_overlapping_and_dense();
@@ -69,6 +109,7 @@ DimVector ElementwiseOutputStrides(IntList shape, absl::Span<const Tensor> opera
       }
     }
     if (first == nullptr || all_contiguous) return ContiguousStrides(shape);
+    if (all_channels_last) return ChannelsLastStrides(shape);
     if (all_dense_same) return DimVector(first->strides().begin(), first->strides().end());
   }
   // Reorder dims by the operands' strides (TensorIterator::reorder_dimensions).
@@ -205,8 +246,16 @@ absl::StatusOr<PlannedOp> PlanElementwise(const ElementwiseSpec& spec, std::vect
     }
   } else {
     TENSORD_RETURN_IF_ERROR(CheckShape(op, shape).status());
+    // The operands torch's TensorIterator sees: the first `layout_operands` inputs, self
+    // already converted to the compute dtype where torch converts it first.
+    std::vector<Tensor> layout(inputs.begin(),
+                               inputs.begin() + std::min<size_t>(spec.layout_operands,
+                                                                 inputs.size()));
+    if (spec.convert_self_first && !layout.empty() && layout[0].dtype() != compute) {
+      layout[0] = layout[0].WithMeta(PreservedLayout(layout[0].meta(), compute));
+    }
     const DimVector strides = spec.contiguous_output ? ContiguousStrides(shape)
-                                                     : ElementwiseOutputStrides(shape, inputs);
+                                                     : ElementwiseOutputStrides(shape, layout);
     TENSORD_ASSIGN_OR_RETURN(out,
                              AllocateTensor(op, TensorMeta(result, shape, strides, 0), device));
   }

@@ -39,6 +39,13 @@ struct ElementwiseSpec {
   std::vector<bool> keep_dtype = {};
   // A new output is contiguous whatever the inputs' layout.
   bool contiguous_output = false;
+  // Only the first `layout_operands` inputs decide a new output's layout: the others are numbers
+  // that torch passes to the kernel as scalars, not as TensorIterator operands (pow(t, 2),
+  // clamp(t, 0, 1), lerp(a, b, 0.5)).
+  size_t layout_operands = SIZE_MAX;
+  // torch converts self to the compute dtype first (self.to(dtype): its layout rule), and the
+  // result takes that tensor's layout (pow(t, number), clamp with number bounds).
+  bool convert_self_first = false;
   // An out whose elements overlap (expanded) is accepted (torch's deprecated masked_fill_ case).
   bool allow_internal_overlap = false;
 };

@@ -143,8 +143,13 @@ absl::StatusOr<PlannedOp> PlanBinary(const std::string& name, BinaryOp op, Binar
       b.dtype() == DType::kInt64 && *b.data_as<int64_t>() < 0) {
     return RuntimeError(name, "Integers to negative integer powers are not allowed.");
   }
-  // torch's pow(number, tensor) allocates a contiguous result.
+  // torch's pow(number, tensor) allocates a contiguous result; pow(tensor, number) converts
+  // the tensor first and passes the number as a scalar.
   if (rule == BinaryRule::kPow && a.is_wrapped_number()) spec.contiguous_output = true;
+  if (rule == BinaryRule::kPow && b.is_wrapped_number() && !a.is_wrapped_number()) {
+    spec.layout_operands = 1;
+    spec.convert_self_first = true;
+  }
   const bool check_zero = rule == BinaryRule::kIntDiv && IsIntegral(common, false);
   return PlanElementwise(
       spec, {a, b},
@@ -394,6 +399,7 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
                 if (*spec.compute_dtype == DType::kFloat16) {
                   return RuntimeError(name, "\"clamp_scalar_cpu\" not implemented for 'Half'");
                 }
+                spec.convert_self_first = true;  // as torch's clamp: self.to(result type)
                 UnaryArgs args;
                 if (has_lo) args.a = ScalarOf(lo), args.has_a = true;
                 if (has_hi) args.b = ScalarOf(hi), args.has_b = true;
@@ -424,6 +430,10 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
               spec.compute_dtype = ResultType({in[0], in[1]});
               if (*spec.compute_dtype == DType::kFloat16 && in[1].is_wrapped_number()) {
                 return DTypeNotImplemented(name, DType::kFloat16);
+              }
+              if (in[1].is_wrapped_number()) {  // torch: a unary op on self.to(result type)
+                spec.layout_operands = 1;
+                spec.convert_self_first = true;
               }
               return PlanElementwise(spec, {in[0], in[1]},
                                      [is_min](Backend& backend, IntList shape, const StridedRef& o,
@@ -516,6 +526,7 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
             ElementwiseSpec spec{name};
             spec.out = out;
             spec.compute_dtype = d;
+            if (in[2].is_wrapped_number()) spec.layout_operands = 2;  // a scalar weight
             return PlanElementwise(spec, {in[0], in[1], in[2]},
                                    [](Backend& backend, IntList shape, const StridedRef& o,
                                       absl::Span<const StridedRef> ins) {

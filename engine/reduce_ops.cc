@@ -254,7 +254,15 @@ void RegisterReductionOps(std::vector<OpDef>& ops) {
           ra.op = name;
           ra.kind = name == "argmax" ? ReduceOp::kArgmax : ReduceOp::kArgmin;
           TENSORD_RETURN_IF_ERROR(ReadDims(a, ra));
-          if (self.dtype() == DType::kBool) ra.dtype_error = DTypeNotImplemented(name, self.dtype());
+          // torch answers a reduction over one dim of size 1 with zeros, without its kernel
+          // (so without the kernel's dtype check); bool has no argmax kernel otherwise.
+          const bool one_size1_dim =
+              ra.dims.size() == 1 && self.dim() > 0 && ra.dims[0] >= -self.dim() &&
+              ra.dims[0] < self.dim() &&
+              self.size(ra.dims[0] < 0 ? ra.dims[0] + self.dim() : ra.dims[0]) == 1;
+          if (self.dtype() == DType::kBool && !one_size1_dim) {
+            ra.dtype_error = DTypeNotImplemented(name, self.dtype());
+          }
           if (ra.dims.empty() && ra.keepdim) {
             // torch: argmax(keepdim=True) without dim keeps every dim as size 1.
             for (int64_t d = 0; d < self.dim(); ++d) ra.dims.push_back(d);

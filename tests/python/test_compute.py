@@ -575,3 +575,64 @@ def test_roll_tril_triu(session):
     problems.append(run_both(lambda: torch.tril(t), lambda: tensord.tril(d), "tril 0-d"))
     problems.append(run_both(lambda: torch.triu(torch.ones(3)), lambda: tensord.triu(tensord.ones(3)), "triu 1-d"))
     report(problems)
+
+
+# Layouts with size-1 dims: random shapes rich in size-1 dims, permuted and expanded, through
+# ops whose output layout follows TensorIterator's rules (its contiguous, channels-last and
+# dense fast paths, scalars that are not operands, self converted first) and reductions; shape,
+# strides, dtype and exception class against torch.
+_LAYOUT_OPS = {
+    "neg": lambda L, a, b: -a,
+    "add": lambda L, a, b: a + b,
+    "mul_number": lambda L, a, b: a * 2,
+    "where": lambda L, a, b: L.where(a > 1, a, b),
+    "eq": lambda L, a, b: a == b,
+    "sum_keepdim": lambda L, a, b: a.sum(0, keepdim=True),
+    "clone": lambda L, a, b: a.clone(),
+    "float": lambda L, a, b: a.float(),
+    "cumsum": lambda L, a, b: a.cumsum(-1),
+    "softmax": lambda L, a, b: a.float().softmax(-1),
+    "argmax_last": lambda L, a, b: a.argmax(-1),
+    "argmin_first": lambda L, a, b: a.argmin(0, keepdim=True),
+    "max_dim": lambda L, a, b: a.max(-1)[0],
+    "amax": lambda L, a, b: a.amax(0),
+    "clamp_numbers": lambda L, a, b: a.clamp(1, 3),
+    "clamp_min_number": lambda L, a, b: a.clamp_min(1),
+    "pow_number": lambda L, a, b: a.float() ** 2,
+    "lerp_number": lambda L, a, b: L.lerp(a.float(), b.float(), 0.5),
+    "flip": lambda L, a, b: a.flip(0),
+    "mean_keepdim": lambda L, a, b: a.float().mean(-1, keepdim=True),
+}
+
+
+def test_layouts_with_size_one_dims_match_torch(session):
+    import random
+    r = random.Random(11)
+    mismatches = []
+    for _ in range(300):
+        nd = r.randint(1, 5)
+        shape = [r.choice([1, 1, 2, 3]) for _ in range(nd)]
+        perm = list(range(nd))
+        r.shuffle(perm)
+        permuted = [shape[p] for p in perm]
+        expand = None
+        if r.random() < 0.3:
+            expand = [x if x != 1 or r.random() < 0.5 else 2 for x in permuted]
+        other = expand or permuted
+        for name, f in _LAYOUT_OPS.items():
+            for tdt, ddt in ((torch.float32, tensord.float32), (torch.bool, tensord.bool)):
+                results = []
+                for lib, dt in ((torch, tdt), (tensord, ddt)):
+                    n = math.prod(shape)
+                    try:
+                        a = lib.arange(n).reshape(shape).to(dt).permute(perm)
+                        if expand is not None:
+                            a = a.expand(expand)
+                        out = f(lib, a, lib.ones(other, dtype=dt))
+                        results.append((tuple(out.shape), tuple(out.stride()),
+                                        str(out.dtype).split(".")[-1]))
+                    except Exception as e:  # noqa: BLE001 - the class is compared
+                        results.append(type(e).__name__)
+                if results[0] != results[1]:
+                    mismatches.append((name, str(tdt), shape, perm, expand, results))
+    assert mismatches == [], mismatches[:5]

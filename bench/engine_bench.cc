@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "engine/allocator.h"
-#include "engine/copy_ops.h"
-#include "engine/factory_ops.h"
-#include "engine/op_registry.h"
-#include "engine/thread_pool.h"
-#include "engine/view_ops.h"
+#include "engine/runtime/allocator.h"
+#include "engine/ops/copy_ops.h"
+#include "engine/ops/factory_ops.h"
+#include "engine/ops/op_registry.h"
+#include "engine/runtime/thread_pool.h"
+#include "engine/views/view_ops.h"
 
 namespace tensord::engine {
 namespace {

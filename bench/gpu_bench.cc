@@ -18,11 +18,11 @@
 #include <vector>
 
 #include "absl/synchronization/notification.h"
-#include "engine/backend.h"
-#include "engine/copy_ops.h"
-#include "engine/executor.h"
-#include "engine/factory_ops.h"
-#include "engine/stream.h"
+#include "engine/runtime/backend.h"
+#include "engine/ops/copy_ops.h"
+#include "engine/runtime/executor.h"
+#include "engine/ops/factory_ops.h"
+#include "engine/runtime/stream.h"
 #include "engine/cuda/cuda_backend.h"
 
 namespace tensord::engine {

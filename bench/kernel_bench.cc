@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/op_registry.h"
-#include "engine/planned_op.h"
-#include "engine/view_ops.h"
+#include "engine/ops/op_registry.h"
+#include "engine/ops/planned_op.h"
+#include "engine/views/view_ops.h"
 
 namespace tensord::engine {
 namespace {

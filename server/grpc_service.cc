@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
-#include "engine/errors.h"
+#include "engine/core/errors.h"
 #include "grpcpp/support/proto_buffer_reader.h"
 #include "server/status_util.h"
 #include "tensord/wire.h"
@@ -39,9 +39,9 @@ bool ParseRaw(const grpc::ByteBuffer& raw, google::protobuf::MessageLite* messag
 
 class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
  public:
-  UploadReactor(TensordBackend* backend, grpc::CallbackServerContext* ctx,
+  UploadReactor(Handlers* handlers, grpc::CallbackServerContext* ctx,
                 grpc::ByteBuffer* response, absl::Status auth)
-      : backend_(backend), ctx_(ctx), response_(response) {
+      : handlers_(handlers), ctx_(ctx), response_(response) {
     if (!auth.ok()) {
       FinishWith(ctx_, this, "upload", auth);
       return;
@@ -82,7 +82,7 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
       return FinishWith(ctx_, this, "upload",
                         absl::InvalidArgumentError("upload: the first message must be the header"));
     }
-    backend_->StartUpload(std::move(*request.mutable_header()),
+    handlers_->StartUpload(std::move(*request.mutable_header()),
                           [this](absl::StatusOr<std::unique_ptr<PendingUpload>> upload) {
                             if (!upload.ok())
                               return FinishWith(ctx_, this, "upload", upload.status());
@@ -106,7 +106,7 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     return absl::InvalidArgumentError("upload: only the first message may be a header");
   }
 
-  TensordBackend* const backend_;
+  Handlers* const handlers_;
   grpc::CallbackServerContext* const ctx_;
   grpc::ByteBuffer* const response_;
   grpc::ByteBuffer message_;
@@ -117,9 +117,9 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
 
 class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
-  DownloadReactor(TensordBackend* backend, grpc::CallbackServerContext* ctx,
+  DownloadReactor(Handlers* handlers, grpc::CallbackServerContext* ctx,
                   const grpc::ByteBuffer* raw_request, absl::Status auth)
-      : ctx_(ctx), chunk_(backend->limits().chunk_bytes) {
+      : ctx_(ctx), chunk_(handlers->limits().chunk_bytes) {
     if (!auth.ok()) {
       FinishWith(ctx_, this, "download", auth);
       return;
@@ -129,7 +129,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
       FinishWith(ctx_, this, "download", absl::InvalidArgumentError("download: malformed request"));
       return;
     }
-    backend->StartDownload(request,
+    handlers->StartDownload(request,
                            [this](absl::StatusOr<std::unique_ptr<ReadyDownload>> download) {
                              OnReady(std::move(download));
                            });
@@ -181,8 +181,8 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
 class ConnectReactor final
     : public grpc::ServerBidiReactor<v1::ConnectRequest, v1::ConnectResponse> {
  public:
-  ConnectReactor(TensordBackend* backend, grpc::CallbackServerContext* ctx, absl::Status auth)
-      : backend_(backend), ctx_(ctx) {
+  ConnectReactor(Handlers* handlers, grpc::CallbackServerContext* ctx, absl::Status auth)
+      : handlers_(handlers), ctx_(ctx) {
     if (!auth.ok()) {
       FinishWith(ctx_, this, "connect", auth);
       return;
@@ -250,7 +250,7 @@ class ConnectReactor final
     // A session opened by this stream outlives it on its lease (a client may come back after a
     // network blip); CloseSession ends it at once.
     if (owns_session_) {
-      if (auto s = backend_->sessions().Find(session_id_); s.ok()) {
+      if (auto s = handlers_->sessions().Find(session_id_); s.ok()) {
         (*s)->Touch();
         (*s)->set_stream_bound(false);
       }
@@ -268,7 +268,7 @@ class ConnectReactor final
     }
   }
 
-  void Handle(v1::ConnectResponse* response, TensordBackend::Done done) {
+  void Handle(v1::ConnectResponse* response, Handlers::Done done) {
     const v1::ConnectRequest& request = request_;
     absl::Status status;
     switch (request.kind_case()) {
@@ -277,11 +277,11 @@ class ConnectReactor final
           status = absl::FailedPreconditionError("connect: this stream already has a session");
           break;
         }
-        status = backend_->HandleOpenSession(request.open_session(), response->mutable_opened());
+        status = handlers_->HandleOpenSession(request.open_session(), response->mutable_opened());
         if (status.ok()) {
           session_id_ = response->opened().session_id();
           owns_session_ = true;
-          if (auto s = backend_->sessions().Find(session_id_); s.ok()) (*s)->set_stream_bound(true);
+          if (auto s = handlers_->sessions().Find(session_id_); s.ok()) (*s)->set_stream_bound(true);
         }
         break;
       case v1::ConnectRequest::kAttachSessionId:
@@ -289,7 +289,7 @@ class ConnectReactor final
           status = absl::FailedPreconditionError("connect: this stream already has a session");
           break;
         }
-        status = backend_->sessions().Find(request.attach_session_id()).status();
+        status = handlers_->sessions().Find(request.attach_session_id()).status();
         if (status.ok()) session_id_ = request.attach_session_id();
         break;
       case v1::ConnectRequest::kRunOps: {
@@ -297,7 +297,7 @@ class ConnectReactor final
         auto run = std::make_shared<v1::RunOpsRequest>();
         run->Swap(request_.mutable_run_ops());
         if (run->session_id().empty()) run->set_session_id(session_id_);
-        return backend_->HandleRunOps(
+        return handlers_->HandleRunOps(
             *run, response->mutable_ran(),
             [run, done = std::move(done)](absl::Status s) mutable { done(std::move(s)); });
       }
@@ -305,7 +305,7 @@ class ConnectReactor final
         auto release = std::make_shared<v1::ReleaseRequest>();
         release->Swap(request_.mutable_release());
         if (release->session_id().empty()) release->set_session_id(session_id_);
-        return backend_->HandleRelease(
+        return handlers_->HandleRelease(
             *release, response->mutable_released(),
             [release, done = std::move(done)](absl::Status s) mutable { done(std::move(s)); });
       }
@@ -315,7 +315,7 @@ class ConnectReactor final
     done(std::move(status));
   }
 
-  TensordBackend* const backend_;
+  Handlers* const handlers_;
   grpc::CallbackServerContext* const ctx_;
   v1::ConnectRequest request_;
   std::string session_id_;
@@ -331,8 +331,8 @@ class ConnectReactor final
 
 }  // namespace
 
-TensordService::TensordService(TensordBackend* backend, std::string auth_token)
-    : backend_(backend), auth_token_(std::move(auth_token)) {}
+TensordService::TensordService(Handlers* handlers, std::string auth_token)
+    : handlers_(handlers), auth_token_(std::move(auth_token)) {}
 
 absl::Status TensordService::Authorize(grpc::CallbackServerContext* ctx) const {
   if (auth_token_.empty()) return absl::OkStatus();
@@ -394,8 +394,8 @@ grpc::ServerUnaryReactor* TensordService::GetVersion(grpc::CallbackServerContext
   return ServeUnary<v1::GetVersionRequest, v1::GetVersionResponse>(
       ctx, raw_request, raw_response, "get_version", Authorize(ctx),
       [this](const v1::GetVersionRequest& request, v1::GetVersionResponse* response,
-             TensordBackend::Done done) {
-        backend_->HandleGetVersion(response);
+             Handlers::Done done) {
+        handlers_->HandleGetVersion(response);
         done(absl::OkStatus());
       });
 }
@@ -406,8 +406,8 @@ grpc::ServerUnaryReactor* TensordService::GetServerInfo(grpc::CallbackServerCont
   return ServeUnary<v1::GetServerInfoRequest, v1::GetServerInfoResponse>(
       ctx, raw_request, raw_response, "get_server_info", Authorize(ctx),
       [this](const v1::GetServerInfoRequest& request, v1::GetServerInfoResponse* response,
-             TensordBackend::Done done) {
-        backend_->HandleGetServerInfo(response);
+             Handlers::Done done) {
+        handlers_->HandleGetServerInfo(response);
         done(absl::OkStatus());
       });
 }
@@ -418,8 +418,8 @@ grpc::ServerUnaryReactor* TensordService::ListOps(grpc::CallbackServerContext* c
   return ServeUnary<v1::ListOpsRequest, v1::ListOpsResponse>(
       ctx, raw_request, raw_response, "list_ops", Authorize(ctx),
       [this](const v1::ListOpsRequest& request, v1::ListOpsResponse* response,
-             TensordBackend::Done done) {
-        backend_->HandleListOps(response);
+             Handlers::Done done) {
+        handlers_->HandleListOps(response);
         done(absl::OkStatus());
       });
 }
@@ -430,7 +430,7 @@ grpc::ServerUnaryReactor* TensordService::OpenSession(grpc::CallbackServerContex
   return ServeUnary<v1::OpenSessionRequest, v1::OpenSessionResponse>(
       ctx, raw_request, raw_response, "open_session", Authorize(ctx),
       [this](const v1::OpenSessionRequest& request, v1::OpenSessionResponse* response,
-             TensordBackend::Done done) { done(backend_->HandleOpenSession(request, response)); });
+             Handlers::Done done) { done(handlers_->HandleOpenSession(request, response)); });
 }
 
 grpc::ServerUnaryReactor* TensordService::CloseSession(grpc::CallbackServerContext* ctx,
@@ -439,7 +439,7 @@ grpc::ServerUnaryReactor* TensordService::CloseSession(grpc::CallbackServerConte
   return ServeUnary<v1::CloseSessionRequest, v1::CloseSessionResponse>(
       ctx, raw_request, raw_response, "close_session", Authorize(ctx),
       [this](const v1::CloseSessionRequest& request, v1::CloseSessionResponse* response,
-             TensordBackend::Done done) { done(backend_->HandleCloseSession(request)); });
+             Handlers::Done done) { done(handlers_->HandleCloseSession(request)); });
 }
 
 grpc::ServerUnaryReactor* TensordService::RenewLease(grpc::CallbackServerContext* ctx,
@@ -448,7 +448,7 @@ grpc::ServerUnaryReactor* TensordService::RenewLease(grpc::CallbackServerContext
   return ServeUnary<v1::RenewLeaseRequest, v1::RenewLeaseResponse>(
       ctx, raw_request, raw_response, "renew_lease", Authorize(ctx),
       [this](const v1::RenewLeaseRequest& request, v1::RenewLeaseResponse* response,
-             TensordBackend::Done done) { done(backend_->HandleRenewLease(request, response)); });
+             Handlers::Done done) { done(handlers_->HandleRenewLease(request, response)); });
 }
 
 grpc::ServerUnaryReactor* TensordService::RunOps(grpc::CallbackServerContext* ctx,
@@ -457,8 +457,8 @@ grpc::ServerUnaryReactor* TensordService::RunOps(grpc::CallbackServerContext* ct
   return ServeUnary<v1::RunOpsRequest, v1::RunOpsResponse>(
       ctx, raw_request, raw_response, "run_ops", Authorize(ctx),
       [this](const v1::RunOpsRequest& request, v1::RunOpsResponse* response,
-             TensordBackend::Done done) {
-        backend_->HandleRunOps(request, response, std::move(done));
+             Handlers::Done done) {
+        handlers_->HandleRunOps(request, response, std::move(done));
       });
 }
 
@@ -468,8 +468,8 @@ grpc::ServerUnaryReactor* TensordService::Describe(grpc::CallbackServerContext* 
   return ServeUnary<v1::DescribeRequest, v1::DescribeResponse>(
       ctx, raw_request, raw_response, "describe", Authorize(ctx),
       [this](const v1::DescribeRequest& request, v1::DescribeResponse* response,
-             TensordBackend::Done done) {
-        backend_->HandleDescribe(request, response, std::move(done));
+             Handlers::Done done) {
+        handlers_->HandleDescribe(request, response, std::move(done));
       });
 }
 
@@ -479,8 +479,8 @@ grpc::ServerUnaryReactor* TensordService::Release(grpc::CallbackServerContext* c
   return ServeUnary<v1::ReleaseRequest, v1::ReleaseResponse>(
       ctx, raw_request, raw_response, "release", Authorize(ctx),
       [this](const v1::ReleaseRequest& request, v1::ReleaseResponse* response,
-             TensordBackend::Done done) {
-        backend_->HandleRelease(request, response, std::move(done));
+             Handlers::Done done) {
+        handlers_->HandleRelease(request, response, std::move(done));
       });
 }
 
@@ -490,8 +490,8 @@ grpc::ServerUnaryReactor* TensordService::ReadStorage(grpc::CallbackServerContex
   return ServeUnary<v1::ReadStorageRequest, v1::ReadStorageResponse>(
       ctx, raw_request, raw_response, "read_storage", Authorize(ctx),
       [this](const v1::ReadStorageRequest& request, v1::ReadStorageResponse* response,
-             TensordBackend::Done done) {
-        backend_->HandleReadStorage(request,
+             Handlers::Done done) {
+        handlers_->HandleReadStorage(request,
                                     [response, done = std::move(done)](
                                         absl::StatusOr<v1::ReadStorageResponse> result) mutable {
                                       if (result.ok()) *response = *std::move(result);
@@ -506,8 +506,8 @@ grpc::ServerUnaryReactor* TensordService::WriteStorage(grpc::CallbackServerConte
   return ServeUnary<v1::WriteStorageRequest, v1::WriteStorageResponse>(
       ctx, raw_request, raw_response, "write_storage", Authorize(ctx),
       [this](const v1::WriteStorageRequest& request, v1::WriteStorageResponse* response,
-             TensordBackend::Done done) {
-        backend_->HandleWriteStorage(request, std::move(done));
+             Handlers::Done done) {
+        handlers_->HandleWriteStorage(request, std::move(done));
       });
 }
 
@@ -517,8 +517,8 @@ grpc::ServerUnaryReactor* TensordService::CreateStream(grpc::CallbackServerConte
   return ServeUnary<v1::CreateStreamRequest, v1::CreateStreamResponse>(
       ctx, raw_request, raw_response, "create_stream", Authorize(ctx),
       [this](const v1::CreateStreamRequest& request, v1::CreateStreamResponse* response,
-             TensordBackend::Done done) {
-        backend_->HandleCreateStream(request, response, std::move(done));
+             Handlers::Done done) {
+        handlers_->HandleCreateStream(request, response, std::move(done));
       });
 }
 
@@ -528,7 +528,7 @@ grpc::ServerUnaryReactor* TensordService::RecordEvent(grpc::CallbackServerContex
   return ServeUnary<v1::RecordEventRequest, v1::RecordEventResponse>(
       ctx, raw_request, raw_response, "record_event", Authorize(ctx),
       [this](const v1::RecordEventRequest& request, v1::RecordEventResponse* response,
-             TensordBackend::Done done) { backend_->HandleRecordEvent(request, std::move(done)); });
+             Handlers::Done done) { handlers_->HandleRecordEvent(request, std::move(done)); });
 }
 
 grpc::ServerUnaryReactor* TensordService::WaitEvent(grpc::CallbackServerContext* ctx,
@@ -537,7 +537,7 @@ grpc::ServerUnaryReactor* TensordService::WaitEvent(grpc::CallbackServerContext*
   return ServeUnary<v1::WaitEventRequest, v1::WaitEventResponse>(
       ctx, raw_request, raw_response, "wait_event", Authorize(ctx),
       [this](const v1::WaitEventRequest& request, v1::WaitEventResponse* response,
-             TensordBackend::Done done) { backend_->HandleWaitEvent(request, std::move(done)); });
+             Handlers::Done done) { handlers_->HandleWaitEvent(request, std::move(done)); });
 }
 
 grpc::ServerUnaryReactor* TensordService::QueryEvent(grpc::CallbackServerContext* ctx,
@@ -546,8 +546,8 @@ grpc::ServerUnaryReactor* TensordService::QueryEvent(grpc::CallbackServerContext
   return ServeUnary<v1::QueryEventRequest, v1::QueryEventResponse>(
       ctx, raw_request, raw_response, "query_event", Authorize(ctx),
       [this](const v1::QueryEventRequest& request, v1::QueryEventResponse* response,
-             TensordBackend::Done done) {
-        backend_->HandleQueryEvent(request, response, std::move(done));
+             Handlers::Done done) {
+        handlers_->HandleQueryEvent(request, response, std::move(done));
       });
 }
 
@@ -557,22 +557,22 @@ grpc::ServerUnaryReactor* TensordService::Synchronize(grpc::CallbackServerContex
   return ServeUnary<v1::SynchronizeRequest, v1::SynchronizeResponse>(
       ctx, raw_request, raw_response, "synchronize", Authorize(ctx),
       [this](const v1::SynchronizeRequest& request, v1::SynchronizeResponse* response,
-             TensordBackend::Done done) { backend_->HandleSynchronize(request, std::move(done)); });
+             Handlers::Done done) { handlers_->HandleSynchronize(request, std::move(done)); });
 }
 
 grpc::ServerReadReactor<grpc::ByteBuffer>* TensordService::Upload(grpc::CallbackServerContext* ctx,
                                                                   grpc::ByteBuffer* response) {
-  return new UploadReactor(backend_, ctx, response, Authorize(ctx));
+  return new UploadReactor(handlers_, ctx, response, Authorize(ctx));
 }
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* TensordService::Download(
     grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* request) {
-  return new DownloadReactor(backend_, ctx, request, Authorize(ctx));
+  return new DownloadReactor(handlers_, ctx, request, Authorize(ctx));
 }
 
 grpc::ServerBidiReactor<v1::ConnectRequest, v1::ConnectResponse>* TensordService::Connect(
     grpc::CallbackServerContext* ctx) {
-  return new ConnectReactor(backend_, ctx, Authorize(ctx));
+  return new ConnectReactor(handlers_, ctx, Authorize(ctx));
 }
 
 }  // namespace tensord::server

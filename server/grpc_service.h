@@ -1,11 +1,11 @@
-// The gRPC face of TensordBackend: callback-API handlers that convert messages and statuses and
+// The gRPC face of Handlers: callback-API handlers that convert messages and statuses and
 // never block a gRPC thread (waiting work completes through the executor).
 #ifndef TENSORD_SERVER_GRPC_SERVICE_H_
 #define TENSORD_SERVER_GRPC_SERVICE_H_
 
 #include <string>
 
-#include "server/backend.h"
+#include "server/handlers.h"
 #include "tensord/v1/tensord.grpc.pb.h"
 
 namespace tensord::server {
@@ -49,7 +49,7 @@ using RawTensordService = WithMixins<v1::Tensord::CallbackService,
 class TensordService final : public RawTensordService {
  public:
   // `auth_token`: when not empty, every call must carry "authorization: Bearer <token>".
-  TensordService(TensordBackend* backend, std::string auth_token);
+  TensordService(Handlers* handlers, std::string auth_token);
 
   grpc::ServerUnaryReactor* GetVersion(grpc::CallbackServerContext* ctx,
                                        const grpc::ByteBuffer* request,
@@ -109,7 +109,7 @@ class TensordService final : public RawTensordService {
  private:
   absl::Status Authorize(grpc::CallbackServerContext* ctx) const;
 
-  TensordBackend* const backend_;
+  Handlers* const handlers_;
   const std::string auth_token_;
 };
 

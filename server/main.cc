@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "engine/backend.h"
+#include "engine/runtime/backend.h"
 #include "engine/cuda/cuda_backend.h"
 #include "server/server.h"
 

@@ -1,7 +1,7 @@
 #include "server/proto_convert.h"
 
 #include "absl/strings/str_cat.h"
-#include "engine/errors.h"
+#include "engine/core/errors.h"
 
 namespace tensord::server {
 

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "engine/op_registry.h"
-#include "engine/tensor.h"
+#include "engine/ops/op_registry.h"
+#include "engine/tensor/tensor.h"
 #include "tensord/v1/tensord.pb.h"
 
 namespace tensord::server {

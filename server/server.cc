@@ -24,9 +24,9 @@ absl::StatusOr<std::unique_ptr<TensordServer>> TensordServer::Start(
                           ? options.executor_threads
                           : static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
   server->executor_ = std::make_unique<engine::Executor>(threads);
-  server->backend_ =
-      std::make_unique<TensordBackend>(options.limits, options.device, server->executor_.get());
-  server->service_ = std::make_unique<TensordService>(server->backend_.get(), options.auth_token);
+  server->handlers_ =
+      std::make_unique<Handlers>(options.limits, options.device, server->executor_.get());
+  server->service_ = std::make_unique<TensordService>(server->handlers_.get(), options.auth_token);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -78,7 +78,7 @@ TensordServer::~TensordServer() {
     server_->Wait();
   }
   // Sessions (and their queued work) go before the executor that runs it.
-  backend_.reset();
+  handlers_.reset();
   executor_.reset();
 }
 

@@ -7,9 +7,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "engine/device.h"
+#include "engine/core/device.h"
 #include "grpcpp/server.h"
-#include "server/backend.h"
+#include "server/handlers.h"
 #include "server/grpc_service.h"
 #include "server/limits.h"
 
@@ -32,7 +32,7 @@ struct ServerOptions {
 };
 
 // A running server: the gRPC server, the standard health and reflection services, and the
-// backend with its sessions.
+// handlers (the service logic) with their sessions.
 class TensordServer {
  public:
   static absl::StatusOr<std::unique_ptr<TensordServer>> Start(const ServerOptions& options);
@@ -48,7 +48,7 @@ class TensordServer {
   TensordServer() = default;
 
   std::unique_ptr<engine::Executor> executor_;
-  std::unique_ptr<TensordBackend> backend_;
+  std::unique_ptr<Handlers> handlers_;
   std::unique_ptr<TensordService> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;

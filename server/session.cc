@@ -5,10 +5,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "engine/errors.h"
-#include "engine/memory_budget.h"
-#include "engine/op_registry.h"
-#include "engine/status_macros.h"
+#include "engine/core/errors.h"
+#include "engine/runtime/memory_budget.h"
+#include "engine/ops/op_registry.h"
+#include "engine/core/status_macros.h"
 #include "server/proto_convert.h"
 #include "server/status_util.h"
 

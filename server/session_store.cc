@@ -6,7 +6,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "engine/allocator.h"
+#include "engine/runtime/allocator.h"
 
 namespace tensord::server {
 namespace {

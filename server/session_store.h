@@ -10,8 +10,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "engine/executor.h"
-#include "engine/memory_budget.h"
+#include "engine/runtime/executor.h"
+#include "engine/runtime/memory_budget.h"
 #include "server/limits.h"
 #include "server/session.h"
 

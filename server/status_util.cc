@@ -1,6 +1,6 @@
 #include "server/status_util.h"
 
-#include "engine/errors.h"
+#include "engine/core/errors.h"
 
 namespace tensord::server {
 

@@ -7,7 +7,7 @@
 
 #include "engine/cpu/elementwise_kernels.h"
 #include "engine/cpu/map.h"
-#include "engine/dtype.h"
+#include "engine/core/dtype.h"
 #include "engine/kernels/binary_ops.h"
 #include "engine/kernels/ternary_ops.h"
 

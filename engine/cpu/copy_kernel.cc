@@ -7,7 +7,7 @@
 
 #include "engine/kernels/convert.h"
 #include "engine/cpu/strided_loop.h"
-#include "engine/thread_pool.h"
+#include "engine/runtime/thread_pool.h"
 
 namespace tensord::engine::cpu {
 namespace {

@@ -4,10 +4,10 @@
 
 #include <cstdint>
 
-#include "engine/dtype.h"
-#include "engine/scalar.h"
-#include "engine/strided_ref.h"
-#include "engine/tensor_meta.h"
+#include "engine/core/dtype.h"
+#include "engine/core/scalar.h"
+#include "engine/tensor/strided_ref.h"
+#include "engine/tensor/tensor_meta.h"
 
 namespace tensord::engine::cpu {
 

@@ -1,4 +1,4 @@
-// CPU kernels of the elementwise ops. The planner (engine/elementwise_ops.cc) has already
+// CPU kernels of the elementwise ops. The planner (engine/ops/elementwise_ops.cc) has already
 // checked dtypes and shapes: inputs arrive in the compute dtype, the output in the result dtype.
 #ifndef TENSORD_ENGINE_CPU_ELEMENTWISE_KERNELS_H_
 #define TENSORD_ENGINE_CPU_ELEMENTWISE_KERNELS_H_
@@ -7,9 +7,9 @@
 
 #include "engine/kernels/binary_ops.h"
 #include "engine/kernels/unary_ops.h"
-#include "engine/scalar.h"
-#include "engine/strided_ref.h"
-#include "engine/tensor_meta.h"
+#include "engine/core/scalar.h"
+#include "engine/tensor/strided_ref.h"
+#include "engine/tensor/tensor_meta.h"
 
 namespace tensord::engine::cpu {
 

@@ -11,7 +11,7 @@
 #include "engine/kernels/convert.h"
 #include "engine/kernels/element_math.h"
 #include "engine/cpu/strided_loop.h"
-#include "engine/strided_ref.h"
+#include "engine/tensor/strided_ref.h"
 
 namespace tensord::engine::cpu {
 

@@ -4,9 +4,9 @@
 
 #include <cstdint>
 
-#include "engine/dtype.h"
-#include "engine/strided_ref.h"
-#include "engine/tensor_meta.h"
+#include "engine/core/dtype.h"
+#include "engine/tensor/strided_ref.h"
+#include "engine/tensor/tensor_meta.h"
 
 namespace tensord::engine::cpu {
 

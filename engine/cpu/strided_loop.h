@@ -12,8 +12,8 @@
 #include <cstdlib>
 
 #include "absl/container/inlined_vector.h"
-#include "engine/tensor_meta.h"
-#include "engine/thread_pool.h"
+#include "engine/tensor/tensor_meta.h"
+#include "engine/runtime/thread_pool.h"
 
 namespace tensord::engine::cpu {
 

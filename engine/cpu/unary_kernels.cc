@@ -1,7 +1,7 @@
 // Unary elementwise kernels on the CPU: the shared functions of engine/kernels/unary_ops.h.
 #include "engine/cpu/elementwise_kernels.h"
 #include "engine/cpu/map.h"
-#include "engine/dtype.h"
+#include "engine/core/dtype.h"
 #include "engine/kernels/unary_ops.h"
 
 namespace tensord::engine::cpu {

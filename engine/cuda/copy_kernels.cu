@@ -2,7 +2,7 @@
 // functions the CPU loops use, so both devices give the same bits for every dtype pair.
 #include "engine/cuda/copy_kernels.h"
 
-#include "engine/half.h"
+#include "engine/core/half.h"
 #include "engine/kernels/convert.h"
 
 namespace tensord::engine::cuda {

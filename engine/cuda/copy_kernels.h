@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "engine/cuda/offset_calculator.h"
-#include "engine/dtype.h"
+#include "engine/core/dtype.h"
 
 namespace tensord::engine::cuda {
 

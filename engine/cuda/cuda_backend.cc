@@ -1,9 +1,9 @@
 // The CUDA backend: device discovery, a stream-ordered caching allocator per device and the
-// data-movement kernels behind engine/backend.h.
+// data-movement kernels behind engine/runtime/backend.h.
 //
 // Inside a stream's task, work is launched on the tensord stream's lane for the device (a
 // non-blocking cudaStream_t) and the call returns at once; the stream retires the task when the
-// lane's host callback reports the work done (engine/exec_context.h). Outside a task (the
+// lane's host callback reports the work done (engine/runtime/exec_context.h). Outside a task (the
 // synchronous engine API) work goes on the calling thread's per-thread stream and is waited for.
 // No RPC thread waits for the GPU except to allocate (a sync of its own, empty, stream).
 #include "engine/cuda/cuda_backend.h"
@@ -21,13 +21,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
-#include "engine/backend.h"
+#include "engine/runtime/backend.h"
 #include "engine/cpu/strided_loop.h"
 #include "engine/cuda/copy_kernels.h"
 #include "engine/cuda/elementwise_kernels.h"
 #include "engine/cuda/offset_calculator.h"
-#include "engine/errors.h"
-#include "engine/exec_context.h"
+#include "engine/core/errors.h"
+#include "engine/runtime/exec_context.h"
 #include "engine/kernels/convert.h"
 
 // Returns the CUDA error of `expr` as a Status naming `what` and the backend's device.

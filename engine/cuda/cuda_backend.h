@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/device.h"
+#include "engine/core/device.h"
 
 namespace tensord::engine::cuda {
 
@@ -22,7 +22,7 @@ struct DeviceInfo {
 // Whether this build has the CUDA backend compiled in.
 bool Built();
 
-// Finds the machine's GPUs and registers a Backend for each (engine/backend.h), once; later calls
+// Finds the machine's GPUs and registers a Backend for each (engine/runtime/backend.h), once; later calls
 // return the same list. Empty when there is no usable GPU, with the reason in `*why`.
 std::vector<DeviceInfo> RegisterBackends(std::string* why = nullptr);
 

@@ -9,11 +9,11 @@
 #include <cstdint>
 
 #include "engine/cuda/offset_calculator.h"
-#include "engine/dtype.h"
+#include "engine/core/dtype.h"
 #include "engine/kernels/binary_ops.h"
 #include "engine/kernels/kernel_error.h"
 #include "engine/kernels/unary_ops.h"
-#include "engine/scalar.h"
+#include "engine/core/scalar.h"
 
 namespace tensord::engine::cuda {
 

@@ -7,8 +7,8 @@
 #include <array>
 #include <cstdint>
 
-#include "engine/host_device.h"
-#include "engine/tensor_meta.h"
+#include "engine/core/host_device.h"
+#include "engine/tensor/tensor_meta.h"
 
 namespace tensord::engine::cuda {
 

@@ -8,8 +8,8 @@
 #include <limits>
 #include <type_traits>
 
-#include "engine/half.h"
-#include "engine/host_device.h"
+#include "engine/core/half.h"
+#include "engine/core/host_device.h"
 
 namespace tensord::engine {
 

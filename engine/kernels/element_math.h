@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "engine/half.h"
-#include "engine/host_device.h"
+#include "engine/core/half.h"
+#include "engine/core/host_device.h"
 #include "engine/kernels/convert.h"
 
 namespace tensord::engine {

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "engine/host_device.h"
+#include "engine/core/host_device.h"
 
 namespace tensord::engine {
 

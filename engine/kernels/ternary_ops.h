@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "engine/host_device.h"
+#include "engine/core/host_device.h"
 #include "engine/kernels/binary_ops.h"
 #include "engine/kernels/element_math.h"
-#include "engine/scalar.h"
+#include "engine/core/scalar.h"
 
 namespace tensord::engine {
 

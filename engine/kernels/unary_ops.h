@@ -9,9 +9,9 @@
 #include <limits>
 #include <type_traits>
 
-#include "engine/host_device.h"
+#include "engine/core/host_device.h"
 #include "engine/kernels/element_math.h"
-#include "engine/scalar.h"
+#include "engine/core/scalar.h"
 
 namespace tensord::engine {
 

@@ -1,11 +1,11 @@
-#include "engine/allocator.h"
+#include "engine/runtime/allocator.h"
 
 #include <cstdint>
 #include <cstring>
 #include <thread>
 #include <vector>
 
-#include "engine/storage.h"
+#include "engine/tensor/storage.h"
 #include "gtest/gtest.h"
 #include "tests/test_util.h"
 

@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "engine/allocator.h"
-#include "engine/copy_ops.h"
-#include "engine/factory_ops.h"
-#include "engine/op_registry.h"
-#include "engine/view_ops.h"
+#include "engine/runtime/allocator.h"
+#include "engine/ops/copy_ops.h"
+#include "engine/ops/factory_ops.h"
+#include "engine/ops/op_registry.h"
+#include "engine/views/view_ops.h"
 #include "gtest/gtest.h"
 #include "tests/engine/tensor_test_util.h"
 #include "tests/test_util.h"

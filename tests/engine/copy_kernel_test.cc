@@ -9,7 +9,7 @@
 
 #include "engine/kernels/convert.h"
 #include "engine/cpu/copy_kernel.h"
-#include "engine/dtype.h"
+#include "engine/core/dtype.h"
 #include "gtest/gtest.h"
 #include "tests/engine/layout_test_util.h"
 

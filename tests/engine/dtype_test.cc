@@ -1,11 +1,11 @@
-#include "engine/dtype.h"
+#include "engine/core/dtype.h"
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
 
-#include "engine/half.h"
+#include "engine/core/half.h"
 #include "gtest/gtest.h"
 #include "tests/test_util.h"
 

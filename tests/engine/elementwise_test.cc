@@ -1,12 +1,12 @@
 // The elementwise engine at the engine level (no server): promotion, output layout, in-place
 // rules, overlap checks, reductions' geometry and kernel-time failures. The differential tests
 // against torch (tests/python/test_compute.py) cover every op × dtype × layout.
-#include "engine/elementwise.h"
-#include "engine/factory_ops.h"
+#include "engine/ops/elementwise.h"
+#include "engine/ops/factory_ops.h"
 
 #include "gtest/gtest.h"
-#include "engine/op_registry.h"
-#include "engine/type_promotion.h"
+#include "engine/ops/op_registry.h"
+#include "engine/ops/type_promotion.h"
 #include "tests/engine/tensor_test_util.h"
 #include "tests/test_util.h"
 

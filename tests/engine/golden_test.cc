@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "engine/errors.h"
-#include "engine/op_registry.h"
+#include "engine/core/errors.h"
+#include "engine/ops/op_registry.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/engine/tensor_test_util.h"

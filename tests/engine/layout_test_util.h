@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "engine/dtype.h"
+#include "engine/core/dtype.h"
 #include "engine/kernels/convert.h"
 
 namespace tensord::engine::testing_util {

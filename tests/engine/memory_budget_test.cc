@@ -1,6 +1,6 @@
 // Per-device byte budgets: a session's host and GPU bytes are limited separately, each nested in
 // the server's budget for the same device.
-#include "engine/memory_budget.h"
+#include "engine/runtime/memory_budget.h"
 
 #include "gtest/gtest.h"
 

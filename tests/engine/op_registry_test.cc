@@ -1,4 +1,4 @@
-#include "engine/op_registry.h"
+#include "engine/ops/op_registry.h"
 
 #include <set>
 

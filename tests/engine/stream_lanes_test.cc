@@ -1,6 +1,6 @@
 // The stream's retire logic for asynchronous devices, against a fake device lane whose work
 // "finishes" only when the test says so. Needs no GPU: it checks the ordering rules that the CUDA
-// lanes rely on (engine/stream.h, engine/exec_context.h).
+// lanes rely on (engine/runtime/stream.h, engine/runtime/exec_context.h).
 #include <atomic>
 #include <deque>
 #include <memory>
@@ -10,12 +10,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
-#include "engine/allocator.h"
-#include "engine/event.h"
-#include "engine/exec_context.h"
-#include "engine/executor.h"
-#include "engine/storage.h"
-#include "engine/stream.h"
+#include "engine/runtime/allocator.h"
+#include "engine/runtime/event.h"
+#include "engine/runtime/exec_context.h"
+#include "engine/runtime/executor.h"
+#include "engine/tensor/storage.h"
+#include "engine/runtime/stream.h"
 #include "gtest/gtest.h"
 
 namespace tensord::engine {

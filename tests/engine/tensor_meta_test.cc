@@ -1,8 +1,8 @@
-#include "engine/tensor_meta.h"
+#include "engine/tensor/tensor_meta.h"
 
 #include <limits>
 
-#include "engine/shape_util.h"
+#include "engine/tensor/shape_util.h"
 #include "gtest/gtest.h"
 #include "tests/engine/tensor_test_util.h"
 #include "tests/test_util.h"

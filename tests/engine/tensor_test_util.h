@@ -4,10 +4,10 @@
 
 #include <vector>
 
-#include "engine/copy_ops.h"
-#include "engine/factory_ops.h"
-#include "engine/tensor.h"
-#include "engine/view_ops.h"
+#include "engine/ops/copy_ops.h"
+#include "engine/ops/factory_ops.h"
+#include "engine/tensor/tensor.h"
+#include "engine/views/view_ops.h"
 
 namespace tensord::engine::test_util {
 

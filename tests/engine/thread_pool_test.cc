@@ -1,4 +1,4 @@
-#include "engine/thread_pool.h"
+#include "engine/runtime/thread_pool.h"
 
 #include <atomic>
 #include <thread>

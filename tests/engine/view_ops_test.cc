@@ -1,8 +1,8 @@
 // Unit tests for each view op, with expectations from docs (PYTORCH_SEMANTICS.md) and the seed
 // articles. The golden test checks thousands more cases against torch itself.
-#include "engine/view_ops.h"
+#include "engine/views/view_ops.h"
 
-#include "engine/copy_ops.h"
+#include "engine/ops/copy_ops.h"
 #include "gtest/gtest.h"
 #include "tests/engine/tensor_test_util.h"
 #include "tests/test_util.h"

@@ -5,9 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "engine/allocator.h"
-#include "engine/device.h"
-#include "engine/executor.h"
+#include "engine/runtime/allocator.h"
+#include "engine/core/device.h"
+#include "engine/runtime/executor.h"
 #include "google/protobuf/stubs/logging.h"
 
 namespace tensord::fuzz {
@@ -44,12 +44,12 @@ server::ServerLimits FuzzLimits() {
   return l;
 }
 
-TensordBackend& Backend() {
-  static TensordBackend* backend = [] {
+Handlers& Backend() {
+  static Handlers* backend = [] {
     QuietProtobufLogs();
     engine::SetCpuPoolCacheLimit(0);
     auto* executor = new engine::Executor(2);
-    return new TensordBackend(FuzzLimits(), engine::kCpu, executor);
+    return new Handlers(FuzzLimits(), engine::kCpu, executor);
   }();
   return *backend;
 }

@@ -1,4 +1,4 @@
-// What the fuzz targets share: the calls into TensordBackend (the adapters, first), one backend
+// What the fuzz targets share: the calls into Handlers (the adapters, first), one backend
 // per process with small limits, and a session with a few known tensors.
 #ifndef TENSORD_TESTS_FUZZ_FUZZ_BACKEND_H_
 #define TENSORD_TESTS_FUZZ_FUZZ_BACKEND_H_
@@ -13,7 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
-#include "server/backend.h"
+#include "server/handlers.h"
 #include "tensord/v1/tensord.pb.h"
 #include "tests/fuzz/op_mutator.h"
 
@@ -60,7 +60,7 @@ inline v1::AttrValue NoneV() {
 }
 using server::PendingUpload;
 using server::ReadyDownload;
-using server::TensordBackend;
+using server::Handlers;
 
 // Waits for a call's completion; a call that never completes (60 s) is a finding: aborts.
 void AwaitOrDie(absl::Notification& done, const char* what);
@@ -91,26 +91,26 @@ absl::StatusOr<T> CallAndWaitFor(const char* what, Start start) {
   return result;
 }
 
-// ==== Adapters: every call into TensordBackend / PendingUpload goes through these ===============
+// ==== Adapters: every call into Handlers / PendingUpload goes through these ===============
 // Each is written against today's signature. The per-session handlers are becoming asynchronous
 // (`..., absl::AnyInvocable<void(absl::Status)> done)`, done possibly on another thread): each
 // adapter then takes its `else` branch, which waits for `done`; only this block ever changes.
 
 // Open/Close/RenewLease: synchronous, returning a status (unchanged by the asynchronous API).
-inline absl::Status OpenSession(TensordBackend& b, const v1::OpenSessionRequest& rq,
+inline absl::Status OpenSession(Handlers& b, const v1::OpenSessionRequest& rq,
                                 v1::OpenSessionResponse* rs) {
   return b.HandleOpenSession(rq, rs);
 }
-inline absl::Status CloseSession(TensordBackend& b, const v1::CloseSessionRequest& rq) {
+inline absl::Status CloseSession(Handlers& b, const v1::CloseSessionRequest& rq) {
   return b.HandleCloseSession(rq);
 }
-inline absl::Status RenewLease(TensordBackend& b, const v1::RenewLeaseRequest& rq,
+inline absl::Status RenewLease(Handlers& b, const v1::RenewLeaseRequest& rq,
                                v1::RenewLeaseResponse* rs) {
   return b.HandleRenewLease(rq, rs);
 }
 
 // RunOps: today `Status HandleRunOps(rq, rs)`; asynchronous: `HandleRunOps(rq, rs, done)`.
-template <typename B = TensordBackend>
+template <typename B = Handlers>
 absl::Status RunOps(B& b, const v1::RunOpsRequest& rq, v1::RunOpsResponse* rs) {
   if constexpr (requires { { b.HandleRunOps(rq, rs) } -> std::same_as<absl::Status>; }) {
     return b.HandleRunOps(rq, rs);
@@ -120,7 +120,7 @@ absl::Status RunOps(B& b, const v1::RunOpsRequest& rq, v1::RunOpsResponse* rs) {
 }
 
 // Describe: today `Status HandleDescribe(rq, rs)`; asynchronous: `(rq, rs, done)`.
-template <typename B = TensordBackend>
+template <typename B = Handlers>
 absl::Status Describe(B& b, const v1::DescribeRequest& rq, v1::DescribeResponse* rs) {
   if constexpr (requires { { b.HandleDescribe(rq, rs) } -> std::same_as<absl::Status>; }) {
     return b.HandleDescribe(rq, rs);
@@ -130,7 +130,7 @@ absl::Status Describe(B& b, const v1::DescribeRequest& rq, v1::DescribeResponse*
 }
 
 // Release: today `Status HandleRelease(rq, rs)`; asynchronous: `(rq, rs, done)`.
-template <typename B = TensordBackend>
+template <typename B = Handlers>
 absl::Status Release(B& b, const v1::ReleaseRequest& rq, v1::ReleaseResponse* rs) {
   if constexpr (requires { { b.HandleRelease(rq, rs) } -> std::same_as<absl::Status>; }) {
     return b.HandleRelease(rq, rs);
@@ -140,14 +140,14 @@ absl::Status Release(B& b, const v1::ReleaseRequest& rq, v1::ReleaseResponse* rs
 }
 
 // ReadStorage: already asynchronous (`done(StatusOr<ReadStorageResponse>)`): waits for it.
-template <typename B = TensordBackend>
+template <typename B = Handlers>
 absl::StatusOr<v1::ReadStorageResponse> ReadStorage(B& b, const v1::ReadStorageRequest& rq) {
   return CallAndWaitFor<v1::ReadStorageResponse>(
       "ReadStorage", [&](auto done) { b.HandleReadStorage(rq, std::move(done)); });
 }
 
 // WriteStorage: today `Status HandleWriteStorage(rq)`; asynchronous: `(rq, done)`.
-template <typename B = TensordBackend>
+template <typename B = Handlers>
 absl::Status WriteStorage(B& b, const v1::WriteStorageRequest& rq) {
   if constexpr (requires { { b.HandleWriteStorage(rq) } -> std::same_as<absl::Status>; }) {
     return b.HandleWriteStorage(rq);
@@ -158,7 +158,7 @@ absl::Status WriteStorage(B& b, const v1::WriteStorageRequest& rq) {
 
 // StartUpload: today `StatusOr<unique_ptr<PendingUpload>> StartUpload(header)`; asynchronous:
 // `StartUpload(header, done(StatusOr<unique_ptr<PendingUpload>>))`.
-template <typename B = TensordBackend>
+template <typename B = Handlers>
 absl::StatusOr<std::unique_ptr<PendingUpload>> StartUpload(B& b, const v1::UploadHeader& header) {
   if constexpr (requires { { b.StartUpload(header) } -> std::same_as<absl::StatusOr<std::unique_ptr<PendingUpload>>>; }) {
     return b.StartUpload(header);
@@ -176,14 +176,14 @@ absl::Status UploadAppendWith(PendingUpload& u, int64_t n, Fill&& fill) {
 inline absl::StatusOr<v1::UploadResponse> UploadFinish(PendingUpload& u) { return u.Finish(); }
 
 // StartDownload: already asynchronous (`done(StatusOr<unique_ptr<ReadyDownload>>)`): waits.
-template <typename B = TensordBackend>
+template <typename B = Handlers>
 absl::StatusOr<std::unique_ptr<ReadyDownload>> StartDownload(B& b, const v1::DownloadRequest& rq) {
   return CallAndWaitFor<std::unique_ptr<ReadyDownload>>(
       "StartDownload", [&](auto done) { b.StartDownload(rq, std::move(done)); });
 }
 
 // CreateStream: today `Status HandleCreateStream(rq, rs)`; asynchronous: `(rq, rs, done)`.
-template <typename B = TensordBackend>
+template <typename B = Handlers>
 absl::Status CreateStream(B& b, const v1::CreateStreamRequest& rq, v1::CreateStreamResponse* rs) {
   if constexpr (requires { { b.HandleCreateStream(rq, rs) } -> std::same_as<absl::Status>; }) {
     return b.HandleCreateStream(rq, rs);
@@ -194,7 +194,7 @@ absl::Status CreateStream(B& b, const v1::CreateStreamRequest& rq, v1::CreateStr
 }
 
 // RecordEvent: today `Status HandleRecordEvent(rq)`; asynchronous: `(rq, done)`.
-template <typename B = TensordBackend>
+template <typename B = Handlers>
 absl::Status RecordEvent(B& b, const v1::RecordEventRequest& rq) {
   if constexpr (requires { { b.HandleRecordEvent(rq) } -> std::same_as<absl::Status>; }) {
     return b.HandleRecordEvent(rq);
@@ -204,7 +204,7 @@ absl::Status RecordEvent(B& b, const v1::RecordEventRequest& rq) {
 }
 
 // WaitEvent: today `Status HandleWaitEvent(rq)`; asynchronous: `(rq, done)`.
-template <typename B = TensordBackend>
+template <typename B = Handlers>
 absl::Status WaitEvent(B& b, const v1::WaitEventRequest& rq) {
   if constexpr (requires { { b.HandleWaitEvent(rq) } -> std::same_as<absl::Status>; }) {
     return b.HandleWaitEvent(rq);
@@ -214,7 +214,7 @@ absl::Status WaitEvent(B& b, const v1::WaitEventRequest& rq) {
 }
 
 // QueryEvent: today `Status HandleQueryEvent(rq, rs)`; asynchronous: `(rq, rs, done)`.
-template <typename B = TensordBackend>
+template <typename B = Handlers>
 absl::Status QueryEvent(B& b, const v1::QueryEventRequest& rq, v1::QueryEventResponse* rs) {
   if constexpr (requires { { b.HandleQueryEvent(rq, rs) } -> std::same_as<absl::Status>; }) {
     return b.HandleQueryEvent(rq, rs);
@@ -224,7 +224,7 @@ absl::Status QueryEvent(B& b, const v1::QueryEventRequest& rq, v1::QueryEventRes
 }
 
 // Synchronize: already asynchronous (`done(Status)` once the streams drain): waits for it.
-template <typename B = TensordBackend>
+template <typename B = Handlers>
 absl::Status Synchronize(B& b, const v1::SynchronizeRequest& rq) {
   return CallAndWait("Synchronize", [&](auto done) { b.HandleSynchronize(rq, std::move(done)); });
 }
@@ -247,7 +247,7 @@ server::ServerLimits FuzzLimits();
 
 // One backend for the whole process (never destroyed: its executor's threads outlive main).
 // The CPU pool caches no blocks, so freed storages go back to malloc (ASan sees reuse).
-TensordBackend& Backend();
+Handlers& Backend();
 
 // The tensors every session starts with (ids 1..), made by one RunOps batch: different dtypes,
 // ranks 0 to 3, views that are not contiguous (a transpose, an expand with stride 0, a strided

@@ -20,9 +20,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "engine/memory_budget.h"
-#include "engine/op_registry.h"
-#include "engine/planned_op.h"
+#include "engine/runtime/memory_budget.h"
+#include "engine/ops/op_registry.h"
+#include "engine/ops/planned_op.h"
 #include "server/proto_convert.h"
 #include "tests/fuzz/fuzz_backend.h"
 #include "tests/fuzz/op_mutator.h"

@@ -14,7 +14,7 @@
 
 #include "absl/container/flat_hash_map.h"
 
-#include "engine/op_registry.h"
+#include "engine/ops/op_registry.h"
 #include "tensord/v1/tensord.pb.h"
 
 namespace tensord::fuzz {

@@ -45,7 +45,7 @@ void CheckEventsComplete(const FuzzSession& session, uint64_t event) {
 }
 
 void Run(int rpc, const uint8_t* data, size_t size, FuzzSession& session) {
-  TensordBackend& b = Backend();
+  Handlers& b = Backend();
   switch (rpc) {
     case kDescribe: {
       v1::DescribeRequest rq;

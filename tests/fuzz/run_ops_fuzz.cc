@@ -1,6 +1,6 @@
 // run_ops_fuzz: the input is a serialized v1::RunOpsRequest (its wire format). Each input runs in
 // a fresh session that already holds the preamble's tensors (ids 1-20, fuzz_backend.h), through
-// TensordBackend's RunOps: the op registry, the attribute conversion, the planners and (once the
+// Handlers's RunOps: the op registry, the attribute conversion, the planners and (once the
 // session is synchronized) the kernels. The harness replaces the session id, and clamps `_sleep`
 // to 2 ms so that no input idles a stream.
 //

@@ -2,7 +2,7 @@
 //
 // The client plans every op here before it queues it: the outputs' sizes, strides, offset, dtype
 // and device, and every validation error with torch's exception class, come from the server's
-// own planners (engine/op_registry.h), run on storages without bytes (engine/meta_backend.h).
+// own planners (engine/ops/op_registry.h), run on storages without bytes (engine/runtime/meta_backend.h).
 // The server still plans and validates every op it receives.
 //
 // No protobuf here: Python's protobuf and a C++ one must not both register tensord.proto in one
@@ -20,11 +20,11 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "engine/backend.h"
-#include "engine/errors.h"
-#include "engine/meta_backend.h"
-#include "engine/op_registry.h"
-#include "engine/storage.h"
+#include "engine/runtime/backend.h"
+#include "engine/core/errors.h"
+#include "engine/runtime/meta_backend.h"
+#include "engine/ops/op_registry.h"
+#include "engine/tensor/storage.h"
 
 namespace py = pybind11;
 

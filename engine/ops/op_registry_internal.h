@@ -1,0 +1,31 @@
+// Helpers shared by the files that register ops (not part of the engine's API).
+#ifndef TENSORD_ENGINE_OPS_OP_REGISTRY_INTERNAL_H_
+#define TENSORD_ENGINE_OPS_OP_REGISTRY_INTERNAL_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/ops/op_registry.h"
+
+namespace tensord::engine {
+
+using Inputs = absl::Span<const Tensor>;
+
+inline AttrSpec Req(std::string name, AttrType type, std::string doc = "") {
+  return AttrSpec{std::move(name), type, true, "", std::move(doc)};
+}
+inline AttrSpec Opt(std::string name, AttrType type, std::string dflt, std::string doc = "") {
+  return AttrSpec{std::move(name), type, false, std::move(dflt), std::move(doc)};
+}
+
+// Each adds its family of ops to the registry.
+void RegisterElementwiseOps(std::vector<OpDef>& ops);
+void RegisterReductionOps(std::vector<OpDef>& ops);
+void RegisterLinalgOps(std::vector<OpDef>& ops);
+void RegisterIndexingOps(std::vector<OpDef>& ops);
+void RegisterRandomOps(std::vector<OpDef>& ops);
+
+}  // namespace tensord::engine
+
+#endif  // TENSORD_ENGINE_OPS_OP_REGISTRY_INTERNAL_H_

@@ -1,0 +1,289 @@
+// Random numbers: counter-based (Philox4x32-10), so the server keeps no generator state. Every
+// random op takes `seed` and `offset`: element i draws from counter offset + i under key seed.
+// A client reproduces torch.manual_seed by keeping (seed, offset) and advancing offset by the
+// numel of each random op; without a seed the server picks one. The streams differ from torch's
+// own generator (as any two generators do); their distributions are the same.
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "engine/ops/copy_ops.h"
+#include "engine/cpu/copy_kernel.h"
+#include "engine/views/view_ops.h"
+#include "engine/kernels/convert.h"
+#include "engine/cpu/map.h"
+#include "engine/core/errors.h"
+#include "engine/ops/factory_ops.h"
+#include "engine/ops/op_registry_internal.h"
+#include "engine/tensor/shape_util.h"
+#include "engine/core/status_macros.h"
+#include "engine/runtime/thread_pool.h"
+
+namespace tensord::engine {
+namespace {
+
+struct Philox {
+  uint32_t out[4];
+  Philox(uint64_t seed, uint64_t counter) {
+    uint32_t c0 = static_cast<uint32_t>(counter), c1 = static_cast<uint32_t>(counter >> 32);
+    uint32_t c2 = 0, c3 = 0;
+    uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+    for (int r = 0; r < 10; ++r) {
+      const uint64_t p0 = uint64_t{0xD2511F53} * c0;
+      const uint64_t p1 = uint64_t{0xCD9E8D57} * c2;
+      const uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1 ^ k0;
+      const uint32_t n1 = static_cast<uint32_t>(p1);
+      const uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c3 ^ k1;
+      const uint32_t n3 = static_cast<uint32_t>(p0);
+      c0 = n0, c1 = n1, c2 = n2, c3 = n3;
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    out[0] = c0, out[1] = c1, out[2] = c2, out[3] = c3;
+  }
+  // Uniform in [0, 1) with 24 (float) or 53 (double) random bits.
+  float Float(int i = 0) const { return static_cast<float>(out[i] >> 8) * (1.0f / 16777216.0f); }
+  double Double(int i = 0) const {
+    const uint64_t bits = (static_cast<uint64_t>(out[i]) << 21) ^ (out[i + 1] >> 11);
+    return static_cast<double>(bits & ((uint64_t{1} << 53) - 1)) * (1.0 / 9007199254740992.0);
+  }
+  uint64_t U64() const { return (static_cast<uint64_t>(out[0]) << 32) | out[1]; }
+};
+
+enum class Dist { kUniform, kNormal, kInt, kBernoulliScalar, kBernoulliTensor };
+
+struct DistArgs {
+  Dist dist;
+  double a = 0, b = 1;  // uniform [a, b); normal mean a, std b; bernoulli p a
+  int64_t lo = 0, hi = 0;  // randint [lo, hi)
+  uint64_t seed = 0, offset = 0;
+};
+
+// Writes draws into contiguous `out` (numel elements); `p` holds per-element probabilities for
+// bernoulli(tensor) (contiguous float64).
+void Fill(const DistArgs& d, const Tensor& out, const double* p) {
+  const int64_t n = out.numel();
+  DispatchDType(out.dtype(), [&](auto t) {
+    using T = decltype(t);
+    T* y = out.data_as<T>();
+    ParallelFor(0, n, 16384, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const Philox r(d.seed, d.offset + static_cast<uint64_t>(i));
+        double v = 0;
+        switch (d.dist) {
+          case Dist::kUniform:
+            v = d.a + (d.b - d.a) * (std::is_same_v<T, double> ? r.Double() : r.Float());
+            break;
+          case Dist::kNormal: {
+            // Box-Muller on two 53-bit uniforms (u1 in (0, 1]).
+            const double u1 = 1.0 - r.Double(0), u2 = r.Double(2);
+            v = d.a + d.b * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+            break;
+          }
+          case Dist::kInt: {
+            const uint64_t range = static_cast<uint64_t>(d.hi) - static_cast<uint64_t>(d.lo);
+            const int64_t k = static_cast<int64_t>(static_cast<uint64_t>(d.lo) + r.U64() % range);
+            y[i] = Convert<T>(k);
+            continue;
+          }
+          case Dist::kBernoulliScalar: v = r.Double() < d.a ? 1 : 0; break;
+          case Dist::kBernoulliTensor: v = r.Double() < p[i] ? 1 : 0; break;
+        }
+        if constexpr (std::is_floating_point_v<Calc<T>>) {
+          // A draw rounded up to the bound (float32 near 1) stays inside [a, b).
+          Calc<T> c = static_cast<Calc<T>>(v);
+          if (d.dist == Dist::kUniform && c >= static_cast<Calc<T>>(d.b) && d.b > d.a) {
+            c = std::nextafter(static_cast<Calc<T>>(d.b), static_cast<Calc<T>>(d.a));
+          }
+          y[i] = Convert<T>(c);
+        } else {
+          y[i] = Convert<T>(static_cast<int64_t>(v));
+        }
+      }
+    });
+  });
+}
+
+absl::StatusOr<uint64_t> ReadSeed(AttrReader& a, uint64_t* offset) {
+  TENSORD_ASSIGN_OR_RETURN(int64_t off, a.Int("offset", 0));
+  if (off < 0) return RuntimeError("random", absl::StrCat("offset must be >= 0, got ", off));
+  *offset = static_cast<uint64_t>(off);
+  if (!a.Has("seed")) {
+    static thread_local std::mt19937_64 rng{std::random_device{}()};
+    return rng();
+  }
+  TENSORD_ASSIGN_OR_RETURN(int64_t seed, a.Int("seed"));
+  return static_cast<uint64_t>(seed);
+}
+
+std::vector<AttrSpec> SeedAttrs(std::vector<AttrSpec> attrs) {
+  attrs.push_back(Opt("seed", AttrType::kInt, "a fresh random seed", "generator key"));
+  attrs.push_back(Opt("offset", AttrType::kInt, "0", "counter of the first element"));
+  return attrs;
+}
+
+// A plan that fills `target` (contiguous, or a staging buffer copied into it) with draws.
+absl::StatusOr<PlannedOp> PlanDraw(absl::string_view op, const Tensor& target, DistArgs d,
+                                   const Tensor* probs = nullptr) {
+  if (!target.device().is_cpu()) {
+    return ComputeBackendMissing(op);
+  }
+  PlannedOp plan;
+  plan.outputs.push_back(target);
+  plan.writes.push_back(target.storage());
+  if (target.numel() == 0) return plan;
+  Tensor staging = target;
+  if (!target.is_contiguous()) {
+    TENSORD_ASSIGN_OR_RETURN(staging,
+                             AllocateTensor(op, TensorMeta::Contiguous(target.dtype(), target.sizes())));
+  }
+  Tensor p;
+  if (probs != nullptr) {
+    plan.reads.push_back(probs->storage());
+    TENSORD_ASSIGN_OR_RETURN(p, AllocateTensor(op, TensorMeta::Contiguous(DType::kFloat64, target.sizes())));
+  }
+  const Tensor prob_src = probs ? *probs : Tensor();
+  plan.kernel = [target, staging, d, p, prob_src]() -> absl::Status {
+    if (p.defined()) {
+      TENSORD_ASSIGN_OR_RETURN(Tensor pe, Expand(prob_src, target.sizes()));
+      cpu::CopyStrided(target.sizes(), StridedRef::Of(p), StridedRef::Of(pe));
+      const double* pv = p.data_as<double>();
+      for (int64_t i = 0; i < p.numel(); ++i) {
+        if (!(pv[i] >= 0 && pv[i] <= 1)) {
+          return RuntimeError("bernoulli", "Expected p_in >= 0 && p_in <= 1 to be true, but got false.");
+        }
+      }
+    }
+    Fill(d, staging, p.defined() ? p.data_as<double>() : nullptr);
+    if (!staging.is_alias_of(target)) {
+      cpu::CopyStrided(target.sizes(), StridedRef::Of(target), StridedRef::Of(staging));
+    }
+    return absl::OkStatus();
+  };
+  return plan;
+}
+
+absl::StatusOr<Tensor> NewFactoryTensor(absl::string_view op, AttrReader& a, DType dflt) {
+  TENSORD_ASSIGN_OR_RETURN(auto size, a.IntList("size"));
+  TENSORD_RETURN_IF_ERROR(CheckShape(op, size).status());
+  TENSORD_ASSIGN_OR_RETURN(auto dtype, a.OptionalDType("dtype"));
+  TENSORD_ASSIGN_OR_RETURN(Device device, a.GetDevice("device", kCpu));
+  if (!device.is_cpu()) {
+    return ComputeBackendMissing(op);
+  }
+  return AllocateTensor(op, TensorMeta::Contiguous(dtype.value_or(dflt), size));
+}
+
+absl::Status CheckFloat(absl::string_view op, DType d) {
+  if (!IsFloating(d)) {
+    return RuntimeError(op, absl::StrCat("\"", op, "\" not implemented for '",
+                                         DTypeLegacyName(d), "'"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterRandomOps(std::vector<OpDef>& ops) {
+  const auto factory_attrs = [](std::vector<AttrSpec> extra) {
+    extra.insert(extra.begin(), Req("size", AttrType::kIntList));
+    extra.push_back(Opt("dtype", AttrType::kDType, "float32 (randint: int64)"));
+    extra.push_back(Opt("device", AttrType::kDevice, "the session's device"));
+    return SeedAttrs(extra);
+  };
+  ops.push_back({"rand", OpKind::kFactory, {}, factory_attrs({}),
+                 "Uniform draws in [0, 1).", false,
+                 [](Inputs, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   DistArgs d{Dist::kUniform};
+                   TENSORD_ASSIGN_OR_RETURN(d.seed, ReadSeed(a, &d.offset));
+                   TENSORD_ASSIGN_OR_RETURN(Tensor t, NewFactoryTensor("rand", a, DType::kFloat32));
+                   TENSORD_RETURN_IF_ERROR(CheckFloat("check_uniform_bounds", t.dtype()));
+                   return PlanDraw("rand", t, d);
+                 }});
+  ops.push_back({"randn", OpKind::kFactory, {}, factory_attrs({}),
+                 "Standard normal draws.", false,
+                 [](Inputs, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   DistArgs d{Dist::kNormal};
+                   TENSORD_ASSIGN_OR_RETURN(d.seed, ReadSeed(a, &d.offset));
+                   TENSORD_ASSIGN_OR_RETURN(Tensor t, NewFactoryTensor("randn", a, DType::kFloat32));
+                   TENSORD_RETURN_IF_ERROR(CheckFloat("normal_kernel_cpu", t.dtype()));
+                   return PlanDraw("randn", t, d);
+                 }});
+  ops.push_back({"randint", OpKind::kFactory, {},
+                 factory_attrs({Opt("low", AttrType::kInt, "0"), Req("high", AttrType::kInt)}),
+                 "Integers drawn uniformly from [low, high).", false,
+                 [](Inputs, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   DistArgs d{Dist::kInt};
+                   TENSORD_ASSIGN_OR_RETURN(d.seed, ReadSeed(a, &d.offset));
+                   TENSORD_ASSIGN_OR_RETURN(d.lo, a.Int("low", 0));
+                   TENSORD_ASSIGN_OR_RETURN(d.hi, a.Int("high"));
+                   if (d.lo >= d.hi) {
+                     return RuntimeError("randint", absl::StrCat(
+                         "random_ expects 'from' to be less than 'to', but got from=", d.lo,
+                         " >= to=", d.hi));
+                   }
+                   TENSORD_ASSIGN_OR_RETURN(Tensor t, NewFactoryTensor("randint", a, DType::kInt64));
+                   return PlanDraw("randint", t, d);
+                 }});
+  ops.push_back({"uniform_", OpKind::kInPlace, {"self"},
+                 SeedAttrs({Opt("from", AttrType::kScalar, "0"), Opt("to", AttrType::kScalar, "1")}),
+                 "Fills self with uniform draws in [from, to).", false,
+                 [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   DistArgs d{Dist::kUniform};
+                   TENSORD_ASSIGN_OR_RETURN(d.seed, ReadSeed(a, &d.offset));
+                   TENSORD_ASSIGN_OR_RETURN(Scalar lo, a.GetScalar("from", Scalar(int64_t{0})));
+                   TENSORD_ASSIGN_OR_RETURN(Scalar hi, a.GetScalar("to", Scalar(int64_t{1})));
+                   d.a = lo.to_double(), d.b = hi.to_double();
+                   if (d.a > d.b) {
+                     return RuntimeError("uniform_", absl::StrCat(
+                         "uniform_ expects to return a [from, to) range, but found from=",
+                         lo.ToString(), " > to=", hi.ToString()));
+                   }
+                   TENSORD_RETURN_IF_ERROR(CheckFloat("check_uniform_bounds", in[0].dtype()));
+                   return PlanDraw("uniform_", in[0], d);
+                 }});
+  ops.push_back({"normal_", OpKind::kInPlace, {"self"},
+                 SeedAttrs({Opt("mean", AttrType::kScalar, "0"), Opt("std", AttrType::kScalar, "1")}),
+                 "Fills self with normal draws.", false,
+                 [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   DistArgs d{Dist::kNormal};
+                   TENSORD_ASSIGN_OR_RETURN(d.seed, ReadSeed(a, &d.offset));
+                   TENSORD_ASSIGN_OR_RETURN(Scalar m, a.GetScalar("mean", Scalar(int64_t{0})));
+                   TENSORD_ASSIGN_OR_RETURN(Scalar s, a.GetScalar("std", Scalar(int64_t{1})));
+                   d.a = m.to_double(), d.b = s.to_double();
+                   if (d.b < 0) {
+                     return RuntimeError("normal_", absl::StrCat(
+                         "normal expects std >= 0.0, but found std ", s.ToString()));
+                   }
+                   TENSORD_RETURN_IF_ERROR(CheckFloat("normal_kernel_cpu", in[0].dtype()));
+                   return PlanDraw("normal_", in[0], d);
+                 }});
+  ops.push_back({"bernoulli_", OpKind::kInPlace, {"self"},
+                 SeedAttrs({Opt("p", AttrType::kScalar, "0.5")}),
+                 "Fills self with 1 (probability p) or 0.", false,
+                 [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   DistArgs d{Dist::kBernoulliScalar};
+                   TENSORD_ASSIGN_OR_RETURN(d.seed, ReadSeed(a, &d.offset));
+                   TENSORD_ASSIGN_OR_RETURN(Scalar p, a.GetScalar("p", Scalar(0.5)));
+                   d.a = p.to_double();
+                   if (!(d.a >= 0 && d.a <= 1)) {
+                     return RuntimeError("bernoulli_", absl::StrCat(
+                         "bernoulli_ expects p to be in [0, 1], but got p=", p.ToString()));
+                   }
+                   return PlanDraw("bernoulli_", in[0], d);
+                 }});
+  ops.push_back({"bernoulli", OpKind::kCompute, {"self"}, SeedAttrs({}),
+                 "1 with probability self[i] (in [0, 1]), else 0; self's dtype and shape.", false,
+                 [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   DistArgs d{Dist::kBernoulliTensor};
+                   TENSORD_ASSIGN_OR_RETURN(d.seed, ReadSeed(a, &d.offset));
+                   TENSORD_RETURN_IF_ERROR(CheckFloat("bernoulli_tensor_cpu_self_", in[0].dtype()));
+                   TENSORD_ASSIGN_OR_RETURN(
+                       Tensor t, AllocateTensor("bernoulli",
+                                                TensorMeta::Contiguous(in[0].dtype(), in[0].sizes())));
+                   return PlanDraw("bernoulli", t, d, &in[0]);
+                 }});
+}
+
+}  // namespace tensord::engine

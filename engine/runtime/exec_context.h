@@ -1,0 +1,85 @@
+// How a queued task's kernel reaches an asynchronous device.
+//
+// A Stream runs each task's kernel inside an ExecContext. A backend of an asynchronous device
+// (CUDA) asks the context for the stream's lane on its device, launches its work there and
+// returns at once; the stream then retires the task (ends its writes, completes its events,
+// reports its status) only once the lane says the work is done. Outside any context (the
+// synchronous engine API, RunNow), every backend waits for its own work before returning.
+#ifndef TENSORD_ENGINE_RUNTIME_EXEC_CONTEXT_H_
+#define TENSORD_ENGINE_RUNTIME_EXEC_CONTEXT_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "engine/kernels/kernel_error.h"
+
+namespace tensord::engine {
+
+class Backend;
+
+// An in-order queue of work on one device for one tensord stream (a cudaStream_t).
+class DeviceLane {
+ public:
+  virtual ~DeviceLane() = default;
+  // Calls `done` once every piece of work launched on the lane so far has finished. `done` may
+  // run on a thread of the device runtime: it must only post work, never block.
+  virtual void AfterLaunchedWork(absl::AnyInvocable<void()> done) = 0;
+  // A cleared error slot that the lane's kernels can write (kernels/kernel_error.h), and its
+  // handle; null when every slot is in use.
+  virtual KernelError* AcquireErrorSlot(int64_t* handle) = 0;
+  // Reads and frees a slot once the work that could write it has finished.
+  virtual KernelError ReleaseErrorSlot(int64_t handle) = 0;
+};
+
+// Turns a kernel's report into the op's error (the same text the CPU kernel gives).
+using KernelErrorDecoder = absl::AnyInvocable<absl::Status(const KernelError&) const>;
+
+// A slot a task's kernels may have written, read when the task retires.
+struct PendingKernelError {
+  DeviceLane* lane;
+  int64_t handle;
+  KernelErrorDecoder decode;
+};
+
+// A stream's lanes, one per device it has launched on, created on first use. Used only by the
+// thread running the stream.
+using DeviceLanes = absl::flat_hash_map<const Backend*, std::unique_ptr<DeviceLane>>;
+
+class ExecContext {
+ public:
+  // Installs this context on the calling thread for its lifetime.
+  explicit ExecContext(DeviceLanes* lanes);
+  ~ExecContext();
+  ExecContext(const ExecContext&) = delete;
+  ExecContext& operator=(const ExecContext&) = delete;
+
+  // The context of the task running on this thread, or null.
+  static ExecContext* Current();
+
+  // The lane of `backend`'s device, created with `create` on first use; the running task now
+  // counts as having launched work on it.
+  DeviceLane* Launch(const Backend* backend,
+                     absl::AnyInvocable<std::unique_ptr<DeviceLane>()> create);
+  // The lane of `backend`'s device if this task launched on it, else null.
+  DeviceLane* Launched(const Backend* backend) const;
+
+  const std::vector<DeviceLane*>& launched() const { return launched_; }
+
+  // An error slot on `lane` for the running task, read when it retires; null when the lane has
+  // none free.
+  KernelError* ErrorSlot(DeviceLane* lane, KernelErrorDecoder decode);
+  std::vector<PendingKernelError> TakeErrorSlots() { return std::move(error_slots_); }
+
+ private:
+  DeviceLanes* lanes_;
+  std::vector<DeviceLane*> launched_;
+  std::vector<PendingKernelError> error_slots_;
+  ExecContext* previous_;
+};
+
+}  // namespace tensord::engine
+
+#endif  // TENSORD_ENGINE_RUNTIME_EXEC_CONTEXT_H_

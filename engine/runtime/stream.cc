@@ -1,0 +1,328 @@
+#include "engine/runtime/stream.h"
+
+#include "absl/strings/str_cat.h"
+#include "engine/core/errors.h"
+#include "engine/runtime/timer.h"
+
+namespace tensord::engine {
+
+StreamTask TaskFromPlan(std::string label, PlannedOp& plan) {
+  StreamTask task;
+  task.label = std::move(label);
+  task.kernel = std::move(plan.kernel);
+  task.reads = plan.reads;
+  task.writes = plan.writes;
+  task.hold = plan.hold;
+  return task;
+}
+
+std::shared_ptr<Stream> Stream::Create(Executor* executor, uint64_t id, int64_t max_queued) {
+  return std::make_shared<Stream>(executor, id, max_queued);
+}
+
+absl::Status Stream::Enqueue(StreamTask task, bool wake) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!task.is_marker && counted_ >= max_queued_) {
+      return ResourceError(task.label, absl::StrCat("stream ", id_, " already has ", counted_,
+                                                    " queued ops, the limit; synchronize and "
+                                                    "retry"));
+    }
+    // Tickets are taken in queue order, under the stream's lock, so writes on one stream
+    // ticket in the order they run.
+    task.write_tickets.reserve(task.writes.size());
+    for (const auto& storage : task.writes) task.write_tickets.push_back(storage->BeginWrite());
+    if (!task.is_marker) ++counted_;
+    queue_.push_back(std::move(task));
+  }
+  if (wake) Wake();
+  return absl::OkStatus();
+}
+
+absl::Status Stream::RecordEvent(const std::shared_ptr<Event>& event) {
+  // On an idle stream everything queued before the record is done: it completes now (as
+  // cudaEventRecord on an idle stream), so a query right after a synchronize sees it.
+  bool idle;
+  uint64_t generation = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    idle = queue_.empty() && in_flight_.empty() && !retiring_;
+    if (idle) generation = event->NewRecord();
+  }
+  if (idle) {
+    event->Complete(generation);
+    return absl::OkStatus();
+  }
+  StreamTask task;
+  task.label = "record_event";
+  task.record_event = event;
+  task.record_generation = event->NewRecord();
+  task.is_marker = true;
+  return Enqueue(std::move(task));
+}
+
+absl::Status Stream::WaitEvent(const std::shared_ptr<Event>& event) {
+  StreamTask task;
+  task.label = "wait_event";
+  task.wait_event = event;
+  task.wait_generation = event->latest();
+  task.is_marker = true;
+  return Enqueue(std::move(task));
+}
+
+void Stream::Synchronize(absl::AnyInvocable<void(absl::Status)> done) {
+  StreamTask task;
+  task.label = "synchronize";
+  task.is_marker = true;
+  task.on_done = [this, done = std::move(done)](const absl::Status&) mutable {
+    absl::Status error;
+    {
+      absl::MutexLock lock(&mu_);
+      error = std::move(first_error_);
+      first_error_ = absl::OkStatus();
+    }
+    done(std::move(error));
+  };
+  (void)Enqueue(std::move(task));  // markers are never refused
+}
+
+int64_t Stream::pending() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int64_t>(queue_.size() + in_flight_.size());
+}
+
+void Stream::Wake() {
+  absl::MutexLock lock(&mu_);
+  switch (state_) {
+    case State::kIdle:
+    case State::kParked:
+      if (queue_.empty()) return;
+      state_ = State::kScheduled;
+      executor_->Post([self = shared_from_this()] { self->Run(); });
+      return;
+    case State::kRunning:
+      wake_pending_ = true;
+      return;
+    case State::kScheduled:
+      return;
+  }
+}
+
+bool Stream::HeadReady(StreamTask& task) {
+  if (task.wait_event && !task.wait_event->IsComplete(task.wait_generation)) {
+    task.wait_event->OnComplete(task.wait_generation,
+                                [self = shared_from_this()] { self->Wake(); });
+    return task.wait_event->IsComplete(task.wait_generation);
+  }
+  for (size_t i = 0; i < task.writes.size(); ++i) {
+    if (!task.writes[i]->IsWritable(task.write_tickets[i])) {
+      task.writes[i]->WhenWritable(task.write_tickets[i],
+                                   [self = shared_from_this()] { self->Wake(); });
+      return false;
+    }
+  }
+  if (task.hold > absl::ZeroDuration()) {
+    const absl::Time now = absl::Now();
+    if (task.hold_until == absl::InfinitePast()) task.hold_until = now + task.hold;
+    if (now < task.hold_until) {
+      RunAfter(task.hold_until - now, [self = shared_from_this()] { self->Wake(); });
+      return false;
+    }
+  }
+  return true;
+}
+
+void Stream::Execute(StreamTask& task) {
+  absl::Status status;
+  std::shared_ptr<const absl::Status> cause;
+  // A task touching a poisoned storage does not run.
+  for (const auto* list : {&task.reads, &task.writes}) {
+    for (const auto& storage : *list) {
+      if (cause) break;
+      cause = storage->poison();
+    }
+  }
+  std::vector<DeviceLane*> launched;
+  std::vector<PendingKernelError> error_slots;
+  if (cause) {
+    status = WithPayloadsOf(*cause, absl::FailedPreconditionError(absl::StrCat(
+                                        task.label, " depends on a failed op: ", cause->message())));
+  } else if (task.kernel) {
+    {
+      ExecContext context(&lanes_);
+      status = task.kernel();
+      launched = context.launched();
+      error_slots = context.TakeErrorSlots();
+    }
+    if (!status.ok()) {
+      cause = std::make_shared<const absl::Status>(WithPayloadsOf(
+          status, absl::Status(status.code(), absl::StrCat(task.label, ": ", status.message()))));
+      status = *cause;
+    }
+  }
+  // Poisoned at once, so that the tasks behind it see it before they launch.
+  if (cause) {
+    for (const auto& storage : task.writes) storage->Poison(cause);
+  }
+  bool retire_now;
+  {
+    absl::MutexLock lock(&mu_);
+    retire_now = launched.empty() && in_flight_.empty() && !retiring_;
+  }
+  if (retire_now) {  // nothing before it in flight, nothing of its own: done now
+    Complete(task, status);
+    return;
+  }
+  auto entry = std::make_shared<InFlight>();
+  entry->task = std::move(task);
+  entry->status = std::move(status);
+  entry->lanes_pending = static_cast<int>(launched.size());
+  entry->errors = std::move(error_slots);
+  for (DeviceLane* lane : launched) unreported_[lane].push_back(entry);
+  {
+    absl::MutexLock lock(&mu_);
+    in_flight_.push_back(std::move(entry));
+  }
+  Retire();  // a task with nothing launched may already be at the front
+}
+
+void Stream::Complete(StreamTask& task, const absl::Status& status) {
+  for (size_t i = 0; i < task.writes.size(); ++i) task.writes[i]->EndWrite(task.write_tickets[i]);
+  if (task.record_event) task.record_event->Complete(task.record_generation);
+  {
+    absl::MutexLock lock(&mu_);
+    if (!task.is_marker) --counted_;
+    if (!status.ok() && first_error_.ok()) first_error_ = status;
+  }
+  if (task.on_done) task.on_done(status);
+}
+
+absl::Status Stream::CheckRetired(InFlight& entry) {
+  StreamTask& task = entry.task;
+  absl::Status reported;
+  for (PendingKernelError& slot : entry.errors) {
+    const KernelError error = slot.lane->ReleaseErrorSlot(slot.handle);
+    if (error.code != KernelError::kNone && reported.ok()) reported = slot.decode(error);
+  }
+  entry.errors.clear();
+  std::shared_ptr<const absl::Status> cause;
+  absl::Status status;
+  if (!reported.ok()) {
+    cause = std::make_shared<const absl::Status>(WithPayloadsOf(
+        reported,
+        absl::Status(reported.code(), absl::StrCat(task.label, ": ", reported.message()))));
+    status = *cause;
+  } else {
+    // An op it reads (or whose outputs it overwrites) failed after this one launched.
+    for (const auto* list : {&task.reads, &task.writes}) {
+      for (const auto& storage : *list) {
+        if (cause) break;
+        cause = storage->poison();
+      }
+    }
+    if (!cause) return absl::OkStatus();
+    status = WithPayloadsOf(*cause, absl::FailedPreconditionError(absl::StrCat(
+                                        task.label, " depends on a failed op: ", cause->message())));
+  }
+  for (const auto& storage : task.writes) {
+    if (!storage->poison()) storage->Poison(cause);
+  }
+  return status;
+}
+
+void Stream::RequestLaneReports() {
+  for (auto& [lane, entries] : unreported_) {
+    if (entries.empty()) continue;
+    lane->AfterLaunchedWork(
+        [self = shared_from_this(), entries = std::move(entries)]() mutable {
+          // On the device runtime's thread: hand over to the executor.
+          self->executor_->Post([self, entries = std::move(entries)] {
+            {
+              absl::MutexLock lock(&self->mu_);
+              for (const auto& entry : entries) --entry->lanes_pending;
+            }
+            self->Retire();
+          });
+        });
+    entries.clear();
+  }
+}
+
+void Stream::Retire() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (retiring_) {  // another thread is retiring: it will look again
+      retire_again_ = true;
+      return;
+    }
+    retiring_ = true;
+  }
+  for (;;) {
+    std::shared_ptr<InFlight> entry;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!in_flight_.empty() && in_flight_.front()->lanes_pending == 0) {
+        entry = std::move(in_flight_.front());
+        in_flight_.pop_front();
+      } else if (retire_again_) {
+        retire_again_ = false;
+        continue;
+      } else {
+        retiring_ = false;
+        return;
+      }
+    }
+    if (entry->status.ok()) entry->status = CheckRetired(*entry);
+    Complete(entry->task, entry->status);
+    // The task's storages and kernel (and the memory they hold) go here, after the work.
+  }
+}
+
+void Stream::Run() {
+  {
+    absl::MutexLock lock(&mu_);
+    state_ = State::kRunning;
+    wake_pending_ = false;
+  }
+  // A bounded number of tasks per turn, so streams share the executor fairly.
+  for (int budget = 64; budget > 0; --budget) {
+    StreamTask* head = nullptr;
+    bool empty;
+    {
+      absl::MutexLock lock(&mu_);
+      empty = queue_.empty();
+      if (!empty) head = &queue_.front();  // stable: only this thread pops; pushes keep it
+    }
+    if (empty) {
+      RequestLaneReports();
+      absl::MutexLock lock(&mu_);
+      if (!queue_.empty() && wake_pending_) {  // queued and woken meanwhile: run it
+        wake_pending_ = false;
+        ++budget;
+        continue;
+      }
+      state_ = State::kIdle;
+      return;
+    }
+    if (!HeadReady(*head)) {
+      RequestLaneReports();
+      absl::MutexLock lock(&mu_);
+      if (wake_pending_) {  // became ready while we registered: look again
+        wake_pending_ = false;
+        ++budget;
+        continue;
+      }
+      state_ = State::kParked;
+      return;
+    }
+    Execute(*head);
+    absl::MutexLock lock(&mu_);
+    queue_.pop_front();
+  }
+  RequestLaneReports();
+  absl::MutexLock lock(&mu_);
+  state_ = State::kScheduled;
+  executor_->Post([self = shared_from_this()] { self->Run(); });
+}
+
+}  // namespace tensord::engine

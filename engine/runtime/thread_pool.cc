@@ -1,0 +1,116 @@
+#include "engine/runtime/thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <deque>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+
+namespace tensord::engine {
+namespace {
+
+// One ParallelFor call. Lives on the caller's stack; the caller leaves only when no worker
+// holds it any more.
+struct Job {
+  absl::FunctionRef<void(int64_t, int64_t)> fn;
+  int64_t begin;
+  int64_t end;
+  int64_t chunk;
+  int64_t num_chunks;
+  std::atomic<int64_t> next{0};
+  int helpers_wanted = 0;  // guarded by the pool mutex
+  int users = 0;           // workers inside RunChunks; guarded by the pool mutex
+
+  void RunChunks() {
+    for (;;) {
+      const int64_t c = next.fetch_add(1, std::memory_order_relaxed);
+      if (c >= num_chunks) return;
+      const int64_t b = begin + c * chunk;
+      fn(b, std::min(end, b + chunk));
+    }
+  }
+};
+
+class Pool {
+ public:
+  Pool() {
+    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    degree_ = static_cast<int>(hw);
+    for (unsigned i = 1; i < hw; ++i) {
+      std::thread([this] { WorkerLoop(); }).detach();  // lives as long as the process
+    }
+  }
+
+  int degree() const { return degree_; }
+
+  void Run(Job& job) {
+    const int helpers = static_cast<int>(std::min<int64_t>(job.num_chunks - 1, degree_ - 1));
+    if (helpers > 0) {
+      absl::MutexLock lock(&mu_);
+      job.helpers_wanted = helpers;
+      queue_.push_back(&job);
+    }
+    job.RunChunks();
+    if (helpers > 0) {
+      absl::MutexLock lock(&mu_);
+      auto it = std::find(queue_.begin(), queue_.end(), &job);
+      if (it != queue_.end()) queue_.erase(it);
+      mu_.Await(absl::Condition(
+          +[](Job* j) { return j->users == 0; }, &job));
+    }
+  }
+
+ private:
+  void WorkerLoop() {
+    for (;;) {
+      Job* job;
+      {
+        absl::MutexLock lock(&mu_);
+        mu_.Await(absl::Condition(
+            +[](std::deque<Job*>* q) { return !q->empty(); }, &queue_));
+        job = queue_.front();
+        ++job->users;
+        if (--job->helpers_wanted == 0) queue_.pop_front();
+      }
+      job->RunChunks();
+      absl::MutexLock lock(&mu_);
+      --job->users;
+    }
+  }
+
+  int degree_ = 1;
+  absl::Mutex mu_;
+  std::deque<Job*> queue_ ABSL_GUARDED_BY(mu_);
+};
+
+Pool& GlobalPool() {
+  static Pool* pool = new Pool();
+  return *pool;
+}
+
+}  // namespace
+
+int ParallelismDegree() { return GlobalPool().degree(); }
+
+void ParallelFor(int64_t begin, int64_t end, int64_t grain,
+                 absl::FunctionRef<void(int64_t, int64_t)> fn) {
+  if (end <= begin) return;
+  const int64_t range = end - begin;
+  grain = std::max<int64_t>(grain, 1);
+  Pool& pool = GlobalPool();
+  if (range <= grain || pool.degree() == 1) {
+    fn(begin, end);
+    return;
+  }
+  // A few chunks per thread balance uneven work without much overhead.
+  const int64_t max_chunks = int64_t{pool.degree()} * 4;
+  const int64_t num_chunks = std::min(max_chunks, (range + grain - 1) / grain);
+  const int64_t chunk = (range + num_chunks - 1) / num_chunks;
+  Job job{fn, begin, end, chunk, (range + chunk - 1) / chunk};
+  pool.Run(job);
+}
+
+}  // namespace tensord::engine

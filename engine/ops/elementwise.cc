@@ -124,30 +124,7 @@ DimVector ElementwiseOutputStrides(IntList shape, absl::Span<const Tensor> opera
     }
     strides.push_back(std::move(st));
   }
-  const auto should_swap = [&](int64_t d0, int64_t d1) -> int {
-    for (const DimVector& st : strides) {
-      const int64_t s0 = st[d0], s1 = st[d1];
-      if (s0 == 0 || s1 == 0) continue;
-      if (s0 < s1) return -1;
-      if (s0 > s1) return 1;
-      if (shape[d0] > shape[d1]) return 1;
-    }
-    return 0;
-  };
-  DimVector perm(nd);
-  for (int64_t i = 0; i < nd; ++i) perm[i] = nd - 1 - i;  // perm[0]: innermost
-  for (int64_t i = 1; i < nd; ++i) {
-    int64_t cur = i;
-    for (int64_t j = i - 1; j >= 0; --j) {
-      const int c = should_swap(perm[j], perm[cur]);
-      if (c > 0) {
-        std::swap(perm[j], perm[cur]);
-        cur = j;
-      } else if (c < 0) {
-        break;
-      }
-    }
-  }
+  const DimVector perm = StrideOrder(shape, strides);
   bool identity = true;
   for (int64_t i = 0; i < nd; ++i) identity &= perm[i] == nd - 1 - i;
   if (identity) return ContiguousStrides(shape);

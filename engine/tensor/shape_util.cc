@@ -149,26 +149,25 @@ absl::StatusOr<DimVector> BroadcastShapes(absl::string_view op, IntList a, IntLi
   return out;
 }
 
-DimVector InferDenseStrides(IntList sizes, IntList strides) {
+DimVector StrideOrder(IntList sizes, absl::Span<const DimVector> operand_strides) {
   const int64_t n = static_cast<int64_t>(sizes.size());
-  if (n == 0) return {};
-  if (n == 1) return DimVector{1};
   DimVector perm(n);
-  std::iota(perm.rbegin(), perm.rend(), 0);  // n-1, …, 0
-  // The same insertion sort TensorIterator uses: -1 keep, 1 swap, 0 ambiguous.
+  std::iota(perm.rbegin(), perm.rend(), 0);  // n-1, …, 0: a row-major tensor's order
+  // 1: d0 goes after d1; -1: before; 0: ambiguous (the next operand decides, else stay).
   const auto should_swap = [&](int64_t d0, int64_t d1) {
-    const int64_t s0 = strides[d0];
-    const int64_t s1 = strides[d1];
-    if (s0 == 0 || s1 == 0) return 0;
-    if (s0 < s1) return -1;
-    if (s0 > s1) return 1;
-    if (sizes[d0] > sizes[d1]) return 1;
+    for (const DimVector& strides : operand_strides) {
+      const int64_t s0 = strides[d0], s1 = strides[d1];
+      if (s0 == 0 || s1 == 0) continue;  // broadcast in one of them: says nothing
+      if (s0 < s1) return -1;
+      if (s0 > s1) return 1;
+      if (sizes[d0] > sizes[d1]) return 1;
+    }
     return 0;
   };
+  // Insertion sort that leaves ambiguous pairs in place (TensorIterator::reorder_dimensions).
   for (int64_t i = 1; i < n; ++i) {
     int64_t dim1 = i;
-    for (int64_t j = 1; j <= i; ++j) {
-      const int64_t dim0 = i - j;
+    for (int64_t dim0 = i - 1; dim0 >= 0; --dim0) {
       const int c = should_swap(perm[dim0], perm[dim1]);
       if (c > 0) {
         std::swap(perm[dim0], perm[dim1]);
@@ -178,10 +177,18 @@ DimVector InferDenseStrides(IntList sizes, IntList strides) {
       }
     }
   }
+  return perm;
+}
+
+DimVector InferDenseStrides(IntList sizes, IntList strides) {
+  const int64_t n = static_cast<int64_t>(sizes.size());
+  if (n == 0) return {};
+  if (n == 1) return DimVector{1};
+  const DimVector one[] = {DimVector(strides.begin(), strides.end())};
+  const DimVector perm = StrideOrder(sizes, one);
   DimVector out(n);
   int64_t s = 1;
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t d = perm[i];
+  for (int64_t d : perm) {
     out[d] = s;
     if (sizes[d] > 1) s *= sizes[d];
   }

@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "engine/tensor/tensor_meta.h"
 
 namespace tensord::engine {
@@ -27,6 +28,12 @@ absl::StatusOr<std::optional<DimVector>> ComputeViewStrides(absl::string_view op
 
 // Broadcast shape of two shapes (PyTorch's infer_size for broadcasting).
 absl::StatusOr<DimVector> BroadcastShapes(absl::string_view op, IntList a, IntList b);
+
+// TensorIterator's dim order (reorder_dimensions): the dims innermost first, sorted by the
+// operands' strides (one list per operand, broadcast to `sizes`; a 0 stride says nothing, equal
+// strides put the smaller dim first, and a pair no operand orders keeps its place). The one
+// stride-ordering routine: output layouts of elementwise ops and dense layouts of copies use it.
+DimVector StrideOrder(IntList sizes, absl::Span<const DimVector> operand_strides);
 
 // PyTorch's infer_dense_strides: dense strides that keep the dim order of `strides`
 // (the layout clone() and empty_like() give to non-dense inputs).

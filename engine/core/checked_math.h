@@ -30,8 +30,8 @@ inline std::optional<int64_t> CheckedMul(int64_t a, int64_t b) {
 inline bool MulInto(int64_t& acc, int64_t x) { return !__builtin_mul_overflow(acc, x, &acc); }
 inline bool AddInto(int64_t& acc, int64_t x) { return !__builtin_add_overflow(acc, x, &acc); }
 
-// Ceiling division for b > 0.
-inline int64_t CeilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : a / b; }
+// Ceiling division for b > 0, without overflow for any a and b.
+inline int64_t CeilDiv(int64_t a, int64_t b) { return a / b + (a > 0 && a % b != 0 ? 1 : 0); }
 
 }  // namespace tensord::engine
 

@@ -36,8 +36,10 @@ class Tensor {
   bool is_contiguous() const { return meta_.is_contiguous(); }
 
   // Address of element [0, 0, …]: storage base + offset * itemsize (PyTorch's data_ptr()).
+  // A storage without bytes (empty, or metadata only) gives nullptr whatever the offset.
   char* data() const {
-    return static_cast<char*>(storage_->data()) + meta_.storage_offset() * meta_.itemsize();
+    char* base = static_cast<char*>(storage_->data());
+    return base == nullptr ? nullptr : base + meta_.storage_offset() * meta_.itemsize();
   }
   template <typename T>
   T* data_as() const {

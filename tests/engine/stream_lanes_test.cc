@@ -185,7 +185,11 @@ TEST_F(StreamLanesTest, AFailedLaunchPoisonsAtOnceAndIsReportedInOrder) {
     first = s;
     synced.Notify();
   });
-  ASSERT_TRUE(Eventually([&] { return lane_.load() != nullptr && lane_.load()->requested() > 0; }));
+  // The enqueues may reach the stream's worker in more than one run: wait for the failed launch.
+  ASSERT_TRUE(Eventually([&] {
+    return launched().size() == 2 && a->poison() != nullptr && lane_.load() != nullptr &&
+           lane_.load()->requested() > 0;
+  }));
   EXPECT_EQ(launched(), (std::vector<int>{0, 1}));  // the dependent never launched
   ASSERT_NE(a->poison(), nullptr);
   EXPECT_EQ(b->poison(), nullptr);

@@ -53,20 +53,15 @@ bool CanCast(DType from, DType to) {
 
 namespace {
 
-// torch's channels-last order of a 4-d (NCHW) tensor, from the innermost dim (C) out; empty for
-// other ranks (TensorIterator's fast path knows channels_last only, not channels_last_3d).
-absl::Span<const int64_t> ChannelsLastOrder(int64_t nd) {
-  static constexpr int64_t k2d[] = {1, 3, 2, 0};
-  if (nd == 4) return k2d;
-  return {};
-}
+// torch's channels-last order of a 4-d (NCHW) tensor, from the innermost dim (C) out.
+// TensorIterator's fast path knows channels_last only, not channels_last_3d.
+constexpr int64_t kChannelsLast[] = {1, 3, 2, 0};
 
 // torch's is_contiguous(memory_format=torch.channels_last): size-1 dims are ignored.
 bool IsChannelsLastContiguous(const Tensor& t) {
-  absl::Span<const int64_t> order = ChannelsLastOrder(t.dim());
-  if (order.empty()) return false;
+  if (t.dim() != 4) return false;
   int64_t expected = 1;
-  for (int64_t d : order) {
+  for (int64_t d : kChannelsLast) {
     if (t.size(d) == 1) continue;
     if (t.stride(d) != expected) return false;
     expected *= t.size(d);
@@ -77,7 +72,7 @@ bool IsChannelsLastContiguous(const Tensor& t) {
 DimVector ChannelsLastStrides(IntList shape) {
   DimVector strides(shape.size());
   int64_t s = 1;
-  for (int64_t d : ChannelsLastOrder(static_cast<int64_t>(shape.size()))) {
+  for (int64_t d : kChannelsLast) {
     strides[d] = s;
     s *= std::max<int64_t>(shape[d], 1);
   }
@@ -92,13 +87,12 @@ DimVector ElementwiseOutputStrides(IntList shape, absl::Span<const Tensor> opera
   // contiguous; else all channels-last contiguous (4-d); else all non-overlapping and
   // dense with the same strides.
   if (SameShape(operands)) {
-    bool all_contiguous = true, all_channels_last = !ChannelsLastOrder(nd).empty(),
-         all_dense_same = true;
+    bool all_contiguous = true, all_channels_last = nd == 4, all_dense_same = true;
     const Tensor* first = nullptr;
     for (const Tensor& t : operands) {
       if (!t.defined()) continue;
       all_contiguous &= t.is_contiguous();
-      if (all_channels_last) all_channels_last = IsChannelsLastContiguous(t);
+      all_channels_last = all_channels_last && IsChannelsLastContiguous(t);
       if (first == nullptr) {
         first = &t;
         all_dense_same &= t.meta().is_non_overlapping_and_dense();

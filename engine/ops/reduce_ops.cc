@@ -256,10 +256,10 @@ void RegisterReductionOps(std::vector<OpDef>& ops) {
           TENSORD_RETURN_IF_ERROR(ReadDims(a, ra));
           // torch answers a reduction over one dim of size 1 with zeros, without its kernel
           // (so without the kernel's dtype check); bool has no argmax kernel otherwise.
-          const bool one_size1_dim =
-              ra.dims.size() == 1 && self.dim() > 0 && ra.dims[0] >= -self.dim() &&
-              ra.dims[0] < self.dim() &&
-              self.size(ra.dims[0] < 0 ? ra.dims[0] + self.dim() : ra.dims[0]) == 1;
+          absl::StatusOr<int64_t> dim = ra.dims.size() == 1 && self.dim() > 0
+                                            ? WrapDim(name, ra.dims[0], self.dim())
+                                            : absl::StatusOr<int64_t>(-1);
+          const bool one_size1_dim = dim.ok() && *dim >= 0 && self.size(*dim) == 1;
           if (self.dtype() == DType::kBool && !one_size1_dim) {
             ra.dtype_error = DTypeNotImplemented(name, self.dtype());
           }

@@ -110,8 +110,6 @@ def test_metadata_answers_without_a_round_trip(session):
     ]
     for case in cases:
         rt, rd = case(t), case(d)
-        assert not session._pending or all(p.tensors[0]._info is not None
-                                           for p in session._pending)
         sent_before = len(session._pending)
         assert tuple(rd.shape) == tuple(rt.shape)
         assert rd.stride() == rt.stride()

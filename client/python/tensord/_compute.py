@@ -10,8 +10,8 @@ import numpy as np
 
 from . import _dtypes
 from ._session import pb
-from ._tensor import (Tensor, _Ints, _check_inputs, _encode, _int, _int_list, _is_scalar, _op,
-                      _op_on, _poisoned_outputs, _py_scalar)
+from ._tensor import (Tensor, _Ints, _int, _int_list, _is_scalar, _op, _op_on, _py_scalar,
+                      _queue)
 
 _ROUNDING = {None: None, "trunc": 1, "floor": 2}
 
@@ -63,23 +63,7 @@ def _inplace(self, name, operands, attrs=None):
 
 
 def _run_n(name, inputs, attrs, n):
-    s = inputs[0]._session
-    _check_inputs(s, name, inputs)
-    metas = s.plan(name, inputs, attrs)
-    outs = _poisoned_outputs(s, inputs, n)
-    if outs is None:
-        first = s.new_ids(n)
-        outs = [Tensor._new(s, first + i) for i in range(n)]
-        if metas is not None:
-            for o, meta in zip(outs, metas):
-                o._info = meta
-        input_ids = [t._id for t in inputs]
-        s.submit(_encode(s, name, input_ids, attrs, [o._id for o in outs]), input_ids, outs,
-                 planned=metas is not None)
-    elif metas is not None:
-        for o, meta in zip(outs, metas):
-            o._info = meta
-    return outs
+    return _queue(inputs[0]._session, name, inputs, attrs, n)
 
 
 # ---- elementwise -------------------------------------------------------------------------------

@@ -405,10 +405,11 @@ class Session:
 
     def submit(self, call, inputs, tensors, planned=True):
         """Queues an OpCall (its bytes: _tensor._encode) that reads ids `inputs` and whose
-        outputs are `tensors` (already given their ids). An op planned here (`planned`) is pipelined: the server runs
-        it later, and an error only the server can find (a limit, a kernel's) poisons its
-        outputs and what depends on them, raised where their data is needed or by
-        synchronize(). An op the server must plan is sent at once and raises its error here."""
+        outputs are `tensors` (already given their ids). An op planned here (`planned`) is
+        pipelined: the server runs it later, and an error only the server can find (a limit, a
+        kernel's) poisons its outputs and what depends on them, raised where their data is
+        needed or by synchronize(). An op the server must plan is sent at once and raises its
+        error here."""
         with self._lock:
             self._check_open()
             pending = _Pending(call, inputs, tensors)

@@ -40,7 +40,7 @@ class TypedStorage:
         """The bytes of `count` elements from `offset` (-1: to the end)."""
         s = self._tensor._session
         s.flush()
-        return s.read_storage(self._tensor._id, offset, count).data
+        return s.read_storage(self._tensor._data_id(), offset, count).data
 
     def _read(self, offset, count):
         arr = np.frombuffer(self._read_raw(offset, count), dtype=self.dtype._np)

@@ -199,17 +199,10 @@ class Tensor:
 
     def _multi(self, name, attrs):
         s = self._session
-        metas = s.plan(name, [self], attrs)
-        if metas is not None:  # planned here: as many outputs as the planner says, queued
-            poisoned = _poisoned_outputs(s, [self], len(metas))
-            if poisoned is not None:
-                return tuple(poisoned)
-            first = s.new_ids(len(metas))
-            out = [Tensor._new(s, first + i) for i in range(len(metas))]
-            for t, meta in zip(out, metas):
-                t._info = meta
-            s.submit(_encode(s, name, [self._id], attrs, [t._id for t in out]), [self._id], out)
+        out = _queue(s, name, [self], attrs)  # as many outputs as the planner says
+        if out is not None:
             return tuple(out)
+        # Planned by the server: sent at once with room for the most outputs it may name.
         first = s.new_ids(_MAX_OUTPUT_IDS)
         call = _call(name, [self], attrs)
         call.output_id_start = first
@@ -344,10 +337,15 @@ class Tensor:
             raise TypeError(f"can't convert {dev} device type tensor to numpy. Use Tensor.cpu() "
                             "to copy the tensor to host memory first.")
 
-    def _numpy_any(self):
-        if self._error is not None:  # computed from an op the server refused
+    def _data_id(self):
+        """The id to read the data by; raises the error of the op the data came from, if it
+        failed (its metadata stays usable, as a CUDA tensor's after an asynchronous error)."""
+        if self._error is not None:
             raise self._error
-        info, data = self._session.download(self._id)
+        return self._id
+
+    def _numpy_any(self):
+        info, data = self._session.download(self._data_id())
         d = _dtypes.from_proto(info.dtype)
         arr = np.frombuffer(data, dtype=d._np).reshape(tuple(info.sizes))
         if d is _dtypes.bfloat16:
@@ -869,49 +867,45 @@ def _encode(session, name, input_ids, attrs, output_ids):
     return call.SerializeToString()
 
 
-def _check_inputs(session, name, inputs):
+def _queue(session, name, inputs, attrs=None, n=None, send_now=False):
+    """Op `name` on tensors `inputs`: planned here (its errors raise now), then queued, with `n`
+    outputs (0: queued for its effect; None: as many as the planner says, or None when only the
+    server can plan it). Returns the output tensors. When an input comes from a failed op, the
+    outputs carry its error and nothing is sent (an op without outputs raises it).
+    `send_now`: not planned here but sent at once, raising what the server says of it (a device
+    it lacks)."""
     for t in inputs:
         if type(t) is not Tensor and not isinstance(t, Tensor):
             raise TypeError(f"{name}(): expected a tensord Tensor, got {type(t).__name__}")
         if t._session is not session:
             raise RuntimeError(f"{name}(): tensors of different tensord sessions")
-
-
-def _poisoned_outputs(session, inputs, n):
-    """n outputs of an op that reads a poisoned input: they carry its error, and nothing is
-    sent. None when no input is poisoned."""
+    metas = None if send_now else session.plan(name, inputs, attrs)
+    if n is None:
+        if metas is None:
+            return None
+        n = len(metas)
+    first = session.new_ids(n) if n else 0
+    outs = [Tensor._new(session, first + i) for i in range(n)]
+    if metas is not None:
+        for o, meta in zip(outs, metas):
+            o._info = meta
     for t in inputs:
-        if t._error is not None:
-            outs = [Tensor._new(session, session.new_ids(1)) for _ in range(n)]
+        if t._error is not None:  # computed from a failed op: fails the same way, unsent
+            if not outs:
+                raise t._error
             for o in outs:
                 o._error = t._error
             return outs
-    return None
+    input_ids = [t._id for t in inputs]
+    session.submit(_encode(session, name, input_ids, attrs, [o._id for o in outs]), input_ids,
+                   outs, planned=metas is not None)
+    return outs
 
 
 def _op(session, name, inputs, attrs=None, returns_nothing=False, send_now=False):
-    """Op `name` with one output (or none): planned here (its errors raise now), then queued;
-    `send_now`: sent at once, raising what the server says of it (a device it lacks)."""
-    _check_inputs(session, name, inputs)
-    metas = None if send_now else session.plan(name, inputs, attrs)
-    poisoned = _poisoned_outputs(session, inputs, 1)
-    if poisoned is not None:  # computed from a failed op: fails the same way, unsent
-        if returns_nothing:
-            raise poisoned[0]._error
-        if metas is not None:
-            poisoned[0]._info = metas[0]
-        return poisoned[0]
-    input_ids = [t._id for t in inputs]
-    if returns_nothing:
-        session.submit(_encode(session, name, input_ids, attrs, []), input_ids, [],
-                       planned=metas is not None)
-        return None
-    out = Tensor._new(session, session.new_ids(1))
-    if metas is not None:
-        out._info = metas[0]
-    session.submit(_encode(session, name, input_ids, attrs, [out._id]), input_ids, [out],
-                   planned=metas is not None)
-    return out
+    """_queue for an op with one output (None for an op queued for its effect)."""
+    outs = _queue(session, name, inputs, attrs, 0 if returns_nothing else 1, send_now)
+    return None if returns_nothing else outs[0]
 
 
 # ---- printing ---------------------------------------------------------------------------------

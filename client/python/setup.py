@@ -2,7 +2,7 @@
 package is installed (`pip install --no-build-isolation client/python`); the rest of the
 package is declared in pyproject.toml.
 
-The extension links the engine, so it is built from this checkout's sources: `make build` has
+The extension links the planning library (tensord_plan), so it is built from this checkout's sources: `make build` has
 usually built it already (into tensord/), and then nothing is compiled here.
 """
 import glob

@@ -6,27 +6,10 @@
 
 #include "engine/core/dtype.h"
 #include "engine/tensor/strided_ref.h"
+#include "engine/kernels/reduce_ops.h"
 #include "engine/tensor/tensor_meta.h"
 
 namespace tensord::engine::cpu {
-
-enum class ReduceOp {
-  kSum, kProd, kMean, kAmax, kAmin, kArgmax, kArgmin, kAll, kAny, kVar, kStd, kNorm, kLogsumexp,
-  kCountNonzero,
-};
-
-// The index spaces of a reduction: outputs over the kept dims, each reducing the elements over
-// the reduced dims (logical order, so arg-reductions report row-major positions). Strides are
-// the input's, in elements.
-struct ReduceGeometry {
-  DimVector kept_sizes, kept_strides;
-  DimVector red_sizes, red_strides;
-};
-
-struct ReduceArgs {
-  double correction = 1;  // var/std
-  double p = 2;           // norm
-};
 
 // Reduces `in` into the contiguous output `out` (out.dtype: the result's), and for max/min with
 // indices also writes int64 positions into `indices` (may be null).

@@ -99,7 +99,8 @@ absl::Status CopyBetweenDevices(IntList sizes, const StridedRef& dst, Device dst
   if (src_device.is_cpu() && IsRowMajor(sizes, src.strides)) {
     host = src.data;
   } else {
-    TENSORD_ASSIGN_OR_RETURN(host_rows, Scratch::Allocate(CpuAllocator(), src_bytes));
+    TENSORD_ASSIGN_OR_RETURN(Backend * host_backend, BackendFor(kCpu));
+    TENSORD_ASSIGN_OR_RETURN(host_rows, Scratch::Allocate(host_backend->allocator(), src_bytes));
     host = host_rows->data();
     if (src_device.is_cpu()) {
       TENSORD_RETURN_IF_ERROR(

@@ -7,7 +7,6 @@
 #include "absl/strings/str_cat.h"
 #include "engine/core/checked_math.h"
 #include "engine/ops/copy_ops.h"
-#include "engine/cpu/copy_kernel.h"
 #include "engine/core/errors.h"
 #include "engine/ops/factory_ops.h"
 #include "engine/tensor/overlap.h"
@@ -255,7 +254,9 @@ absl::StatusOr<PlannedOp> PlanElementwise(const ElementwiseSpec& spec, std::vect
     TENSORD_ASSIGN_OR_RETURN(
         converted[i], AllocateTensor(op, TensorMeta::Contiguous(compute, t.sizes()), device));
     if (t.is_wrapped_number()) {
-      cpu::CopyStrided({}, StridedRef::Of(converted[i]), StridedRef::Of(t));
+      // A wrapped number lives in host memory: converted here, at plan time, without a kernel.
+      const uint64_t bits = FillPattern(compute, ScalarOf(t));
+      std::memcpy(converted[i].data(), &bits, static_cast<size_t>(converted[i].itemsize()));
       converted[i].set_wrapped_number(true);
       inputs[i] = converted[i];
       converted[i] = Tensor();

@@ -3,7 +3,6 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "engine/cpu/elementwise_kernels.h"
 #include "engine/runtime/backend.h"
 #include "engine/ops/elementwise.h"
 #include "engine/core/errors.h"

@@ -2,21 +2,19 @@
 // masked_select and nonzero (which wait for their inputs' pending writes first, as torch
 // synchronises). Indices out of range found while a kernel runs fail it (poisoning its outputs).
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "engine/ops/copy_ops.h"
-#include "engine/cpu/copy_kernel.h"
-#include "engine/kernels/convert.h"
-#include "engine/cpu/map.h"
+#include "engine/runtime/backend.h"
 #include "engine/ops/elementwise.h"
 #include "engine/core/errors.h"
 #include "engine/ops/factory_ops.h"
 #include "engine/ops/op_registry_internal.h"
 #include "engine/tensor/shape_util.h"
 #include "engine/core/status_macros.h"
-#include "engine/runtime/thread_pool.h"
 #include "engine/views/view_ops.h"
 
 namespace tensord::engine {
@@ -29,36 +27,6 @@ absl::Status CheckCpu(absl::string_view op, std::initializer_list<const Tensor*>
     }
   }
   return absl::OkStatus();
-}
-
-int64_t IndexAt(const Tensor& index, int64_t elem_offset) {
-  const char* p = index.data() + elem_offset * index.itemsize();
-  if (index.dtype() == DType::kInt32) return *reinterpret_cast<const int32_t*>(p);
-  return *reinterpret_cast<const int64_t*>(p);
-}
-
-// Element offset (in elements) of the multi-index `idx` through `t`'s strides.
-inline int64_t OffsetOf(const Tensor& t, const int64_t* idx) {
-  int64_t off = 0;
-  for (int64_t d = 0; d < t.dim(); ++d) off += idx[d] * t.stride(d);
-  return off;
-}
-
-// Calls fn(multi_index) for every index of `sizes`, in row-major order.
-template <typename Fn>
-void ForEachIndex(IntList sizes, Fn&& fn) {
-  const int64_t nd = static_cast<int64_t>(sizes.size());
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  if (n == 0) return;
-  int64_t idx[kMaxRank] = {};
-  for (int64_t i = 0; i < n; ++i) {
-    if (!fn(static_cast<const int64_t*>(idx))) return;
-    for (int64_t d = nd - 1; d >= 0; --d) {
-      if (++idx[d] < sizes[d]) break;
-      idx[d] = 0;
-    }
-  }
 }
 
 // Runs `fn` once every write queued so far to the tensors' storages is done (a host read, as a
@@ -109,28 +77,9 @@ absl::StatusOr<PlannedOp> PlanIndexSelect(const Tensor& self, int64_t dim, const
   plan.outputs.push_back(out);
   plan.reads = {self.storage(), index.storage()};
   plan.writes = {out.storage()};
-  plan.kernel = [self, index, out, d]() -> absl::Status {
-    const int64_t n = index.numel();
-    const int64_t limit = self.dim() == 0 ? 1 : self.size(d);
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t k = IndexAt(index, index.dim() == 0 ? 0 : i * index.stride(0));
-      if (k < 0) {  // torch 1.13's CPU kernel takes no negative indices
-        return RuntimeError("index_select", absl::StrCat("INDICES element is out of DATA bounds, "
-                                                         "id=", k, " axis_dim=", limit));
-      }
-      if (k >= limit) return IndexError("index_select", "index out of range in self");
-    }
-    if (self.dim() == 0) {
-      std::memcpy(out.data(), self.data(), static_cast<size_t>(self.itemsize() * n));
-      return absl::OkStatus();
-    }
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t k = IndexAt(index, index.dim() == 0 ? 0 : i * index.stride(0));
-      TENSORD_ASSIGN_OR_RETURN(Tensor src, Select(self, d, k));
-      TENSORD_ASSIGN_OR_RETURN(Tensor dst, Select(out, d, i));
-      cpu::CopyStrided(src.sizes(), StridedRef::Of(dst), StridedRef::Of(src));
-    }
-    return absl::OkStatus();
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
+  plan.kernel = [backend, self, index, out, d]() -> absl::Status {
+    return backend->IndexSelect(out, self, d, index);
   };
   return plan;
 }
@@ -149,14 +98,16 @@ absl::Status CheckGatherShapes(absl::string_view op, const Tensor& self, int64_t
     return RuntimeError(op, "Index tensor must have the same number of dimensions as src tensor");
   }
   auto nonempty_size = [](const Tensor& t, int64_t k) { return t.dim() == 0 ? 1 : t.size(k); };
-  for (int64_t k = 0; k < index.dim() && self.dim() > 0; ++k) {
-    if (k != d && index.size(k) > self.size(k)) {
+  // Every dim, a 0-d tensor's one included (torch's ensure_nonempty_size).
+  for (int64_t k = 0; k < nonempty_dim(index); ++k) {
+    const int64_t size = nonempty_size(index, k);
+    if (k != d && size > nonempty_size(self, k)) {
       return RuntimeError(op, absl::StrCat("Size does not match at dimension ", k,
                                            " expected index ", FormatList(index.sizes()),
                                            " to be smaller than self ", FormatList(self.sizes()),
                                            " apart from dimension ", d));
     }
-    if (src && index.size(k) > nonempty_size(*src, k)) {
+    if (src && size > nonempty_size(*src, k)) {
       return RuntimeError(op, absl::StrCat("Expected index ", FormatList(index.sizes()),
                                            " to be smaller than self ", FormatList(self.sizes()),
                                            " apart from dimension ", d,
@@ -181,26 +132,9 @@ absl::StatusOr<PlannedOp> PlanGather(const Tensor& self, int64_t dim, const Tens
   plan.outputs.push_back(out);
   plan.reads = {self.storage(), index.storage()};
   plan.writes = {out.storage()};
-  plan.kernel = [self, index, out, d]() -> absl::Status {
-    const int64_t limit = self.dim() == 0 ? 1 : self.size(d);
-    const int64_t w = self.itemsize();
-    char* dst = out.data();
-    int64_t i = 0;
-    absl::Status status;
-    ForEachIndex(index.sizes(), [&](const int64_t* idx) {
-      int64_t k = IndexAt(index, OffsetOf(index, idx));
-      if (k < -limit || k >= limit) {
-        status = RuntimeError("gather", absl::StrCat("index ", k, " is out of bounds for "
-                                                     "dimension ", d, " with size ", limit));
-        return false;
-      }
-      if (k < 0) k += limit;
-      int64_t off = 0;
-      for (int64_t x = 0; x < self.dim(); ++x) off += (x == d ? k : idx[x]) * self.stride(x);
-      std::memcpy(dst + (i++) * w, self.data() + off * w, static_cast<size_t>(w));
-      return true;
-    });
-    return status;
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
+  plan.kernel = [backend, self, index, out, d]() -> absl::Status {
+    return backend->Gather(out, self, d, index);
   };
   return plan;
 }
@@ -218,49 +152,16 @@ absl::StatusOr<PlannedOp> PlanScatterInto(absl::string_view op, const Tensor& se
   }
   TENSORD_ASSIGN_OR_RETURN(int64_t d, WrapDim(op, dim, self.dim()));
   TENSORD_RETURN_IF_ERROR(CheckGatherShapes(op, self, d, index, value_form ? nullptr : &src));
-  Tensor value = src;
-  if (value_form) {
-    TENSORD_ASSIGN_OR_RETURN(value, AllocateTensor(op, TensorMeta::Contiguous(self.dtype(), {})));
-    cpu::CopyStrided({}, StridedRef::Of(value), StridedRef::Of(src));
-  }
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
+  const std::optional<Scalar> value =
+      value_form ? std::optional<Scalar>(ScalarOf(src)) : std::nullopt;
   PlannedOp plan;
   plan.outputs.push_back(self);
-  plan.reads = {index.storage(), value.storage()};
+  plan.reads = {index.storage(), src.storage()};
   plan.writes = {self.storage()};
   const std::string name(op);
-  plan.kernel = [self, index, value, value_form, d, add, name]() -> absl::Status {
-    const int64_t limit = self.dim() == 0 ? 1 : self.size(d);
-    // Every index is checked before anything is written.
-    absl::Status status;
-    ForEachIndex(index.sizes(), [&](const int64_t* idx) {
-      const int64_t k = IndexAt(index, OffsetOf(index, idx));
-      if (k < -limit || k >= limit) {
-        status = RuntimeError(name, absl::StrCat("index ", k, " is out of bounds for dimension ",
-                                                 d, " with size ", limit));
-        return false;
-      }
-      return true;
-    });
-    TENSORD_RETURN_IF_ERROR(status);
-    DispatchDType(self.dtype(), [&](auto t) {
-      using T = decltype(t);
-      using C = Calc<T>;
-      ForEachIndex(index.sizes(), [&](const int64_t* idx) {
-        int64_t k = IndexAt(index, OffsetOf(index, idx));
-        if (k < 0) k += limit;
-        int64_t off = 0;
-        for (int64_t x = 0; x < self.dim(); ++x) off += (x == d ? k : idx[x]) * self.stride(x);
-        T* dst = self.data_as<T>() + off;
-        const T v = value_form ? *value.data_as<T>() : value.data_as<T>()[OffsetOf(value, idx)];
-        if (add) {
-          *dst = Convert<T>(static_cast<C>(*dst) + static_cast<C>(v));
-        } else {
-          *dst = v;
-        }
-        return true;
-      });
-    });
-    return absl::OkStatus();
+  plan.kernel = [backend, self, index, src, value, d, add, name]() -> absl::Status {
+    return backend->Scatter(name, self, d, index, src, value ? &*value : nullptr, add);
   };
   return plan;
 }
@@ -284,42 +185,19 @@ absl::StatusOr<PlannedOp> PlanScatter(absl::string_view op, const Tensor& self, 
   return plan;
 }
 
-template <typename T>
-bool Nonzero(const char* p) {
-  return static_cast<Calc<T>>(*reinterpret_cast<const T*>(p)) != Calc<T>(0);
-}
-
-bool IsNonzero(DType d, const char* p) {
-  return DispatchDType(d, [&](auto t) { return Nonzero<decltype(t)>(p); });
-}
-
 absl::StatusOr<PlannedOp> PlanNonzero(const Tensor& self) {
   constexpr absl::string_view op = "nonzero";
   TENSORD_RETURN_IF_ERROR(CheckCpu(op, {&self}));
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
   PlannedOp plan;
   TENSORD_RETURN_IF_ERROR(ReadNow({self}, [&]() -> absl::Status {
-    const int64_t nd = self.dim();
-    const auto nonzero_at = [&](const int64_t* idx) {
-      return IsNonzero(self.dtype(), self.data() + OffsetOf(self, idx) * self.itemsize());
-    };
     // Count first, so the result is allocated (and charged to the session) before it is filled.
-    int64_t count = 0;
-    ForEachIndex(self.sizes(), [&](const int64_t* idx) {
-      count += nonzero_at(idx);
-      return true;
-    });
+    TENSORD_ASSIGN_OR_RETURN(const int64_t count, backend->CountNonzero(self));
     // torch's CPU result is (count, dim) with strides (1, count): a transposed (dim, count).
-    TENSORD_ASSIGN_OR_RETURN(Tensor t,
-                             AllocateTensor(op, TensorMeta::Contiguous(DType::kInt64, {nd, count})));
-    int64_t* o = t.data_as<int64_t>();
-    int64_t i = 0;
-    ForEachIndex(self.sizes(), [&](const int64_t* idx) {
-      if (nonzero_at(idx)) {
-        for (int64_t d = 0; d < nd; ++d) o[d * count + i] = idx[d];
-        ++i;
-      }
-      return true;
-    });
+    TENSORD_ASSIGN_OR_RETURN(
+        Tensor t, AllocateTensor(op, TensorMeta::Contiguous(DType::kInt64, {self.dim(), count}),
+                                 self.device()));
+    TENSORD_RETURN_IF_ERROR(backend->NonzeroIndices(self, t));
     TENSORD_ASSIGN_OR_RETURN(Tensor out, Transpose(t, 0, 1));
     plan.outputs.push_back(out);
     return absl::OkStatus();
@@ -336,23 +214,14 @@ absl::StatusOr<PlannedOp> PlanMaskedSelect(const Tensor& self, const Tensor& mas
   TENSORD_ASSIGN_OR_RETURN(DimVector shape, BroadcastShapes(op, self.sizes(), mask.sizes()));
   TENSORD_ASSIGN_OR_RETURN(Tensor s, Expand(self, shape));
   TENSORD_ASSIGN_OR_RETURN(Tensor m, Expand(mask, shape));
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
   PlannedOp plan;
   TENSORD_RETURN_IF_ERROR(ReadNow({self, mask}, [&]() -> absl::Status {
-    int64_t count = 0;
-    ForEachIndex(shape, [&](const int64_t* idx) {
-      count += *reinterpret_cast<const bool*>(m.data() + OffsetOf(m, idx));
-      return true;
-    });
-    TENSORD_ASSIGN_OR_RETURN(Tensor out,
-                             AllocateTensor(op, TensorMeta::Contiguous(self.dtype(), {count})));
-    const int64_t w = self.itemsize();
-    int64_t i = 0;
-    ForEachIndex(shape, [&](const int64_t* idx) {
-      if (*reinterpret_cast<const bool*>(m.data() + OffsetOf(m, idx))) {
-        std::memcpy(out.data() + (i++) * w, s.data() + OffsetOf(s, idx) * w, static_cast<size_t>(w));
-      }
-      return true;
-    });
+    TENSORD_ASSIGN_OR_RETURN(const int64_t count, backend->CountNonzero(m));
+    TENSORD_ASSIGN_OR_RETURN(
+        Tensor out, AllocateTensor(op, TensorMeta::Contiguous(self.dtype(), {count}),
+                                   self.device()));
+    TENSORD_RETURN_IF_ERROR(backend->MaskedSelect(out, s, m));
     plan.outputs.push_back(out);
     return absl::OkStatus();
   }));

@@ -1,110 +1,24 @@
 // Matrix products: dot, mv, mm, bmm, matmul (every rank case, batch dims broadcast), addmm,
 // outer. float32/float64 go to BLAS (OpenBLAS) with transposed operands passed as such, not
 // copied; integer and bfloat16 products use a blocked loop. Outputs are contiguous, as torch's.
-#include <cblas.h>
-
 #include <algorithm>
-#include <limits>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "engine/ops/copy_ops.h"
-#include "engine/cpu/copy_kernel.h"
 #include "engine/kernels/convert.h"
-#include "engine/cpu/map.h"
+#include "engine/kernels/matmul.h"
+#include "engine/runtime/backend.h"
 #include "engine/ops/elementwise.h"
 #include "engine/core/errors.h"
 #include "engine/ops/factory_ops.h"
 #include "engine/ops/op_registry_internal.h"
 #include "engine/tensor/shape_util.h"
 #include "engine/core/status_macros.h"
-#include "engine/runtime/thread_pool.h"
 #include "engine/views/view_ops.h"
 
 namespace tensord::engine {
 namespace {
-
-// One matrix operand: element [i][j] at data + i * rs + j * cs (elements).
-struct Mat {
-  const char* data;
-  int64_t rs, cs;
-};
-
-// C[n x m] (contiguous, row stride ldc) = alpha * A[n x k] B[k x m] + beta * C.
-template <typename T>
-void GemmLoop(int64_t n, int64_t m, int64_t k, Mat a, Mat b, T* c, int64_t ldc, double alpha,
-              double beta) {
-  using Acc = std::conditional_t<std::is_floating_point_v<Calc<T>>, double, int64_t>;
-  const T* A = reinterpret_cast<const T*>(a.data);
-  const T* B = reinterpret_cast<const T*>(b.data);
-  std::vector<Acc> row(static_cast<size_t>(m));
-  for (int64_t i = 0; i < n; ++i) {
-    std::fill(row.begin(), row.end(), Acc(0));
-    for (int64_t p = 0; p < k; ++p) {
-      const Acc av = static_cast<Acc>(static_cast<Calc<T>>(A[i * a.rs + p * a.cs]));
-      const T* brow = B + p * b.rs;
-      for (int64_t j = 0; j < m; ++j) row[j] += av * static_cast<Acc>(static_cast<Calc<T>>(brow[j * b.cs]));
-    }
-    for (int64_t j = 0; j < m; ++j) {
-      Acc v = row[j];
-      if constexpr (std::is_floating_point_v<Acc>) {
-        v = alpha * v;
-        if (beta != 0) v += beta * static_cast<Acc>(static_cast<Calc<T>>(c[i * ldc + j]));
-      } else {
-        v = static_cast<Acc>(alpha) * v;
-        if (beta != 0) v += static_cast<Acc>(beta) * static_cast<Acc>(c[i * ldc + j]);
-      }
-      c[i * ldc + j] = Convert<T>(v);
-    }
-  }
-}
-
-// BLAS wants each operand with unit stride along one dim and a leading dimension at least the
-// other's extent.
-bool BlasLayout(const Mat& x, int64_t rows, int64_t cols, CBLAS_TRANSPOSE* trans, int64_t* ld) {
-  if (x.cs == 1 && (rows == 1 || x.rs >= std::max<int64_t>(1, cols))) {
-    *trans = CblasNoTrans;
-    *ld = std::max<int64_t>(rows == 1 ? cols : x.rs, std::max<int64_t>(1, cols));
-    return true;
-  }
-  if (x.rs == 1 && (cols == 1 || x.cs >= std::max<int64_t>(1, rows))) {
-    *trans = CblasTrans;
-    *ld = std::max<int64_t>(cols == 1 ? rows : x.cs, std::max<int64_t>(1, rows));
-    return true;
-  }
-  return false;
-}
-
-// C = alpha * A B + beta * C for one matrix; `c` is contiguous [n x m].
-void Gemm(DType dtype, int64_t n, int64_t m, int64_t k, Mat a, Mat b, char* c, double alpha,
-          double beta) {
-  if (n == 0 || m == 0) return;
-  if (dtype == DType::kFloat32 || dtype == DType::kFloat64) {
-    CBLAS_TRANSPOSE ta, tb;
-    int64_t lda, ldb;
-    // BLAS takes 32-bit sizes: larger problems (possible only through expanded or strided
-    // views) take the loop.
-    constexpr int64_t kBlasMax = std::numeric_limits<int32_t>::max();
-    if (k > 0 && BlasLayout(a, n, k, &ta, &lda) && BlasLayout(b, k, m, &tb, &ldb) &&
-        std::max({n, m, k, lda, ldb}) <= kBlasMax) {
-      if (dtype == DType::kFloat32) {
-        cblas_sgemm(CblasRowMajor, ta, tb, n, m, k, static_cast<float>(alpha),
-                    reinterpret_cast<const float*>(a.data), lda,
-                    reinterpret_cast<const float*>(b.data), ldb, static_cast<float>(beta),
-                    reinterpret_cast<float*>(c), m);
-      } else {
-        cblas_dgemm(CblasRowMajor, ta, tb, n, m, k, alpha, reinterpret_cast<const double*>(a.data),
-                    lda, reinterpret_cast<const double*>(b.data), ldb, beta,
-                    reinterpret_cast<double*>(c), m);
-      }
-      return;
-    }
-  }
-  DispatchDType(dtype, [&](auto t) {
-    using T = decltype(t);
-    GemmLoop<T>(n, m, k, a, b, reinterpret_cast<T*>(c), m, alpha, beta);
-  });
-}
 
 absl::Status CheckMatmulDtypes(absl::string_view op, const Tensor& a, const Tensor& b) {
   if (!a.device().is_cpu() || !b.device().is_cpu()) {
@@ -150,38 +64,27 @@ absl::StatusOr<PlannedOp> PlanBatchedGemm(absl::string_view op, const Tensor& a,
   plan.reads = {a.storage(), b.storage()};
   if (init_e.defined()) plan.reads.push_back(init_e.storage());
   plan.writes.push_back(out.storage());
-  plan.kernel = [ae, be, out, init_e, n, k, m, alpha, beta]() -> absl::Status {
-    const int64_t nb = ae.dim() - 2;
-    int64_t count = 1;
-    for (int64_t d = 0; d < nb; ++d) count *= ae.size(d);
-    const int64_t w = ae.itemsize();
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(out.device()));
+  plan.kernel = [backend, ae, be, out, init_e, n, k, m, alpha, beta]() -> absl::Status {
     if (init_e.defined()) {
-      cpu::CopyStrided(out.sizes(), StridedRef::Of(out), StridedRef::Of(init_e));
+      TENSORD_RETURN_IF_ERROR(
+          backend->Copy(out.sizes(), StridedRef::Of(out), StridedRef::Of(init_e)));
     } else if (k == 0) {
-      cpu::FillStrided(out.sizes(), StridedRef::Of(out), Scalar(int64_t{0}));
+      TENSORD_RETURN_IF_ERROR(
+          backend->Fill(out.sizes(), StridedRef::Of(out), Scalar(int64_t{0})));
+      return absl::OkStatus();
     }
-    const double eff_beta = init_e.defined() ? beta : 0;
-    const auto one = [&](int64_t bi) {
-      int64_t rest = bi, ao = 0, bo = 0;
-      for (int64_t d = nb - 1; d >= 0; --d) {
-        const int64_t idx = rest % ae.size(d);
-        rest /= ae.size(d);
-        ao += idx * ae.stride(d);
-        bo += idx * be.stride(d);
-      }
-      Mat ma{ae.data() + ao * w, ae.stride(nb), ae.stride(nb + 1)};
-      Mat mb{be.data() + bo * w, be.stride(nb), be.stride(nb + 1)};
-      Gemm(ae.dtype(), n, m, k, ma, mb, out.data() + bi * n * m * w, alpha, eff_beta);
-    };
-    if (k == 0 && !init_e.defined()) return absl::OkStatus();
-    if (count == 1) {
-      one(0);
-    } else {
-      ParallelFor(0, count, 1, [&](int64_t b0, int64_t b1) {
-        for (int64_t bi = b0; bi < b1; ++bi) one(bi);
-      });
-    }
-    return absl::OkStatus();
+    MatmulCall call;
+    call.batch = ae.sizes().subspan(0, ae.dim() - 2);
+    call.n = n;
+    call.k = k;
+    call.m = m;
+    call.a = StridedRef::Of(ae);
+    call.b = StridedRef::Of(be);
+    call.out = out.data();
+    call.alpha = alpha;
+    call.beta = init_e.defined() ? beta : 0;
+    return backend->Matmul(call);
   };
   return plan;
 }

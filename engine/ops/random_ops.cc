@@ -9,101 +9,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/ops/copy_ops.h"
-#include "engine/cpu/copy_kernel.h"
 #include "engine/views/view_ops.h"
-#include "engine/kernels/convert.h"
-#include "engine/cpu/map.h"
+#include "engine/kernels/random.h"
+#include "engine/runtime/backend.h"
 #include "engine/core/errors.h"
 #include "engine/ops/factory_ops.h"
 #include "engine/ops/op_registry_internal.h"
 #include "engine/tensor/shape_util.h"
 #include "engine/core/status_macros.h"
-#include "engine/runtime/thread_pool.h"
 
 namespace tensord::engine {
 namespace {
-
-struct Philox {
-  uint32_t out[4];
-  Philox(uint64_t seed, uint64_t counter) {
-    uint32_t c0 = static_cast<uint32_t>(counter), c1 = static_cast<uint32_t>(counter >> 32);
-    uint32_t c2 = 0, c3 = 0;
-    uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
-    for (int r = 0; r < 10; ++r) {
-      const uint64_t p0 = uint64_t{0xD2511F53} * c0;
-      const uint64_t p1 = uint64_t{0xCD9E8D57} * c2;
-      const uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1 ^ k0;
-      const uint32_t n1 = static_cast<uint32_t>(p1);
-      const uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c3 ^ k1;
-      const uint32_t n3 = static_cast<uint32_t>(p0);
-      c0 = n0, c1 = n1, c2 = n2, c3 = n3;
-      k0 += 0x9E3779B9u;
-      k1 += 0xBB67AE85u;
-    }
-    out[0] = c0, out[1] = c1, out[2] = c2, out[3] = c3;
-  }
-  // Uniform in [0, 1) with 24 (float) or 53 (double) random bits.
-  float Float(int i = 0) const { return static_cast<float>(out[i] >> 8) * (1.0f / 16777216.0f); }
-  double Double(int i = 0) const {
-    const uint64_t bits = (static_cast<uint64_t>(out[i]) << 21) ^ (out[i + 1] >> 11);
-    return static_cast<double>(bits & ((uint64_t{1} << 53) - 1)) * (1.0 / 9007199254740992.0);
-  }
-  uint64_t U64() const { return (static_cast<uint64_t>(out[0]) << 32) | out[1]; }
-};
-
-enum class Dist { kUniform, kNormal, kInt, kBernoulliScalar, kBernoulliTensor };
-
-struct DistArgs {
-  Dist dist;
-  double a = 0, b = 1;  // uniform [a, b); normal mean a, std b; bernoulli p a
-  int64_t lo = 0, hi = 0;  // randint [lo, hi)
-  uint64_t seed = 0, offset = 0;
-};
-
-// Writes draws into contiguous `out` (numel elements); `p` holds per-element probabilities for
-// bernoulli(tensor) (contiguous float64).
-void Fill(const DistArgs& d, const Tensor& out, const double* p) {
-  const int64_t n = out.numel();
-  DispatchDType(out.dtype(), [&](auto t) {
-    using T = decltype(t);
-    T* y = out.data_as<T>();
-    ParallelFor(0, n, 16384, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) {
-        const Philox r(d.seed, d.offset + static_cast<uint64_t>(i));
-        double v = 0;
-        switch (d.dist) {
-          case Dist::kUniform:
-            v = d.a + (d.b - d.a) * (std::is_same_v<T, double> ? r.Double() : r.Float());
-            break;
-          case Dist::kNormal: {
-            // Box-Muller on two 53-bit uniforms (u1 in (0, 1]).
-            const double u1 = 1.0 - r.Double(0), u2 = r.Double(2);
-            v = d.a + d.b * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
-            break;
-          }
-          case Dist::kInt: {
-            const uint64_t range = static_cast<uint64_t>(d.hi) - static_cast<uint64_t>(d.lo);
-            const int64_t k = static_cast<int64_t>(static_cast<uint64_t>(d.lo) + r.U64() % range);
-            y[i] = Convert<T>(k);
-            continue;
-          }
-          case Dist::kBernoulliScalar: v = r.Double() < d.a ? 1 : 0; break;
-          case Dist::kBernoulliTensor: v = r.Double() < p[i] ? 1 : 0; break;
-        }
-        if constexpr (std::is_floating_point_v<Calc<T>>) {
-          // A draw rounded up to the bound (float32 near 1) stays inside [a, b).
-          Calc<T> c = static_cast<Calc<T>>(v);
-          if (d.dist == Dist::kUniform && c >= static_cast<Calc<T>>(d.b) && d.b > d.a) {
-            c = std::nextafter(static_cast<Calc<T>>(d.b), static_cast<Calc<T>>(d.a));
-          }
-          y[i] = Convert<T>(c);
-        } else {
-          y[i] = Convert<T>(static_cast<int64_t>(v));
-        }
-      }
-    });
-  });
-}
 
 absl::StatusOr<uint64_t> ReadSeed(AttrReader& a, uint64_t* offset) {
   TENSORD_ASSIGN_OR_RETURN(int64_t off, a.Int("offset", 0));
@@ -144,20 +60,18 @@ absl::StatusOr<PlannedOp> PlanDraw(absl::string_view op, const Tensor& target, D
     TENSORD_ASSIGN_OR_RETURN(p, AllocateTensor(op, TensorMeta::Contiguous(DType::kFloat64, target.sizes())));
   }
   const Tensor prob_src = probs ? *probs : Tensor();
-  plan.kernel = [target, staging, d, p, prob_src]() -> absl::Status {
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(target.device()));
+  plan.kernel = [backend, target, staging, d, p, prob_src]() -> absl::Status {
     if (p.defined()) {
       TENSORD_ASSIGN_OR_RETURN(Tensor pe, Expand(prob_src, target.sizes()));
-      cpu::CopyStrided(target.sizes(), StridedRef::Of(p), StridedRef::Of(pe));
-      const double* pv = p.data_as<double>();
-      for (int64_t i = 0; i < p.numel(); ++i) {
-        if (!(pv[i] >= 0 && pv[i] <= 1)) {
-          return RuntimeError("bernoulli", "Expected p_in >= 0 && p_in <= 1 to be true, but got false.");
-        }
-      }
+      TENSORD_RETURN_IF_ERROR(
+          backend->Copy(target.sizes(), StridedRef::Of(p), StridedRef::Of(pe)));
     }
-    Fill(d, staging, p.defined() ? p.data_as<double>() : nullptr);
+    TENSORD_RETURN_IF_ERROR(backend->Random(d, StridedRef::Of(staging), staging.numel(),
+                                            p.defined() ? p.data_as<double>() : nullptr));
     if (!staging.is_alias_of(target)) {
-      cpu::CopyStrided(target.sizes(), StridedRef::Of(target), StridedRef::Of(staging));
+      TENSORD_RETURN_IF_ERROR(
+          backend->Copy(target.sizes(), StridedRef::Of(target), StridedRef::Of(staging)));
     }
     return absl::OkStatus();
   };

@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/ops/copy_ops.h"
-#include "engine/cpu/copy_kernel.h"
-#include "engine/cpu/reduce_kernels.h"
+#include "engine/kernels/reduce_ops.h"
+#include "engine/runtime/backend.h"
 #include "engine/core/errors.h"
 #include "engine/ops/factory_ops.h"
 #include "engine/ops/op_registry_internal.h"
@@ -15,8 +15,6 @@
 
 namespace tensord::engine {
 namespace {
-
-using cpu::ReduceOp;
 
 absl::Status CheckCpu(absl::string_view op, const Tensor& t) {
   return t.device().is_cpu() ? absl::OkStatus() : ComputeBackendMissing(op);
@@ -47,7 +45,7 @@ struct ReducePlanArgs {
   std::optional<DType> input_dtype;  // convert the input first (sum(dtype=…))
   bool with_indices = false;         // max/min with a dim: (values, indices)
   bool needs_nonempty = false;       // amax/argmax/max: no empty reduction
-  cpu::ReduceArgs args;
+  ReduceArgs args;
   // A dtype the op has no kernel for: reported after the dim checks, and only when there are
   // elements to reduce (torch dispatches no kernel for empty tensors).
   absl::Status dtype_error = absl::OkStatus();
@@ -75,7 +73,7 @@ absl::StatusOr<PlannedOp> PlanReduce(const Tensor& self, ReducePlanArgs ra) {
   }
   if (!ra.dtype_error.ok() && self.numel() > 0) return ra.dtype_error;
   DimVector out_sizes;
-  cpu::ReduceGeometry g;
+  ReduceGeometry g;
   for (int64_t d = 0; d < self.dim(); ++d) {
     if (reduced[d]) {
       if (ra.keepdim) out_sizes.push_back(1);
@@ -128,15 +126,15 @@ absl::StatusOr<PlannedOp> PlanReduce(const Tensor& self, ReducePlanArgs ra) {
   };
   coalesce(g.red_sizes, g.red_strides);
   coalesce(g.kept_sizes, g.kept_strides);
-  plan.kernel = [self, converted, out, indices, g, ra]() -> absl::Status {
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
+  plan.kernel = [backend, self, converted, out, indices, g, ra]() -> absl::Status {
     StridedRef in = StridedRef::Of(self);
     if (converted.defined()) {
-      cpu::CopyStrided(self.sizes(), StridedRef::Of(converted), in);
+      TENSORD_RETURN_IF_ERROR(backend->Copy(self.sizes(), StridedRef::Of(converted), in));
       in = StridedRef::Of(converted);
     }
-    cpu::Reduce(ra.kind, g, in, out.data(), out.dtype(),
-                indices.defined() ? indices.data_as<int64_t>() : nullptr, ra.args);
-    return absl::OkStatus();
+    return backend->Reduce(ra.kind, g, in, out.data(), out.dtype(),
+                           indices.defined() ? indices.data_as<int64_t>() : nullptr, ra.args);
   };
   return plan;
 }
@@ -384,18 +382,17 @@ void RegisterReductionOps(std::vector<OpDef>& ops) {
                                      AllocateTensor(name, TensorMeta::Contiguous(in, self.sizes())));
           }
           const bool product = name == "cumprod", log = name == "log_softmax";
-          plan.kernel = [self, converted, out, d, scan, product, log]() -> absl::Status {
+          TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
+          plan.kernel = [backend, self, converted, out, d, scan, product,
+                         log]() -> absl::Status {
             StridedRef src = StridedRef::Of(self);
             if (converted.defined()) {
-              cpu::CopyStrided(self.sizes(), StridedRef::Of(converted), src);
+              TENSORD_RETURN_IF_ERROR(
+                  backend->Copy(self.sizes(), StridedRef::Of(converted), src));
               src = StridedRef::Of(converted);
             }
-            if (scan) {
-              cpu::Scan(product, self.sizes(), d, src, StridedRef::Of(out));
-            } else {
-              cpu::Softmax(log, self.sizes(), d, src, StridedRef::Of(out));
-            }
-            return absl::OkStatus();
+            if (scan) return backend->Scan(product, self.sizes(), d, src, StridedRef::Of(out));
+            return backend->Softmax(log, self.sizes(), d, src, StridedRef::Of(out));
           };
           return plan;
         });

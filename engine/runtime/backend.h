@@ -6,9 +6,13 @@
 #include "engine/runtime/allocator.h"
 #include "engine/core/device.h"
 #include "engine/kernels/binary_ops.h"
+#include "engine/kernels/matmul.h"
+#include "engine/kernels/random.h"
+#include "engine/kernels/reduce_ops.h"
 #include "engine/kernels/unary_ops.h"
 #include "engine/core/scalar.h"
 #include "engine/tensor/strided_ref.h"
+#include "engine/tensor/tensor.h"
 
 namespace tensord::engine {
 
@@ -60,17 +64,73 @@ class Backend {
   virtual absl::Status ClampTensor(IntList shape, const StridedRef& out, const StridedRef& x,
                                    const StridedRef& lo, const StridedRef& hi, bool has_lo,
                                    bool has_hi) = 0;
+
+  // The families below have a default that reports the kernel missing on this device
+  // (UNIMPLEMENTED, naming it): a backend overrides those it runs.
+
+  // Reduces `in` into the contiguous `out` (of `out_dtype`), and for max/min with indices also
+  // writes int64 positions into `indices` (may be null). kernels/reduce_ops.h.
+  virtual absl::Status Reduce(ReduceOp op, const ReduceGeometry& g, const StridedRef& in,
+                              char* out, DType out_dtype, int64_t* indices,
+                              const ReduceArgs& args);
+  // Cumulative sum/product along `dim`: out (same shape, its own strides) = scan of in.
+  virtual absl::Status Scan(bool product, IntList shape, int64_t dim, const StridedRef& in,
+                            const StridedRef& out);
+  // softmax / log_softmax along `dim` (floating dtypes; in and out of the same dtype).
+  virtual absl::Status Softmax(bool log, IntList shape, int64_t dim, const StridedRef& in,
+                               const StridedRef& out);
+  // Batched matrix products (kernels/matmul.h).
+  virtual absl::Status Matmul(const MatmulCall& call);
+  // Fills the contiguous `out` (`n` elements) with draws (kernels/random.h); bernoulli with a
+  // tensor of probabilities reads them from the contiguous float64 `probs` and fails the op
+  // (naming `bernoulli`) when one is outside [0, 1].
+  virtual absl::Status Random(const DistArgs& dist, const StridedRef& out, int64_t n,
+                              const double* probs);
+
+  // Indexing. Indices are checked while the kernel runs: one out of range fails the op (torch's
+  // error for `op`, IndexError or RuntimeError) before anything is written.
+  // out (contiguous, self's sizes with dim replaced by index.numel()) = self's slices along `dim`
+  // at the 1-d int64/int32 `index`.
+  virtual absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t dim,
+                                   const Tensor& index);
+  // out (contiguous, index's sizes) = self[..., index[i][j], ...] along `dim`.
+  virtual absl::Status Gather(const Tensor& out, const Tensor& self, int64_t dim,
+                              const Tensor& index);
+  // self[..., index[i][j], ...] along `dim` = (or += with `add`) src[i][j] — or src's single
+  // `value` (in self's dtype) where one is given (src is then unused).
+  virtual absl::Status Scatter(absl::string_view op, const Tensor& self, int64_t dim,
+                               const Tensor& index, const Tensor& src, const Scalar* value,
+                               bool add);
+  // out (index's sizes) = self.flatten()[index].
+  virtual absl::Status Take(const Tensor& out, const Tensor& self, const Tensor& index);
+  // self.flatten()[index] = (or += with `accumulate`) source.
+  virtual absl::Status Put(const Tensor& self, const Tensor& index, const Tensor& source,
+                           bool accumulate);
+  // Data-dependent: the planner waits for the inputs' writes, counts, allocates the result and
+  // fills it, all at once (these return with the work done, on every device).
+  // The number of elements of `self` that are not zero.
+  virtual absl::StatusOr<int64_t> CountNonzero(const Tensor& self);
+  // out (contiguous int64 [self.dim(), count]) = the indices of self's nonzero elements, one
+  // column each, in row-major order.
+  virtual absl::Status NonzeroIndices(const Tensor& self, const Tensor& out);
+  // out (contiguous, 1-d) = self's elements where mask is true, in row-major order (self and
+  // mask already broadcast to one shape).
+  virtual absl::Status MaskedSelect(const Tensor& out, const Tensor& self, const Tensor& mask);
+
   // Occupies the device's queue for `ms` milliseconds (torch.cuda._sleep). The _sleep op holds a
   // CPU stream without a kernel instead (PlannedOp::hold); the CPU backend sleeps the caller.
   virtual absl::Status Sleep(int64_t ms) = 0;
-};
 
-Backend& CpuBackend();
+ protected:
+  // What the families with a default return: `kernel` is missing on this device.
+  absl::Status Missing(absl::string_view kernel) const;
+};
 
 // The backend of `device`; FAILED_PRECONDITION when this build or machine has no such device.
 absl::StatusOr<Backend*> BackendFor(Device device);
 
-// Registers a backend for a device type (the CUDA backend does so when a GPU is present).
+// Registers a backend for a device: the CPU's registers itself in every program that links the
+// engine (cpu/cpu_backend.h); the CUDA backend does so when a GPU is present.
 void RegisterBackend(Backend* backend);
 // Makes `backend` (never freed) the one of its device, the CPU's included: for planning on
 // metadata alone (meta_backend.h).

@@ -15,6 +15,12 @@ const bool kDeadlockGraphOff = [] {
   return true;
 }();
 
+// The executor whose Loop runs on this thread, and how deep in yields this thread is.
+thread_local Executor* current_executor = nullptr;
+thread_local int yield_depth = 0;
+thread_local bool yield_allowed = false;
+constexpr int kMaxYieldDepth = 2;
+
 }  // namespace
 
 Executor::Executor(int num_threads) {
@@ -32,21 +38,54 @@ Executor::~Executor() {
 void Executor::Post(absl::AnyInvocable<void()> fn) {
   absl::MutexLock lock(&mu_);
   queue_.push_back(std::move(fn));
+  waiting_.store(static_cast<int64_t>(queue_.size()), std::memory_order_relaxed);
 }
 
+absl::AnyInvocable<void()> Executor::TakeWaiting() {
+  absl::MutexLock lock(&mu_);
+  if (queue_.empty()) return nullptr;
+  absl::AnyInvocable<void()> fn = std::move(queue_.front());
+  queue_.pop_front();
+  waiting_.store(static_cast<int64_t>(queue_.size()), std::memory_order_relaxed);
+  return fn;
+}
+
+void Executor::YieldToWaiting() {
+  Executor* e = current_executor;
+  if (e == nullptr || !yield_allowed || yield_depth >= kMaxYieldDepth ||
+      e->waiting_.load(std::memory_order_relaxed) == 0 ||
+      e->idle_.load(std::memory_order_relaxed) > 0) {
+    return;
+  }
+  absl::AnyInvocable<void()> fn = e->TakeWaiting();
+  if (!fn) return;
+  ++yield_depth;
+  yield_allowed = false;  // the closure allows yields where it may (its own kernels)
+  fn();
+  yield_allowed = true;
+  --yield_depth;
+}
+
+Executor::AllowYields::AllowYields() : previous_(yield_allowed) { yield_allowed = true; }
+Executor::AllowYields::~AllowYields() { yield_allowed = previous_; }
+
 void Executor::Loop() {
+  current_executor = this;
   for (;;) {
     absl::AnyInvocable<void()> fn;
     {
       absl::MutexLock lock(&mu_);
+      idle_.fetch_add(1, std::memory_order_relaxed);
       mu_.Await(absl::Condition(
           +[](Executor* e) ABSL_NO_THREAD_SAFETY_ANALYSIS {
             return e->stopping_ || !e->queue_.empty();
           },
           this));
+      idle_.fetch_sub(1, std::memory_order_relaxed);
       if (queue_.empty()) return;  // stopping, and nothing left
       fn = std::move(queue_.front());
       queue_.pop_front();
+      waiting_.store(static_cast<int64_t>(queue_.size()), std::memory_order_relaxed);
     }
     fn();
   }

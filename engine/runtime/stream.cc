@@ -150,6 +150,7 @@ void Stream::Execute(StreamTask& task) {
   } else if (task.kernel) {
     {
       ExecContext context(&lanes_);
+      Executor::AllowYields pieces;  // a long kernel lets other streams' turns run between pieces
       status = task.kernel();
       launched = context.launched();
       error_slots = context.TakeErrorSlots();

@@ -8,6 +8,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "engine/runtime/executor.h"
 
 namespace tensord::engine {
 namespace {
@@ -24,12 +25,14 @@ struct Job {
   int helpers_wanted = 0;  // guarded by the pool mutex
   int users = 0;           // workers inside RunChunks; guarded by the pool mutex
 
-  void RunChunks() {
+  // `yields`: between chunks, lend the thread to waiting executor work (the caller only).
+  void RunChunks(bool yields) {
     for (;;) {
       const int64_t c = next.fetch_add(1, std::memory_order_relaxed);
       if (c >= num_chunks) return;
       const int64_t b = begin + c * chunk;
       fn(b, std::min(end, b + chunk));
+      if (yields) Executor::YieldToWaiting();
     }
   }
 };
@@ -53,7 +56,7 @@ class Pool {
       job.helpers_wanted = helpers;
       queue_.push_back(&job);
     }
-    job.RunChunks();
+    job.RunChunks(/*yields=*/true);
     if (helpers > 0) {
       absl::MutexLock lock(&mu_);
       auto it = std::find(queue_.begin(), queue_.end(), &job);
@@ -75,7 +78,7 @@ class Pool {
         ++job->users;
         if (--job->helpers_wanted == 0) queue_.pop_front();
       }
-      job->RunChunks();
+      job->RunChunks(/*yields=*/false);
       absl::MutexLock lock(&mu_);
       --job->users;
     }
@@ -100,16 +103,23 @@ void ParallelFor(int64_t begin, int64_t end, int64_t grain,
   if (end <= begin) return;
   const int64_t range = end - begin;
   grain = std::max<int64_t>(grain, 1);
-  Pool& pool = GlobalPool();
-  if (range <= grain || pool.degree() == 1) {
+  if (range <= grain) {
     fn(begin, end);
     return;
   }
-  // A few chunks per thread balance uneven work without much overhead.
-  const int64_t max_chunks = int64_t{pool.degree()} * 4;
+  Pool& pool = GlobalPool();
+  // A few chunks per thread balance uneven work without much overhead; long work gets more, so
+  // that no chunk (the unit between yields) is long: kMaxChunkGrains grains at most.
+  constexpr int64_t kMaxChunkGrains = 16;
+  const int64_t max_chunks =
+      std::max(int64_t{pool.degree()} * 4, range / grain / kMaxChunkGrains);
   const int64_t num_chunks = std::min(max_chunks, (range + grain - 1) / grain);
   const int64_t chunk = (range + num_chunks - 1) / num_chunks;
   Job job{fn, begin, end, chunk, (range + chunk - 1) / chunk};
+  if (pool.degree() == 1) {
+    job.RunChunks(/*yields=*/true);
+    return;
+  }
   pool.Run(job);
 }
 

@@ -15,6 +15,10 @@ int ParallelismDegree();
 // on the calling thread and on idle pool workers. Returns when every chunk has run.
 // Safe to call from many threads at once and from inside fn (nested calls run inline when no
 // worker is idle): the caller always works on its own job, so it never waits for a busy pool.
+//
+// Long work is also cut into pieces of bounded size: between the pieces it runs itself, the
+// caller yields its thread to other streams' waiting work (Executor::YieldToWaiting), so that a
+// long kernel delays another session's small op by about one piece.
 void ParallelFor(int64_t begin, int64_t end, int64_t grain,
                  absl::FunctionRef<void(int64_t, int64_t)> fn);
 

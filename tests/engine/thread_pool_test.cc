@@ -1,9 +1,13 @@
 #include "engine/runtime/thread_pool.h"
 
 #include <atomic>
+#include <chrono>
+#include <optional>
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
+#include "engine/runtime/executor.h"
 #include "gtest/gtest.h"
 
 namespace tensord::engine {
@@ -41,6 +45,42 @@ TEST(ParallelForTest, NestedAndConcurrentCallsFinish) {
 }
 
 TEST(ParallelForTest, DegreeIsAtLeastOne) { EXPECT_GE(ParallelismDegree(), 1); }
+
+// A long ParallelFor inside a stream task's kernel (AllowYields) on an executor whose only
+// thread it holds: a closure posted meanwhile runs between the kernel's pieces, not after it.
+// Outside AllowYields (a closure that may hold a lock) it waits for the kernel.
+void RunLongKernel(bool allow_yields, std::atomic<bool>* posted_ran,
+                   std::atomic<bool>* seen_during, absl::Notification* started) {
+  std::optional<Executor::AllowYields> scope;
+  if (allow_yields) scope.emplace();
+  started->Notify();
+  ParallelFor(0, 4000, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      if (posted_ran->load()) seen_during->store(true);
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
+}
+
+TEST(ExecutorTest, LongKernelsLendTheirThreadBetweenPieces) {
+  for (bool allow : {true, false}) {
+    Executor executor(1);
+    std::atomic<bool> posted_ran{false}, seen_during{false};
+    absl::Notification started, kernel_done, other_done;
+    executor.Post([&] {
+      RunLongKernel(allow, &posted_ran, &seen_during, &started);
+      kernel_done.Notify();
+    });
+    started.WaitForNotification();
+    executor.Post([&] {
+      posted_ran.store(true);
+      other_done.Notify();
+    });
+    kernel_done.WaitForNotification();
+    other_done.WaitForNotification();
+    EXPECT_EQ(seen_during.load(), allow) << (allow ? "in a kernel" : "outside AllowYields");
+  }
+}
 
 }  // namespace
 }  // namespace tensord::engine

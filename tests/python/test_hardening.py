@@ -5,7 +5,8 @@ Each test starts its own tensord with the flags it needs and checks one promise:
   * no gRPC thread waits for a kernel: with 16 sessions blocked in data-dependent ops on long
     kernels, a health check and another session's view op answer within 100 ms;
   * the executor is fair: a small op of one session runs within milliseconds while another
-    session's long kernels run;
+    session's long kernels run, even when every executor thread is inside one long kernel
+    (long kernels run in pieces and lend their thread between pieces);
   * every byte held for a session is charged to it (download snapshots, queued WriteStorage
     payloads, the metadata of views), so a 64 MiB session cannot hold more;
   * memory goes back: after 1 GiB of sessions close, RSS returns to within 10% of the idle
@@ -87,7 +88,9 @@ def op(name, inputs=(), out=None, stream=0, **attrs):
     if out is not None:
         call.outputs.append(out)
     for key, value in attrs.items():
-        if isinstance(value, bool):
+        if key == "dtype":
+            call.attrs[key].dtype = value
+        elif isinstance(value, bool):
             call.attrs[key].b = value
         elif isinstance(value, int):
             call.attrs[key].i = value
@@ -212,6 +215,54 @@ def test_a_small_op_runs_while_another_session_runs_long_kernels(servers):
     latencies.sort()
     assert busy_still, f"the long kernels ended ({busy_s:.1f} s) before the small ops were measured"
     assert latencies[len(latencies) // 2] < 0.1, f"small op latencies {latencies}"
+
+
+def test_a_small_op_runs_while_every_thread_is_inside_one_long_kernel(servers):
+    # Two executor threads, three sessions each running ONE long kernel (a float64 matmul of
+    # about a second or more): every thread is inside a single kernel, a third kernel waits. A
+    # small op of a fourth session still starts within one piece of those kernels.
+    server = servers("--session-ttl=120s", "--threads=2")
+    n = 3072
+    busy = []
+    for _ in range(3):
+        sid = server.open_session()
+        a = server.new_id()
+        assert not run_ops(server, sid, op("randn", out=a, size=[n, n],
+                                           dtype=pb.DTYPE_FLOAT64)).HasField("error")
+        busy.append((sid, a))
+    syncs = []
+    t0 = time.monotonic()
+    for sid, a in busy:
+        assert not run_ops(server, sid, op("mm", [a, a], out=a + 2)).HasField("error")
+        syncs.append(server.unary("Synchronize", pb.SynchronizeResponse).future(
+            pb.SynchronizeRequest(session_id=sid), timeout=300))
+    time.sleep(0.3)  # the kernels are running
+    small = server.open_session()
+    x = server.new_id()
+    latencies = []
+    for i in range(8):
+        t1 = time.monotonic()
+        response = run_ops(server, small, op("full", out=x + i, size=[16], fill_value=float(i)),
+                           op("mul", [x + i], out=x + 100 + i, other=2.0))
+        assert not response.HasField("error")
+        data = download(server, small, x + 100 + i)
+        assert list(memoryview(data).cast("f")) == [2.0 * i] * 16
+        latencies.append(time.monotonic() - t1)
+    busy_still = sum(not s.done() for s in syncs)
+    for s in syncs:
+        s.result()
+    busy_s = time.monotonic() - t0
+    # The products are right (each row of a @ a against a few entries computed here).
+    sid, a = busy[0]
+    row = memoryview(download(server, sid, a)).cast("d")
+    prod = memoryview(download(server, sid, a + 2)).cast("d")
+    for j in (0, 1, n - 1):
+        expect = sum(row[k] * row[k * n + j] for k in range(n))
+        assert abs(prod[j] - expect) <= 1e-9 * max(1.0, abs(expect)), (j, prod[j], expect)
+    latencies.sort()
+    assert latencies[len(latencies) // 2] < 0.1, f"small op latencies {latencies}"
+    assert latencies[-1] < 0.5, f"small op latencies {latencies}"
+    assert busy_still >= 2, f"the long kernels ended ({busy_s:.1f} s) before the small ops ran"
 
 
 def test_every_byte_held_for_a_session_is_charged(servers):

@@ -1,0 +1,273 @@
+#include "engine/cpu/indexing_kernels.h"
+
+#include <cstring>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "engine/core/errors.h"
+#include "engine/core/scalar.h"
+#include "engine/cpu/copy_kernel.h"
+#include "engine/kernels/convert.h"
+#include "engine/kernels/element_math.h"
+#include "engine/runtime/executor.h"
+
+namespace tensord::engine::cpu {
+namespace {
+
+int64_t IndexAt(const Tensor& index, int64_t elem_offset) {
+  const char* p = index.data() + elem_offset * index.itemsize();
+  if (index.dtype() == DType::kInt32) return *reinterpret_cast<const int32_t*>(p);
+  return *reinterpret_cast<const int64_t*>(p);
+}
+
+// Element offset (in elements) of the multi-index `idx` through `t`'s strides.
+inline int64_t OffsetOf(const Tensor& t, const int64_t* idx) {
+  int64_t off = 0;
+  for (int64_t d = 0; d < t.dim(); ++d) off += idx[d] * t.stride(d);
+  return off;
+}
+
+// Element offset of row-major position k of `t`.
+int64_t RowMajorOffset(const Tensor& t, int64_t k) {
+  int64_t offset = 0;
+  for (int64_t d = t.dim() - 1; d >= 0; --d) {
+    const int64_t size = t.size(d);
+    offset += (k % size) * t.stride(d);
+    k /= size;
+  }
+  return offset;
+}
+
+// Calls fn(multi_index) for every index of `sizes`, in row-major order, until it returns false.
+// A long loop yields its thread to other streams' work now and then (Executor::YieldToWaiting).
+template <typename Fn>
+void ForEachIndex(IntList sizes, Fn&& fn) {
+  constexpr int64_t kPiece = int64_t{1} << 20;
+  const int64_t nd = static_cast<int64_t>(sizes.size());
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  if (n == 0) return;
+  int64_t idx[kMaxRank] = {};
+  for (int64_t i = 0; i < n; ++i) {
+    if (!fn(static_cast<const int64_t*>(idx))) return;
+    for (int64_t d = nd - 1; d >= 0; --d) {
+      if (++idx[d] < sizes[d]) break;
+      idx[d] = 0;
+    }
+    if ((i + 1) % kPiece == 0) Executor::YieldToWaiting();
+  }
+}
+
+template <typename T>
+bool Nonzero(const char* p) {
+  return static_cast<Calc<T>>(*reinterpret_cast<const T*>(p)) != Calc<T>(0);
+}
+
+bool IsNonzero(DType d, const char* p) {
+  return DispatchDType(d, [&](auto t) { return Nonzero<decltype(t)>(p); });
+}
+
+// `t`'s sizes and strides without dim `d`.
+DimVector Without(IntList v, int64_t d) {
+  DimVector out(v.begin(), v.end());
+  out.erase(out.begin() + d);
+  return out;
+}
+
+}  // namespace
+
+absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t d, const Tensor& index) {
+  const int64_t n = index.numel();
+  const int64_t limit = self.dim() == 0 ? 1 : self.size(d);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t k = IndexAt(index, index.dim() == 0 ? 0 : i * index.stride(0));
+    if (k < 0) {  // torch 1.13's CPU kernel takes no negative indices
+      return RuntimeError("index_select", absl::StrCat("INDICES element is out of DATA bounds, "
+                                                       "id=", k, " axis_dim=", limit));
+    }
+    if (k >= limit) return IndexError("index_select", "index out of range in self");
+  }
+  if (self.dim() == 0) {
+    for (int64_t i = 0; i < n; ++i) {
+      std::memcpy(out.data() + i * self.itemsize(), self.data(),
+                  static_cast<size_t>(self.itemsize()));
+    }
+    return absl::OkStatus();
+  }
+  const DimVector sizes = Without(self.sizes(), d);
+  const DimVector src_strides = Without(self.strides(), d);
+  const DimVector dst_strides = Without(out.strides(), d);
+  const int64_t w = self.itemsize();
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t k = IndexAt(index, index.dim() == 0 ? 0 : i * index.stride(0));
+    const StridedRef src{self.data() + k * self.stride(d) * w, self.dtype(), src_strides};
+    const StridedRef dst{out.data() + i * out.stride(d) * w, out.dtype(), dst_strides};
+    CopyStrided(sizes, dst, src);
+    Executor::YieldToWaiting();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Gather(const Tensor& out, const Tensor& self, int64_t d, const Tensor& index) {
+  const int64_t limit = self.dim() == 0 ? 1 : self.size(d);
+  const int64_t w = self.itemsize();
+  char* dst = out.data();
+  int64_t i = 0;
+  absl::Status status;
+  ForEachIndex(index.sizes(), [&](const int64_t* idx) {
+    int64_t k = IndexAt(index, OffsetOf(index, idx));
+    if (k < -limit || k >= limit) {
+      status = RuntimeError("gather", absl::StrCat("index ", k, " is out of bounds for "
+                                                   "dimension ", d, " with size ", limit));
+      return false;
+    }
+    if (k < 0) k += limit;
+    int64_t off = 0;
+    for (int64_t x = 0; x < self.dim(); ++x) off += (x == d ? k : idx[x]) * self.stride(x);
+    std::memcpy(dst + (i++) * w, self.data() + off * w, static_cast<size_t>(w));
+    return true;
+  });
+  return status;
+}
+
+absl::Status Scatter(absl::string_view op, const Tensor& self, int64_t d, const Tensor& index,
+                     const Tensor& src, const Scalar* value, bool add) {
+  const int64_t limit = self.dim() == 0 ? 1 : self.size(d);
+  // Every index is checked before anything is written.
+  absl::Status status;
+  ForEachIndex(index.sizes(), [&](const int64_t* idx) {
+    const int64_t k = IndexAt(index, OffsetOf(index, idx));
+    if (k < -limit || k >= limit) {
+      status = RuntimeError(op, absl::StrCat("index ", k, " is out of bounds for dimension ", d,
+                                             " with size ", limit));
+      return false;
+    }
+    return true;
+  });
+  if (!status.ok()) return status;
+  DispatchDType(self.dtype(), [&](auto t) {
+    using T = decltype(t);
+    using C = Calc<T>;
+    T fill{};
+    if (value != nullptr) {
+      const uint64_t bits = FillPattern(self.dtype(), *value);
+      std::memcpy(&fill, &bits, sizeof(T));
+    }
+    ForEachIndex(index.sizes(), [&](const int64_t* idx) {
+      int64_t k = IndexAt(index, OffsetOf(index, idx));
+      if (k < 0) k += limit;
+      int64_t off = 0;
+      for (int64_t x = 0; x < self.dim(); ++x) off += (x == d ? k : idx[x]) * self.stride(x);
+      T* dst = self.data_as<T>() + off;
+      const T v = value != nullptr ? fill : src.data_as<T>()[OffsetOf(src, idx)];
+      if (add) {
+        *dst = Convert<T>(static_cast<C>(*dst) + static_cast<C>(v));
+      } else {
+        *dst = v;
+      }
+      return true;
+    });
+  });
+  return absl::OkStatus();
+}
+
+absl::Status Take(const Tensor& out, const Tensor& self, const Tensor& index) {
+  const int64_t n = self.numel();
+  if (index.numel() > 0 && n == 0) {
+    return IndexError("take", "cannot take from an empty tensor");
+  }
+  const int64_t w = self.itemsize();
+  const bool contiguous = self.is_contiguous();
+  char* to = out.data();
+  int64_t i = 0;
+  absl::Status status;
+  ForEachIndex(index.sizes(), [&](const int64_t* idx) {
+    int64_t k = IndexAt(index, OffsetOf(index, idx));
+    if (k < -n || k >= n) {
+      status = IndexError("take", absl::StrCat("out of range: tried to access index ", k,
+                                               " on a tensor of ", n, " elements."));
+      return false;
+    }
+    if (k < 0) k += n;
+    const int64_t off = contiguous ? k : RowMajorOffset(self, k);
+    std::memcpy(to + (i++) * w, self.data() + off * w, static_cast<size_t>(w));
+    return true;
+  });
+  return status;
+}
+
+absl::Status Put(const Tensor& self, const Tensor& index, const Tensor& source, bool accumulate) {
+  const int64_t n = self.numel();
+  const int64_t count = index.numel();
+  // Every index is checked before anything is written.
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t k = IndexAt(index, RowMajorOffset(index, i));
+    if (k < -n || k >= n) {
+      return IndexError("put_", absl::StrCat("out of range: tried to access index ", k,
+                                             " on a tensor of ", n, " elements."));
+    }
+  }
+  const int64_t w = self.itemsize();
+  const bool contiguous = self.is_contiguous();
+  // The i-th (row-major) index and source element, and where it goes in self.
+  const auto target = [&](int64_t i) {
+    int64_t k = IndexAt(index, RowMajorOffset(index, i));
+    if (k < 0) k += n;
+    return contiguous ? k : RowMajorOffset(self, k);
+  };
+  if (!accumulate) {
+    for (int64_t i = 0; i < count; ++i) {
+      std::memcpy(self.data() + target(i) * w, source.data() + RowMajorOffset(source, i) * w,
+                  static_cast<size_t>(w));
+    }
+    return absl::OkStatus();
+  }
+  DispatchDType(self.dtype(), [&](auto t) {
+    using T = decltype(t);
+    using C = Calc<T>;
+    for (int64_t i = 0; i < count; ++i) {
+      T& d = self.data_as<T>()[target(i)];
+      const T v = source.data_as<T>()[RowMajorOffset(source, i)];
+      d = Convert<T>(static_cast<C>(d) + static_cast<C>(v));
+    }
+  });
+  return absl::OkStatus();
+}
+
+int64_t CountNonzero(const Tensor& self) {
+  int64_t count = 0;
+  ForEachIndex(self.sizes(), [&](const int64_t* idx) {
+    count += IsNonzero(self.dtype(), self.data() + OffsetOf(self, idx) * self.itemsize());
+    return true;
+  });
+  return count;
+}
+
+void NonzeroIndices(const Tensor& self, const Tensor& out) {
+  const int64_t nd = self.dim();
+  const int64_t count = out.dim() == 2 ? out.size(1) : 0;
+  int64_t* o = out.data_as<int64_t>();
+  int64_t i = 0;
+  ForEachIndex(self.sizes(), [&](const int64_t* idx) {
+    if (IsNonzero(self.dtype(), self.data() + OffsetOf(self, idx) * self.itemsize())) {
+      for (int64_t d = 0; d < nd; ++d) o[d * count + i] = idx[d];
+      ++i;
+    }
+    return i < count;
+  });
+}
+
+void MaskedSelect(const Tensor& out, const Tensor& self, const Tensor& mask) {
+  const int64_t w = self.itemsize();
+  const int64_t count = out.numel();
+  int64_t i = 0;
+  ForEachIndex(mask.sizes(), [&](const int64_t* idx) {
+    if (*reinterpret_cast<const bool*>(mask.data() + OffsetOf(mask, idx))) {
+      std::memcpy(out.data() + (i++) * w, self.data() + OffsetOf(self, idx) * w,
+                  static_cast<size_t>(w));
+    }
+    return i < count;
+  });
+}
+
+}  // namespace tensord::engine::cpu

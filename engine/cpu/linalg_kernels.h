@@ -1,0 +1,16 @@
+// CPU matrix products: float32/float64 through BLAS (OpenBLAS), transposed operands passed as
+// such; other dtypes through a loop.
+#ifndef TENSORD_ENGINE_CPU_LINALG_KERNELS_H_
+#define TENSORD_ENGINE_CPU_LINALG_KERNELS_H_
+
+#include "engine/kernels/matmul.h"
+
+namespace tensord::engine::cpu {
+
+// Runs `call` (kernels/matmul.h). Long products run in row panels, yielding the thread to
+// other streams' work between panels (Executor::YieldToWaiting).
+void Matmul(const MatmulCall& call);
+
+}  // namespace tensord::engine::cpu
+
+#endif  // TENSORD_ENGINE_CPU_LINALG_KERNELS_H_

@@ -1,0 +1,55 @@
+// Counter-based random numbers (Philox4x32-10) and the distributions tensord draws from. The
+// server keeps no generator state: element i of a draw comes from counter offset + i under key
+// seed, on every device alike (the same seed gives the same numbers on the CPU and a GPU).
+#ifndef TENSORD_ENGINE_KERNELS_RANDOM_H_
+#define TENSORD_ENGINE_KERNELS_RANDOM_H_
+
+#include <cstdint>
+
+#include "engine/core/host_device.h"
+
+namespace tensord::engine {
+
+struct Philox {
+  uint32_t out[4];
+  TENSORD_HD Philox(uint64_t seed, uint64_t counter) {
+    uint32_t c0 = static_cast<uint32_t>(counter), c1 = static_cast<uint32_t>(counter >> 32);
+    uint32_t c2 = 0, c3 = 0;
+    uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+    for (int r = 0; r < 10; ++r) {
+      const uint64_t p0 = uint64_t{0xD2511F53} * c0;
+      const uint64_t p1 = uint64_t{0xCD9E8D57} * c2;
+      const uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1 ^ k0;
+      const uint32_t n1 = static_cast<uint32_t>(p1);
+      const uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c3 ^ k1;
+      const uint32_t n3 = static_cast<uint32_t>(p0);
+      c0 = n0, c1 = n1, c2 = n2, c3 = n3;
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    out[0] = c0, out[1] = c1, out[2] = c2, out[3] = c3;
+  }
+  // Uniform in [0, 1) with 24 (float) or 53 (double) random bits.
+  TENSORD_HD float Float(int i = 0) const {
+    return static_cast<float>(out[i] >> 8) * (1.0f / 16777216.0f);
+  }
+  TENSORD_HD double Double(int i = 0) const {
+    const uint64_t bits = (static_cast<uint64_t>(out[i]) << 21) ^ (out[i + 1] >> 11);
+    return static_cast<double>(bits & ((uint64_t{1} << 53) - 1)) * (1.0 / 9007199254740992.0);
+  }
+  TENSORD_HD uint64_t U64() const { return (static_cast<uint64_t>(out[0]) << 32) | out[1]; }
+};
+
+enum class Dist { kUniform, kNormal, kInt, kBernoulliScalar, kBernoulliTensor };
+
+// One draw: the distribution, its parameters and the counter range's key and start.
+struct DistArgs {
+  Dist dist;
+  double a = 0, b = 1;     // uniform [a, b); normal mean a, std b; bernoulli p a
+  int64_t lo = 0, hi = 0;  // randint [lo, hi)
+  uint64_t seed = 0, offset = 0;
+};
+
+}  // namespace tensord::engine
+
+#endif  // TENSORD_ENGINE_KERNELS_RANDOM_H_

@@ -12,7 +12,7 @@ export CCACHE_NOHASHDIR := true
 export CCACHE_MAXSIZE ?= 8G
 LAUNCHER = $(if $(shell command -v ccache),-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 
-.PHONY: deps configure build test run bench fuzz sanitize clean
+.PHONY: deps configure build test run install bench fuzz sanitize clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -32,6 +32,12 @@ test: build
 
 run: build
 	@exec ./$(BUILD_DIR)/tensord --listen=$(LISTEN) --device=cpu
+
+# The server (bin/tensord) and the C++ client as a CMake package: find_package(tensord), then
+# link tensord::client. PREFIX=/usr/local unless given.
+PREFIX ?= /usr/local
+install: build
+	@cmake --install $(BUILD_DIR) --prefix $(PREFIX)
 
 bench: build
 	@./scripts/run-benchmarks.sh $(BUILD_DIR)

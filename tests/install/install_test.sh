@@ -28,7 +28,7 @@ for _ in $(seq 100); do
   out=$("$work/consumer/consumer" "127.0.0.1:$port" 2>&1) && break
   sleep 0.1
 done
-expected=$'strides 24 4 1 12\nvalues 0 12 1 13 2 14 3 15 4 16 5 17 6 18 7 19 8 20 9 21 10 22 11 23'
+expected=$'strides 24 4 1 12\nvalues 0 12 1 13 2 14 3 15 4 16 5 17 6 18 7 19 8 20 9 21 10 22 11 23\nsums 66 210'
 if [ "$out" != "$expected" ]; then
   echo "consumer printed:"; echo "$out"; echo "expected:"; echo "$expected"
   exit 1

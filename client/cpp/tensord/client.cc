@@ -252,6 +252,27 @@ Attrs& Attrs::Number(const std::string& name, const Scalar& v) {
   v.ToProto(&values_[name]);
   return *this;
 }
+Attrs& Attrs::IntOrList(const std::string& name, const class IntOrList& v) {
+  if (v.is_list()) return Ints(name, v.ints());
+  return Int(name, v.ints()[0]);
+}
+
+Attrs& Attrs::None(const std::string& name) {
+  values_[name].set_none(true);
+  return *this;
+}
+
+TensorOrScalar::TensorOrScalar(const Tensor& t) : value_(t.state_) {}
+
+void TensorOrScalar::AddTo(const std::string& name, std::vector<Tensor>& inputs,
+                           Attrs& attrs) const {
+  if (const auto* t = std::get_if<std::shared_ptr<TensorState>>(&value_)) {
+    inputs.push_back(Tensor(*t));
+  } else {
+    attrs.Number(name, std::get<Scalar>(value_));
+  }
+}
+
 Attrs& Attrs::Dtype(const std::string& name, DType v) {
   values_[name].set_dtype(ToProto(v));
   return *this;

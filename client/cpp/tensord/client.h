@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -101,6 +102,27 @@ inline constexpr NoneIndex None{};
 inline constexpr EllipsisIndex Ellipsis{};
 using Index = std::variant<int64_t, Slice, NoneIndex, EllipsisIndex>;
 
+// An int or a list of ints (an attribute either form of which torch takes: sum's dim,
+// squeeze's dim, split's split_size), or nothing (an optional attribute left out):
+// t.sum(1), t.sum({0, 1}), t.sum().
+class IntOrList {
+ public:
+  IntOrList() = default;                                                     // absent
+  IntOrList(std::nullopt_t) {}                                               // NOLINT: absent
+  IntOrList(int v) : ints_{v}, state_(kInt) {}                               // NOLINT: implicit
+  IntOrList(int64_t v) : ints_{v}, state_(kInt) {}                           // NOLINT
+  IntOrList(std::vector<int64_t> v) : ints_(std::move(v)), state_(kList) {}  // NOLINT
+  IntOrList(std::initializer_list<int64_t> v) : ints_(v), state_(kList) {}   // NOLINT
+  bool has_value() const { return state_ != kAbsent; }
+  bool is_list() const { return state_ == kList; }
+  const std::vector<int64_t>& ints() const { return ints_; }
+
+ private:
+  enum State { kAbsent, kInt, kList };
+  std::vector<int64_t> ints_;
+  State state_ = kAbsent;
+};
+
 // Named op attributes for generic calls (Session::Call).
 class Attrs {
  public:
@@ -111,6 +133,9 @@ class Attrs {
   Attrs& Dtype(const std::string& name, DType v);
   Attrs& Device(const std::string& name, const std::string& v);
   Attrs& IndexList(const std::string& name, const std::vector<Index>& items);
+  Attrs& IntOrList(const std::string& name, const class IntOrList& v);
+  // An explicit None (an optional input left out, as clamp's min in clamp(max=1)).
+  Attrs& None(const std::string& name);
   const std::map<std::string, v1::AttrValue>& values() const { return values_; }
 
  private:
@@ -119,8 +144,26 @@ class Attrs {
 
 class Session;
 class TypedStorage;
+class Tensor;
 struct SessionState;
 struct TensorState;
+
+// An op input that may be a tensor or a number, as torch's Tensor-or-Scalar overloads: a
+// number travels as the op's attribute of the input's name.
+class TensorOrScalar {
+ public:
+  TensorOrScalar(const Tensor& t);                        // NOLINT: implicit, like Python
+  TensorOrScalar(const Scalar& v) : value_(v) {}          // NOLINT
+  TensorOrScalar(bool v) : value_(Scalar(v)) {}           // NOLINT
+  TensorOrScalar(int v) : value_(Scalar(v)) {}            // NOLINT
+  TensorOrScalar(int64_t v) : value_(Scalar(v)) {}        // NOLINT
+  TensorOrScalar(double v) : value_(Scalar(v)) {}         // NOLINT
+  // Appends the tensor to `inputs`, or sets the number as attribute `name`.
+  void AddTo(const std::string& name, std::vector<Tensor>& inputs, Attrs& attrs) const;
+
+ private:
+  std::variant<std::shared_ptr<TensorState>, Scalar> value_;
+};
 
 // A handle to a tensor on the server.
 class Tensor {
@@ -199,6 +242,10 @@ class Tensor {
   const Tensor& fill_(const Scalar& value) const;
   const Tensor& zero_() const;
 
+  // ---- Every other op of the registry, typed: t.add(u), t.add(2), t.matmul(u),
+  // t.sum({1}, true), t.clamp(0.0, 1.0), t.add_(1) (generated; see client/cpp/codegen) ----
+#include "tensord/generated/tensor_methods.inc"
+
   // ---- Data ----
   // The elements in row-major order (as of .contiguous()), once the work writing them is done.
   absl::StatusOr<std::string> bytes() const;
@@ -216,6 +263,7 @@ class Tensor {
  private:
   friend class Session;
   friend class TypedStorage;
+  friend class TensorOrScalar;
   explicit Tensor(std::shared_ptr<TensorState> state) : state_(std::move(state)) {}
   Tensor Op(const std::string& name, std::vector<Tensor> others, Attrs attrs) const;
   absl::StatusOr<std::vector<Tensor>> MultiOp(const std::string& name, Attrs attrs) const;
@@ -297,6 +345,10 @@ class Session {
     if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
     return from_bytes(sizes, DTypeOf<T>(), bytes);
   }
+
+  // ---- Every other factory and op of the registry that takes no `self`, typed: s.rand({2, 3}),
+  // s.randn({4}, std::nullopt, std::nullopt, 7), s.where(cond, a, b) (generated) ----
+#include "tensord/generated/session_methods.inc"
 
   // Any op of the registry (ListOps), by name.
   Tensor Call(const std::string& op, const std::vector<Tensor>& inputs, const Attrs& attrs = {});

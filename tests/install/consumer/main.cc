@@ -17,14 +17,19 @@ int main(int argc, char** argv) {
   tensord::client::Tensor p = s->arange(24).view({1, 2, 3, 4}).permute({0, 2, 3, 1});
   absl::StatusOr<std::vector<int64_t>> strides = p.stride();
   absl::StatusOr<std::vector<int64_t>> values = p.contiguous().to_vector<int64_t>();
-  if (!strides.ok() || !values.ok()) {
-    std::fprintf(stderr, "%s\n", (!strides.ok() ? strides.status() : values.status()).ToString().c_str());
-    return 1;
+  absl::StatusOr<std::vector<int64_t>> sums = p.sum({1, 2}).to_vector<int64_t>();  // typed op
+  for (const absl::Status& status : {strides.status(), values.status(), sums.status()}) {
+    if (!status.ok()) {
+      std::fprintf(stderr, "%s\n", status.ToString().c_str());
+      return 1;
+    }
   }
   std::printf("strides");
   for (int64_t v : *strides) std::printf(" %lld", static_cast<long long>(v));
   std::printf("\nvalues");
   for (int64_t v : *values) std::printf(" %lld", static_cast<long long>(v));
+  std::printf("\nsums");
+  for (int64_t v : *sums) std::printf(" %lld", static_cast<long long>(v));
   std::printf("\n");
   return 0;
 }

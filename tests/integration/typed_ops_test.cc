@@ -1,0 +1,95 @@
+// The C++ client's typed op methods (generated from the op registry, client/cpp/codegen) against
+// a real server: numbers where torch takes Tensor-or-Scalar, optional attributes left to the
+// server's (torch's) defaults, in-place methods, overloads (max and max.dim), factories, and
+// the same wire call as the untyped Session::Call. Expected values are torch 1.13's.
+#include <vector>
+
+#include "tests/integration/fixture.h"
+
+namespace tensord::testing {
+namespace {
+
+using client::Attrs;
+using client::DType;
+using client::Tensor;
+using F = std::vector<float>;
+using L = std::vector<int64_t>;
+
+class TypedOpsTest : public ServerTest {
+ protected:
+  Tensor A() { return session_.arange(6).view({2, 3}); }  // int64 [[0, 1, 2], [3, 4, 5]]
+};
+
+TEST_F(TypedOpsTest, TensorOrNumberInputsAndOptionalAttributes) {
+  Tensor a = A();
+  Tensor b = session_.full({3}, 2.0);
+  EXPECT_EQ(*a.add(b).to_vector<float>(), F({2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(*a.add(b, 3).to_vector<float>(), F({6, 7, 8, 9, 10, 11}));  // alpha
+  Tensor n = a.add(2);  // an int stays int64, as torch's
+  EXPECT_EQ(*n.dtype(), DType::kInt64);
+  EXPECT_EQ(*n.to_vector<int64_t>(), L({2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(*a.mul(2.5).to_vector<float>(), F({0, 2.5, 5, 7.5, 10, 12.5}));
+  EXPECT_EQ(*a.pow(2).to_vector<int64_t>(), L({0, 1, 4, 9, 16, 25}));
+}
+
+TEST_F(TypedOpsTest, ReductionsTakeAnIntOrAListOfDims) {
+  Tensor a = A();
+  Tensor s = a.sum({1}, true);
+  EXPECT_EQ(*s.sizes(), L({2, 1}));
+  EXPECT_EQ(*s.to_vector<int64_t>(), L({3, 12}));
+  EXPECT_EQ(*a.sum(1).sizes(), L({2}));
+  EXPECT_EQ(*a.sum({0, 1}).dim(), 0);
+  EXPECT_EQ(*a.sum({0, 1}).to_vector<int64_t>(), L({15}));
+  EXPECT_EQ(*a.sum({0}, true).sizes(), L({1, 3}));
+  EXPECT_EQ(*a.sum().to_vector<int64_t>(), L({15}));
+  EXPECT_EQ(*a.sum().dim(), 0);
+  EXPECT_EQ(*a.sum(std::nullopt, std::nullopt, DType::kFloat64).dtype(), DType::kFloat64);
+}
+
+TEST_F(TypedOpsTest, MatmulOverloadsAndMultipleOutputs) {
+  Tensor m = A().to(DType::kFloat32);
+  EXPECT_EQ(*m.matmul(m.t()).to_vector<float>(), F({5, 14, 14, 50}));
+  EXPECT_EQ(*m.max().to_vector<float>(), F({5}));
+  absl::StatusOr<std::vector<Tensor>> vi = m.max(1);  // max.dim: (values, indices)
+  ASSERT_OK(vi.status());
+  ASSERT_EQ(vi->size(), 2u);
+  EXPECT_EQ(*(*vi)[0].to_vector<float>(), F({2, 5}));
+  EXPECT_EQ(*(*vi)[1].to_vector<int64_t>(), L({2, 2}));
+}
+
+TEST_F(TypedOpsTest, OptionalInputsMayBeNumbersTensorsOrAbsent) {
+  Tensor f = session_.arange(-2, 3).to(DType::kFloat32);
+  EXPECT_EQ(*f.clamp(-1.0, 1.0).to_vector<float>(), F({-1, -1, 0, 1, 1}));
+  EXPECT_EQ(*f.clamp(std::nullopt, 0.5).to_vector<float>(), F({-2, -1, 0, 0.5, 0.5}));
+  EXPECT_EQ(*f.clamp(session_.zeros({5})).to_vector<float>(), F({0, 0, 0, 1, 2}));
+  Tensor a = A();
+  EXPECT_EQ(*session_.where(a.gt(2), a, 0).to_vector<int64_t>(), L({0, 0, 0, 3, 4, 5}));
+}
+
+TEST_F(TypedOpsTest, InPlaceMethodsWriteThroughAndReturnTheirTensor) {
+  Tensor x = session_.zeros({3});
+  const Tensor& same = x.add_(1);
+  EXPECT_EQ(same.id(), x.id());
+  x.mul_(4).sub_(1);
+  EXPECT_EQ(*x.to_vector<float>(), F({3, 3, 3}));
+}
+
+TEST_F(TypedOpsTest, FactoriesMatchTheUntypedCall) {
+  Tensor typed = session_.randn({4}, std::nullopt, std::nullopt, 7);
+  Tensor untyped = session_.Call("randn", {}, Attrs().Ints("size", {4}).Int("seed", 7));
+  EXPECT_EQ(*typed.to_vector<float>(), *untyped.to_vector<float>());
+  EXPECT_EQ(*session_.randint({100}, 5, 2, DType::kInt32).dtype(), DType::kInt32);
+}
+
+TEST_F(TypedOpsTest, AnOpsErrorIsTorchsAndNamesTheOp) {
+  Tensor m = A().to(DType::kFloat32);
+  Tensor bad = m.matmul(session_.zeros({4}));
+  absl::Status status = bad.status();
+  EXPECT_FALSE(status.ok());
+  EXPECT_EQ(client::ErrorKind(status), "RuntimeError");
+  EXPECT_NE(status.message().find("matmul"), std::string::npos) << status;
+  EXPECT_NE(status.message().find("size mismatch"), std::string::npos) << status;
+}
+
+}  // namespace
+}  // namespace tensord::testing

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/core/errors.h"
+#include "engine/runtime/meta_backend.h"
 
 namespace tensord::engine {
 namespace {
@@ -11,7 +12,6 @@ namespace {
 constexpr int kMaxCudaDevices = 16;
 std::atomic<Backend*> cuda_backends[kMaxCudaDevices];
 std::atomic<Backend*> cpu_backend{nullptr};
-std::atomic<Backend*> cpu_override{nullptr};
 
 }  // namespace
 
@@ -61,21 +61,14 @@ void RegisterBackend(Backend* backend) {
   }
 }
 
-void OverrideBackend(Backend* backend) {
-  if (backend->device().is_cpu()) {
-    cpu_override.store(backend, std::memory_order_release);
-  } else {
-    RegisterBackend(backend);
-  }
-}
-
 absl::StatusOr<Backend*> BackendFor(Device device) {
-  if (device.is_cpu()) {
-    if (Backend* b = cpu_override.load(std::memory_order_acquire)) return b;
+  if (InMetadataOnlyScope()) {
+    if (Backend* b = MetadataOnlyBackend(device)) return b;
+  } else if (device.is_cpu()) {
     if (Backend* b = cpu_backend.load(std::memory_order_acquire)) return b;
     return absl::FailedPreconditionError(
         "no CPU backend: this program links the planning library alone (tensord_plan) without "
-        "the engine's kernels (tensord_engine), and did not call UseMetadataOnlyBackends()");
+        "the engine's kernels (tensord_engine); plan inside a MetadataOnlyScope");
   }
   if (device.index >= 0 && device.index < kMaxCudaDevices) {
     if (Backend* b = cuda_backends[device.index].load(std::memory_order_acquire)) return b;

@@ -127,14 +127,12 @@ class Backend {
 };
 
 // The backend of `device`; FAILED_PRECONDITION when this build or machine has no such device.
+// Inside a MetadataOnlyScope (meta_backend.h), the device's metadata-only backend.
 absl::StatusOr<Backend*> BackendFor(Device device);
 
 // Registers a backend for a device: the CPU's registers itself in every program that links the
 // engine (cpu/cpu_backend.h); the CUDA backend does so when a GPU is present.
 void RegisterBackend(Backend* backend);
-// Makes `backend` (never freed) the one of its device, the CPU's included: for planning on
-// metadata alone (meta_backend.h).
-void OverrideBackend(Backend* backend);
 
 }  // namespace tensord::engine
 

@@ -80,11 +80,28 @@ class MetaBackend final : public Backend {
 
 }  // namespace
 
-void UseMetadataOnlyBackends(int num_cuda_devices) {
-  OverrideBackend(new MetaBackend(kCpu));
-  for (int i = 0; i < num_cuda_devices; ++i) {
-    OverrideBackend(new MetaBackend(Device{DeviceType::kCUDA, i}));
-  }
+namespace {
+thread_local bool metadata_only = false;
+constexpr int kMaxCudaDevices = 16;
+}  // namespace
+
+MetadataOnlyScope::MetadataOnlyScope() : previous_(metadata_only) { metadata_only = true; }
+MetadataOnlyScope::~MetadataOnlyScope() { metadata_only = previous_; }
+
+bool InMetadataOnlyScope() { return metadata_only; }
+
+Backend* MetadataOnlyBackend(Device device) {
+  static MetaBackend* const cpu = new MetaBackend(kCpu);
+  static MetaBackend* const* const cuda = [] {
+    auto** backends = new MetaBackend*[kMaxCudaDevices];
+    for (int i = 0; i < kMaxCudaDevices; ++i) {
+      backends[i] = new MetaBackend(Device{DeviceType::kCUDA, i});
+    }
+    return backends;
+  }();
+  if (device.is_cpu()) return cpu;
+  if (device.index >= 0 && device.index < kMaxCudaDevices) return cuda[device.index];
+  return nullptr;
 }
 
 }  // namespace tensord::engine

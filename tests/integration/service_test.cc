@@ -61,31 +61,74 @@ TEST_F(ServiceTest, SessionIdsAreRandom128BitHex) {
   EXPECT_GT(differing, 16);  // not a counter
 }
 
-TEST_F(ServiceTest, PipeliningSendsAChainAsOneBatch) {
+// A session whose ops the server plans (as with a client of another registry version).
+absl::StatusOr<client::Session> OpenServerPlanned(std::shared_ptr<grpc::Channel> channel) {
+  setenv("TENSORD_LOCAL_PLANNING", "0", 1);
+  absl::StatusOr<client::Session> s = client::Session::Open(channel);
+  unsetenv("TENSORD_LOCAL_PLANNING");
+  return s;
+}
+
+TEST_F(ServiceTest, MetadataIsPlannedHereAndAChainGoesAsOneBatch) {
   const int64_t before = session_.batches_sent();
   Tensor t = session_.arange(24.0);
   Tensor u = t.view({2, 3, 4}).transpose(0, 2).contiguous().flatten().unsqueeze(0).t();
-  EXPECT_EQ(session_.batches_sent(), before);  // nothing sent yet
-  ASSERT_OK_AND_ASSIGN(auto sizes, u.sizes());  // metadata is needed: one batch goes
+  ASSERT_OK_AND_ASSIGN(auto sizes, u.sizes());  // planned here: no round trip
   EXPECT_EQ(sizes, (std::vector<int64_t>{24, 1}));
-  EXPECT_EQ(session_.batches_sent(), before + 1);
-  EXPECT_EQ(session_.ops_sent(), 7);
   EXPECT_EQ(*u.stride(), (std::vector<int64_t>{1, 24}));
-  EXPECT_EQ(session_.batches_sent(), before + 1);  // known now: no more traffic
+  EXPECT_EQ(*t.view({4, 6}).storage_offset(), 0);
+  EXPECT_EQ(*t.view({4, 6}).data_ptr(), *t.data_ptr());  // one storage, one address
+  EXPECT_NE(*u.data_ptr(), *t.data_ptr());                // contiguous() copied
+  EXPECT_EQ(session_.batches_sent(), before);
+  ASSERT_OK(session_.Synchronize());  // the data is needed: one batch goes
+  EXPECT_EQ(session_.batches_sent(), before + 1);
+  EXPECT_EQ(session_.ops_sent(), 9);  // the chain's 7 and the two views asked about
+  EXPECT_EQ((*u.to_vector<float>())[0], 0.0f);
 }
 
-TEST_F(ServiceTest, AnErrorInABatchNamesTheOpAndStopsThere) {
+TEST_F(ServiceTest, WithoutLocalPlanningMetadataTakesOneBatch) {
+  ASSERT_OK_AND_ASSIGN(client::Session s, OpenServerPlanned(channel_));
+  Tensor u = s.arange(24.0).view({2, 3, 4}).transpose(0, 2).contiguous().flatten();
+  EXPECT_EQ(s.batches_sent(), 0);
+  ASSERT_OK_AND_ASSIGN(auto sizes, u.sizes());  // metadata is needed: one batch goes
+  EXPECT_EQ(sizes, (std::vector<int64_t>{24}));
+  EXPECT_EQ(s.batches_sent(), 1);
+  EXPECT_EQ(*u.stride(), (std::vector<int64_t>{1}));
+  EXPECT_EQ(s.batches_sent(), 1);  // known now: no more traffic
+}
+
+TEST_F(ServiceTest, AnOpsErrorIsKnownAtItsCallAndNothingIsSent) {
   Tensor a = session_.arange(6.0).view({2, 3});
+  const int64_t before = session_.batches_sent();
+  Tensor bad = a.transpose(0, 5);
+  // Known at the call, without a round trip, with torch's exception class.
+  EXPECT_THAT(bad.sizes().status(), StatusIsWith(absl::StatusCode::kOutOfRange, "transpose"));
+  EXPECT_EQ(client::ErrorKind(bad.sizes().status()), "IndexError");
+  Tensor on_bad = bad.contiguous();  // fails the same way, unsent
+  EXPECT_THAT(on_bad.sizes().status(), StatusIs(absl::StatusCode::kOutOfRange));
+  EXPECT_EQ(session_.batches_sent(), before);
+  Tensor after = a.t();
+  ASSERT_OK(session_.Flush());  // nothing the server refused
+  EXPECT_EQ(*after.sizes(), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(session_.ops_sent(), 3);  // arange, view, t: the failed ops never went
+}
+
+TEST_F(ServiceTest, AnOpTheServerRefusesFailsOnlyWhatDependsOnIt) {
+  // Planned by the server, the bad op is found there: it and what reads it fail; the batch's
+  // other ops still run.
+  ASSERT_OK_AND_ASSIGN(client::Session s, OpenServerPlanned(channel_));
+  Tensor a = s.arange(6.0).view({2, 3});
   Tensor bad = a.transpose(0, 5);
   Tensor after = a.t();
-  Tensor on_bad = bad.contiguous();  // never sent: its input failed
-  absl::Status flushed = session_.Flush();
+  Tensor on_bad = bad.contiguous();
+  Tensor later = after.contiguous();
+  absl::Status flushed = s.Flush();
   EXPECT_THAT(flushed, StatusIsWith(absl::StatusCode::kOutOfRange, "transpose"));
   EXPECT_THAT(bad.status(), StatusIs(absl::StatusCode::kOutOfRange));
-  EXPECT_THAT(after.status(), StatusIsWith(absl::StatusCode::kOutOfRange, "not run"));
   EXPECT_THAT(on_bad.status(), StatusIs(absl::StatusCode::kOutOfRange));
-  EXPECT_EQ(*a.sizes(), (std::vector<int64_t>{2, 3}));  // earlier ops took effect
-  EXPECT_EQ(*a.t().sizes(), (std::vector<int64_t>{3, 2}));
+  ASSERT_OK(after.status());
+  EXPECT_EQ(*after.sizes(), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(*later.to_vector<float>(), (std::vector<float>{0, 3, 1, 4, 2, 5}));
 }
 
 TEST_F(ServiceTest, ReleasesAreBatchedAndFreeMemory) {

@@ -68,10 +68,24 @@ TEST_F(TypedOpsTest, OptionalInputsMayBeNumbersTensorsOrAbsent) {
 
 TEST_F(TypedOpsTest, InPlaceMethodsWriteThroughAndReturnTheirTensor) {
   Tensor x = session_.zeros({3});
-  const Tensor& same = x.add_(1);
+  Tensor same = x.add_(1);
   EXPECT_EQ(same.id(), x.id());
   x.mul_(4).sub_(1);
   EXPECT_EQ(*x.to_vector<float>(), F({3, 3, 3}));
+}
+
+TEST_F(TypedOpsTest, ARefusedInPlaceOpReturnsItsErrorAndLeavesTheTensorAsItWas) {
+  Tensor x = session_.zeros({3});
+  Tensor refused = x.add_(session_.ones({4}));  // torch: RuntimeError, x unchanged
+  EXPECT_EQ(client::ErrorKind(refused.status()), "RuntimeError");
+  EXPECT_NE(refused.status().message().find("must match"), std::string::npos)
+      << refused.status();
+  Tensor i = session_.arange(3);
+  EXPECT_NE(i.add_(1.5).status().message().find("can't be cast"), std::string::npos);
+  ASSERT_OK(x.status());
+  x.add_(2);
+  EXPECT_EQ(*x.to_vector<float>(), F({2, 2, 2}));
+  EXPECT_EQ(*i.to_vector<int64_t>(), L({0, 1, 2}));
 }
 
 TEST_F(TypedOpsTest, FactoriesMatchTheUntypedCall) {

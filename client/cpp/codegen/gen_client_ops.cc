@@ -6,7 +6,8 @@
 //   gen_client_ops OUT_DIR   writes OUT_DIR/tensord/generated/{tensor_methods.inc,
 //                            session_methods.inc, ops.cc}
 //
-// An op whose first input is `self` becomes a Tensor method (in-place ops return *this), a
+// An op whose first input is `self` becomes a Tensor method (in-place ops return their tensor,
+// or a handle carrying the error when the op is refused at the call), a
 // factory a Session method, any other op with tensor inputs a Session method. View ops and the
 // few data ops the client writes by hand (client.h) are left to it.
 #include <cstdio>
@@ -86,10 +87,8 @@ void Emit(const OpDef& op, Generated& g) {
   const std::string fn = op.name.substr(0, op.name.find('.'));
   const bool method = !op.inputs.empty() && op.inputs[0] == "self";
   const bool in_place = op.kind == OpKind::kInPlace && method;
-  std::string ret = op.multi_output ? "absl::StatusOr<std::vector<Tensor>>"
-                    : in_place      ? "const Tensor&"
-                                    : "Tensor";
-  if (op.returns_nothing) ret = "void";
+  std::string ret = op.multi_output ? "absl::StatusOr<std::vector<Tensor>>" : "Tensor";
+  if (op.returns_nothing) ret = "absl::Status";
   // Parameters: tensor inputs (but self), then required attributes, then optional inputs and
   // attributes.
   std::vector<std::string> required, optional;
@@ -158,12 +157,12 @@ void Emit(const OpDef& op, Generated& g) {
          << body.str();
   const std::string session = method ? "session()" : "(*this)";
   if (op.returns_nothing) {
-    g.defs << "  " << session << ".CallNoOutput(\"" << op.name << "\", inputs, attrs);\n";
+    g.defs << "  return " << session << ".CallNoOutput(\"" << op.name << "\", inputs, attrs);\n";
   } else if (op.multi_output) {
     g.defs << "  return " << session << ".CallMulti(\"" << op.name << "\", inputs, attrs);\n";
   } else if (in_place) {
-    g.defs << "  " << session << ".CallNoOutput(\"" << op.name << "\", inputs, attrs);\n"
-           << "  return *this;\n";
+    g.defs << "  return AfterInPlace(" << session << ".CallNoOutput(\"" << op.name
+           << "\", inputs, attrs));\n";
   } else {
     g.defs << "  return " << session << ".Call(\"" << op.name << "\", inputs, attrs);\n";
   }

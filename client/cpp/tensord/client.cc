@@ -1,6 +1,7 @@
 #include "tensord/client.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <functional>
 #include <thread>
 #include <utility>
@@ -15,8 +16,19 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/support/channel_arguments.h"
-#include "tensord/wire.h"
+#include "absl/container/flat_hash_set.h"
+#include "engine/core/device.h"
+#include "engine/ops/op_registry.h"
+#include "engine/ops/plan_on_metadata.h"
 #include "tensord/v1/tensord.grpc.pb.h"
+#include "tensord/wire.h"
+#include "tensord/wire_attr.h"
+
+#define TENSORD_CLIENT_RETURN_IF_ERROR(expr)      \
+  do {                                            \
+    absl::Status status_ = (expr);                \
+    if (!status_.ok()) return status_;            \
+  } while (false)
 
 namespace tensord::client {
 
@@ -303,6 +315,16 @@ Attrs& Attrs::IndexList(const std::string& name, const std::vector<Index>& items
 
 // ---- Shared state -----------------------------------------------------------------------------
 
+// One buffered op: the tensors it makes, and where to put its outputs' metadata when only the
+// server's reply says how many there are (a list op the client could not plan).
+struct PendingOp {
+  // Weak: a tensor dropped before its op is sent goes (its id is released after the batch), and
+  // a session whose handles are all gone closes even with ops still buffered.
+  std::vector<std::weak_ptr<TensorState>> outputs;
+  std::vector<v1::TensorInfo>* capture = nullptr;
+  absl::Status* capture_error = nullptr;  // the op's own failure, with `capture`
+};
+
 struct SessionState {
   std::unique_ptr<v1::Tensord::Stub> stub;
   std::unique_ptr<grpc::GenericStub> raw;  // Upload and Download, as raw bytes
@@ -312,11 +334,19 @@ struct SessionState {
   bool closed = false;
   std::unique_ptr<LeaseRenewer> lease;  // while open
 
+  // Ops are planned here, with the server's own planners, when the two registries agree.
+  bool local_planning = false;
+  engine::Device default_device = engine::kCpu;
+
   absl::Mutex mu;
   uint64_t next_id ABSL_GUARDED_BY(mu) = 1;
+  // Storages of ops planned here are named here (the server names the others from 1 up): ids
+  // from 2^62, addresses (data_ptr) from 2^48, as the Python client's.
+  uint64_t next_local_storage ABSL_GUARDED_BY(mu) = uint64_t{1} << 62;
+  uint64_t next_local_address ABSL_GUARDED_BY(mu) = uint64_t{1} << 48;
   v1::RunOpsRequest pending ABSL_GUARDED_BY(mu);
   // The tensors made by each pending op, in order.
-  std::vector<std::vector<std::shared_ptr<TensorState>>> pending_outputs ABSL_GUARDED_BY(mu);
+  std::vector<PendingOp> pending_outputs ABSL_GUARDED_BY(mu);
   // Ids of dropped tensors, released after the next batch. Its own lock: tensors may be
   // destroyed while `mu` is held (NB: `mu` may be taken before `release_mu`, never after).
   absl::Mutex release_mu ABSL_ACQUIRED_AFTER(mu);
@@ -331,7 +361,16 @@ struct SessionState {
       ctx->AddMetadata("authorization", "Bearer " + options.auth_token);
     }
   }
+  // Sends the buffered ops. An op the server refuses (a limit) fails its outputs and the ops
+  // after it that read them; the batch's other ops are sent again. Returns the first failure.
   absl::Status FlushLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // Plans `op` here. std::nullopt: the server must plan it (no local planning, or outputs that
+  // depend on data). Inputs whose metadata only the server knows yet are sent first.
+  absl::StatusOr<std::optional<std::vector<TensorInfo>>> PlanLocked(
+      const std::string& op, const std::vector<Tensor>& inputs, const Attrs& attrs)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // Queues `call` (its inputs, stream and attributes set) with `outputs`.
+  void QueueLocked(v1::OpCall call, PendingOp outputs) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   void ReleaseLater(uint64_t id);
 };
 
@@ -365,60 +404,166 @@ void SessionState::ReleaseLater(uint64_t id) {
 }
 
 absl::Status SessionState::FlushLocked() {
-  std::vector<uint64_t> dropped;
-  {
-    absl::MutexLock lock(&release_mu);
-    dropped.swap(releases);
-  }
-  if (pending.ops_size() == 0 && dropped.empty()) return absl::OkStatus();
-  if (closed) return absl::FailedPreconditionError("the session is closed");
-  v1::RunOpsRequest request;
-  request.Swap(&pending);
-  request.set_session_id(id);
-  request.mutable_release_after()->Assign(dropped.begin(), dropped.end());
-  std::vector<std::vector<std::shared_ptr<TensorState>>> outputs;
-  outputs.swap(pending_outputs);
-  ops_sent += request.ops_size();
-  ++batches_sent;
-
-  grpc::ClientContext ctx;
-  Context(&ctx);
-  v1::RunOpsResponse response;
-  absl::Status status = FromGrpc(stub->RunOps(&ctx, request, &response), &ctx);
-  if (!status.ok()) {
-    for (auto& op : outputs) {
-      for (auto& t : op) t->error = status;
+  absl::Status first_error;
+  for (;;) {
+    std::vector<uint64_t> dropped;
+    {
+      absl::MutexLock lock(&release_mu);
+      dropped.swap(releases);
     }
-    return status;
-  }
-  for (int i = 0; i < response.results_size() && i < static_cast<int>(outputs.size()); ++i) {
-    const v1::OpResult& result = response.results(i);
-    for (int k = 0; k < result.outputs_size(); ++k) {
-      for (auto& t : outputs[i]) {
-        if (t->id == result.outputs(k).id()) {
-          t->info = InfoFromProto(result.outputs(k));
-          t->known = true;
+    if (pending.ops_size() == 0 && dropped.empty()) return first_error;
+    if (closed) return absl::FailedPreconditionError("the session is closed");
+    v1::RunOpsRequest request;
+    request.Swap(&pending);
+    request.set_session_id(id);
+    request.mutable_release_after()->Assign(dropped.begin(), dropped.end());
+    std::vector<PendingOp> ops;
+    ops.swap(pending_outputs);
+    // Outputs planned here need no metadata back.
+    bool all_known = true;
+    for (const PendingOp& op : ops) {
+      if (op.capture != nullptr) all_known = false;
+      for (const auto& w : op.outputs) {
+        if (auto t = w.lock()) all_known = all_known && t->known;
+      }
+    }
+    request.set_omit_metadata(all_known);
+    ops_sent += request.ops_size();
+    ++batches_sent;
+
+    grpc::ClientContext ctx;
+    Context(&ctx);
+    v1::RunOpsResponse response;
+    absl::Status status = FromGrpc(stub->RunOps(&ctx, request, &response), &ctx);
+    if (!status.ok()) {
+      for (auto& op : ops) {
+        for (auto& w : op.outputs) {
+          if (auto t = w.lock()) t->error = status;
+        }
+      }
+      return status;
+    }
+    for (int i = 0; i < response.results_size() && i < static_cast<int>(ops.size()); ++i) {
+      const v1::OpResult& result = response.results(i);
+      if (ops[i].capture != nullptr) {
+        ops[i].capture->assign(result.outputs().begin(), result.outputs().end());
+      }
+      for (const v1::TensorInfo& info : result.outputs()) {
+        for (auto& w : ops[i].outputs) {
+          auto t = w.lock();
+          if (t && t->id == info.id() && !t->known) {  // planned here: the client's stands
+            t->info = InfoFromProto(info);
+            t->known = true;
+          }
         }
       }
     }
-  }
-  if (response.has_error()) {
-    const int failed = response.error().op_index();
+    // Tensors dropped meanwhile are released with the next batch.
+    if (!response.has_error()) return first_error;
+    // The server stops a batch at its first failing op: that op and the later ones that read
+    // its outputs fail; the others are sent again, so no error lands on an op that does not
+    // depend on it.
+    const int failed = std::max(response.error().op_index(), 0);
     const absl::Status error = FromProtoError(response.error());
-    for (int i = std::max(failed, 0); i < static_cast<int>(outputs.size()); ++i) {
-      const absl::Status why =
-          i == failed ? error
-                      : absl::Status(error.code(),
-                                     absl::StrCat("not run: an earlier op of its batch failed: ",
-                                                  error.message()));
-      for (auto& t : outputs[i]) {
-        t->error = why;
-        t->id = 0;  // never registered: nothing to release
+    if (first_error.ok()) first_error = error;
+    absl::flat_hash_set<uint64_t> failed_ids;
+    v1::RunOpsRequest retry;
+    std::vector<PendingOp> retry_ops;
+    for (int i = failed; i < request.ops_size() && i < static_cast<int>(ops.size()); ++i) {
+      bool depends = i == failed;
+      for (uint64_t input : request.ops(i).inputs()) depends = depends || failed_ids.count(input);
+      if (!depends) {
+        *retry.add_ops() = request.ops(i);
+        retry_ops.push_back(std::move(ops[i]));
+        continue;
       }
+      for (uint64_t id : request.ops(i).outputs()) failed_ids.insert(id);
+      if (request.ops(i).output_id_start() != 0) {
+        // A list op's outputs: its reserved range.
+        for (uint64_t k = 0; k < kMultiOutputIds; ++k) {
+          failed_ids.insert(request.ops(i).output_id_start() + k);
+        }
+      }
+      for (auto& w : ops[i].outputs) {
+        if (auto t = w.lock()) {
+          t->error = error;
+          t->id = 0;  // never registered: nothing to release
+        }
+      }
+      if (ops[i].capture != nullptr) ops[i].capture->clear();
+      if (ops[i].capture_error != nullptr) *ops[i].capture_error = error;
     }
-    return error;
+    // In front of whatever was buffered meanwhile (nothing: the lock is held), in order.
+    for (v1::OpCall& call : *pending.mutable_ops()) *retry.add_ops() = std::move(call);
+    for (PendingOp& op : pending_outputs) retry_ops.push_back(std::move(op));
+    pending.Swap(&retry);
+    pending_outputs.swap(retry_ops);
+    if (pending.ops_size() == 0) return first_error;
   }
-  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<std::vector<TensorInfo>>> SessionState::PlanLocked(
+    const std::string& op, const std::vector<Tensor>& inputs, const Attrs& attrs) {
+  if (!local_planning) return std::nullopt;
+  bool unknown = false;
+  for (const Tensor& t : inputs) unknown = unknown || !t.state_->known;
+  if (unknown) (void)FlushLocked();  // made by an op only the server could plan
+  std::vector<engine::MetaInput> metas;
+  metas.reserve(inputs.size());
+  for (const Tensor& t : inputs) {
+    if (!t.state_->error.ok()) return t.state_->error;
+    if (!t.state_->known) return std::nullopt;
+    const TensorInfo& i = t.state_->info;
+    absl::StatusOr<engine::DType> dtype = engine::DTypeFromWire(ToProto(i.dtype), op);
+    absl::StatusOr<engine::Device> device = engine::ParseDevice(i.device);
+    if (!dtype.ok() || !device.ok()) return std::nullopt;  // the server judges it
+    metas.push_back(engine::MetaInput{
+        *dtype, *device, engine::DimVector(i.sizes.begin(), i.sizes.end()),
+        engine::DimVector(i.strides.begin(), i.strides.end()), i.storage_offset,
+        static_cast<int64_t>(i.storage_id), i.storage_nbytes});
+  }
+  std::vector<std::pair<std::string, engine::WireAttr>> wire;
+  wire.reserve(attrs.values().size());
+  for (const auto& [name, value] : attrs.values()) {
+    wire.emplace_back(name, wire::WireAttrFromProto(value));
+  }
+  absl::StatusOr<std::optional<std::vector<engine::MetaOutput>>> planned =
+      engine::PlanOnMetadata(op, metas, wire, default_device);
+  if (!planned.ok()) return planned.status();
+  if (!planned->has_value()) return std::nullopt;
+  std::vector<TensorInfo> infos;
+  for (const engine::MetaOutput& o : **planned) {
+    TensorInfo info;
+    info.sizes.assign(o.sizes.begin(), o.sizes.end());
+    info.strides.assign(o.strides.begin(), o.strides.end());
+    info.storage_offset = o.storage_offset;
+    info.dtype = FromProto(static_cast<v1::DType>(static_cast<int>(o.dtype) + 1));
+    info.device = o.device.ToString();
+    info.is_contiguous = o.is_contiguous;
+    info.storage_nbytes = o.storage_nbytes;
+    if (o.alias >= 0) {
+      const TensorInfo& base = inputs[o.alias].state_->info;
+      info.storage_id = base.storage_id;
+      info.storage_data_ptr = base.storage_data_ptr;
+    } else {
+      info.storage_id = next_local_storage++;
+      // Room for the bytes, 64-byte aligned, and a gap: no two storages touch (torch: an
+      // empty storage is at 0).
+      info.storage_data_ptr = o.storage_nbytes > 0 ? next_local_address : 0;
+      next_local_address += (static_cast<uint64_t>(o.storage_nbytes) + 63) / 64 * 64 + 64;
+    }
+    info.data_ptr = info.storage_data_ptr + info.storage_offset * ItemSize(info.dtype);
+    infos.push_back(std::move(info));
+  }
+  return infos;
+}
+
+void SessionState::QueueLocked(v1::OpCall call, PendingOp outputs) {
+  *pending.add_ops() = std::move(call);
+  pending_outputs.push_back(std::move(outputs));
+  if (static_cast<size_t>(pending.ops_size()) >= options.max_buffered_ops) {
+    (void)FlushLocked();  // errors stay with the tensors they concern
+  }
 }
 
 // ---- Session ----------------------------------------------------------------------------------
@@ -442,6 +587,13 @@ absl::StatusOr<Session> Session::Open(std::shared_ptr<grpc::Channel> channel,
   }
   state->id = response.session_id();
   state->device = response.device();
+  // Plan here when this client's op registry is the server's (TENSORD_LOCAL_PLANNING=0: never).
+  const char* local = std::getenv("TENSORD_LOCAL_PLANNING");
+  state->local_planning = (local == nullptr || std::string(local) != "0") &&
+                          response.op_registry_fingerprint() == engine::RegistryFingerprint();
+  if (absl::StatusOr<engine::Device> d = engine::ParseDevice(state->device); d.ok()) {
+    state->default_device = *d;
+  }
   state->lease = std::make_unique<LeaseRenewer>(channel, state->id, options.auth_token,
                                                 RenewInterval(response.ttl_seconds()));
   return Session(std::move(state));
@@ -450,53 +602,76 @@ absl::StatusOr<Session> Session::Open(std::shared_ptr<grpc::Channel> channel,
 const std::string& Session::id() const { return state_->id; }
 const std::string& Session::device() const { return state_->device; }
 
+namespace {
+
+// The op's call with its inputs, stream and attributes.
+v1::OpCall MakeCall(const std::string& op, const std::vector<Tensor>& inputs, const Attrs& attrs,
+                    uint64_t stream, const std::function<uint64_t(const Tensor&)>& id_of) {
+  v1::OpCall call;
+  call.set_op(op);
+  for (const Tensor& input : inputs) call.add_inputs(id_of(input));
+  call.set_stream(stream);
+  for (const auto& [name, value] : attrs.values()) (*call.mutable_attrs())[name] = value;
+  return call;
+}
+
+// An op on an undefined or failed tensor fails the same way, without a trip to the server.
+absl::Status InputsUsable(const std::string& op, const std::vector<Tensor>& inputs,
+                          const std::function<absl::Status(const Tensor&)>& error_of) {
+  for (const Tensor& input : inputs) {
+    if (!input.defined()) {
+      return absl::InvalidArgumentError(absl::StrCat(op, ": an input tensor is undefined"));
+    }
+    absl::Status error = error_of(input);
+    if (!error.ok()) return error;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 Tensor Session::Call(const std::string& op, const std::vector<Tensor>& inputs,
                      const Attrs& attrs) {
   SessionState& s = *state_;
   auto out = std::make_shared<TensorState>();
   out->session = state_;
   absl::MutexLock lock(&s.mu);
-  // An op on a failed tensor fails the same way, without a trip to the server.
-  for (const Tensor& input : inputs) {
-    if (!input.defined()) {
-      out->error = absl::InvalidArgumentError(absl::StrCat(op, ": an input tensor is undefined"));
+  out->error = InputsUsable(op, inputs, [](const Tensor& t) { return t.state_->error; });
+  if (!out->error.ok()) return Tensor(out);
+  absl::StatusOr<std::optional<std::vector<TensorInfo>>> planned = s.PlanLocked(op, inputs, attrs);
+  if (!planned.ok()) {  // the op's own error, here, at its call: nothing is sent
+    out->error = planned.status();
+    return Tensor(out);
+  }
+  if (planned->has_value()) {
+    if ((*planned)->size() != 1) {
+      out->error = absl::InvalidArgumentError(absl::StrCat(
+          op, " makes ", (*planned)->size(), " tensors: call it with Session::CallMulti"));
       return Tensor(out);
     }
-    if (!input.state_->error.ok()) {
-      out->error = input.state_->error;
-      return Tensor(out);
-    }
+    out->info = std::move((**planned)[0]);
+    out->known = true;
   }
   out->id = s.next_id++;
-  v1::OpCall* call = s.pending.add_ops();
-  call->set_op(op);
-  for (const Tensor& input : inputs) call->add_inputs(input.state_->id);
-  call->add_outputs(out->id);
-  call->set_stream(s.current_stream.id);
-  for (const auto& [name, value] : attrs.values()) (*call->mutable_attrs())[name] = value;
-  s.pending_outputs.push_back({out});
-  if (static_cast<size_t>(s.pending.ops_size()) >= s.options.max_buffered_ops) {
-    (void)s.FlushLocked();  // errors stay with the tensors they concern
-  }
+  v1::OpCall call = MakeCall(op, inputs, attrs, s.current_stream.id,
+                             [](const Tensor& t) { return t.state_->id; });
+  call.add_outputs(out->id);
+  s.QueueLocked(std::move(call), PendingOp{{out}});
   return Tensor(out);
 }
 
-void Session::CallNoOutput(const std::string& op, const std::vector<Tensor>& inputs,
-                           const Attrs& attrs) {
+absl::Status Session::CallNoOutput(const std::string& op, const std::vector<Tensor>& inputs,
+                                   const Attrs& attrs) {
   SessionState& s = *state_;
   absl::MutexLock lock(&s.mu);
-  for (const Tensor& input : inputs) {
-    if (!input.defined() || !input.state_->error.ok()) return;  // its error is reported already
-  }
-  v1::OpCall* call = s.pending.add_ops();
-  call->set_op(op);
-  for (const Tensor& input : inputs) call->add_inputs(input.state_->id);
-  call->set_stream(s.current_stream.id);
-  for (const auto& [name, value] : attrs.values()) (*call->mutable_attrs())[name] = value;
-  s.pending_outputs.emplace_back();
-  if (static_cast<size_t>(s.pending.ops_size()) >= s.options.max_buffered_ops) {
-    (void)s.FlushLocked();
-  }
+  TENSORD_CLIENT_RETURN_IF_ERROR(
+      InputsUsable(op, inputs, [](const Tensor& t) { return t.state_->error; }));
+  absl::StatusOr<std::optional<std::vector<TensorInfo>>> planned = s.PlanLocked(op, inputs, attrs);
+  if (!planned.ok()) return planned.status();  // refused here, as torch raises: nothing sent
+  s.QueueLocked(MakeCall(op, inputs, attrs, s.current_stream.id,
+                         [](const Tensor& t) { return t.state_->id; }),
+                PendingOp{});
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<Tensor>> Session::CallMulti(const std::string& op,
@@ -504,60 +679,44 @@ absl::StatusOr<std::vector<Tensor>> Session::CallMulti(const std::string& op,
                                                        const Attrs& attrs) {
   SessionState& s = *state_;
   absl::MutexLock lock(&s.mu);
-  for (const Tensor& input : inputs) {
-    if (!input.defined()) return absl::InvalidArgumentError(op + ": an input tensor is undefined");
-    if (!input.state_->error.ok()) return input.state_->error;
+  TENSORD_CLIENT_RETURN_IF_ERROR(
+      InputsUsable(op, inputs, [](const Tensor& t) { return t.state_->error; }));
+  absl::StatusOr<std::optional<std::vector<TensorInfo>>> planned = s.PlanLocked(op, inputs, attrs);
+  if (!planned.ok()) return planned.status();
+  v1::OpCall call = MakeCall(op, inputs, attrs, s.current_stream.id,
+                             [](const Tensor& t) { return t.state_->id; });
+  std::vector<Tensor> result;
+  if (planned->has_value()) {  // as many tensors as planned: queued like any op
+    PendingOp outputs;
+    for (TensorInfo& info : **planned) {
+      auto t = std::make_shared<TensorState>();
+      t->session = state_;
+      t->id = s.next_id++;
+      t->info = std::move(info);
+      t->known = true;
+      call.add_outputs(t->id);
+      outputs.outputs.push_back(t);
+      result.push_back(Tensor(std::move(t)));
+    }
+    s.QueueLocked(std::move(call), std::move(outputs));
+    return result;
   }
+  // Only the server's reply says how many: ids from a reserved range, sent now.
   const uint64_t start = s.next_id;
   s.next_id += kMultiOutputIds;
-  v1::OpCall* call = s.pending.add_ops();
-  call->set_op(op);
-  for (const Tensor& input : inputs) call->add_inputs(input.state_->id);
-  call->set_output_id_start(start);
-  call->set_stream(s.current_stream.id);
-  for (const auto& [name, value] : attrs.values()) (*call->mutable_attrs())[name] = value;
-  s.pending_outputs.emplace_back();
-  const size_t index = s.pending_outputs.size() - 1;
-  // The reply says how many tensors there are; collect them from it.
-  v1::RunOpsRequest request;
-  request.Swap(&s.pending);
-  request.set_session_id(s.id);
+  call.set_output_id_start(start);
+  std::vector<v1::TensorInfo> infos;
+  absl::Status op_error;
   {
-    absl::MutexLock release_lock(&s.release_mu);
-    request.mutable_release_after()->Assign(s.releases.begin(), s.releases.end());
-    s.releases.clear();
+    PendingOp capture;
+    capture.capture = &infos;
+    capture.capture_error = &op_error;
+    s.QueueLocked(std::move(call), std::move(capture));
   }
-  std::vector<std::vector<std::shared_ptr<TensorState>>> outputs;
-  outputs.swap(s.pending_outputs);
-  s.ops_sent += request.ops_size();
-  ++s.batches_sent;
-  grpc::ClientContext ctx;
-  s.Context(&ctx);
-  v1::RunOpsResponse response;
-  absl::Status status = FromGrpc(s.stub->RunOps(&ctx, request, &response), &ctx);
-  if (!status.ok()) return status;
-  for (int i = 0; i < response.results_size() && i < static_cast<int>(index); ++i) {
-    for (const v1::TensorInfo& info : response.results(i).outputs()) {
-      for (auto& t : outputs[i]) {
-        if (t->id == info.id()) {
-          t->info = InfoFromProto(info);
-          t->known = true;
-        }
-      }
-    }
-  }
-  if (response.has_error()) {
-    const absl::Status error = FromProtoError(response.error());
-    for (size_t i = std::max(response.error().op_index(), 0); i < index; ++i) {
-      for (auto& t : outputs[i]) {
-        t->error = error;
-        t->id = 0;
-      }
-    }
-    return error;
-  }
-  std::vector<Tensor> result;
-  for (const v1::TensorInfo& info : response.results(static_cast<int>(index)).outputs()) {
+  absl::Status flushed = s.FlushLocked();
+  if (!op_error.ok()) return op_error;
+  if (infos.empty() && !flushed.ok()) return flushed;
+  for (const v1::TensorInfo& info : infos) {
     auto t = std::make_shared<TensorState>();
     t->session = state_;
     t->id = info.id();
@@ -794,7 +953,13 @@ absl::StatusOr<TensorInfo> Tensor::info() const {
   return state_->info;
 }
 
-absl::Status Tensor::status() const { return info().status(); }
+absl::Status Tensor::status() const {
+  if (!state_) return absl::FailedPreconditionError("undefined tensor");
+  SessionState& s = *state_->session;
+  absl::MutexLock lock(&s.mu);
+  (void)s.FlushLocked();  // an error only the server finds (a limit) is known once it is sent
+  return state_->error;
+}
 
 absl::StatusOr<std::vector<int64_t>> Tensor::sizes() const {
   absl::StatusOr<TensorInfo> i = info();
@@ -975,17 +1140,25 @@ Tensor Tensor::repeat(const std::vector<int64_t>& repeats) const {
 
 // In-place ops name no output: self is updated. A failure is reported by Flush/Synchronize
 // and by the next result that depends on it.
-const Tensor& Tensor::copy_(const Tensor& src) const {
-  if (state_) session().CallNoOutput("copy_", {*this, src});
-  return *this;
+Tensor Tensor::AfterInPlace(absl::Status status) const {
+  if (status.ok()) return *this;
+  auto failed = std::make_shared<TensorState>();
+  failed->session = state_->session;
+  failed->error = std::move(status);
+  return Tensor(std::move(failed));
 }
-const Tensor& Tensor::fill_(const Scalar& value) const {
-  if (state_) session().CallNoOutput("fill_", {*this}, Attrs().Number("value", value));
-  return *this;
+
+Tensor Tensor::copy_(const Tensor& src) const {
+  if (!state_) return *this;
+  return AfterInPlace(session().CallNoOutput("copy_", {*this, src}));
 }
-const Tensor& Tensor::zero_() const {
-  if (state_) session().CallNoOutput("zero_", {*this});
-  return *this;
+Tensor Tensor::fill_(const Scalar& value) const {
+  if (!state_) return *this;
+  return AfterInPlace(session().CallNoOutput("fill_", {*this}, Attrs().Number("value", value)));
+}
+Tensor Tensor::zero_() const {
+  if (!state_) return *this;
+  return AfterInPlace(session().CallNoOutput("zero_", {*this}));
 }
 
 namespace {

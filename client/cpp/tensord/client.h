@@ -9,10 +9,18 @@
 //   bool c = *p.is_contiguous();                     // false
 //   std::vector<int64_t> v = *p.contiguous().to_vector<int64_t>();
 //
-// Pipelining is the default: ops are buffered and sent in one batch when a result is needed
-// (metadata, data, synchronize) or the buffer is full, so a chain of ops costs one round trip.
-// Ops therefore return tensors at once and report errors later, when a result of theirs (or of
-// anything computed from them) is asked for: queries return absl::StatusOr.
+// Ops are planned here, by the engine's own planners on metadata alone (the planning library),
+// when this client's op registry is the server's: sizes, strides, dtype and storage sharing
+// answer without a round trip, and an op's error (torch's, with its Python exception class as
+// ErrorKind) is known at the call that made it. The error model is one: a tensor carries its
+// error. A refused op returns a tensor whose queries return the error (and an op on it fails
+// the same way, unsent); in-place methods return this tensor, or a handle carrying the error
+// while this tensor stays as it was; CallNoOutput and CallMulti return absl::Status(Or). Ops are
+// pipelined: sent in one batch when data is needed (bytes, to_vector, status, synchronize) or
+// the buffer is full. An error only the server or a kernel finds (a memory limit, an index out
+// of range inside gather) fails that op's outputs and what reads them, and surfaces where their
+// data is needed or at Synchronize; the batch's other ops still run. With another registry (or
+// TENSORD_LOCAL_PLANNING=0) the server plans each op when its batch is sent.
 //
 // Tensor handles are reference counted; when the last copy goes, the server-side id is released
 // in the next batch. A Session closes on the server when the last of its handles (and of its
@@ -237,10 +245,12 @@ class Tensor {
   Tensor to(DType dtype) const;
   Tensor flip(const std::vector<int64_t>& dims) const;
   Tensor repeat(const std::vector<int64_t>& repeats) const;
-  // In place: write through this view into the shared storage. Return *this.
-  const Tensor& copy_(const Tensor& src) const;
-  const Tensor& fill_(const Scalar& value) const;
-  const Tensor& zero_() const;
+  // In place: write through this view into the shared storage. Return this tensor, or, when
+  // the op is refused at the call, a handle carrying its error (this tensor stays as it was,
+  // as torch leaves it when it raises).
+  Tensor copy_(const Tensor& src) const;
+  Tensor fill_(const Scalar& value) const;
+  Tensor zero_() const;
 
   // ---- Every other op of the registry, typed: t.add(u), t.add(2), t.matmul(u),
   // t.sum({1}, true), t.clamp(0.0, 1.0), t.add_(1) (generated; see client/cpp/codegen) ----
@@ -264,8 +274,11 @@ class Tensor {
   friend class Session;
   friend class TypedStorage;
   friend class TensorOrScalar;
+  friend struct SessionState;
   explicit Tensor(std::shared_ptr<TensorState> state) : state_(std::move(state)) {}
   Tensor Op(const std::string& name, std::vector<Tensor> others, Attrs attrs) const;
+  // *this when an in-place op was queued; else a handle carrying its error.
+  Tensor AfterInPlace(absl::Status status) const;
   absl::StatusOr<std::vector<Tensor>> MultiOp(const std::string& name, Attrs attrs) const;
 
   std::shared_ptr<TensorState> state_;
@@ -355,8 +368,9 @@ class Session {
   absl::StatusOr<std::vector<Tensor>> CallMulti(const std::string& op,
                                                 const std::vector<Tensor>& inputs,
                                                 const Attrs& attrs = {});
-  // An op queued for its effect, naming no output (in-place ops, _sleep).
-  void CallNoOutput(const std::string& op, const std::vector<Tensor>& inputs,
+  // An op queued for its effect, naming no output (in-place ops, _sleep). Returns the op's
+  // error when it is refused at the call (planned here), or an input's.
+  absl::Status CallNoOutput(const std::string& op, const std::vector<Tensor>& inputs,
                     const Attrs& attrs = {});
 
   // Sends buffered ops; returns the first error among them.

@@ -2,7 +2,7 @@
 //
 // The client plans every op here before it queues it: the outputs' sizes, strides, offset, dtype
 // and device, and every validation error with torch's exception class, come from the server's
-// own planners (engine/ops/op_registry.h), run on storages without bytes (engine/runtime/meta_backend.h).
+// own planners, run on storages without bytes (engine/ops/plan_on_metadata.h).
 // The server still plans and validates every op it receives.
 //
 // No protobuf here: Python's protobuf and a C++ one must not both register tensord.proto in one
@@ -19,12 +19,9 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
-#include "engine/runtime/backend.h"
 #include "engine/core/errors.h"
-#include "engine/runtime/meta_backend.h"
 #include "engine/ops/op_registry.h"
-#include "engine/tensor/storage.h"
+#include "engine/ops/plan_on_metadata.h"
 
 namespace py = pybind11;
 
@@ -103,65 +100,37 @@ py::tuple Error(const absl::Status& status) {
 // can plan it.
 py::object Plan(const std::string& name, const py::list& inputs, const py::dict& attrs,
                 const std::string& default_device) {
-  const engine::OpDef* op = engine::OpRegistry::Global().Find(name);
-  if (op == nullptr) {
-    return Error(absl::NotFoundError(absl::StrCat("unknown op '", name, "'")));
-  }
-  if (op->kind == engine::OpKind::kDataDependent) return py::none();
-
-  std::vector<engine::Tensor> tensors;
-  tensors.reserve(inputs.size());
-  absl::flat_hash_map<int64_t, std::shared_ptr<engine::Storage>> storages;
-  std::vector<const engine::Storage*> input_storages;
+  std::vector<engine::MetaInput> metas;
+  metas.reserve(inputs.size());
   for (const py::handle& h : inputs) {
     const py::tuple t = py::reinterpret_borrow<py::tuple>(h);
-    absl::StatusOr<engine::DType> dtype = engine::DTypeFromWire(t[0].cast<int64_t>(), op->name);
+    absl::StatusOr<engine::DType> dtype = engine::DTypeFromWire(t[0].cast<int64_t>(), name);
     if (!dtype.ok()) return Error(dtype.status());
     absl::StatusOr<engine::Device> device = engine::ParseDevice(t[1].cast<std::string>());
     if (!device.ok()) return Error(device.status());
     const std::vector<int64_t> sizes = t[2].cast<std::vector<int64_t>>();
     const std::vector<int64_t> strides = t[3].cast<std::vector<int64_t>>();
-    if (sizes.size() != strides.size()) {
-      return Error(absl::InvalidArgumentError(absl::StrCat(op->name, ": bad input metadata")));
-    }
-    const int64_t key = t[5].cast<int64_t>();
-    std::shared_ptr<engine::Storage>& storage = storages[key];
-    if (storage == nullptr) {
-      absl::StatusOr<engine::Backend*> backend = engine::BackendFor(*device);
-      if (!backend.ok()) return Error(engine::NameOp(op->name, backend.status()));
-      absl::StatusOr<std::shared_ptr<engine::Storage>> created =
-          engine::Storage::Create((*backend)->allocator(), t[6].cast<int64_t>());
-      if (!created.ok()) return Error(created.status());
-      storage = *std::move(created);
-    }
-    input_storages.push_back(storage.get());
-    tensors.emplace_back(storage,
-                         engine::TensorMeta(*dtype, sizes, strides, t[4].cast<int64_t>()));
+    metas.push_back(engine::MetaInput{*dtype, *device,
+                                      engine::DimVector(sizes.begin(), sizes.end()),
+                                      engine::DimVector(strides.begin(), strides.end()),
+                                      t[4].cast<int64_t>(), t[5].cast<int64_t>(),
+                                      t[6].cast<int64_t>()});
   }
   std::vector<std::pair<std::string, WireAttr>> wire;
   wire.reserve(attrs.size());
   for (const auto& [key, value] : attrs) wire.emplace_back(key.cast<std::string>(), ToWire(value));
-  absl::StatusOr<engine::Attrs> typed = engine::AttrsFromWire(*op, wire);
-  if (!typed.ok()) return Error(typed.status());
-  if (op->kind == engine::OpKind::kFactory && !typed->Has("device")) {
-    absl::StatusOr<engine::Device> device = engine::ParseDevice(default_device);
-    if (!device.ok()) return Error(device.status());
-    typed->Set("device", *device);
-  }
-  absl::StatusOr<engine::PlannedOp> plan = engine::PlanOp(op->name, tensors, *typed);
-  if (!plan.ok()) return Error(plan.status());
-
+  absl::StatusOr<engine::Device> device = engine::ParseDevice(default_device);
+  if (!device.ok()) return Error(device.status());
+  absl::StatusOr<std::optional<std::vector<engine::MetaOutput>>> planned =
+      engine::PlanOnMetadata(name, metas, wire, *device);
+  if (!planned.ok()) return Error(planned.status());
+  if (!planned->has_value()) return py::none();
   py::list out;
-  for (const engine::Tensor& t : plan->outputs) {
-    int alias = -1;
-    for (size_t i = 0; i < input_storages.size(); ++i) {
-      if (input_storages[i] == t.storage().get()) alias = static_cast<int>(i);
-    }
-    out.append(py::make_tuple(
-        static_cast<int>(t.dtype()) + 1, t.device().ToString(),
-        std::vector<int64_t>(t.sizes().begin(), t.sizes().end()),
-        std::vector<int64_t>(t.strides().begin(), t.strides().end()), t.storage_offset(),
-        t.is_contiguous(), alias, t.storage()->nbytes()));
+  for (const engine::MetaOutput& o : **planned) {
+    out.append(py::make_tuple(static_cast<int>(o.dtype) + 1, o.device.ToString(),
+                              std::vector<int64_t>(o.sizes.begin(), o.sizes.end()),
+                              std::vector<int64_t>(o.strides.begin(), o.strides.end()),
+                              o.storage_offset, o.is_contiguous, o.alias, o.storage_nbytes));
   }
   return out;
 }
@@ -282,10 +251,6 @@ PYBIND11_MODULE(_planner, m) {
   m.doc() = "The tensord engine's op planner on metadata alone (see planner_module.cc).";
   m.def("fingerprint", &tensord::engine::RegistryFingerprint,
         "The op registry's fingerprint; planning locally is right only when the server's agrees.");
-  m.def(
-      "use_devices",
-      [](int num_cuda_devices) { tensord::engine::UseMetadataOnlyBackends(num_cuda_devices); },
-      "Makes cpu and cuda:0 … cuda:N-1 plannable (once per process).");
   m.def("plan", &tensord::planner::Plan, py::arg("op"), py::arg("inputs"), py::arg("attrs"),
         py::arg("default_device"));
   m.def("encode_op", &tensord::planner::EncodeOp, "An OpCall's wire bytes.");

@@ -152,7 +152,6 @@ def _encode_request(session_id, calls, omit_metadata, release_after):
 # 1 up): ids from 2^62, addresses (data_ptr) from 2^48, in this session's own address space.
 _LOCAL_STORAGE_IDS = 1 << 62
 _LOCAL_ADDRESSES = 1 << 48
-_planner_module = None
 _planner_warned = False
 
 
@@ -160,7 +159,7 @@ def _load_planner(fingerprint):
     """The engine's planner (tensord._planner) when it plans with the server's rules, else None,
     said once per process: the client then lets the server plan every op (one round trip each,
     errors still raised at their line)."""
-    global _planner_module, _planner_warned
+    global _planner_warned
     reason = None
     if os.environ.get("TENSORD_LOCAL_PLANNING", "1") == "0":
         return None
@@ -170,9 +169,6 @@ def _load_planner(fingerprint):
         reason = f"the planning extension cannot be loaded ({e})"
     else:
         if fingerprint and _planner.fingerprint() == fingerprint:
-            if _planner_module is None:
-                _planner.use_devices(16)  # cuda:N that the server lacks fails on the server
-                _planner_module = _planner
             return _planner
         reason = ("the server's op registry differs from this client's "
                   f"({fingerprint or 'not given'} vs {_planner.fingerprint()})")

@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Per-op costs of the Python client against a running tensord (compute_bench.py runs it).
+
+  /usr/bin/python3 bench/client_ops_bench.py ADDRESS [--import-torch]
+
+Prints, as `name value` lines: µs per op of 10,000 queued `x.add_(1)` then one synchronize,
+of 10,000 `y = x * 2`, and µs per call of `t.t().stride()` (planned here, no round trip).
+
+It runs in a process of its own without torch, as a program written with `import tensord as
+torch` does: importing torch adds millions of objects to Python's heap, and then the cyclic
+garbage collector that the client's per-op allocations trigger costs up to 2x more per op
+(`--import-torch` measures that case).
+"""
+import os
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "client", "python"))
+
+if "--import-torch" in sys.argv:
+    import torch  # noqa: F401
+
+import tensord  # noqa: E402
+
+
+def best_of(rounds, n, body, after=None):
+    best = 1e9
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            body()
+        if after is not None:
+            after()
+        best = min(best, time.perf_counter() - t0)
+    return best / n * 1e6
+
+
+def main():
+    s = tensord.connect(sys.argv[1])
+    tensord.set_default_session(s)
+    x = tensord.ones(16)
+    tensord.synchronize()
+    print("add_", f"{best_of(3, 10000, lambda: x.add_(1), tensord.synchronize):.2f}")
+    print("mul_new", f"{best_of(3, 10000, lambda: x * 2, tensord.synchronize):.2f}")
+    assert x.tolist()[0] == 1 + 30000, "the queued ops all ran"
+    t = tensord.arange(12.).reshape(3, 4)
+    assert t.t().stride() == (1, 4)
+    print("t_stride", f"{best_of(3, 10000, lambda: t.t().stride()):.2f}")
+    s.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -19,10 +19,12 @@ inline Overlap GetOverlap(const Tensor& a, const Tensor& b) {
   if (!a.meta().is_non_overlapping_and_dense() || !b.meta().is_non_overlapping_and_dense()) {
     return Overlap::kTooHard;
   }
-  const char* a_begin = a.data();
-  const char* a_end = a_begin + a.numel() * a.itemsize();
-  const char* b_begin = b.data();
-  const char* b_end = b_begin + b.numel() * b.itemsize();
+  // Byte offsets in the one storage the two share, not addresses: a storage planned on
+  // metadata alone has none (runtime/meta_backend.h).
+  const int64_t a_begin = a.storage_offset() * a.itemsize();
+  const int64_t a_end = a_begin + a.numel() * a.itemsize();
+  const int64_t b_begin = b.storage_offset() * b.itemsize();
+  const int64_t b_end = b_begin + b.numel() * b.itemsize();
   if (a_begin == b_begin && a_end == b_end) {
     return std::equal(a.strides().begin(), a.strides().end(), b.strides().begin(),
                       b.strides().end())
@@ -46,10 +48,11 @@ inline bool HasInternalOverlap(const Tensor& t) {
 // Whether the byte ranges `a` and `b` may touch intersect (a conservative extent test).
 inline bool ExtentsIntersect(const Tensor& a, const Tensor& b) {
   if (!a.is_alias_of(b) || a.numel() == 0 || b.numel() == 0) return false;
+  // Byte offsets in the shared storage (validated metadata: inside it, so no overflow).
   const auto extent = [](const Tensor& t) {
-    int64_t last = 0;
+    int64_t last = t.storage_offset();
     for (int64_t d = 0; d < t.dim(); ++d) last += (t.size(d) - 1) * t.stride(d);
-    return std::make_pair(t.data(), t.data() + (last + 1) * t.itemsize());
+    return std::make_pair(t.storage_offset() * t.itemsize(), (last + 1) * t.itemsize());
   };
   auto [a0, a1] = extent(a);
   auto [b0, b1] = extent(b);

@@ -1,5 +1,5 @@
 // fuzz_make_seeds CORPUS_DIR: writes the seed corpora of the fuzz targets,
-// CORPUS_DIR/{run_ops,request,upload,metadata}/seed-*, replacing every seed-* file there (other
+// CORPUS_DIR/{run_ops,plan,request,upload,metadata}/seed-*, replacing every seed-* file there (other
 // files, such as regression inputs, stay). Deterministic: the same registry gives the same files.
 //
 //   build-replay/tests/fuzz/fuzz_make_seeds tests/fuzz/corpus
@@ -8,6 +8,7 @@
 // runs its kernel without error), found among hand-written calls and then among the mutator's
 // well-formed random calls, checked against a real session with the preamble's tensors; the calls
 // are grouped a few per file. Then hand-written chains and error cases.
+// plan: run_ops's seeds (the same format).
 // request, upload, metadata: hand-written cases, valid ones and each kind of invalid one.
 #include <cstdint>
 #include <cstdio>
@@ -104,6 +105,16 @@ void Clean(const std::string& target) {
   fs::create_directories(g_root / target);
   for (const auto& entry : fs::directory_iterator(g_root / target)) {
     if (entry.path().filename().string().rfind("seed-", 0) == 0) fs::remove(entry.path());
+  }
+}
+
+// plan reads run_ops's format: its seeds are run_ops's.
+void MirrorSeeds(const std::string& from, const std::string& to) {
+  Clean(to);
+  for (const auto& entry : fs::directory_iterator(g_root / from)) {
+    if (entry.path().filename().string().rfind("seed-", 0) != 0) continue;
+    fs::copy_file(entry.path(), g_root / to / entry.path().filename());
+    ++g_written;
   }
 }
 
@@ -655,6 +666,7 @@ int main(int argc, char** argv) {
   g_root = argv[1];
   const RequestMutator mutator(SessionMutatorConfig());
   RunOpsSeeds(mutator);
+  MirrorSeeds("run_ops", "plan");
   RequestSeeds();
   UploadSeeds();
   MetadataSeeds();

@@ -537,7 +537,7 @@ def test_failing_kernel_poisons_outputs(session):
 def test_data_dependent_ops_wait_for_queued_writes(session):
     x = tensord.zeros(1000)
     s = x._session
-    from tensord._tensor import _op
+    from tensord._ops import _op
     _op(s, "_sleep", [], {"ms": 200}, returns_nothing=True)
     x.fill_(1)
     assert tuple(x.masked_select(x > 0).shape) == (1000,)

@@ -19,7 +19,7 @@ import pytest
 import torch as real_torch
 
 import tensord
-from tensord import _api, _tensor
+from tensord import _ops, _session, _tensor
 
 # The marker is registered by run_gpu_pytest.sh (-o markers=...); run plainly, pytest would
 # warn about it (a warning, never a failure, but noise).
@@ -290,7 +290,7 @@ def test_device_properties_read_from_the_wire():
             return response
 
     fake = Fake()
-    _api._push_session(fake)
+    _session._push_session(fake)
     try:
         assert tensord.cuda.is_available() and tensord.cuda.device_count() == 1
         assert tensord.cuda.get_device_name() == "NVIDIA H100 80GB HBM3"
@@ -305,7 +305,7 @@ def test_device_properties_read_from_the_wire():
         with pytest.raises(ValueError, match="Expected a cuda device"):
             tensord.cuda.get_device_properties("cpu")
     finally:
-        _api._pop_session(fake)
+        _session._pop_session(fake)
 
 
 # ---- on a GPU: the seed examples ----------------------------------------------------------------
@@ -900,7 +900,7 @@ def test_gpu_work_is_asynchronous_and_synchronize_waits(cpu_session):
     y = tensord.ones(4, device="cuda")
     assert x.tolist() == [0.0] * 1000
     start = time.perf_counter()
-    _tensor._op(cpu_session, "_sleep", [], {"ms": 600, "device": CUDA0}, returns_nothing=True)
+    _ops._op(cpu_session, "_sleep", [], {"ms": 600, "device": CUDA0}, returns_nothing=True)
     x.fill_(1)
     cpu_session.flush()
     queued = time.perf_counter() - start

@@ -17,7 +17,7 @@ import pytest
 import tensord
 import tensord_process
 from tensord import cuda
-from tensord._tensor import _op
+from tensord._ops import _op
 from tensord.v1 import tensord_pb2 as pb
 
 

@@ -22,11 +22,10 @@ from ._api import (arange, as_tensor, cartesian_prod, cat, concat, concatenate, 
                    full, full_like, get_default_dtype, hstack, is_floating_point, is_tensor,
                    linspace, meshgrid, numel, ones, ones_like,
                    set_default_session, stack, synchronize, tensor, vstack, zeros, zeros_like)
+from ._api import (bernoulli, default_generator, initial_seed, manual_seed, nonzero, normal,
+                   rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed,
+                   where)
 from . import _api as _api_module
-from . import _compute
-from ._compute import (bernoulli, default_generator, initial_seed, manual_seed, nonzero, normal,
-                       rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed,
-                       where)
 from . import nn
 from . import cuda
 
@@ -37,8 +36,8 @@ short = int16
 int = int32  # noqa: A001 - torch.int
 long = int64
 
-for _name in _api_module._FUNCTIONAL + _compute.FUNCTIONS:
-    globals()[_name] = _compute._fn(_name)
+for _name in _api_module._FUNCTIONAL + _api_module.FUNCTIONS:
+    globals()[_name] = _api_module._fn(_name)
 del _name
 
 __version__ = "0.1.0"

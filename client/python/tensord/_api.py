@@ -1,421 +1,21 @@
-"""Module-level functions, as torch's: factories, joins, and the functional forms of ops.
+"""Module-level functions, as torch's: the factories (_factories.py), the functional forms of
+ops, and session helpers.
 
 Each takes an optional `session=`; without one it uses the innermost `with session:` block's
 session, else a default session opened lazily on $TENSORD_ADDRESS (127.0.0.1:50051).
 """
-import atexit
-import math
-import numbers
-import threading
-
-import numpy as np
-
 from . import _dtypes
-from ._session import Session, default_address
-from ._tensor import (Tensor, _Ints, _int, _int_list, _is_scalar, _op_on, _py_scalar,
-                      _wrap_dim)
-
-_state = threading.local()
-_default = None
-_default_lock = threading.Lock()
-
-
-def connect(address=None, device=None, token=None, pipeline=None):
-    """Opens a session on the tensord server at `address` (default $TENSORD_ADDRESS).
-
-    pipeline=True (the default): ops are buffered and sent in batches; an op's error is raised
-    when a result is next needed (its metadata or data, any flush). pipeline=False: each op is
-    sent at once and raises at its own line, as in torch.
-    """
-    return Session(address or default_address(), device=device, token=token, pipeline=pipeline)
-
-
-def _push_session(s):
-    stack = getattr(_state, "stack", None)
-    if stack is None:
-        stack = _state.stack = []
-    stack.append(s)
-
-
-def _pop_session(s):
-    stack = getattr(_state, "stack", [])
-    if stack and stack[-1] is s:
-        stack.pop()
-
-
-def current_session():
-    """The session module-level functions use."""
-    global _default
-    stack = getattr(_state, "stack", None)
-    if stack:
-        return stack[-1]
-    with _default_lock:
-        if _default is None or _default.closed:
-            _default = connect()
-        return _default
-
-
-def set_default_session(session):
-    global _default
-    with _default_lock:
-        _default = session
-
-
-@atexit.register
-def _close_default():
-    if _default is not None:
-        _default.close()
-
-
-def _session(session):
-    return session or current_session()
-
-
-def _dtype_arg(dtype, default=None):
-    if dtype is None:
-        return default
-    if isinstance(dtype, _dtypes.dtype):
-        return dtype
-    raise TypeError(f"argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
-
-
-def _device_arg(device):
-    """The device attribute of a factory, as torch normalises it: None (the session's device),
-    else the device's text ("cpu", "cuda", "cuda:1"; an int n is "cuda:n"). The server resolves
-    "cuda" to cuda:0 and fails an op naming a device it does not have."""
-    if device is None:
-        return None
-    return str(_dtypes.as_device(device))
-
-
-# ---- factories ----------------------------------------------------------------------------------
-
-def _factory(name, size, dtype, device, session, extra=None):
-    s = _session(session)
-    attrs = {"size": _int_list(size, name, "size")}
-    if extra:
-        attrs.update(extra)
-    if dtype is not None:
-        attrs["dtype"] = _dtype_arg(dtype)
-    return _op_on(s, _add_device(attrs, device), name, [], attrs)
-
-
-def _add_device(attrs, device):
-    """Sets the device attribute when a device is given; returns it (or None)."""
-    d = _device_arg(device)
-    if d is None:
-        return None
-    attrs["device"] = _dtypes.device(d)
-    return attrs["device"]
-
-
-def empty(*size, dtype=None, device=None, session=None, requires_grad=False, memory_format=None):
-    return _factory("empty", size, dtype, device, session)
-
-
-def zeros(*size, dtype=None, device=None, session=None, requires_grad=False):
-    return _factory("zeros", size, dtype, device, session)
-
-
-def ones(*size, dtype=None, device=None, session=None, requires_grad=False):
-    return _factory("ones", size, dtype, device, session)
-
-
-def full(size, fill_value, dtype=None, device=None, session=None, requires_grad=False):
-    if isinstance(fill_value, Tensor):
-        fill_value = fill_value.item()
-    return _factory("full", (size,), dtype, device, session, {"fill_value": _py_scalar(fill_value)})
-
-
-def empty_strided(size, stride, dtype=None, device=None, session=None, requires_grad=False):
-    return _factory("empty_strided", (size,), dtype, device, session,
-                    {"stride": _int_list((stride,), "empty_strided", "stride")})
-
-
-def _like(name, t, dtype, device, extra=None):
-    return _factory(name, (tuple(t.shape),), dtype or t.dtype,
-                    t.device if device is None else device, t._session, extra)
-
-
-def empty_like(input, dtype=None, device=None, memory_format=None, requires_grad=False):
-    return _like("empty", input, dtype, device)
-
-
-def zeros_like(input, dtype=None, device=None, memory_format=None, requires_grad=False):
-    return _like("zeros", input, dtype, device)
-
-
-def ones_like(input, dtype=None, device=None, memory_format=None, requires_grad=False):
-    return _like("ones", input, dtype, device)
-
-
-def full_like(input, fill_value, dtype=None, device=None, memory_format=None, requires_grad=False):
-    return _like("full", input, dtype, device, {"fill_value": _py_scalar(fill_value)})
-
-
-def arange(start, end=None, step=1, dtype=None, device=None, session=None, requires_grad=False):
-    s = _session(session)
-    if end is None:
-        start, end = 0, start
-    attrs = {"start": _scalar_arg(start), "end": _scalar_arg(end), "step": _scalar_arg(step)}
-    if dtype is not None:
-        attrs["dtype"] = _dtype_arg(dtype)
-    return _op_on(s, _add_device(attrs, device), "arange", [], attrs)
-
-
-def _scalar_arg(x):
-    if isinstance(x, Tensor):
-        x = x.item()
-    if not _is_scalar(x):
-        raise TypeError(f"arange(): argument must be a number, not {type(x).__name__}")
-    return _py_scalar(x)
-
-
-def eye(n, m=None, dtype=None, device=None, session=None, requires_grad=False):
-    n = _int(n, "eye", "n")
-    m = n if m is None else _int(m, "eye", "m")
-    if n < 0:
-        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
-    if m < 0:
-        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
-    out = zeros(n, m, dtype=dtype, device=device, session=session)
-    out.diagonal().fill_(1)
-    return out
-
-
-def linspace(start, end, steps, dtype=None, device=None, session=None, requires_grad=False):
-    steps = _int(steps, "linspace", "steps")
-    if steps < 0:
-        raise RuntimeError("linspace(): number of steps must be non-negative")
-    d = _dtype_arg(dtype, _dtypes.float32)
-    work = np.float64 if d is _dtypes.float64 else np.float32
-    # torch's kernel: the first half counts up from start, the second half down from end.
-    if steps == 1:
-        values = np.array([start], dtype=work)
-    elif steps == 0:
-        values = np.zeros(0, dtype=work)
-    else:
-        st, en = work(start), work(end)
-        step = (en - st) / work(steps - 1)
-        i = np.arange(steps)
-        half = steps // 2
-        values = np.where(i < half, st + step * i.astype(work),
-                          en - step * (steps - i - 1).astype(work)).astype(work)
-    if not d.is_floating_point:
-        return tensor(np.linspace(start, end, steps), dtype=d, device=device, session=session)
-    return _upload(values, _dtypes.from_numpy_dtype(values.dtype), device,
-                   _session(session)).to(d)
-
-
-# ---- from data ----------------------------------------------------------------------------------
-
-def _c_order(arr, dtype=None):
-    """A C-contiguous array of the same shape (np.ascontiguousarray turns 0-d into 1-d)."""
-    arr = np.asarray(arr, dtype=dtype)
-    return arr if arr.flags.c_contiguous else np.ascontiguousarray(arr).reshape(arr.shape)
-
-
-def _infer_python_dtype(arr):
-    kind = arr.dtype.kind
-    if kind == "b":
-        return _dtypes.bool_
-    if kind in "iu":
-        return _dtypes.int64
-    if kind == "f":
-        return _dtypes.float32
-    raise TypeError(f"tensord: can't make a tensor of {arr.dtype} values")
-
-
-def tensor(data, dtype=None, device=None, session=None, requires_grad=False, pin_memory=False):
-    """A new tensor holding a copy of `data` (nested lists, numbers, numpy arrays, tensors)."""
-    if isinstance(data, Tensor):
-        return data.to(device=device, dtype=_dtype_arg(dtype), copy=True)
-    d = _dtype_arg(dtype)
-    if isinstance(data, np.ndarray):
-        arr = data
-        if d is None:
-            d = _dtypes.from_numpy_dtype(arr.dtype)
-    else:
-        try:
-            arr = np.array(data)
-        except ValueError as e:
-            raise ValueError(str(e)) from None
-        if arr.dtype == object:
-            raise TypeError(f"tensord: can't make a tensor of {type(data).__name__}")
-        if arr.dtype.kind not in "biuf":
-            raise TypeError(f"new(): invalid data type '{arr.dtype.name}'")
-        if d is None:
-            d = _infer_python_dtype(arr)
-    return _upload_as(arr, d, _device_arg(device), _session(session))
-
-
-def _upload(arr, d, device, s):
-    """Uploads C-ordered `arr` (already in dtype d's numpy type) onto `device` (None: the
-    session's)."""
-    return s.upload(arr, arr.shape, d,
-                    device=None if device is None else _dtypes.as_device(device))
-
-
-def _upload_as(arr, d, device, s):
-    if d is _dtypes.bfloat16:
-        source = _c_order(arr, np.float64 if arr.dtype == np.float64 else np.float32)
-        return _upload(source, _dtypes.from_numpy_dtype(source.dtype), device, s).to(d)
-    if arr.dtype.kind == "f" and d._np.kind in "iub" and d is not _dtypes.bool_:
-        arr = np.trunc(arr)
-    source = _c_order(arr.astype(d._np, copy=False))
-    return _upload(source, d, device, s)
-
-
-def as_tensor(data, dtype=None, device=None, session=None):
-    if isinstance(data, Tensor):
-        return data.to(device=device, dtype=_dtype_arg(dtype))
-    return tensor(data, dtype=dtype, device=device, session=session)
-
-
-def from_numpy(ndarray, session=None):
-    """A tensor with a copy of the array's values and dtype (the tensor lives on the server, so
-    unlike torch.from_numpy it does not share the array's memory)."""
-    if not isinstance(ndarray, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    if any(st < 0 for st in ndarray.strides):
-        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
-                         "with negative strides are not currently supported. (You can probably "
-                         "work around this by making a copy of your array  with array.copy().) ")
-    d = _dtypes.from_numpy_dtype(ndarray.dtype)
-    arr = _c_order(ndarray)
-    if arr.dtype.byteorder == ">":
-        arr = arr.astype(arr.dtype.newbyteorder("<"))
-    return _session(session).upload(arr, arr.shape, d)
-
-
-def frombuffer(buffer, dtype, count=-1, offset=0, session=None):
-    d = _dtype_arg(dtype)
-    arr = np.frombuffer(buffer, dtype=d._np, count=count, offset=offset)
-    return _session(session).upload(arr, arr.shape, d)
-
-
-# ---- joins --------------------------------------------------------------------------------------
-
-def _tensors_arg(tensors, op):
-    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"{op}(): argument 'tensors' must be tuple of Tensors, not "
-                        f"{type(tensors).__name__}")
-    for i, t in enumerate(tensors):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
-                            f"{type(t).__name__}")
-    return list(tensors)
-
-
-def cat(tensors, dim=0, out=None):
-    """torch.cat: an empty result, then each input copied into its slice (on the server)."""
-    tensors = _tensors_arg(tensors, "cat")
-    if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
-    s = tensors[0]._session
-    # Legacy rule: 1-d empty tensors are skipped whatever the others' shapes.
-    shapes = [tuple(t.shape) for t in tensors]
-    result_dtype = tensors[0].dtype
-    for t in tensors[1:]:
-        result_dtype = _dtypes.promote_types(result_dtype, t.dtype)
-    live = [(t, sh) for t, sh in zip(tensors, shapes) if sh != (0,)]
-    dev = tensors[0].device
-    for t in tensors[1:]:
-        if t.device != dev:
-            # torch 1.13's check (the copies below would move the data across devices).
-            raise RuntimeError("Expected all tensors to be on the same device, but found at "
-                               f"least two devices, {dev} and {t.device}! (when checking "
-                               "argument for argument tensors in method wrapper_cat)")
-    if not live:
-        return empty(0, dtype=result_dtype, device=dev, session=s)
-    ref_index = next(i for i, sh in enumerate(shapes) if sh != (0,))
-    ref = shapes[ref_index]
-    if len(ref) == 0:
-        raise RuntimeError(f"zero-dimensional tensor (at position {ref_index}) cannot be concatenated")
-    d = _wrap_dim(dim, len(ref), "cat")
-    total = 0
-    for i, sh in enumerate(shapes):
-        if sh == (0,):
-            continue
-        if len(sh) != len(ref):
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(ref)} and {len(sh)}")
-        for k in range(len(ref)):
-            if k != d and sh[k] != ref[k]:
-                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected "
-                                   f"size {ref[k]} but got size {sh[k]} for tensor number {i} in the list.")
-        total += sh[d]
-    shape = list(ref)
-    shape[d] = total
-    result = empty(shape, dtype=result_dtype, device=dev, session=s) if out is None else out
-    at = 0
-    for t, sh in live:
-        if sh[d]:
-            result.narrow(d, at, sh[d]).copy_(t)
-        at += sh[d]
-    return result
-
-
-concat = cat
-concatenate = cat
-
-
-def stack(tensors, dim=0, out=None):
-    tensors = _tensors_arg(tensors, "stack")
-    if not tensors:
-        raise RuntimeError("stack expects a non-empty TensorList")
-    shapes = [tuple(t.shape) for t in tensors]
-    for i, sh in enumerate(shapes[1:], 1):
-        if sh != shapes[0]:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shapes[0])} "
-                               f"at entry 0 and {list(sh)} at entry {i}")
-    d = _wrap_dim(dim, len(shapes[0]) + 1, "stack")
-    return cat([t.unsqueeze(d) for t in tensors], d, out=out)
-
-
-def hstack(tensors):
-    tensors = _tensors_arg(tensors, "hstack")
-    tensors = [t.reshape(1) if t.dim() == 0 else t for t in tensors]
-    return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
-
-
-def vstack(tensors):
-    tensors = _tensors_arg(tensors, "vstack")
-    return cat([t.reshape(1, -1) if t.dim() < 2 else t for t in tensors], 0)
-
-
-def meshgrid(*tensors, indexing=None):
-    """torch.meshgrid: every output is a view (an expand) of one input, as in torch."""
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
-    indexing = indexing or "ij"
-    if indexing not in ("ij", "xy"):
-        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
-    for t in tensors:
-        if t.dim() > 1:
-            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
-    ts = [t.reshape(-1) if t.dim() == 0 else t for t in tensors]
-    swap = indexing == "xy" and len(ts) >= 2
-    if swap:
-        ts[0], ts[1] = ts[1], ts[0]
-    sizes = [t.numel() for t in ts]
-    outs = []
-    for i, t in enumerate(ts):
-        shape = [1] * len(ts)
-        shape[i] = -1
-        outs.append(t.view(shape).expand(sizes))
-    if swap:
-        outs[0], outs[1] = outs[1], outs[0]
-    return tuple(outs)
-
-
-def cartesian_prod(*tensors):
-    if len(tensors) == 1:
-        return tensors[0]
-    grids = meshgrid(*tensors, indexing="ij")
-    return stack([g.reshape(-1) for g in grids], dim=1)
-
-
-# ---- synchronisation and devices ----------------------------------------------------------------
+from ._compute import (_BINARY, _BINARY_NO_INPLACE, _NUMBER_FIRST, _UNARY, _UNARY_NO_INPLACE,
+                       _rounding, _run, nonzero, where)
+from ._factories import (_session, arange, as_tensor, cartesian_prod, cat, concat,  # noqa: F401
+                         concatenate, empty, empty_like, empty_strided, eye, from_numpy,
+                         frombuffer, full, full_like, hstack, linspace, meshgrid, ones, ones_like,
+                         rand, rand_like, randint, randint_like, randn, randn_like, randperm,
+                         stack, tensor, vstack, zeros, zeros_like)
+from ._ops import _is_scalar, _py_scalar
+from ._random import default_generator, initial_seed, manual_seed, seed  # noqa: F401
+from ._session import connect, current_session, set_default_session  # noqa: F401
+from ._tensor import Tensor
 
 def synchronize(session=None):
     """Waits for every queued op of the session; raises the first asynchronous error."""
@@ -445,3 +45,54 @@ _FUNCTIONAL = ["view_as", "reshape", "flatten", "unflatten", "as_strided", "tran
                "swapdims", "t", "adjoint", "alias", "detach", "permute", "movedim", "moveaxis",
                "broadcast_to", "squeeze", "unsqueeze", "narrow", "select", "diagonal", "split",
                "tensor_split", "chunk", "unbind", "clone", "flip", "take"]
+
+
+def normal(mean, std, size=None, *, generator=None, device=None, session=None):
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        ref = mean if isinstance(mean, Tensor) else std
+        return randn_like(ref if ref.dtype.is_floating_point else ref.float()) * std + mean
+    return randn(*size, device=device, session=session) * float(std) + float(mean)
+
+
+def bernoulli(input, p=None, *, generator=None):
+    if p is not None:
+        return input.clone().bernoulli_(p)
+    return input.bernoulli()
+
+
+def _fn(name):
+    def f(input, *args, out=None, **kwargs):
+        if not isinstance(input, Tensor):
+            if _is_scalar(input) and args and isinstance(args[0], Tensor) and name in _NUMBER_FIRST:
+                if name == "float_power":
+                    return _run("pow", [("self", float(input)), ("other", args[0].double())])
+                if kwargs:
+                    return _run(name, [("self", _py_scalar(input)), ("other", args[0])],
+                                {"alpha": kwargs["alpha"]} if "alpha" in kwargs else
+                                _rounding(kwargs.get("rounding_mode")))
+                # torch.add(2, t) / torch.pow(2, t): the number is self.
+                return _run(name, [("self", _py_scalar(input)), ("other", args[0])])
+            raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
+        result = getattr(input, name)(*args, **kwargs)
+        if out is not None:
+            if tuple(out.shape) != tuple(result.shape):
+                raise RuntimeError(f"tensord: {name}(out=…) needs out of shape {tuple(result.shape)}")
+            out.copy_(result)
+            return out
+        return result
+    f.__name__ = name
+    f.__doc__ = f"torch.{name}"
+    return f
+
+
+FUNCTIONS = (_UNARY + _UNARY_NO_INPLACE + _BINARY + _BINARY_NO_INPLACE +
+             ["add", "sub", "subtract", "div", "divide", "round", "clamp", "clip", "clamp_min",
+              "clamp_max", "nan_to_num", "lerp", "addcmul", "addcdiv", "sum", "mean", "prod",
+              "max", "min", "amax", "amin", "argmax", "argmin", "all", "any", "count_nonzero",
+              "var", "std", "norm", "logsumexp", "cumsum", "cumprod", "softmax", "log_softmax",
+              "matmul", "mm", "bmm", "dot", "mv", "outer", "ger", "inner", "addmm",
+              "index_select", "gather", "scatter", "scatter_add", "masked_fill", "masked_select",
+              "index_put", "gelu", "float_power"])
+
+
+FUNCTIONS += ["roll", "tril", "triu"]

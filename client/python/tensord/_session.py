@@ -1,4 +1,5 @@
 """A session on a tensord server: the gRPC calls, op pipelining and id bookkeeping."""
+import atexit
 import os
 import threading
 import time
@@ -322,13 +323,11 @@ class Session:
         return self._closed
 
     def __enter__(self):
-        from . import _api
-        _api._push_session(self)
+        _push_session(self)
         return self
 
     def __exit__(self, *exc):
-        from . import _api
-        _api._pop_session(self)
+        _pop_session(self)
         self.close()
 
     def __repr__(self):
@@ -641,8 +640,7 @@ class Session:
 
     def upload(self, data, sizes, dtype, device=None):
         """A new contiguous tensor from bytes-like `data` (numel * itemsize bytes), on `device`
-        (a tensord.device or its text; None: the session's device)."""
-        from ._tensor import Tensor
+        (a tensord.device or its text; None: the session's device): (its id, its TensorInfo)."""
         self.flush()
         mv = memoryview(data)
         mv = mv.cast("B") if mv.nbytes else memoryview(b"")
@@ -665,9 +663,7 @@ class Session:
             response = self._upload(messages(), metadata=self._metadata)
         except grpc.RpcError as e:
             raise error_from_rpc(e, "upload") from None
-        t = Tensor._new(self, tensor_id)
-        t._info = response.tensor
-        return t
+        return tensor_id, response.tensor
 
     def download(self, tensor_id):
         """(TensorInfo, bytearray of its elements in row-major order)."""
@@ -711,3 +707,61 @@ class Session:
 
 def default_address():
     return os.environ.get("TENSORD_ADDRESS", "127.0.0.1:50051")
+
+
+# ---- the current session (module-level functions use it) ------------------------------
+
+_state = threading.local()
+
+
+_default = None
+
+
+_default_lock = threading.Lock()
+
+
+def connect(address=None, device=None, token=None, pipeline=None):
+    """Opens a session on the tensord server at `address` (default $TENSORD_ADDRESS).
+
+    pipeline=True (the default): ops are buffered and sent in batches; an op's error is raised
+    when a result is next needed (its metadata or data, any flush). pipeline=False: each op is
+    sent at once and raises at its own line, as in torch.
+    """
+    return Session(address or default_address(), device=device, token=token, pipeline=pipeline)
+
+
+def _push_session(s):
+    stack = getattr(_state, "stack", None)
+    if stack is None:
+        stack = _state.stack = []
+    stack.append(s)
+
+
+def _pop_session(s):
+    stack = getattr(_state, "stack", [])
+    if stack and stack[-1] is s:
+        stack.pop()
+
+
+def current_session():
+    """The session module-level functions use."""
+    global _default
+    stack = getattr(_state, "stack", None)
+    if stack:
+        return stack[-1]
+    with _default_lock:
+        if _default is None or _default.closed:
+            _default = connect()
+        return _default
+
+
+def set_default_session(session):
+    global _default
+    with _default_lock:
+        _default = session
+
+
+@atexit.register
+def _close_default():
+    if _default is not None:
+        _default.close()

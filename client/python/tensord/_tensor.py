@@ -4,94 +4,30 @@ import operator
 
 import numpy as np
 
-from . import _dtypes, _format
+from . import _dtypes, _factories, _format
+from ._compute import _ComputeMethods
+from ._ops import (_MAX_OUTPUT_IDS, _call, _int, _int_list, _int_or_ints, _is_scalar, _op_on,
+                   _py_scalar, _queue, _wrap_dim, set_tensor_class)
 from ._session import pb
 
-_MAX_OUTPUT_IDS = 65537  # ids reserved for an op with a list of outputs (server max + 1)
 
 
 # ---- attribute values ---------------------------------------------------------------------------
 
-class _Ints(list):
-    """Marks a list attribute (IntList on the wire)."""
 
 
-def _fill_attr(v, value):
-    """Sets AttrValue `v` from a Python value."""
-    t = type(value)
-    if t is int:
-        v.i = value
-        return v
-    if t is float:
-        v.f = value
-        return v
-    if value is None:
-        v.none = True
-    elif isinstance(value, bool):
-        v.b = value
-    elif isinstance(value, _Ints):
-        v.ints.values.extend(value)
-    elif isinstance(value, numbers.Integral):
-        v.i = int(value)
-    elif isinstance(value, numbers.Real):
-        v.f = float(value)
-    elif isinstance(value, _dtypes.dtype):
-        v.dtype = value.proto
-    elif isinstance(value, _dtypes.device):
-        v.device = str(value)
-    elif isinstance(value, pb.IndexList):
-        v.index.CopyFrom(value)
-    else:
-        raise TypeError(f"tensord: cannot send {type(value).__name__} as an op attribute")
-    return v
 
 
-def _attr(value):
-    return _fill_attr(pb.AttrValue(), value)
 
 
-def _int(value, op, name):
-    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
-        if isinstance(value, Tensor) and value.dim() == 0 and not value.dtype.is_floating_point:
-            return int(value.item())
-        raise TypeError(f"{op}(): argument '{name}' must be int, not {type(value).__name__}")
-    return operator.index(value)
 
 
-def _int_list(args, op, name):
-    """Sizes given as varargs ints or as one sequence (torch accepts both)."""
-    if not args:
-        raise TypeError(f'{op}() missing 1 required positional arguments: "{name}"')
-    if len(args) == 1 and isinstance(args[0], (tuple, list, _dtypes.Size)):
-        args = args[0]
-    out = _Ints()
-    for pos, a in enumerate(args):
-        if isinstance(a, bool) or not isinstance(a, (numbers.Integral, np.integer)):
-            if isinstance(a, Tensor) and a.dim() == 0 and not a.dtype.is_floating_point:
-                out.append(int(a.item()))
-                continue
-            raise TypeError(f"{op}(): argument '{name}' must be tuple of ints, but found element "
-                            f"of type {type(a).__name__} at pos {pos}")
-        out.append(operator.index(a))
-    return out
 
 
-def _int_or_ints(value, op, name):
-    if isinstance(value, (tuple, list, _dtypes.Size)):
-        return _int_list((value,), op, name)
-    return _int(value, op, name)
 
 
-def _is_scalar(x):
-    return isinstance(x, (bool, numbers.Number, np.bool_, np.number)) and not isinstance(x, complex)
 
 
-def _py_scalar(x):
-    if isinstance(x, (np.bool_, bool)):
-        return bool(x)
-    if isinstance(x, (numbers.Integral, np.integer)):
-        return int(x)
-    return float(x)
 
 
 # ---- indexing -----------------------------------------------------------------------------------
@@ -156,46 +92,16 @@ def _numpy_key(key):
     return tuple(out)
 
 
-class Tensor:
+class Tensor(_ComputeMethods):
     """A tensor held by a tensord server: torch.Tensor's API. Ops on it run on the server; the
-    handle is released there when the last Python reference goes."""
+    handle is released there when the last Python reference goes. The handle itself is
+    TensorBase's (_ops.py); the compute methods are _ComputeMethods' (_compute.py); the views,
+    data access, conversions and indexing are here."""
 
-    __slots__ = ("_session", "_id", "_info", "_error", "__weakref__")
+    __slots__ = ()
     __array_priority__ = 1000
 
-    def __init__(self, *args, **kwargs):
-        raise TypeError("create tensors with tensord.tensor(), tensord.zeros(), … ")
-
-    @classmethod
-    def _new(cls, session, tensor_id):
-        t = object.__new__(cls)
-        t._session = session
-        t._id = tensor_id
-        t._info = None
-        t._error = None
-        return t
-
-    def __del__(self):
-        try:
-            if self._error is None:
-                self._session.release(self._id)
-        except Exception:
-            pass
-
     # ---- plumbing ----
-
-    def _meta(self):
-        info = self._info
-        if info is None:
-            if self._error is None:
-                self._session.flush()
-            if self._error is not None:
-                raise self._error
-            info = self._info
-        return info
-
-    def _op(self, name, inputs=(), attrs=None, session=None):
-        return _op(session or self._session, name, [self, *inputs], attrs)
 
     def _multi(self, name, attrs):
         s = self._session
@@ -662,24 +568,19 @@ class Tensor:
                 "session": self._session}
 
     def new_empty(self, size, dtype=None, device=None, requires_grad=False):
-        from . import _api
-        return _api.empty(size, **self._new_args(dtype, device))
+        return _factories.empty(size, **self._new_args(dtype, device))
 
     def new_zeros(self, size, dtype=None, device=None, requires_grad=False):
-        from . import _api
-        return _api.zeros(size, **self._new_args(dtype, device))
+        return _factories.zeros(size, **self._new_args(dtype, device))
 
     def new_ones(self, size, dtype=None, device=None, requires_grad=False):
-        from . import _api
-        return _api.ones(size, **self._new_args(dtype, device))
+        return _factories.ones(size, **self._new_args(dtype, device))
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
-        from . import _api
-        return _api.full(size, fill_value, **self._new_args(dtype, device))
+        return _factories.full(size, fill_value, **self._new_args(dtype, device))
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-        from . import _api
-        return _api.tensor(data, **self._new_args(dtype, device))
+        return _factories.tensor(data, **self._new_args(dtype, device))
 
     # ---- indexing ----
 
@@ -709,12 +610,11 @@ class Tensor:
         if isinstance(value, Tensor):
             source = value.to(self.dtype).expand(shape)
         else:
-            from . import _api
             if _is_scalar(value):
-                source = _api.full(shape, _py_scalar(value), dtype=self.dtype,
+                source = _factories.full(shape, _py_scalar(value), dtype=self.dtype,
                                    device=self.device, session=self._session)
             else:
-                source = _api.tensor(value, dtype=self.dtype, device=self.device,
+                source = _factories.tensor(value, dtype=self.dtype, device=self.device,
                                      session=self._session).expand(shape)
         self._op("put_", [linear, source])
 
@@ -729,8 +629,7 @@ class Tensor:
             picked = positions[np_key]
         except IndexError as e:
             raise IndexError(str(e).replace("axis", "dimension")) from None
-        from . import _api
-        return _api.tensor(_api._c_order(picked, np.int64), device=self.device,
+        return _factories.tensor(_factories._c_order(picked, np.int64), device=self.device,
                            session=self._session)
 
 
@@ -761,17 +660,10 @@ def _assign(target, value):
     elif _is_scalar(value):
         target.fill_(_py_scalar(value))
     else:
-        from . import _api
-        target.copy_(_api.tensor(value, dtype=target.dtype, device=target.device,
+        target.copy_(_factories.tensor(value, dtype=target.dtype, device=target.device,
                                  session=target._session))
 
 
-def _wrap_dim(dim, rank, op):
-    dim = operator.index(dim)
-    lo, hi = (-rank, rank - 1) if rank > 0 else (-1, 0)
-    if dim < lo or dim > hi:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
-    return dim + rank if dim < 0 else dim
 
 
 _CPU = _dtypes.device("cpu")
@@ -836,76 +728,14 @@ def _to_args(args, kwargs):
     return device, dtype, non_blocking, copy
 
 
-def _op_on(session, device, name, inputs, attrs):
-    """_op for an op that names `device` (None: none): pipelined as any op when the server has
-    the device; else sent at once, so the server's error (FAILED_PRECONDITION: no such device)
-    raises at the call, as torch's does, instead of at some later flush."""
-    send_now = device is not None and not session.has_device(device)
-    return _op(session, name, inputs, attrs, send_now=send_now)
 
 
-def _call(name, inputs, attrs):
-    """The OpCall message (for calls sent on their own: run_now)."""
-    call = pb.OpCall(op=name, inputs=[t._id for t in inputs])
-    if attrs:
-        for k, v in attrs.items():
-            _fill_attr(call.attrs[k], v)
-    return call
 
 
-def _encode(session, name, input_ids, attrs, output_ids):
-    """An OpCall's wire bytes on this thread's current stream: encoded by the planning extension
-    when the session has it, else through the protobuf message."""
-    stream = session.current_stream_id()
-    planner = session.planner
-    if planner is not None:
-        return planner.encode_op(name, input_ids, attrs or {}, output_ids, stream)
-    call = pb.OpCall(op=name, inputs=input_ids, outputs=output_ids, stream=stream)
-    if attrs:
-        for k, v in attrs.items():
-            _fill_attr(call.attrs[k], v)
-    return call.SerializeToString()
 
 
-def _queue(session, name, inputs, attrs=None, n=None, send_now=False):
-    """Op `name` on tensors `inputs`: planned here (its errors raise now), then queued, with `n`
-    outputs (0: queued for its effect; None: as many as the planner says, or None when only the
-    server can plan it). Returns the output tensors. When an input comes from a failed op, the
-    outputs carry its error and nothing is sent (an op without outputs raises it).
-    `send_now`: not planned here but sent at once, raising what the server says of it (a device
-    it lacks)."""
-    for t in inputs:
-        if type(t) is not Tensor and not isinstance(t, Tensor):
-            raise TypeError(f"{name}(): expected a tensord Tensor, got {type(t).__name__}")
-        if t._session is not session:
-            raise RuntimeError(f"{name}(): tensors of different tensord sessions")
-    metas = None if send_now else session.plan(name, inputs, attrs)
-    if n is None:
-        if metas is None:
-            return None
-        n = len(metas)
-    first = session.new_ids(n) if n else 0
-    outs = [Tensor._new(session, first + i) for i in range(n)]
-    if metas is not None:
-        for o, meta in zip(outs, metas):
-            o._info = meta
-    for t in inputs:
-        if t._error is not None:  # computed from a failed op: fails the same way, unsent
-            if not outs:
-                raise t._error
-            for o in outs:
-                o._error = t._error
-            return outs
-    input_ids = [t._id for t in inputs]
-    session.submit(_encode(session, name, input_ids, attrs, [o._id for o in outs]), input_ids,
-                   outs, planned=metas is not None)
-    return outs
 
 
-def _op(session, name, inputs, attrs=None, returns_nothing=False, send_now=False):
-    """_queue for an op with one output (None for an op queued for its effect)."""
-    outs = _queue(session, name, inputs, attrs, 0 if returns_nothing else 1, send_now)
-    return None if returns_nothing else outs[0]
 
 
 # ---- printing ---------------------------------------------------------------------------------
@@ -914,11 +744,10 @@ def _summarized(t):
     """A small tensor of the values repr shows of a large one: along each dim longer than
     2*edgeitems only its first and last edgeitems rows, gathered on the server (one cat per
     such dim), so printing a large tensor downloads only what is printed."""
-    from . import _api
     e = _format.PRINT_OPTS.edgeitems
     for d, n in enumerate(tuple(t._meta().sizes)):
         if n > 2 * e:
-            t = _api.cat([t.narrow(d, 0, e), t.narrow(d, n - e, e)], d)
+            t = _factories.cat([t.narrow(d, 0, e), t.narrow(d, n - e, e)], d)
     return t
 
 
@@ -948,3 +777,6 @@ def _repr(t):
             values = values.astype(np.float64)
         body = _format.tensor_str(values, shape, d.is_floating_point, indent, summarize)
     return _format.add_suffixes(prefix + body, suffixes, indent)
+
+
+set_tensor_class(Tensor)

@@ -1,0 +1,233 @@
+"""The op layer under tensord.Tensor: TensorBase (a handle: session, id, metadata, error) and
+the one path every op takes, from Python arguments to a planned, queued OpCall (_queue).
+
+Tensor (_tensor.py) derives from TensorBase and registers itself (set_tensor_class), so that the
+outputs of ops made here are Tensors while this module imports only the layers below it.
+"""
+import numbers
+import operator
+
+import numpy as np
+
+from . import _dtypes
+from ._session import pb
+
+_tensor_class = None
+
+
+def set_tensor_class(cls):
+    """The class of the tensors ops return (tensord.Tensor, set once by _tensor.py)."""
+    global _tensor_class
+    _tensor_class = cls
+
+
+def new_tensor(session, tensor_id, info):
+    """A tensord.Tensor handle on tensor `tensor_id` of `session`, whose metadata is `info`."""
+    t = _tensor_class._new(session, tensor_id)
+    t._info = info
+    return t
+
+
+class TensorBase:
+    """A handle on a tensor of a tensord session: its id, its metadata once planned (or told by
+    the server), and the error of the op that made it, if any. The server's tensor is released
+    when the last Python reference goes."""
+
+    __slots__ = ("_session", "_id", "_info", "_error", "__weakref__")
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("create tensors with tensord.tensor(), tensord.zeros(), … ")
+
+    @classmethod
+    def _new(cls, session, tensor_id):
+        t = object.__new__(cls)
+        t._session = session
+        t._id = tensor_id
+        t._info = None
+        t._error = None
+        return t
+
+    def __del__(self):
+        try:
+            if self._error is None:
+                self._session.release(self._id)
+        except Exception:
+            pass
+
+    def _meta(self):
+        info = self._info
+        if info is None:
+            if self._error is None:
+                self._session.flush()
+            if self._error is not None:
+                raise self._error
+            info = self._info
+        return info
+
+    def _op(self, name, inputs=(), attrs=None, session=None):
+        return _op(session or self._session, name, [self, *inputs], attrs)
+
+
+_MAX_OUTPUT_IDS = 65537  # ids reserved for an op with a list of outputs (server max + 1)
+
+
+class _Ints(list):
+    """Marks a list attribute (IntList on the wire)."""
+
+
+def _fill_attr(v, value):
+    """Sets AttrValue `v` from a Python value."""
+    t = type(value)
+    if t is int:
+        v.i = value
+        return v
+    if t is float:
+        v.f = value
+        return v
+    if value is None:
+        v.none = True
+    elif isinstance(value, bool):
+        v.b = value
+    elif isinstance(value, _Ints):
+        v.ints.values.extend(value)
+    elif isinstance(value, numbers.Integral):
+        v.i = int(value)
+    elif isinstance(value, numbers.Real):
+        v.f = float(value)
+    elif isinstance(value, _dtypes.dtype):
+        v.dtype = value.proto
+    elif isinstance(value, _dtypes.device):
+        v.device = str(value)
+    elif isinstance(value, pb.IndexList):
+        v.index.CopyFrom(value)
+    else:
+        raise TypeError(f"tensord: cannot send {type(value).__name__} as an op attribute")
+    return v
+
+
+def _attr(value):
+    return _fill_attr(pb.AttrValue(), value)
+
+
+def _int(value, op, name):
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
+        if isinstance(value, TensorBase) and value.dim() == 0 and not value.dtype.is_floating_point:
+            return int(value.item())
+        raise TypeError(f"{op}(): argument '{name}' must be int, not {type(value).__name__}")
+    return operator.index(value)
+
+
+def _int_list(args, op, name):
+    """Sizes given as varargs ints or as one sequence (torch accepts both)."""
+    if not args:
+        raise TypeError(f'{op}() missing 1 required positional arguments: "{name}"')
+    if len(args) == 1 and isinstance(args[0], (tuple, list, _dtypes.Size)):
+        args = args[0]
+    out = _Ints()
+    for pos, a in enumerate(args):
+        if isinstance(a, bool) or not isinstance(a, (numbers.Integral, np.integer)):
+            if isinstance(a, TensorBase) and a.dim() == 0 and not a.dtype.is_floating_point:
+                out.append(int(a.item()))
+                continue
+            raise TypeError(f"{op}(): argument '{name}' must be tuple of ints, but found element "
+                            f"of type {type(a).__name__} at pos {pos}")
+        out.append(operator.index(a))
+    return out
+
+
+def _int_or_ints(value, op, name):
+    if isinstance(value, (tuple, list, _dtypes.Size)):
+        return _int_list((value,), op, name)
+    return _int(value, op, name)
+
+
+def _is_scalar(x):
+    return isinstance(x, (bool, numbers.Number, np.bool_, np.number)) and not isinstance(x, complex)
+
+
+def _py_scalar(x):
+    if isinstance(x, (np.bool_, bool)):
+        return bool(x)
+    if isinstance(x, (numbers.Integral, np.integer)):
+        return int(x)
+    return float(x)
+
+
+def _wrap_dim(dim, rank, op):
+    dim = operator.index(dim)
+    lo, hi = (-rank, rank - 1) if rank > 0 else (-1, 0)
+    if dim < lo or dim > hi:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
+    return dim + rank if dim < 0 else dim
+
+
+def _op_on(session, device, name, inputs, attrs):
+    """_op for an op that names `device` (None: none): pipelined as any op when the server has
+    the device; else sent at once, so the server's error (FAILED_PRECONDITION: no such device)
+    raises at the call, as torch's does, instead of at some later flush."""
+    send_now = device is not None and not session.has_device(device)
+    return _op(session, name, inputs, attrs, send_now=send_now)
+
+
+def _call(name, inputs, attrs):
+    """The OpCall message (for calls sent on their own: run_now)."""
+    call = pb.OpCall(op=name, inputs=[t._id for t in inputs])
+    if attrs:
+        for k, v in attrs.items():
+            _fill_attr(call.attrs[k], v)
+    return call
+
+
+def _encode(session, name, input_ids, attrs, output_ids):
+    """An OpCall's wire bytes on this thread's current stream: encoded by the planning extension
+    when the session has it, else through the protobuf message."""
+    stream = session.current_stream_id()
+    planner = session.planner
+    if planner is not None:
+        return planner.encode_op(name, input_ids, attrs or {}, output_ids, stream)
+    call = pb.OpCall(op=name, inputs=input_ids, outputs=output_ids, stream=stream)
+    if attrs:
+        for k, v in attrs.items():
+            _fill_attr(call.attrs[k], v)
+    return call.SerializeToString()
+
+
+def _queue(session, name, inputs, attrs=None, n=None, send_now=False):
+    """Op `name` on tensors `inputs`: planned here (its errors raise now), then queued, with `n`
+    outputs (0: queued for its effect; None: as many as the planner says, or None when only the
+    server can plan it). Returns the output tensors. When an input comes from a failed op, the
+    outputs carry its error and nothing is sent (an op without outputs raises it).
+    `send_now`: not planned here but sent at once, raising what the server says of it (a device
+    it lacks)."""
+    for t in inputs:
+        if not isinstance(t, TensorBase):
+            raise TypeError(f"{name}(): expected a tensord Tensor, got {type(t).__name__}")
+        if t._session is not session:
+            raise RuntimeError(f"{name}(): tensors of different tensord sessions")
+    metas = None if send_now else session.plan(name, inputs, attrs)
+    if n is None:
+        if metas is None:
+            return None
+        n = len(metas)
+    first = session.new_ids(n) if n else 0
+    outs = [_tensor_class._new(session, first + i) for i in range(n)]
+    if metas is not None:
+        for o, meta in zip(outs, metas):
+            o._info = meta
+    for t in inputs:
+        if t._error is not None:  # computed from a failed op: fails the same way, unsent
+            if not outs:
+                raise t._error
+            for o in outs:
+                o._error = t._error
+            return outs
+    input_ids = [t._id for t in inputs]
+    session.submit(_encode(session, name, input_ids, attrs, [o._id for o in outs]), input_ids,
+                   outs, planned=metas is not None)
+    return outs
+
+
+def _op(session, name, inputs, attrs=None, returns_nothing=False, send_now=False):
+    """_queue for an op with one output (None for an op queued for its effect)."""
+    outs = _queue(session, name, inputs, attrs, 0 if returns_nothing else 1, send_now)
+    return None if returns_nothing else outs[0]

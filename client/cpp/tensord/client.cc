@@ -369,6 +369,20 @@ struct SessionState {
   absl::StatusOr<std::optional<std::vector<TensorInfo>>> PlanLocked(
       const std::string& op, const std::vector<Tensor>& inputs, const Attrs& attrs)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // One unary call of this session (its id and token set), with the error kind of a failure:
+  // the one way every session RPC but RunOps and the byte streams is made.
+  template <typename Request, typename Response>
+  absl::StatusOr<Response> Call(
+      grpc::Status (v1::Tensord::Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+      Request request) const {
+    grpc::ClientContext ctx;
+    Context(&ctx);
+    request.set_session_id(id);
+    Response response;
+    absl::Status status = FromGrpc((stub.get()->*method)(&ctx, request, &response), &ctx);
+    if (!status.ok()) return status;
+    return response;
+  }
   // Queues `call` (its inputs, stream and attributes set) with `outputs`.
   void QueueLocked(v1::OpCall call, PendingOp outputs) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   void ReleaseLater(uint64_t id);
@@ -390,12 +404,7 @@ struct TensorState {
 SessionState::~SessionState() {
   if (lease) lease->Stop();  // first: no renewal may reach the server after the close
   if (closed || !stub) return;
-  grpc::ClientContext ctx;
-  Context(&ctx);
-  v1::CloseSessionRequest request;
-  request.set_session_id(id);
-  v1::CloseSessionResponse response;
-  (void)stub->CloseSession(&ctx, request, &response);
+  (void)Call(&v1::Tensord::Stub::CloseSession, v1::CloseSessionRequest());
 }
 
 void SessionState::ReleaseLater(uint64_t id) {
@@ -735,37 +744,25 @@ absl::Status Session::Flush() {
 absl::Status Session::Synchronize() {
   absl::MutexLock lock(&state_->mu);
   absl::Status flushed = state_->FlushLocked();
-  grpc::ClientContext ctx;
-  state_->Context(&ctx);
-  v1::SynchronizeRequest request;
-  request.set_session_id(state_->id);
-  v1::SynchronizeResponse response;
-  absl::Status synced = FromGrpc(state_->stub->Synchronize(&ctx, request, &response));
+  absl::Status synced =
+      state_->Call(&v1::Tensord::Stub::Synchronize, v1::SynchronizeRequest()).status();
   return flushed.ok() ? synced : flushed;
 }
 
 absl::Status Session::Synchronize(Stream stream) {
   absl::MutexLock lock(&state_->mu);
   absl::Status flushed = state_->FlushLocked();
-  grpc::ClientContext ctx;
-  state_->Context(&ctx);
   v1::SynchronizeRequest request;
-  request.set_session_id(state_->id);
   request.set_stream(stream.id);
-  v1::SynchronizeResponse response;
-  absl::Status synced = FromGrpc(state_->stub->Synchronize(&ctx, request, &response));
+  absl::Status synced = state_->Call(&v1::Tensord::Stub::Synchronize, request).status();
   return flushed.ok() ? synced : flushed;
 }
 
 absl::StatusOr<Stream> Session::CreateStream() {
-  grpc::ClientContext ctx;
-  state_->Context(&ctx);
-  v1::CreateStreamRequest request;
-  request.set_session_id(state_->id);
-  v1::CreateStreamResponse response;
-  absl::Status status = FromGrpc(state_->stub->CreateStream(&ctx, request, &response));
-  if (!status.ok()) return status;
-  return Stream{response.stream()};
+  absl::StatusOr<v1::CreateStreamResponse> response =
+      state_->Call(&v1::Tensord::Stub::CreateStream, v1::CreateStreamRequest());
+  if (!response.ok()) return response.status();
+  return Stream{response->stream()};
 }
 
 void Session::SetCurrentStream(Stream stream) {
@@ -780,45 +777,31 @@ Stream Session::current_stream() const {
 
 absl::Status Session::RecordEvent(uint64_t event, Stream stream) {
   absl::MutexLock lock(&state_->mu);
-  absl::Status flushed = state_->FlushLocked();
-  if (!flushed.ok()) return flushed;
-  grpc::ClientContext ctx;
-  state_->Context(&ctx);
+  TENSORD_CLIENT_RETURN_IF_ERROR(state_->FlushLocked());
   v1::RecordEventRequest request;
-  request.set_session_id(state_->id);
   request.set_event(event);
   request.set_stream(stream.id);
-  v1::RecordEventResponse response;
-  return FromGrpc(state_->stub->RecordEvent(&ctx, request, &response));
+  return state_->Call(&v1::Tensord::Stub::RecordEvent, request).status();
 }
 
 absl::Status Session::WaitEvent(uint64_t event, Stream stream) {
   absl::MutexLock lock(&state_->mu);
-  absl::Status flushed = state_->FlushLocked();
-  if (!flushed.ok()) return flushed;
-  grpc::ClientContext ctx;
-  state_->Context(&ctx);
+  TENSORD_CLIENT_RETURN_IF_ERROR(state_->FlushLocked());
   v1::WaitEventRequest request;
-  request.set_session_id(state_->id);
   request.set_event(event);
   request.set_stream(stream.id);
-  v1::WaitEventResponse response;
-  return FromGrpc(state_->stub->WaitEvent(&ctx, request, &response));
+  return state_->Call(&v1::Tensord::Stub::WaitEvent, request).status();
 }
 
 absl::StatusOr<bool> Session::QueryEvent(uint64_t event) {
   absl::MutexLock lock(&state_->mu);
-  absl::Status flushed = state_->FlushLocked();
-  if (!flushed.ok()) return flushed;
-  grpc::ClientContext ctx;
-  state_->Context(&ctx);
+  TENSORD_CLIENT_RETURN_IF_ERROR(state_->FlushLocked());
   v1::QueryEventRequest request;
-  request.set_session_id(state_->id);
   request.set_event(event);
-  v1::QueryEventResponse response;
-  absl::Status status = FromGrpc(state_->stub->QueryEvent(&ctx, request, &response));
-  if (!status.ok()) return status;
-  return response.completed();
+  absl::StatusOr<v1::QueryEventResponse> response =
+      state_->Call(&v1::Tensord::Stub::QueryEvent, request);
+  if (!response.ok()) return response.status();
+  return response->completed();
 }
 
 int64_t Session::ops_sent() const {
@@ -836,13 +819,8 @@ absl::Status Session::Close() {
   if (state_->closed) return absl::OkStatus();
   (void)state_->FlushLocked();
   state_->lease->Stop();  // no renewal may reach the server after the close
-  grpc::ClientContext ctx;
-  state_->Context(&ctx);
-  v1::CloseSessionRequest request;
-  request.set_session_id(state_->id);
-  v1::CloseSessionResponse response;
   state_->closed = true;
-  return FromGrpc(state_->stub->CloseSession(&ctx, request, &response));
+  return state_->Call(&v1::Tensord::Stub::CloseSession, v1::CloseSessionRequest()).status();
 }
 
 Tensor Session::arange(const Scalar& end, std::optional<DType> dtype) {
@@ -1297,17 +1275,14 @@ absl::StatusOr<std::string> TypedStorage::ReadBytes(int64_t offset, int64_t coun
     absl::MutexLock lock(&s.mu);
     if (absl::Status st = FlushForLocked(s, *tensor_.state_); !st.ok()) return st;
   }
-  grpc::ClientContext ctx;
-  s.Context(&ctx);
   v1::ReadStorageRequest request;
-  request.set_session_id(s.id);
   request.set_id(tensor_.id());
   request.set_offset(offset);
   request.set_count(count);
-  v1::ReadStorageResponse response;
-  absl::Status status = FromGrpc(s.stub->ReadStorage(&ctx, request, &response), &ctx);
-  if (!status.ok()) return status;
-  return std::move(*response.mutable_data());
+  absl::StatusOr<v1::ReadStorageResponse> response =
+      s.Call(&v1::Tensord::Stub::ReadStorage, request);
+  if (!response.ok()) return response.status();
+  return std::move(*response->mutable_data());
 }
 
 absl::Status TypedStorage::WriteBytes(int64_t offset, const std::string& bytes) const {
@@ -1315,16 +1290,12 @@ absl::Status TypedStorage::WriteBytes(int64_t offset, const std::string& bytes) 
   SessionState& s = *tensor_.state_->session;
   absl::MutexLock lock(&s.mu);  // held: the write is ordered after every op before it
   if (absl::Status st = FlushForLocked(s, *tensor_.state_); !st.ok()) return st;
-  grpc::ClientContext ctx;
-  s.Context(&ctx);
   v1::WriteStorageRequest request;
-  request.set_session_id(s.id);
   request.set_id(tensor_.id());
   request.set_offset(offset);
   request.set_data(bytes);
   request.set_stream(s.current_stream.id);
-  v1::WriteStorageResponse response;
-  return FromGrpc(s.stub->WriteStorage(&ctx, request, &response), &ctx);
+  return s.Call(&v1::Tensord::Stub::WriteStorage, request).status();
 }
 
 }  // namespace tensord::client

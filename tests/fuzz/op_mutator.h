@@ -119,4 +119,20 @@ size_t CrossOverRunOpsBytes(const RequestMutator& mutator, const uint8_t* data1,
 
 }  // namespace tensord::fuzz
 
+// Defines a target's LLVMFuzzerCustomMutator and LLVMFuzzerCustomCrossOver over
+// `mutator_expr` (a RequestMutator&), for targets whose input is a serialized RunOpsRequest.
+#define TENSORD_FUZZ_RUN_OPS_MUTATOR(mutator_expr)                                               \
+  extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);             \
+  extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size,      \
+                                            unsigned int seed) {                              \
+    return ::tensord::fuzz::MutateRunOpsBytes(mutator_expr, data, size, max_size, seed,       \
+                                              LLVMFuzzerMutate);                              \
+  }                                                                                           \
+  extern "C" size_t LLVMFuzzerCustomCrossOver(const uint8_t* data1, size_t size1,             \
+                                              const uint8_t* data2, size_t size2,             \
+                                              uint8_t* out, size_t max_out, unsigned int seed) { \
+    return ::tensord::fuzz::CrossOverRunOpsBytes(mutator_expr, data1, size1, data2, size2, out, \
+                                                 max_out, seed);                              \
+  }
+
 #endif  // TENSORD_TESTS_FUZZ_OP_MUTATOR_H_

@@ -22,8 +22,6 @@
 #include "tests/fuzz/fuzz_backend.h"
 #include "tests/fuzz/op_mutator.h"
 
-extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
-
 namespace tensord::fuzz {
 namespace {
 
@@ -140,13 +138,4 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   return 0;
 }
 
-extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size,
-                                          unsigned int seed) {
-  return MutateRunOpsBytes(Mutator(), data, size, max_size, seed, LLVMFuzzerMutate);
-}
-
-extern "C" size_t LLVMFuzzerCustomCrossOver(const uint8_t* data1, size_t size1,
-                                            const uint8_t* data2, size_t size2, uint8_t* out,
-                                            size_t max_out, unsigned int seed) {
-  return CrossOverRunOpsBytes(Mutator(), data1, size1, data2, size2, out, max_out, seed);
-}
+TENSORD_FUZZ_RUN_OPS_MUTATOR(Mutator())

@@ -211,17 +211,9 @@ absl::StatusOr<PlannedOp> PlanCopyInto(const Tensor& self, const Tensor& src) {
                                          " doesn't match the broadcast shape ",
                                          FormatList(shape)));
   }
-  if (HasInternalOverlap(self)) {
-    return RuntimeError(op, "unsupported operation: more than one element of the written-to "
-                            "tensor refers to a single memory location. Please clone() the tensor "
-                            "before performing the operation.");
-  }
+  TENSORD_RETURN_IF_ERROR(CheckNoInternalOverlap(op, self));
+  TENSORD_RETURN_IF_ERROR(CheckNoOverlap(op, self, src, /*full_ok=*/true));
   const Overlap overlap = GetOverlap(self, src);
-  if (overlap == Overlap::kPartial) {
-    return RuntimeError(op, "unsupported operation: some elements of the input tensor and the "
-                            "written-to tensor refer to a single memory location. Please clone() "
-                            "the tensor before performing the operation.");
-  }
   if (self.numel() == 0 || (overlap == Overlap::kFull && self.dtype() == src.dtype())) {
     return ViewPlan({self});  // nothing to move
   }

@@ -202,17 +202,9 @@ absl::StatusOr<PlannedOp> PlanElementwise(const ElementwiseSpec& spec, std::vect
                                            " can't be cast to the desired output type ",
                                            DTypeLegacyName(out.dtype())));
     }
-    if (!spec.allow_internal_overlap && HasInternalOverlap(out)) {
-      return RuntimeError(op, "unsupported operation: more than one element of the written-to "
-                              "tensor refers to a single memory location. Please clone() the "
-                              "tensor before performing the operation.");
-    }
+    if (!spec.allow_internal_overlap) TENSORD_RETURN_IF_ERROR(CheckNoInternalOverlap(op, out));
     for (const Tensor& t : inputs) {
-      if (GetOverlap(out, t) == Overlap::kPartial) {
-        return RuntimeError(op, "unsupported operation: some elements of the input tensor and "
-                                "the written-to tensor refer to a single memory location. Please "
-                                "clone() the tensor before performing the operation.");
-      }
+      TENSORD_RETURN_IF_ERROR(CheckNoOverlap(op, out, t, /*full_ok=*/true));
     }
   } else {
     TENSORD_RETURN_IF_ERROR(CheckShape(op, shape).status());

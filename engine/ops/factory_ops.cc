@@ -1,6 +1,7 @@
 #include "engine/ops/factory_ops.h"
 
 #include <cmath>
+#include <limits>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -128,7 +129,10 @@ absl::StatusOr<PlannedOp> PlanArange(const Scalar& start, const Scalar& end, con
       const int64_t sgn = xstep > 0 ? 1 : -1;
       auto span = CheckedSub(xend, xstart);
       if (span) span = CheckedAdd(*span, xstep - sgn);
-      if (!span) return RuntimeError(op, "invalid size, possible overflow?");
+      // 2^63 elements (span INT64_MIN, step -1) do not fit either: the quotient overflows.
+      if (!span || (*span == std::numeric_limits<int64_t>::min() && xstep == -1)) {
+        return RuntimeError(op, "invalid size, possible overflow?");
+      }
       size = *span / xstep;  // an exact ceil: span already includes step - sign
     } else {
       const double size_d = std::ceil((end.to_double() - start.to_double()) / step.to_double());

@@ -8,6 +8,7 @@
 #include "engine/core/errors.h"
 #include "engine/ops/factory_ops.h"
 #include "engine/core/status_macros.h"
+#include "engine/tensor/overlap.h"
 
 namespace tensord::engine {
 
@@ -63,6 +64,10 @@ absl::StatusOr<PlannedOp> PlanPut(const Tensor& self, const Tensor& index, const
                                          "number of elements, but got source.numel() = ",
                                          source.numel(), ", index.numel() = ", index.numel()));
   }
+  // The kernel reads index and source while it writes self: torch refuses any overlap.
+  TENSORD_RETURN_IF_ERROR(CheckNoInternalOverlap(op, self));
+  TENSORD_RETURN_IF_ERROR(CheckNoOverlap(op, self, index));
+  TENSORD_RETURN_IF_ERROR(CheckNoOverlap(op, self, source));
   PlannedOp plan;
   plan.outputs.push_back(self);
   plan.reads = {index.storage(), source.storage()};

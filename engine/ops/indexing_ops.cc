@@ -13,6 +13,7 @@
 #include "engine/core/errors.h"
 #include "engine/ops/factory_ops.h"
 #include "engine/ops/op_registry_internal.h"
+#include "engine/tensor/overlap.h"
 #include "engine/tensor/shape_util.h"
 #include "engine/core/status_macros.h"
 #include "engine/views/view_ops.h"
@@ -152,6 +153,10 @@ absl::StatusOr<PlannedOp> PlanScatterInto(absl::string_view op, const Tensor& se
   }
   TENSORD_ASSIGN_OR_RETURN(int64_t d, WrapDim(op, dim, self.dim()));
   TENSORD_RETURN_IF_ERROR(CheckGatherShapes(op, self, d, index, value_form ? nullptr : &src));
+  // The kernel reads index (and src) while it writes self: torch refuses any overlap.
+  TENSORD_RETURN_IF_ERROR(CheckNoInternalOverlap(op, self));
+  TENSORD_RETURN_IF_ERROR(CheckNoOverlap(op, self, index));
+  if (!value_form) TENSORD_RETURN_IF_ERROR(CheckNoOverlap(op, self, src));
   TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
   const std::optional<Scalar> value =
       value_form ? std::optional<Scalar>(ScalarOf(src)) : std::nullopt;

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/status/status.h"
+#include "engine/core/errors.h"
 #include "engine/tensor/tensor.h"
 
 namespace tensord::engine {
@@ -57,6 +59,26 @@ inline bool ExtentsIntersect(const Tensor& a, const Tensor& b) {
   auto [a0, a1] = extent(a);
   auto [b0, b1] = extent(b);
   return a0 < b1 && b0 < a1;
+}
+
+// torch's assert_no_internal_overlap: `written` addresses no element twice.
+inline absl::Status CheckNoInternalOverlap(absl::string_view op, const Tensor& written) {
+  if (!HasInternalOverlap(written)) return absl::OkStatus();
+  return RuntimeError(op, "unsupported operation: more than one element of the written-to "
+                          "tensor refers to a single memory location. Please clone() the "
+                          "tensor before performing the operation.");
+}
+
+// torch's assert_no_partial_overlap (`full_ok`: elementwise ops and copies, where an input may
+// be the output itself) and assert_no_overlap (kernels that read an input while they write:
+// scatter, put_).
+inline absl::Status CheckNoOverlap(absl::string_view op, const Tensor& written,
+                                   const Tensor& read, bool full_ok = false) {
+  const Overlap o = GetOverlap(written, read);
+  if (o != Overlap::kPartial && (full_ok || o != Overlap::kFull)) return absl::OkStatus();
+  return RuntimeError(op, "unsupported operation: some elements of the input tensor and the "
+                          "written-to tensor refer to a single memory location. Please clone() "
+                          "the tensor before performing the operation.");
 }
 
 }  // namespace tensord::engine

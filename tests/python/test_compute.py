@@ -446,6 +446,24 @@ def test_indexing_ops(session):
     report(problems)
 
 
+def test_indexing_ops_refuse_to_write_what_they_read(session):
+    # scatter_ and put_ read their index (and source) while they write self: torch refuses any
+    # overlap (a fuzzer's scatter_ into its own index tensor wrote out of bounds before).
+    problems = []
+    cases = {
+        "scatter_ into its own index": lambda m: (lambda x: x.scatter_(0, x, -2))(m.tensor([0, 1, 2])),
+        "scatter_ from itself": lambda m: (lambda y: y.scatter_(0, m.tensor([0, 1]), y))(m.tensor([0, 1, 2])),
+        "scatter_ from a clone": lambda m: (lambda x: x.clone().scatter_(0, x, x))(m.tensor([0, 1, 2])),
+        "put_ at its own values": lambda m: (lambda x: x.put_(x, m.tensor([5, 6, 7])))(m.tensor([0, 1, 2])),
+        "put_ from itself": lambda m: (lambda x: x.put_(m.tensor([0, 1, 2]), x))(m.tensor([0, 1, 2])),
+        "put_ from a view of itself": lambda m: (lambda x: x[:2].put_(m.tensor([0, 1]), x[1:]))(m.tensor([0, 1, 2])),
+        "scatter_ into an expanded tensor": lambda m: m.zeros(1).expand(3).scatter_(0, m.tensor([0]), 1.0),
+    }
+    for what, fn in cases.items():
+        problems.append(run_both(lambda: fn(torch), lambda: fn(tensord), what))
+    report(problems)
+
+
 def test_index_put_accumulate(session):
     t = torch.zeros(5)
     d = tensord.zeros(5)

@@ -64,8 +64,9 @@ absl::StatusOr<PlannedOp> PlanPut(const Tensor& self, const Tensor& index, const
                                          "number of elements, but got source.numel() = ",
                                          source.numel(), ", index.numel() = ", index.numel()));
   }
-  // The kernel reads index and source while it writes self: torch refuses any overlap.
-  TENSORD_RETURN_IF_ERROR(CheckNoInternalOverlap(op, self));
+  // The kernel reads index and source while it writes self: torch refuses any overlap. (torch's
+  // put_ also refuses an expanded self, but its index_put_ and advanced-index assignment, which
+  // the clients send as put_, only warn: put_ here writes through expanded tensors.)
   TENSORD_RETURN_IF_ERROR(CheckNoOverlap(op, self, index));
   TENSORD_RETURN_IF_ERROR(CheckNoOverlap(op, self, source));
   PlannedOp plan;

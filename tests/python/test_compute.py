@@ -458,6 +458,7 @@ def test_indexing_ops_refuse_to_write_what_they_read(session):
         "put_ from itself": lambda m: (lambda x: x.put_(m.tensor([0, 1, 2]), x))(m.tensor([0, 1, 2])),
         "put_ from a view of itself": lambda m: (lambda x: x[:2].put_(m.tensor([0, 1]), x[1:]))(m.tensor([0, 1, 2])),
         "scatter_ into an expanded tensor": lambda m: m.zeros(1).expand(3).scatter_(0, m.tensor([0]), 1.0),
+        "index_put_ into an expanded tensor": lambda m: m.zeros(1).expand(3).index_put_((m.tensor([0]),), m.tensor([1.0])),
     }
     for what, fn in cases.items():
         problems.append(run_both(lambda: fn(torch), lambda: fn(tensord), what))

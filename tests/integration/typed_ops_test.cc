@@ -74,6 +74,17 @@ TEST_F(TypedOpsTest, InPlaceMethodsWriteThroughAndReturnTheirTensor) {
   EXPECT_EQ(*x.to_vector<float>(), F({3, 3, 3}));
 }
 
+TEST_F(TypedOpsTest, IndexingOpsTakeDimFirstAsTorch) {
+  Tensor a = A();
+  ASSERT_OK_AND_ASSIGN(Tensor idx, session_.from_vector<int64_t>({0, 0, 1, 0}, {2, 2}));
+  EXPECT_EQ(*a.gather(1, idx).to_vector<int64_t>(), L({0, 0, 4, 3}));
+  ASSERT_OK_AND_ASSIGN(Tensor col, session_.from_vector<int64_t>({0, 2}, {2, 1}));
+  EXPECT_EQ(*session_.zeros({2, 3}).scatter(1, col, 7.0).to_vector<float>(),
+            F({7, 0, 0, 0, 0, 7}));
+  ASSERT_OK_AND_ASSIGN(Tensor pick, session_.from_vector<int64_t>({2, 0}, {2}));
+  EXPECT_EQ(*a.index_select(1, pick).to_vector<int64_t>(), L({2, 0, 5, 3}));
+}
+
 TEST_F(TypedOpsTest, ARefusedInPlaceOpReturnsItsErrorAndLeavesTheTensorAsItWas) {
   Tensor x = session_.zeros({3});
   Tensor refused = x.add_(session_.ones({4}));  // torch: RuntimeError, x unchanged

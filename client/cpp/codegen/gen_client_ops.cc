@@ -1,6 +1,7 @@
 // Writes the C++ client's typed op methods from the engine's op registry, as ATen generates its
 // Functions.h from native_functions.yaml: one method per registry op, its tensor inputs and
-// attributes as typed parameters (required first, in registry order; optional ones as
+// attributes as typed parameters (a required dim first, as torch's gather(dim, index); then the
+// tensor inputs and the required attributes, in registry order; optional ones as
 // std::optional, left out of the call when not given, so the server applies torch's default).
 //
 //   gen_client_ops OUT_DIR   writes OUT_DIR/tensord/generated/{tensor_methods.inc,
@@ -91,7 +92,14 @@ void Emit(const OpDef& op, Generated& g) {
   if (op.returns_nothing) ret = "absl::Status";
   // Parameters: tensor inputs (but self), then required attributes, then optional inputs and
   // attributes.
+  // torch's order where it has one: a required `dim` comes first (t.gather(dim, index),
+  // t.scatter(dim, index, src), t.index_select(dim, index)).
   std::vector<std::string> required, optional;
+  for (const AttrSpec& a : op.attrs) {
+    if (a.required && a.name == "dim" && !Contains(op.inputs, a.name)) {
+      required.push_back("const " + CppOf(a.type).type + "& " + Param(a.name));
+    }
+  }
   std::ostringstream body;
   body << "  std::vector<Tensor> inputs;\n  Attrs attrs;\n";
   if (method) body << "  inputs.push_back(*this);\n";
@@ -119,7 +127,7 @@ void Emit(const OpDef& op, Generated& g) {
     const AttrCpp c = CppOf(a.type);
     const std::string p = Param(a.name);
     if (a.required) {
-      required.push_back("const " + c.type + "& " + p);
+      if (a.name != "dim") required.push_back("const " + c.type + "& " + p);
       body << "  attrs." << c.setter << "(\"" << a.name << "\", " << p << ");\n";
     } else if (a.type == AttrType::kIntOrIntList || a.type == AttrType::kIntList) {
       // Lists are optional through IntOrList's own "absent" (a braced list cannot initialize

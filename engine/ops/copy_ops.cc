@@ -300,6 +300,12 @@ absl::StatusOr<PlannedOp> PlanRepeat(const Tensor& self, IntList repeats) {
   TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
   TENSORD_ASSIGN_OR_RETURN(
       Tensor out, AllocateTensor(op, TensorMeta::Contiguous(self.dtype(), target), self.device()));
+  if (out.numel() == 0) {  // nothing to copy (and the strides below could overflow)
+    PlannedOp plan;
+    plan.outputs.push_back(out);
+    plan.writes.push_back(out.storage());
+    return plan;
+  }
   // View the output as [r0, s0, r1, s1, …] and copy the input broadcast over the r's.
   DimVector sizes(2 * n), dst_strides(2 * n), src_strides(2 * n);
   for (int64_t i = 0; i < n; ++i) {
@@ -316,7 +322,6 @@ absl::StatusOr<PlannedOp> PlanRepeat(const Tensor& self, IntList repeats) {
   plan.reads.push_back(self.storage());
   plan.writes.push_back(out.storage());
   plan.kernel = [backend, out, self, sizes, dst_strides, src_strides]() {
-    if (out.numel() == 0) return absl::OkStatus();
     return backend->Copy(sizes, StridedRef{out.data(), out.dtype(), dst_strides},
                          StridedRef{self.data(), self.dtype(), src_strides});
   };

@@ -465,16 +465,11 @@ absl::StatusOr<Tensor> Slice(const Tensor& self, int64_t dim, std::optional<int6
 
 absl::StatusOr<Tensor> Index(const Tensor& self, absl::Span<const IndexItem> items) {
   constexpr absl::string_view op = "index";
-  int64_t specified = 0, ellipses = 0;
+  int64_t specified = 0;
   for (const IndexItem& item : items) {
     if (item.kind == IndexItem::Kind::kInteger || item.kind == IndexItem::Kind::kSlice) {
       ++specified;
     }
-    ellipses += item.kind == IndexItem::Kind::kEllipsis;
-  }
-  // Each ellipsis stands for the dims no item names: two would walk past the last dim.
-  if (ellipses > 1) {
-    return IndexError(op, "an index can only have a single ellipsis ('...')");
   }
   if (specified > self.dim()) {
     return IndexError(op, absl::StrCat("too many indices for tensor of dimension ", self.dim()));
@@ -490,7 +485,9 @@ absl::StatusOr<Tensor> Index(const Tensor& self, absl::Span<const IndexItem> ite
                                 "or `tensor.item<T>()` in C++ to convert a 0-dim tensor to a "
                                 "number");
         }
-        const int64_t size = result.size(dim);
+        // Every ellipsis stands for the dims no item names, as torch's: a second one can walk
+        // past the last dim, where torch reports size 0.
+        const int64_t size = dim < result.dim() ? result.size(dim) : 0;
         if (item.integer < -size || item.integer >= size) {
           return IndexError(op, absl::StrCat("index ", item.integer,
                                              " is out of bounds for dimension ", i,

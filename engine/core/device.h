@@ -28,6 +28,8 @@ struct Device {
 };
 
 inline constexpr Device kCpu{DeviceType::kCPU, 0};
+// cuda:0 … cuda:15: the devices a server serves and a client plans for.
+inline constexpr int kMaxCudaDevices = 16;
 
 // Parses "cpu", "cuda", "cuda:N".
 absl::StatusOr<Device> ParseDevice(absl::string_view text);

@@ -67,7 +67,7 @@ bool IsNonzero(DType d, const char* p) {
   return DispatchDType(d, [&](auto t) { return Nonzero<decltype(t)>(p); });
 }
 
-// `t`'s sizes and strides without dim `d`.
+// `v` (sizes or strides) without dim `d`.
 DimVector Without(IntList v, int64_t d) {
   DimVector out(v.begin(), v.end());
   out.erase(out.begin() + d);

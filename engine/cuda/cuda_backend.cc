@@ -457,7 +457,7 @@ std::vector<DeviceInfo> RegisterBackends(std::string* why) {
     } else if (count == 0) {
       *reason = "no CUDA device on this machine";
     }
-    for (int i = 0; i < count && i < 16; ++i) {
+    for (int i = 0; i < count && i < kMaxCudaDevices; ++i) {
       cudaDeviceProp prop;
       if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) {
         (void)cudaGetLastError();

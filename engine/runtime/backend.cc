@@ -9,7 +9,6 @@
 namespace tensord::engine {
 namespace {
 
-constexpr int kMaxCudaDevices = 16;
 std::atomic<Backend*> cuda_backends[kMaxCudaDevices];
 std::atomic<Backend*> cpu_backend{nullptr};
 

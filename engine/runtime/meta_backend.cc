@@ -82,7 +82,6 @@ class MetaBackend final : public Backend {
 
 namespace {
 thread_local bool metadata_only = false;
-constexpr int kMaxCudaDevices = 16;
 }  // namespace
 
 MetadataOnlyScope::MetadataOnlyScope() : previous_(metadata_only) { metadata_only = true; }

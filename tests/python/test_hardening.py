@@ -182,6 +182,22 @@ def test_no_rpc_thread_waits_for_a_kernel(servers):
     pool.shutdown()
 
 
+def small_op_latencies(server, sid, count):
+    """Seconds each of `count` small ops of session `sid` takes, from its RunOps to its data
+    (full, then add 1, then download: the values are checked)."""
+    x = server.new_id()
+    latencies = []
+    for i in range(count):
+        t1 = time.monotonic()
+        response = run_ops(server, sid, op("full", out=x + i, size=[16], fill_value=float(i)),
+                           op("add", [x + i], out=x + 100 + i, other=1.0))
+        assert not response.HasField("error")
+        data = download(server, sid, x + 100 + i)
+        assert list(memoryview(data).cast("f")) == [i + 1.0] * 16
+        latencies.append(time.monotonic() - t1)
+    return latencies
+
+
 def test_a_small_op_runs_while_another_session_runs_long_kernels(servers):
     server = servers("--session-ttl=120s")
     busy, small = server.open_session(), server.open_session()
@@ -199,16 +215,7 @@ def test_a_small_op_runs_while_another_session_runs_long_kernels(servers):
     assert not run_ops(server, busy, *calls).HasField("error")
     sync = server.unary("Synchronize", pb.SynchronizeResponse).future(
         pb.SynchronizeRequest(session_id=busy), timeout=120)
-    x = server.new_id()
-    latencies = []
-    for i in range(10):
-        t1 = time.monotonic()
-        response = run_ops(server, small, op("full", out=x + i, size=[16], fill_value=float(i)),
-                           op("add", [x + i], out=x + 100 + i, other=1.0))
-        assert not response.HasField("error")
-        data = download(server, small, x + 100 + i)
-        assert list(memoryview(data).cast("f")) == [i + 1.0] * 16
-        latencies.append(time.monotonic() - t1)
+    latencies = small_op_latencies(server, small, 10)
     busy_still = not sync.done()
     sync.result()
     busy_s = time.monotonic() - t0
@@ -238,16 +245,7 @@ def test_a_small_op_runs_while_every_thread_is_inside_one_long_kernel(servers):
             pb.SynchronizeRequest(session_id=sid), timeout=300))
     time.sleep(0.3)  # the kernels are running
     small = server.open_session()
-    x = server.new_id()
-    latencies = []
-    for i in range(8):
-        t1 = time.monotonic()
-        response = run_ops(server, small, op("full", out=x + i, size=[16], fill_value=float(i)),
-                           op("mul", [x + i], out=x + 100 + i, other=2.0))
-        assert not response.HasField("error")
-        data = download(server, small, x + 100 + i)
-        assert list(memoryview(data).cast("f")) == [2.0 * i] * 16
-        latencies.append(time.monotonic() - t1)
+    latencies = small_op_latencies(server, small, 8)
     busy_still = sum(not s.done() for s in syncs)
     for s in syncs:
         s.result()

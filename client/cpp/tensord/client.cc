@@ -372,7 +372,7 @@ struct SessionState {
   // One unary call of this session (its id and token set), with the error kind of a failure:
   // the one way every session RPC but RunOps and the byte streams is made.
   template <typename Request, typename Response>
-  absl::StatusOr<Response> Call(
+  absl::StatusOr<Response> Rpc(
       grpc::Status (v1::Tensord::Stub::*method)(grpc::ClientContext*, const Request&, Response*),
       Request request) const {
     grpc::ClientContext ctx;
@@ -404,7 +404,7 @@ struct TensorState {
 SessionState::~SessionState() {
   if (lease) lease->Stop();  // first: no renewal may reach the server after the close
   if (closed || !stub) return;
-  (void)Call(&v1::Tensord::Stub::CloseSession, v1::CloseSessionRequest());
+  (void)Rpc(&v1::Tensord::Stub::CloseSession, v1::CloseSessionRequest());
 }
 
 void SessionState::ReleaseLater(uint64_t id) {
@@ -745,7 +745,7 @@ absl::Status Session::Synchronize() {
   absl::MutexLock lock(&state_->mu);
   absl::Status flushed = state_->FlushLocked();
   absl::Status synced =
-      state_->Call(&v1::Tensord::Stub::Synchronize, v1::SynchronizeRequest()).status();
+      state_->Rpc(&v1::Tensord::Stub::Synchronize, v1::SynchronizeRequest()).status();
   return flushed.ok() ? synced : flushed;
 }
 
@@ -754,13 +754,13 @@ absl::Status Session::Synchronize(Stream stream) {
   absl::Status flushed = state_->FlushLocked();
   v1::SynchronizeRequest request;
   request.set_stream(stream.id);
-  absl::Status synced = state_->Call(&v1::Tensord::Stub::Synchronize, request).status();
+  absl::Status synced = state_->Rpc(&v1::Tensord::Stub::Synchronize, request).status();
   return flushed.ok() ? synced : flushed;
 }
 
 absl::StatusOr<Stream> Session::CreateStream() {
   absl::StatusOr<v1::CreateStreamResponse> response =
-      state_->Call(&v1::Tensord::Stub::CreateStream, v1::CreateStreamRequest());
+      state_->Rpc(&v1::Tensord::Stub::CreateStream, v1::CreateStreamRequest());
   if (!response.ok()) return response.status();
   return Stream{response->stream()};
 }
@@ -781,7 +781,7 @@ absl::Status Session::RecordEvent(uint64_t event, Stream stream) {
   v1::RecordEventRequest request;
   request.set_event(event);
   request.set_stream(stream.id);
-  return state_->Call(&v1::Tensord::Stub::RecordEvent, request).status();
+  return state_->Rpc(&v1::Tensord::Stub::RecordEvent, request).status();
 }
 
 absl::Status Session::WaitEvent(uint64_t event, Stream stream) {
@@ -790,7 +790,7 @@ absl::Status Session::WaitEvent(uint64_t event, Stream stream) {
   v1::WaitEventRequest request;
   request.set_event(event);
   request.set_stream(stream.id);
-  return state_->Call(&v1::Tensord::Stub::WaitEvent, request).status();
+  return state_->Rpc(&v1::Tensord::Stub::WaitEvent, request).status();
 }
 
 absl::StatusOr<bool> Session::QueryEvent(uint64_t event) {
@@ -799,7 +799,7 @@ absl::StatusOr<bool> Session::QueryEvent(uint64_t event) {
   v1::QueryEventRequest request;
   request.set_event(event);
   absl::StatusOr<v1::QueryEventResponse> response =
-      state_->Call(&v1::Tensord::Stub::QueryEvent, request);
+      state_->Rpc(&v1::Tensord::Stub::QueryEvent, request);
   if (!response.ok()) return response.status();
   return response->completed();
 }
@@ -820,7 +820,7 @@ absl::Status Session::Close() {
   (void)state_->FlushLocked();
   state_->lease->Stop();  // no renewal may reach the server after the close
   state_->closed = true;
-  return state_->Call(&v1::Tensord::Stub::CloseSession, v1::CloseSessionRequest()).status();
+  return state_->Rpc(&v1::Tensord::Stub::CloseSession, v1::CloseSessionRequest()).status();
 }
 
 Tensor Session::arange(const Scalar& end, std::optional<DType> dtype) {
@@ -935,7 +935,9 @@ absl::Status Tensor::status() const {
   if (!state_) return absl::FailedPreconditionError("undefined tensor");
   SessionState& s = *state_->session;
   absl::MutexLock lock(&s.mu);
-  (void)s.FlushLocked();  // an error only the server finds (a limit) is known once it is sent
+  // An error found here (at the call) is known; one only the server finds (a limit) is known once
+  // the op is sent.
+  if (state_->error.ok()) (void)s.FlushLocked();
   return state_->error;
 }
 
@@ -1280,7 +1282,7 @@ absl::StatusOr<std::string> TypedStorage::ReadBytes(int64_t offset, int64_t coun
   request.set_offset(offset);
   request.set_count(count);
   absl::StatusOr<v1::ReadStorageResponse> response =
-      s.Call(&v1::Tensord::Stub::ReadStorage, request);
+      s.Rpc(&v1::Tensord::Stub::ReadStorage, request);
   if (!response.ok()) return response.status();
   return std::move(*response->mutable_data());
 }
@@ -1295,7 +1297,7 @@ absl::Status TypedStorage::WriteBytes(int64_t offset, const std::string& bytes) 
   request.set_offset(offset);
   request.set_data(bytes);
   request.set_stream(s.current_stream.id);
-  return s.Call(&v1::Tensord::Stub::WriteStorage, request).status();
+  return s.Rpc(&v1::Tensord::Stub::WriteStorage, request).status();
 }
 
 }  // namespace tensord::client

@@ -124,6 +124,38 @@ def test_metadata_answers_without_a_round_trip(session):
     session.flush()
 
 
+def test_the_plan_cache_keeps_storage_sharing_in_its_key(session):
+    """The client keeps the planner's answers (a loop plans its op once), keyed by everything
+    the planner reads. Two calls whose inputs differ only in sharing a storage or not must not
+    share an answer: torch refuses the overlapping copy and accepts the other, in either order."""
+    for overlap_first in (False, True):
+        a, b = tensord.arange(4.), tensord.arange(4.)
+        ta, tb = torch.arange(4.), torch.arange(4.)
+        calls = [(lambda: a[1:].copy_(b[:-1]), lambda: ta[1:].copy_(tb[:-1])),
+                 (lambda: a[1:].copy_(a[:-1]), lambda: ta[1:].copy_(ta[:-1]))]
+        if overlap_first:
+            calls.reverse()
+        for ours, theirs in calls:
+            try:
+                theirs()
+            except RuntimeError as e:
+                with pytest.raises(RuntimeError, match="single memory location"):
+                    ours()
+                assert "single memory location" in str(e)
+            else:
+                ours()
+        assert a.tolist() == ta.tolist()
+    # A repeated op plans once, and every repeat still gets a storage of its own.
+    x = tensord.ones(5)
+    y = x * 2
+    cached = session.planner.cached_plans
+    outs = [x * 2 for _ in range(100)]
+    assert session.planner.cached_plans == cached
+    assert len({o.data_ptr() for o in outs + [y]}) == 101
+    assert len({o._storage_id() for o in outs + [y]}) == 101
+    assert all(o.tolist() == [2.0] * 5 for o in outs[::33])
+
+
 def test_a_kernel_error_poisons_only_what_depends_on_it(session):
     """An index out of range inside gather is found by the kernel: the line runs, unrelated
     lines run, and the error raises where the gathered values are first needed."""

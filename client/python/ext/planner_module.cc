@@ -15,11 +15,16 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "engine/core/dtype.h"
 #include "engine/core/errors.h"
+#include "engine/core/status_macros.h"
 #include "engine/ops/op_registry.h"
 #include "engine/ops/plan_on_metadata.h"
 
@@ -88,53 +93,6 @@ py::tuple Error(const absl::Status& status) {
   return py::make_tuple(engine::ErrorKind(status), static_cast<int>(status.code()),
                         std::string(status.message()));
 }
-
-// plan(op, inputs, attrs, default_device) -> [outputs] | (kind, code, message) | None
-//
-// inputs: (dtype, device, sizes, strides, storage_offset, storage_key, storage_nbytes) per
-// tensor input, dtype as the wire's number; inputs with one storage_key share one storage, so
-// that overlap and alias rules see what the server sees.
-// outputs: (dtype, device, sizes, strides, storage_offset, is_contiguous, alias, storage_nbytes)
-// per output; alias is the index of the input whose storage the output shares, or -1 for a new
-// storage. None: the op's outputs depend on data (nonzero, masked_select, …), so only the server
-// can plan it.
-py::object Plan(const std::string& name, const py::list& inputs, const py::dict& attrs,
-                const std::string& default_device) {
-  std::vector<engine::MetaInput> metas;
-  metas.reserve(inputs.size());
-  for (const py::handle& h : inputs) {
-    const py::tuple t = py::reinterpret_borrow<py::tuple>(h);
-    absl::StatusOr<engine::DType> dtype = engine::DTypeFromWire(t[0].cast<int64_t>(), name);
-    if (!dtype.ok()) return Error(dtype.status());
-    absl::StatusOr<engine::Device> device = engine::ParseDevice(t[1].cast<std::string>());
-    if (!device.ok()) return Error(device.status());
-    const std::vector<int64_t> sizes = t[2].cast<std::vector<int64_t>>();
-    const std::vector<int64_t> strides = t[3].cast<std::vector<int64_t>>();
-    metas.push_back(engine::MetaInput{*dtype, *device,
-                                      engine::DimVector(sizes.begin(), sizes.end()),
-                                      engine::DimVector(strides.begin(), strides.end()),
-                                      t[4].cast<int64_t>(), t[5].cast<int64_t>(),
-                                      t[6].cast<int64_t>()});
-  }
-  std::vector<std::pair<std::string, WireAttr>> wire;
-  wire.reserve(attrs.size());
-  for (const auto& [key, value] : attrs) wire.emplace_back(key.cast<std::string>(), ToWire(value));
-  absl::StatusOr<engine::Device> device = engine::ParseDevice(default_device);
-  if (!device.ok()) return Error(device.status());
-  absl::StatusOr<std::optional<std::vector<engine::MetaOutput>>> planned =
-      engine::PlanOnMetadata(name, metas, wire, *device);
-  if (!planned.ok()) return Error(planned.status());
-  if (!planned->has_value()) return py::none();
-  py::list out;
-  for (const engine::MetaOutput& o : **planned) {
-    out.append(py::make_tuple(static_cast<int>(o.dtype) + 1, o.device.ToString(),
-                              std::vector<int64_t>(o.sizes.begin(), o.sizes.end()),
-                              std::vector<int64_t>(o.strides.begin(), o.strides.end()),
-                              o.storage_offset, o.is_contiguous, o.alias, o.storage_nbytes));
-  }
-  return out;
-}
-
 // ---- the wire format of OpCall and RunOpsRequest (proto/tensord/v1/tensord.proto), by hand ----
 
 void PutVarint(std::string& out, uint64_t v) {
@@ -211,18 +169,56 @@ std::string EncodeAttrValue(const WireAttr& w) {
   return v;
 }
 
-// encode_op(op, inputs, attrs, outputs, stream) -> the OpCall's bytes.
-py::bytes EncodeOp(const std::string& name, const std::vector<uint64_t>& inputs,
-                   const py::dict& attrs, const std::vector<uint64_t>& outputs, uint64_t stream) {
+// An op's attributes, typed as the engine types them and encoded once: the OpCall's attrs
+// entries are also part of the plan cache's key.
+struct EncodedAttrs {
+  std::vector<std::pair<std::string, WireAttr>> wire;
+  std::string entries;  // OpCall field 3, one map entry per attribute
+  bool cacheable = true;
+};
+
+EncodedAttrs EncodeAttrs(const py::handle& attrs) {
+  EncodedAttrs out;
+  if (attrs.is_none()) return out;
+  const py::dict dict = py::reinterpret_borrow<py::dict>(attrs);
+  out.wire.reserve(dict.size());
+  for (const auto& [key, value] : dict) {
+    WireAttr w = ToWire(value);
+    std::string entry;
+    PutBytes(entry, 1, key.cast<std::string>());
+    PutBytes(entry, 2, EncodeAttrValue(w));
+    PutBytes(out.entries, 3, entry);
+    if (w.kind == WireAttr::Kind::kBad) out.cacheable = false;
+    out.wire.emplace_back(key.cast<std::string>(), std::move(w));
+  }
+  return out;
+}
+
+std::string EncodeCall(absl::string_view name, const std::vector<uint64_t>& inputs,
+                       const EncodedAttrs& attrs, uint64_t first_output, size_t n_outputs,
+                       uint64_t stream) {
   std::string out;
   PutBytes(out, 1, name);
   PutPacked(out, 2, inputs);
-  for (const auto& [key, value] : attrs) {
-    std::string entry;
-    PutBytes(entry, 1, key.cast<std::string>());
-    PutBytes(entry, 2, EncodeAttrValue(ToWire(value)));
-    PutBytes(out, 3, entry);
+  out += attrs.entries;
+  if (n_outputs > 0) {
+    std::string packed;
+    for (size_t i = 0; i < n_outputs; ++i) PutVarint(packed, first_output + i);
+    PutBytes(out, 4, packed);
   }
+  if (stream != 0) PutInt(out, 6, static_cast<int64_t>(stream));
+  return out;
+}
+
+// encode_op(op, inputs, attrs, outputs, stream) -> the OpCall's bytes (for ops not planned here).
+py::bytes EncodeOp(const std::string& name, const std::vector<uint64_t>& inputs,
+                   const py::object& attrs, const std::vector<uint64_t>& outputs,
+                   uint64_t stream) {
+  const EncodedAttrs encoded = EncodeAttrs(attrs);
+  std::string out;
+  PutBytes(out, 1, name);
+  PutPacked(out, 2, inputs);
+  out += encoded.entries;
   PutPacked(out, 4, outputs);
   if (stream != 0) PutInt(out, 6, static_cast<int64_t>(stream));
   return py::bytes(out);
@@ -244,15 +240,269 @@ py::bytes EncodeRequest(const std::string& session_id, const py::list& calls, bo
   return py::bytes(out);
 }
 
+// ---- tensors' metadata, and planning with it ----
+
+// A tensor's metadata as the client knows it, planned here or told by the server (what
+// TensorInfo says): tensord._planner.Meta. Storages are named by ids; a storage made by an op
+// planned here gets a client-chosen id from 2^62 and an address from 2^48 in the session's own
+// address space (data_ptr), 64-byte aligned with a gap, so that no two storages touch.
+struct Meta {
+  engine::MetaInput in;  // in.storage_key: the storage's id
+  bool is_contiguous = true;
+  uint64_t storage_data_ptr = 0;
+
+  uint64_t data_ptr() const {
+    return storage_data_ptr +
+           static_cast<uint64_t>(in.storage_offset * engine::ItemSize(in.dtype));
+  }
+};
+
+py::tuple DimsTuple(const engine::DimVector& dims) {
+  py::tuple out(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) {
+    PyTuple_SET_ITEM(out.ptr(), i, PyLong_FromLongLong(dims[i]));
+  }
+  return out;
+}
+
+PyObject* Interned(const char* name) { return PyUnicode_InternFromString(name); }
+
+// A server's TensorInfo message (or any object with its fields) as a Meta.
+absl::StatusOr<Meta> MetaFromInfo(const py::handle& info, absl::string_view op) {
+  Meta m;
+  TENSORD_ASSIGN_OR_RETURN(m.in.dtype,
+                           engine::DTypeFromWire(info.attr("dtype").cast<int64_t>(), op));
+  TENSORD_ASSIGN_OR_RETURN(m.in.device,
+                           engine::ParseDevice(info.attr("device").cast<std::string>()));
+  for (const py::handle& x : info.attr("sizes")) m.in.sizes.push_back(x.cast<int64_t>());
+  for (const py::handle& x : info.attr("strides")) m.in.strides.push_back(x.cast<int64_t>());
+  m.in.storage_offset = info.attr("storage_offset").cast<int64_t>();
+  m.in.storage_key = info.attr("storage_id").cast<int64_t>();
+  m.in.storage_nbytes = info.attr("storage_nbytes").cast<int64_t>();
+  m.is_contiguous = info.attr("is_contiguous").cast<bool>();
+  m.storage_data_ptr = info.attr("storage_data_ptr").cast<uint64_t>();
+  return m;
+}
+
+constexpr int64_t kLocalStorageIds = int64_t{1} << 62;
+constexpr uint64_t kLocalAddresses = uint64_t{1} << 48;
+constexpr size_t kPlanCacheEntries = 4096;
+
+// tensord._planner.SessionPlanner: one per session. Plans ops with the engine's planner, names
+// the tensors (ids) and storages of their outputs, and encodes the OpCalls.
+//
+// The planner is a function of the inputs' metadata (and which inputs share a storage) and the
+// attributes alone, so its answers are kept: a loop that repeats an op on tensors of one shape
+// plans it once. The key holds everything the planner reads; storages enter it as which input
+// shares a storage with which, never by id.
+class SessionPlanner {
+ public:
+  explicit SessionPlanner(const std::string& default_device) {
+    absl::StatusOr<engine::Device> device = engine::ParseDevice(default_device);
+    if (!device.ok()) throw std::invalid_argument(std::string(device.status().message()));
+    default_device_ = *device;
+  }
+
+  uint64_t NewIds(uint64_t n) {
+    const uint64_t first = next_id_;
+    next_id_ += n;
+    return first;
+  }
+
+  // plan(op, infos, attrs) -> [Meta] | (kind, code, message) | None
+  // infos: the inputs' metadata (Meta, or the server's TensorInfo). None: only the server can
+  // plan the op (its outputs depend on the data).
+  py::object Plan(const std::string& name, const py::list& infos, const py::object& attrs) {
+    std::vector<Meta> converted;
+    converted.reserve(infos.size());  // no reallocation: `inputs` points into it
+    std::vector<const Meta*> inputs;
+    for (const py::handle& info : infos) {
+      if (Py_TYPE(info.ptr()) == MetaType()) {
+        inputs.push_back(info.cast<const Meta*>());
+        continue;
+      }
+      absl::StatusOr<Meta> m = MetaFromInfo(info, name);
+      if (!m.ok()) return Error(m.status());
+      converted.push_back(*std::move(m));
+      inputs.push_back(&converted.back());
+    }
+    const EncodedAttrs encoded = EncodeAttrs(attrs);
+    absl::StatusOr<const Planned*> planned = PlanCached(name, inputs, encoded);
+    if (!planned.ok()) return Error(planned.status());
+    if (!(*planned)->has_value()) return py::none();
+    return Outputs(***planned, inputs, (**planned)->size());
+  }
+
+  // queue(op, tensors, attrs, n, stream, session) -> (first_id, [Meta], call_bytes, input_ids)
+  //   | (kind, code, message) | None
+  // The whole of queuing a planned op for the client: its input tensors' metadata read from the
+  // tensors, planned, `n` output ids given (None: as many as planned), the OpCall encoded.
+  // None: this path does not apply and the client's general one takes over (an input that is
+  // not a tensor of `session`, whose metadata is not known yet, or that carries an error; an
+  // op only the server can plan; more outputs asked for than planned).
+  py::object Queue(const std::string& name, const py::list& tensors, const py::object& attrs,
+                   const py::object& n, uint64_t stream, const py::handle& session) {
+    static PyObject* const kSession = Interned("_session");
+    static PyObject* const kInfo = Interned("_info");
+    static PyObject* const kError = Interned("_error");
+    static PyObject* const kId = Interned("_id");
+    std::vector<py::object> infos;  // references held while their Metas are read
+    std::vector<Meta> converted;
+    converted.reserve(tensors.size());
+    std::vector<const Meta*> inputs;
+    std::vector<uint64_t> input_ids;
+    inputs.reserve(tensors.size());
+    input_ids.reserve(tensors.size());
+    for (const py::handle& t : tensors) {
+      const auto attr = [&t](PyObject* name) {
+        return py::reinterpret_steal<py::object>(PyObject_GetAttr(t.ptr(), name));
+      };
+      const py::object owner = attr(kSession), error = attr(kError), id = attr(kId);
+      py::object info = attr(kInfo);
+      if (!owner || !error || !info || !id) {  // not a tensor: the general path says so
+        PyErr_Clear();
+        return py::none();
+      }
+      if (owner.ptr() != session.ptr() || !error.is_none() || info.is_none()) return py::none();
+      input_ids.push_back(id.cast<uint64_t>());
+      if (Py_TYPE(info.ptr()) == MetaType()) {
+        inputs.push_back(info.cast<const Meta*>());
+        infos.push_back(std::move(info));
+        continue;
+      }
+      absl::StatusOr<Meta> m = MetaFromInfo(info, name);
+      if (!m.ok()) return Error(m.status());
+      converted.push_back(*std::move(m));
+      inputs.push_back(&converted.back());
+    }
+    const EncodedAttrs encoded = EncodeAttrs(attrs);
+    absl::StatusOr<const Planned*> planned = PlanCached(name, inputs, encoded);
+    if (!planned.ok()) return Error(planned.status());
+    if (!(*planned)->has_value()) return py::none();
+    const std::vector<engine::MetaOutput>& outputs = ***planned;
+    size_t count = outputs.size();
+    if (!n.is_none()) {
+      const size_t asked = n.cast<size_t>();
+      if (asked > count) return py::none();
+      count = asked;
+    }
+    const uint64_t first = count > 0 ? NewIds(count) : 0;
+    py::list metas = Outputs(outputs, inputs, count);
+    py::bytes call(EncodeCall(name, input_ids, encoded, first, count, stream));
+    return py::make_tuple(first, std::move(metas), std::move(call), py::cast(input_ids));
+  }
+
+  size_t cached_plans() const { return cache_.size(); }
+
+ private:
+  // The planner's answer for one key: the outputs, or std::nullopt for an op only the server
+  // can plan.
+  using Planned = std::optional<std::vector<engine::MetaOutput>>;
+
+  static PyTypeObject* MetaType() {
+    static PyTypeObject* const type =
+        reinterpret_cast<PyTypeObject*>(py::type::of<Meta>().ptr());
+    return type;
+  }
+
+  absl::StatusOr<const Planned*> PlanCached(absl::string_view name,
+                                            const std::vector<const Meta*>& inputs,
+                                            const EncodedAttrs& attrs) {
+    std::string key(name);
+    key.push_back('\0');
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const engine::MetaInput& in = inputs[i]->in;
+      size_t shares = i;  // the first input on the same storage
+      for (size_t j = 0; j < i; ++j) {
+        if (inputs[j]->in.storage_key == in.storage_key) {
+          shares = j;
+          break;
+        }
+      }
+      PutVarint(key, shares);
+      PutVarint(key, static_cast<uint64_t>(in.dtype));
+      PutBytes(key, 0, in.device.ToString());
+      PutVarint(key, in.sizes.size());
+      for (int64_t s : in.sizes) PutVarint(key, static_cast<uint64_t>(s));
+      PutVarint(key, in.strides.size());
+      for (int64_t s : in.strides) PutVarint(key, static_cast<uint64_t>(s));
+      PutVarint(key, static_cast<uint64_t>(in.storage_offset));
+      PutVarint(key, static_cast<uint64_t>(in.storage_nbytes));
+    }
+    key.push_back('\0');
+    key += attrs.entries;
+    if (auto it = cache_.find(key); it != cache_.end()) return &it->second;
+
+    std::vector<engine::MetaInput> metas;
+    metas.reserve(inputs.size());
+    for (const Meta* m : inputs) metas.push_back(m->in);
+    TENSORD_ASSIGN_OR_RETURN(Planned planned,
+                             engine::PlanOnMetadata(name, metas, attrs.wire, default_device_));
+    if (!attrs.cacheable) {
+      uncached_ = std::move(planned);
+      return &uncached_;
+    }
+    if (cache_.size() >= kPlanCacheEntries) cache_.clear();
+    return &cache_.emplace(std::move(key), std::move(planned)).first->second;
+  }
+
+  // The first `count` planned outputs as Metas: a view or in-place result shares its input's
+  // storage; any other output gets a new storage, named here.
+  py::list Outputs(const std::vector<engine::MetaOutput>& outputs,
+                   const std::vector<const Meta*>& inputs, size_t count) {
+    py::list out(count);
+    for (size_t i = 0; i < count; ++i) {
+      const engine::MetaOutput& o = outputs[i];
+      Meta m;
+      m.in = engine::MetaInput{o.dtype, o.device, o.sizes, o.strides, o.storage_offset, 0,
+                               o.storage_nbytes};
+      m.is_contiguous = o.is_contiguous;
+      if (o.alias >= 0) {
+        m.in.storage_key = inputs[o.alias]->in.storage_key;
+        m.storage_data_ptr = inputs[o.alias]->storage_data_ptr;
+      } else {
+        m.in.storage_key = next_storage_++;
+        m.storage_data_ptr = o.storage_nbytes > 0 ? next_address_ : 0;  // torch: empty is 0
+        next_address_ += (static_cast<uint64_t>(o.storage_nbytes) + 63) / 64 * 64 + 64;
+      }
+      PyList_SET_ITEM(out.ptr(), i, py::cast(std::move(m)).release().ptr());
+    }
+    return out;
+  }
+
+  engine::Device default_device_;
+  uint64_t next_id_ = 1;
+  int64_t next_storage_ = kLocalStorageIds;
+  uint64_t next_address_ = kLocalAddresses;
+  absl::flat_hash_map<std::string, Planned> cache_;
+  Planned uncached_;
+};
+
 }  // namespace
 }  // namespace tensord::planner
 
 PYBIND11_MODULE(_planner, m) {
+  namespace planner = tensord::planner;
   m.doc() = "The tensord engine's op planner on metadata alone (see planner_module.cc).";
   m.def("fingerprint", &tensord::engine::RegistryFingerprint,
         "The op registry's fingerprint; planning locally is right only when the server's agrees.");
-  m.def("plan", &tensord::planner::Plan, py::arg("op"), py::arg("inputs"), py::arg("attrs"),
-        py::arg("default_device"));
-  m.def("encode_op", &tensord::planner::EncodeOp, "An OpCall's wire bytes.");
-  m.def("encode_request", &tensord::planner::EncodeRequest, "A RunOpsRequest's wire bytes.");
+  py::class_<planner::Meta>(m, "Meta", "A tensor's metadata, as TensorInfo says it.")
+      .def_property_readonly("sizes", [](const planner::Meta& x) { return planner::DimsTuple(x.in.sizes); })
+      .def_property_readonly("strides", [](const planner::Meta& x) { return planner::DimsTuple(x.in.strides); })
+      .def_property_readonly("storage_offset", [](const planner::Meta& x) { return x.in.storage_offset; })
+      .def_property_readonly("dtype", [](const planner::Meta& x) { return static_cast<int>(x.in.dtype) + 1; })
+      .def_property_readonly("device", [](const planner::Meta& x) { return x.in.device.ToString(); })
+      .def_property_readonly("is_contiguous", [](const planner::Meta& x) { return x.is_contiguous; })
+      .def_property_readonly("storage_id", [](const planner::Meta& x) { return x.in.storage_key; })
+      .def_property_readonly("storage_nbytes", [](const planner::Meta& x) { return x.in.storage_nbytes; })
+      .def_property_readonly("storage_data_ptr", [](const planner::Meta& x) { return x.storage_data_ptr; })
+      .def_property_readonly("data_ptr", &planner::Meta::data_ptr);
+  py::class_<planner::SessionPlanner>(m, "SessionPlanner")
+      .def(py::init<const std::string&>(), py::arg("default_device"))
+      .def_static("encode_op", &planner::EncodeOp, "An OpCall's wire bytes.")
+      .def_static("encode_request", &planner::EncodeRequest, "A RunOpsRequest's wire bytes.")
+      .def("new_ids", &planner::SessionPlanner::NewIds)
+      .def("plan", &planner::SessionPlanner::Plan)
+      .def("queue", &planner::SessionPlanner::Queue)
+      .def_property_readonly("cached_plans", &planner::SessionPlanner::cached_plans);
 }

@@ -10,6 +10,7 @@ import operator
 import numpy as np
 
 from . import _dtypes
+from ._errors import error_from_status
 from ._session import pb
 
 _tensor_class = None
@@ -184,7 +185,7 @@ def _encode(session, name, input_ids, attrs, output_ids):
     stream = session.current_stream_id()
     planner = session.planner
     if planner is not None:
-        return planner.encode_op(name, input_ids, attrs or {}, output_ids, stream)
+        return planner.encode_op(name, input_ids, attrs, output_ids, stream)
     call = pb.OpCall(op=name, inputs=input_ids, outputs=output_ids, stream=stream)
     if attrs:
         for k, v in attrs.items():
@@ -199,6 +200,22 @@ def _queue(session, name, inputs, attrs=None, n=None, send_now=False):
     outputs carry its error and nothing is sent (an op without outputs raises it).
     `send_now`: not planned here but sent at once, raising what the server says of it (a device
     it lacks)."""
+    planner = session.planner
+    if planner is not None and not send_now:
+        # The common case in one call: planned, outputs named, the OpCall encoded.
+        queued = planner.queue(name, inputs, attrs, n, session.current_stream_id(), session)
+        if queued is not None:
+            if len(queued) == 3:
+                raise error_from_status(*queued)
+            first, metas, call, input_ids = queued
+            new = _tensor_class._new
+            outs = []
+            for i, meta in enumerate(metas):
+                o = new(session, first + i)
+                o._info = meta
+                outs.append(o)
+            session.submit(call, input_ids, outs)
+            return outs
     for t in inputs:
         if not isinstance(t, TensorBase):
             raise TypeError(f"{name}(): expected a tensord Tensor, got {type(t).__name__}")

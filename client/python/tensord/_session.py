@@ -1,5 +1,6 @@
 """A session on a tensord server: the gRPC calls, op pipelining and id bookkeeping."""
 import atexit
+import concurrent.futures
 import os
 import threading
 import time
@@ -149,15 +150,11 @@ def _encode_request(session_id, calls, omit_metadata, release_after):
 
 # ---- planning ops locally -------------------------------------------------------------------
 
-# Storages made by ops planned here are named by the client (the server names the others, from
-# 1 up): ids from 2^62, addresses (data_ptr) from 2^48, in this session's own address space.
-_LOCAL_STORAGE_IDS = 1 << 62
-_LOCAL_ADDRESSES = 1 << 48
 _planner_warned = False
 
 
-def _load_planner(fingerprint):
-    """The engine's planner (tensord._planner) when it plans with the server's rules, else None,
+def _load_planner(fingerprint, device):
+    """A SessionPlanner (tensord._planner) when it plans with the server's rules, else None,
     said once per process: the client then lets the server plan every op (one round trip each,
     errors still raised at their line)."""
     global _planner_warned
@@ -170,7 +167,7 @@ def _load_planner(fingerprint):
         reason = f"the planning extension cannot be loaded ({e})"
     else:
         if fingerprint and _planner.fingerprint() == fingerprint:
-            return _planner
+            return _planner.SessionPlanner(device)
         reason = ("the server's op registry differs from this client's "
                   f"({fingerprint or 'not given'} vs {_planner.fingerprint()})")
     if not _planner_warned:
@@ -178,34 +175,6 @@ def _load_planner(fingerprint):
         warnings.warn(f"tensord: {reason}: ops are planned on the server, one round trip each",
                       RuntimeWarning, stacklevel=3)
     return None
-
-
-class _Meta:
-    """A tensor's metadata planned here: what TensorInfo says, without a round trip."""
-
-    __slots__ = ("sizes", "strides", "storage_offset", "dtype", "device", "is_contiguous",
-                 "storage_id", "storage_nbytes", "data_ptr", "storage_data_ptr", "plan_input")
-
-    def __init__(self, planned, storage_id, storage_data_ptr):
-        (self.dtype, self.device, sizes, strides, self.storage_offset, self.is_contiguous, _,
-         self.storage_nbytes) = planned
-        self.sizes = tuple(sizes)
-        self.strides = tuple(strides)
-        self.storage_id = storage_id
-        self.storage_data_ptr = storage_data_ptr
-        self.data_ptr = storage_data_ptr + self.storage_offset * _dtypes.from_proto(
-            self.dtype).itemsize
-        # What the planner takes for an input (planner_module.cc).
-        self.plan_input = (self.dtype, self.device, sizes, strides, self.storage_offset,
-                           storage_id, self.storage_nbytes)
-
-
-def _plan_input(info):
-    """The planner's view of a tensor's metadata (a _Meta or a server's TensorInfo)."""
-    if type(info) is _Meta:
-        return info.plan_input
-    return (info.dtype, info.device, list(info.sizes), list(info.strides), info.storage_offset,
-            info.storage_id, info.storage_nbytes)
 
 
 class Session:
@@ -232,7 +201,11 @@ class Session:
         self._channel = channel or grpc.insecure_channel(address, options=options)
         self._metadata = (("authorization", "Bearer " + token),) if token else None
         self._lock = threading.RLock()
-        self._ahead = None  # (ops, future) of the batch sent ahead, reply not yet taken
+        self._ahead = None  # (ops, future, planned) of the batch sent ahead, reply not yet taken
+        # Sends the batches that go ahead, one at a time and in order, with blocking calls: a
+        # gRPC future would start a polling thread for every batch (no call is in flight
+        # between two batches), which costs more than the batch's ops.
+        self._sender = concurrent.futures.ThreadPoolExecutor(1, "tensord-send")
         self._pending = []
         self._releases = []
         self._next_id = 1
@@ -265,14 +238,13 @@ class Session:
         self.id = opened.session_id
         self.device = _dtypes.device(opened.device)
         self._device_name = opened.device
-        self.planner = _load_planner(opened.op_registry_fingerprint)
-        self._next_local_storage = _LOCAL_STORAGE_IDS
-        self._next_local_address = _LOCAL_ADDRESSES
+        # Plans, names and encodes the ops (None: the server plans them, one round trip each).
+        self.planner = _load_planner(opened.op_registry_fingerprint, opened.device)
         self._deferred_error = None  # the first error found by the server since synchronize()
         lease = _LeaseRenewer(self._stub("RenewLease", pb.RenewLeaseResponse), self.id,
                               self._metadata, opened.ttl_seconds)
         self._finalizer = weakref.finalize(self, Session._close_remote, self._channel,
-                                           self.id, self._metadata, lease)
+                                           self.id, self._metadata, lease, self._sender)
 
     # ---- gRPC plumbing ----
 
@@ -292,8 +264,9 @@ class Session:
             raise error_from_rpc(e, method) from None
 
     @staticmethod
-    def _close_remote(channel, session_id, metadata, lease):
+    def _close_remote(channel, session_id, metadata, lease, sender):
         lease.stop()  # first: no renewal may reach the server after the close
+        sender.shutdown(wait=False)
         try:
             channel.unary_unary(_SERVICE + "CloseSession",
                                 request_serializer=lambda m: m.SerializeToString(),
@@ -365,38 +338,25 @@ class Session:
             raise RuntimeError("tensord: the session is closed")
 
     def new_ids(self, n):
+        """`n` new tensor ids (the first). The planner names the outputs of the ops it queues."""
+        if self.planner is not None:
+            return self.planner.new_ids(n)
         with self._lock:
             first = self._next_id
             self._next_id += n
             return first
 
     def plan(self, name, inputs, attrs):
-        """Plans op `name` here, with the engine's own planner: the outputs' metadata (_Meta),
-        or None when the server must plan it (no planner, or an op whose outputs depend on the
-        data). Raises the op's error, as torch raises it, at the line that made it."""
+        """Plans op `name` here, with the engine's own planner: the outputs' metadata
+        (tensord._planner.Meta), or None when the server must plan it (no planner, or an op
+        whose outputs depend on the data). Raises the op's error, as torch raises it, at the
+        line that made it."""
         if self.planner is None:
             return None
-        planned = self.planner.plan(name, [_plan_input(t._meta()) for t in inputs], attrs or {},
-                                    self._device_name)
-        if planned is None:
-            return None
+        planned = self.planner.plan(name, [t._meta() for t in inputs], attrs)
         if type(planned) is tuple:
             raise error_from_status(*planned)
-        metas = []
-        for out in planned:
-            alias = out[6]
-            if alias >= 0:
-                base = inputs[alias]._meta()
-                metas.append(_Meta(out, base.storage_id, base.storage_data_ptr))
-                continue
-            with self._lock:
-                storage_id = self._next_local_storage
-                self._next_local_storage += 1
-                address = self._next_local_address if out[7] > 0 else 0  # torch: empty is 0
-                # Room for the bytes, 64-byte aligned, and a gap: no two storages touch.
-                self._next_local_address += ((out[7] + 63) // 64 + 1) * 64
-            metas.append(_Meta(out, storage_id, address))
-        return metas
+        return planned
 
     def submit(self, call, inputs, tensors, planned=True):
         """Queues an OpCall (its bytes: _tensor._encode) that reads ids `inputs` and whose
@@ -424,6 +384,8 @@ class Session:
             self._releases.append(tensor_id)
 
     def _request(self, pending):
+        """The RunOpsRequest's bytes for buffered ops `pending`, and whether all their outputs
+        were planned here (then the reply carries no metadata)."""
         # A dropped id goes only once no buffered op still reads it.
         releases = self._releases
         if releases:
@@ -435,10 +397,11 @@ class Session:
         # Outputs planned here need no metadata back.
         omit = all(t._info is not None for p in pending for t in p.tensors)
         encode = _encode_request if self.planner is None else self.planner.encode_request
-        return encode(self.id, [p.call for p in pending], omit, releases)
+        return encode(self.id, [p.call for p in pending], omit, releases), omit
 
-    def _complete(self, pending, get_response):
-        """Takes a sent batch's reply: fills its tensors' metadata; on a failed op, marks it and
+    def _complete(self, pending, get_response, planned):
+        """Takes a sent batch's reply: fills its tensors' metadata (unless all were `planned`
+        here); on a failed op, marks it and
         what depends on it failed and puts the batch's other unrun ops back in front of the
         buffer. Returns the failure (or None)."""
         try:
@@ -449,10 +412,11 @@ class Session:
                 for t in p.tensors:
                     t._error = error
             raise error from None
-        for p, result in zip(pending, response.results):
-            for t, info in zip(p.tensors, result.outputs):
-                if t._info is None:  # planned here: the client's metadata stands
-                    t._info = info
+        if not planned:
+            for p, result in zip(pending, response.results):
+                for t, info in zip(p.tensors, result.outputs):
+                    if t._info is None:  # planned here: the client's metadata stands
+                        t._info = info
         if not response.HasField("error"):
             return None
         failed = max(response.error.op_index, 0)
@@ -474,9 +438,9 @@ class Session:
         """Waits for the batch sent ahead, if any; returns its failure (or None)."""
         if self._ahead is None:
             return None
-        pending, future = self._ahead
+        pending, future, planned = self._ahead
         self._ahead = None
-        return self._complete(pending, future.result)
+        return self._complete(pending, future.result, planned)
 
     def _defer(self, error):
         if error is not None and self._deferred_error is None:
@@ -489,8 +453,9 @@ class Session:
         self._defer(self._finish_ahead())
         pending, self._pending = self._pending, []
         if pending:
-            future = self._run_ops.future(self._request(pending), metadata=self._metadata)
-            self._ahead = (pending, future)
+            request, planned = self._request(pending)
+            future = self._sender.submit(self._run_ops, request, metadata=self._metadata)
+            self._ahead = (pending, future, planned)
 
     def flush(self):
         """Sends the buffered ops. Raises only when the server cannot be reached.
@@ -508,9 +473,9 @@ class Session:
             self._check_open()
             while self._pending or self._releases:
                 pending, self._pending = self._pending, []
-                request = self._request(pending)
+                request, planned = self._request(pending)
                 self._defer(self._complete(
-                    pending, lambda: self._run_ops(request, metadata=self._metadata)))
+                    pending, lambda: self._run_ops(request, metadata=self._metadata), planned))
 
     def run_now(self, call):
         """Flushes, then runs one op and returns the TensorInfos of its outputs (for ops whose
@@ -645,8 +610,7 @@ class Session:
         mv = memoryview(data)
         mv = mv.cast("B") if mv.nbytes else memoryview(b"")
         with self._lock:
-            tensor_id = self._next_id
-            self._next_id += 1
+            tensor_id = self.new_ids(1)
             releases, self._releases = self._releases, []
         header = pb.UploadRequest(header=pb.UploadHeader(
             session_id=self.id, id=tensor_id, sizes=list(sizes), dtype=dtype.proto,

@@ -343,34 +343,29 @@ class CudaBackend final : public Backend {
                             const StridedRef& divisor) override {
     const cpu::StridedLoop<1> loop(shape, {divisor.strides}, {ItemSize(divisor.dtype)});
     if (loop.numel() == 0) return absl::OkStatus();
-    TENSORD_CUDA_TRY(UseDevice(device_.index), op);
-    const LaunchTarget to = TargetFor(this, device_.index);
-    if (to.async) {
-      // The op's slot, read when it retires.
-      ExecContext* context = ExecContext::Current();
-      KernelError* slot = context->ErrorSlot(
-          context->Launched(this), [op = std::string(op)](const KernelError&) {
-            return RuntimeError(op, "ZeroDivisionError");
-          });
-      if (slot == nullptr) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            op, ": too many checked ops in flight on this stream; synchronize and retry"));
-      }
-      return Finish(LaunchCheckDivisor(divisor.dtype, MakeOffsetCalculator<1>(loop),
-                                       loop.numel(), divisor.data, slot, to.stream),
-                    to, op);
-    }
-    // Synchronous: a slot of its own, read after the check.
-    void* p = nullptr;
-    TENSORD_CUDA_TRY(cudaHostAlloc(&p, sizeof(KernelError), cudaHostAllocMapped), op);
-    auto* slot = new (p) KernelError();
-    absl::Status status = Finish(LaunchCheckDivisor(divisor.dtype, MakeOffsetCalculator<1>(loop),
-                                                    loop.numel(), divisor.data, slot, to.stream),
-                                 to, op);
-    const bool zero = slot->code == KernelError::kZeroDivision;
-    (void)cudaFreeHost(p);
-    if (!status.ok()) return status;
-    return zero ? RuntimeError(op, "ZeroDivisionError") : absl::OkStatus();
+    return LaunchChecked(
+        op,
+        [op = std::string(op)](const KernelError&) {
+          return RuntimeError(op, "ZeroDivisionError");
+        },
+        [&](KernelError* slot, cudaStream_t stream) {
+          return LaunchCheckDivisor(divisor.dtype, MakeOffsetCalculator<1>(loop), loop.numel(),
+                                    divisor.data, slot, stream);
+        });
+  }
+
+  absl::Status Random(const DistArgs& dist, const StridedRef& out, int64_t n,
+                      const double* probs) override {
+    if (n == 0) return absl::OkStatus();
+    return LaunchChecked(
+        "bernoulli",
+        [](const KernelError&) {
+          return RuntimeError("bernoulli",
+                              "Expected p_in >= 0 && p_in <= 1 to be true, but got false.");
+        },
+        [&](KernelError* slot, cudaStream_t stream) {
+          return LaunchRandom(dist, out.dtype, out.data, n, probs, slot, stream);
+        });
   }
 
   absl::Status Unary(UnaryOp op, IntList shape, const StridedRef& out, const StridedRef& in,
@@ -423,6 +418,32 @@ class CudaBackend final : public Backend {
     return Finish(LaunchTernary(op, dtype, value, has_lo, has_hi, MakeOffsetCalculator<4>(loop),
                                 loop.numel(), out.data, a.data, b.data, c.data, to.stream),
                   to, "ternary op");
+  }
+
+  // Launches work that may find bad data (`launch(slot, stream)`), with an error slot that
+  // `decode` turns into the op's error: inside a stream's task the op fails when it retires;
+  // outside one the caller waits and gets the error now.
+  template <typename Launch>
+  absl::Status LaunchChecked(absl::string_view op, KernelErrorDecoder decode, Launch launch) {
+    TENSORD_CUDA_TRY(UseDevice(device_.index), op);
+    const LaunchTarget to = TargetFor(this, device_.index);
+    if (to.async) {
+      ExecContext* context = ExecContext::Current();
+      KernelError* slot = context->ErrorSlot(context->Launched(this), std::move(decode));
+      if (slot == nullptr) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            op, ": too many checked ops in flight on this stream; synchronize and retry"));
+      }
+      return Finish(launch(slot, to.stream), to, op);
+    }
+    void* p = nullptr;
+    TENSORD_CUDA_TRY(cudaHostAlloc(&p, sizeof(KernelError), cudaHostAllocMapped), op);
+    auto* slot = new (p) KernelError();
+    absl::Status status = Finish(launch(slot, to.stream), to, op);
+    const KernelError found = *slot;
+    (void)cudaFreeHost(p);
+    if (!status.ok()) return status;
+    return found.code == KernelError::kNone ? absl::OkStatus() : decode(found);
   }
 
   // The launch's error; else, for a synchronous target, waits for its stream.

@@ -12,6 +12,7 @@
 #include "engine/core/dtype.h"
 #include "engine/kernels/binary_ops.h"
 #include "engine/kernels/kernel_error.h"
+#include "engine/kernels/random.h"
 #include "engine/kernels/unary_ops.h"
 #include "engine/core/scalar.h"
 
@@ -37,6 +38,12 @@ enum class TernaryOp { kWhere, kLerp, kAddcmul, kAddcdiv, kClamp };
 cudaError_t LaunchTernary(TernaryOp op, DType dtype, const Scalar& value, bool has_lo,
                           bool has_hi, const OffsetCalculator<4>& calc, int64_t numel, char* out,
                           const char* a, const char* b, const char* c, cudaStream_t stream);
+
+// Fills the contiguous `out` (`n` elements of `dtype`) with draw `d`. `probs` (device memory, or
+// null): kBernoulliTensor's probabilities; one outside [0, 1] reports kBadProbability into
+// `slot` (then what the kernel wrote is not to be used).
+cudaError_t LaunchRandom(const DistArgs& d, DType dtype, char* out, int64_t n,
+                         const double* probs, KernelError* slot, cudaStream_t stream);
 
 }  // namespace tensord::engine::cuda
 

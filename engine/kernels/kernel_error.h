@@ -12,7 +12,7 @@
 namespace tensord::engine {
 
 struct KernelError {
-  enum Code : int32_t { kNone = 0, kZeroDivision = 1, kIndexOutOfRange = 2 };
+  enum Code : int32_t { kNone = 0, kZeroDivision = 1, kIndexOutOfRange = 2, kBadProbability = 3 };
   int32_t code = kNone;
   int32_t unused = 0;
   int64_t a = 0;  // e.g. the bad index

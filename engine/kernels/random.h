@@ -4,9 +4,13 @@
 #ifndef TENSORD_ENGINE_KERNELS_RANDOM_H_
 #define TENSORD_ENGINE_KERNELS_RANDOM_H_
 
+#include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "engine/core/host_device.h"
+#include "engine/kernels/convert.h"
+#include "engine/kernels/element_math.h"
 
 namespace tensord::engine {
 
@@ -49,6 +53,70 @@ struct DistArgs {
   int64_t lo = 0, hi = 0;  // randint [lo, hi)
   uint64_t seed = 0, offset = 0;
 };
+
+// a + b * c with each operation rounded on its own: no fused multiply-add on either device, so
+// that uniform draws are bit for bit the same on the CPU and a GPU (nvcc contracts a + b * c
+// into an FMA by default).
+TENSORD_HD inline double AddMulRounded(double a, double b, double c) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, __dmul_rn(b, c));
+#else
+  return a + b * c;
+#endif
+}
+
+// The largest C below `bound` toward `toward` (C float or double).
+template <typename C>
+TENSORD_HD inline C NextToward(C bound, C toward) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<C, float>) {
+    return nextafterf(bound, toward);
+  } else {
+    return nextafter(bound, toward);
+  }
+#else
+  return std::nextafter(bound, toward);
+#endif
+}
+
+// Element `i` of draw `d` as a T: the one definition of every distribution, run by the CPU
+// loop and the CUDA kernel alike. `p`: element i's probability (kBernoulliTensor only, checked
+// in [0, 1] by the caller). Uniform, integer and Bernoulli draws are exact (the same bits on
+// every device); normal draws go through log, sqrt and cos, whose last bit may differ between
+// the host's libm and CUDA's (at most 2 ulps in double, before rounding to T).
+template <typename T>
+TENSORD_HD inline T DrawElement(const DistArgs& d, uint64_t i, double p) {
+  const Philox r(d.seed, d.offset + i);
+  double v = 0;
+  switch (d.dist) {
+    case Dist::kUniform:
+      v = AddMulRounded(d.a, d.b - d.a, std::is_same_v<T, double> ? r.Double() : r.Float());
+      break;
+    case Dist::kNormal: {
+      // Box-Muller on two 53-bit uniforms (u1 in (0, 1]).
+      const double u1 = 1.0 - r.Double(0), u2 = r.Double(2);
+      v = d.a + d.b * sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+      break;
+    }
+    case Dist::kInt: {
+      const uint64_t range = static_cast<uint64_t>(d.hi) - static_cast<uint64_t>(d.lo);
+      return Convert<T>(static_cast<int64_t>(static_cast<uint64_t>(d.lo) + r.U64() % range));
+    }
+    case Dist::kBernoulliScalar: v = r.Double() < d.a ? 1 : 0; break;
+    case Dist::kBernoulliTensor: v = r.Double() < p ? 1 : 0; break;
+  }
+  if constexpr (std::is_floating_point_v<Calc<T>>) {
+    // A draw rounded up to the bound (float32 near 1) stays inside [a, b).
+    using C = Calc<T>;
+    C c = static_cast<C>(v);
+    if (d.dist == Dist::kUniform && c >= static_cast<C>(d.b) && d.b > d.a) {
+      c = NextToward(static_cast<C>(d.b), static_cast<C>(d.a));
+    }
+    return Convert<T>(c);
+  } else {
+    return Convert<T>(static_cast<int64_t>(v));
+  }
+}
 
 }  // namespace tensord::engine
 

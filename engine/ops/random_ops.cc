@@ -42,22 +42,22 @@ std::vector<AttrSpec> SeedAttrs(std::vector<AttrSpec> attrs) {
 // A plan that fills `target` (contiguous, or a staging buffer copied into it) with draws.
 absl::StatusOr<PlannedOp> PlanDraw(absl::string_view op, const Tensor& target, DistArgs d,
                                    const Tensor* probs = nullptr) {
-  if (!target.device().is_cpu()) {
-    return ComputeBackendMissing(op);
-  }
   PlannedOp plan;
   plan.outputs.push_back(target);
   plan.writes.push_back(target.storage());
   if (target.numel() == 0) return plan;
   Tensor staging = target;
   if (!target.is_contiguous()) {
-    TENSORD_ASSIGN_OR_RETURN(staging,
-                             AllocateTensor(op, TensorMeta::Contiguous(target.dtype(), target.sizes())));
+    TENSORD_ASSIGN_OR_RETURN(
+        staging, AllocateTensor(op, TensorMeta::Contiguous(target.dtype(), target.sizes()),
+                                target.device()));
   }
   Tensor p;
   if (probs != nullptr) {
     plan.reads.push_back(probs->storage());
-    TENSORD_ASSIGN_OR_RETURN(p, AllocateTensor(op, TensorMeta::Contiguous(DType::kFloat64, target.sizes())));
+    TENSORD_ASSIGN_OR_RETURN(
+        p, AllocateTensor(op, TensorMeta::Contiguous(DType::kFloat64, target.sizes()),
+                          target.device()));
   }
   const Tensor prob_src = probs ? *probs : Tensor();
   TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(target.device()));
@@ -83,10 +83,7 @@ absl::StatusOr<Tensor> NewFactoryTensor(absl::string_view op, AttrReader& a, DTy
   TENSORD_RETURN_IF_ERROR(CheckShape(op, size).status());
   TENSORD_ASSIGN_OR_RETURN(auto dtype, a.OptionalDType("dtype"));
   TENSORD_ASSIGN_OR_RETURN(Device device, a.GetDevice("device", kCpu));
-  if (!device.is_cpu()) {
-    return ComputeBackendMissing(op);
-  }
-  return AllocateTensor(op, TensorMeta::Contiguous(dtype.value_or(dflt), size));
+  return AllocateTensor(op, TensorMeta::Contiguous(dtype.value_or(dflt), size), device);
 }
 
 absl::Status CheckFloat(absl::string_view op, DType d) {
@@ -95,6 +92,11 @@ absl::Status CheckFloat(absl::string_view op, DType d) {
                                          DTypeLegacyName(d), "'"));
   }
   return absl::OkStatus();
+}
+
+// The kernel torch names when normal draws are asked for in an integer dtype.
+const char* NormalKernelName(const Tensor& t) {
+  return t.device().is_cpu() ? "normal_kernel_cpu" : "normal_kernel_cuda";
 }
 
 }  // namespace
@@ -121,7 +123,7 @@ void RegisterRandomOps(std::vector<OpDef>& ops) {
                    DistArgs d{Dist::kNormal};
                    TENSORD_ASSIGN_OR_RETURN(d.seed, ReadSeed(a, &d.offset));
                    TENSORD_ASSIGN_OR_RETURN(Tensor t, NewFactoryTensor("randn", a, DType::kFloat32));
-                   TENSORD_RETURN_IF_ERROR(CheckFloat("normal_kernel_cpu", t.dtype()));
+                   TENSORD_RETURN_IF_ERROR(CheckFloat(NormalKernelName(t), t.dtype()));
                    return PlanDraw("randn", t, d);
                  }});
   ops.push_back({"randint", OpKind::kFactory, {},
@@ -170,7 +172,7 @@ void RegisterRandomOps(std::vector<OpDef>& ops) {
                      return RuntimeError("normal_", absl::StrCat(
                          "normal expects std >= 0.0, but found std ", s.ToString()));
                    }
-                   TENSORD_RETURN_IF_ERROR(CheckFloat("normal_kernel_cpu", in[0].dtype()));
+                   TENSORD_RETURN_IF_ERROR(CheckFloat(NormalKernelName(in[0]), in[0].dtype()));
                    return PlanDraw("normal_", in[0], d);
                  }});
   ops.push_back({"bernoulli_", OpKind::kInPlace, {"self"},
@@ -195,7 +197,8 @@ void RegisterRandomOps(std::vector<OpDef>& ops) {
                    TENSORD_RETURN_IF_ERROR(CheckFloat("bernoulli_tensor_cpu_self_", in[0].dtype()));
                    TENSORD_ASSIGN_OR_RETURN(
                        Tensor t, AllocateTensor("bernoulli",
-                                                TensorMeta::Contiguous(in[0].dtype(), in[0].sizes())));
+                                                TensorMeta::Contiguous(in[0].dtype(), in[0].sizes()),
+                                                in[0].device()));
                    return PlanDraw("bernoulli", t, d, &in[0]);
                  }});
 }

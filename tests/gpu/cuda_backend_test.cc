@@ -408,6 +408,65 @@ TEST(CudaElementwiseTest, UnaryOpsMatchTheCpuBackend) {
   EXPECT_GT(compared, 500);
 }
 
+// Counter-based draws on both devices from one seed: uniform, integer and Bernoulli draws are the
+// same bits; normal draws within 2 ulps (log, sqrt and cos differ in their last bit).
+TEST(CudaRandomTest, ASeedDrawsTheSameNumbersOnBothDevices) {
+  const auto draw = [](const std::string& op, Attrs attrs, Device device) {
+    attrs.Set("seed", int64_t{99}).Set("offset", int64_t{12345}).Set("device", device);
+    return RunNowSingle(PlanOp(op, {}, attrs)).value();
+  };
+  for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    const Attrs rand = Attrs().Set("size", V{3, 1001}).Set("dtype", dtype);
+    ExpectSameTensor(draw("rand", rand, kGpu), draw("rand", rand, kCpu));
+  }
+  for (DType dtype : {DType::kInt64, DType::kInt32, DType::kUInt8, DType::kFloat32}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    const Attrs randint = Attrs()
+                              .Set("size", V{5000})
+                              .Set("dtype", dtype)
+                              .Set("low", int64_t{-3})
+                              .Set("high", int64_t{dtype == DType::kUInt8 ? 250 : 1000000});
+    ExpectSameTensor(draw("randint", randint, kGpu), draw("randint", randint, kCpu));
+  }
+  const Attrs randn = Attrs().Set("size", V{100000}).Set("dtype", DType::kFloat64);
+  const std::vector<double> g = Values(draw("randn", randn, kGpu));
+  const std::vector<double> c = Values(draw("randn", randn, kCpu));
+  ASSERT_EQ(g.size(), c.size());
+  for (size_t i = 0; i < g.size(); ++i) {
+    ASSERT_LE(std::abs(g[i] - c[i]), 2 * (std::nextafter(std::abs(c[i]), INFINITY) - std::abs(c[i])))
+        << i;
+  }
+  // In place through a strided view, and Bernoulli with tensor probabilities.
+  const auto in_place = [](Device device) {
+    Tensor t = Full(V{40, 30}, Scalar(0.0), DType::kFloat32, device).value();
+    Tensor view = Transpose(t, 0, 1).value();
+    EXPECT_TRUE(RunNow(PlanOp("uniform_", {view},
+                              Attrs().Set("seed", int64_t{5}).Set("from", Scalar(-2.0)).Set(
+                                  "to", Scalar(3.0))))
+                    .ok());
+    return t;
+  };
+  ExpectSameTensor(in_place(kGpu), in_place(kCpu));
+  const auto bernoulli = [](Device device) {
+    Tensor p = Arange(Scalar(0.0), Scalar(1.0), Scalar(1.0 / 4096), DType::kFloat32, device)
+                   .value();
+    return RunNowSingle(PlanOp("bernoulli", {p}, Attrs().Set("seed", int64_t{8}))).value();
+  };
+  ExpectSameTensor(bernoulli(kGpu), bernoulli(kCpu));
+}
+
+TEST(CudaRandomTest, ABadProbabilityFailsTheOpWithTheCpusError) {
+  for (Device device : {kCpu, kGpu}) {
+    Tensor p = Full(V{100}, Scalar(0.5), DType::kFloat64, device).value();
+    ASSERT_TRUE(FillInto(Narrow(p, 0, 17, 1).value(), Scalar(1.5)).ok());
+    absl::StatusOr<Tensor> drawn = RunNowSingle(PlanOp("bernoulli", {p}, Attrs()));
+    ASSERT_FALSE(drawn.ok());
+    EXPECT_EQ(drawn.status().message(),
+              "bernoulli: Expected p_in >= 0 && p_in <= 1 to be true, but got false.");
+  }
+}
+
 TEST(CudaElementwiseTest, TernaryOpsMatchTheCpuBackend) {
   int compared = 0;
   for (int d = 0; d < kNumDTypes; ++d) {

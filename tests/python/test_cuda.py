@@ -847,6 +847,63 @@ def test_integer_division_by_zero_on_cuda_fails_that_op_only():
     assert (a // b).tolist() == [3] * 1000
 
 
+RANDOM_DRAWS = {
+    "rand f32": lambda d: tensord.rand(3, 1001, device=d),
+    "rand f64": lambda d: tensord.rand(1001, dtype=tensord.float64, device=d),
+    "rand f16": lambda d: tensord.rand(1001, dtype=tensord.float16, device=d),
+    "rand bf16": lambda d: tensord.rand(1001, dtype=tensord.bfloat16, device=d),
+    "randint i64": lambda d: tensord.randint(-5, 1 << 40, (2000,), device=d),
+    "randint u8": lambda d: tensord.randint(0, 256, (2000,), dtype=tensord.uint8, device=d),
+    "uniform_ strided": lambda d: tensord.zeros(40, 30, device=d).t().uniform_(-2, 3),
+    "bernoulli_": lambda d: tensord.zeros(3000, device=d).bernoulli_(0.3),
+    "bernoulli": lambda d: (tensord.arange(3000, device=d) / 2999.0).bernoulli(),
+}
+
+
+@gpu_test
+@pytest.mark.parametrize("name", sorted(RANDOM_DRAWS))
+def test_a_seed_draws_the_same_numbers_on_cpu_and_gpu(name):
+    """Counter-based draws: the same seed gives the CPU's numbers bit for bit on the GPU (torch
+    cannot do this) for uniform, integer and Bernoulli draws."""
+    draw = RANDOM_DRAWS[name]
+    tensord.manual_seed(1234)
+    cpu = draw("cpu")
+    tensord.manual_seed(1234)
+    gpu = draw("cuda")
+    assert gpu.device == CUDA0 and gpu.dtype == cpu.dtype and gpu.shape == cpu.shape
+    assert gpu.stride() == cpu.stride()
+    assert np.array_equal(gpu.cpu().numpy().view(np.uint8), cpu.numpy().view(np.uint8)), name
+
+
+@gpu_test
+@pytest.mark.parametrize("dtype", [tensord.float32, tensord.float64])
+def test_normal_draws_on_cpu_and_gpu_agree_within_two_ulps(dtype):
+    """Normal draws go through log, sqrt and cos, whose last bit differs between libm and CUDA:
+    within 2 ulps (float64, before rounding to the dtype) of the CPU's."""
+    tensord.manual_seed(7)
+    cpu = tensord.randn(100000, dtype=dtype).numpy().astype(np.float64)
+    tensord.manual_seed(7)
+    gpu = tensord.randn(100000, dtype=dtype, device="cuda").cpu().numpy().astype(np.float64)
+    ulp = np.spacing(np.abs(cpu).astype(np.float32 if dtype == tensord.float32 else np.float64))
+    assert np.all(np.abs(gpu - cpu) <= 2 * ulp)
+    assert abs(gpu.mean()) < 0.02 and abs(gpu.std() - 1) < 0.02
+
+
+@gpu_test
+def test_bernoulli_with_a_bad_probability_fails_that_op_only_on_cuda():
+    p = tensord.full((100,), 0.5, device="cuda")
+    p[17] = 1.5
+    bad = p.bernoulli()
+    fine = tensord.full((100,), 0.5, device="cuda").bernoulli()
+    with pytest.raises(RuntimeError, match=re.escape("Expected p_in >= 0 && p_in <= 1")):
+        bad.tolist()
+    with pytest.raises(RuntimeError, match="p_in"):
+        tensord.synchronize()
+    assert set(fine.tolist()) <= {0.0, 1.0}
+    with pytest.raises(RuntimeError, match="normal_kernel_cuda"):
+        tensord.randn(3, dtype=tensord.int64, device="cuda")
+
+
 @gpu_test
 def test_in_place_binary_ops_on_cuda_write_through_views():
     real = real_torch.arange(24, dtype=real_torch.float32).view(4, 6).to(ORACLE)

@@ -24,9 +24,12 @@
 #include "engine/runtime/backend.h"
 #include "engine/cpu/strided_loop.h"
 #include "engine/cuda/copy_kernels.h"
+#include "engine/cuda/cublas.h"
+#include "engine/cuda/gemm_plan.h"
 #include "engine/cuda/elementwise_kernels.h"
 #include "engine/cuda/offset_calculator.h"
 #include "engine/core/errors.h"
+#include "engine/core/status_macros.h"
 #include "engine/runtime/exec_context.h"
 #include "engine/kernels/convert.h"
 
@@ -397,6 +400,50 @@ class CudaBackend final : public Backend {
                            const StridedRef& lo, const StridedRef& hi, bool has_lo,
                            bool has_hi) override {
     return Ternary(TernaryOp::kClamp, shape, out, x, lo, hi, Scalar(), has_lo, has_hi, x.dtype);
+  }
+
+  absl::Status Matmul(const MatmulCall& call) override {
+    int64_t products = 1;
+    for (int64_t s : call.batch) products *= s;
+    if (products == 0 || call.n == 0 || call.m == 0) return absl::OkStatus();
+    TENSORD_CUDA_TRY(UseDevice(device_.index), "matmul");
+    const LaunchTarget to = TargetFor(this, device_.index);
+    // An operand cuBLAS cannot take as it lies (neither matrix stride 1) goes through a
+    // contiguous copy on the device, freed on the stream after the product.
+    MatmulCall c = call;
+    const int nb = static_cast<int>(call.batch.size());
+    DimVector strides_a, strides_b;
+    struct Scratch {
+      void* data;
+      int64_t nbytes;
+    };
+    std::vector<Scratch> scratch;
+    const auto usable = [&](StridedRef& x, int64_t rows, int64_t cols,
+                            DimVector& strides) -> absl::Status {
+      if (OperandLayout(rows, cols, x.strides[nb], x.strides[nb + 1]).usable) {
+        return absl::OkStatus();
+      }
+      DimVector sizes(call.batch.begin(), call.batch.end());
+      sizes.push_back(rows);
+      sizes.push_back(cols);
+      strides.assign(sizes.size(), 1);
+      for (int d = static_cast<int>(sizes.size()) - 2; d >= 0; --d) {
+        strides[d] = strides[d + 1] * sizes[d + 1];
+      }
+      const int64_t nbytes = strides[0] * sizes[0] * ItemSize(x.dtype);
+      TENSORD_ASSIGN_OR_RETURN(void* data, allocator_.Allocate(nbytes));
+      scratch.push_back({data, nbytes});
+      const StridedRef dst{static_cast<char*>(data), x.dtype, strides};
+      TENSORD_RETURN_IF_ERROR(Copy(sizes, dst, x));
+      x = dst;
+      return absl::OkStatus();
+    };
+    absl::Status status = usable(c.a, call.n, call.k, strides_a);
+    if (status.ok()) status = usable(c.b, call.k, call.m, strides_b);
+    if (status.ok()) status = CublasMatmul(device_, to.stream, c);
+    if (status.ok()) status = Finish(cudaGetLastError(), to, "matmul");
+    for (const Scratch& s : scratch) allocator_.Deallocate(s.data, s.nbytes);
+    return status;
   }
 
   absl::Status Sleep(int64_t ms) override {

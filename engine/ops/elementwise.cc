@@ -158,12 +158,7 @@ Scalar ScalarOf(const Tensor& t) {
   return Scalar(*t.data_as<double>());
 }
 
-absl::StatusOr<PlannedOp> PlanElementwise(const ElementwiseSpec& spec, std::vector<Tensor> inputs,
-                                          ElementwiseKernel kernel) {
-  const absl::string_view op = spec.op;
-  // Devices: every non-wrapped operand on one device. As TensorIterator, the common device is
-  // the first operand's that is not the CPU (else the CPU), and the error names it first.
-  const Tensor* out_arg = spec.out;
+absl::StatusOr<Device> CommonDevice(absl::string_view op, absl::Span<const Tensor> inputs) {
   Device device = kCpu;
   for (const Tensor& t : inputs) {
     if (!t.is_wrapped_number() && device.is_cpu()) device = t.device();
@@ -174,6 +169,14 @@ absl::StatusOr<PlannedOp> PlanElementwise(const ElementwiseSpec& spec, std::vect
                                          "found at least two devices, ",
                                          device.ToString(), " and ", t.device().ToString(), "!"));
   }
+  return device;
+}
+
+absl::StatusOr<PlannedOp> PlanElementwise(const ElementwiseSpec& spec, std::vector<Tensor> inputs,
+                                          ElementwiseKernel kernel) {
+  const absl::string_view op = spec.op;
+  const Tensor* out_arg = spec.out;
+  TENSORD_ASSIGN_OR_RETURN(const Device device, CommonDevice(op, inputs));
   TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(device));
   // Shape.
   DimVector shape;

@@ -58,6 +58,11 @@ DimVector ElementwiseOutputStrides(IntList shape, absl::Span<const Tensor> opera
 // torch.can_cast: no floating -> integral, no non-bool -> bool.
 bool CanCast(DType from, DType to);
 
+// The device of an op's operands (wrapped numbers aside): as TensorIterator's, the first that is
+// not the CPU, else the CPU. Operands on two devices: torch's "Expected all tensors to be on the
+// same device, …", naming the common device first.
+absl::StatusOr<Device> CommonDevice(absl::string_view op, absl::Span<const Tensor> inputs);
+
 // Plans an elementwise op. Errors (the op named): shapes that do not broadcast, an in-place or
 // out= tensor of another shape, a result dtype it cannot take, a written tensor whose elements
 // overlap each other or partially overlap an input, devices that differ.

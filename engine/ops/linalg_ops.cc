@@ -21,15 +21,19 @@ namespace tensord::engine {
 namespace {
 
 absl::Status CheckMatmulDtypes(absl::string_view op, const Tensor& a, const Tensor& b) {
-  if (!a.device().is_cpu() || !b.device().is_cpu()) {
-    return ComputeBackendMissing(op);
-  }
+  TENSORD_ASSIGN_OR_RETURN(const Device device, CommonDevice(op, {a, b}));
   if (a.dtype() != b.dtype()) {
     return RuntimeError(op, absl::StrCat("expected scalar type ", DTypeLegacyName(a.dtype()),
                                          " but found ", DTypeLegacyName(b.dtype())));
   }
-  if (a.dtype() == DType::kFloat16 && a.numel() > 0 && b.numel() > 0) {
-    return RuntimeError(op, "\"addmm_impl_cpu_\" not implemented for 'Half'");
+  if (device.is_cpu()) {
+    if (a.dtype() == DType::kFloat16 && a.numel() > 0 && b.numel() > 0) {
+      return RuntimeError(op, "\"addmm_impl_cpu_\" not implemented for 'Half'");
+    }
+  } else if (!IsFloating(a.dtype())) {
+    // cuBLAS multiplies floating types only (as torch's CUDA products).
+    return RuntimeError(op, absl::StrCat("\"addmm_cuda\" not implemented for '",
+                                         DTypeLegacyName(a.dtype()), "'"));
   }
   return absl::OkStatus();
 }
@@ -45,7 +49,7 @@ absl::StatusOr<PlannedOp> PlanBatchedGemm(absl::string_view op, const Tensor& a,
   full.push_back(n);
   full.push_back(m);
   TENSORD_RETURN_IF_ERROR(CheckShape(op, full).status());
-  TENSORD_ASSIGN_OR_RETURN(Tensor out, AllocateTensor(op, TensorMeta::Contiguous(a.dtype(), full)));
+  TENSORD_ASSIGN_OR_RETURN(Tensor out, AllocateTensor(op, TensorMeta::Contiguous(a.dtype(), full), a.device()));
   DimVector ab(batch.begin(), batch.end());
   ab.push_back(n);
   ab.push_back(k);

@@ -517,6 +517,98 @@ TEST(CudaElementwiseTest, TernaryOpsMatchTheCpuBackend) {
   EXPECT_GE(compared, 45);  // some dtypes are refused by both devices alike
 }
 
+// ---- Matrix products through cuBLAS --------------------------------------------------------------
+
+// A [sizes] matrix (batch) of multiples of 0.75 (exact products and sums in every float type at
+// these sizes), `shift` apart from another.
+Tensor Matrix(DType dtype, const V& sizes, double shift, Device device) {
+  int64_t numel = 1;
+  for (int64_t s : sizes) numel *= s;
+  Tensor v = Arange(Scalar(0.0), Scalar(static_cast<double>(numel)), Scalar(1.0), DType::kFloat64,
+                    kCpu)
+                 .value();
+  // Values in [-6, 6) in steps of 0.75.
+  v = RunNowSingle(PlanOp("remainder", {v}, Attrs().Set("other", Scalar(int64_t{16})))).value();
+  v = RunNowSingle(PlanOp("mul", {v}, Attrs().Set("other", Scalar(0.75)))).value();
+  v = RunNowSingle(PlanOp("sub", {v}, Attrs().Set("other", Scalar(6.0 - shift)))).value();
+  return RunNowSingle(PlanTo(View(v, sizes).value(), dtype, device)).value();
+}
+
+TEST(CudaMatmulTest, ProductsMatchTheCpuBackend) {
+  int compared = 0;
+  for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+    const std::string dt = DTypeName(dtype);
+    // op(a, b) on operands made on each device; `ta`/`tb`: pass the last two dims transposed.
+    const auto product = [&](std::string op, V sa, V sb, bool ta, bool tb, Attrs attrs = {}) {
+      return [=](Device device) -> absl::StatusOr<Tensor> {
+        Tensor a = Matrix(dtype, sa, 0, device), b = Matrix(dtype, sb, 0.25, device);
+        if (ta) a = Transpose(a, -1, -2).value();
+        if (tb) b = Transpose(b, -1, -2).value();
+        return RunNowSingle(PlanOp(op, {a, b}, attrs));
+      };
+    };
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        const std::string t = std::string(ta ? " a.t()" : " a") + (tb ? " @ b.t() " : " @ b ");
+        CompareOnBothDevices("mm" + t + dt,
+                             product("mm", ta ? V{6, 4} : V{4, 6}, tb ? V{5, 6} : V{6, 5}, ta, tb),
+                             false, &compared);
+        CompareOnBothDevices(
+            "bmm" + t + dt,
+            product("bmm", ta ? V{3, 6, 4} : V{3, 4, 6}, tb ? V{3, 5, 6} : V{3, 6, 5}, ta, tb),
+            false, &compared);
+        CompareOnBothDevices("matmul broadcast" + t + dt,
+                             product("matmul", ta ? V{2, 1, 6, 4} : V{2, 1, 4, 6},
+                                     tb ? V{3, 5, 6} : V{3, 6, 5}, ta, tb),
+                             false, &compared);
+      }
+    }
+    CompareOnBothDevices("matmul 1-d @ 3-d " + dt, product("matmul", V{6}, V{2, 6, 5}, false, false),
+                         false, &compared);
+    CompareOnBothDevices("matmul 3-d @ 1-d " + dt, product("matmul", V{2, 4, 6}, V{6}, false, false),
+                         false, &compared);
+    CompareOnBothDevices("dot " + dt, product("dot", V{7}, V{7}, false, false), false, &compared);
+    CompareOnBothDevices("mv " + dt, product("mv", V{4, 6}, V{6}, false, false), false, &compared);
+    CompareOnBothDevices("outer " + dt, product("outer", V{4}, V{5}, false, false), false,
+                         &compared);
+    CompareOnBothDevices("mm with mismatched shapes " + dt,
+                         product("mm", V{4, 6}, V{5, 6}, false, false), false, &compared);
+    // A strided slice fits no cuBLAS layout: copied first.
+    CompareOnBothDevices(
+        "mm of a column slice " + dt,
+        [&](Device device) -> absl::StatusOr<Tensor> {
+          Tensor a = Matrix(dtype, V{4, 12}, 0, device);
+          TENSORD_ASSIGN_OR_RETURN(Tensor every_other, Slice(a, 1, 0, 12, 2));
+          return RunNowSingle(PlanOp("mm", {every_other, Matrix(dtype, V{6, 5}, 1, device)}, {}));
+        },
+        false, &compared);
+    CompareOnBothDevices(
+        "addmm with alpha and beta " + dt,
+        [&](Device device) -> absl::StatusOr<Tensor> {
+          return RunNowSingle(PlanOp(
+              "addmm",
+              {Matrix(dtype, V{5}, 0.5, device), Matrix(dtype, V{4, 6}, 0, device),
+               Matrix(dtype, V{6, 5}, 0.25, device)},
+              Attrs().Set("beta", Scalar(0.5)).Set("alpha", Scalar(2.0))));
+        },
+        false, &compared);
+  }
+  EXPECT_EQ(compared, 2 * 19);  // the mismatched shapes fail alike, not compared
+}
+
+TEST(CudaMatmulTest, IntegerProductsAreRefusedAsTorchsCudaRefusesThem) {
+  Tensor a = Matrix(DType::kInt64, V{4, 6}, 0, kGpu), b = Matrix(DType::kInt64, V{6, 5}, 0, kGpu);
+  absl::StatusOr<PlannedOp> planned = PlanOp("mm", {a, b}, {});
+  ASSERT_FALSE(planned.ok());
+  EXPECT_EQ(planned.status().message(), "mm: \"addmm_cuda\" not implemented for 'Long'");
+  // Half products run on the GPU (the CPU refuses them, as torch 1.13's CPU does).
+  Tensor h = Matrix(DType::kFloat16, V{4, 6}, 0, kGpu), g = Matrix(DType::kFloat16, V{6, 5}, 0, kGpu);
+  absl::StatusOr<Tensor> half = RunNowSingle(PlanOp("mm", {h, g}, {}));
+  ASSERT_TRUE(half.ok()) << half.status();
+  Tensor f = Matrix(DType::kFloat32, V{4, 6}, 0, kCpu), e = Matrix(DType::kFloat32, V{6, 5}, 0, kCpu);
+  EXPECT_EQ(Values(*half), Values(RunNowSingle(PlanOp("mm", {f, e}, {})).value()));
+}
+
 // ---- Streams: kernels launched on CUDA streams, retired off the GPU's reports -------------------
 
 absl::Status SynchronizeStream(Stream& stream) {

@@ -693,11 +693,11 @@ def test_mixed_devices_fail_as_torch():
 
 @gpu_test
 def test_ops_without_cuda_kernels_yet_say_so():
-    # Elementwise ops run on CUDA (below); reductions, matmul and indexing do not yet, and say
-    # so with engine::ComputeBackendMissing's UNIMPLEMENTED. When their kernels land, this test
-    # fails: move them into the comparisons against torch.
+    # Elementwise ops, random draws and matrix products run on CUDA (below); reductions and
+    # indexing do not yet, and say so with engine::ComputeBackendMissing's UNIMPLEMENTED. When
+    # their kernels land, this test fails: move them into the comparisons against torch.
     g = tensord.ones(2, 3, device="cuda")
-    for f in (lambda: g.sum(), lambda: g @ g.t()):
+    for f in (lambda: g.sum(), lambda: g.cumsum(0)):
         with pytest.raises(RuntimeError, match="compute ops run on the CPU backend only") as info:
             f().shape
         assert info.value.grpc_code == "UNIMPLEMENTED"
@@ -902,6 +902,57 @@ def test_bernoulli_with_a_bad_probability_fails_that_op_only_on_cuda():
     assert set(fine.tolist()) <= {0.0, 1.0}
     with pytest.raises(RuntimeError, match="normal_kernel_cuda"):
         tensord.randn(3, dtype=tensord.int64, device="cuda")
+
+
+MATMUL_CASES = {  # name: (a's shape, b's shape, transpose a, transpose b)
+    "mm": ((4, 6), (6, 5), False, False), "mm a.t()": ((6, 4), (6, 5), True, False),
+    "mm b.t()": ((4, 6), (5, 6), False, True), "mm both t": ((6, 4), (5, 6), True, True),
+    "bmm": ((3, 4, 6), (3, 6, 5), False, False), "bmm b.t()": ((3, 4, 6), (3, 5, 6), False, True),
+    "broadcast batch": ((2, 1, 4, 6), (3, 6, 5), False, False),
+    "1-d @ 3-d": ((6,), (2, 6, 5), False, False), "3-d @ 1-d": ((2, 4, 6), (6,), False, False),
+    "dot": ((7,), (7,), False, False), "mv": ((4, 6), (6,), False, False),
+    "large": ((300, 500), (500, 200), False, False),
+}
+MATMUL_TOLERANCE = {real_torch.float16: 1e-2, real_torch.bfloat16: 5e-2,
+                    real_torch.float32: 1e-5, real_torch.float64: 1e-12}
+
+
+@gpu_test
+@pytest.mark.parametrize("dtype", list(MATMUL_TOLERANCE), ids=str)
+@pytest.mark.parametrize("name", sorted(MATMUL_CASES))
+def test_matmul_on_cuda_matches_torch(name, dtype):
+    """cuBLAS products, transposed operands passed as such: values against torch (on CUDA where
+    it has one), shapes and strides against torch; float32 without TF32, as torch by default."""
+    sa, sb, ta, tb = MATMUL_CASES[name]
+    gen = real_torch.Generator().manual_seed(len(name))
+    ra = real_torch.randn(sa, generator=gen, dtype=real_torch.float64)
+    rb = real_torch.randn(sb, generator=gen, dtype=real_torch.float64)
+    a = tensord.tensor(ra.numpy(), device="cuda").to(OURS[dtype])
+    b = tensord.tensor(rb.numpy(), device="cuda").to(OURS[dtype])
+    ra, rb = ra.to(dtype).to(ORACLE), rb.to(dtype).to(ORACLE)
+    if ta:
+        a, ra = a.transpose(-1, -2), ra.transpose(-1, -2)
+    if tb:
+        b, rb = b.transpose(-1, -2), rb.transpose(-1, -2)
+    if ORACLE == "cpu" and dtype == real_torch.float16:
+        expected = (ra.float() @ rb.float()).half()  # torch's CPU has no half product
+    else:
+        expected = ra @ rb
+    got = a @ b
+    assert got.device == CUDA0 and tuple(got.shape) == tuple(expected.shape)
+    assert got.stride() == expected.stride()
+    ours = real_torch.tensor(got.cpu().to(tensord.float64).numpy())
+    scale = (ra.double().abs() @ rb.double().abs()).cpu().clamp(min=1)
+    assert ((ours - expected.cpu().double()).abs() <= MATMUL_TOLERANCE[dtype] * scale).all()
+
+
+@gpu_test
+def test_matmul_on_cuda_refuses_integers_and_mixed_devices_as_torch():
+    a = tensord.ones(2, 3, dtype=tensord.int64, device="cuda")
+    with pytest.raises(RuntimeError, match="addmm_cuda"):
+        a @ a.t()
+    with pytest.raises(RuntimeError, match=re.escape(MIXED)):
+        tensord.ones(2, 3, device="cuda") @ tensord.ones(3, 2)
 
 
 @gpu_test

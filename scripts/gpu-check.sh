@@ -32,7 +32,7 @@ BUNDLE_FILE=$BUNDLE_DIR/bundle.tar.xz
 MAX_BUNDLE_MIB=48              # everything carried to the GPU machine must stay under 64 MiB
 CUDA_ROOT=/usr/local/cuda
 # Source paths copied into the bundle at the same relative paths.
-BUNDLED_SOURCES=(client/python tests/python tests/golden scripts/gpu-check.sh)
+BUNDLED_SOURCES=(client/python tests/python tests/golden tests/gpu/UNVERIFIED.md scripts/gpu-check.sh)
 # Time limits of one step, in seconds.
 TEST_TIMEOUT=${GPU_CHECK_TEST_TIMEOUT:-300}
 SANITIZER_TIMEOUT=${GPU_CHECK_SANITIZER_TIMEOUT:-600}
@@ -422,6 +422,11 @@ print_summary() {
     done
     echo "overall: $overall ($pass passed, $fail failed, $skip skipped, $notrun not run)"
     [ "$pass" -gt 0 ] || [ "$fail" -gt 0 ] || echo "warning: no GPU step ran to a pass: nothing was tested"
+    if [ -n "${B:-}" ] && [ -f "$B/tests/gpu/UNVERIFIED.md" ]; then
+      echo
+      echo "Checklist: written without a GPU, first run here (tests/gpu/UNVERIFIED.md):"
+      grep -E '^(-|  )' "$B/tests/gpu/UNVERIFIED.md" || true
+    fi
   } | tee "$out"
   [ "$fail" -eq 0 ]
 }

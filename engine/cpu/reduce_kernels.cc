@@ -13,16 +13,13 @@
 #include <vector>
 
 #include "engine/kernels/convert.h"
+#include "engine/kernels/reduce_functors.h"
 #include "engine/cpu/map.h"
 #include "engine/runtime/thread_pool.h"
 
 namespace tensord::engine::cpu {
 namespace {
 
-
-// Accumulator type of sums and products: double for floating dtypes, int64 for integers.
-template <typename T>
-using SumAcc = std::conditional_t<kIsFloat<T>, double, int64_t>;
 
 // float32 runs with SSE (every x86-64 CPU has it): 16 lanes in four registers, so the loop is
 // bound by memory, not by one dependency chain.
@@ -83,37 +80,17 @@ inline float ExtremumF32(const float* x, int64_t n, bool* nan) {
   return best;
 }
 
-template <typename O, typename V>
-void StoreAs(char* out, int64_t i, V v) {
-  reinterpret_cast<O*>(out)[i] = Convert<O>(v);
-}
-
-template <typename V>
-void StoreDyn(char* out, DType d, int64_t i, V v) {
-  DispatchDType(d, [&](auto o) { StoreAs<decltype(o)>(out, i, v); });
-}
-
-// ---- Functors: Init, Step(acc, x, index), Combine(earlier, later), Store. ---------------------
+// ---- The shared functors (kernels/reduce_functors.h), with contiguous fast paths ----------
+// Run(acc, x, n, base) folds a contiguous run x[0, n) at positions base…; kHasRun says whether
+// a functor has one (else the driver steps element by element).
 
 template <typename T>
-struct SumF {
-  using Acc = SumAcc<T>;
-  bool mean = false;
-  int64_t count = 1;
-  Acc Init() const { return 0; }
-  Acc Step(Acc a, Calc<T> x, int64_t) const { return a + static_cast<Acc>(x); }
-  Acc Combine(Acc a, Acc b) const { return a + b; }
-  void Store(char* out, DType d, int64_t* idx, int64_t i, Acc a) const {
-    if (mean) {
-      StoreDyn(out, d, i, static_cast<double>(a) / static_cast<double>(count));
-    } else {
-      StoreDyn(out, d, i, a);
-    }
-  }
-  // Contiguous runs: blocked partial sums the compiler vectorises.
+struct SumF : SumOp<T> {
+  using Acc = typename SumOp<T>::Acc;
   static constexpr bool kHasRun = std::is_same_v<T, float> || std::is_same_v<T, double>;
   Acc Run(Acc a, const T* x, int64_t n, int64_t /*base*/) const {
     if constexpr (std::is_same_v<T, float>) return a + SumF32(x, n);
+    // Blocked partial sums the compiler vectorises.
     constexpr int kLanes = 16;
     int64_t i = 0;
     while (n - i >= kLanes) {
@@ -131,52 +108,19 @@ struct SumF {
   }
 };
 
-template <typename T>
-struct ProdF {
-  using Acc = SumAcc<T>;
-  Acc Init() const { return 1; }
-  Acc Step(Acc a, Calc<T> x, int64_t) const { return a * static_cast<Acc>(x); }
-  Acc Combine(Acc a, Acc b) const { return a * b; }
-  void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const { StoreDyn(out, d, i, a); }
-  static constexpr bool kHasRun = false;
-  Acc Run(Acc a, const T*, int64_t, int64_t) const { return a; }
-};
-
-// amax/amin: NaN propagates.
+// amax/amin: vectorised extremum of a run.
 template <typename T, bool kMax>
-struct ExtremumF {
-  using C = Calc<T>;
-  struct Acc {
-    C v;
-    bool nan;
-  };
-  Acc Init() const {
-    if constexpr (kIsFloat<T>) {
-      return {kMax ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::infinity(), false};
-    } else {
-      return {kMax ? std::numeric_limits<C>::lowest() : std::numeric_limits<C>::max(), false};
-    }
-  }
-  static C Pick(C a, C x) { return kMax ? (x > a ? x : a) : (x < a ? x : a); }
-  Acc Step(Acc a, C x, int64_t) const {
-    if constexpr (kIsFloat<T>) a.nan |= x != x;
-    a.v = Pick(a.v, x);
-    return a;
-  }
-  Acc Combine(Acc a, Acc b) const { return {Pick(a.v, b.v), a.nan || b.nan}; }
-  void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const {
-    if constexpr (kIsFloat<T>) {
-      if (a.nan) a.v = std::numeric_limits<C>::quiet_NaN();
-    }
-    StoreDyn(out, d, i, a.v);
-  }
+struct ExtremumF : ExtremumOp<T, kMax> {
+  using Base = ExtremumOp<T, kMax>;
+  using Acc = typename Base::Acc;
+  using C = typename Base::C;
   static constexpr bool kHasRun = std::is_same_v<T, float> || std::is_same_v<T, double>;
   Acc Run(Acc a, const T* x, int64_t n, int64_t /*base*/) const {
     if constexpr (std::is_same_v<T, float>) {
       if (n >= 16) {
         bool nan = false;
         const float v = ExtremumF32<kMax>(x, n, &nan);
-        return Combine(a, Acc{v, nan});
+        return this->Combine(a, Acc{v, nan});
       }
     }
     constexpr int kLanes = 64 / sizeof(T);
@@ -192,48 +136,19 @@ struct ExtremumF {
           lanes[j] = kMax ? (v > lanes[j] ? v : lanes[j]) : (v < lanes[j] ? v : lanes[j]);
         }
       }
-      for (int j = 0; j < kLanes; ++j) a = Combine(a, Acc{lanes[j], nan[j] != 0});
+      for (int j = 0; j < kLanes; ++j) a = this->Combine(a, Acc{lanes[j], nan[j] != 0});
     }
-    for (; i < n; ++i) a = Step(a, x[i], 0);
+    for (; i < n; ++i) a = this->Step(a, x[i], 0);
     return a;
   }
 };
 
-// argmax/argmin (and max/min with a dim): the first extreme element; NaN counts as the extreme.
+// argmax/argmin of a run: the extreme value first (vectorised), then its first position.
 template <typename T, bool kMax>
-struct ArgF {
-  using C = Calc<T>;
-  struct Acc {
-    C v;
-    int64_t i;
-  };
-  bool values = false;  // store the value (and indices) rather than the index
-  Acc Init() const { return {C(0), -1}; }
-  static bool Better(C x, C best) {
-    if constexpr (kIsFloat<T>) {
-      if (best != best) return false;
-      if (x != x) return true;
-    }
-    return kMax ? x > best : x < best;
-  }
-  Acc Step(Acc a, C x, int64_t i) const {
-    if (a.i < 0 || Better(x, a.v)) return {x, i};
-    return a;
-  }
-  Acc Combine(Acc a, Acc b) const {
-    if (a.i < 0) return b;
-    if (b.i < 0) return a;
-    return Better(b.v, a.v) ? b : a;
-  }
-  void Store(char* out, DType d, int64_t* idx, int64_t i, Acc a) const {
-    if (values) {
-      StoreDyn(out, d, i, a.v);
-      if (idx) idx[i] = a.i;
-    } else {
-      reinterpret_cast<int64_t*>(out)[i] = a.i;
-    }
-  }
-  // Contiguous runs: the extreme value first (vectorised), then its first position.
+struct ArgF : ArgOp<T, kMax> {
+  using Base = ArgOp<T, kMax>;
+  using Acc = typename Base::Acc;
+  using C = typename Base::C;
   static constexpr bool kHasRun = std::is_same_v<T, float> || std::is_same_v<T, double>;
   Acc Run(Acc a, const T* x, int64_t n, int64_t base) const {
     if (n == 0) return a;
@@ -245,124 +160,18 @@ struct ArgF {
     } else {
       while (x[i] != best.v) ++i;
     }
-    return Combine(a, Acc{static_cast<C>(x[i]), base + i});
+    return this->Combine(a, Acc{static_cast<C>(x[i]), base + i});
   }
 };
 
-template <typename T, bool kAll>
-struct LogicalF {
-  using Acc = bool;
-  Acc Init() const { return kAll; }
-  Acc Step(Acc a, Calc<T> x, int64_t) const { return kAll ? (a && x != Calc<T>(0)) : (a || x != Calc<T>(0)); }
-  Acc Combine(Acc a, Acc b) const { return kAll ? a && b : a || b; }
-  void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const { StoreDyn(out, d, i, a); }
+// The functors without a fast path.
+template <typename Op>
+struct Stepped : Op {
   static constexpr bool kHasRun = false;
-  Acc Run(Acc a, const T*, int64_t, int64_t) const { return a; }
-};
-
-template <typename T>
-struct CountF {
-  using Acc = int64_t;
-  Acc Init() const { return 0; }
-  Acc Step(Acc a, Calc<T> x, int64_t) const { return a + (x != Calc<T>(0)); }
-  Acc Combine(Acc a, Acc b) const { return a + b; }
-  void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const { StoreDyn(out, d, i, a); }
-  static constexpr bool kHasRun = false;
-  Acc Run(Acc a, const T*, int64_t, int64_t) const { return a; }
-};
-
-// var/std: Welford's running mean and sum of squared deviations, merged with Chan's formula.
-template <typename T>
-struct VarF {
-  struct Acc {
-    double n, mean, m2;
-  };
-  double correction = 1;
-  bool take_sqrt = false;
-  Acc Init() const { return {0, 0, 0}; }
-  Acc Step(Acc a, Calc<T> x, int64_t) const {
-    const double v = static_cast<double>(x);
-    a.n += 1;
-    const double delta = v - a.mean;
-    a.mean += delta / a.n;
-    a.m2 += delta * (v - a.mean);
+  template <typename Acc, typename X>
+  Acc Run(Acc a, const X*, int64_t, int64_t) const {
     return a;
   }
-  Acc Combine(Acc a, Acc b) const {
-    if (a.n == 0) return b;
-    if (b.n == 0) return a;
-    const double n = a.n + b.n;
-    const double delta = b.mean - a.mean;
-    return {n, a.mean + delta * b.n / n, a.m2 + b.m2 + delta * delta * a.n * b.n / n};
-  }
-  void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const {
-    const double denom = std::max(0.0, a.n - correction);
-    double v = a.m2 / denom;
-    if (take_sqrt) v = std::sqrt(v);
-    StoreDyn(out, d, i, v);
-  }
-  static constexpr bool kHasRun = false;
-  Acc Run(Acc a, const T*, int64_t, int64_t) const { return a; }
-};
-
-template <typename T>
-struct NormF {
-  using Acc = double;
-  double p = 2;
-  Acc Init() const { return std::isinf(p) && p < 0 ? std::numeric_limits<double>::infinity() : 0; }
-  Acc Step(Acc a, Calc<T> x, int64_t) const {
-    const double v = std::fabs(static_cast<double>(x));
-    if (p == 2) return a + v * v;
-    if (p == 1) return a + v;
-    if (p == 0) return a + (v != 0);
-    if (std::isinf(p)) {
-      if (v != v) return v;
-      return p > 0 ? std::max(a, v) : std::min(a, v);
-    }
-    return a + std::pow(v, p);
-  }
-  Acc Combine(Acc a, Acc b) const {
-    if (std::isinf(p)) {
-      if (a != a || b != b) return std::numeric_limits<double>::quiet_NaN();
-      return p > 0 ? std::max(a, b) : std::min(a, b);
-    }
-    return a + b;
-  }
-  void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const {
-    double v = a;
-    if (p == 2) v = std::sqrt(a);
-    else if (p != 1 && p != 0 && !std::isinf(p)) v = std::pow(a, 1.0 / p);
-    StoreDyn(out, d, i, v);
-  }
-  static constexpr bool kHasRun = false;
-  Acc Run(Acc a, const T*, int64_t, int64_t) const { return a; }
-};
-
-// logsumexp: a running maximum and the sum of exp(x - maximum).
-template <typename T>
-struct LseF {
-  struct Acc {
-    double m, s;
-  };
-  Acc Init() const { return {-std::numeric_limits<double>::infinity(), 0}; }
-  static Acc Merge(Acc a, double m, double s) {
-    if (m != m || a.m != a.m) return {std::numeric_limits<double>::quiet_NaN(), 1};
-    if (m == -std::numeric_limits<double>::infinity()) return a;
-    if (a.m == -std::numeric_limits<double>::infinity()) return {m, s};
-    if (std::isinf(m) || std::isinf(a.m)) {
-      return {std::max(a.m, m), 1};  // +inf dominates
-    }
-    if (m > a.m) return {m, a.s * std::exp(a.m - m) + s};
-    return {a.m, a.s + s * std::exp(m - a.m)};
-  }
-  Acc Step(Acc a, Calc<T> x, int64_t) const { return Merge(a, static_cast<double>(x), 1); }
-  Acc Combine(Acc a, Acc b) const { return Merge(a, b.m, b.s); }
-  void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const {
-    const double v = (std::isinf(a.m) || a.m != a.m) ? a.m : a.m + std::log(a.s);
-    StoreDyn(out, d, i, v);
-  }
-  static constexpr bool kHasRun = false;
-  Acc Run(Acc a, const T*, int64_t, int64_t) const { return a; }
 };
 
 // ---- The driver ----------------------------------------------------------------------------
@@ -544,7 +353,7 @@ void ReduceTyped(ReduceOp op, const ReduceGeometry& g, const StridedRef& in, cha
       f.count = r;
       return RunWith<T>(g, in, out, od, idx, f);
     }
-    case ReduceOp::kProd: return RunWith<T>(g, in, out, od, idx, ProdF<T>{});
+    case ReduceOp::kProd: return RunWith<T>(g, in, out, od, idx, Stepped<ProdOp<T>>{});
     case ReduceOp::kAmax: return RunWith<T>(g, in, out, od, idx, ExtremumF<T, true>{});
     case ReduceOp::kAmin: return RunWith<T>(g, in, out, od, idx, ExtremumF<T, false>{});
     case ReduceOp::kArgmax: {
@@ -557,22 +366,22 @@ void ReduceTyped(ReduceOp op, const ReduceGeometry& g, const StridedRef& in, cha
       f.values = idx != nullptr;
       return RunWith<T>(g, in, out, od, idx, f);
     }
-    case ReduceOp::kAll: return RunWith<T>(g, in, out, od, idx, LogicalF<T, true>{});
-    case ReduceOp::kAny: return RunWith<T>(g, in, out, od, idx, LogicalF<T, false>{});
-    case ReduceOp::kCountNonzero: return RunWith<T>(g, in, out, od, idx, CountF<T>{});
+    case ReduceOp::kAll: return RunWith<T>(g, in, out, od, idx, Stepped<LogicalOp<T, true>>{});
+    case ReduceOp::kAny: return RunWith<T>(g, in, out, od, idx, Stepped<LogicalOp<T, false>>{});
+    case ReduceOp::kCountNonzero: return RunWith<T>(g, in, out, od, idx, Stepped<CountOp<T>>{});
     case ReduceOp::kVar:
     case ReduceOp::kStd: {
-      VarF<T> f;
+      Stepped<VarOp<T>> f;
       f.correction = args.correction;
       f.take_sqrt = op == ReduceOp::kStd;
       return RunWith<T>(g, in, out, od, idx, f);
     }
     case ReduceOp::kNorm: {
-      NormF<T> f;
+      Stepped<NormOp<T>> f;
       f.p = args.p;
       return RunWith<T>(g, in, out, od, idx, f);
     }
-    case ReduceOp::kLogsumexp: return RunWith<T>(g, in, out, od, idx, LseF<T>{});
+    case ReduceOp::kLogsumexp: return RunWith<T>(g, in, out, od, idx, Stepped<LseOp<T>>{});
   }
 }
 
@@ -623,12 +432,11 @@ void Scan(bool product, IntList shape, int64_t dim, const StridedRef& in, const 
       using O = decltype(o);
       if constexpr (std::is_same_v<O, T> || std::is_same_v<O, int64_t>) {
         ForEachLine(shape, dim, in, out, [&](const char* x, char* y) {
-          SumAcc<T> acc = product ? 1 : 0;
-          for (int64_t i = 0; i < n; ++i) {
-            const auto v = static_cast<SumAcc<T>>(Load<T>(x + i * is * sizeof(T)));
-            acc = product ? acc * v : acc + v;
-            *reinterpret_cast<O*>(y + i * os * sizeof(O)) = Convert<O>(acc);
-          }
+          ScanLine<T>(
+              product, n, [&](int64_t i) { return Load<T>(x + i * is * sizeof(T)); },
+              [&](int64_t i, SumAcc<T> acc) {
+                *reinterpret_cast<O*>(y + i * os * sizeof(O)) = Convert<O>(acc);
+              });
         });
       }
     });
@@ -642,20 +450,11 @@ void Softmax(bool log, IntList shape, int64_t dim, const StridedRef& in, const S
   DispatchDType(in.dtype, [&](auto t) {
     using T = decltype(t);
     if constexpr (kIsFloat<T>) {
-      using C = Calc<T>;
       ForEachLine(shape, dim, in, out, [&](const char* x, char* y) {
-        const auto at = [&](int64_t i) { return Load<T>(x + i * is * sizeof(T)); };
-        C m = -std::numeric_limits<C>::infinity();
-        for (int64_t i = 0; i < n; ++i) m = std::max(m, at(i));
-        C s = 0;
-        for (int64_t i = 0; i < n; ++i) s += std::exp(at(i) - m);
         T* yp = reinterpret_cast<T*>(y);
-        if (log) {
-          const C ls = std::log(s);
-          for (int64_t i = 0; i < n; ++i) yp[i * os] = Convert<T>(at(i) - m - ls);
-        } else {
-          for (int64_t i = 0; i < n; ++i) yp[i * os] = Convert<T>(std::exp(at(i) - m) / s);
-        }
+        SoftmaxLine<T>(
+            log, n, [&](int64_t i) { return Load<T>(x + i * is * sizeof(T)); },
+            [&](int64_t i, Calc<T> v) { yp[i * os] = Convert<T>(v); });
       });
     }
   });

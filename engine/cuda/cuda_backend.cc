@@ -26,6 +26,7 @@
 #include "engine/cuda/copy_kernels.h"
 #include "engine/cuda/cublas.h"
 #include "engine/cuda/gemm_plan.h"
+#include "engine/cuda/reduce_kernels.h"
 #include "engine/cuda/elementwise_kernels.h"
 #include "engine/cuda/offset_calculator.h"
 #include "engine/core/errors.h"
@@ -400,6 +401,37 @@ class CudaBackend final : public Backend {
                            const StridedRef& lo, const StridedRef& hi, bool has_lo,
                            bool has_hi) override {
     return Ternary(TernaryOp::kClamp, shape, out, x, lo, hi, Scalar(), has_lo, has_hi, x.dtype);
+  }
+
+  absl::Status Reduce(ReduceOp op, const ReduceGeometry& g, const StridedRef& in, char* out,
+                      DType out_dtype, int64_t* indices, const ReduceArgs& args) override {
+    TENSORD_CUDA_TRY(UseDevice(device_.index), "reduce");
+    const LaunchTarget to = TargetFor(this, device_.index);
+    const ReduceLaunch how = ChooseReduceLaunch(g);
+    void* scratch = nullptr;
+    if (how.scratch_bytes > 0) {
+      TENSORD_ASSIGN_OR_RETURN(scratch, allocator_.Allocate(how.scratch_bytes));
+    }
+    absl::Status status = Finish(
+        LaunchReduce(op, g, in, out, out_dtype, indices, args, how, scratch, to.stream), to,
+        "reduce");
+    // Freed on the stream, after the kernels that use it.
+    if (scratch != nullptr) allocator_.Deallocate(scratch, how.scratch_bytes);
+    return status;
+  }
+
+  absl::Status Scan(bool product, IntList shape, int64_t dim, const StridedRef& in,
+                    const StridedRef& out) override {
+    TENSORD_CUDA_TRY(UseDevice(device_.index), "scan");
+    const LaunchTarget to = TargetFor(this, device_.index);
+    return Finish(LaunchScan(product, shape, dim, in, out, to.stream), to, "scan");
+  }
+
+  absl::Status Softmax(bool log, IntList shape, int64_t dim, const StridedRef& in,
+                       const StridedRef& out) override {
+    TENSORD_CUDA_TRY(UseDevice(device_.index), "softmax");
+    const LaunchTarget to = TargetFor(this, device_.index);
+    return Finish(LaunchSoftmax(log, shape, dim, in, out, to.stream), to, "softmax");
   }
 
   absl::Status Matmul(const MatmulCall& call) override {

@@ -16,10 +16,6 @@
 namespace tensord::engine {
 namespace {
 
-absl::Status CheckCpu(absl::string_view op, const Tensor& t) {
-  return t.device().is_cpu() ? absl::OkStatus() : ComputeBackendMissing(op);
-}
-
 // Which dims a reduction covers: `dims` empty means all of them.
 absl::StatusOr<std::vector<bool>> ReducedDims(absl::string_view op, const Tensor& self,
                                               IntList dims) {
@@ -53,7 +49,6 @@ struct ReducePlanArgs {
 
 absl::StatusOr<PlannedOp> PlanReduce(const Tensor& self, ReducePlanArgs ra) {
   const std::string& op = ra.op;
-  TENSORD_RETURN_IF_ERROR(CheckCpu(op, self));
   TENSORD_ASSIGN_OR_RETURN(std::vector<bool> reduced, ReducedDims(op, self, ra.dims));
   const bool all_dims = ra.dims.empty();
   if (ra.needs_nonempty) {
@@ -86,14 +81,14 @@ absl::StatusOr<PlannedOp> PlanReduce(const Tensor& self, ReducePlanArgs ra) {
     }
   }
   TENSORD_ASSIGN_OR_RETURN(Tensor out,
-                           AllocateTensor(op, TensorMeta::Contiguous(ra.out_dtype, out_sizes)));
+                           AllocateTensor(op, TensorMeta::Contiguous(ra.out_dtype, out_sizes), self.device()));
   Tensor indices;
   PlannedOp plan;
   plan.outputs.push_back(out);
   plan.writes.push_back(out.storage());
   if (ra.with_indices) {
     TENSORD_ASSIGN_OR_RETURN(indices,
-                             AllocateTensor(op, TensorMeta::Contiguous(DType::kInt64, out_sizes)));
+                             AllocateTensor(op, TensorMeta::Contiguous(DType::kInt64, out_sizes), self.device()));
     plan.outputs.push_back(indices);
     plan.writes.push_back(indices.storage());
   }
@@ -101,7 +96,7 @@ absl::StatusOr<PlannedOp> PlanReduce(const Tensor& self, ReducePlanArgs ra) {
   Tensor converted;
   if (ra.input_dtype && *ra.input_dtype != self.dtype()) {
     TENSORD_ASSIGN_OR_RETURN(converted,
-                             AllocateTensor(op, TensorMeta::Contiguous(*ra.input_dtype, self.sizes())));
+                             AllocateTensor(op, TensorMeta::Contiguous(*ra.input_dtype, self.sizes()), self.device()));
     // The geometry then reads the contiguous copy.
     const DimVector st = ContiguousStrides(self.sizes());
     g.kept_strides.clear();
@@ -355,7 +350,6 @@ void RegisterReductionOps(std::vector<OpDef>& ops) {
         scan ? "Cumulative sum/product along dim (integers give int64)."
              : "softmax / log_softmax along dim (floating dtypes).",
         [name, scan](const Tensor& self, AttrReader& a) -> absl::StatusOr<PlannedOp> {
-          TENSORD_RETURN_IF_ERROR(CheckCpu(name, self));
           TENSORD_ASSIGN_OR_RETURN(int64_t dim, a.Int("dim"));
           TENSORD_ASSIGN_OR_RETURN(int64_t d, WrapDim(name, dim, self.dim()));
           TENSORD_ASSIGN_OR_RETURN(auto dtype, a.OptionalDType("dtype"));
@@ -370,7 +364,7 @@ void RegisterReductionOps(std::vector<OpDef>& ops) {
             return DTypeNotImplemented(name, in);
           }
           TENSORD_ASSIGN_OR_RETURN(
-              Tensor out, AllocateTensor(name, TensorMeta::Contiguous(out_dtype, self.sizes())));
+              Tensor out, AllocateTensor(name, TensorMeta::Contiguous(out_dtype, self.sizes()), self.device()));
           PlannedOp plan;
           plan.outputs.push_back(out);
           plan.reads.push_back(self.storage());
@@ -379,7 +373,7 @@ void RegisterReductionOps(std::vector<OpDef>& ops) {
           Tensor converted;
           if (in != self.dtype()) {
             TENSORD_ASSIGN_OR_RETURN(converted,
-                                     AllocateTensor(name, TensorMeta::Contiguous(in, self.sizes())));
+                                     AllocateTensor(name, TensorMeta::Contiguous(in, self.sizes()), self.device()));
           }
           const bool product = name == "cumprod", log = name == "log_softmax";
           TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));

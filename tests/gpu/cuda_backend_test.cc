@@ -517,6 +517,80 @@ TEST(CudaElementwiseTest, TernaryOpsMatchTheCpuBackend) {
   EXPECT_GE(compared, 45);  // some dtypes are refused by both devices alike
 }
 
+// ---- Reductions, scans and softmax ----------------------------------------------------------------
+
+TEST(CudaReduceTest, ReductionsScansAndSoftmaxMatchTheCpuBackend) {
+  int compared = 0;
+  const std::vector<std::string> reductions = {
+      "sum", "mean", "prod", "amax", "amin", "argmax", "argmin", "all", "any",
+      "count_nonzero", "var", "std", "norm", "logsumexp", "max", "min"};
+  for (int d = 0; d < kNumDTypes; ++d) {
+    const DType dtype = static_cast<DType>(d);
+    const std::string dt = DTypeName(dtype);
+    // Every output of op on the 4x6 input (transposed: `t`), compared one by one.
+    const auto each_output = [&](const std::string& label, const std::string& op, bool t,
+                                 Attrs attrs) {
+      for (int k = 0; k < 2; ++k) {
+        CompareOnBothDevices(
+            label + " output " + std::to_string(k),
+            [=](Device device) -> absl::StatusOr<Tensor> {
+              Tensor x = Input(dtype, 0.5, device);
+              if (t) x = Transpose(x, 0, 1).value();
+              TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> out, RunNow(PlanOp(op, {x}, attrs)));
+              if (k >= static_cast<int>(out.size())) return absl::NotFoundError("no output");
+              return out[k];
+            },
+            true, &compared);
+      }
+    };
+    for (const std::string& op : reductions) {
+      const bool needs_dim = op == "max" || op == "min";
+      if (!needs_dim) each_output(op + " all " + dt, op, false, {});
+      for (bool t : {false, true}) {
+        for (int64_t dim : {0, 1}) {
+          each_output(op + (t ? " transposed" : "") + " dim " + std::to_string(dim) + " " + dt, op,
+                      t, Attrs().Set("dim", dim).Set("keepdim", dim == 1));
+        }
+      }
+    }
+    for (const std::string op : {"cumsum", "cumprod", "softmax", "log_softmax"}) {
+      for (bool t : {false, true}) {
+        each_output(op + (t ? " transposed " : " ") + dt, op, t, Attrs().Set("dim", int64_t{1}));
+      }
+    }
+  }
+  EXPECT_GE(compared, 300);  // some dtypes are refused by both devices alike
+}
+
+TEST(CudaReduceTest, LargeReductionsTakeEveryLaunchPath) {
+  // A full reduction of 4M elements (split into parts), rows (a block per output) and columns
+  // (a thread per output).
+  Tensor big = RunNowSingle(PlanTo(Arange(Scalar(0.0), Scalar(4194304.0), Scalar(1.0),
+                                          DType::kFloat64, kCpu)
+                                       .value(),
+                                   DType::kFloat32, kCpu))
+                   .value();
+  big = RunNowSingle(PlanOp("remainder", {big}, Attrs().Set("other", Scalar(int64_t{97})))).value();
+  const Tensor big_gpu = RunNowSingle(PlanTo(big, std::nullopt, kGpu)).value();
+  int compared = 0;
+  for (const auto& [label, sizes, attrs] :
+       std::vector<std::tuple<std::string, V, Attrs>>{
+           {"full sum", V{4194304}, Attrs()},
+           {"row sums", V{4096, 1024}, Attrs().Set("dim", int64_t{1})},
+           {"column sums", V{4096, 1024}, Attrs().Set("dim", int64_t{0})},
+           {"argmax of columns", V{1024, 4096}, Attrs().Set("dim", int64_t{0})}}) {
+    const std::string op = label.rfind("argmax", 0) == 0 ? "argmax" : "sum";
+    CompareOnBothDevices(
+        label,
+        [&](Device device) -> absl::StatusOr<Tensor> {
+          TENSORD_ASSIGN_OR_RETURN(Tensor v, View(device.is_cpu() ? big : big_gpu, sizes));
+          return RunNowSingle(PlanOp(op, {v}, attrs));
+        },
+        true, &compared);
+  }
+  EXPECT_EQ(compared, 4);
+}
+
 // ---- Matrix products through cuBLAS --------------------------------------------------------------
 
 // A [sizes] matrix (batch) of multiples of 0.75 (exact products and sums in every float type at

@@ -693,11 +693,12 @@ def test_mixed_devices_fail_as_torch():
 
 @gpu_test
 def test_ops_without_cuda_kernels_yet_say_so():
-    # Elementwise ops, random draws and matrix products run on CUDA (below); reductions and
-    # indexing do not yet, and say so with engine::ComputeBackendMissing's UNIMPLEMENTED. When
-    # their kernels land, this test fails: move them into the comparisons against torch.
+    # Elementwise ops, random draws, matrix products, reductions, scans and softmax run on CUDA
+    # (below); indexing does not yet, and says so with engine::ComputeBackendMissing's
+    # UNIMPLEMENTED. When its kernels land, this test fails: move them into the comparisons.
     g = tensord.ones(2, 3, device="cuda")
-    for f in (lambda: g.sum(), lambda: g.cumsum(0)):
+    index = tensord.tensor([1, 0], device="cuda")
+    for f in (lambda: g.index_select(0, index), lambda: g.nonzero()):
         with pytest.raises(RuntimeError, match="compute ops run on the CPU backend only") as info:
             f().shape
         assert info.value.grpc_code == "UNIMPLEMENTED"
@@ -944,6 +945,41 @@ def test_matmul_on_cuda_matches_torch(name, dtype):
     ours = real_torch.tensor(got.cpu().to(tensord.float64).numpy())
     scale = (ra.double().abs() @ rb.double().abs()).cpu().clamp(min=1)
     assert ((ours - expected.cpu().double()).abs() <= MATMUL_TOLERANCE[dtype] * scale).all()
+
+
+REDUCTIONS = {
+    "sum": lambda x: x.sum(), "sum dim": lambda x: x.sum(1), "mean keepdim": lambda x: x.mean(0, True),
+    "prod": lambda x: x.prod(1), "amax": lambda x: x.amax(0), "amin": lambda x: x.amin(),
+    "argmax": lambda x: x.argmax(1), "argmin": lambda x: x.argmin(),
+    "max values": lambda x: x.max(1).values, "max indices": lambda x: x.max(1).indices,
+    "min dim 0": lambda x: x.min(0).values, "var": lambda x: x.var(1), "std": lambda x: x.std(),
+    "norm": lambda x: x.norm(), "norm dim": lambda x: x.norm(dim=0),
+    "logsumexp": lambda x: x.logsumexp(1), "all": lambda x: (x > -3).all(1),
+    "any": lambda x: (x > 2).any(), "count_nonzero": lambda x: (x > 0).count_nonzero(1),
+    "cumsum": lambda x: x.cumsum(1), "cumprod": lambda x: x.cumprod(0),
+    "softmax": lambda x: x.softmax(1), "log_softmax": lambda x: x.log_softmax(0),
+}
+
+
+@gpu_test
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_reductions_on_cuda_match_torch(name, transposed):
+    gen = real_torch.Generator().manual_seed(3)
+    real = real_torch.randn(37, 53, generator=gen)
+    ours = tensord.tensor(real.numpy(), device="cuda")
+    real = real.to(ORACLE)
+    if transposed:
+        real, ours = real.t(), ours.t()
+    expected, got = REDUCTIONS[name](real), REDUCTIONS[name](ours)
+    assert got.device == CUDA0 and tuple(got.shape) == tuple(expected.shape)
+    assert got.stride() == expected.stride()
+    assert str(got.dtype).replace("tensord.", "") == str(expected.dtype).replace("torch.", "")
+    values = real_torch.tensor(got.cpu().numpy())
+    if expected.dtype.is_floating_point:
+        assert real_torch.allclose(values, expected.cpu(), rtol=1e-5, atol=1e-5)
+    else:
+        assert real_torch.equal(values, expected.cpu())
 
 
 @gpu_test

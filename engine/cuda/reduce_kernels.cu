@@ -1,0 +1,307 @@
+// CUDA reductions, scans and softmax over any strides. The functors are the CPU's
+// (engine/kernels/reduce_functors.h), so both devices compute the same thing.
+#include <algorithm>
+
+#include "engine/cuda/reduce_kernels.h"
+#include "engine/kernels/reduce_functors.h"
+#include "engine/tensor/tensor_meta.h"
+
+namespace tensord::engine::cuda {
+namespace {
+
+// An index space (sizes, row-major) and the element strides it walks.
+struct Dims {
+  int n = 0;
+  int64_t sizes[kMaxRank];
+  int64_t strides[kMaxRank];
+};
+
+Dims MakeDims(IntList sizes, IntList strides) {
+  Dims d;
+  d.n = static_cast<int>(sizes.size());
+  for (int i = 0; i < d.n; ++i) d.sizes[i] = sizes[i], d.strides[i] = strides[i];
+  return d;
+}
+
+__device__ __forceinline__ int64_t OffsetOf(const Dims& d, int64_t i) {
+  if (d.n == 1) return i * d.strides[0];
+  int64_t off = 0;
+  for (int k = d.n - 1; k >= 0; --k) {
+    off += (i % d.sizes[k]) * d.strides[k];
+    i /= d.sizes[k];
+  }
+  return off;
+}
+
+int GridFor(int64_t work, int per_block) {
+  const int64_t blocks = (work + per_block - 1) / per_block;
+  return static_cast<int>(std::min<int64_t>(std::max<int64_t>(blocks, 1), int64_t{1} << 20));
+}
+
+// One block per (output, part): its threads stride over the part's reduced elements, then
+// combine in shared memory. With one part the block stores the output, else its partial.
+template <typename T, typename F>
+__global__ void ReduceBlocks(Dims kept, Dims red, const T* in, int64_t m, int64_t r,
+                             int64_t parts, F f, typename F::Acc* partial, char* out, DType od,
+                             int64_t* idx) {
+  using Acc = typename F::Acc;
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  Acc* sh = reinterpret_cast<Acc*>(shared_bytes);
+  const int64_t per = (r + parts - 1) / parts;
+  for (int64_t t = blockIdx.x; t < m * parts; t += gridDim.x) {
+    const int64_t o = t / parts, part = t % parts;
+    const int64_t base = OffsetOf(kept, o);
+    const int64_t r0 = part * per, r1 = r < r0 + per ? r : r0 + per;
+    Acc acc = f.Init();
+    for (int64_t j = r0 + threadIdx.x; j < r1; j += blockDim.x) {
+      acc = f.Step(acc, static_cast<Calc<T>>(in[base + OffsetOf(red, j)]), j);
+    }
+    sh[threadIdx.x] = acc;
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+      if (threadIdx.x < s) sh[threadIdx.x] = f.Combine(sh[threadIdx.x], sh[threadIdx.x + s]);
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+      if (parts == 1) {
+        f.Store(out, od, idx, o, sh[0]);
+      } else {
+        partial[t] = sh[0];
+      }
+    }
+    __syncthreads();
+  }
+}
+
+template <typename F>
+__global__ void CombineParts(int64_t m, int64_t parts, F f, const typename F::Acc* partial,
+                             char* out, DType od, int64_t* idx) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < m;
+       o += step) {
+    typename F::Acc acc = partial[o * parts];
+    for (int64_t p = 1; p < parts; ++p) acc = f.Combine(acc, partial[o * parts + p]);
+    f.Store(out, od, idx, o, acc);
+  }
+}
+
+// One thread per output, stepping through its reduced elements in order.
+template <typename T, typename F>
+__global__ void ReducePerThread(Dims kept, Dims red, const T* in, int64_t m, int64_t r, F f,
+                                char* out, DType od, int64_t* idx) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < m;
+       o += step) {
+    const int64_t base = OffsetOf(kept, o);
+    typename F::Acc acc = f.Init();
+    for (int64_t j = 0; j < r; ++j) {
+      acc = f.Step(acc, static_cast<Calc<T>>(in[base + OffsetOf(red, j)]), j);
+    }
+    f.Store(out, od, idx, o, acc);
+  }
+}
+
+template <typename T, typename F>
+void Run(const ReduceGeometry& g, const T* in, char* out, DType od, int64_t* idx, const F& f,
+         const ReduceLaunch& how, void* scratch, cudaStream_t stream) {
+  int64_t m = 1, r = 1;
+  for (int64_t s : g.kept_sizes) m *= s;
+  for (int64_t s : g.red_sizes) r *= s;
+  if (m == 0) return;
+  const Dims kept = MakeDims(g.kept_sizes, g.kept_strides);
+  const Dims red = MakeDims(g.red_sizes, g.red_strides);
+  if (how.per_thread) {
+    ReducePerThread<T, F><<<GridFor(m, 256), 256, 0, stream>>>(kept, red, in, m, r, f, out, od,
+                                                               idx);
+    return;
+  }
+  using Acc = typename F::Acc;
+  static_assert(sizeof(Acc) <= 32, "ReduceLaunch's scratch holds 32 bytes per partial");
+  const int64_t blocks = std::min<int64_t>(m * how.parts, int64_t{1} << 20);
+  ReduceBlocks<T, F><<<static_cast<int>(blocks), how.threads, how.threads * sizeof(Acc), stream>>>(
+      kept, red, in, m, r, how.parts, f, static_cast<Acc*>(scratch), out, od, idx);
+  if (how.parts > 1) {
+    CombineParts<F><<<GridFor(m, 256), 256, 0, stream>>>(m, how.parts, f,
+                                                         static_cast<const Acc*>(scratch), out,
+                                                         od, idx);
+  }
+}
+
+template <typename T>
+void ReduceTyped(ReduceOp op, const ReduceGeometry& g, const T* in, char* out, DType od,
+                 int64_t* idx, const ReduceArgs& args, const ReduceLaunch& how, void* scratch,
+                 cudaStream_t stream) {
+  int64_t r = 1;
+  for (int64_t s : g.red_sizes) r *= s;
+  const auto run = [&](const auto& f) { Run<T>(g, in, out, od, idx, f, how, scratch, stream); };
+  switch (op) {
+    case ReduceOp::kSum: return run(SumOp<T>{});
+    case ReduceOp::kMean: {
+      SumOp<T> f;
+      f.mean = true;
+      f.count = r;
+      return run(f);
+    }
+    case ReduceOp::kProd: return run(ProdOp<T>{});
+    case ReduceOp::kAmax: return run(ExtremumOp<T, true>{});
+    case ReduceOp::kAmin: return run(ExtremumOp<T, false>{});
+    case ReduceOp::kArgmax:
+    case ReduceOp::kArgmin: {
+      if (op == ReduceOp::kArgmax) {
+        ArgOp<T, true> f;
+        f.values = idx != nullptr;
+        return run(f);
+      }
+      ArgOp<T, false> f;
+      f.values = idx != nullptr;
+      return run(f);
+    }
+    case ReduceOp::kAll: return run(LogicalOp<T, true>{});
+    case ReduceOp::kAny: return run(LogicalOp<T, false>{});
+    case ReduceOp::kCountNonzero: return run(CountOp<T>{});
+    case ReduceOp::kVar:
+    case ReduceOp::kStd:
+      if constexpr (kIsFloat<T>) {  // the planners refuse other dtypes
+        VarOp<T> f;
+        f.correction = args.correction;
+        f.take_sqrt = op == ReduceOp::kStd;
+        return run(f);
+      }
+      return;
+    case ReduceOp::kNorm:
+      if constexpr (kIsFloat<T>) {
+        NormOp<T> f;
+        f.p = args.p;
+        return run(f);
+      }
+      return;
+    case ReduceOp::kLogsumexp: return run(LseOp<T>{});
+  }
+}
+
+// Lines along `dim`: the other dims' sizes and each tensor's strides over them.
+struct Lines {
+  Dims in, out;
+  int64_t count = 1, n = 1, in_step = 0, out_step = 0;
+};
+
+Lines MakeLines(IntList shape, int64_t dim, const StridedRef& in, const StridedRef& out) {
+  Lines l;
+  DimVector sizes, is, os;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+    if (d == dim) continue;
+    sizes.push_back(shape[d]);
+    is.push_back(in.strides[d]);
+    os.push_back(out.strides[d]);
+    l.count *= shape[d];
+  }
+  l.in = MakeDims(sizes, is);
+  l.out = MakeDims(sizes, os);
+  if (!shape.empty()) {
+    l.n = shape[dim];
+    l.in_step = in.strides[dim];
+    l.out_step = out.strides[dim];
+  }
+  return l;
+}
+
+__device__ __forceinline__ int64_t LineOffset(const Dims& d, int64_t line) {
+  return d.n == 0 ? 0 : OffsetOf(d, line);
+}
+
+template <typename T, typename O>
+__global__ void ScanKernel(Lines l, bool product, const T* in, O* out) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t line = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       line < l.count; line += step) {
+    const T* x = in + LineOffset(l.in, line);
+    O* y = out + LineOffset(l.out, line);
+    ScanLine<T>(
+        product, l.n, [&](int64_t i) { return static_cast<Calc<T>>(x[i * l.in_step]); },
+        [&](int64_t i, SumAcc<T> acc) { y[i * l.out_step] = Convert<O>(acc); });
+  }
+}
+
+template <typename T>
+__global__ void SoftmaxKernel(Lines l, bool log, const T* in, T* out) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t line = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       line < l.count; line += step) {
+    const T* x = in + LineOffset(l.in, line);
+    T* y = out + LineOffset(l.out, line);
+    SoftmaxLine<T>(
+        log, l.n, [&](int64_t i) { return static_cast<Calc<T>>(x[i * l.in_step]); },
+        [&](int64_t i, Calc<T> v) { y[i * l.out_step] = Convert<T>(v); });
+  }
+}
+
+}  // namespace
+
+ReduceLaunch ChooseReduceLaunch(const ReduceGeometry& g) {
+  ReduceLaunch how;
+  int64_t m = 1, r = 1;
+  for (int64_t s : g.kept_sizes) m *= s;
+  for (int64_t s : g.red_sizes) r *= s;
+  const size_t nk = g.kept_sizes.size(), nr = g.red_sizes.size();
+  const auto mag = [](int64_t s) { return s < 0 ? -s : s; };
+  if (nk > 0 && nr > 0 && m >= 1024 &&
+      mag(g.kept_strides[nk - 1]) < mag(g.red_strides[nr - 1])) {
+    how.per_thread = true;
+    return how;
+  }
+  how.threads = 32;
+  while (how.threads < 256 && how.threads < r) how.threads *= 2;
+  // Few outputs over many elements: split each so that the GPU's SMs all work.
+  constexpr int64_t kWantBlocks = 1024, kMinPerPart = 8192;
+  if (m < kWantBlocks && r >= 2 * kMinPerPart) {
+    how.parts = std::min<int64_t>((kWantBlocks + m - 1) / m, r / kMinPerPart);
+    how.scratch_bytes = m * how.parts * 32;
+  }
+  return how;
+}
+
+cudaError_t LaunchReduce(ReduceOp op, const ReduceGeometry& g, const StridedRef& in, char* out,
+                         DType out_dtype, int64_t* indices, const ReduceArgs& args,
+                         const ReduceLaunch& how, void* scratch, cudaStream_t stream) {
+  DispatchDType(in.dtype, [&](auto t) {
+    using T = decltype(t);
+    ReduceTyped<T>(op, g, reinterpret_cast<const T*>(in.data), out, out_dtype, indices, args,
+                   how, scratch, stream);
+  });
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchScan(bool product, IntList shape, int64_t dim, const StridedRef& in,
+                       const StridedRef& out, cudaStream_t stream) {
+  const Lines l = MakeLines(shape, dim, in, out);
+  if (l.count == 0 || l.n == 0) return cudaSuccess;
+  DispatchDType(in.dtype, [&](auto t) {
+    using T = decltype(t);
+    const auto launch = [&](auto* y) {
+      ScanKernel<<<GridFor(l.count, 128), 128, 0, stream>>>(
+          l, product, reinterpret_cast<const T*>(in.data), y);
+    };
+    if (out.dtype == in.dtype) {
+      launch(reinterpret_cast<T*>(out.data));
+    } else if (out.dtype == DType::kInt64) {
+      launch(reinterpret_cast<int64_t*>(out.data));
+    }
+  });
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchSoftmax(bool log, IntList shape, int64_t dim, const StridedRef& in,
+                          const StridedRef& out, cudaStream_t stream) {
+  const Lines l = MakeLines(shape, dim, in, out);
+  if (l.count == 0 || l.n == 0) return cudaSuccess;
+  DispatchDType(in.dtype, [&](auto t) {
+    using T = decltype(t);
+    if constexpr (kIsFloat<T>) {
+      SoftmaxKernel<T><<<GridFor(l.count, 128), 128, 0, stream>>>(
+          l, log, reinterpret_cast<const T*>(in.data), reinterpret_cast<T*>(out.data));
+    }
+  });
+  return cudaGetLastError();
+}
+
+}  // namespace tensord::engine::cuda

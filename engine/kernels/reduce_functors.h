@@ -1,0 +1,297 @@
+// The element math of every reduction, written once for the CPU loops (engine/cpu/) and the
+// CUDA kernels (engine/cuda/): a functor per op with
+//   Init()                  the empty reduction's accumulator,
+//   Step(acc, x, i)         element x at position i (row-major over the reduced dims),
+//   Combine(a, b)           two partial results (any order: ties are broken by position),
+//   Store(out, dtype, indices, o, acc)   output o written as `dtype` (and its index).
+// Sums and products accumulate in double (floating inputs) or int64 with two's-complement
+// wrap-around (integers); float16/bfloat16 are read as float.
+#ifndef TENSORD_ENGINE_KERNELS_REDUCE_FUNCTORS_H_
+#define TENSORD_ENGINE_KERNELS_REDUCE_FUNCTORS_H_
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "engine/core/dtype.h"
+#include "engine/core/half.h"
+#include "engine/core/host_device.h"
+#include "engine/kernels/convert.h"
+#include "engine/kernels/element_math.h"
+
+namespace tensord::engine {
+
+// Writes v into element i of `out`, an array of `dtype`, converted as torch converts.
+template <typename V>
+TENSORD_HD inline void StoreConverted(char* out, DType dtype, int64_t i, V v) {
+  switch (dtype) {
+    case DType::kBool: reinterpret_cast<bool*>(out)[i] = Convert<bool>(v); break;
+    case DType::kUInt8: reinterpret_cast<uint8_t*>(out)[i] = Convert<uint8_t>(v); break;
+    case DType::kInt8: reinterpret_cast<int8_t*>(out)[i] = Convert<int8_t>(v); break;
+    case DType::kInt16: reinterpret_cast<int16_t*>(out)[i] = Convert<int16_t>(v); break;
+    case DType::kInt32: reinterpret_cast<int32_t*>(out)[i] = Convert<int32_t>(v); break;
+    case DType::kInt64: reinterpret_cast<int64_t*>(out)[i] = Convert<int64_t>(v); break;
+    case DType::kFloat16: reinterpret_cast<Half*>(out)[i] = Convert<Half>(v); break;
+    case DType::kBFloat16: reinterpret_cast<BFloat16*>(out)[i] = Convert<BFloat16>(v); break;
+    case DType::kFloat32: reinterpret_cast<float*>(out)[i] = Convert<float>(v); break;
+    case DType::kFloat64: reinterpret_cast<double*>(out)[i] = Convert<double>(v); break;
+  }
+}
+
+// Accumulator of sums and products: double for floating dtypes, int64 for integers.
+template <typename T>
+using SumAcc = std::conditional_t<kIsFloat<T>, double, int64_t>;
+
+template <typename T>
+struct SumOp {
+  using Acc = SumAcc<T>;
+  bool mean = false;
+  int64_t count = 1;
+  TENSORD_HD Acc Init() const { return 0; }
+  TENSORD_HD Acc Step(Acc a, Calc<T> x, int64_t) const { return WrapAdd(a, static_cast<Acc>(x)); }
+  TENSORD_HD Acc Combine(Acc a, Acc b) const { return WrapAdd(a, b); }
+  TENSORD_HD void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const {
+    if (mean) {
+      StoreConverted(out, d, i, static_cast<double>(a) / static_cast<double>(count));
+    } else {
+      StoreConverted(out, d, i, a);
+    }
+  }
+};
+
+template <typename T>
+struct ProdOp {
+  using Acc = SumAcc<T>;
+  TENSORD_HD Acc Init() const { return 1; }
+  TENSORD_HD Acc Step(Acc a, Calc<T> x, int64_t) const { return WrapMul(a, static_cast<Acc>(x)); }
+  TENSORD_HD Acc Combine(Acc a, Acc b) const { return WrapMul(a, b); }
+  TENSORD_HD void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const {
+    StoreConverted(out, d, i, a);
+  }
+};
+
+// amax/amin: NaN propagates.
+template <typename T, bool kMax>
+struct ExtremumOp {
+  using C = Calc<T>;
+  struct Acc {
+    C v;
+    bool nan;
+  };
+  TENSORD_HD Acc Init() const {
+    if constexpr (kIsFloat<T>) {
+      return {kMax ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::infinity(),
+              false};
+    } else {
+      return {kMax ? std::numeric_limits<C>::lowest() : std::numeric_limits<C>::max(), false};
+    }
+  }
+  TENSORD_HD static C Pick(C a, C x) { return kMax ? (x > a ? x : a) : (x < a ? x : a); }
+  TENSORD_HD Acc Step(Acc a, C x, int64_t) const {
+    if constexpr (kIsFloat<T>) a.nan |= x != x;
+    a.v = Pick(a.v, x);
+    return a;
+  }
+  TENSORD_HD Acc Combine(Acc a, Acc b) const { return {Pick(a.v, b.v), a.nan || b.nan}; }
+  TENSORD_HD void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const {
+    if constexpr (kIsFloat<T>) {
+      if (a.nan) a.v = std::numeric_limits<C>::quiet_NaN();
+    }
+    StoreConverted(out, d, i, a.v);
+  }
+};
+
+// argmax/argmin (and max/min with a dim): the first extreme element; NaN counts as the extreme.
+template <typename T, bool kMax>
+struct ArgOp {
+  using C = Calc<T>;
+  struct Acc {
+    C v;
+    int64_t i;
+  };
+  bool values = false;  // store the value (and the index into `indices`), not the index
+  TENSORD_HD Acc Init() const { return {C(0), -1}; }
+  TENSORD_HD static bool Better(C x, C best) {
+    if constexpr (kIsFloat<T>) {
+      if (best != best) return false;
+      if (x != x) return true;
+    }
+    return kMax ? x > best : x < best;
+  }
+  TENSORD_HD Acc Step(Acc a, C x, int64_t i) const {
+    if (a.i < 0 || Better(x, a.v)) return {x, i};
+    return a;
+  }
+  TENSORD_HD Acc Combine(Acc a, Acc b) const {
+    if (a.i < 0) return b;
+    if (b.i < 0) return a;
+    if (Better(b.v, a.v)) return b;
+    if (Better(a.v, b.v)) return a;
+    return b.i < a.i ? b : a;  // equal (or both NaN): the first position
+  }
+  TENSORD_HD void Store(char* out, DType d, int64_t* idx, int64_t i, Acc a) const {
+    if (values) {
+      StoreConverted(out, d, i, a.v);
+      if (idx != nullptr) idx[i] = a.i;
+    } else {
+      reinterpret_cast<int64_t*>(out)[i] = a.i;
+    }
+  }
+};
+
+template <typename T, bool kAll>
+struct LogicalOp {
+  using Acc = bool;
+  TENSORD_HD Acc Init() const { return kAll; }
+  TENSORD_HD Acc Step(Acc a, Calc<T> x, int64_t) const {
+    return kAll ? (a && x != Calc<T>(0)) : (a || x != Calc<T>(0));
+  }
+  TENSORD_HD Acc Combine(Acc a, Acc b) const { return kAll ? a && b : a || b; }
+  TENSORD_HD void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const {
+    StoreConverted(out, d, i, a);
+  }
+};
+
+template <typename T>
+struct CountOp {
+  using Acc = int64_t;
+  TENSORD_HD Acc Init() const { return 0; }
+  TENSORD_HD Acc Step(Acc a, Calc<T> x, int64_t) const { return a + (x != Calc<T>(0)); }
+  TENSORD_HD Acc Combine(Acc a, Acc b) const { return a + b; }
+  TENSORD_HD void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const {
+    StoreConverted(out, d, i, a);
+  }
+};
+
+// var/std: Welford's running mean and sum of squared deviations, merged with Chan's formula.
+template <typename T>
+struct VarOp {
+  struct Acc {
+    double n, mean, m2;
+  };
+  double correction = 1;
+  bool take_sqrt = false;
+  TENSORD_HD Acc Init() const { return {0, 0, 0}; }
+  TENSORD_HD Acc Step(Acc a, Calc<T> x, int64_t) const {
+    const double v = static_cast<double>(x);
+    a.n += 1;
+    const double delta = v - a.mean;
+    a.mean += delta / a.n;
+    a.m2 += delta * (v - a.mean);
+    return a;
+  }
+  TENSORD_HD Acc Combine(Acc a, Acc b) const {
+    if (a.n == 0) return b;
+    if (b.n == 0) return a;
+    const double n = a.n + b.n;
+    const double delta = b.mean - a.mean;
+    return {n, a.mean + delta * b.n / n, a.m2 + b.m2 + delta * delta * a.n * b.n / n};
+  }
+  TENSORD_HD void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const {
+    const double denom = a.n - correction > 0 ? a.n - correction : 0.0;
+    double v = a.m2 / denom;
+    if (take_sqrt) v = std::sqrt(v);
+    StoreConverted(out, d, i, v);
+  }
+};
+
+template <typename T>
+struct NormOp {
+  using Acc = double;
+  double p = 2;
+  TENSORD_HD Acc Init() const {
+    return std::isinf(p) && p < 0 ? std::numeric_limits<double>::infinity() : 0;
+  }
+  TENSORD_HD Acc Step(Acc a, Calc<T> x, int64_t) const {
+    const double v = std::fabs(static_cast<double>(x));
+    if (p == 2) return a + v * v;
+    if (p == 1) return a + v;
+    if (p == 0) return a + (v != 0);
+    if (std::isinf(p)) {
+      if (v != v) return v;
+      return p > 0 ? (v > a ? v : a) : (v < a ? v : a);
+    }
+    return a + std::pow(v, p);
+  }
+  TENSORD_HD Acc Combine(Acc a, Acc b) const {
+    if (std::isinf(p)) {
+      if (a != a || b != b) return std::numeric_limits<double>::quiet_NaN();
+      return p > 0 ? (b > a ? b : a) : (b < a ? b : a);
+    }
+    return a + b;
+  }
+  TENSORD_HD void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const {
+    double v = a;
+    if (p == 2) {
+      v = std::sqrt(a);
+    } else if (p != 1 && p != 0 && !std::isinf(p)) {
+      v = std::pow(a, 1.0 / p);
+    }
+    StoreConverted(out, d, i, v);
+  }
+};
+
+// logsumexp: a running maximum and the sum of exp(x - maximum).
+template <typename T>
+struct LseOp {
+  struct Acc {
+    double m, s;
+  };
+  TENSORD_HD Acc Init() const { return {-std::numeric_limits<double>::infinity(), 0}; }
+  TENSORD_HD static Acc Merge(Acc a, double m, double s) {
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    if (m != m || a.m != a.m) return {std::numeric_limits<double>::quiet_NaN(), 1};
+    if (m == -kInf) return a;
+    if (a.m == -kInf) return {m, s};
+    if (std::isinf(m) || std::isinf(a.m)) return {m > a.m ? m : a.m, 1};  // +inf dominates
+    if (m > a.m) return {m, a.s * std::exp(a.m - m) + s};
+    return {a.m, a.s + s * std::exp(m - a.m)};
+  }
+  TENSORD_HD Acc Step(Acc a, Calc<T> x, int64_t) const {
+    return Merge(a, static_cast<double>(x), 1);
+  }
+  TENSORD_HD Acc Combine(Acc a, Acc b) const { return Merge(a, b.m, b.s); }
+  TENSORD_HD void Store(char* out, DType d, int64_t*, int64_t i, Acc a) const {
+    const double v = (std::isinf(a.m) || a.m != a.m) ? a.m : a.m + std::log(a.s);
+    StoreConverted(out, d, i, v);
+  }
+};
+
+// ---- Along one dim: scans and softmax ----------------------------------------------------------
+
+// One line of cumsum/cumprod: at(i) reads element i (as T), put(i, acc) writes the running
+// result (an accumulator as SumOp's).
+template <typename T, typename At, typename Put>
+TENSORD_HD inline void ScanLine(bool product, int64_t n, At at, Put put) {
+  SumAcc<T> acc = product ? 1 : 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const auto v = static_cast<SumAcc<T>>(at(i));
+    acc = product ? WrapMul(acc, v) : WrapAdd(acc, v);
+    put(i, acc);
+  }
+}
+
+// One line of softmax / log_softmax (floating T, computed in Calc<T>): the maximum, the sum of
+// exp(x - maximum), then each output.
+template <typename T, typename At, typename Put>
+TENSORD_HD inline void SoftmaxLine(bool log, int64_t n, At at, Put put) {
+  using C = Calc<T>;
+  C m = -std::numeric_limits<C>::infinity();
+  for (int64_t i = 0; i < n; ++i) {
+    const C x = at(i);
+    m = m < x ? x : m;  // as std::max: a NaN is skipped here and reaches the sum
+  }
+  C s = 0;
+  for (int64_t i = 0; i < n; ++i) s += std::exp(at(i) - m);
+  if (log) {
+    const C ls = std::log(s);
+    for (int64_t i = 0; i < n; ++i) put(i, at(i) - m - ls);
+  } else {
+    for (int64_t i = 0; i < n; ++i) put(i, std::exp(at(i) - m) / s);
+  }
+}
+
+}  // namespace tensord::engine
+
+#endif  // TENSORD_ENGINE_KERNELS_REDUCE_FUNCTORS_H_

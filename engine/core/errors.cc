@@ -78,9 +78,4 @@ absl::Status DTypeNotImplemented(absl::string_view op, DType dtype) {
                                        DTypeLegacyName(dtype), "'"));
 }
 
-absl::Status ComputeBackendMissing(absl::string_view op) {
-  return absl::UnimplementedError(absl::StrCat(op, ": compute ops run on the CPU backend only "
-                                               "so far"));
-}
-
 }  // namespace tensord::engine

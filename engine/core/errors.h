@@ -48,9 +48,6 @@ absl::Status NameOp(absl::string_view op, const absl::Status& status);
 // kernel for.
 absl::Status DTypeNotImplemented(absl::string_view op, DType dtype);
 
-// UNIMPLEMENTED for a compute op on a device whose backend has no kernels yet.
-absl::Status ComputeBackendMissing(absl::string_view op);
-
 // The standard "Dimension out of range" error (IndexError).
 absl::Status DimOutOfRange(absl::string_view op, int64_t dim, int64_t ndim);
 

@@ -26,6 +26,7 @@
 #include "engine/cuda/copy_kernels.h"
 #include "engine/cuda/cublas.h"
 #include "engine/cuda/gemm_plan.h"
+#include "engine/cuda/indexing_kernels.h"
 #include "engine/cuda/reduce_kernels.h"
 #include "engine/cuda/elementwise_kernels.h"
 #include "engine/cuda/offset_calculator.h"
@@ -478,6 +479,87 @@ class CudaBackend final : public Backend {
     return status;
   }
 
+  // ---- Indexing: indices checked on the device, into the op's error slot ----
+
+  absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t dim,
+                           const Tensor& index) override {
+    TENSORD_RETURN_IF_ERROR(CheckIndexDims("index_select", {&out, &self, &index}));
+    return LaunchChecked(
+        "index_select",
+        [](const KernelError& e) {
+          if (e.a < 0) {
+            return RuntimeError("index_select",
+                                absl::StrCat("INDICES element is out of DATA bounds, id=", e.a,
+                                             " axis_dim=", e.b));
+          }
+          return IndexError("index_select", "index out of range in self");
+        },
+        [&](KernelError* slot, cudaStream_t stream) {
+          return LaunchIndexSelect(out, self, dim, index, slot, stream);
+        });
+  }
+
+  absl::Status Gather(const Tensor& out, const Tensor& self, int64_t dim,
+                      const Tensor& index) override {
+    TENSORD_RETURN_IF_ERROR(CheckIndexDims("gather", {&out, &self, &index}));
+    return LaunchChecked("gather", OutOfBoundsForDim("gather", dim),
+                         [&](KernelError* slot, cudaStream_t stream) {
+                           return LaunchGather(out, self, dim, index, slot, stream);
+                         });
+  }
+
+  absl::Status Scatter(absl::string_view op, const Tensor& self, int64_t dim,
+                       const Tensor& index, const Tensor& src, const Scalar* value,
+                       bool add) override {
+    TENSORD_RETURN_IF_ERROR(CheckIndexDims(op, {&self, &index, &src}));
+    const uint64_t pattern = value != nullptr ? FillPattern(self.dtype(), *value) : 0;
+    return LaunchChecked(op, OutOfBoundsForDim(std::string(op), dim),
+                         [&](KernelError* slot, cudaStream_t stream) {
+                           return LaunchScatter(self, dim, index, src,
+                                                value != nullptr ? &pattern : nullptr, add,
+                                                slot, stream);
+                         });
+  }
+
+  absl::Status Take(const Tensor& out, const Tensor& self, const Tensor& index) override {
+    if (index.numel() > 0 && self.numel() == 0) {
+      return IndexError("take", "cannot take from an empty tensor");
+    }
+    TENSORD_RETURN_IF_ERROR(CheckIndexDims("take", {&out, &self, &index}));
+    return LaunchChecked("take", OutOfRangeOfElements("take"),
+                         [&](KernelError* slot, cudaStream_t stream) {
+                           return LaunchTake(out, self, index, slot, stream);
+                         });
+  }
+
+  absl::Status Put(const Tensor& self, const Tensor& index, const Tensor& source,
+                   bool accumulate) override {
+    TENSORD_RETURN_IF_ERROR(CheckIndexDims("put_", {&self, &index, &source}));
+    return LaunchChecked("put_", OutOfRangeOfElements("put_"),
+                         [&](KernelError* slot, cudaStream_t stream) {
+                           return LaunchPut(self, index, source, accumulate, slot, stream);
+                         });
+  }
+
+  // Data-dependent ops run synchronously: they return with the work done.
+  absl::StatusOr<int64_t> CountNonzero(const Tensor& self) override {
+    TENSORD_RETURN_IF_ERROR(CheckIndexDims("nonzero", {&self}));
+    TENSORD_ASSIGN_OR_RETURN(std::vector<int64_t> counts, BlockCounts(self));
+    int64_t total = 0;
+    for (int64_t c : counts) total += c;
+    return total;
+  }
+
+  absl::Status NonzeroIndices(const Tensor& self, const Tensor& out) override {
+    const int64_t count = out.dim() == 2 ? out.size(1) : 0;
+    return WriteSelected(self, nullptr, self, count, out.data_as<int64_t>(), nullptr);
+  }
+
+  absl::Status MaskedSelect(const Tensor& out, const Tensor& self, const Tensor& mask) override {
+    TENSORD_RETURN_IF_ERROR(CheckIndexDims("masked_select", {&out, &self, &mask}));
+    return WriteSelected(self, &mask, mask, out.numel(), nullptr, out.data());
+  }
+
   absl::Status Sleep(int64_t ms) override {
     TENSORD_CUDA_TRY(UseDevice(device_.index), "_sleep");
     const LaunchTarget to = TargetFor(this, device_.index);
@@ -497,6 +579,82 @@ class CudaBackend final : public Backend {
     return Finish(LaunchTernary(op, dtype, value, has_lo, has_hi, MakeOffsetCalculator<4>(loop),
                                 loop.numel(), out.data, a.data, b.data, c.data, to.stream),
                   to, "ternary op");
+  }
+
+  static absl::Status CheckIndexDims(absl::string_view op,
+                                     std::initializer_list<const Tensor*> tensors) {
+    for (const Tensor* t : tensors) {
+      if (t->dim() > kMaxIndexDims) {
+        return absl::UnimplementedError(absl::StrCat(
+            op, ": tensors of more than ", kMaxIndexDims, " dims are not indexed on a GPU"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  static KernelErrorDecoder OutOfBoundsForDim(std::string op, int64_t dim) {
+    return [op = std::move(op), dim](const KernelError& e) {
+      return RuntimeError(op, absl::StrCat("index ", e.a, " is out of bounds for dimension ", dim,
+                                           " with size ", e.b));
+    };
+  }
+
+  static KernelErrorDecoder OutOfRangeOfElements(std::string op) {
+    return [op = std::move(op)](const KernelError& e) {
+      return IndexError(op, absl::StrCat("out of range: tried to access index ", e.a,
+                                         " on a tensor of ", e.b, " elements."));
+    };
+  }
+
+  // Per block of kSelectBlock row-major positions, how many `t` selects (its nonzero elements),
+  // read back to the host.
+  absl::StatusOr<std::vector<int64_t>> BlockCounts(const Tensor& t) {
+    const int64_t blocks = SelectBlocks(t.numel());
+    std::vector<int64_t> counts(static_cast<size_t>(blocks));
+    if (blocks == 0) return counts;
+    TENSORD_CUDA_TRY(UseDevice(device_.index), "nonzero");
+    const LaunchTarget to = TargetFor(this, device_.index);
+    const int64_t nbytes = blocks * 8;
+    TENSORD_ASSIGN_OR_RETURN(void* device_counts, allocator_.Allocate(nbytes));
+    cudaError_t e = LaunchCountSelected(t, nullptr, static_cast<int64_t*>(device_counts),
+                                        to.stream);
+    if (e == cudaSuccess) {
+      e = cudaMemcpyAsync(counts.data(), device_counts, static_cast<size_t>(nbytes),
+                          cudaMemcpyDeviceToHost, to.stream);
+    }
+    if (e == cudaSuccess) e = cudaStreamSynchronize(to.stream);
+    allocator_.Deallocate(device_counts, nbytes);
+    if (e != cudaSuccess) return ToStatus(e, "nonzero", device_);
+    return counts;
+  }
+
+  // Writes the positions `selector` selects (its nonzero elements), `count` of them, as indices
+  // of `self` or as `self`'s elements under `mask`; waits for the work.
+  absl::Status WriteSelected(const Tensor& self, const Tensor* mask, const Tensor& selector,
+                             int64_t count, int64_t* indices, char* values) {
+    if (count == 0) return absl::OkStatus();
+    TENSORD_ASSIGN_OR_RETURN(std::vector<int64_t> starts, BlockCounts(selector));
+    int64_t total = 0;
+    for (int64_t& c : starts) {
+      const int64_t here = c;
+      c = total;
+      total += here;
+    }
+    if (total != count) {
+      return absl::InternalError(absl::StrCat("nonzero: counted ", total, " then ", count));
+    }
+    const LaunchTarget to = TargetFor(this, device_.index);
+    const int64_t nbytes = static_cast<int64_t>(starts.size()) * 8;
+    TENSORD_ASSIGN_OR_RETURN(void* device_starts, allocator_.Allocate(nbytes));
+    cudaError_t e = cudaMemcpyAsync(device_starts, starts.data(), static_cast<size_t>(nbytes),
+                                    cudaMemcpyHostToDevice, to.stream);
+    if (e == cudaSuccess) {
+      e = LaunchWriteSelected(self, mask, static_cast<const int64_t*>(device_starts), count,
+                              indices, values, to.stream);
+    }
+    if (e == cudaSuccess) e = cudaStreamSynchronize(to.stream);
+    allocator_.Deallocate(device_starts, nbytes);
+    return ToStatus(e, "nonzero", device_);
   }
 
   // Launches work that may find bad data (`launch(slot, stream)`), with an error slot that

@@ -24,9 +24,6 @@ absl::Status CheckLinearIndex(absl::string_view op, const Tensor& self, const Te
   if (self.device() != index.device() || (source && self.device() != source->device())) {
     return RuntimeError(op, "expected all tensors on the same device");
   }
-  if (!self.device().is_cpu()) {
-    return absl::UnimplementedError(absl::StrCat(op, ": only CPU tensors so far"));
-  }
   return absl::OkStatus();
 }
 

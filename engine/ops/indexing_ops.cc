@@ -21,13 +21,9 @@
 namespace tensord::engine {
 namespace {
 
-absl::Status CheckCpu(absl::string_view op, std::initializer_list<const Tensor*> ts) {
-  for (const Tensor* t : ts) {
-    if (!t->device().is_cpu()) {
-      return ComputeBackendMissing(op);
-    }
-  }
-  return absl::OkStatus();
+// The operands of an indexing op on one device (torch's error otherwise).
+absl::Status CheckSameDevice(absl::string_view op, std::initializer_list<Tensor> ts) {
+  return CommonDevice(op, ts).status();
 }
 
 // Runs `fn` once every write queued so far to the tensors' storages is done (a host read, as a
@@ -65,7 +61,7 @@ absl::Status CheckIndexDtype(absl::string_view op, const Tensor& index, bool all
 
 absl::StatusOr<PlannedOp> PlanIndexSelect(const Tensor& self, int64_t dim, const Tensor& index) {
   constexpr absl::string_view op = "index_select";
-  TENSORD_RETURN_IF_ERROR(CheckCpu(op, {&self, &index}));
+  TENSORD_RETURN_IF_ERROR(CheckSameDevice(op, {self, index}));
   TENSORD_RETURN_IF_ERROR(CheckIndexDtype(op, index, true));
   if (index.dim() > 1) {
     return IndexError(op, "index_select(): Index is supposed to be a vector");
@@ -73,7 +69,7 @@ absl::StatusOr<PlannedOp> PlanIndexSelect(const Tensor& self, int64_t dim, const
   TENSORD_ASSIGN_OR_RETURN(int64_t d, WrapDim(op, dim, self.dim()));
   DimVector sizes(self.sizes().begin(), self.sizes().end());
   if (self.dim() > 0) sizes[d] = index.numel();
-  TENSORD_ASSIGN_OR_RETURN(Tensor out, AllocateTensor(op, TensorMeta::Contiguous(self.dtype(), sizes)));
+  TENSORD_ASSIGN_OR_RETURN(Tensor out, AllocateTensor(op, TensorMeta::Contiguous(self.dtype(), sizes), self.device()));
   PlannedOp plan;
   plan.outputs.push_back(out);
   plan.reads = {self.storage(), index.storage()};
@@ -121,14 +117,14 @@ absl::Status CheckGatherShapes(absl::string_view op, const Tensor& self, int64_t
 
 absl::StatusOr<PlannedOp> PlanGather(const Tensor& self, int64_t dim, const Tensor& index) {
   constexpr absl::string_view op = "gather";
-  TENSORD_RETURN_IF_ERROR(CheckCpu(op, {&self, &index}));
+  TENSORD_RETURN_IF_ERROR(CheckSameDevice(op, {self, index}));
   if (index.dtype() != DType::kInt64) {
     return RuntimeError(op, "gather(): Expected dtype int64 for index");
   }
   TENSORD_ASSIGN_OR_RETURN(int64_t d, WrapDim(op, dim, self.dim()));
   TENSORD_RETURN_IF_ERROR(CheckGatherShapes(op, self, d, index, nullptr));
   TENSORD_ASSIGN_OR_RETURN(Tensor out,
-                           AllocateTensor(op, TensorMeta::Contiguous(self.dtype(), index.sizes())));
+                           AllocateTensor(op, TensorMeta::Contiguous(self.dtype(), index.sizes()), self.device()));
   PlannedOp plan;
   plan.outputs.push_back(out);
   plan.reads = {self.storage(), index.storage()};
@@ -143,7 +139,7 @@ absl::StatusOr<PlannedOp> PlanGather(const Tensor& self, int64_t dim, const Tens
 // scatter_ / scatter_add_ into `self` (in place); src is a tensor or a 0-d value.
 absl::StatusOr<PlannedOp> PlanScatterInto(absl::string_view op, const Tensor& self, int64_t dim,
                                           const Tensor& index, const Tensor& src, bool add) {
-  TENSORD_RETURN_IF_ERROR(CheckCpu(op, {&self, &index}));
+  TENSORD_RETURN_IF_ERROR(CheckSameDevice(op, {self, index, src}));
   if (index.dtype() != DType::kInt64) {
     return RuntimeError(op, absl::StrCat(op, "(): Expected dtype int64 for index"));
   }
@@ -192,8 +188,7 @@ absl::StatusOr<PlannedOp> PlanScatter(absl::string_view op, const Tensor& self, 
 
 absl::StatusOr<PlannedOp> PlanNonzero(const Tensor& self) {
   constexpr absl::string_view op = "nonzero";
-  TENSORD_RETURN_IF_ERROR(CheckCpu(op, {&self}));
-  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
+    TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
   PlannedOp plan;
   TENSORD_RETURN_IF_ERROR(ReadNow({self}, [&]() -> absl::Status {
     // Count first, so the result is allocated (and charged to the session) before it is filled.
@@ -212,7 +207,7 @@ absl::StatusOr<PlannedOp> PlanNonzero(const Tensor& self) {
 
 absl::StatusOr<PlannedOp> PlanMaskedSelect(const Tensor& self, const Tensor& mask) {
   constexpr absl::string_view op = "masked_select";
-  TENSORD_RETURN_IF_ERROR(CheckCpu(op, {&self, &mask}));
+  TENSORD_RETURN_IF_ERROR(CheckSameDevice(op, {self, mask}));
   if (mask.dtype() != DType::kBool) {
     return RuntimeError(op, absl::StrCat("masked_select: expected BoolTensor for mask"));
   }

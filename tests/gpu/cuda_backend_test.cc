@@ -591,6 +591,88 @@ TEST(CudaReduceTest, LargeReductionsTakeEveryLaunchPath) {
   EXPECT_EQ(compared, 4);
 }
 
+// ---- Indexing --------------------------------------------------------------------------------------
+
+// An int64 tensor of `values` on `device`, viewed as `sizes`.
+Tensor Indices(const V& values, const V& sizes, Device device) {
+  Tensor t = Full(V{static_cast<int64_t>(values.size())}, Scalar(int64_t{0}), DType::kInt64, kCpu)
+                 .value();
+  std::copy(values.begin(), values.end(), t.data_as<int64_t>());
+  return RunNowSingle(PlanTo(View(t, sizes).value(), std::nullopt, device)).value();
+}
+
+TEST(CudaIndexingTest, IndexingOpsMatchTheCpuBackend) {
+  int compared = 0;
+  for (int d = 0; d < kNumDTypes; ++d) {
+    const DType dtype = static_cast<DType>(d);
+    const std::string dt = DTypeName(dtype);
+    const auto op_on = [&](const std::string& op, std::function<std::vector<Tensor>(Device)> ins,
+                           Attrs attrs, int output = 0) {
+      return [=](Device device) -> absl::StatusOr<Tensor> {
+        TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> out, RunNow(PlanOp(op, ins(device), attrs)));
+        return out[output];
+      };
+    };
+    const auto x = [&](Device device) { return Input(dtype, 0.5, device); };  // 4 x 6
+    const auto xt = [&](Device device) { return Transpose(x(device), 0, 1).value(); };
+    CompareOnBothDevices(
+        "index_select " + dt,
+        op_on("index_select", [&](Device dv) { return std::vector<Tensor>{xt(dv), Indices({3, 0, 3, -0}, {4}, dv)}; },
+              Attrs().Set("dim", int64_t{1})),
+        false, &compared);
+    CompareOnBothDevices(
+        "gather " + dt,
+        op_on("gather", [&](Device dv) { return std::vector<Tensor>{x(dv), Indices({5, 0, -1, 2, 2, 1}, {2, 3}, dv)}; },
+              Attrs().Set("dim", int64_t{1})),
+        false, &compared);
+    CompareOnBothDevices(
+        "gather out of range " + dt,
+        op_on("gather", [&](Device dv) { return std::vector<Tensor>{x(dv), Indices({5, 0, 6, 2, 2, 1}, {2, 3}, dv)}; },
+              Attrs().Set("dim", int64_t{1})),
+        false, &compared);
+    for (const std::string op : {"scatter", "scatter_add"}) {
+      CompareOnBothDevices(
+          op + " " + dt,
+          op_on(op, [&](Device dv) {
+                  return std::vector<Tensor>{x(dv), Indices({0, 0, 3, 1, 1, 1}, {2, 3}, dv), xt(dv)};
+                },
+                Attrs().Set("dim", int64_t{0})),
+          false, &compared);
+    }
+    CompareOnBothDevices(
+        "take " + dt,
+        op_on("take", [&](Device dv) { return std::vector<Tensor>{xt(dv), Indices({23, 0, -24, 7}, {2, 2}, dv)}; }, {}),
+        false, &compared);
+    CompareOnBothDevices(
+        "take out of range " + dt,
+        op_on("take", [&](Device dv) { return std::vector<Tensor>{xt(dv), Indices({23, 24}, {2}, dv)}; }, {}),
+        false, &compared);
+    CompareOnBothDevices(
+        "put_ accumulate " + dt,
+        [&](Device dv) -> absl::StatusOr<Tensor> {
+          Tensor self = CloneContiguous(x(dv)).value();
+          Tensor src = Input(dtype, 0.25, dv);
+          TENSORD_RETURN_IF_ERROR(RunNow(PlanOp("put_", {self, Indices({1, 1, 1, -1}, {4}, dv),
+                                                          Narrow(View(src, V{24}).value(), 0, 0, 4).value()},
+                                               Attrs().Set("accumulate", true))).status());
+          return self;
+        },
+        true, &compared);
+    CompareOnBothDevices("nonzero " + dt, op_on("nonzero", [&](Device dv) { return std::vector<Tensor>{xt(dv)}; }, {}),
+                         false, &compared);
+    CompareOnBothDevices(
+        "masked_select " + dt,
+        [&](Device dv) -> absl::StatusOr<Tensor> {
+          TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> mask,
+                                   RunNow(PlanOp("gt", {Input(DType::kFloat32, 0, dv)},
+                                                 Attrs().Set("other", Scalar(0.3)))));
+          return RunNowSingle(PlanOp("masked_select", {x(dv), mask[0]}, {}));
+        },
+        false, &compared);
+  }
+  EXPECT_GE(compared, 80);
+}
+
 // ---- Matrix products through cuBLAS --------------------------------------------------------------
 
 // A [sizes] matrix (batch) of multiples of 0.75 (exact products and sums in every float type at
@@ -797,6 +879,23 @@ TEST(CudaStreamTest, ManyQueuedOpsAndACopyToTheHostKeepStreamOrder) {
   ASSERT_TRUE(SynchronizeStream(*stream).ok());
   EXPECT_EQ(RowMajorBytes(host),
             RowMajorBytes(Full(V{1 << 20}, Scalar(int64_t{500}), DType::kFloat32, kCpu).value()));
+}
+
+TEST(CudaIndexingTest, ABadIndexFailsItsOpWithTheCpusErrorAndWritesNothing) {
+  Executor executor(2);
+  auto stream = Stream::Create(&executor, 1, 1000);
+  Tensor self = Full(V{4, 6}, Scalar(1.0), DType::kFloat32, kGpu).value();
+  Tensor src = Full(V{4, 6}, Scalar(5.0), DType::kFloat32, kGpu).value();
+  absl::StatusOr<PlannedOp> bad =
+      PlanOp("scatter_", {self, Indices({0, 9, 1}, {1, 3}, kGpu), src}, Attrs().Set("dim", int64_t{0}));
+  ASSERT_TRUE(bad.ok()) << bad.status();
+  ASSERT_TRUE(stream->Enqueue(TaskFromPlan("op 1 (scatter_)", *bad)).ok());
+  const absl::Status status = SynchronizeStream(*stream);
+  EXPECT_EQ(status.message(),
+            "op 1 (scatter_): scatter_: index 9 is out of bounds for dimension 0 with size 4");
+  // Nothing was written before the failure was found.
+  EXPECT_EQ(Values(CloneContiguous(RunNowSingle(PlanTo(self, std::nullopt, kCpu)).value()).value()),
+            std::vector<double>(24, 1.0));
 }
 
 }  // namespace

@@ -691,18 +691,56 @@ def test_mixed_devices_fail_as_torch():
     assert g.tolist() == [1.0, 1.0, 1.0]
 
 
+INDEXING = {
+    "index_select": lambda x, i, m: x.index_select(1, i),
+    "gather": lambda x, i, m: x.gather(1, i.view(1, -1).expand(x.shape[0], -1)),
+    "scatter_": lambda x, i, m: x.clone().scatter_(1, i.view(1, -1)[:, :2].expand(x.shape[0], -1), 7.5),
+    "scatter_add_": lambda x, i, m: x.clone().scatter_add_(0, i.view(1, -1).remainder(3).expand(4, -1), x[:4, :4]),
+    "take": lambda x, i, m: x.take(i),
+    "put_ accumulate": lambda x, i, m: x.clone().put_(i, x[0, :4], accumulate=True),
+    "nonzero": lambda x, i, m: (x > 0.5).nonzero(),
+    "masked_select": lambda x, i, m: x.masked_select(m),
+    "advanced index": lambda x, i, m: x[:, i],
+    "boolean mask": lambda x, i, m: x[m],
+    "index assignment": lambda x, i, m: _assigned(x, i),
+}
+
+
+def _assigned(x, i):
+    y = x.clone()
+    y[1, i] = -1.0
+    return y
+
+
 @gpu_test
-def test_ops_without_cuda_kernels_yet_say_so():
-    # Elementwise ops, random draws, matrix products, reductions, scans and softmax run on CUDA
-    # (below); indexing does not yet, and says so with engine::ComputeBackendMissing's
-    # UNIMPLEMENTED. When its kernels land, this test fails: move them into the comparisons.
-    g = tensord.ones(2, 3, device="cuda")
-    index = tensord.tensor([1, 0], device="cuda")
-    for f in (lambda: g.index_select(0, index), lambda: g.nonzero()):
-        with pytest.raises(RuntimeError, match="compute ops run on the CPU backend only") as info:
-            f().shape
-        assert info.value.grpc_code == "UNIMPLEMENTED"
-    assert g.tolist() == [[1.0] * 3] * 2
+@pytest.mark.parametrize("name", sorted(INDEXING))
+def test_indexing_on_cuda_matches_torch(name):
+    gen = real_torch.Generator().manual_seed(5)
+    real = real_torch.randn(5, 9, generator=gen)
+    ours = tensord.tensor(real.numpy(), device="cuda")
+    idx = [3, 0, 8, 3]
+    real_i, ours_i = real_torch.tensor(idx).to(ORACLE), tensord.tensor(idx, device="cuda")
+    real_m, ours_m = (real > 0).to(ORACLE), tensord.tensor((real > 0).numpy(), device="cuda")
+    expected = INDEXING[name](real.to(ORACLE), real_i, real_m)
+    got = INDEXING[name](ours, ours_i, ours_m)
+    assert got.device == CUDA0 and tuple(got.shape) == tuple(expected.shape)
+    assert got.cpu().tolist() == expected.cpu().tolist()
+
+
+@gpu_test
+def test_bad_indices_on_cuda_fail_their_op_only_with_the_cpus_error():
+    """torch's CUDA kernels assert (and the CUDA context is lost); tensord's report into the op's
+    error slot: the op fails with the CPU backend's exception class, the rest goes on."""
+    for device in ("cpu", "cuda"):
+        x = tensord.ones(4, 6, device=device)
+        bad = tensord.tensor([0, 6], device=device)
+        gathered = x.gather(1, bad.view(1, 2))
+        fine = x + 1
+        with pytest.raises(RuntimeError, match="index 6 is out of bounds for dimension 1 with size 6"):
+            gathered.tolist()
+        with pytest.raises(RuntimeError, match="out of bounds"):
+            tensord.synchronize()
+        assert fine.tolist() == [[2.0] * 6] * 4
 
 
 BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "fmax", "fmin", "eq", "ne", "lt", "le",

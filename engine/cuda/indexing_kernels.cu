@@ -1,0 +1,408 @@
+// CUDA kernels of index_select, gather, scatter/scatter_add, take, put_ and the data-dependent
+// selections (nonzero, masked_select). Bad indices report into the op's error slot; nothing
+// traps, and the writing kernels write nothing once an index was found bad.
+#include "engine/cuda/indexing_kernels.h"
+
+#include <algorithm>
+
+#include "engine/kernels/convert.h"
+#include "engine/kernels/element_math.h"
+
+namespace tensord::engine::cuda {
+namespace {
+
+// A tensor as a kernel reads it: data, itemsize, sizes and strides (a 0-d tensor as [1]).
+struct View {
+  char* data;
+  int n;
+  int itemsize;
+  int64_t sizes[kMaxIndexDims];
+  int64_t strides[kMaxIndexDims];
+};
+
+View MakeView(const Tensor& t) {
+  View v;
+  v.data = t.data();
+  v.itemsize = static_cast<int>(t.itemsize());
+  v.n = static_cast<int>(std::max<int64_t>(t.dim(), 1));
+  v.sizes[0] = 1, v.strides[0] = 1;
+  for (int64_t d = 0; d < t.dim(); ++d) v.sizes[d] = t.size(d), v.strides[d] = t.stride(d);
+  return v;
+}
+
+constexpr int kThreads = 256;
+
+int GridFor(int64_t n) {
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<int>(std::min<int64_t>(std::max<int64_t>(blocks, 1), int64_t{1} << 20));
+}
+
+// The multi-index of row-major position p, and the element offset it has in `v`.
+__device__ __forceinline__ int64_t Unravel(const View& v, int64_t p, int64_t* idx) {
+  int64_t off = 0;
+  for (int d = v.n - 1; d >= 0; --d) {
+    idx[d] = p % v.sizes[d];
+    p /= v.sizes[d];
+    off += idx[d] * v.strides[d];
+  }
+  return off;
+}
+
+__device__ __forceinline__ int64_t RowMajorOffset(const View& v, int64_t p) {
+  int64_t off = 0;
+  for (int d = v.n - 1; d >= 0; --d) {
+    off += (p % v.sizes[d]) * v.strides[d];
+    p /= v.sizes[d];
+  }
+  return off;
+}
+
+__device__ __forceinline__ int64_t LoadIndex(const View& index, int64_t off) {
+  const char* p = index.data + off * index.itemsize;
+  return index.itemsize == 4 ? *reinterpret_cast<const int32_t*>(p)
+                             : *reinterpret_cast<const int64_t*>(p);
+}
+
+__device__ __forceinline__ void CopyElement(char* dst, const char* src, int itemsize) {
+  switch (itemsize) {
+    case 1: *dst = *src; break;
+    case 2: *reinterpret_cast<int16_t*>(dst) = *reinterpret_cast<const int16_t*>(src); break;
+    case 4: *reinterpret_cast<int32_t*>(dst) = *reinterpret_cast<const int32_t*>(src); break;
+    default: *reinterpret_cast<int64_t*>(dst) = *reinterpret_cast<const int64_t*>(src); break;
+  }
+}
+
+__device__ __forceinline__ bool Failed(const KernelError* slot) {
+  return *reinterpret_cast<const volatile int32_t*>(&slot->code) != KernelError::kNone;
+}
+
+// *p += v (in T's arithmetic, wrapping integers) atomically, for elements of any size: a
+// compare-and-swap loop on the element, or on the aligned 32-bit word holding a 1- or 2-byte one.
+template <typename T>
+__device__ void AtomicAdd(T* p, Calc<T> v) {
+  const auto add = [v](T cur) { return Convert<T>(WrapAdd(static_cast<Calc<T>>(cur), v)); };
+  if constexpr (sizeof(T) == 8) {
+    auto* word = reinterpret_cast<unsigned long long*>(p);
+    unsigned long long old = *word, assumed;
+    do {
+      assumed = old;
+      T cur, next;
+      memcpy(&cur, &assumed, 8);
+      next = add(cur);
+      unsigned long long bits;
+      memcpy(&bits, &next, 8);
+      old = atomicCAS(word, assumed, bits);
+    } while (assumed != old);
+  } else if constexpr (sizeof(T) == 4) {
+    auto* word = reinterpret_cast<unsigned int*>(p);
+    unsigned int old = *word, assumed;
+    do {
+      assumed = old;
+      T cur, next;
+      memcpy(&cur, &assumed, 4);
+      next = add(cur);
+      unsigned int bits;
+      memcpy(&bits, &next, 4);
+      old = atomicCAS(word, assumed, bits);
+    } while (assumed != old);
+  } else {
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+    auto* word = reinterpret_cast<unsigned int*>(addr & ~uintptr_t{3});
+    const unsigned shift = static_cast<unsigned>(addr & 3) * 8;
+    const unsigned mask = (sizeof(T) == 1 ? 0xFFu : 0xFFFFu) << shift;
+    unsigned int old = *word, assumed;
+    do {
+      assumed = old;
+      const unsigned int raw = (assumed & mask) >> shift;
+      T cur;
+      memcpy(&cur, &raw, sizeof(T));
+      const T next = add(cur);
+      unsigned int bits = 0;
+      memcpy(&bits, &next, sizeof(T));
+      old = atomicCAS(word, assumed, (assumed & ~mask) | (bits << shift));
+    } while (assumed != old);
+  }
+}
+
+// ---- index_select, gather, take: read through checked indices -------------------------------
+
+__global__ void IndexSelectKernel(View out, View self, View index, int dim, int64_t limit,
+                                  int64_t n, KernelError* slot) {
+  int64_t idx[kMaxIndexDims];
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t p = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; p < n;
+       p += step) {
+    const int64_t out_off = Unravel(out, p, idx);
+    const int64_t k = LoadIndex(index, idx[dim] * index.strides[0]);
+    if (k < 0 || k >= limit) {
+      ReportKernelError(slot, KernelError::kIndexOutOfRange, k, limit);
+      return;
+    }
+    int64_t off = 0;
+    for (int x = 0; x < self.n; ++x) off += (x == dim ? k : idx[x]) * self.strides[x];
+    CopyElement(out.data + out_off * out.itemsize, self.data + off * self.itemsize,
+                self.itemsize);
+  }
+}
+
+__global__ void GatherKernel(View out, View self, View index, int dim, int64_t limit, int64_t n,
+                             KernelError* slot) {
+  int64_t idx[kMaxIndexDims];
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t p = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; p < n;
+       p += step) {
+    int64_t k = LoadIndex(index, Unravel(index, p, idx));
+    if (k < -limit || k >= limit) {
+      ReportKernelError(slot, KernelError::kIndexOutOfRange, k, limit);
+      return;
+    }
+    if (k < 0) k += limit;
+    int64_t off = 0;
+    for (int x = 0; x < self.n; ++x) off += (x == dim ? k : idx[x]) * self.strides[x];
+    CopyElement(out.data + RowMajorOffset(out, p) * out.itemsize,
+                self.data + off * self.itemsize, self.itemsize);
+  }
+}
+
+__global__ void TakeKernel(View out, View self, View index, int64_t numel, int64_t n,
+                           KernelError* slot) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t p = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; p < n;
+       p += step) {
+    int64_t k = LoadIndex(index, RowMajorOffset(index, p));
+    if (k < -numel || k >= numel) {
+      ReportKernelError(slot, KernelError::kIndexOutOfRange, k, numel);
+      return;
+    }
+    if (k < 0) k += numel;
+    CopyElement(out.data + RowMajorOffset(out, p) * out.itemsize,
+                self.data + RowMajorOffset(self, k) * self.itemsize, self.itemsize);
+  }
+}
+
+// ---- scatter, put_: every index checked first, then written ---------------------------------
+
+// Reports the first index of `index` (all of it: row-major positions [0, n)) outside
+// [-limit, limit) (or [0, limit) when `negative_ok` is false).
+__global__ void CheckIndices(View index, int64_t limit, int64_t n, KernelError* slot) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t p = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; p < n;
+       p += step) {
+    const int64_t k = LoadIndex(index, RowMajorOffset(index, p));
+    if (k < -limit || k >= limit) {
+      ReportKernelError(slot, KernelError::kIndexOutOfRange, k, limit);
+      return;
+    }
+  }
+}
+
+template <typename T>
+__global__ void ScatterKernel(View self, View index, View src, int dim, int64_t limit,
+                              bool has_value, uint64_t value, bool add, int64_t n,
+                              const KernelError* slot) {
+  if (Failed(slot)) return;
+  T fill;
+  memcpy(&fill, &value, sizeof(T));
+  int64_t idx[kMaxIndexDims];
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t p = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; p < n;
+       p += step) {
+    int64_t k = LoadIndex(index, Unravel(index, p, idx));
+    if (k < 0) k += limit;
+    int64_t off = 0;
+    for (int x = 0; x < self.n; ++x) off += (x == dim ? k : idx[x]) * self.strides[x];
+    T* dst = reinterpret_cast<T*>(self.data) + off;
+    T v = fill;
+    if (!has_value) {
+      int64_t src_off = 0;
+      for (int x = 0; x < src.n; ++x) src_off += idx[x] * src.strides[x];
+      v = reinterpret_cast<const T*>(src.data)[src_off];
+    }
+    if (add) {
+      AtomicAdd(dst, static_cast<Calc<T>>(v));
+    } else {
+      *dst = v;
+    }
+  }
+}
+
+template <typename T>
+__global__ void PutKernel(View self, View index, View source, int64_t numel, bool accumulate,
+                          int64_t n, const KernelError* slot) {
+  if (Failed(slot)) return;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t p = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; p < n;
+       p += step) {
+    int64_t k = LoadIndex(index, RowMajorOffset(index, p));
+    if (k < 0) k += numel;
+    T* dst = reinterpret_cast<T*>(self.data) + RowMajorOffset(self, k);
+    const T v = reinterpret_cast<const T*>(source.data)[RowMajorOffset(source, p)];
+    if (accumulate) {
+      AtomicAdd(dst, static_cast<Calc<T>>(v));
+    } else {
+      *dst = v;
+    }
+  }
+}
+
+// ---- nonzero, masked_select ---------------------------------------------------------------
+
+// Whether row-major position p is selected: a true mask element, or a nonzero self element.
+template <typename T>
+__device__ __forceinline__ bool Selected(const View& self, const View& mask, bool has_mask,
+                                         int64_t p) {
+  if (has_mask) return *reinterpret_cast<const bool*>(mask.data + RowMajorOffset(mask, p));
+  const T x = *reinterpret_cast<const T*>(self.data + RowMajorOffset(self, p) * self.itemsize);
+  return static_cast<Calc<T>>(x) != Calc<T>(0);
+}
+
+template <typename T>
+__global__ void CountSelectedKernel(View self, View mask, bool has_mask, int64_t numel,
+                                    int64_t chunks, int64_t* counts) {
+  for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
+    const int64_t p = c * kSelectBlock + threadIdx.x;
+    const int selected = p < numel && Selected<T>(self, mask, has_mask, p);
+    const int total = __syncthreads_count(selected);
+    if (threadIdx.x == 0) counts[c] = total;
+  }
+}
+
+template <typename T>
+__global__ void WriteSelectedKernel(View self, View mask, bool has_mask, int64_t numel,
+                                    int64_t chunks, const int64_t* starts, int64_t count,
+                                    int64_t* indices, char* values) {
+  __shared__ int prefix[kSelectBlock];
+  int64_t idx[kMaxIndexDims];
+  for (int64_t c = blockIdx.x; c < chunks; c += gridDim.x) {
+    const int64_t p = c * kSelectBlock + threadIdx.x;
+    const int selected = p < numel && Selected<T>(self, mask, has_mask, p);
+    // Inclusive scan of the flags (Hillis-Steele), then this position's place among them.
+    prefix[threadIdx.x] = selected;
+    __syncthreads();
+    for (int s = 1; s < kSelectBlock; s <<= 1) {
+      const int add = threadIdx.x >= s ? prefix[threadIdx.x - s] : 0;
+      __syncthreads();
+      prefix[threadIdx.x] += add;
+      __syncthreads();
+    }
+    if (selected) {
+      const int64_t at = starts[c] + prefix[threadIdx.x] - 1;
+      if (indices != nullptr) {
+        int64_t rest = p;
+        for (int d = self.n - 1; d >= 0; --d) {
+          idx[d] = rest % self.sizes[d];
+          rest /= self.sizes[d];
+        }
+        for (int d = 0; d < self.n; ++d) indices[d * count + at] = idx[d];
+      } else {
+        CopyElement(values + at * self.itemsize,
+                    self.data + RowMajorOffset(self, p) * self.itemsize, self.itemsize);
+      }
+    }
+    __syncthreads();
+  }
+}
+
+int SelectGrid(int64_t chunks) {
+  return static_cast<int>(std::min<int64_t>(std::max<int64_t>(chunks, 1), int64_t{1} << 20));
+}
+
+}  // namespace
+
+cudaError_t LaunchIndexSelect(const Tensor& out, const Tensor& self, int64_t dim,
+                              const Tensor& index, KernelError* slot, cudaStream_t stream) {
+  const int64_t n = out.numel();
+  if (n == 0) return cudaSuccess;
+  const int64_t limit = self.dim() == 0 ? 1 : self.size(dim);
+  View o = MakeView(out), s = MakeView(self), i = MakeView(index);
+  if (self.dim() == 0) o.n = 1, o.sizes[0] = n, o.strides[0] = 1;  // n copies of the one element
+  i.strides[0] = index.dim() == 0 ? 0 : index.stride(0);
+  IndexSelectKernel<<<GridFor(n), kThreads, 0, stream>>>(o, s, i, static_cast<int>(dim), limit, n,
+                                                         slot);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchGather(const Tensor& out, const Tensor& self, int64_t dim, const Tensor& index,
+                         KernelError* slot, cudaStream_t stream) {
+  const int64_t n = index.numel();
+  if (n == 0) return cudaSuccess;
+  const int64_t limit = self.dim() == 0 ? 1 : self.size(dim);
+  GatherKernel<<<GridFor(n), kThreads, 0, stream>>>(MakeView(out), MakeView(self),
+                                                    MakeView(index), static_cast<int>(dim),
+                                                    limit, n, slot);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchScatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                          const uint64_t* value, bool add, KernelError* slot,
+                          cudaStream_t stream) {
+  const int64_t n = index.numel();
+  if (n == 0) return cudaSuccess;
+  const int64_t limit = self.dim() == 0 ? 1 : self.size(dim);
+  const View s = MakeView(self), i = MakeView(index);
+  const View from = value != nullptr ? i : MakeView(src);
+  CheckIndices<<<GridFor(n), kThreads, 0, stream>>>(i, limit, n, slot);
+  DispatchDType(self.dtype(), [&](auto t) {
+    using T = decltype(t);
+    ScatterKernel<T><<<GridFor(n), kThreads, 0, stream>>>(
+        s, i, from, static_cast<int>(dim), limit, value != nullptr,
+        value != nullptr ? *value : 0, add, n, slot);
+  });
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchTake(const Tensor& out, const Tensor& self, const Tensor& index,
+                       KernelError* slot, cudaStream_t stream) {
+  const int64_t n = index.numel();
+  if (n == 0) return cudaSuccess;
+  TakeKernel<<<GridFor(n), kThreads, 0, stream>>>(MakeView(out), MakeView(self), MakeView(index),
+                                                  self.numel(), n, slot);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchPut(const Tensor& self, const Tensor& index, const Tensor& source,
+                      bool accumulate, KernelError* slot, cudaStream_t stream) {
+  const int64_t n = index.numel();
+  if (n == 0) return cudaSuccess;
+  const View s = MakeView(self), i = MakeView(index), src = MakeView(source);
+  CheckIndices<<<GridFor(n), kThreads, 0, stream>>>(i, self.numel(), n, slot);
+  DispatchDType(self.dtype(), [&](auto t) {
+    using T = decltype(t);
+    PutKernel<T><<<GridFor(n), kThreads, 0, stream>>>(s, i, src, self.numel(), accumulate, n,
+                                                      slot);
+  });
+  return cudaGetLastError();
+}
+
+int64_t SelectBlocks(int64_t numel) { return (numel + kSelectBlock - 1) / kSelectBlock; }
+
+cudaError_t LaunchCountSelected(const Tensor& self, const Tensor* mask, int64_t* block_counts,
+                                cudaStream_t stream) {
+  const int64_t numel = self.numel(), chunks = SelectBlocks(numel);
+  if (chunks == 0) return cudaSuccess;
+  const View s = MakeView(self), m = mask != nullptr ? MakeView(*mask) : s;
+  DispatchDType(self.dtype(), [&](auto t) {
+    using T = decltype(t);
+    CountSelectedKernel<T><<<SelectGrid(chunks), kSelectBlock, 0, stream>>>(
+        s, m, mask != nullptr, numel, chunks, block_counts);
+  });
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchWriteSelected(const Tensor& self, const Tensor* mask,
+                                const int64_t* block_starts, int64_t count, int64_t* indices,
+                                char* values, cudaStream_t stream) {
+  const int64_t numel = self.numel(), chunks = SelectBlocks(numel);
+  if (chunks == 0 || count == 0) return cudaSuccess;
+  View s = MakeView(self);
+  if (self.dim() == 0) s.n = 0;  // a 0-d tensor's indices have no columns
+  const View m = mask != nullptr ? MakeView(*mask) : MakeView(self);
+  DispatchDType(self.dtype(), [&](auto t) {
+    using T = decltype(t);
+    WriteSelectedKernel<T><<<SelectGrid(chunks), kSelectBlock, 0, stream>>>(
+        s, m, mask != nullptr, numel, chunks, block_starts, count, indices, values);
+  });
+  return cudaGetLastError();
+}
+
+}  // namespace tensord::engine::cuda

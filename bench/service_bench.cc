@@ -6,7 +6,10 @@
 //  3. upload and download GB/s, 1 MiB to 256 MiB, vs a raw TCP loopback stream of the same
 //     bytes.
 //
-//   build/bench/service_bench [--quick] [--transfer]
+//   build/bench/service_bench [--quick] [--transfer] [--device=cuda]
+//
+// --device: the sessions' device (their tensors, ops and transfers); the raw TCP and echo
+// baselines are the same on every device.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -34,6 +37,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using tensord::client::Tensor;
 namespace v1 = tensord::v1;
+
+std::string g_device;  // --device: the benchmark sessions' device ("": the server's default)
+
+v1::OpenSessionRequest OpenRequest() {
+  v1::OpenSessionRequest r;
+  r.set_device(g_device);
+  return r;
+}
 
 double Since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -77,7 +88,7 @@ void BenchRoundTrip(int tensord_port, int echo_port, int calls) {
   auto echo = tensord::bench::Echo::NewStub(Channel(echo_port));
   grpc::ClientContext open_ctx;
   v1::OpenSessionResponse opened;
-  Check(stub->OpenSession(&open_ctx, {}, &opened).ok(), "open session");
+  Check(stub->OpenSession(&open_ctx, OpenRequest(), &opened).ok(), "open session");
   // A tensor to view.
   {
     grpc::ClientContext ctx;
@@ -144,7 +155,7 @@ void BenchPipelined(int port, int batches) {
   auto stub = v1::Tensord::NewStub(Channel(port));
   grpc::ClientContext open_ctx;
   v1::OpenSessionResponse opened;
-  Check(stub->OpenSession(&open_ctx, {}, &opened).ok(), "open session");
+  Check(stub->OpenSession(&open_ctx, OpenRequest(), &opened).ok(), "open session");
   const std::string session = opened.session_id();
   {
     grpc::ClientContext ctx;
@@ -325,7 +336,9 @@ double RawTcpSeconds(int64_t bytes, bool upload, const char* from, int64_t from_
 }
 
 void BenchTransfer(int port, bool quick) {
-  auto session = tensord::client::Session::Open(Channel(port));
+  tensord::client::SessionOptions options;
+  options.device = g_device;
+  auto session = tensord::client::Session::Open(Channel(port), options);
   Check(session.ok(), "open session");
   const int reps = quick ? 3 : 5;
   std::printf("\n3. Upload and download vs raw TCP loopback (same bytes; best of %d):\n", reps);
@@ -393,6 +406,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     quick |= std::string(argv[i]) == "--quick";
     transfer_only |= std::string(argv[i]) == "--transfer";
+    if (std::string(argv[i]).rfind("--device=", 0) == 0) g_device = std::string(argv[i]).substr(9);
   }
   tensord::server::TuneMallocForReuse();  // as the tensord binary does
   tensord::server::ServerOptions options;
@@ -409,7 +423,8 @@ int main(int argc, char** argv) {
   auto echo_server = builder.BuildAndStart();
   Check(echo_server != nullptr, "start echo");
 
-  std::printf("tensord service benchmark (server, echo server and clients in this process)\n\n");
+  std::printf("tensord service benchmark (server, echo server and clients in this process)%s%s\n\n",
+              g_device.empty() ? "" : ", sessions on ", g_device.c_str());
   if (!transfer_only) {
     BenchRoundTrip((*server)->port(), echo_port, quick ? 2000 : 20000);
     BenchPipelined((*server)->port(), quick ? 20 : 200);

@@ -12,7 +12,8 @@
 #
 # `bundle [BUILD_DIR]` writes .gpu-bundle/bundle.tar.xz (BUILD_DIR defaults to build). It holds:
 #   bin/        tensord, every ctest test labelled `gpu` that is a compiled program, and the
-#               benchmark programs BUILD_DIR/bench/gpu_* (all stripped)
+#               benchmark programs BUILD_DIR/bench/gpu_* and service_bench (run with its
+#               sessions on cuda) (all stripped)
 #   lib/        the shared libraries they load, except glibc, the NVIDIA driver and the CUDA
 #               toolkit's libraries (the GPU machine has its own)
 #   client/python/ tests/python/ tests/golden/ scripts/gpu-check.sh   at their paths in the repo
@@ -193,7 +194,7 @@ with open(tests_out, "w") as f:
     f.writelines(line + "\n" for line in lines)
 PY
 
-  # 2. The programs: tensord, the compiled gpu tests, the gpu_* benchmarks.
+  # 2. The programs: tensord, the compiled gpu tests, the gpu_* benchmarks, service_bench.
   local -a binaries=("$build_dir/tensord") benches=()
   local f
   while IFS= read -r f; do binaries+=("$f"); done <"$stage/exes.txt"
@@ -201,6 +202,13 @@ PY
     for f in "$build_dir"/bench/gpu_*; do
       if [ -x "$f" ] && is_elf "$f"; then binaries+=("$f"); benches+=("$(basename "$f")"); fi
     done
+    # The service benchmark with its sessions on the GPU: small ops through the service and
+    # transfers against raw TCP on the GPU machine.
+    f=$build_dir/bench/service_bench
+    if [ -x "$f" ] && is_elf "$f"; then
+      binaries+=("$f")
+      benches+=("service_bench --quick --device=cuda")
+    fi
   fi
 
   local -A seen_bin=()
@@ -825,9 +833,12 @@ PY
     echo "gpu-check: no gpu_* benchmark in the bundle" | tee -a "$bench_log"
     record "gpu_* benchmarks" "NOT RUN" 0 "none in the bundle"
   else
+    local -a words
     for f in "${benches[@]}"; do
+      read -ra words <<<"$f"  # the program, then its arguments
       STEP_WD=$B
-      run_step "$bench_log" "bench: $(basename "$f")" "$BENCH_TIMEOUT" plain "$B/$f"
+      run_step "$bench_log" "bench: $(basename "$f")" "$BENCH_TIMEOUT" plain "$B/${words[0]}" \
+        "${words[@]:1}"
       STEP_WD=.
     done
   fi

@@ -27,7 +27,9 @@ def server():
 
 @pytest.fixture(scope="session")
 def session(server):
-    s = tensord.connect(server)
+    """The tests' session. $TENSORD_TEST_DEVICE (e.g. cuda) makes it the session's default
+    device, so that the same differential tests run on a GPU (test_cuda.py runs them so)."""
+    s = tensord.connect(server, device=os.environ.get("TENSORD_TEST_DEVICE") or None)
     tensord.set_default_session(s)
     yield s
     s.close()

@@ -728,6 +728,21 @@ def test_indexing_on_cuda_matches_torch(name):
 
 
 @gpu_test
+def test_the_differential_matrix_runs_on_cuda():
+    """The CPU's op x dtype x layout differential tests (test_compute.py, against torch 1.13's
+    rules) with every tensor on the GPU: a pytest of its own whose session defaults to cuda."""
+    import subprocess
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, TENSORD_TEST_DEVICE="cuda")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          os.path.join(here, "test_compute.py")],
+                         env=env, cwd=os.path.dirname(os.path.dirname(here)),
+                         capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
+
+
+@gpu_test
 def test_bad_indices_on_cuda_fail_their_op_only_with_the_cpus_error():
     """torch's CUDA kernels assert (and the CUDA context is lost); tensord's report into the op's
     error slot: the op fails with the CPU backend's exception class, the rest goes on."""

@@ -22,6 +22,7 @@
 #include "engine/ops/copy_ops.h"
 #include "engine/runtime/executor.h"
 #include "engine/ops/factory_ops.h"
+#include "engine/ops/op_registry.h"
 #include "engine/runtime/stream.h"
 #include "engine/cuda/cuda_backend.h"
 
@@ -217,6 +218,76 @@ int Main(int argc, char** argv) {
               "10,000 queued fill_ of 256 f32, then sync", gpu_us, cpu_us);
   gpu.allocator().Deallocate(a, bytes);
   gpu.allocator().Deallocate(b, bytes);
+
+  // 6. Compute ops (planned and run as the server runs them, each call waited for), side by side
+  //    with torch's same op on the same GPU.
+  const auto run = [](const std::string& op, std::vector<Tensor> in, Attrs attrs = {}) {
+    absl::StatusOr<Tensor> out = RunNowSingle(PlanOp(op, in, attrs));
+    Check(out.status(), op.c_str());
+    return *out;
+  };
+  const auto draw = [&](const V& sizes, DType dtype) {
+    return run("randn", {}, Attrs().Set("size", sizes).Set("dtype", dtype).Set("device", kGpu));
+  };
+  {  // matmul 8192^2: TFLOP/s
+    const int64_t m = 8192;
+    const double flops = 2.0 * m * m * m;
+    for (const auto& [dtype, name] : std::vector<std::pair<DType, std::string>>{
+             {DType::kFloat16, "float16"}, {DType::kBFloat16, "bfloat16"},
+             {DType::kFloat32, "float32"}}) {
+      const Tensor x = draw(V{m, m}, dtype), y = draw(V{m, m}, dtype);
+      const double s = MedianSeconds(reps, [&] { run("mm", {x, y}); });
+      const double torch_per_s =  // calls per second
+          TorchGBs(python, "x=torch.randn(8192,8192,device='cuda',dtype=torch." + name +
+                               ");y=torch.randn(8192,8192,device='cuda',dtype=torch." + name + ")",
+                   "z=x@y", 1e9, reps);
+      std::printf("  %-46s %8.1f TFLOP/s", ("matmul 8192^2 " + name).c_str(), flops / s / 1e12);
+      if (torch_per_s > 0) {
+        const double torch_tflops = flops * torch_per_s / 1e12;
+        std::printf("  %5.2fx torch (%.1f TFLOP/s)", (flops / s / 1e12) / torch_tflops,
+                    torch_tflops);
+      } else {
+        std::printf("  (no torch figure)");
+      }
+      std::printf("\n");
+    }
+  }
+  {  // sum over all of 256M float32: GB/s read, against memcpy's read half
+    const Tensor x = draw(V{n}, DType::kFloat32);
+    const double s = MedianSeconds(reps, [&] { run("sum", {x}); });
+    Row("sum of all 256M f32 (bytes read)", bytes / s / 1e9, memcpy_gbs / 2, "memcpy read",
+        TorchGBs(python, "x=torch.randn(1<<28,device='cuda')", "y=x.sum()", bytes, reps));
+  }
+  {  // softmax over the rows of 8192^2 float32
+    const Tensor x = draw(V{8192, 8192}, DType::kFloat32);
+    const double moved = 2.0 * 8192 * 8192 * 4;
+    const double s = MedianSeconds(reps, [&] { run("softmax", {x}, Attrs().Set("dim", int64_t{1})); });
+    Row("softmax over rows of 8192^2 f32", moved / s / 1e9, memcpy_gbs, "memcpy",
+        TorchGBs(python, "x=torch.randn(8192,8192,device='cuda')", "y=x.softmax(1)", moved, reps));
+  }
+  {  // index_select and gather of 64M elements
+    const Tensor x = draw(V{65536, 1024}, DType::kFloat32);
+    const Tensor rows = run("randint", {}, Attrs().Set("size", V{65536}).Set("high", int64_t{65536})
+                                               .Set("device", kGpu));
+    const double moved = 2.0 * 65536 * 1024 * 4;
+    const double sel_s = MedianSeconds(reps, [&] {
+      run("index_select", {x, rows}, Attrs().Set("dim", int64_t{0}));
+    });
+    Row("index_select of 64M f32 (rows)", moved / sel_s / 1e9, memcpy_gbs, "memcpy",
+        TorchGBs(python, "x=torch.randn(65536,1024,device='cuda');"
+                         "i=torch.randint(0,65536,(65536,),device='cuda')",
+                 "y=x.index_select(0,i)", moved, reps));
+    const Tensor cols = run("randint", {}, Attrs().Set("size", V{65536, 1024}).Set("high", int64_t{1024})
+                                               .Set("device", kGpu));
+    const double gathered = moved + 65536.0 * 1024 * 8;  // and the int64 indices
+    const double g_s = MedianSeconds(reps, [&] {
+      run("gather", {x, cols}, Attrs().Set("dim", int64_t{1}));
+    });
+    Row("gather of 64M f32 (along rows)", gathered / g_s / 1e9, memcpy_gbs, "memcpy",
+        TorchGBs(python, "x=torch.randn(65536,1024,device='cuda');"
+                         "i=torch.randint(0,1024,(65536,1024),device='cuda')",
+                 "y=x.gather(1,i)", gathered, reps));
+  }
   return 0;
 }
 

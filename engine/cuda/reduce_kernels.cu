@@ -222,6 +222,52 @@ __global__ void ScanKernel(Lines l, bool product, const T* in, O* out) {
   }
 }
 
+// Long lines: a block per line, its threads striding over the line for the maximum, the sum of
+// exp(x - maximum) (each combined in shared memory) and the outputs: SoftmaxLine's arithmetic,
+// with the sum in a tree order.
+template <typename T>
+__global__ void SoftmaxRows(Lines l, bool log, const T* in, T* out) {
+  using C = Calc<T>;
+  __shared__ C partial[256];
+  for (int64_t line = blockIdx.x; line < l.count; line += gridDim.x) {
+    const T* x = in + LineOffset(l.in, line);
+    T* y = out + LineOffset(l.out, line);
+    C m = -std::numeric_limits<C>::infinity();
+    for (int64_t i = threadIdx.x; i < l.n; i += blockDim.x) {
+      const C v = static_cast<C>(x[i * l.in_step]);
+      m = m < v ? v : m;
+    }
+    partial[threadIdx.x] = m;
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+      if (threadIdx.x < s) {
+        const C o = partial[threadIdx.x + s];
+        partial[threadIdx.x] = partial[threadIdx.x] < o ? o : partial[threadIdx.x];
+      }
+      __syncthreads();
+    }
+    m = partial[0];
+    __syncthreads();
+    C sum = 0;
+    for (int64_t i = threadIdx.x; i < l.n; i += blockDim.x) {
+      sum += std::exp(static_cast<C>(x[i * l.in_step]) - m);
+    }
+    partial[threadIdx.x] = sum;
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+      if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
+      __syncthreads();
+    }
+    const C total = partial[0];
+    __syncthreads();
+    const C ls = log ? std::log(total) : C(0);
+    for (int64_t i = threadIdx.x; i < l.n; i += blockDim.x) {
+      const C v = static_cast<C>(x[i * l.in_step]) - m;
+      y[i * l.out_step] = Convert<T>(log ? v - ls : std::exp(v) / total);
+    }
+  }
+}
+
 template <typename T>
 __global__ void SoftmaxKernel(Lines l, bool log, const T* in, T* out) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
@@ -297,8 +343,13 @@ cudaError_t LaunchSoftmax(bool log, IntList shape, int64_t dim, const StridedRef
   DispatchDType(in.dtype, [&](auto t) {
     using T = decltype(t);
     if constexpr (kIsFloat<T>) {
-      SoftmaxKernel<T><<<GridFor(l.count, 128), 128, 0, stream>>>(
-          l, log, reinterpret_cast<const T*>(in.data), reinterpret_cast<T*>(out.data));
+      const T* x = reinterpret_cast<const T*>(in.data);
+      T* y = reinterpret_cast<T*>(out.data);
+      if (l.n >= 1024) {  // long lines: a block each
+        SoftmaxRows<T><<<GridFor(l.count, 1), 256, 0, stream>>>(l, log, x, y);
+      } else {
+        SoftmaxKernel<T><<<GridFor(l.count, 128), 128, 0, stream>>>(l, log, x, y);
+      }
     }
   });
   return cudaGetLastError();

@@ -31,7 +31,8 @@ cudaError_t LaunchReduce(ReduceOp op, const ReduceGeometry& g, const StridedRef&
                          DType out_dtype, int64_t* indices, const ReduceArgs& args,
                          const ReduceLaunch& how, void* scratch, cudaStream_t stream);
 
-// cumsum/cumprod and softmax/log_softmax along `dim`, one thread per line.
+// cumsum/cumprod along `dim`, a thread per line; softmax/log_softmax, a thread per short line
+// and a block per line of 1024 elements or more.
 cudaError_t LaunchScan(bool product, IntList shape, int64_t dim, const StridedRef& in,
                        const StridedRef& out, cudaStream_t stream);
 cudaError_t LaunchSoftmax(bool log, IntList shape, int64_t dim, const StridedRef& in,

@@ -563,8 +563,8 @@ TEST(CudaReduceTest, ReductionsScansAndSoftmaxMatchTheCpuBackend) {
 }
 
 TEST(CudaReduceTest, LargeReductionsTakeEveryLaunchPath) {
-  // A full reduction of 4M elements (split into parts), rows (a block per output) and columns
-  // (a thread per output).
+  // A full reduction of 4M elements (split into parts), rows (a block per output), columns (a
+  // thread per output), and softmax over long rows.
   Tensor big = RunNowSingle(PlanTo(Arange(Scalar(0.0), Scalar(4194304.0), Scalar(1.0),
                                           DType::kFloat64, kCpu)
                                        .value(),
@@ -573,13 +573,14 @@ TEST(CudaReduceTest, LargeReductionsTakeEveryLaunchPath) {
   big = RunNowSingle(PlanOp("remainder", {big}, Attrs().Set("other", Scalar(int64_t{97})))).value();
   const Tensor big_gpu = RunNowSingle(PlanTo(big, std::nullopt, kGpu)).value();
   int compared = 0;
-  for (const auto& [label, sizes, attrs] :
-       std::vector<std::tuple<std::string, V, Attrs>>{
-           {"full sum", V{4194304}, Attrs()},
-           {"row sums", V{4096, 1024}, Attrs().Set("dim", int64_t{1})},
-           {"column sums", V{4096, 1024}, Attrs().Set("dim", int64_t{0})},
-           {"argmax of columns", V{1024, 4096}, Attrs().Set("dim", int64_t{0})}}) {
-    const std::string op = label.rfind("argmax", 0) == 0 ? "argmax" : "sum";
+  for (const auto& [op, label, sizes, attrs] :
+       std::vector<std::tuple<std::string, std::string, V, Attrs>>{
+           {"sum", "full sum", V{4194304}, Attrs()},
+           {"sum", "row sums", V{4096, 1024}, Attrs().Set("dim", int64_t{1})},
+           {"sum", "column sums", V{4096, 1024}, Attrs().Set("dim", int64_t{0})},
+           {"argmax", "argmax of columns", V{1024, 4096}, Attrs().Set("dim", int64_t{0})},
+           {"log_softmax", "log_softmax of long rows (a block each)", V{1024, 4096},
+            Attrs().Set("dim", int64_t{1})}}) {
     CompareOnBothDevices(
         label,
         [&](Device device) -> absl::StatusOr<Tensor> {
@@ -588,7 +589,7 @@ TEST(CudaReduceTest, LargeReductionsTakeEveryLaunchPath) {
         },
         true, &compared);
   }
-  EXPECT_EQ(compared, 4);
+  EXPECT_EQ(compared, 5);
 }
 
 // ---- Indexing --------------------------------------------------------------------------------------

@@ -3,7 +3,6 @@
 #include <cublas_v2.h>
 #include <dlfcn.h>
 
-#include <array>
 #include <cstdlib>
 #include <string>
 
@@ -17,6 +16,7 @@ namespace {
 // The cuBLAS entry points tensord uses, from the toolkit's shared library.
 struct CublasApi {
   decltype(&cublasCreate_v2) create = nullptr;
+  decltype(&cublasDestroy_v2) destroy = nullptr;
   decltype(&cublasSetStream_v2) set_stream = nullptr;
   decltype(&cublasSetMathMode) set_math_mode = nullptr;
   decltype(&cublasGemmStridedBatchedEx_64) gemm = nullptr;
@@ -49,6 +49,7 @@ const CublasApi& Api() {
       }
     };
     load(a->create, "cublasCreate_v2");
+    load(a->destroy, "cublasDestroy_v2");
     load(a->set_stream, "cublasSetStream_v2");
     load(a->set_math_mode, "cublasSetMathMode");
     load(a->gemm, "cublasGemmStridedBatchedEx_64");
@@ -57,32 +58,35 @@ const CublasApi& Api() {
   return *api;
 }
 
-// A cuBLAS handle per thread and device: handles are not shared between threads, and each call
-// sets the stream it launches on.
-absl::StatusOr<cublasHandle_t> Handle(const CublasApi& api, Device device) {
-  thread_local std::array<cublasHandle_t, kMaxCudaDevices> handles{};
-  cublasHandle_t& h = handles[device.index];
-  if (h == nullptr) {
-    const cublasStatus_t s = api.create(&h);
-    if (s != CUBLAS_STATUS_SUCCESS) {
-      h = nullptr;
-      return s == CUBLAS_STATUS_ALLOC_FAILED
-                 ? absl::ResourceExhaustedError(
-                       absl::StrCat("matmul: CUDA out of memory on ", device.ToString(),
-                                    " (creating a cuBLAS handle)"))
-                 : absl::InternalError(absl::StrCat("matmul: cublasCreate on ",
-                                                    device.ToString(), " failed (status ",
-                                                    static_cast<int>(s), ")"));
-    }
-    // float32 products in float32 arithmetic, as torch's default (no TF32 tensor cores).
-    (void)api.set_math_mode(h, CUBLAS_DEFAULT_MATH);
+// Makes `*slot` a handle (once).
+absl::Status EnsureHandle(const CublasApi& api, Device device, void*& slot) {
+  if (slot != nullptr) return absl::OkStatus();
+  cublasHandle_t h = nullptr;
+  const cublasStatus_t s = api.create(&h);
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    return s == CUBLAS_STATUS_ALLOC_FAILED
+               ? absl::ResourceExhaustedError(absl::StrCat(
+                     "matmul: CUDA out of memory on ", device.ToString(),
+                     " (creating a cuBLAS handle)"))
+               : absl::InternalError(absl::StrCat("matmul: cublasCreate on ", device.ToString(),
+                                                  " failed (status ", static_cast<int>(s), ")"));
   }
-  return h;
+  // float32 products in float32 arithmetic, as torch's default (no TF32 tensor cores).
+  (void)api.set_math_mode(h, CUBLAS_DEFAULT_MATH);
+  slot = h;
+  return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::Status CublasMatmul(Device device, cudaStream_t stream, const MatmulCall& call) {
+void DestroyCublasHandle(void* handle) {
+  if (handle != nullptr && Api().destroy != nullptr) {
+    (void)Api().destroy(static_cast<cublasHandle_t>(handle));
+  }
+}
+
+absl::Status CublasMatmul(Device device, cudaStream_t stream, void*& handle_slot,
+                          const MatmulCall& call) {
   const CublasApi& api = Api();
   if (!api.error.empty()) {
     return absl::FailedPreconditionError(
@@ -99,9 +103,9 @@ absl::Status CublasMatmul(Device device, cudaStream_t stream, const MatmulCall& 
       return absl::InternalError(absl::StrCat("matmul: no cuBLAS product for ",
                                               DTypeName(call.a.dtype)));
   }
-  absl::StatusOr<cublasHandle_t> handle = Handle(api, device);
-  if (!handle.ok()) return handle.status();
-  if (api.set_stream(*handle, stream) != CUBLAS_STATUS_SUCCESS) {
+  if (absl::Status made = EnsureHandle(api, device, handle_slot); !made.ok()) return made;
+  const cublasHandle_t handle = static_cast<cublasHandle_t>(handle_slot);
+  if (api.set_stream(handle, stream) != CUBLAS_STATUS_SUCCESS) {
     return absl::InternalError("matmul: cublasSetStream failed");
   }
   const std::vector<GemmCall> calls =
@@ -114,7 +118,7 @@ absl::Status CublasMatmul(Device device, cudaStream_t stream, const MatmulCall& 
   const void* beta = f64 ? static_cast<const void*>(&call.beta) : &beta32;
   for (const GemmCall& g : calls) {
     const cublasStatus_t s = api.gemm(
-        *handle, g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+        handle, g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N,
         g.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.m, g.n, g.k, alpha,
         call.b.data + g.a_offset * item, type, g.lda, g.stride_a, call.a.data + g.b_offset * item,
         type, g.ldb, g.stride_b, beta, call.out + g.c_offset * item, type, g.ldc, g.stride_c,

@@ -15,7 +15,13 @@ namespace tensord::engine::cuda {
 // calls planned by gemm_plan.h. Both operands must already have a usable layout
 // (OperandLayout(...).usable). float16, bfloat16 (accumulated in float32), float32 (float32
 // arithmetic: no TF32) and float64.
-absl::Status CublasMatmul(Device device, cudaStream_t stream, const MatmulCall& call);
+// `handle`: the cuBLAS handle of `stream` (created here when null; one per stream, so that
+// concurrent products never share a handle's workspace).
+absl::Status CublasMatmul(Device device, cudaStream_t stream, void*& handle,
+                          const MatmulCall& call);
+
+// Destroys a handle CublasMatmul created (null: nothing).
+void DestroyCublasHandle(void* handle);
 
 }  // namespace tensord::engine::cuda
 

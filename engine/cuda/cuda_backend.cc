@@ -10,6 +10,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -89,10 +90,14 @@ class CudaLane final : public DeviceLane {
     }
   }
   ~CudaLane() override {
+    DestroyCublasHandle(cublas_);
     if (owned_) (void)cudaStreamDestroy(stream_);  // its pending work still completes
     if (slots_ != nullptr) (void)cudaFreeHost(slots_);
   }
   cudaStream_t stream() const { return stream_; }
+  // This lane's cuBLAS handle (made on its first product): one per stream, so that products on
+  // two lanes never share a handle's workspace.
+  void*& cublas_handle() { return cublas_; }
 
   // Error slots live in pinned, mapped host memory: kernels write them directly, the host reads
   // them after the lane's report, with no copy.
@@ -143,6 +148,7 @@ class CudaLane final : public DeviceLane {
 
   cudaStream_t stream_ = nullptr;
   bool owned_ = true;
+  void* cublas_ = nullptr;
   absl::Mutex mu_;
   KernelError* slots_ ABSL_GUARDED_BY(mu_) = nullptr;
   std::vector<int64_t> free_ ABSL_GUARDED_BY(mu_);
@@ -153,15 +159,25 @@ class CudaLane final : public DeviceLane {
 struct LaunchTarget {
   cudaStream_t stream;
   bool async;
+  CudaLane* lane;  // null for the per-thread stream
 };
 
 LaunchTarget TargetFor(const Backend* owner, int device_index) {
   if (ExecContext* context = ExecContext::Current()) {
-    DeviceLane* lane = context->Launch(
-        owner, [device_index] { return std::make_unique<CudaLane>(device_index); });
-    return {static_cast<CudaLane*>(lane)->stream(), true};
+    auto* lane = static_cast<CudaLane*>(context->Launch(
+        owner, [device_index] { return std::make_unique<CudaLane>(device_index); }));
+    return {lane->stream(), true, lane};
   }
-  return {cudaStreamPerThread, false};
+  return {cudaStreamPerThread, false, nullptr};
+}
+
+// The cuBLAS handle for work on `to`: its lane's, or the calling thread's for its per-thread
+// stream (one per device), so that no two streams share one.
+void*& CublasHandleFor(const LaunchTarget& to, int device_index) {
+  if (to.lane != nullptr) return to.lane->cublas_handle();
+  // Kept for the thread's life (never destroyed at exit, when the CUDA runtime may be gone).
+  thread_local std::array<void*, kMaxCudaDevices> handles{};
+  return handles[device_index];
 }
 
 // Device memory from the device's stream-ordered pool (cudaMallocAsync): freed blocks stay in the
@@ -319,7 +335,7 @@ class CudaBackend final : public Backend {
     const LaunchTarget to = TargetFor(this, device_.index);
     return Finish(cudaMemcpyAsync(host_dst, device_src, static_cast<size_t>(nbytes),
                                   cudaMemcpyDeviceToHost, to.stream),
-                  LaunchTarget{to.stream, false}, "copy to host");
+                  LaunchTarget{to.stream, false, to.lane}, "copy to host");
   }
 
   absl::Status CopyFromHost(void* device_dst, const void* host_src, int64_t nbytes) override {
@@ -329,7 +345,7 @@ class CudaBackend final : public Backend {
     const LaunchTarget to = TargetFor(this, device_.index);
     return Finish(cudaMemcpyAsync(device_dst, host_src, static_cast<size_t>(nbytes),
                                   cudaMemcpyHostToDevice, to.stream),
-                  LaunchTarget{to.stream, false}, "copy from host");
+                  LaunchTarget{to.stream, false, to.lane}, "copy from host");
   }
 
   absl::Status Binary(BinaryOp op, IntList shape, const StridedRef& out, const StridedRef& a,
@@ -362,6 +378,12 @@ class CudaBackend final : public Backend {
   absl::Status Random(const DistArgs& dist, const StridedRef& out, int64_t n,
                       const double* probs) override {
     if (n == 0) return absl::OkStatus();
+    if (probs == nullptr) {  // nothing to check: no error slot
+      TENSORD_CUDA_TRY(UseDevice(device_.index), "random");
+      const LaunchTarget to = TargetFor(this, device_.index);
+      return Finish(LaunchRandom(dist, out.dtype, out.data, n, nullptr, nullptr, to.stream), to,
+                    "random");
+    }
     return LaunchChecked(
         "bernoulli",
         [](const KernelError&) {
@@ -459,11 +481,10 @@ class CudaBackend final : public Backend {
       DimVector sizes(call.batch.begin(), call.batch.end());
       sizes.push_back(rows);
       sizes.push_back(cols);
-      strides.assign(sizes.size(), 1);
-      for (int d = static_cast<int>(sizes.size()) - 2; d >= 0; --d) {
-        strides[d] = strides[d + 1] * sizes[d + 1];
-      }
-      const int64_t nbytes = strides[0] * sizes[0] * ItemSize(x.dtype);
+      strides = ContiguousStrides(sizes);  // an empty dim still gets a usable stride
+      int64_t numel = 1;
+      for (int64_t s : sizes) numel *= s;
+      const int64_t nbytes = numel * ItemSize(x.dtype);
       TENSORD_ASSIGN_OR_RETURN(void* data, allocator_.Allocate(nbytes));
       scratch.push_back({data, nbytes});
       const StridedRef dst{static_cast<char*>(data), x.dtype, strides};
@@ -473,7 +494,9 @@ class CudaBackend final : public Backend {
     };
     absl::Status status = usable(c.a, call.n, call.k, strides_a);
     if (status.ok()) status = usable(c.b, call.k, call.m, strides_b);
-    if (status.ok()) status = CublasMatmul(device_, to.stream, c);
+    if (status.ok()) {
+      status = CublasMatmul(device_, to.stream, CublasHandleFor(to, device_.index), c);
+    }
     if (status.ok()) status = Finish(cudaGetLastError(), to, "matmul");
     for (const Scratch& s : scratch) allocator_.Deallocate(s.data, s.nbytes);
     return status;

@@ -135,8 +135,8 @@ __global__ void IndexSelectKernel(View out, View self, View index, int dim, int6
     const int64_t out_off = Unravel(out, p, idx);
     const int64_t k = LoadIndex(index, idx[dim] * index.strides[0]);
     if (k < 0 || k >= limit) {
-      ReportKernelError(slot, KernelError::kIndexOutOfRange, k, limit);
-      return;
+      ReportBadIndexAt(slot, idx[dim]);
+      continue;
     }
     int64_t off = 0;
     for (int x = 0; x < self.n; ++x) off += (x == dim ? k : idx[x]) * self.strides[x];
@@ -153,8 +153,8 @@ __global__ void GatherKernel(View out, View self, View index, int dim, int64_t l
        p += step) {
     int64_t k = LoadIndex(index, Unravel(index, p, idx));
     if (k < -limit || k >= limit) {
-      ReportKernelError(slot, KernelError::kIndexOutOfRange, k, limit);
-      return;
+      ReportBadIndexAt(slot, p);
+      continue;
     }
     if (k < 0) k += limit;
     int64_t off = 0;
@@ -171,8 +171,8 @@ __global__ void TakeKernel(View out, View self, View index, int64_t numel, int64
        p += step) {
     int64_t k = LoadIndex(index, RowMajorOffset(index, p));
     if (k < -numel || k >= numel) {
-      ReportKernelError(slot, KernelError::kIndexOutOfRange, k, numel);
-      return;
+      ReportBadIndexAt(slot, p);
+      continue;
     }
     if (k < 0) k += numel;
     CopyElement(out.data + RowMajorOffset(out, p) * out.itemsize,
@@ -180,19 +180,24 @@ __global__ void TakeKernel(View out, View self, View index, int64_t numel, int64
   }
 }
 
+// After a checking kernel: the first bad index (at the slot's smallest position) and the size
+// it indexes, for the op's message.
+__global__ void NameFirstBadIndex(View index, int64_t limit, KernelError* slot) {
+  if (slot->code != KernelError::kIndexOutOfRange || slot->position == INT64_MAX) return;
+  slot->a = LoadIndex(index, RowMajorOffset(index, slot->position));
+  slot->b = limit;
+  __threadfence_system();
+}
+
 // ---- scatter, put_: every index checked first, then written ---------------------------------
 
-// Reports the first index of `index` (all of it: row-major positions [0, n)) outside
-// [-limit, limit) (or [0, limit) when `negative_ok` is false).
+// Reports the indices of `index` (row-major positions [0, n)) outside [-limit, limit).
 __global__ void CheckIndices(View index, int64_t limit, int64_t n, KernelError* slot) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t p = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; p < n;
        p += step) {
     const int64_t k = LoadIndex(index, RowMajorOffset(index, p));
-    if (k < -limit || k >= limit) {
-      ReportKernelError(slot, KernelError::kIndexOutOfRange, k, limit);
-      return;
-    }
+    if (k < -limit || k >= limit) ReportBadIndexAt(slot, p);
   }
 }
 
@@ -319,6 +324,7 @@ cudaError_t LaunchIndexSelect(const Tensor& out, const Tensor& self, int64_t dim
   i.strides[0] = index.dim() == 0 ? 0 : index.stride(0);
   IndexSelectKernel<<<GridFor(n), kThreads, 0, stream>>>(o, s, i, static_cast<int>(dim), limit, n,
                                                          slot);
+  NameFirstBadIndex<<<1, 1, 0, stream>>>(i, limit, slot);
   return cudaGetLastError();
 }
 
@@ -327,9 +333,10 @@ cudaError_t LaunchGather(const Tensor& out, const Tensor& self, int64_t dim, con
   const int64_t n = index.numel();
   if (n == 0) return cudaSuccess;
   const int64_t limit = self.dim() == 0 ? 1 : self.size(dim);
-  GatherKernel<<<GridFor(n), kThreads, 0, stream>>>(MakeView(out), MakeView(self),
-                                                    MakeView(index), static_cast<int>(dim),
-                                                    limit, n, slot);
+  const View i = MakeView(index);
+  GatherKernel<<<GridFor(n), kThreads, 0, stream>>>(MakeView(out), MakeView(self), i,
+                                                    static_cast<int>(dim), limit, n, slot);
+  NameFirstBadIndex<<<1, 1, 0, stream>>>(i, limit, slot);
   return cudaGetLastError();
 }
 
@@ -342,6 +349,7 @@ cudaError_t LaunchScatter(const Tensor& self, int64_t dim, const Tensor& index, 
   const View s = MakeView(self), i = MakeView(index);
   const View from = value != nullptr ? i : MakeView(src);
   CheckIndices<<<GridFor(n), kThreads, 0, stream>>>(i, limit, n, slot);
+  NameFirstBadIndex<<<1, 1, 0, stream>>>(i, limit, slot);
   DispatchDType(self.dtype(), [&](auto t) {
     using T = decltype(t);
     ScatterKernel<T><<<GridFor(n), kThreads, 0, stream>>>(
@@ -355,8 +363,10 @@ cudaError_t LaunchTake(const Tensor& out, const Tensor& self, const Tensor& inde
                        KernelError* slot, cudaStream_t stream) {
   const int64_t n = index.numel();
   if (n == 0) return cudaSuccess;
-  TakeKernel<<<GridFor(n), kThreads, 0, stream>>>(MakeView(out), MakeView(self), MakeView(index),
-                                                  self.numel(), n, slot);
+  const View i = MakeView(index);
+  TakeKernel<<<GridFor(n), kThreads, 0, stream>>>(MakeView(out), MakeView(self), i, self.numel(),
+                                                  n, slot);
+  NameFirstBadIndex<<<1, 1, 0, stream>>>(i, self.numel(), slot);
   return cudaGetLastError();
 }
 
@@ -366,6 +376,7 @@ cudaError_t LaunchPut(const Tensor& self, const Tensor& index, const Tensor& sou
   if (n == 0) return cudaSuccess;
   const View s = MakeView(self), i = MakeView(index), src = MakeView(source);
   CheckIndices<<<GridFor(n), kThreads, 0, stream>>>(i, self.numel(), n, slot);
+  NameFirstBadIndex<<<1, 1, 0, stream>>>(i, self.numel(), slot);
   DispatchDType(self.dtype(), [&](auto t) {
     using T = decltype(t);
     PutKernel<T><<<GridFor(n), kThreads, 0, stream>>>(s, i, src, self.numel(), accumulate, n,

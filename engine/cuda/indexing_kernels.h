@@ -1,7 +1,8 @@
 // Launchers of the CUDA indexing kernels. Indices are checked on the device: one out of range
 // reports KernelError::kIndexOutOfRange (a = the index, b = the size it indexes) into `slot` and
 // nothing is written (the writing kernels of scatter and put_ run after the check on the same
-// stream and stop when the slot holds an error).
+// stream and stop when the slot holds an error). The error names the first bad index in
+// row-major order, as the CPU backend's loops do.
 #ifndef TENSORD_ENGINE_CUDA_INDEXING_KERNELS_H_
 #define TENSORD_ENGINE_CUDA_INDEXING_KERNELS_H_
 

@@ -288,6 +288,7 @@ ReduceLaunch ChooseReduceLaunch(const ReduceGeometry& g) {
   int64_t m = 1, r = 1;
   for (int64_t s : g.kept_sizes) m *= s;
   for (int64_t s : g.red_sizes) r *= s;
+  if (m == 0) return how;  // no outputs: nothing runs
   const size_t nk = g.kept_sizes.size(), nr = g.red_sizes.size();
   const auto mag = [](int64_t s) { return s < 0 ? -s : s; };
   if (nk > 0 && nr > 0 && m >= 1024 &&

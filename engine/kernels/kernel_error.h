@@ -17,6 +17,9 @@ struct KernelError {
   int32_t unused = 0;
   int64_t a = 0;  // e.g. the bad index
   int64_t b = 0;  // e.g. the size it indexes
+  // ReportBadIndexAt: the smallest row-major position of a bad index, so that the error names
+  // the first bad index, as the CPU's in-order loops do, whichever thread finds one first.
+  int64_t position = INT64_MAX;
 };
 
 // Records the first error reported into `slot` (later ones are dropped).
@@ -33,6 +36,21 @@ TENSORD_HD inline void ReportKernelError(KernelError* slot, int32_t code, int64_
     slot->a = a;
     slot->b = b;
   }
+#endif
+}
+
+// Records that the index at row-major `position` of an op's index tensor is out of range; the
+// smallest position wins. a and b are filled in afterwards from that position (the CUDA
+// indexing launchers run a one-thread kernel for it), so they belong to the first bad index.
+TENSORD_HD inline void ReportBadIndexAt(KernelError* slot, int64_t position) {
+#if defined(__CUDA_ARCH__)
+  atomicMin(reinterpret_cast<unsigned long long*>(&slot->position),
+            static_cast<unsigned long long>(position));
+  atomicCAS(&slot->code, 0, static_cast<int32_t>(KernelError::kIndexOutOfRange));
+  __threadfence_system();
+#else
+  if (position < slot->position) slot->position = position;
+  slot->code = KernelError::kIndexOutOfRange;
 #endif
 }
 

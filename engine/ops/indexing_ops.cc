@@ -67,6 +67,11 @@ absl::StatusOr<PlannedOp> PlanIndexSelect(const Tensor& self, int64_t dim, const
     return IndexError(op, "index_select(): Index is supposed to be a vector");
   }
   TENSORD_ASSIGN_OR_RETURN(int64_t d, WrapDim(op, dim, self.dim()));
+  if (self.dim() == 0 && index.numel() != 1) {
+    // torch 1.13 reads past its index (or leaves the result unset) here; torch 2 refuses.
+    return IndexError(op, absl::StrCat("index_select(): Index to scalar can have only 1 value, "
+                                       "got ", index.numel(), " value(s)"));
+  }
   DimVector sizes(self.sizes().begin(), self.sizes().end());
   if (self.dim() > 0) sizes[d] = index.numel();
   TENSORD_ASSIGN_OR_RETURN(Tensor out, AllocateTensor(op, TensorMeta::Contiguous(self.dtype(), sizes), self.device()));

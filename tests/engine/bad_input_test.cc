@@ -32,6 +32,8 @@ struct Inputs {
   Tensor big = *test_util::MakeStrided(DType::kUInt8, 100000, V{100000}, V{1}, 0);
   Tensor expanded = *Expand(*View(s, V{10, 1}), V{10, 3});
   Tensor empty = *test_util::MakeStrided(DType::kFloat32, 0, V{0}, V{1}, 0);
+  Tensor two_indices = *test_util::MakeStrided(DType::kInt64, 2, V{2}, V{1}, 0);
+  Tensor no_index = *test_util::MakeStrided(DType::kInt64, 0, V{0}, V{1}, 0);
 };
 
 const Inputs& In() {
@@ -192,6 +194,15 @@ std::vector<BadCase> Cases() {
       {"RegistryWrongAttributeType", kArg, "view",
        [] { return St(PlanOp("view", {In().a}, With("shape", int64_t{24}))); }},
       {"RegistryUndefinedInput", kArg, "t", [] { return St(PlanOp("t", {Tensor()}, Attrs())); }},
+      // A 0-d self has one slot for its result: several (or no) indices would write past it.
+      {"IndexSelectScalarWithTwoIndices", kRange, "index_select",
+       [] {
+         return St(PlanOp("index_select", {In().scalar, In().two_indices}, With("dim", int64_t{0})));
+       }},
+      {"IndexSelectScalarWithNoIndex", kRange, "index_select",
+       [] {
+         return St(PlanOp("index_select", {In().scalar, In().no_index}, With("dim", int64_t{0})));
+       }},
   };
 }
 

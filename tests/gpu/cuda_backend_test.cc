@@ -409,7 +409,7 @@ TEST(CudaElementwiseTest, UnaryOpsMatchTheCpuBackend) {
 }
 
 // Counter-based draws on both devices from one seed: uniform, integer and Bernoulli draws are the
-// same bits; normal draws within 2 ulps (log, sqrt and cos differ in their last bit).
+// same bits; normal draws within 4 ulps (log, sqrt and cos differ in their last bits).
 TEST(CudaRandomTest, ASeedDrawsTheSameNumbersOnBothDevices) {
   const auto draw = [](const std::string& op, Attrs attrs, Device device) {
     attrs.Set("seed", int64_t{99}).Set("offset", int64_t{12345}).Set("device", device);
@@ -434,7 +434,7 @@ TEST(CudaRandomTest, ASeedDrawsTheSameNumbersOnBothDevices) {
   const std::vector<double> c = Values(draw("randn", randn, kCpu));
   ASSERT_EQ(g.size(), c.size());
   for (size_t i = 0; i < g.size(); ++i) {
-    ASSERT_LE(std::abs(g[i] - c[i]), 2 * (std::nextafter(std::abs(c[i]), INFINITY) - std::abs(c[i])))
+    ASSERT_LE(std::abs(g[i] - c[i]), 4 * (std::nextafter(std::abs(c[i]), INFINITY) - std::abs(c[i])))
         << i;
   }
   // In place through a strided view, and Bernoulli with tensor probabilities.
@@ -643,6 +643,16 @@ TEST(CudaIndexingTest, IndexingOpsMatchTheCpuBackend) {
     CompareOnBothDevices(
         "take " + dt,
         op_on("take", [&](Device dv) { return std::vector<Tensor>{xt(dv), Indices({23, 0, -24, 7}, {2, 2}, dv)}; }, {}),
+        false, &compared);
+    // Several bad indices: the error names the first in row-major order on both devices.
+    CompareOnBothDevices(
+        "index_select with several bad indices " + dt,
+        op_on("index_select", [&](Device dv) { return std::vector<Tensor>{xt(dv), Indices({1, 9, -1, 7}, {4}, dv)}; },
+              Attrs().Set("dim", int64_t{1})),
+        false, &compared);
+    CompareOnBothDevices(
+        "take with several bad indices " + dt,
+        op_on("take", [&](Device dv) { return std::vector<Tensor>{xt(dv), Indices({3, 30, -40, 99}, {2, 2}, dv)}; }, {}),
         false, &compared);
     CompareOnBothDevices(
         "take out of range " + dt,

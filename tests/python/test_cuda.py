@@ -931,15 +931,15 @@ def test_a_seed_draws_the_same_numbers_on_cpu_and_gpu(name):
 
 @gpu_test
 @pytest.mark.parametrize("dtype", [tensord.float32, tensord.float64])
-def test_normal_draws_on_cpu_and_gpu_agree_within_two_ulps(dtype):
-    """Normal draws go through log, sqrt and cos, whose last bit differs between libm and CUDA:
-    within 2 ulps (float64, before rounding to the dtype) of the CPU's."""
+def test_normal_draws_on_cpu_and_gpu_agree_within_four_ulps(dtype):
+    """Normal draws go through log, sqrt and cos, whose last bits differ between libm and CUDA
+    (each within 1-2 ulps): within 4 ulps of the CPU's."""
     tensord.manual_seed(7)
     cpu = tensord.randn(100000, dtype=dtype).numpy().astype(np.float64)
     tensord.manual_seed(7)
     gpu = tensord.randn(100000, dtype=dtype, device="cuda").cpu().numpy().astype(np.float64)
     ulp = np.spacing(np.abs(cpu).astype(np.float32 if dtype == tensord.float32 else np.float64))
-    assert np.all(np.abs(gpu - cpu) <= 2 * ulp)
+    assert np.all(np.abs(gpu - cpu) <= 4 * ulp)
     assert abs(gpu.mean()) < 0.02 and abs(gpu.std() - 1) < 0.02
 
 

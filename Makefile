@@ -25,10 +25,11 @@ build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # Every suite; in CI (CI=true) also the sanitizer job (scripts/sanitize.sh: ASan+UBSan, fuzzing,
-# TSan), which has its own clang builds in build-fuzz/ and build-tsan/.
+# TSan), which has its own clang builds in build-fuzz/ and build-tsan/, and the container test
+# (scripts/container-test.sh: the Dockerfile built with podman and run).
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
-	@if [ "$$CI" = true ]; then ./scripts/sanitize.sh; fi
+	@if [ "$$CI" = true ]; then ./scripts/sanitize.sh && ./scripts/container-test.sh; fi
 
 run: build
 	@exec ./$(BUILD_DIR)/tensord --listen=$(LISTEN) --device=cpu

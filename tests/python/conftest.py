@@ -18,6 +18,13 @@ import tensord_process  # noqa: E402
 
 @pytest.fixture(scope="session")
 def server():
+    """A tensord started for the tests, or the one at $TENSORD_EXTERNAL_SERVER (e.g. a
+    container: scripts/container-test.sh), which the tests then neither start nor stop."""
+    external = os.environ.get("TENSORD_EXTERNAL_SERVER")
+    if external:
+        os.environ["TENSORD_ADDRESS"] = external
+        yield external
+        return
     proc, address = tensord_process.start("--session-ttl=600s")
     os.environ["TENSORD_ADDRESS"] = address
     yield address

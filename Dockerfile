@@ -17,9 +17,7 @@ ARG RUNTIME_BASE=debian:bookworm-slim
 
 FROM ${BUILD_BASE} AS build
 ARG TENSORD_CUDA=OFF
-RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \
-    --mount=type=cache,target=/var/lib/apt/lists,sharing=locked \
-    rm -f /etc/apt/apt.conf.d/docker-clean && apt-get update -qq && \
+RUN apt-get update -qq && \
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       cmake make g++ ccache libabsl-dev libgrpc++-dev libprotobuf-dev protobuf-compiler \
       protobuf-compiler-grpc libopenblas-dev >/dev/null
@@ -39,12 +37,12 @@ RUN --mount=type=cache,target=/root/.ccache \
     strip build/tensord build/tensord-health
 
 FROM ${RUNTIME_BASE} AS runtime
-RUN --mount=type=cache,target=/var/cache/apt,sharing=locked \
-    --mount=type=cache,target=/var/lib/apt/lists,sharing=locked \
-    rm -f /etc/apt/apt.conf.d/docker-clean && apt-get update -qq && \
+# (No apt cache mounts: podman 4.3's builder kept a locked cache mount held into the next stage.)
+RUN apt-get update -qq && \
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       libabsl20220623 libgrpc++1.51 libgrpc29 libprotobuf32 libopenblas0-pthread libre2-9 \
       libc-ares2 libssl3 >/dev/null && \
+    apt-get clean && rm -rf /var/lib/apt/lists/* && \
     useradd --system --no-create-home --shell /usr/sbin/nologin tensord
 COPY --from=build /src/build/tensord /src/build/tensord-health /usr/local/bin/
 # The Python client's sources, for users who install it in their own image or virtualenv:

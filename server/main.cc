@@ -11,8 +11,12 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/flags/internal/program_name.h"
+#include "absl/flags/internal/usage.h"  // FlagsHelp: --help that exits 0
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
@@ -82,6 +86,15 @@ int main(int argc, char** argv) {
   tensord::server::TuneMallocForReuse();
   absl::SetProgramUsageMessage(
       "tensord [flags]: serve tensors over gRPC (flags may be spelled --session-ttl or --session_ttl)");
+  // --help lists tensord's own flags (Abseil's default keeps only those of a file named after
+  // the program); --version prints the version.
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::StrContains(file, "server/") || absl::StrContains(file, "engine/");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  usage.version_string = [] { return std::string("tensord " TENSORD_VERSION "\n"); };
+  absl::SetFlagsUsageConfig(usage);
   // Flag names are accepted with dashes as well as underscores: --session-ttl=60s.
   std::vector<std::string> args(argv, argv + argc);
   std::vector<char*> arg_ptrs;
@@ -91,6 +104,17 @@ int main(int argc, char** argv) {
       std::replace(arg.begin() + 2, arg.begin() + static_cast<std::ptrdiff_t>(end), '-', '_');
     }
     arg_ptrs.push_back(arg.data());
+  }
+  // --help and -h: the flags, and exit 0 (Abseil's own --help exits 1).
+  for (const std::string& arg : args) {
+    if (arg == "--help" || arg == "-h") {
+      absl::flags_internal::SetProgramInvocationName("tensord");
+      std::ostringstream out;
+      absl::flags_internal::FlagsHelp(out, "server/", absl::flags_internal::HelpFormat::kHumanReadable,
+                                      absl::ProgramUsageMessage());
+      std::fputs(out.str().c_str(), stdout);
+      return 0;
+    }
   }
   absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
 

@@ -262,7 +262,10 @@ def test_a_small_op_runs_while_every_thread_is_inside_one_long_kernel(servers):
         expect = sum(row[k] * row[k * n + j] for k in range(n))
         assert abs(prod[j] - expect) <= 1e-9 * max(1.0, abs(expect)), (j, prod[j], expect)
     latencies.sort()
-    assert latencies[len(latencies) // 2] < 0.1 * TIMING_SCALE, f"small op latencies {latencies}"
+    # A piece of these products is about 100 ms of BLAS (engine/cpu/linalg_kernels.cc): a small
+    # op waits for at most one piece (median measured here 80-105 ms); without the yields it
+    # waits for whole kernels (seconds).
+    assert latencies[len(latencies) // 2] < 0.15 * TIMING_SCALE, f"small op latencies {latencies}"
     assert latencies[-1] < 0.5 * TIMING_SCALE, f"small op latencies {latencies}"
     assert busy_still >= 2, f"the long kernels ended ({busy_s:.1f} s) before the small ops ran"
 

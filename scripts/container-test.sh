@@ -12,6 +12,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 TAG=${TENSORD_IMAGE_TAG:-localhost/tensord:ci}
 PORT=50051
+export W=${W:-/tmp/container-smoke}  # the runner's work folder: podman storage, base image
 [ -x build/tensord-health ] || { echo "container-test: build first (make build)" >&2; exit 1; }
 if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
   echo "container-test: port $PORT is taken on this machine; the container needs it" >&2
@@ -21,9 +22,7 @@ start=$(date +%s)
 smoke="./build/tensord-health --address=127.0.0.1:$PORT"
 smoke+=" && TENSORD_EXTERNAL_SERVER=127.0.0.1:$PORT /usr/bin/python3 -m pytest -q -p no:cacheprovider"
 smoke+=" tests/python/test_seeds.py"
-W=${W:-/tmp/container-smoke} SMOKE_CMD=$smoke \
-  bash tests/container/container-smoke.sh . "$TAG" "$PORT"
-W=${W:-/tmp/container-smoke}
+SMOKE_CMD=$smoke bash tests/container/container-smoke.sh . "$TAG" "$PORT"
 export CONTAINERS_CONF=$W/containers.conf CONTAINERS_STORAGE_CONF=$W/storage.conf
 size=$(podman image inspect -f '{{.Size}}' "$TAG")
 user=$(podman image inspect -f '{{.Config.User}}' "$TAG")

@@ -1,5 +1,6 @@
 // CUDA kernels of the binary elementwise ops (engine/kernels/binary_ops.h).
 #include "engine/cuda/elementwise_kernels.h"
+#include "engine/cuda/grid.h"
 #include "engine/cuda/elementwise_loops.cuh"
 #include "engine/kernels/binary_ops.h"
 
@@ -26,8 +27,7 @@ __global__ void CheckDivisorKernel(OffsetCalculator<1> calc, const char* divisor
 cudaError_t LaunchCheckDivisor(DType dtype, const OffsetCalculator<1>& calc, int64_t numel,
                                const char* divisor, KernelError* slot, cudaStream_t stream) {
   if (numel == 0) return cudaSuccess;
-  const int64_t blocks = (numel + 255) / 256;
-  const int grid = static_cast<int>(blocks < 65536 ? blocks : 65536);
+  const int grid = GridFor(numel, 256);
   DispatchDType(dtype, [&](auto t) {
     using T = decltype(t);
     if constexpr (kIsInt<T>) {

@@ -1,6 +1,7 @@
 // CUDA data-movement kernels. Element conversions are engine/kernels/convert.h's, the same
 // functions the CPU loops use, so both devices give the same bits for every dtype pair.
 #include "engine/cuda/copy_kernels.h"
+#include "engine/cuda/grid.h"
 
 #include "engine/core/half.h"
 #include "engine/kernels/convert.h"
@@ -10,11 +11,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// Enough blocks to fill the GPU; grid-stride loops cover the rest.
-int BlocksFor(int64_t n) {
-  const int64_t blocks = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(blocks < 65536 ? blocks : 65536);
-}
 
 template <typename D, typename S>
 __global__ void CopyContiguousKernel(D* __restrict__ dst, const S* __restrict__ src, int64_t n) {
@@ -130,7 +126,7 @@ cudaError_t LaunchTyped(const OffsetCalculator<2>& calc, int64_t n, char* dst, c
                         cudaStream_t stream) {
   TransposeGeometry t;
   if (calc.IsContiguous({sizeof(D), sizeof(S)})) {
-    CopyContiguousKernel<D, S><<<BlocksFor(n), kThreads, 0, stream>>>(
+    CopyContiguousKernel<D, S><<<GridFor(n, kThreads), kThreads, 0, stream>>>(
         reinterpret_cast<D*>(dst), reinterpret_cast<const S*>(src), n);
   } else if (AsTranspose(calc, sizeof(D), sizeof(S), &t)) {
     int64_t batches = 1;
@@ -140,10 +136,10 @@ cudaError_t LaunchTyped(const OffsetCalculator<2>& calc, int64_t n, char* dst, c
                     static_cast<unsigned>(batches));
     TransposeKernel<D, S><<<grid, dim3(kTile, kTileRows), 0, stream>>>(t, dst, src);
   } else if (n < (int64_t{1} << 31)) {
-    CopyStrided32Kernel<D, S><<<BlocksFor(n), kThreads, 0, stream>>>(calc, dst, src,
+    CopyStrided32Kernel<D, S><<<GridFor(n, kThreads), kThreads, 0, stream>>>(calc, dst, src,
                                                                      static_cast<uint32_t>(n));
   } else {
-    CopyStridedKernel<D, S><<<BlocksFor(n), kThreads, 0, stream>>>(calc, dst, src, n);
+    CopyStridedKernel<D, S><<<GridFor(n, kThreads), kThreads, 0, stream>>>(calc, dst, src, n);
   }
   return cudaGetLastError();
 }
@@ -172,10 +168,10 @@ template <typename T>
 void LaunchFillTyped(const OffsetCalculator<1>& calc, int64_t n, char* dst, T value,
                      cudaStream_t stream) {
   if (calc.IsContiguous({sizeof(T)})) {
-    FillContiguousKernel<T><<<BlocksFor(n), kThreads, 0, stream>>>(reinterpret_cast<T*>(dst),
+    FillContiguousKernel<T><<<GridFor(n, kThreads), kThreads, 0, stream>>>(reinterpret_cast<T*>(dst),
                                                                    value, n);
   } else {
-    FillKernel<T><<<BlocksFor(n), kThreads, 0, stream>>>(calc, dst, value, n);
+    FillKernel<T><<<GridFor(n, kThreads), kThreads, 0, stream>>>(calc, dst, value, n);
   }
 }
 
@@ -252,10 +248,10 @@ cudaError_t LaunchArange(char* out, DType dtype, int64_t n, bool floating, doubl
   DispatchDType(dtype, [&](auto t) {
     using T = decltype(t);
     if (floating) {
-      ArangeFloatKernel<T><<<BlocksFor(n), kThreads, 0, stream>>>(reinterpret_cast<T*>(out), n,
+      ArangeFloatKernel<T><<<GridFor(n, kThreads), kThreads, 0, stream>>>(reinterpret_cast<T*>(out), n,
                                                                   start_d, step_d);
     } else {
-      ArangeIntKernel<T><<<BlocksFor(n), kThreads, 0, stream>>>(reinterpret_cast<T*>(out), n,
+      ArangeIntKernel<T><<<GridFor(n, kThreads), kThreads, 0, stream>>>(reinterpret_cast<T*>(out), n,
                                                                 start_i, step_i);
     }
   });

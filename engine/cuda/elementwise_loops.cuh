@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "engine/cuda/offset_calculator.h"
+#include "engine/cuda/grid.h"
 #include "engine/kernels/convert.h"
 #include "engine/kernels/element_math.h"
 
@@ -18,11 +19,8 @@ namespace tensord::engine::cuda::loops {
 constexpr int kThreads = 256;
 constexpr int kUnroll = 4;  // elements per thread per step of the contiguous loops
 
-inline int BlocksFor(int64_t n) {
-  const int64_t per_block = int64_t{kThreads} * kUnroll;
-  const int64_t blocks = (n + per_block - 1) / per_block;
-  return static_cast<int>(blocks < 65536 ? blocks : 65536);
-}
+// Blocks of the contiguous (unrolled) loops.
+inline int BlocksFor(int64_t n) { return GridFor(n, int64_t{kThreads} * kUnroll); }
 
 template <typename T>
 __device__ __forceinline__ Calc<T> LoadAs(const T* p) {
@@ -101,8 +99,7 @@ void GpuMap2(const OffsetCalculator<3>& calc, int64_t n, char* o, const char* x,
       return;
     }
   }
-  const int64_t blocks = (n + kThreads - 1) / kThreads;
-  const int grid = static_cast<int>(blocks < 65536 ? blocks : 65536);
+  const int grid = GridFor(n, kThreads);
   if (n < (int64_t{1} << 31)) {
     Map2Strided32<Out, A, B, F><<<grid, kThreads, 0, stream>>>(calc, o, x, y,
                                                               static_cast<uint32_t>(n), f);
@@ -158,9 +155,8 @@ void GpuMap1(const OffsetCalculator<2>& calc, int64_t n, char* o, const char* x,
         reinterpret_cast<Out*>(o), reinterpret_cast<const A*>(x), n, f);
     return;
   }
-  const int64_t blocks = (n + kThreads - 1) / kThreads;
-  Map1Strided<Out, A, F><<<static_cast<int>(blocks < 65536 ? blocks : 65536), kThreads, 0,
-                           stream>>>(calc, o, x, n, n < (int64_t{1} << 31), f);
+  Map1Strided<Out, A, F><<<GridFor(n, kThreads), kThreads, 0, stream>>>(
+      calc, o, x, n, n < (int64_t{1} << 31), f);
 }
 
 // ---- Three inputs (where, lerp, addcmul/addcdiv, clamp) ---------------------------------------
@@ -188,9 +184,8 @@ template <typename Out, typename A, typename B, typename C3, typename F>
 void GpuMap3(const OffsetCalculator<4>& calc, int64_t n, char* o, const char* x, const char* y,
              const char* z, F f, cudaStream_t stream) {
   if (n == 0) return;
-  const int64_t blocks = (n + kThreads - 1) / kThreads;
-  Map3Strided<Out, A, B, C3, F><<<static_cast<int>(blocks < 65536 ? blocks : 65536), kThreads, 0,
-                                  stream>>>(calc, o, x, y, z, n, n < (int64_t{1} << 31), f);
+  Map3Strided<Out, A, B, C3, F><<<GridFor(n, kThreads), kThreads, 0, stream>>>(
+      calc, o, x, y, z, n, n < (int64_t{1} << 31), f);
 }
 
 

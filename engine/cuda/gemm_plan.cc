@@ -18,6 +18,19 @@ GemmOperand OperandLayout(int64_t rows, int64_t cols, int64_t row_stride, int64_
   return {};
 }
 
+namespace {
+
+// The batch dims of a product merged for cuBLAS: each call computes `count` products, operand
+// pointers advancing by stride_a, stride_b and stride_c elements (stride 0: a broadcast operand);
+// the calls themselves loop over `outer` (outermost first), with those dims' strides.
+struct GemmBatch {
+  int64_t count = 1;
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+  DimVector outer_sizes, outer_a, outer_b, outer_c;
+};
+
+// `batch`: the product's batch sizes; `a_strides` / `b_strides`: the operands' batch strides
+// (one per batch dim); each output matrix holds `matrix_elements` (out is contiguous).
 GemmBatch MergeBatch(IntList batch, IntList a_strides, IntList b_strides,
                      int64_t matrix_elements) {
   // Output batch strides (contiguous), then merge dims innermost first: a dim joins the one
@@ -60,6 +73,8 @@ GemmBatch MergeBatch(IntList batch, IntList a_strides, IntList b_strides,
   }
   return out;
 }
+
+}  // namespace
 
 std::vector<GemmCall> PlanGemmCalls(IntList batch, int64_t n, int64_t k, int64_t m,
                                     IntList a_strides, IntList b_strides) {

@@ -32,20 +32,6 @@ struct GemmOperand {
 // transposed when it is column-major (row_stride 1).
 GemmOperand OperandLayout(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride);
 
-// The batch dims of a product merged for cuBLAS: each call computes `count` products, operand
-// pointers advancing by stride_a, stride_b and stride_c elements (stride 0: a broadcast operand);
-// the calls themselves loop over `outer` (outermost first), with those dims' strides.
-struct GemmBatch {
-  int64_t count = 1;
-  int64_t stride_a = 0, stride_b = 0, stride_c = 0;
-  DimVector outer_sizes, outer_a, outer_b, outer_c;
-};
-
-// `batch`: the product's batch sizes; `a_strides` / `b_strides`: the operands' batch strides
-// (one per batch dim); each output matrix holds `matrix_elements` (out is contiguous).
-GemmBatch MergeBatch(IntList batch, IntList a_strides, IntList b_strides,
-                     int64_t matrix_elements);
-
 // One cuBLAS strided-batched gemm: C = op(A) @ op(B), column-major, `count` times. cuBLAS's A is
 // tensord's b and its B is tensord's a; offsets are in elements from each operand's data.
 struct GemmCall {

@@ -2,8 +2,10 @@
 // selections (nonzero, masked_select). Bad indices report into the op's error slot; nothing
 // traps, and the writing kernels write nothing once an index was found bad.
 #include "engine/cuda/indexing_kernels.h"
+#include "engine/cuda/grid.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "engine/kernels/convert.h"
 #include "engine/kernels/element_math.h"
@@ -31,11 +33,6 @@ View MakeView(const Tensor& t) {
 }
 
 constexpr int kThreads = 256;
-
-int GridFor(int64_t n) {
-  const int64_t blocks = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(std::min<int64_t>(std::max<int64_t>(blocks, 1), int64_t{1} << 20));
-}
 
 // The multi-index of row-major position p, and the element offset it has in `v`.
 __device__ __forceinline__ int64_t Unravel(const View& v, int64_t p, int64_t* idx) {
@@ -77,51 +74,27 @@ __device__ __forceinline__ bool Failed(const KernelError* slot) {
 }
 
 // *p += v (in T's arithmetic, wrapping integers) atomically, for elements of any size: a
-// compare-and-swap loop on the element, or on the aligned 32-bit word holding a 1- or 2-byte one.
+// compare-and-swap loop on the word holding the element (itself for 4- and 8-byte elements, the
+// aligned 32-bit word around a 1- or 2-byte one).
 template <typename T>
 __device__ void AtomicAdd(T* p, Calc<T> v) {
-  const auto add = [v](T cur) { return Convert<T>(WrapAdd(static_cast<Calc<T>>(cur), v)); };
-  if constexpr (sizeof(T) == 8) {
-    auto* word = reinterpret_cast<unsigned long long*>(p);
-    unsigned long long old = *word, assumed;
-    do {
-      assumed = old;
-      T cur, next;
-      memcpy(&cur, &assumed, 8);
-      next = add(cur);
-      unsigned long long bits;
-      memcpy(&bits, &next, 8);
-      old = atomicCAS(word, assumed, bits);
-    } while (assumed != old);
-  } else if constexpr (sizeof(T) == 4) {
-    auto* word = reinterpret_cast<unsigned int*>(p);
-    unsigned int old = *word, assumed;
-    do {
-      assumed = old;
-      T cur, next;
-      memcpy(&cur, &assumed, 4);
-      next = add(cur);
-      unsigned int bits;
-      memcpy(&bits, &next, 4);
-      old = atomicCAS(word, assumed, bits);
-    } while (assumed != old);
-  } else {
-    const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
-    auto* word = reinterpret_cast<unsigned int*>(addr & ~uintptr_t{3});
-    const unsigned shift = static_cast<unsigned>(addr & 3) * 8;
-    const unsigned mask = (sizeof(T) == 1 ? 0xFFu : 0xFFFFu) << shift;
-    unsigned int old = *word, assumed;
-    do {
-      assumed = old;
-      const unsigned int raw = (assumed & mask) >> shift;
-      T cur;
-      memcpy(&cur, &raw, sizeof(T));
-      const T next = add(cur);
-      unsigned int bits = 0;
-      memcpy(&bits, &next, sizeof(T));
-      old = atomicCAS(word, assumed, (assumed & ~mask) | (bits << shift));
-    } while (assumed != old);
-  }
+  using Word = std::conditional_t<sizeof(T) == 8, unsigned long long, unsigned int>;
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+  Word* word = reinterpret_cast<Word*>(addr & ~uintptr_t{sizeof(Word) - 1});
+  const unsigned shift = static_cast<unsigned>(addr & (sizeof(Word) - 1)) * 8;
+  Word mask = ~Word{0};
+  if constexpr (sizeof(T) < sizeof(Word)) mask = ((Word{1} << (8 * sizeof(T))) - 1) << shift;
+  Word old = *word, assumed;
+  do {
+    assumed = old;
+    const Word raw = (assumed & mask) >> shift;
+    T cur;
+    memcpy(&cur, &raw, sizeof(T));
+    const T next = Convert<T>(WrapAdd(static_cast<Calc<T>>(cur), v));
+    Word bits = 0;
+    memcpy(&bits, &next, sizeof(T));
+    old = atomicCAS(word, assumed, (assumed & ~mask) | (bits << shift));
+  } while (assumed != old);
 }
 
 // ---- index_select, gather, take: read through checked indices -------------------------------
@@ -308,10 +281,6 @@ __global__ void WriteSelectedKernel(View self, View mask, bool has_mask, int64_t
   }
 }
 
-int SelectGrid(int64_t chunks) {
-  return static_cast<int>(std::min<int64_t>(std::max<int64_t>(chunks, 1), int64_t{1} << 20));
-}
-
 }  // namespace
 
 cudaError_t LaunchIndexSelect(const Tensor& out, const Tensor& self, int64_t dim,
@@ -322,7 +291,7 @@ cudaError_t LaunchIndexSelect(const Tensor& out, const Tensor& self, int64_t dim
   View o = MakeView(out), s = MakeView(self), i = MakeView(index);
   if (self.dim() == 0) o.n = 1, o.sizes[0] = n, o.strides[0] = 1;  // n copies of the one element
   i.strides[0] = index.dim() == 0 ? 0 : index.stride(0);
-  IndexSelectKernel<<<GridFor(n), kThreads, 0, stream>>>(o, s, i, static_cast<int>(dim), limit, n,
+  IndexSelectKernel<<<GridFor(n, kThreads), kThreads, 0, stream>>>(o, s, i, static_cast<int>(dim), limit, n,
                                                          slot);
   NameFirstBadIndex<<<1, 1, 0, stream>>>(i, limit, slot);
   return cudaGetLastError();
@@ -334,7 +303,7 @@ cudaError_t LaunchGather(const Tensor& out, const Tensor& self, int64_t dim, con
   if (n == 0) return cudaSuccess;
   const int64_t limit = self.dim() == 0 ? 1 : self.size(dim);
   const View i = MakeView(index);
-  GatherKernel<<<GridFor(n), kThreads, 0, stream>>>(MakeView(out), MakeView(self), i,
+  GatherKernel<<<GridFor(n, kThreads), kThreads, 0, stream>>>(MakeView(out), MakeView(self), i,
                                                     static_cast<int>(dim), limit, n, slot);
   NameFirstBadIndex<<<1, 1, 0, stream>>>(i, limit, slot);
   return cudaGetLastError();
@@ -348,11 +317,11 @@ cudaError_t LaunchScatter(const Tensor& self, int64_t dim, const Tensor& index, 
   const int64_t limit = self.dim() == 0 ? 1 : self.size(dim);
   const View s = MakeView(self), i = MakeView(index);
   const View from = value != nullptr ? i : MakeView(src);
-  CheckIndices<<<GridFor(n), kThreads, 0, stream>>>(i, limit, n, slot);
+  CheckIndices<<<GridFor(n, kThreads), kThreads, 0, stream>>>(i, limit, n, slot);
   NameFirstBadIndex<<<1, 1, 0, stream>>>(i, limit, slot);
   DispatchDType(self.dtype(), [&](auto t) {
     using T = decltype(t);
-    ScatterKernel<T><<<GridFor(n), kThreads, 0, stream>>>(
+    ScatterKernel<T><<<GridFor(n, kThreads), kThreads, 0, stream>>>(
         s, i, from, static_cast<int>(dim), limit, value != nullptr,
         value != nullptr ? *value : 0, add, n, slot);
   });
@@ -364,7 +333,7 @@ cudaError_t LaunchTake(const Tensor& out, const Tensor& self, const Tensor& inde
   const int64_t n = index.numel();
   if (n == 0) return cudaSuccess;
   const View i = MakeView(index);
-  TakeKernel<<<GridFor(n), kThreads, 0, stream>>>(MakeView(out), MakeView(self), i, self.numel(),
+  TakeKernel<<<GridFor(n, kThreads), kThreads, 0, stream>>>(MakeView(out), MakeView(self), i, self.numel(),
                                                   n, slot);
   NameFirstBadIndex<<<1, 1, 0, stream>>>(i, self.numel(), slot);
   return cudaGetLastError();
@@ -375,11 +344,11 @@ cudaError_t LaunchPut(const Tensor& self, const Tensor& index, const Tensor& sou
   const int64_t n = index.numel();
   if (n == 0) return cudaSuccess;
   const View s = MakeView(self), i = MakeView(index), src = MakeView(source);
-  CheckIndices<<<GridFor(n), kThreads, 0, stream>>>(i, self.numel(), n, slot);
+  CheckIndices<<<GridFor(n, kThreads), kThreads, 0, stream>>>(i, self.numel(), n, slot);
   NameFirstBadIndex<<<1, 1, 0, stream>>>(i, self.numel(), slot);
   DispatchDType(self.dtype(), [&](auto t) {
     using T = decltype(t);
-    PutKernel<T><<<GridFor(n), kThreads, 0, stream>>>(s, i, src, self.numel(), accumulate, n,
+    PutKernel<T><<<GridFor(n, kThreads), kThreads, 0, stream>>>(s, i, src, self.numel(), accumulate, n,
                                                       slot);
   });
   return cudaGetLastError();
@@ -394,7 +363,7 @@ cudaError_t LaunchCountSelected(const Tensor& self, const Tensor* mask, int64_t*
   const View s = MakeView(self), m = mask != nullptr ? MakeView(*mask) : s;
   DispatchDType(self.dtype(), [&](auto t) {
     using T = decltype(t);
-    CountSelectedKernel<T><<<SelectGrid(chunks), kSelectBlock, 0, stream>>>(
+    CountSelectedKernel<T><<<GridFor(chunks, 1), kSelectBlock, 0, stream>>>(
         s, m, mask != nullptr, numel, chunks, block_counts);
   });
   return cudaGetLastError();
@@ -410,7 +379,7 @@ cudaError_t LaunchWriteSelected(const Tensor& self, const Tensor* mask,
   const View m = mask != nullptr ? MakeView(*mask) : MakeView(self);
   DispatchDType(self.dtype(), [&](auto t) {
     using T = decltype(t);
-    WriteSelectedKernel<T><<<SelectGrid(chunks), kSelectBlock, 0, stream>>>(
+    WriteSelectedKernel<T><<<GridFor(chunks, 1), kSelectBlock, 0, stream>>>(
         s, m, mask != nullptr, numel, chunks, block_starts, count, indices, values);
   });
   return cudaGetLastError();

@@ -1,6 +1,7 @@
 // CUDA kernel of the random draws: every element from the shared DrawElement
 // (engine/kernels/random.h), so a seed gives the CPU's numbers on the GPU.
 #include "engine/cuda/elementwise_kernels.h"
+#include "engine/cuda/grid.h"
 #include "engine/cuda/elementwise_loops.cuh"
 #include "engine/kernels/random.h"
 
@@ -30,8 +31,7 @@ __global__ void DrawKernel(DistArgs d, T* out, int64_t n, const double* probs,
 cudaError_t LaunchRandom(const DistArgs& d, DType dtype, char* out, int64_t n,
                          const double* probs, KernelError* slot, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  const int64_t blocks = (n + loops::kThreads - 1) / loops::kThreads;
-  const int grid = static_cast<int>(blocks < 65536 ? blocks : 65536);
+  const int grid = GridFor(n, loops::kThreads);
   DispatchDType(dtype, [&](auto t) {
     using T = decltype(t);
     DrawKernel<T><<<grid, loops::kThreads, 0, stream>>>(d, reinterpret_cast<T*>(out), n, probs,

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/cuda/reduce_kernels.h"
+#include "engine/cuda/grid.h"
 #include "engine/kernels/reduce_functors.h"
 #include "engine/tensor/tensor_meta.h"
 
@@ -31,11 +32,6 @@ __device__ __forceinline__ int64_t OffsetOf(const Dims& d, int64_t i) {
     i /= d.sizes[k];
   }
   return off;
-}
-
-int GridFor(int64_t work, int per_block) {
-  const int64_t blocks = (work + per_block - 1) / per_block;
-  return static_cast<int>(std::min<int64_t>(std::max<int64_t>(blocks, 1), int64_t{1} << 20));
 }
 
 // One block per (output, part): its threads stride over the part's reduced elements, then
@@ -117,8 +113,7 @@ void Run(const ReduceGeometry& g, const T* in, char* out, DType od, int64_t* idx
   }
   using Acc = typename F::Acc;
   static_assert(sizeof(Acc) <= 32, "ReduceLaunch's scratch holds 32 bytes per partial");
-  const int64_t blocks = std::min<int64_t>(m * how.parts, int64_t{1} << 20);
-  ReduceBlocks<T, F><<<static_cast<int>(blocks), how.threads, how.threads * sizeof(Acc), stream>>>(
+  ReduceBlocks<T, F><<<GridFor(m * how.parts, 1), how.threads, how.threads * sizeof(Acc), stream>>>(
       kept, red, in, m, r, how.parts, f, static_cast<Acc*>(scratch), out, od, idx);
   if (how.parts > 1) {
     CombineParts<F><<<GridFor(m, 256), 256, 0, stream>>>(m, how.parts, f,
@@ -145,13 +140,12 @@ void ReduceTyped(ReduceOp op, const ReduceGeometry& g, const T* in, char* out, D
     case ReduceOp::kProd: return run(ProdOp<T>{});
     case ReduceOp::kAmax: return run(ExtremumOp<T, true>{});
     case ReduceOp::kAmin: return run(ExtremumOp<T, false>{});
-    case ReduceOp::kArgmax:
+    case ReduceOp::kArgmax: {
+      ArgOp<T, true> f;
+      f.values = idx != nullptr;
+      return run(f);
+    }
     case ReduceOp::kArgmin: {
-      if (op == ReduceOp::kArgmax) {
-        ArgOp<T, true> f;
-        f.values = idx != nullptr;
-        return run(f);
-      }
       ArgOp<T, false> f;
       f.values = idx != nullptr;
       return run(f);
@@ -205,17 +199,13 @@ Lines MakeLines(IntList shape, int64_t dim, const StridedRef& in, const StridedR
   return l;
 }
 
-__device__ __forceinline__ int64_t LineOffset(const Dims& d, int64_t line) {
-  return d.n == 0 ? 0 : OffsetOf(d, line);
-}
-
 template <typename T, typename O>
 __global__ void ScanKernel(Lines l, bool product, const T* in, O* out) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t line = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        line < l.count; line += step) {
-    const T* x = in + LineOffset(l.in, line);
-    O* y = out + LineOffset(l.out, line);
+    const T* x = in + OffsetOf(l.in, line);
+    O* y = out + OffsetOf(l.out, line);
     ScanLine<T>(
         product, l.n, [&](int64_t i) { return static_cast<Calc<T>>(x[i * l.in_step]); },
         [&](int64_t i, SumAcc<T> acc) { y[i * l.out_step] = Convert<O>(acc); });
@@ -230,8 +220,8 @@ __global__ void SoftmaxRows(Lines l, bool log, const T* in, T* out) {
   using C = Calc<T>;
   __shared__ C partial[256];
   for (int64_t line = blockIdx.x; line < l.count; line += gridDim.x) {
-    const T* x = in + LineOffset(l.in, line);
-    T* y = out + LineOffset(l.out, line);
+    const T* x = in + OffsetOf(l.in, line);
+    T* y = out + OffsetOf(l.out, line);
     C m = -std::numeric_limits<C>::infinity();
     for (int64_t i = threadIdx.x; i < l.n; i += blockDim.x) {
       const C v = static_cast<C>(x[i * l.in_step]);
@@ -273,8 +263,8 @@ __global__ void SoftmaxKernel(Lines l, bool log, const T* in, T* out) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t line = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        line < l.count; line += step) {
-    const T* x = in + LineOffset(l.in, line);
-    T* y = out + LineOffset(l.out, line);
+    const T* x = in + OffsetOf(l.in, line);
+    T* y = out + OffsetOf(l.out, line);
     SoftmaxLine<T>(
         log, l.n, [&](int64_t i) { return static_cast<Calc<T>>(x[i * l.in_step]); },
         [&](int64_t i, Calc<T> v) { y[i * l.out_step] = Convert<T>(v); });

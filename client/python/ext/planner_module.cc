@@ -184,28 +184,25 @@ EncodedAttrs EncodeAttrs(const py::handle& attrs) {
   out.wire.reserve(dict.size());
   for (const auto& [key, value] : dict) {
     WireAttr w = ToWire(value);
+    std::string name = key.cast<std::string>();
     std::string entry;
-    PutBytes(entry, 1, key.cast<std::string>());
+    PutBytes(entry, 1, name);
     PutBytes(entry, 2, EncodeAttrValue(w));
     PutBytes(out.entries, 3, entry);
     if (w.kind == WireAttr::Kind::kBad) out.cacheable = false;
-    out.wire.emplace_back(key.cast<std::string>(), std::move(w));
+    out.wire.emplace_back(std::move(name), std::move(w));
   }
   return out;
 }
 
+// An OpCall's bytes; `outputs`: the output ids, already packed (field 4's payload).
 std::string EncodeCall(absl::string_view name, const std::vector<uint64_t>& inputs,
-                       const EncodedAttrs& attrs, uint64_t first_output, size_t n_outputs,
-                       uint64_t stream) {
+                       const EncodedAttrs& attrs, const std::string& outputs, uint64_t stream) {
   std::string out;
   PutBytes(out, 1, name);
   PutPacked(out, 2, inputs);
   out += attrs.entries;
-  if (n_outputs > 0) {
-    std::string packed;
-    for (size_t i = 0; i < n_outputs; ++i) PutVarint(packed, first_output + i);
-    PutBytes(out, 4, packed);
-  }
+  if (!outputs.empty()) PutBytes(out, 4, outputs);
   if (stream != 0) PutInt(out, 6, static_cast<int64_t>(stream));
   return out;
 }
@@ -214,14 +211,9 @@ std::string EncodeCall(absl::string_view name, const std::vector<uint64_t>& inpu
 py::bytes EncodeOp(const std::string& name, const std::vector<uint64_t>& inputs,
                    const py::object& attrs, const std::vector<uint64_t>& outputs,
                    uint64_t stream) {
-  const EncodedAttrs encoded = EncodeAttrs(attrs);
-  std::string out;
-  PutBytes(out, 1, name);
-  PutPacked(out, 2, inputs);
-  out += encoded.entries;
-  PutPacked(out, 4, outputs);
-  if (stream != 0) PutInt(out, 6, static_cast<int64_t>(stream));
-  return py::bytes(out);
+  std::string packed;
+  for (uint64_t id : outputs) PutVarint(packed, id);
+  return py::bytes(EncodeCall(name, inputs, EncodeAttrs(attrs), packed, stream));
 }
 
 // encode_request(session_id, calls, omit_metadata, release_after) -> RunOpsRequest's bytes.
@@ -284,6 +276,36 @@ absl::StatusOr<Meta> MetaFromInfo(const py::handle& info, absl::string_view op) 
   return m;
 }
 
+// tensord._planner.Meta's Python type (looked up once).
+PyTypeObject* MetaType() {
+  static PyTypeObject* const type = reinterpret_cast<PyTypeObject*>(py::type::of<Meta>().ptr());
+  return type;
+}
+
+// The inputs of one op as Metas: a tensor's Meta as it is, a server's TensorInfo converted;
+// every object is held while its Meta is read.
+struct InputMetas {
+  explicit InputMetas(size_t n) {
+    held.reserve(n);
+    converted.reserve(n);  // no reallocation: `metas` points into it
+    metas.reserve(n);
+  }
+  absl::Status Add(py::object info, absl::string_view op) {
+    if (Py_TYPE(info.ptr()) == MetaType()) {
+      metas.push_back(info.cast<const Meta*>());
+    } else {
+      TENSORD_ASSIGN_OR_RETURN(Meta m, MetaFromInfo(info, op));
+      converted.push_back(std::move(m));
+      metas.push_back(&converted.back());
+    }
+    held.push_back(std::move(info));
+    return absl::OkStatus();
+  }
+  std::vector<py::object> held;
+  std::vector<Meta> converted;
+  std::vector<const Meta*> metas;
+};
+
 constexpr int64_t kLocalStorageIds = int64_t{1} << 62;
 constexpr uint64_t kLocalAddresses = uint64_t{1} << 48;
 constexpr size_t kPlanCacheEntries = 4096;
@@ -313,24 +335,17 @@ class SessionPlanner {
   // infos: the inputs' metadata (Meta, or the server's TensorInfo). None: only the server can
   // plan the op (its outputs depend on the data).
   py::object Plan(const std::string& name, const py::list& infos, const py::object& attrs) {
-    std::vector<Meta> converted;
-    converted.reserve(infos.size());  // no reallocation: `inputs` points into it
-    std::vector<const Meta*> inputs;
+    InputMetas inputs(infos.size());
     for (const py::handle& info : infos) {
-      if (Py_TYPE(info.ptr()) == MetaType()) {
-        inputs.push_back(info.cast<const Meta*>());
-        continue;
+      if (absl::Status added = inputs.Add(py::reinterpret_borrow<py::object>(info), name);
+          !added.ok()) {
+        return Error(added);
       }
-      absl::StatusOr<Meta> m = MetaFromInfo(info, name);
-      if (!m.ok()) return Error(m.status());
-      converted.push_back(*std::move(m));
-      inputs.push_back(&converted.back());
     }
-    const EncodedAttrs encoded = EncodeAttrs(attrs);
-    absl::StatusOr<const Planned*> planned = PlanCached(name, inputs, encoded);
+    absl::StatusOr<const Planned*> planned = PlanCached(name, inputs.metas, EncodeAttrs(attrs));
     if (!planned.ok()) return Error(planned.status());
     if (!(*planned)->has_value()) return py::none();
-    return Outputs(***planned, inputs, (**planned)->size());
+    return Outputs(***planned, inputs.metas, (**planned)->size());
   }
 
   // queue(op, tensors, attrs, n, stream, session) -> (first_id, [Meta], call_bytes, input_ids)
@@ -346,12 +361,8 @@ class SessionPlanner {
     static PyObject* const kInfo = Interned("_info");
     static PyObject* const kError = Interned("_error");
     static PyObject* const kId = Interned("_id");
-    std::vector<py::object> infos;  // references held while their Metas are read
-    std::vector<Meta> converted;
-    converted.reserve(tensors.size());
-    std::vector<const Meta*> inputs;
+    InputMetas inputs(tensors.size());
     std::vector<uint64_t> input_ids;
-    inputs.reserve(tensors.size());
     input_ids.reserve(tensors.size());
     for (const py::handle& t : tensors) {
       const auto attr = [&t](PyObject* name) {
@@ -365,18 +376,12 @@ class SessionPlanner {
       }
       if (owner.ptr() != session.ptr() || !error.is_none() || info.is_none()) return py::none();
       input_ids.push_back(id.cast<uint64_t>());
-      if (Py_TYPE(info.ptr()) == MetaType()) {
-        inputs.push_back(info.cast<const Meta*>());
-        infos.push_back(std::move(info));
-        continue;
+      if (absl::Status added = inputs.Add(std::move(info), name); !added.ok()) {
+        return Error(added);
       }
-      absl::StatusOr<Meta> m = MetaFromInfo(info, name);
-      if (!m.ok()) return Error(m.status());
-      converted.push_back(*std::move(m));
-      inputs.push_back(&converted.back());
     }
     const EncodedAttrs encoded = EncodeAttrs(attrs);
-    absl::StatusOr<const Planned*> planned = PlanCached(name, inputs, encoded);
+    absl::StatusOr<const Planned*> planned = PlanCached(name, inputs.metas, encoded);
     if (!planned.ok()) return Error(planned.status());
     if (!(*planned)->has_value()) return py::none();
     const std::vector<engine::MetaOutput>& outputs = ***planned;
@@ -387,8 +392,10 @@ class SessionPlanner {
       count = asked;
     }
     const uint64_t first = count > 0 ? NewIds(count) : 0;
-    py::list metas = Outputs(outputs, inputs, count);
-    py::bytes call(EncodeCall(name, input_ids, encoded, first, count, stream));
+    py::list metas = Outputs(outputs, inputs.metas, count);
+    std::string packed;
+    for (size_t i = 0; i < count; ++i) PutVarint(packed, first + i);
+    py::bytes call(EncodeCall(name, input_ids, encoded, packed, stream));
     return py::make_tuple(first, std::move(metas), std::move(call), py::cast(input_ids));
   }
 
@@ -398,12 +405,6 @@ class SessionPlanner {
   // The planner's answer for one key: the outputs, or std::nullopt for an op only the server
   // can plan.
   using Planned = std::optional<std::vector<engine::MetaOutput>>;
-
-  static PyTypeObject* MetaType() {
-    static PyTypeObject* const type =
-        reinterpret_cast<PyTypeObject*>(py::type::of<Meta>().ptr());
-    return type;
-  }
 
   absl::StatusOr<const Planned*> PlanCached(absl::string_view name,
                                             const std::vector<const Meta*>& inputs,
@@ -421,7 +422,8 @@ class SessionPlanner {
       }
       PutVarint(key, shares);
       PutVarint(key, static_cast<uint64_t>(in.dtype));
-      PutBytes(key, 0, in.device.ToString());
+      PutVarint(key, static_cast<uint64_t>(in.device.type));
+      PutVarint(key, static_cast<uint64_t>(in.device.index));
       PutVarint(key, in.sizes.size());
       for (int64_t s : in.sizes) PutVarint(key, static_cast<uint64_t>(s));
       PutVarint(key, in.strides.size());

@@ -48,7 +48,11 @@ report=()
 for t in "${TARGETS[@]}"; do
   corpus="$WORK_DIR/corpus/$t" artifacts="$WORK_DIR/artifacts/$t" log="$WORK_DIR/logs/$t.log"
   mkdir -p "$corpus" "$artifacts"
-  before=$(ls "$artifacts" | wc -l)
+  # Failures are libFuzzer's crash-, leak-, timeout- and oom- reproducers; slow-unit- files
+  # (an input that took over 10 s once, e.g. on a busy machine) are reported, not failures.
+  failures() { find "$artifacts" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l; }
+  slow_units() { find "$artifacts" -maxdepth 1 -type f -name 'slow-unit-*' | wc -l; }
+  before=$(failures) slow_before=$(slow_units)
   echo "== $t: ${SECONDS_PER_TARGET}s (log: $log)"
   rc=0
   # -entropic=0: with the server's tens of thousands of coverage features, libFuzzer's entropic
@@ -67,16 +71,19 @@ for t in "${TARGETS[@]}"; do
   speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
   ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
-  crashes=$(( $(ls "$artifacts" | wc -l) - before ))
+  crashes=$(( $(failures) - before )) slow=$(( $(slow_units) - slow_before ))
   [ "$rc" -ne 0 ] && [ "$crashes" -eq 0 ] && crashes=1
   line=$(printf '%-9s executions %9s  (%s/s)  crashes %d  cov %6s  ft %7s' "$t" "${runs:-0}" \
     "${speed:-?}" "$crashes" "${cov:-?}" "${ft:-?}")
   stats=$(grep -h 'fuzz stats:' "$log" | tail -1 || true)
   [ -n "$stats" ] && line="$line"$'\n'"          $stats"
+  [ "$slow" -gt 0 ] && line="$line"$'\n'"          $slow slow unit(s) (over 10 s; not failures): $artifacts/"
   if [ "$crashes" -gt 0 ]; then
     line="$line"$'\n'"          CRASH: see $log; reproducers in $artifacts/"
     grep -m3 -E 'ERROR: (AddressSanitizer|libFuzzer|UndefinedBehaviorSanitizer|LeakSanitizer)|runtime error|FUZZ CHECK FAILED' "$log" \
       | sed 's/^/          /' || true
+    # The log's end (the stack, the reproducer's name), so that a CI log alone explains it.
+    echo "---- $log (last 40 lines)"; tail -n 40 "$log"; echo "----"
   fi
   echo "$line"
   report+=("$line")

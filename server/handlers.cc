@@ -1,10 +1,15 @@
 #include "server/handlers.h"
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <optional>
 #include <utility>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "engine/runtime/backend.h"
 #include "engine/core/checked_math.h"
 #include "engine/ops/copy_ops.h"
@@ -82,12 +87,12 @@ int64_t LeaseSeconds(absl::Duration ttl) {
 
 // ---- Backend -----------------------------------------------------------------------------------
 
-Handlers::Handlers(const ServerLimits& limits, engine::Device default_device,
-                               engine::Executor* executor)
+Handlers::Handlers(std::string replica, const ServerLimits& limits,
+                   engine::Device default_device, engine::Executor* executor)
     : limits_(limits),
       default_device_(default_device),
       executor_(executor),
-      sessions_(limits, executor) {
+      sessions_(std::move(replica), limits, executor) {
   for (const engine::OpDef& op : engine::OpRegistry::Global().ops()) {
     FillOpSpec(op, ops_.add_ops());
   }
@@ -130,9 +135,45 @@ void Handlers::HandleGetServerInfo(v1::GetServerInfoResponse* response) {
   l->set_max_view_outputs(engine::kMaxViewOutputs);
   response->set_active_sessions(sessions_.size());
   response->set_bytes_in_use(sessions_.server_budget()->used());
+  response->set_replica(sessions_.replica());
 }
 
 void Handlers::HandleListOps(v1::ListOpsResponse* response) const { *response = ops_; }
+
+namespace {
+
+// "MAJOR.MINOR.PATCH" (a pre-release or build suffix after '-' or '+' is ignored).
+std::optional<std::array<int64_t, 3>> ParseVersion(absl::string_view text) {
+  text = text.substr(0, std::min(text.find('-'), text.find('+')));
+  std::vector<absl::string_view> parts = absl::StrSplit(text, '.');
+  if (parts.size() != 3) return std::nullopt;
+  std::array<int64_t, 3> version{};
+  for (size_t i = 0; i < 3; ++i) {
+    if (!absl::SimpleAtoi(parts[i], &version[i]) || version[i] < 0) return std::nullopt;
+  }
+  return version;
+}
+
+}  // namespace
+
+absl::Status CheckClientVersion(absl::string_view client_version) {
+  if (client_version.empty()) return absl::OkStatus();
+  const auto client = ParseVersion(client_version);
+  const auto server = ParseVersion(kServerVersion);
+  const auto oldest = ParseVersion(kMinClientVersion);
+  if (!client) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "open_session: client_version '", absl::CEscape(client_version.substr(0, 64)),
+        "' is not a version (MAJOR.MINOR.PATCH)"));
+  }
+  if ((*client)[0] != (*server)[0] || *client < *oldest) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "open_session: client version ", client_version, " is not supported by server version ",
+        kServerVersion, " (it serves clients ", kMinClientVersion, " to ", (*server)[0],
+        ".x): upgrade the client"));
+  }
+  return absl::OkStatus();
+}
 
 absl::Status Handlers::HandleOpenSession(const v1::OpenSessionRequest& request,
                                                v1::OpenSessionResponse* response) {
@@ -144,8 +185,11 @@ absl::Status Handlers::HandleOpenSession(const v1::OpenSessionRequest& request,
     return absl::FailedPreconditionError(absl::StrCat(
         "open_session: device ", device.ToString(), " is not available on this server"));
   }
+  TENSORD_RETURN_IF_ERROR(CheckClientVersion(request.client_version()));
   TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, sessions_.Open(device));
   response->set_session_id(session->id());
+  response->set_route(session->public_id());
+  response->set_server_version(kServerVersion);
   response->set_device(device.ToString());
   response->set_ttl_seconds(LeaseSeconds(limits_.session_ttl));
   response->set_op_registry_fingerprint(engine::RegistryFingerprint());

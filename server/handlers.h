@@ -20,7 +20,10 @@
 namespace tensord::server {
 
 inline constexpr char kApiVersion[] = "v1";
-inline constexpr char kServerVersion[] = "0.1.0";
+inline constexpr char kServerVersion[] = TENSORD_VERSION;
+// The oldest client version a session may be opened with (OpenSessionRequest.client_version);
+// newer clients are served while their major version is the server's.
+inline constexpr char kMinClientVersion[] = "0.1.0";
 
 // An upload in progress: the storage is allocated (and charged) when the header arrives and
 // freed if the upload does not complete.
@@ -66,10 +69,15 @@ class ReadyDownload {
   uint64_t read_ticket_ = 0;
 };
 
+// OK when a client of `client_version` may open a session (empty: not checked);
+// FAILED_PRECONDITION naming both versions otherwise.
+absl::Status CheckClientVersion(absl::string_view client_version);
+
 class Handlers {
  public:
-  Handlers(const ServerLimits& limits, engine::Device default_device,
-                 engine::Executor* executor);
+  // `replica`: this server's name in session ids (SessionStore).
+  Handlers(std::string replica, const ServerLimits& limits, engine::Device default_device,
+           engine::Executor* executor);
 
   const ServerLimits& limits() const { return limits_; }
   SessionStore& sessions() { return sessions_; }

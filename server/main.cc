@@ -24,8 +24,12 @@
 #include "engine/runtime/backend.h"
 #include "engine/cuda/cuda_backend.h"
 #include "server/server.h"
+#include "server/session_store.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "address:port to serve on (port 0: any free)");
+ABSL_FLAG(std::string, replica, "",
+          "this server's name in session ids, which a router maps to its address (empty: the "
+          "host name; in a Kubernetes StatefulSet that is the pod name, tensord-0, …)");
 ABSL_FLAG(std::string, device, "cpu", "default device of new sessions: cpu, cuda or auto");
 ABSL_FLAG(absl::Duration, session_ttl, absl::Seconds(300),
           "a session with no call for this long is closed and its memory freed");
@@ -130,6 +134,13 @@ int main(int argc, char** argv) {
 
   tensord::server::ServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
+  options.replica = absl::GetFlag(FLAGS_replica);
+  if (options.replica.empty()) {
+    char host[256] = {};
+    if (gethostname(host, sizeof(host) - 1) == 0) options.replica = host;
+    // A host name with other characters (rare) gives the plain default.
+    if (!tensord::server::ValidReplicaName(options.replica)) options.replica = "tensord";
+  }
   // The machine's GPUs, each with a backend, before any session can name one. (On stderr: the
   // first line on stdout is the listening address, which launchers read.)
   std::string no_gpu_reason;

@@ -19,13 +19,18 @@ void TuneMallocForReuse() {
 
 absl::StatusOr<std::unique_ptr<TensordServer>> TensordServer::Start(
     const ServerOptions& options) {
+  if (!ValidReplicaName(options.replica)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "replica name '", options.replica, "' is not 1-63 of [A-Za-z0-9._-]"));
+  }
   auto server = std::unique_ptr<TensordServer>(new TensordServer());
   const int threads = options.executor_threads > 0
                           ? options.executor_threads
                           : static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
   server->executor_ = std::make_unique<engine::Executor>(threads);
   server->handlers_ =
-      std::make_unique<Handlers>(options.limits, options.device, server->executor_.get());
+      std::make_unique<Handlers>(options.replica, options.limits, options.device,
+                                 server->executor_.get());
   server->service_ = std::make_unique<TensordService>(server->handlers_.get(), options.auth_token);
 
   grpc::EnableDefaultHealthCheckService(true);

@@ -22,6 +22,9 @@ void TuneMallocForReuse();
 
 struct ServerOptions {
   std::string listen = "127.0.0.1:50051";
+  // This server's name in session ids ("<replica>/<n>/<secret>"), which a router maps to its
+  // address: in a Kubernetes StatefulSet, the pod name. ValidReplicaName.
+  std::string replica = "tensord";
   engine::Device device = engine::kCpu;
   ServerLimits limits;
   int executor_threads = 0;  // 0: one per core (at least 2)

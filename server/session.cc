@@ -16,10 +16,11 @@ namespace tensord::server {
 
 using engine::Tensor;
 
-Session::Session(std::string id, engine::Device device,
+Session::Session(std::string id, std::string public_id, engine::Device device,
                  std::shared_ptr<engine::DeviceBudgets> budget, const ServerLimits& limits,
                  engine::Executor* executor)
     : id_(std::move(id)),
+      public_id_(std::move(public_id)),
       device_(device),
       budget_(std::move(budget)),
       limits_(limits),

@@ -33,11 +33,14 @@ namespace tensord::server {
 // session's later calls queue behind it, while other sessions (and health checks) go on.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(std::string id, engine::Device device, std::shared_ptr<engine::DeviceBudgets> budget,
-          const ServerLimits& limits, engine::Executor* executor);
+  // `id`: the whole session id (SessionStore); `public_id`: its part that may be logged.
+  Session(std::string id, std::string public_id, engine::Device device,
+          std::shared_ptr<engine::DeviceBudgets> budget, const ServerLimits& limits,
+          engine::Executor* executor);
   ~Session();
 
   const std::string& id() const { return id_; }
+  const std::string& public_id() const { return public_id_; }
   engine::Device device() const { return device_; }
   const std::shared_ptr<engine::DeviceBudgets>& budget() const { return budget_; }
 
@@ -107,6 +110,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void ReleaseMetadata(int64_t count);
 
   const std::string id_;
+  const std::string public_id_;
   const engine::Device device_;
   const std::shared_ptr<engine::DeviceBudgets> budget_;
   const ServerLimits limits_;

@@ -1,18 +1,21 @@
 #include "server/session_store.h"
 
+#include <algorithm>
 #include <fstream>
 #include <random>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "engine/core/status_macros.h"
 #include "engine/runtime/allocator.h"
 
 namespace tensord::server {
 namespace {
 
 // 128 bits from the kernel's CSPRNG (std::random_device reads /dev/urandom on Linux).
-std::string NewSessionId() {
+std::string NewSecret() {
   std::random_device rd;
   std::string raw(16, '\0');
   for (size_t i = 0; i < raw.size(); i += 4) {
@@ -22,10 +25,49 @@ std::string NewSessionId() {
   return absl::BytesToHexString(raw);
 }
 
+// Equal strings, in a time that depends only on their lengths (the secret's length is public).
+bool ConstantTimeEqual(absl::string_view a, absl::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i]);
+  }
+  return diff == 0;
+}
+
+absl::Status SessionNotFound(absl::string_view public_id) {
+  return absl::NotFoundError(
+      absl::StrCat("session ", public_id, " not found (unknown, closed or expired)"));
+}
+
 }  // namespace
 
-SessionStore::SessionStore(const ServerLimits& limits, engine::Executor* executor)
-    : limits_(limits),
+bool ValidReplicaName(absl::string_view name) {
+  if (name.empty() || name.size() > 63) return false;
+  for (char c : name) {
+    if (!absl::ascii_isalnum(c) && c != '.' && c != '_' && c != '-') return false;
+  }
+  return true;
+}
+
+std::optional<SessionIdParts> SplitSessionId(absl::string_view id) {
+  const size_t last = id.rfind('/');
+  if (last == absl::string_view::npos) return std::nullopt;
+  const size_t first = id.find('/');
+  if (first == last) return std::nullopt;
+  SessionIdParts parts{id.substr(0, last), id.substr(0, first), id.substr(last + 1)};
+  const absl::string_view serial = id.substr(first + 1, last - first - 1);
+  if (!ValidReplicaName(parts.replica) || serial.empty() || serial.size() > 20 ||
+      !std::all_of(serial.begin(), serial.end(), absl::ascii_isdigit) || parts.secret.empty()) {
+    return std::nullopt;
+  }
+  return parts;
+}
+
+SessionStore::SessionStore(std::string replica, const ServerLimits& limits,
+                           engine::Executor* executor)
+    : replica_(std::move(replica)),
+      limits_(limits),
       executor_(executor),
       server_budget_(engine::DeviceBudgets::Create("the server", limits.max_server_bytes,
                                                    limits.max_server_gpu_bytes)) {
@@ -50,12 +92,12 @@ SessionStore::~SessionStore() {
     stopping_ = true;
   }
   reaper_.join();
-  absl::flat_hash_map<std::string, std::shared_ptr<Session>> sessions;
+  Map sessions;
   {
     absl::MutexLock lock(&mu_);
     sessions.swap(sessions_);
   }
-  for (auto& [id, session] : sessions) session->Close();
+  for (auto& [id, entry] : sessions) entry.session->Close();
 }
 
 absl::StatusOr<std::shared_ptr<Session>> SessionStore::Open(engine::Device device) {
@@ -65,27 +107,43 @@ absl::StatusOr<std::shared_ptr<Session>> SessionStore::Open(engine::Device devic
                                                      sessions_.size(),
                                                      " sessions open, the limit"));
   }
-  std::string id;
-  do {
-    id = NewSessionId();
-  } while (sessions_.contains(id));
-  auto budget = engine::DeviceBudgets::Create(absl::StrCat("session ", id.substr(0, 8), "…"),
+  std::string public_id = absl::StrCat(replica_, "/", next_serial_++);
+  std::string secret = NewSecret();
+  auto budget = engine::DeviceBudgets::Create(absl::StrCat("session ", public_id),
                                               limits_.max_session_bytes,
                                               limits_.max_session_gpu_bytes, server_budget_);
-  auto session = std::make_shared<Session>(id, device, std::move(budget), limits_, executor_);
-  sessions_[id] = session;
+  auto session = std::make_shared<Session>(absl::StrCat(public_id, "/", secret), public_id,
+                                           device, std::move(budget), limits_, executor_);
+  sessions_[public_id] = Entry{std::move(secret), session};
   return session;
+}
+
+absl::StatusOr<SessionStore::Map::iterator> SessionStore::Lookup(absl::string_view session_id) {
+  const std::optional<SessionIdParts> parts = SplitSessionId(session_id);
+  if (!parts) {
+    return absl::NotFoundError(
+        "session not found: the id is not one this server issues (<replica>/<n>/<secret>)");
+  }
+  if (parts->replica != replica_) {
+    return absl::NotFoundError(absl::StrCat(
+        "session ", parts->public_id, " is held by replica ", parts->replica,
+        ", and this is replica ", replica_,
+        ": send its calls with the header 'tensord-route: ", parts->public_id,
+        "' through a router that honours it"));
+  }
+  auto it = sessions_.find(parts->public_id);
+  if (it == sessions_.end() || !ConstantTimeEqual(it->second.secret, parts->secret)) {
+    return SessionNotFound(parts->public_id);
+  }
+  return it;
 }
 
 absl::StatusOr<std::shared_ptr<Session>> SessionStore::Find(absl::string_view session_id) {
   std::shared_ptr<Session> session;
   {
     absl::MutexLock lock(&mu_);
-    auto it = sessions_.find(session_id);
-    if (it != sessions_.end()) session = it->second;
-  }
-  if (!session) {
-    return absl::NotFoundError("session not found (unknown, closed or expired)");
+    TENSORD_ASSIGN_OR_RETURN(Map::iterator it, Lookup(session_id));
+    session = it->second.session;
   }
   session->Touch();
   return session;
@@ -95,11 +153,8 @@ absl::Status SessionStore::Close(absl::string_view session_id) {
   std::shared_ptr<Session> session;
   {
     absl::MutexLock lock(&mu_);
-    auto it = sessions_.find(session_id);
-    if (it == sessions_.end()) {
-      return absl::NotFoundError("session not found (unknown, closed or expired)");
-    }
-    session = std::move(it->second);
+    TENSORD_ASSIGN_OR_RETURN(Map::iterator it, Lookup(session_id));
+    session = std::move(it->second.session);
     sessions_.erase(it);
   }
   session->Close();
@@ -117,9 +172,9 @@ void SessionStore::ExpireIdle() {
   {
     absl::MutexLock lock(&mu_);
     for (auto it = sessions_.begin(); it != sessions_.end();) {
-      Session& s = *it->second;
+      Session& s = *it->second.session;
       if (!s.stream_bound() && now - s.last_active() > limits_.session_ttl) {
-        expired.push_back(std::move(it->second));
+        expired.push_back(std::move(it->second.session));
         sessions_.erase(it++);
       } else {
         ++it;

@@ -3,6 +3,7 @@
 #define TENSORD_SERVER_SESSION_STORE_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -17,13 +18,28 @@
 
 namespace tensord::server {
 
-// Thread-safe. Session ids are 128 random bits from the OS's generator (32 hex digits), never
-// sequential. A housekeeping thread closes sessions whose lease ran out (no call for the TTL;
+// A session id is "<replica>/<n>/<secret>". Its public part "<replica>/<n>" names the replica
+// that holds the session (a router sends every call whose `tensord-route` header carries it
+// there, so no store is shared between replicas) and the session within it (logs, metrics,
+// errors); the secret, 128 random bits from the OS's generator as 32 hex digits, is what lets
+// a caller use the session: it is compared in constant time and never logged or sent in a header.
+struct SessionIdParts {
+  absl::string_view public_id;  // "<replica>/<n>"
+  absl::string_view replica;
+  absl::string_view secret;
+};
+// Splits an id; nullopt when it does not have the form above.
+std::optional<SessionIdParts> SplitSessionId(absl::string_view id);
+// A replica name is 1-63 of [A-Za-z0-9._-] (a host or pod name); others are refused at start.
+bool ValidReplicaName(absl::string_view name);
+
+// Thread-safe. A housekeeping thread closes sessions whose lease ran out (no call for the TTL;
 // a session bound to an open Connect stream keeps its lease while the stream lives) and gives
 // idle host memory back (engine::TrimCpuMemoryIfIdle).
 class SessionStore {
  public:
-  SessionStore(const ServerLimits& limits, engine::Executor* executor);
+  // `replica`: this server's name in session ids (ValidReplicaName).
+  SessionStore(std::string replica, const ServerLimits& limits, engine::Executor* executor);
   ~SessionStore();  // closes every session
 
   // RESOURCE_EXHAUSTED when max_sessions are open.
@@ -34,17 +50,30 @@ class SessionStore {
   absl::Status Close(absl::string_view session_id);
 
   int64_t size() const;
+  const std::string& replica() const { return replica_; }
   const std::shared_ptr<engine::DeviceBudgets>& server_budget() const { return server_budget_; }
   // Closes idle sessions now (the reaper thread calls it periodically).
   void ExpireIdle();
 
  private:
+  struct Entry {
+    std::string secret;
+    std::shared_ptr<Session> session;
+  };
+  using Map = absl::flat_hash_map<std::string, Entry>;
+  // The entry of `session_id` (NOT_FOUND naming only its public part otherwise).
+  absl::StatusOr<Map::iterator> Lookup(absl::string_view session_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const std::string replica_;
   const ServerLimits limits_;
   engine::Executor* const executor_;
   const std::shared_ptr<engine::DeviceBudgets> server_budget_;
 
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<std::string, std::shared_ptr<Session>> sessions_ ABSL_GUARDED_BY(mu_);
+  // By public id.
+  Map sessions_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_serial_ ABSL_GUARDED_BY(mu_) = 1;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread reaper_;
 };

@@ -49,7 +49,7 @@ Handlers& Backend() {
     QuietProtobufLogs();
     engine::SetCpuPoolCacheLimit(0);
     auto* executor = new engine::Executor(2);
-    return new Handlers(FuzzLimits(), engine::kCpu, executor);
+    return new Handlers("fuzz", FuzzLimits(), engine::kCpu, executor);
   }();
   return *backend;
 }

@@ -137,7 +137,10 @@ void Run(int rpc, const uint8_t* data, size_t size, FuzzSession& session) {
       if (!rq.ParseFromArray(data, static_cast<int>(size))) return;
       v1::OpenSessionResponse rs;
       if (!OpenSession(b, rq, &rs).ok()) return;
-      FUZZ_CHECK(rs.session_id().size() == 32, rs.ShortDebugString());
+      // "<route>/<32 hex digits>"
+      FUZZ_CHECK(rs.session_id().size() == rs.route().size() + 33 &&
+                     rs.session_id().rfind(rs.route() + "/", 0) == 0,
+                 rs.ShortDebugString());
       v1::CloseSessionRequest close;
       close.set_session_id(rs.session_id());
       const absl::Status closed = CloseSession(b, close);

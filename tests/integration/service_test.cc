@@ -1,5 +1,7 @@
 // The service's protocol on a real server: discovery, sessions, pipelining, releases, storage
 // access, bulk transfer, the Connect stream, health, reflection and shutdown.
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -52,13 +54,94 @@ TEST_F(ServiceTest, VersionInfoAndOps) {
   EXPECT_GE(ops.ops_size(), 50);
 }
 
-TEST_F(ServiceTest, SessionIdsAreRandom128BitHex) {
-  EXPECT_EQ(session_.id().size(), 32u);
-  ASSERT_OK_AND_ASSIGN(client::Session other, client::Session::Open(channel_));
-  EXPECT_NE(other.id(), session_.id());
+// "<replica>/<n>/<secret>": the replica's name (the host name by default), a serial, and 128
+// random bits as 32 hex digits.
+TEST_F(ServiceTest, SessionIdsNameTheReplicaAndEndInA128BitSecret) {
+  grpc::ClientContext c1;
+  v1::GetServerInfoResponse info;
+  ASSERT_TRUE(stub_->GetServerInfo(&c1, {}, &info).ok());
+  ASSERT_FALSE(info.replica().empty());
+  std::vector<std::string> ids;
+  for (int i = 0; i < 2; ++i) {
+    grpc::ClientContext ctx;
+    v1::OpenSessionResponse opened;
+    ASSERT_TRUE(stub_->OpenSession(&ctx, {}, &opened).ok());
+    const std::string& id = opened.session_id();
+    EXPECT_EQ(id.rfind(info.replica() + "/", 0), 0u) << id;
+    ASSERT_GT(id.size(), 33u);
+    EXPECT_EQ(opened.route(), id.substr(0, id.size() - 33));
+    EXPECT_EQ(id[id.size() - 33], '/');
+    EXPECT_TRUE(std::all_of(id.end() - 32, id.end(), [](char c) {
+      return std::isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f');
+    })) << id;
+    EXPECT_EQ(opened.server_version(), TENSORD_VERSION);
+    ids.push_back(id);
+  }
+  EXPECT_NE(ids[0], ids[1]);
   int differing = 0;
-  for (size_t i = 0; i < 32; ++i) differing += other.id()[i] != session_.id()[i];
-  EXPECT_GT(differing, 16);  // not a counter
+  for (size_t i = 1; i <= 32; ++i) differing += ids[0].end()[-i] != ids[1].end()[-i];
+  EXPECT_GT(differing, 16);  // the secrets are not a counter
+}
+
+// The secret is checked (a wrong or missing one is NOT_FOUND naming only the public part); an
+// id of another replica is NOT_FOUND saying where it belongs and how to route it.
+TEST_F(ServiceTest, AnIdIsCheckedWhollyAndNeverEchoesItsSecret) {
+  const std::string& id = session_.id();
+  const std::string route = id.substr(0, id.rfind('/'));
+  const std::string secret = id.substr(id.rfind('/') + 1);
+  std::string wrong = id;
+  wrong.back() = wrong.back() == '0' ? '1' : '0';
+  const std::string other_replica = "elsewhere-7" + id.substr(id.find('/'));
+  for (const std::string& bad : {wrong, route, route + "/", other_replica, std::string("x"),
+                                 secret}) {
+    grpc::ClientContext ctx;
+    v1::RenewLeaseRequest renew;
+    renew.set_session_id(bad);
+    v1::RenewLeaseResponse renewed;
+    const grpc::Status status = stub_->RenewLease(&ctx, renew, &renewed);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND) << bad;
+    EXPECT_EQ(status.error_message().find(secret.substr(0, 12)), std::string::npos)
+        << status.error_message();
+  }
+  grpc::ClientContext ctx;
+  v1::RenewLeaseRequest renew;
+  renew.set_session_id(other_replica);
+  v1::RenewLeaseResponse renewed;
+  const grpc::Status status = stub_->RenewLease(&ctx, renew, &renewed);
+  EXPECT_NE(status.error_message().find("held by replica elsewhere-7"), std::string::npos)
+      << status.error_message();
+  EXPECT_NE(status.error_message().find("tensord-route"), std::string::npos);
+  // The real id still works.
+  grpc::ClientContext ok_ctx;
+  renew.set_session_id(id);
+  EXPECT_TRUE(stub_->RenewLease(&ok_ctx, renew, &renewed).ok());
+}
+
+// A client version the server cannot serve is refused when the session opens, naming both.
+TEST_F(ServiceTest, ClientVersionsAreCheckedWhenASessionOpens) {
+  for (const char* version : {"", TENSORD_VERSION}) {
+    grpc::ClientContext ctx;
+    v1::OpenSessionRequest request;
+    request.set_client_version(version);
+    v1::OpenSessionResponse opened;
+    EXPECT_TRUE(stub_->OpenSession(&ctx, request, &opened).ok()) << version;
+  }
+  for (const char* version : {"99.0.0", "0.0.9"}) {
+    grpc::ClientContext ctx;
+    v1::OpenSessionRequest request;
+    request.set_client_version(version);
+    v1::OpenSessionResponse opened;
+    const grpc::Status status = stub_->OpenSession(&ctx, request, &opened);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << version;
+    EXPECT_NE(status.error_message().find(version), std::string::npos) << status.error_message();
+    EXPECT_NE(status.error_message().find(TENSORD_VERSION), std::string::npos);
+  }
+  grpc::ClientContext ctx;
+  v1::OpenSessionRequest request;
+  request.set_client_version("banana");
+  v1::OpenSessionResponse opened;
+  EXPECT_EQ(stub_->OpenSession(&ctx, request, &opened).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
 }
 
 // A session whose ops the server plans (as with a client of another registry version).

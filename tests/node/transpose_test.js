@@ -29,17 +29,25 @@ function startServer() {
   });
 }
 
-function call(client, method, request) {
+// Every call of a session carries its id's public part in the `tensord-route` header (for a
+// router in front of many servers).
+function routed(route) {
+  const metadata = new grpc.Metadata();
+  if (route) metadata.set('tensord-route', route);
+  return metadata;
+}
+
+function call(client, method, request, route) {
   return new Promise((resolve, reject) => {
-    client[method](request, (err, response) => (err ? reject(err) : resolve(response)));
+    client[method](request, routed(route), (err, response) => (err ? reject(err) : resolve(response)));
   });
 }
 
-function download(client, request) {
+function download(client, request, route) {
   return new Promise((resolve, reject) => {
     const chunks = [];
     let header = null;
-    const stream = client.Download(request);
+    const stream = client.Download(request, routed(route));
     stream.on('data', (message) => {
       if (message.header) header = message.header;
       if (message.data) chunks.push(message.data);
@@ -65,8 +73,9 @@ async function main() {
     const version = await call(client, 'GetVersion', {});
     assert.equal(version.api_version, 'v1');
 
-    const { session_id } = await call(client, 'OpenSession', { device: 'cpu', client_name: 'node test' });
-    assert.match(session_id, /^[0-9a-f]{32}$/);
+    const { session_id, route } = await call(client, 'OpenSession', { device: 'cpu', client_name: 'node test' });
+    assert.match(session_id, /^[A-Za-z0-9._-]+\/[0-9]+\/[0-9a-f]{32}$/);
+    assert.equal(route, session_id.slice(0, session_id.lastIndexOf('/')));
 
     // t = torch.arange(6.).view(2, 3); u = t.transpose(0, 1)
     const ran = await call(client, 'RunOps', {
@@ -76,7 +85,7 @@ async function main() {
         { op: 'view', inputs: [1], attrs: { shape: { ints: { values: [2, 3] } } }, outputs: [2] },
         { op: 'transpose', inputs: [2], attrs: { dim0: { i: 0 }, dim1: { i: 1 } }, outputs: [3] },
       ],
-    });
+    }, route);
     assert.equal(ran.error, null, JSON.stringify(ran.error));
     const u = ran.results[2].outputs[0];
     assert.deepEqual(u.sizes, [3, 2]);
@@ -85,7 +94,7 @@ async function main() {
     assert.equal(u.dtype, 'DTYPE_FLOAT32');
     assert.equal(u.storage_id, ran.results[0].outputs[0].storage_id);  // a view: same storage
 
-    const { header, data } = await download(client, { session_id, id: 3 });
+    const { header, data } = await download(client, { session_id, id: 3 }, route);
     assert.deepEqual(header.strides, [1, 3]);
     const values = Array.from(new Float32Array(data.buffer, data.byteOffset, data.length / 4));
     assert.deepEqual(values, [0, 3, 1, 4, 2, 5]);
@@ -94,11 +103,11 @@ async function main() {
     const bad = await call(client, 'RunOps', {
       session_id,
       ops: [{ op: 'transpose', inputs: [2], attrs: { dim0: { i: 0 }, dim1: { i: 7 } }, outputs: [4] }],
-    });
+    }, route);
     assert.equal(bad.error.kind, 'IndexError');
     assert.equal(bad.error.op_index, 0);
 
-    await call(client, 'CloseSession', { session_id });
+    await call(client, 'CloseSession', { session_id }, route);
     client.close();
     console.log('node client: transpose strides [1, 3], data [0, 3, 1, 4, 2, 5]: ok');
   } finally {

@@ -5,6 +5,7 @@ within seconds, and GetServerInfo's session count is this test's alone.
 """
 import gc
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -68,7 +69,7 @@ class CountRenewals(grpc.UnaryUnaryClientInterceptor):
 
 
 def lease_thread(session):
-    return [t for t in threading.enumerate() if t.name == "tensord-lease-" + session.id[:8]]
+    return [t for t in threading.enumerate() if t.name == "tensord-lease-" + session.route]
 
 
 def test_an_idle_session_keeps_its_tensors(address):
@@ -130,7 +131,7 @@ def test_a_killed_clients_session_is_reaped_within_the_ttl(address):
                              text=True, env=env)
     try:
         session_id = child.stdout.readline().strip()
-        assert len(session_id) == 32
+        assert re.fullmatch(r"[A-Za-z0-9._-]+/[0-9]+/[0-9a-f]{32}", session_id)
         raw = Raw(address)
         time.sleep(3 * TTL)  # alive: its renewals keep the session
         info = raw.info()

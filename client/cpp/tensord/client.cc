@@ -159,9 +159,10 @@ absl::Duration RenewInterval(int64_t ttl_seconds) {
 class LeaseRenewer {
  public:
   LeaseRenewer(const std::shared_ptr<grpc::Channel>& channel, std::string session_id,
-               std::string auth_token, absl::Duration interval)
+               std::string route, std::string auth_token, absl::Duration interval)
       : stub_(v1::Tensord::NewStub(channel)),
         session_id_(std::move(session_id)),
+        route_(std::move(route)),
         auth_token_(std::move(auth_token)),
         thread_([this, interval] { Run(interval); }) {}
   ~LeaseRenewer() { Stop(); }
@@ -183,6 +184,7 @@ class LeaseRenewer {
       grpc::ClientContext ctx;
       ctx.set_deadline(absl::ToChronoTime(absl::Now() + interval));
       if (!auth_token_.empty()) ctx.AddMetadata("authorization", "Bearer " + auth_token_);
+      if (!route_.empty()) ctx.AddMetadata("tensord-route", route_);
       v1::RenewLeaseRequest request;
       request.set_session_id(session_id_);
       v1::RenewLeaseResponse response;
@@ -198,6 +200,7 @@ class LeaseRenewer {
 
   const std::unique_ptr<v1::Tensord::Stub> stub_;
   const std::string session_id_;
+  const std::string route_;
   const std::string auth_token_;
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
@@ -329,6 +332,8 @@ struct SessionState {
   std::unique_ptr<v1::Tensord::Stub> stub;
   std::unique_ptr<grpc::GenericStub> raw;  // Upload and Download, as raw bytes
   std::string id;
+  // The id's public part, sent with every call in the `tensord-route` header (for routers).
+  std::string route;
   std::string device;
   SessionOptions options;
   bool closed = false;
@@ -360,6 +365,7 @@ struct SessionState {
     if (!options.auth_token.empty()) {
       ctx->AddMetadata("authorization", "Bearer " + options.auth_token);
     }
+    if (!route.empty()) ctx->AddMetadata("tensord-route", route);
   }
   // Sends the buffered ops. An op the server refuses (a limit) fails its outputs and the ops
   // after it that read them; the batch's other ops are sent again. Returns the first failure.
@@ -588,6 +594,7 @@ absl::StatusOr<Session> Session::Open(std::shared_ptr<grpc::Channel> channel,
   v1::OpenSessionRequest request;
   request.set_device(options.device);
   request.set_client_name("tensord C++ client");
+  request.set_client_version(TENSORD_VERSION);
   v1::OpenSessionResponse response;
   absl::Status status = FromGrpc(state->stub->OpenSession(&ctx, request, &response));
   if (!status.ok()) {
@@ -595,6 +602,7 @@ absl::StatusOr<Session> Session::Open(std::shared_ptr<grpc::Channel> channel,
     return status;
   }
   state->id = response.session_id();
+  state->route = response.route();
   state->device = response.device();
   // Plan here when this client's op registry is the server's (TENSORD_LOCAL_PLANNING=0: never).
   const char* local = std::getenv("TENSORD_LOCAL_PLANNING");
@@ -603,7 +611,8 @@ absl::StatusOr<Session> Session::Open(std::shared_ptr<grpc::Channel> channel,
   if (absl::StatusOr<engine::Device> d = engine::ParseDevice(state->device); d.ok()) {
     state->default_device = *d;
   }
-  state->lease = std::make_unique<LeaseRenewer>(channel, state->id, options.auth_token,
+  state->lease = std::make_unique<LeaseRenewer>(channel, state->id, state->route,
+                                                options.auth_token,
                                                 RenewInterval(response.ttl_seconds()));
   return Session(std::move(state));
 }

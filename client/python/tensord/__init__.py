@@ -40,4 +40,4 @@ for _name in _api_module._FUNCTIONAL + _api_module.FUNCTIONS:
     globals()[_name] = _api_module._fn(_name)
 del _name
 
-__version__ = "0.1.0"
+from ._session import _CLIENT_VERSION as __version__  # noqa: E402

@@ -20,6 +20,9 @@ except ImportError as e:  # pragma: no cover - a build step makes them
         "client/python/tensord/v1/tensord_pb2.py)") from e
 
 _SERVICE = "/tensord.v1.Tensord/"
+# This client's version (tensord.__version__), sent when a session opens: the server refuses
+# a version it cannot serve.
+_CLIENT_VERSION = "0.1.0"
 # Ops buffered before a flush even when nothing needs a result.
 _MAX_PENDING = 512
 _CHUNK = 1 << 20
@@ -82,7 +85,7 @@ class _LeaseRenewer:
     tick tries again; NOT_FOUND (the session is gone) ends it.
     """
 
-    def __init__(self, renew, session_id, metadata, ttl_seconds):
+    def __init__(self, renew, session_id, route, metadata, ttl_seconds):
         self._renew = renew
         self._request = pb.RenewLeaseRequest(session_id=session_id)
         self._metadata = metadata
@@ -90,9 +93,9 @@ class _LeaseRenewer:
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._call = None  # the renewal in flight: stop() cancels it
-        # The id's first digits only: the whole id is the session's only credential.
+        # The id's public part only: the secret part is the session's credential.
         self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name="tensord-lease-" + session_id[:8])
+                                        name="tensord-lease-" + route)
         self._thread.start()
 
     def _run(self):
@@ -232,17 +235,22 @@ class Session:
         self._download = self._channel.unary_stream(
             _SERVICE + "Download", request_serializer=lambda m: m.SerializeToString(),
             response_deserializer=_ident)
-        opened = self._call("OpenSession", pb.OpenSessionRequest(device=device or "",
-                                                                 client_name="tensord-python"),
-                            pb.OpenSessionResponse)
+        opened = self._call("OpenSession", pb.OpenSessionRequest(
+            device=device or "", client_name="tensord-python", client_version=_CLIENT_VERSION),
+            pb.OpenSessionResponse)
         self.id = opened.session_id
+        # The id's public part: every later call carries it in the `tensord-route` header, so
+        # that a router in front of many servers sends it to the one holding the session.
+        self.route = opened.route
+        if self.route:
+            self._metadata = (self._metadata or ()) + (("tensord-route", self.route),)
         self.device = _dtypes.device(opened.device)
         self._device_name = opened.device
         # Plans, names and encodes the ops (None: the server plans them, one round trip each).
         self.planner = _load_planner(opened.op_registry_fingerprint, opened.device)
         self._deferred_error = None  # the first error found by the server since synchronize()
         lease = _LeaseRenewer(self._stub("RenewLease", pb.RenewLeaseResponse), self.id,
-                              self._metadata, opened.ttl_seconds)
+                              self.route, self._metadata, opened.ttl_seconds)
         self._finalizer = weakref.finalize(self, Session._close_remote, self._channel,
                                            self.id, self._metadata, lease, self._sender)
 

@@ -11,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "engine/core/errors.h"
 #include "grpcpp/support/proto_buffer_reader.h"
+#include "server/metrics.h"
 #include "server/status_util.h"
 #include "tensord/wire.h"
 
@@ -162,6 +163,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
     message_ = wire::DataRecord(bytes.data(), bytes.size());
     offset_ += n;
     if (offset_ == download_->total_bytes()) {
+      ServerMetrics().CountDownloadBytes(offset_);
       // The last chunk goes with the status (no OnWriteDone follows).
       StartWriteAndFinish(&message_, grpc::WriteOptions(), grpc::Status::OK);
     } else {

@@ -18,6 +18,7 @@
 #include "engine/ops/factory_ops.h"
 #include "engine/ops/op_registry.h"
 #include "engine/core/status_macros.h"
+#include "server/metrics.h"
 #include "server/proto_convert.h"
 
 namespace tensord::server {
@@ -50,6 +51,7 @@ absl::StatusOr<v1::UploadResponse> PendingUpload::Finish() {
     return absl::InvalidArgumentError(absl::StrCat("upload: truncated: received ", received_,
                                                    " of ", total, " bytes (numel * itemsize)"));
   }
+  ServerMetrics().CountUploadBytes(total);
   if (staging_) {
     // The device copy is queued on the default stream: later ops and reads of the tensor are
     // ordered after it, and no RPC thread waits for it.

@@ -30,6 +30,11 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "address:port to serve on (por
 ABSL_FLAG(std::string, replica, "",
           "this server's name in session ids, which a router maps to its address (empty: the "
           "host name; in a Kubernetes StatefulSet that is the pod name, tensord-0, …)");
+ABSL_FLAG(std::string, health_listen, "",
+          "address:port of a second, plaintext port serving only grpc.health.v1 (no token, no "
+          "TLS, no reflection), for orchestrators' probes; NOT_SERVING once a drain starts");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "address:port to serve Prometheus metrics on, over HTTP at /metrics (empty: none)");
 ABSL_FLAG(std::string, device, "cpu", "default device of new sessions: cpu, cuda or auto");
 ABSL_FLAG(absl::Duration, session_ttl, absl::Seconds(300),
           "a session with no call for this long is closed and its memory freed");
@@ -135,6 +140,8 @@ int main(int argc, char** argv) {
   tensord::server::ServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
   options.replica = absl::GetFlag(FLAGS_replica);
+  options.health_listen = absl::GetFlag(FLAGS_health_listen);
+  options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   if (options.replica.empty()) {
     char host[256] = {};
     if (gethostname(host, sizeof(host) - 1) == 0) options.replica = host;
@@ -209,8 +216,18 @@ int main(int argc, char** argv) {
   auto server = tensord::server::TensordServer::Start(options);
   if (!server.ok()) return Fail(std::string(server.status().message()));
   const std::string host = options.listen.substr(0, options.listen.rfind(':'));
-  std::printf("tensord listening on %s:%d (device %s)\n", host.c_str(), (*server)->port(),
-              options.device.ToString().c_str());
+  std::printf("tensord listening on %s:%d (device %s, replica %s)\n", host.c_str(),
+              (*server)->port(), options.device.ToString().c_str(), options.replica.c_str());
+  if ((*server)->health_port() != 0) {
+    const std::string& h = options.health_listen;
+    std::printf("tensord: health on %s:%d\n", h.substr(0, h.rfind(':')).c_str(),
+                (*server)->health_port());
+  }
+  if ((*server)->metrics_port() != 0) {
+    const std::string& m = options.metrics_listen;
+    std::printf("tensord: metrics on http://%s:%d/metrics\n", m.substr(0, m.rfind(':')).c_str(),
+                (*server)->metrics_port());
+  }
   std::fflush(stdout);
 
   unsigned char signal_number = 0;

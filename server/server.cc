@@ -2,13 +2,18 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
+#include "engine/core/status_macros.h"
 #include "grpcpp/server_builder.h"
+#include "grpcpp/impl/server_builder_option.h"
+#include "grpcpp/impl/server_builder_plugin.h"
 
 namespace tensord::server {
 
@@ -16,6 +21,24 @@ void TuneMallocForReuse() {
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
+
+namespace {
+
+// The health port serves grpc.health.v1 alone: this option takes the reflection plugin (which
+// every builder gets once reflection is enabled) off its builder.
+class WithoutReflection final : public grpc::ServerBuilderOption {
+ public:
+  void UpdateArguments(grpc::ChannelArguments*) override {}
+  void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>* plugins) override {
+    plugins->erase(std::remove_if(plugins->begin(), plugins->end(),
+                                  [](const std::unique_ptr<grpc::ServerBuilderPlugin>& plugin) {
+                                    return plugin->name() == "proto_server_reflection";
+                                  }),
+                   plugins->end());
+  }
+};
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<TensordServer>> TensordServer::Start(
     const ServerOptions& options) {
@@ -59,22 +82,56 @@ absl::StatusOr<std::unique_ptr<TensordServer>> TensordServer::Start(
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 20000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.RegisterService(server->service_.get());
+  // Every call's latency and status, for the metrics.
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
+  creators.push_back(RpcMetricsInterceptorCreator());
+  builder.experimental().SetInterceptorCreators(std::move(creators));
   server->server_ = builder.BuildAndStart();
   if (!server->server_ || server->port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
   }
   server->server_->GetHealthCheckService()->SetServingStatus(true);
+
+  if (!options.health_listen.empty()) {
+    grpc::ServerBuilder health;
+    health.AddListeningPort(options.health_listen, grpc::InsecureServerCredentials(),
+                            &server->health_port_);
+    health.SetOption(std::make_unique<WithoutReflection>());
+    // Other methods: UNIMPLEMENTED (and a callback service, which gRPC needs to start a server
+    // whose only service, the default health one, is added as it starts).
+    health.RegisterCallbackGenericService(&server->unimplemented_);
+    server->health_server_ = health.BuildAndStart();
+    if (!server->health_server_ || server->health_port_ == 0) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot listen on ", options.health_listen, " (--health-listen)"));
+    }
+    server->health_server_->GetHealthCheckService()->SetServingStatus(true);
+  }
+  if (!options.metrics_listen.empty()) {
+    TENSORD_ASSIGN_OR_RETURN(
+        server->metrics_,
+        MetricsEndpoint::Start(options.metrics_listen, &server->handlers_->sessions()));
+  }
   return server;
 }
 
+int TensordServer::metrics_port() const { return metrics_ ? metrics_->port() : 0; }
+
 void TensordServer::Shutdown(absl::Duration drain) {
   if (!server_) return;
+  // NOT_SERVING on both ports first: routers and readiness probes stop sending new work while
+  // calls in flight finish. The health port keeps answering until the drain is over.
   server_->GetHealthCheckService()->SetServingStatus(false);
+  if (health_server_) health_server_->GetHealthCheckService()->SetServingStatus(false);
   server_->Shutdown(absl::ToChronoTime(absl::Now() + drain));
 }
 
 void TensordServer::Wait() {
   if (server_) server_->Wait();
+  if (health_server_) {
+    health_server_->Shutdown(absl::ToChronoTime(absl::Now()));
+    health_server_->Wait();
+  }
 }
 
 TensordServer::~TensordServer() {
@@ -82,6 +139,11 @@ TensordServer::~TensordServer() {
     server_->Shutdown(absl::ToChronoTime(absl::Now()));
     server_->Wait();
   }
+  if (health_server_) {
+    health_server_->Shutdown(absl::ToChronoTime(absl::Now()));
+    health_server_->Wait();
+  }
+  metrics_.reset();
   // Sessions (and their queued work) go before the executor that runs it.
   handlers_.reset();
   executor_.reset();

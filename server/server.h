@@ -8,10 +8,12 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "engine/core/device.h"
+#include "grpcpp/generic/async_generic_service.h"
 #include "grpcpp/server.h"
 #include "server/handlers.h"
 #include "server/grpc_service.h"
 #include "server/limits.h"
+#include "server/metrics.h"
 
 namespace tensord::server {
 
@@ -32,6 +34,11 @@ struct ServerOptions {
   std::string tls_cert_pem;  // empty: plaintext
   std::string tls_key_pem;
   std::string tls_client_ca_pem;  // set: clients must present a certificate signed by it (mTLS)
+  // Set: a second, plaintext port serving only grpc.health.v1 (no token, no reflection), for
+  // orchestrators' probes (Kubernetes' gRPC probes speak neither TLS nor tokens).
+  std::string health_listen;
+  // Set: Prometheus metrics over HTTP at http://<metrics_listen>/metrics.
+  std::string metrics_listen;
 };
 
 // A running server: the gRPC server, the standard health and reflection services, and the
@@ -42,6 +49,8 @@ class TensordServer {
   ~TensordServer();
 
   int port() const { return port_; }
+  int health_port() const { return health_port_; }    // 0: none
+  int metrics_port() const;                            // 0: none
   // Stops accepting calls, marks itself NOT_SERVING, lets calls in flight finish until
   // `deadline`, cancels the rest.
   void Shutdown(absl::Duration drain);
@@ -54,7 +63,11 @@ class TensordServer {
   std::unique_ptr<Handlers> handlers_;
   std::unique_ptr<TensordService> service_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<grpc::Server> health_server_;
+  grpc::CallbackGenericService unimplemented_;  // the health port's other methods
+  std::unique_ptr<MetricsEndpoint> metrics_;
   int port_ = 0;
+  int health_port_ = 0;
 };
 
 }  // namespace tensord::server

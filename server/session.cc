@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/core/errors.h"
 #include "engine/runtime/memory_budget.h"
+#include "server/metrics.h"
 #include "engine/ops/op_registry.h"
 #include "engine/core/status_macros.h"
 #include "server/proto_convert.h"
@@ -30,6 +31,19 @@ Session::Session(std::string id, std::string public_id, engine::Device device,
 }
 
 Session::~Session() { Close(); }
+
+Session::Counts Session::counts() const {
+  Counts counts;
+  std::vector<std::shared_ptr<engine::Stream>> streams;
+  {
+    absl::MutexLock lock(&mu_);
+    counts.tensors = static_cast<int64_t>(tensors_.size());
+    for (const auto& [id, stream] : streams_) streams.push_back(stream);
+  }
+  // Outside the session's lock: a stream's lock is never taken under it.
+  for (const auto& stream : streams) counts.queued_ops += stream->pending();
+  return counts;
+}
 
 void Session::Touch() {
   absl::MutexLock lock(&mu_);
@@ -290,6 +304,7 @@ bool Session::ContinueBatch(const std::shared_ptr<Batch>& batch) {
       if (SuspendForInputsLocked(call, batch)) return false;
       v1::OpResult result;
       absl::Status status = RunOneOp(call, request.omit_metadata(), &result);
+      ServerMetrics().CountOp(call.op(), status);
       if (!status.ok()) {
         ToProtoError(status, batch->next, batch->response->mutable_error());
         break;

@@ -44,6 +44,13 @@ class Session : public std::enable_shared_from_this<Session> {
   engine::Device device() const { return device_; }
   const std::shared_ptr<engine::DeviceBudgets>& budget() const { return budget_; }
 
+  // What the session holds now (for metrics).
+  struct Counts {
+    int64_t tensors = 0;
+    int64_t queued_ops = 0;  // on all its streams, not yet retired
+  };
+  Counts counts() const;
+
   // Activity, for the lease.
   void Touch();
   absl::Time last_active() const;

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/core/status_macros.h"
 #include "engine/runtime/allocator.h"
+#include "server/metrics.h"
 
 namespace tensord::server {
 namespace {
@@ -115,6 +116,7 @@ absl::StatusOr<std::shared_ptr<Session>> SessionStore::Open(engine::Device devic
   auto session = std::make_shared<Session>(absl::StrCat(public_id, "/", secret), public_id,
                                            device, std::move(budget), limits_, executor_);
   sessions_[public_id] = Entry{std::move(secret), session};
+  ServerMetrics().CountSessionOpened();
   return session;
 }
 
@@ -158,12 +160,32 @@ absl::Status SessionStore::Close(absl::string_view session_id) {
     sessions_.erase(it);
   }
   session->Close();
+  ServerMetrics().CountSessionEnded(/*expired=*/false);
   return absl::OkStatus();
 }
 
 int64_t SessionStore::size() const {
   absl::MutexLock lock(&mu_);
   return static_cast<int64_t>(sessions_.size());
+}
+
+SessionStore::Totals SessionStore::totals() const {
+  std::vector<std::shared_ptr<Session>> sessions;
+  {
+    absl::MutexLock lock(&mu_);
+    sessions.reserve(sessions_.size());
+    for (const auto& [id, entry] : sessions_) sessions.push_back(entry.session);
+  }
+  Totals totals;
+  totals.sessions = static_cast<int64_t>(sessions.size());
+  totals.max_sessions = limits_.max_sessions;
+  for (const auto& session : sessions) {
+    const Session::Counts counts = session->counts();
+    totals.tensors += counts.tensors;
+    totals.queued_ops += counts.queued_ops;
+  }
+  totals.bytes_by_device = server_budget_->UsedByDevice();
+  return totals;
 }
 
 void SessionStore::ExpireIdle() {
@@ -181,7 +203,10 @@ void SessionStore::ExpireIdle() {
       }
     }
   }
-  for (auto& session : expired) session->Close();
+  for (auto& session : expired) {
+    session->Close();
+    ServerMetrics().CountSessionEnded(/*expired=*/true);
+  }
 }
 
 }  // namespace tensord::server

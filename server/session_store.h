@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -51,6 +53,15 @@ class SessionStore {
 
   int64_t size() const;
   const std::string& replica() const { return replica_; }
+  // Now, over every open session (for metrics).
+  struct Totals {
+    int64_t sessions = 0;
+    int64_t max_sessions = 0;
+    int64_t tensors = 0;
+    int64_t queued_ops = 0;
+    std::vector<std::pair<std::string, int64_t>> bytes_by_device;
+  };
+  Totals totals() const;
   const std::shared_ptr<engine::DeviceBudgets>& server_budget() const { return server_budget_; }
   // Closes idle sessions now (the reaper thread calls it periodically).
   void ExpireIdle();

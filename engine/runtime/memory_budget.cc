@@ -71,6 +71,15 @@ int64_t DeviceBudgets::used() const {
   return total;
 }
 
+std::vector<std::pair<std::string, int64_t>> DeviceBudgets::UsedByDevice() const {
+  std::vector<std::pair<std::string, int64_t>> used;
+  absl::MutexLock lock(&mu_);
+  for (const auto& [key, budget] : budgets_) {
+    used.emplace_back(key < 0 ? std::string("cpu") : absl::StrCat("cuda:", key), budget->used());
+  }
+  return used;
+}
+
 std::shared_ptr<MemoryBudget> CurrentMemoryBudget(Device device) {
   return current_budgets ? current_budgets->For(device) : nullptr;
 }

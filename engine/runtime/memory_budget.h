@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -53,6 +55,8 @@ class DeviceBudgets {
   std::shared_ptr<MemoryBudget> For(Device device);
   // Bytes charged, on every device together.
   int64_t used() const;
+  // Bytes in use on each device that has a budget ("cpu", "cuda:0", …), for metrics.
+  std::vector<std::pair<std::string, int64_t>> UsedByDevice() const;
 
   DeviceBudgets(std::string name, int64_t host_limit, int64_t gpu_limit,
                 std::shared_ptr<DeviceBudgets> parent)

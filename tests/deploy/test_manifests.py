@@ -10,23 +10,19 @@ docker-compose are skipped without them):
 import pathlib
 import re
 import shutil
-import socket
-import struct
 import subprocess
-import threading
-import time
 from concurrent import futures
 
 import pytest
 import yaml
 
+from routing_util import (NGINX, PLACEHOLDERS, DnsStub, Nginx, fill_placeholders, free_port,
+                          loopback_conf)
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s"
 COMPOSE = DEPLOY / "compose.yaml"
-
-# The router's placeholders, filled in by its container (envsubst) and here by the tests.
-PLACEHOLDERS = ("TENSORD_NAMESPACE", "TENSORD_CLUSTER_DOMAIN", "TENSORD_RESOLVER")
 DEFAULT_DRAIN_SECONDS = 10  # tensord's --drain-timeout default
 
 
@@ -372,14 +368,7 @@ def test_router_fills_every_placeholder():
 
 
 def filled_conf(namespace="tensord", resolver="127.0.0.1"):
-    conf = router_conf()
-    for name, value in (("TENSORD_NAMESPACE", namespace), ("TENSORD_CLUSTER_DOMAIN", "cluster.local"),
-                        ("TENSORD_RESOLVER", resolver)):
-        conf = conf.replace("${%s}" % name, value)
-    return conf
-
-
-NGINX = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin")
+    return fill_placeholders(router_conf(), namespace, resolver)
 
 
 @pytest.mark.skipif(NGINX is None, reason="no nginx")
@@ -392,46 +381,6 @@ def test_router_conf_passes_nginx_t(tmp_path):
                          capture_output=True, text=True, timeout=30)
     assert out.returncode == 0, out.stderr
     assert "syntax is ok" in out.stderr
-
-
-class DnsStub:
-    """A DNS server on a loopback UDP port answering A queries from a table, NXDOMAIN otherwise."""
-
-    def __init__(self, table):
-        self.table = table
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.stopping = False
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self):
-        while not self.stopping:
-            try:
-                query, peer = self.sock.recvfrom(512)
-            except socket.timeout:
-                continue
-            (qid,) = struct.unpack("!H", query[:2])
-            labels, i = [], 12
-            while query[i]:
-                labels.append(query[i + 1:i + 1 + query[i]].decode().lower())
-                i += 1 + query[i]
-            question = query[12:i + 5]
-            qtype = struct.unpack("!H", query[i + 1:i + 3])[0]
-            address = self.table.get(".".join(labels)) if qtype == 1 else None
-            if address:
-                answer = (struct.pack("!HHHLH", 0xC00C, 1, 1, 10, 4) + socket.inet_aton(address))
-                header = struct.pack("!HHHHHH", qid, 0x8180, 1, 1, 0, 0)
-            else:
-                answer, header = b"", struct.pack("!HHHHHH", qid, 0x8183, 1, 0, 0, 0)
-            self.sock.sendto(header + question + answer, peer)
-
-    def close(self):
-        self.stopping = True
-        self.thread.join()
-        self.sock.close()
 
 
 def stand_in_replicas(grpc, names_and_hosts):
@@ -465,12 +414,6 @@ def stand_in_replicas(grpc, names_and_hosts):
     return servers, port
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.skipif(NGINX is None, reason="no nginx")
 def test_router_routes_by_session_and_names_lost_routes(tmp_path):
     """The manifest's nginx.conf, run for real: its listen address and the replicas' port moved to
@@ -483,24 +426,10 @@ def test_router_routes_by_session_and_names_lost_routes(tmp_path):
     dns = DnsStub({f"tensord-0.{pods}": hosts["tensord-0"], f"tensord-10.{pods}": hosts["tensord-10"],
                    f"tensord-any.{ns}.svc.cluster.local": hosts["any"]})
     listen = free_port()
-    conf = filled_conf(namespace=ns, resolver=f"127.0.0.1:{dns.port}")
-    conf, n = re.subn(r"listen 50051 http2;", f"listen 127.0.0.1:{listen} http2;", conf)
-    assert n == 1
-    conf, n = re.subn(r"\.svc\.cluster\.local:50051;", f".svc.cluster.local:{replica_port};", conf)
-    assert n == 2
-    (tmp_path / "nginx.conf").write_text(conf)
-    log = open(tmp_path / "out.log", "w")
-    nginx = subprocess.Popen([NGINX, "-c", str(tmp_path / "nginx.conf"), "-p", f"{tmp_path}/",
-                              "-e", "stderr", "-g", "daemon off;"], stdout=log, stderr=log)
+    nginx = None
     try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", listen), timeout=1).close()
-                break
-            except OSError:
-                assert nginx.poll() is None and time.monotonic() < deadline, "nginx did not start"
-                time.sleep(0.05)
+        nginx = Nginx(tmp_path, loopback_conf(ns, f"127.0.0.1:{dns.port}", listen, replica_port),
+                      listen)
         channel = grpc.insecure_channel(f"127.0.0.1:{listen}")
         call = channel.unary_unary("/tensord.v1.Tensord/RunOps")
 
@@ -524,13 +453,12 @@ def test_router_routes_by_session_and_names_lost_routes(tmp_path):
         assert "tensord-7/4" in details and "lost" in details
         channel.close()
     finally:
-        nginx.terminate()
-        nginx.wait(timeout=10)
-        log.close()
+        if nginx is not None:
+            nginx.stop()
         dns.close()
         for s in servers:
             s.stop(None)
-    logged = (tmp_path / "out.log").read_text()
+    logged = nginx.log()
     assert '"route":"tensord-0/5"' in logged
     assert "token-that-must-not-be-logged" not in logged
 

@@ -20,7 +20,7 @@ ARG TENSORD_CUDA=OFF
 RUN apt-get update -qq && \
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       cmake make g++ ccache libabsl-dev libgrpc++-dev libprotobuf-dev protobuf-compiler \
-      protobuf-compiler-grpc libopenblas-dev >/dev/null
+      protobuf-compiler-grpc libopenblas-dev prometheus-cpp-dev >/dev/null
 WORKDIR /src
 COPY CMakeLists.txt ./
 COPY cmake cmake
@@ -41,7 +41,7 @@ FROM ${RUNTIME_BASE} AS runtime
 RUN apt-get update -qq && \
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       libabsl20220623 libgrpc++1.51 libgrpc29 libprotobuf32 libopenblas0-pthread libre2-9 \
-      libc-ares2 libssl3 >/dev/null && \
+      libc-ares2 libssl3 libprometheus-cpp-core1.0 >/dev/null && \
     apt-get clean && rm -rf /var/lib/apt/lists/* && \
     useradd --system --no-create-home --shell /usr/sbin/nologin tensord
 COPY --from=build /src/build/tensord /src/build/tensord-health /usr/local/bin/
@@ -51,9 +51,11 @@ COPY --from=build /src/client/python/pyproject.toml /src/client/python/setup.py 
      /usr/local/share/tensord/python/
 COPY --from=build /src/client/python/tensord /usr/local/share/tensord/python/tensord
 USER tensord
-EXPOSE 50051
+# 50051: the API (TLS and tokens when configured); 50052: grpc.health.v1 alone, plaintext and
+# tokenless, for probes; metrics are off unless --metrics-listen is given (e.g. 0.0.0.0:9090).
+EXPOSE 50051 50052
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
-  CMD ["tensord-health", "--address=127.0.0.1:50051"]
-ENTRYPOINT ["tensord", "--listen=0.0.0.0:50051"]
+  CMD ["tensord-health", "--address=127.0.0.1:50052"]
+ENTRYPOINT ["tensord", "--listen=0.0.0.0:50051", "--health-listen=0.0.0.0:50052"]
 CMD ["--device=cpu"]

@@ -2,7 +2,8 @@
 # Builds the Dockerfile into an image and tests it running, as a user would run it:
 #   - the image builds from this checkout alone (podman, no registry: the base image is made from
 #     Debian's packages by tests/container/container-smoke.sh, which also starts and stops it);
-#   - the container listens on 0.0.0.0:50051 as a non-root user and its health probe says SERVING;
+#   - the container listens on 0.0.0.0:50051 as a non-root user and its health probe says SERVING
+#     there and on the plaintext health port 50052 (the image's HEALTHCHECK probes that one);
 #   - the Python client's seed tests pass against the container;
 #   - SIGTERM: the server drains and the container exits 0 within the 30 s grace period.
 # Needs root (podman with runc). `make test` runs it in CI (CI=true); run it by hand any time.
@@ -11,15 +12,18 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 TAG=${TENSORD_IMAGE_TAG:-localhost/tensord:ci}
-PORT=50051
+PORT=50051 HEALTH_PORT=50052
 export W=${W:-/tmp/container-smoke}  # the runner's work folder: podman storage, base image
 [ -x build/tensord-health ] || { echo "container-test: build first (make build)" >&2; exit 1; }
-if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
-  echo "container-test: port $PORT is taken on this machine; the container needs it" >&2
-  exit 1
-fi
+for p in $PORT $HEALTH_PORT; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+    echo "container-test: port $p is taken on this machine; the container needs it" >&2
+    exit 1
+  fi
+done
 start=$(date +%s)
 smoke="./build/tensord-health --address=127.0.0.1:$PORT"
+smoke+=" && ./build/tensord-health --address=127.0.0.1:$HEALTH_PORT"
 smoke+=" && TENSORD_EXTERNAL_SERVER=127.0.0.1:$PORT /usr/bin/python3 -m pytest -q -p no:cacheprovider"
 smoke+=" tests/python/test_seeds.py"
 SMOKE_CMD=$smoke bash tests/container/container-smoke.sh . "$TAG" "$PORT"

@@ -1,6 +1,7 @@
 #include "server/grpc_service.h"
 
 #include <deque>
+#include <type_traits>
 #include <memory>
 #include <utility>
 
@@ -11,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "engine/core/errors.h"
 #include "grpcpp/support/proto_buffer_reader.h"
+#include "server/log.h"
 #include "server/metrics.h"
 #include "server/status_util.h"
 #include "tensord/wire.h"
@@ -19,14 +21,36 @@ namespace tensord::server {
 namespace {
 
 constexpr char kErrorKindKey[] = "tensord-error-kind";
+constexpr char kErrorIdKey[] = "tensord-error-id";
 
-// Finishes a call of `method` with `status`; errors name the method (engine::NameOp) and carry
-// the Python exception class in trailing metadata.
+// Finishes a call of `method` (of the session `session_id`, if any) with `status`; errors name
+// the method (engine::NameOp), carry the Python exception class and the id of their log line
+// in trailing metadata, and are logged.
 template <typename Reactor>
 void FinishWith(grpc::CallbackServerContext* ctx, Reactor* reactor, absl::string_view method,
-                const absl::Status& status) {
-  if (!status.ok()) ctx->AddTrailingMetadata(kErrorKindKey, engine::ErrorKind(status));
-  reactor->Finish(ToGrpcStatus(engine::NameOp(method, status)));
+                const absl::Status& status, absl::string_view session_id = {}) {
+  if (status.ok()) return reactor->Finish(grpc::Status::OK);
+  const absl::Status named = engine::NameOp(method, status);
+  ctx->AddTrailingMetadata(kErrorKindKey, engine::ErrorKind(status));
+  ctx->AddTrailingMetadata(kErrorIdKey,
+                           LogRpcError(named, method, PublicSessionId(session_id), ctx->peer()));
+  reactor->Finish(ToGrpcStatus(named));
+}
+
+template <typename T, typename = void>
+struct HasSessionId : std::false_type {};
+template <typename T>
+struct HasSessionId<T, std::void_t<decltype(std::declval<const T&>().session_id())>>
+    : std::true_type {};
+
+// The session a request names ("" for calls outside a session).
+template <typename Request>
+absl::string_view SessionOf(const Request& request) {
+  if constexpr (HasSessionId<Request>::value) {
+    return request.session_id();
+  } else {
+    return {};
+  }
 }
 
 // Parses a request straight from the received slices.
@@ -44,7 +68,7 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
                 grpc::ByteBuffer* response, absl::Status auth)
       : handlers_(handlers), ctx_(ctx), response_(response) {
     if (!auth.ok()) {
-      FinishWith(ctx_, this, "upload", auth);
+      FinishWith(ctx_, this, "upload", auth, session_id_);
       return;
     }
     StartRead(&message_);
@@ -59,11 +83,11 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
       }
       absl::StatusOr<v1::UploadResponse> done = upload_->Finish();
       if (done.ok()) *response_ = wire::Serialize(*done);
-      return FinishWith(ctx_, this, "upload", done.status());
+      return FinishWith(ctx_, this, "upload", done.status(), session_id_);
     }
     if (!upload_) return StartUpload();
     absl::Status status = Append();
-    if (!status.ok()) return FinishWith(ctx_, this, "upload", status);
+    if (!status.ok()) return FinishWith(ctx_, this, "upload", status, session_id_);
     StartRead(&message_);
   }
 
@@ -83,10 +107,11 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
       return FinishWith(ctx_, this, "upload",
                         absl::InvalidArgumentError("upload: the first message must be the header"));
     }
+    session_id_ = request.header().session_id();
     handlers_->StartUpload(std::move(*request.mutable_header()),
                           [this](absl::StatusOr<std::unique_ptr<PendingUpload>> upload) {
                             if (!upload.ok())
-                              return FinishWith(ctx_, this, "upload", upload.status());
+                              return FinishWith(ctx_, this, "upload", upload.status(), session_id_);
                             upload_ = *std::move(upload);
                             StartRead(&message_);
                           });
@@ -111,6 +136,7 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   grpc::CallbackServerContext* const ctx_;
   grpc::ByteBuffer* const response_;
   grpc::ByteBuffer message_;
+  std::string session_id_;  // the header's
   std::unique_ptr<PendingUpload> upload_;
 };
 
@@ -130,6 +156,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
       FinishWith(ctx_, this, "download", absl::InvalidArgumentError("download: malformed request"));
       return;
     }
+    session_id_ = request.session_id();
     handlers->StartDownload(request,
                            [this](absl::StatusOr<std::unique_ptr<ReadyDownload>> download) {
                              OnReady(std::move(download));
@@ -146,7 +173,9 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
 
  private:
   void OnReady(absl::StatusOr<std::unique_ptr<ReadyDownload>> download) {
-    if (!download.ok()) return FinishWith(ctx_, this, "download", download.status());
+    if (!download.ok()) {
+      return FinishWith(ctx_, this, "download", download.status(), session_id_);
+    }
     download_ = *std::move(download);
     v1::DownloadResponse header;
     *header.mutable_header() = download_->header();
@@ -174,6 +203,7 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
   grpc::CallbackServerContext* const ctx_;
   const int64_t chunk_;
   std::unique_ptr<ReadyDownload> download_;
+  std::string session_id_;
   int64_t offset_ = 0;
   grpc::ByteBuffer message_;
 };
@@ -205,7 +235,8 @@ class ConnectReactor final
     response->set_seq(request_.seq());
     Handle(response.get(), [this, response](absl::Status status) {
       if (!status.ok())
-        ToProtoError(engine::NameOp("connect", status), -1, response->mutable_error());
+        ToProtoError(engine::NameOp("connect", status), -1, response->mutable_error(), "connect",
+                     PublicSessionId(session_id_));
       Deliver(std::move(*response));
     });
   }
@@ -279,7 +310,8 @@ class ConnectReactor final
           status = absl::FailedPreconditionError("connect: this stream already has a session");
           break;
         }
-        status = handlers_->HandleOpenSession(request.open_session(), response->mutable_opened());
+        status = handlers_->HandleOpenSession(request.open_session(), response->mutable_opened(),
+                                              ctx_->peer());
         if (status.ok()) {
           session_id_ = response->opened().session_id();
           owns_session_ = true;
@@ -383,7 +415,7 @@ grpc::ServerUnaryReactor* ServeUnary(grpc::CallbackServerContext* ctx,
           owned->response, raw_response, &own_buffer);
       if (!serialized.ok()) status = absl::InternalError(serialized.error_message());
     }
-    FinishWith(ctx, reactor, method, status);
+    FinishWith(ctx, reactor, method, status, SessionOf(owned->request));
   });
   return reactor;
 }
@@ -431,8 +463,10 @@ grpc::ServerUnaryReactor* TensordService::OpenSession(grpc::CallbackServerContex
                                                       grpc::ByteBuffer* raw_response) {
   return ServeUnary<v1::OpenSessionRequest, v1::OpenSessionResponse>(
       ctx, raw_request, raw_response, "open_session", Authorize(ctx),
-      [this](const v1::OpenSessionRequest& request, v1::OpenSessionResponse* response,
-             Handlers::Done done) { done(handlers_->HandleOpenSession(request, response)); });
+      [this, ctx](const v1::OpenSessionRequest& request, v1::OpenSessionResponse* response,
+             Handlers::Done done) {
+        done(handlers_->HandleOpenSession(request, response, ctx->peer()));
+      });
 }
 
 grpc::ServerUnaryReactor* TensordService::CloseSession(grpc::CallbackServerContext* ctx,

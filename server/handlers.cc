@@ -52,6 +52,7 @@ absl::StatusOr<v1::UploadResponse> PendingUpload::Finish() {
                                                    " of ", total, " bytes (numel * itemsize)"));
   }
   ServerMetrics().CountUploadBytes(total);
+  session_->CountUploaded(total);
   if (staging_) {
     // The device copy is queued on the default stream: later ops and reads of the tensor are
     // ordered after it, and no RPC thread waits for it.
@@ -178,7 +179,8 @@ absl::Status CheckClientVersion(absl::string_view client_version) {
 }
 
 absl::Status Handlers::HandleOpenSession(const v1::OpenSessionRequest& request,
-                                               v1::OpenSessionResponse* response) {
+                                         v1::OpenSessionResponse* response,
+                                         absl::string_view peer) {
   engine::Device device = default_device_;
   if (!request.device().empty()) {
     TENSORD_ASSIGN_OR_RETURN(device, engine::ParseDevice(request.device()));
@@ -188,7 +190,12 @@ absl::Status Handlers::HandleOpenSession(const v1::OpenSessionRequest& request,
         "open_session: device ", device.ToString(), " is not available on this server"));
   }
   TENSORD_RETURN_IF_ERROR(CheckClientVersion(request.client_version()));
-  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, sessions_.Open(device));
+  TENSORD_ASSIGN_OR_RETURN(
+      std::shared_ptr<Session> session,
+      sessions_.Open(device, std::string(peer),
+                     absl::StrCat(request.client_name().substr(0, 64),
+                                  request.client_version().empty() ? "" : " ",
+                                  request.client_version().substr(0, 32))));
   response->set_session_id(session->id());
   response->set_route(session->public_id());
   response->set_server_version(kServerVersion);
@@ -474,6 +481,7 @@ void Handlers::DownloadInOrder(
                      tensor->itemsize(), " bytes is larger than any download")));
   }
   download->total_bytes_ = *total_bytes;
+  session.CountDownloaded(*total_bytes);
   ReadWhenReady(*tensor, [tensor = *tensor, id = request.id(), download = std::move(download),
                           budget = session.budget(),
                           done = std::move(done)](uint64_t ticket) mutable {

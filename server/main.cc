@@ -23,6 +23,7 @@
 #include "absl/time/time.h"
 #include "engine/runtime/backend.h"
 #include "engine/cuda/cuda_backend.h"
+#include "server/log.h"
 #include "server/server.h"
 #include "server/session_store.h"
 
@@ -35,6 +36,11 @@ ABSL_FLAG(std::string, health_listen, "",
           "TLS, no reflection), for orchestrators' probes; NOT_SERVING once a drain starts");
 ABSL_FLAG(std::string, metrics_listen, "",
           "address:port to serve Prometheus metrics on, over HTTP at /metrics (empty: none)");
+ABSL_FLAG(std::string, log_level, "info", "least level logged: debug, info, warning or error");
+ABSL_FLAG(std::string, log_format, "text",
+          "text, or json (one object per line: session opened/closed/expired, every error with "
+          "its id, slow calls, drain progress)");
+ABSL_FLAG(double, slow_call_seconds, 1.0, "unary calls that take this long are logged");
 ABSL_FLAG(std::string, device, "cpu", "default device of new sessions: cpu, cuda or auto");
 ABSL_FLAG(absl::Duration, session_ttl, absl::Seconds(300),
           "a session with no call for this long is closed and its memory freed");
@@ -126,6 +132,13 @@ int main(int argc, char** argv) {
     }
   }
   absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
+  if (absl::Status s = tensord::server::SetLogLevel(absl::GetFlag(FLAGS_log_level)); !s.ok()) {
+    return Fail(std::string(s.message()));
+  }
+  if (absl::Status s = tensord::server::SetLogFormat(absl::GetFlag(FLAGS_log_format)); !s.ok()) {
+    return Fail(std::string(s.message()));
+  }
+  tensord::server::SetSlowCallSeconds(absl::GetFlag(FLAGS_slow_call_seconds));
 
   // SIGTERM/SIGINT may arrive on any thread: the handler only writes to a pipe that the main
   // thread waits on (async-signal-safe), so it works whichever thread takes the signal.
@@ -153,12 +166,15 @@ int main(int argc, char** argv) {
   std::string no_gpu_reason;
   const std::vector<tensord::engine::cuda::DeviceInfo> gpus =
       tensord::engine::cuda::RegisterBackends(&no_gpu_reason);
+  using tensord::server::Log;
+  using tensord::server::LogLevel;
   for (const auto& gpu : gpus) {
-    std::fprintf(stderr, "tensord: %s: %s, %.1f GiB, compute capability %d.%d\n",
-                gpu.device.ToString().c_str(), gpu.name.c_str(),
-                static_cast<double>(gpu.total_memory) / (1 << 30), gpu.major, gpu.minor);
+    Log(LogLevel::kInfo, "gpu",
+        {{"device", gpu.device.ToString()}, {"name", gpu.name},
+         {"memory_bytes", gpu.total_memory},
+         {"compute_capability", absl::StrCat(gpu.major, ".", gpu.minor)}});
   }
-  if (gpus.empty()) std::fprintf(stderr, "tensord: CPU only: %s\n", no_gpu_reason.c_str());
+  if (gpus.empty()) Log(LogLevel::kInfo, "cpu_only", {{"reason", no_gpu_reason}});
   const std::string device = absl::GetFlag(FLAGS_device);
   if (device == "auto") {
     const tensord::engine::Device cuda{tensord::engine::DeviceType::kCUDA, 0};
@@ -229,12 +245,21 @@ int main(int argc, char** argv) {
                 (*server)->metrics_port());
   }
   std::fflush(stdout);
+  Log(LogLevel::kInfo, "serving",
+      {{"address", absl::StrCat(host, ":", (*server)->port())}, {"replica", options.replica},
+       {"device", options.device.ToString()}, {"health_port", (*server)->health_port()},
+       {"metrics_port", (*server)->metrics_port()}, {"tls", !options.tls_cert_pem.empty()},
+       {"mtls", !options.tls_client_ca_pem.empty()}, {"auth", !options.auth_token.empty()},
+       {"version", TENSORD_VERSION}});
 
   unsigned char signal_number = 0;
   while (read(signal_pipe[0], &signal_number, 1) != 1) {
   }
   std::printf("tensord: signal %d, draining\n", static_cast<int>(signal_number));
   std::fflush(stdout);
+  Log(LogLevel::kInfo, "drain_started",
+      {{"signal", static_cast<int>(signal_number)},
+       {"timeout_seconds", absl::ToDoubleSeconds(absl::GetFlag(FLAGS_drain_timeout))}});
   // Calls in flight get the drain timeout; then gRPC cancels the rest. The process exits once
   // every call has ended, or at the deadline (plus a moment for the cancellations), without
   // waiting for kernels still running: sessions live in memory only, so there is nothing to
@@ -246,7 +271,20 @@ int main(int argc, char** argv) {
     (*server)->Wait();
     calls_ended.Notify();
   }).detach();
-  const bool ended = calls_ended.WaitForNotificationWithTimeout(drain + absl::Milliseconds(300));
+  const absl::Time drain_start = absl::Now();
+  const absl::Time drain_end = drain_start + drain + absl::Milliseconds(300);
+  bool ended = false;
+  while (!ended && absl::Now() < drain_end) {
+    ended = calls_ended.WaitForNotificationWithTimeout(
+        std::min(absl::Seconds(1), drain_end - absl::Now()));
+    if (!ended) {
+      Log(LogLevel::kInfo, "draining",
+          {{"seconds", absl::ToDoubleSeconds(absl::Now() - drain_start)}});
+    }
+  }
+  Log(ended ? LogLevel::kInfo : LogLevel::kWarning, "drain_finished",
+      {{"seconds", absl::ToDoubleSeconds(absl::Now() - drain_start)},
+       {"calls_cut", !ended}});
   std::printf("tensord: stopped%s\n", ended ? "" : " (calls still waiting on kernels were cut)");
   std::fflush(stdout);
   std::_Exit(0);

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <iterator>
@@ -19,7 +20,9 @@
 #include "absl/strings/strip.h"
 #include "engine/core/status_macros.h"
 #include "engine/ops/op_registry.h"
+#include "grpcpp/server_context.h"
 #include "prometheus/text_serializer.h"
+#include "server/log.h"
 #include "server/session_store.h"
 
 namespace tensord::server {
@@ -178,25 +181,38 @@ Metrics& ServerMetrics() {
 
 namespace {
 
+std::atomic<double> slow_call_seconds{1.0};
+
 class RpcMetricsInterceptor final : public grpc::experimental::Interceptor {
  public:
-  explicit RpcMetricsInterceptor(const char* method)
-      : method_(method), start_(std::chrono::steady_clock::now()) {}
+  explicit RpcMetricsInterceptor(grpc::experimental::ServerRpcInfo* info)
+      : method_(info->method()),
+        unary_(info->type() == grpc::experimental::ServerRpcInfo::Type::UNARY),
+        context_(info->server_context()),
+        start_(std::chrono::steady_clock::now()) {}
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
     if (methods->QueryInterceptionHookPoint(
             grpc::experimental::InterceptionHookPoints::PRE_SEND_STATUS)) {
       const grpc::Status status = methods->GetSendStatus();
-      ServerMetrics().CountRpc(
-          method_,
-          absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message()),
-          SecondsSince(start_));
+      const double seconds = SecondsSince(start_);
+      const absl::StatusCode code = static_cast<absl::StatusCode>(status.error_code());
+      ServerMetrics().CountRpc(method_, absl::Status(code, status.error_message()), seconds);
+      // Streams (transfers, Connect) last as long as their data: only unary calls are "slow".
+      if (unary_ && seconds >= slow_call_seconds.load(std::memory_order_relaxed)) {
+        Log(LogLevel::kWarning, "slow_call",
+            {{"method", MethodLabel(method_)}, {"seconds", seconds},
+             {"code", absl::StatusCodeToString(code)},
+             {"peer", context_ != nullptr ? context_->peer() : std::string()}});
+      }
     }
     methods->Proceed();
   }
 
  private:
   const char* const method_;
+  const bool unary_;
+  grpc::ServerContextBase* const context_;
   const std::chrono::steady_clock::time_point start_;
 };
 
@@ -205,11 +221,13 @@ class RpcMetricsInterceptorFactory final
  public:
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override {
-    return new RpcMetricsInterceptor(info->method());
+    return new RpcMetricsInterceptor(info);
   }
 };
 
 }  // namespace
+
+void SetSlowCallSeconds(double seconds) { slow_call_seconds.store(seconds); }
 
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
 RpcMetricsInterceptorCreator() {

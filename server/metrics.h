@@ -69,9 +69,11 @@ class Metrics {
 // The process's metrics.
 Metrics& ServerMetrics();
 
-// Records every RPC's latency and status (ServerBuilder::experimental().SetInterceptorCreators).
+// Records every RPC's latency and status (ServerBuilder::experimental().SetInterceptorCreators),
+// and logs unary calls that took `SetSlowCallSeconds` (1 s by default) or longer.
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
 RpcMetricsInterceptorCreator();
+void SetSlowCallSeconds(double seconds);
 
 // Seconds since `start`, for CountRpc.
 inline double SecondsSince(std::chrono::steady_clock::time_point start) {

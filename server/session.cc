@@ -278,7 +278,7 @@ void Session::RunOps(const v1::RunOpsRequest& request, v1::RunOpsResponse* respo
     ToProtoError(absl::ResourceExhaustedError(absl::StrCat(
                      "run_ops: a batch may hold at most ", limits_.max_ops_per_batch,
                      " ops, got ", request.ops_size())),
-                 0, response->mutable_error());
+                 0, response->mutable_error(), "run_ops", public_id_);
     return done(absl::OkStatus());
   }
   response->mutable_results()->Reserve(request.ops_size());
@@ -305,8 +305,10 @@ bool Session::ContinueBatch(const std::shared_ptr<Batch>& batch) {
       v1::OpResult result;
       absl::Status status = RunOneOp(call, request.omit_metadata(), &result);
       ServerMetrics().CountOp(call.op(), status);
+      ops_run_.fetch_add(1, std::memory_order_relaxed);
       if (!status.ok()) {
-        ToProtoError(status, batch->next, batch->response->mutable_error());
+        ToProtoError(status, batch->next, batch->response->mutable_error(), call.op(),
+                     public_id_);
         break;
       }
       *batch->response->add_results() = std::move(result);

@@ -44,6 +44,21 @@ class Session : public std::enable_shared_from_this<Session> {
   engine::Device device() const { return device_; }
   const std::shared_ptr<engine::DeviceBudgets>& budget() const { return budget_; }
 
+  // Who opened it (for the log): the peer's address and the client's name and version.
+  void set_opened_by(std::string peer, std::string client) {
+    peer_ = std::move(peer);
+    client_ = std::move(client);
+  }
+  const std::string& peer() const { return peer_; }
+  const std::string& client() const { return client_; }
+  // Totals over its life, for the log line of its end.
+  void CountUploaded(int64_t bytes) { uploaded_bytes_ += bytes; }
+  void CountDownloaded(int64_t bytes) { downloaded_bytes_ += bytes; }
+  int64_t uploaded_bytes() const { return uploaded_bytes_.load(); }
+  int64_t downloaded_bytes() const { return downloaded_bytes_.load(); }
+  int64_t ops_run() const { return ops_run_.load(); }
+  absl::Time opened_at() const { return opened_at_; }
+
   // What the session holds now (for metrics).
   struct Counts {
     int64_t tensors = 0;
@@ -118,6 +133,9 @@ class Session : public std::enable_shared_from_this<Session> {
 
   const std::string id_;
   const std::string public_id_;
+  const absl::Time opened_at_ = absl::Now();
+  std::string peer_, client_;  // set once, before the session is shared
+  std::atomic<int64_t> uploaded_bytes_{0}, downloaded_bytes_{0}, ops_run_{0};
   const engine::Device device_;
   const std::shared_ptr<engine::DeviceBudgets> budget_;
   const ServerLimits limits_;

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/core/status_macros.h"
 #include "engine/runtime/allocator.h"
+#include "server/log.h"
 #include "server/metrics.h"
 
 namespace tensord::server {
@@ -101,7 +102,9 @@ SessionStore::~SessionStore() {
   for (auto& [id, entry] : sessions) entry.session->Close();
 }
 
-absl::StatusOr<std::shared_ptr<Session>> SessionStore::Open(engine::Device device) {
+absl::StatusOr<std::shared_ptr<Session>> SessionStore::Open(engine::Device device,
+                                                             std::string peer,
+                                                             std::string client) {
   absl::MutexLock lock(&mu_);
   if (static_cast<int64_t>(sessions_.size()) >= limits_.max_sessions) {
     return absl::ResourceExhaustedError(absl::StrCat("open_session: the server already has ",
@@ -115,8 +118,12 @@ absl::StatusOr<std::shared_ptr<Session>> SessionStore::Open(engine::Device devic
                                               limits_.max_session_gpu_bytes, server_budget_);
   auto session = std::make_shared<Session>(absl::StrCat(public_id, "/", secret), public_id,
                                            device, std::move(budget), limits_, executor_);
+  session->set_opened_by(std::move(peer), std::move(client));
   sessions_[public_id] = Entry{std::move(secret), session};
   ServerMetrics().CountSessionOpened();
+  Log(LogLevel::kInfo, "session_opened",
+      {{"session", public_id}, {"peer", session->peer()}, {"client", session->client()},
+       {"device", device.ToString()}, {"sessions", static_cast<int64_t>(sessions_.size())}});
   return session;
 }
 
@@ -159,14 +166,24 @@ absl::Status SessionStore::Close(absl::string_view session_id) {
     session = std::move(it->second.session);
     sessions_.erase(it);
   }
-  session->Close();
-  ServerMetrics().CountSessionEnded(/*expired=*/false);
+  Ended(*session, /*expired=*/false);
   return absl::OkStatus();
 }
 
 int64_t SessionStore::size() const {
   absl::MutexLock lock(&mu_);
   return static_cast<int64_t>(sessions_.size());
+}
+
+void SessionStore::Ended(Session& session, bool expired) {
+  const int64_t held = session.budget()->used();
+  session.Close();
+  ServerMetrics().CountSessionEnded(expired);
+  Log(LogLevel::kInfo, expired ? "session_expired" : "session_closed",
+      {{"session", session.public_id()}, {"peer", session.peer()},
+       {"seconds", absl::ToDoubleSeconds(absl::Now() - session.opened_at())},
+       {"ops", session.ops_run()}, {"uploaded_bytes", session.uploaded_bytes()},
+       {"downloaded_bytes", session.downloaded_bytes()}, {"held_bytes", held}});
 }
 
 SessionStore::Totals SessionStore::totals() const {
@@ -203,10 +220,7 @@ void SessionStore::ExpireIdle() {
       }
     }
   }
-  for (auto& session : expired) {
-    session->Close();
-    ServerMetrics().CountSessionEnded(/*expired=*/true);
-  }
+  for (auto& session : expired) Ended(*session, /*expired=*/true);
 }
 
 }  // namespace tensord::server

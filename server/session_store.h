@@ -45,7 +45,9 @@ class SessionStore {
   ~SessionStore();  // closes every session
 
   // RESOURCE_EXHAUSTED when max_sessions are open.
-  absl::StatusOr<std::shared_ptr<Session>> Open(engine::Device device);
+  // `peer` and `client` name who opened it, in the log.
+  absl::StatusOr<std::shared_ptr<Session>> Open(engine::Device device, std::string peer = "",
+                                                std::string client = "");
   // NOT_FOUND for an unknown or closed id (the same answer whether it ever existed or not).
   // Renews the session's lease.
   absl::StatusOr<std::shared_ptr<Session>> Find(absl::string_view session_id);
@@ -75,6 +77,9 @@ class SessionStore {
   // The entry of `session_id` (NOT_FOUND naming only its public part otherwise).
   absl::StatusOr<Map::iterator> Lookup(absl::string_view session_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Closes a session taken out of the map; counts and logs its end.
+  void Ended(Session& session, bool expired);
 
   const std::string replica_;
   const ServerLimits limits_;

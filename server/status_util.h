@@ -2,7 +2,10 @@
 #ifndef TENSORD_SERVER_STATUS_UTIL_H_
 #define TENSORD_SERVER_STATUS_UTIL_H_
 
+#include <string>
+
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "grpcpp/support/status.h"
 #include "tensord/v1/tensord.pb.h"
 
@@ -11,8 +14,13 @@ namespace tensord::server {
 // Same code and message. The Python exception class rides in the trailing metadata key
 // "tensord-error-kind" (set by the service), and in v1::Error.kind.
 grpc::Status ToGrpcStatus(const absl::Status& status);
-// Fills `error` (code, message, kind, op_index).
-void ToProtoError(const absl::Status& status, int op_index, v1::Error* error);
+// Fills `error` (code, message, kind, op_index, a new error_id) and logs it with `op` and the
+// session's public id.
+void ToProtoError(const absl::Status& status, int op_index, v1::Error* error,
+                  absl::string_view op, absl::string_view session_public_id);
+// Logs an RPC's error (method, session, code, peer) under a new error id, and returns the id.
+std::string LogRpcError(const absl::Status& status, absl::string_view method,
+                        absl::string_view session_public_id, absl::string_view peer);
 
 }  // namespace tensord::server
 

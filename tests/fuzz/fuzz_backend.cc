@@ -1,5 +1,7 @@
 #include "tests/fuzz/fuzz_backend.h"
 
+#include "server/log.h"
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -47,6 +49,8 @@ server::ServerLimits FuzzLimits() {
 Handlers& Backend() {
   static Handlers* backend = [] {
     QuietProtobufLogs();
+    // Fuzz inputs are mostly errors: their log lines would be most of the run's time.
+    (void)server::SetLogLevel("error");
     engine::SetCpuPoolCacheLimit(0);
     auto* executor = new engine::Executor(2);
     return new Handlers("fuzz", FuzzLimits(), engine::kCpu, executor);

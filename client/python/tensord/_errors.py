@@ -9,12 +9,14 @@ class OutOfMemoryError(RuntimeError):
     """A tensord limit (bytes per session or server) was reached: RESOURCE_EXHAUSTED."""
 
 
-def _make(kind, code_name, message):
+def _make(kind, code_name, message, error_id=None):
     if code_name == "RESOURCE_EXHAUSTED":
         error = OutOfMemoryError(message)
     else:
         error = _KINDS.get(kind, RuntimeError)(message)
     error.grpc_code = code_name
+    # The id of the server's log line for this error (None for errors found here).
+    error.error_id = error_id
     return error
 
 
@@ -27,15 +29,19 @@ def error_from_status(kind, code, message):
 
 
 def error_from_proto(error):
-    return _make(error.kind, _CODE_NAMES.get(error.code, "UNKNOWN"), error.message)
+    return _make(error.kind, _CODE_NAMES.get(error.code, "UNKNOWN"), error.message,
+                 error.error_id or None)
 
 
 def error_from_rpc(rpc_error, what):
     kind = "RuntimeError"
+    error_id = None
     try:
         for key, value in rpc_error.trailing_metadata() or ():
             if key == "tensord-error-kind":
                 kind = value
+            elif key == "tensord-error-id":
+                error_id = value
     except Exception:
         pass
     code = rpc_error.code()
@@ -44,4 +50,4 @@ def error_from_rpc(rpc_error, what):
         kind = "IndexError"
     if code == grpc.StatusCode.UNAVAILABLE:
         message = f"tensord server unavailable ({what}): {message}"
-    return _make(kind, code.name, message)
+    return _make(kind, code.name, message, error_id)

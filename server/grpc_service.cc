@@ -64,11 +64,15 @@ bool ParseRaw(const grpc::ByteBuffer& raw, google::protobuf::MessageLite* messag
 
 class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
  public:
-  UploadReactor(Handlers* handlers, grpc::CallbackServerContext* ctx,
-                grpc::ByteBuffer* response, absl::Status auth)
-      : handlers_(handlers), ctx_(ctx), response_(response) {
-    if (!auth.ok()) {
-      FinishWith(ctx_, this, "upload", auth, session_id_);
+  UploadReactor(const TensordService* service, grpc::CallbackServerContext* ctx,
+                grpc::ByteBuffer* response)
+      : service_(service),
+        handlers_(&service->handlers()),
+        ctx_(ctx),
+        response_(response),
+        tenant_(service->Authorize(*ctx)) {
+    if (!tenant_.ok()) {
+      FinishWith(ctx_, this, "upload", tenant_.status());
       return;
     }
     StartRead(&message_);
@@ -108,6 +112,9 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
                         absl::InvalidArgumentError("upload: the first message must be the header"));
     }
     session_id_ = request.header().session_id();
+    if (absl::Status admitted = service_->Admit(session_id_, *tenant_); !admitted.ok()) {
+      return FinishWith(ctx_, this, "upload", admitted, session_id_);
+    }
     handlers_->StartUpload(std::move(*request.mutable_header()),
                           [this](absl::StatusOr<std::unique_ptr<PendingUpload>> upload) {
                             if (!upload.ok())
@@ -132,9 +139,11 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
     return absl::InvalidArgumentError("upload: only the first message may be a header");
   }
 
+  const TensordService* const service_;
   Handlers* const handlers_;
   grpc::CallbackServerContext* const ctx_;
   grpc::ByteBuffer* const response_;
+  const absl::StatusOr<std::string> tenant_;
   grpc::ByteBuffer message_;
   std::string session_id_;  // the header's
   std::unique_ptr<PendingUpload> upload_;
@@ -144,11 +153,13 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
 
 class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
-  DownloadReactor(Handlers* handlers, grpc::CallbackServerContext* ctx,
-                  const grpc::ByteBuffer* raw_request, absl::Status auth)
-      : ctx_(ctx), chunk_(handlers->limits().chunk_bytes) {
-    if (!auth.ok()) {
-      FinishWith(ctx_, this, "download", auth);
+  DownloadReactor(const TensordService* service, grpc::CallbackServerContext* ctx,
+                  const grpc::ByteBuffer* raw_request)
+      : ctx_(ctx), chunk_(service->handlers().limits().chunk_bytes) {
+    Handlers* handlers = &service->handlers();
+    absl::StatusOr<std::string> tenant = service->Authorize(*ctx);
+    if (!tenant.ok()) {
+      FinishWith(ctx_, this, "download", tenant.status());
       return;
     }
     v1::DownloadRequest request;
@@ -157,6 +168,10 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
       return;
     }
     session_id_ = request.session_id();
+    if (absl::Status admitted = service->Admit(session_id_, *tenant); !admitted.ok()) {
+      FinishWith(ctx_, this, "download", admitted, session_id_);
+      return;
+    }
     handlers->StartDownload(request,
                            [this](absl::StatusOr<std::unique_ptr<ReadyDownload>> download) {
                              OnReady(std::move(download));
@@ -213,10 +228,13 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
 class ConnectReactor final
     : public grpc::ServerBidiReactor<v1::ConnectRequest, v1::ConnectResponse> {
  public:
-  ConnectReactor(Handlers* handlers, grpc::CallbackServerContext* ctx, absl::Status auth)
-      : handlers_(handlers), ctx_(ctx) {
-    if (!auth.ok()) {
-      FinishWith(ctx_, this, "connect", auth);
+  ConnectReactor(const TensordService* service, grpc::CallbackServerContext* ctx)
+      : service_(service),
+        handlers_(&service->handlers()),
+        ctx_(ctx),
+        tenant_(service->Authorize(*ctx)) {
+    if (!tenant_.ok()) {
+      FinishWith(ctx_, this, "connect", tenant_.status());
       return;
     }
     StartRead(&request_);
@@ -311,7 +329,7 @@ class ConnectReactor final
           break;
         }
         status = handlers_->HandleOpenSession(request.open_session(), response->mutable_opened(),
-                                              ctx_->peer());
+                                              *tenant_, ctx_->peer());
         if (status.ok()) {
           session_id_ = response->opened().session_id();
           owns_session_ = true;
@@ -323,7 +341,8 @@ class ConnectReactor final
           status = absl::FailedPreconditionError("connect: this stream already has a session");
           break;
         }
-        status = handlers_->sessions().Find(request.attach_session_id()).status();
+        status = service_->Admit(request.attach_session_id(), *tenant_);
+        if (status.ok()) status = handlers_->sessions().Find(request.attach_session_id()).status();
         if (status.ok()) session_id_ = request.attach_session_id();
         break;
       case v1::ConnectRequest::kRunOps: {
@@ -331,6 +350,9 @@ class ConnectReactor final
         auto run = std::make_shared<v1::RunOpsRequest>();
         run->Swap(request_.mutable_run_ops());
         if (run->session_id().empty()) run->set_session_id(session_id_);
+        if (absl::Status admitted = service_->Admit(run->session_id(), *tenant_); !admitted.ok()) {
+          return done(std::move(admitted));
+        }
         return handlers_->HandleRunOps(
             *run, response->mutable_ran(),
             [run, done = std::move(done)](absl::Status s) mutable { done(std::move(s)); });
@@ -339,6 +361,10 @@ class ConnectReactor final
         auto release = std::make_shared<v1::ReleaseRequest>();
         release->Swap(request_.mutable_release());
         if (release->session_id().empty()) release->set_session_id(session_id_);
+        if (absl::Status admitted = service_->Admit(release->session_id(), *tenant_);
+            !admitted.ok()) {
+          return done(std::move(admitted));
+        }
         return handlers_->HandleRelease(
             *release, response->mutable_released(),
             [release, done = std::move(done)](absl::Status s) mutable { done(std::move(s)); });
@@ -349,8 +375,10 @@ class ConnectReactor final
     done(std::move(status));
   }
 
+  const TensordService* const service_;
   Handlers* const handlers_;
   grpc::CallbackServerContext* const ctx_;
+  const absl::StatusOr<std::string> tenant_;
   v1::ConnectRequest request_;
   std::string session_id_;
   bool owns_session_ = false;
@@ -365,18 +393,19 @@ class ConnectReactor final
 
 }  // namespace
 
-TensordService::TensordService(Handlers* handlers, std::string auth_token)
-    : handlers_(handlers), auth_token_(std::move(auth_token)) {}
+TensordService::TensordService(Handlers* handlers, Authenticator auth)
+    : handlers_(handlers),
+      auth_(std::move(auth)),
+      per_tenant_(auth_.requires_token() || auth_.mtls()) {}
 
-absl::Status TensordService::Authorize(grpc::CallbackServerContext* ctx) const {
-  if (auth_token_.empty()) return absl::OkStatus();
-  const auto& metadata = ctx->client_metadata();
-  auto it = metadata.find("authorization");
-  if (it != metadata.end()) {
-    absl::string_view value(it->second.data(), it->second.size());
-    if (absl::ConsumePrefix(&value, "Bearer ") && value == auth_token_) return absl::OkStatus();
-  }
-  return absl::UnauthenticatedError("a valid 'authorization: Bearer <token>' is required");
+absl::StatusOr<std::string> TensordService::Authorize(const grpc::ServerContextBase& ctx) const {
+  return auth_.Tenant(ctx);
+}
+
+absl::Status TensordService::Admit(absl::string_view session_id,
+                                   absl::string_view tenant) const {
+  if (!per_tenant_ || session_id.empty()) return absl::OkStatus();
+  return handlers_->sessions().CheckTenant(session_id, tenant);
 }
 
 namespace {
@@ -389,10 +418,11 @@ template <typename Request, typename Response, typename Handle>
 grpc::ServerUnaryReactor* ServeUnary(grpc::CallbackServerContext* ctx,
                                      const grpc::ByteBuffer* raw_request,
                                      grpc::ByteBuffer* raw_response, const char* method,
-                                     const absl::Status& auth, Handle handle) {
+                                     const TensordService* service, Handle handle) {
   auto* reactor = ctx->DefaultReactor();
-  if (!auth.ok()) {
-    FinishWith(ctx, reactor, method, auth);
+  absl::StatusOr<std::string> tenant = service->Authorize(*ctx);
+  if (!tenant.ok()) {
+    FinishWith(ctx, reactor, method, tenant.status());
     return reactor;
   }
   struct Call {
@@ -406,8 +436,12 @@ grpc::ServerUnaryReactor* ServeUnary(grpc::CallbackServerContext* ctx,
                    "the request is not a valid ", Request::descriptor()->full_name(), " message")));
     return reactor;
   }
+  if (absl::Status admitted = service->Admit(SessionOf(call->request), *tenant); !admitted.ok()) {
+    FinishWith(ctx, reactor, method, admitted, SessionOf(call->request));
+    return reactor;
+  }
   Call* c = call.release();  // owned by `done`, which runs exactly once
-  handle(c->request, &c->response, [ctx, reactor, raw_response, method, c](absl::Status status) {
+  auto finish = [ctx, reactor, raw_response, method, c](absl::Status status) {
     std::unique_ptr<Call> owned(c);
     if (status.ok()) {
       bool own_buffer;
@@ -416,7 +450,14 @@ grpc::ServerUnaryReactor* ServeUnary(grpc::CallbackServerContext* ctx,
       if (!serialized.ok()) status = absl::InternalError(serialized.error_message());
     }
     FinishWith(ctx, reactor, method, status, SessionOf(owned->request));
-  });
+  };
+  // Handlers that need the caller's tenant (OpenSession) take it first.
+  if constexpr (std::is_invocable_v<Handle, const std::string&, const Request&, Response*,
+                                    Handlers::Done>) {
+    handle(*tenant, c->request, &c->response, std::move(finish));
+  } else {
+    handle(c->request, &c->response, std::move(finish));
+  }
   return reactor;
 }
 
@@ -426,7 +467,7 @@ grpc::ServerUnaryReactor* TensordService::GetVersion(grpc::CallbackServerContext
                                                      const grpc::ByteBuffer* raw_request,
                                                      grpc::ByteBuffer* raw_response) {
   return ServeUnary<v1::GetVersionRequest, v1::GetVersionResponse>(
-      ctx, raw_request, raw_response, "get_version", Authorize(ctx),
+      ctx, raw_request, raw_response, "get_version", this,
       [this](const v1::GetVersionRequest& request, v1::GetVersionResponse* response,
              Handlers::Done done) {
         handlers_->HandleGetVersion(response);
@@ -438,7 +479,7 @@ grpc::ServerUnaryReactor* TensordService::GetServerInfo(grpc::CallbackServerCont
                                                         const grpc::ByteBuffer* raw_request,
                                                         grpc::ByteBuffer* raw_response) {
   return ServeUnary<v1::GetServerInfoRequest, v1::GetServerInfoResponse>(
-      ctx, raw_request, raw_response, "get_server_info", Authorize(ctx),
+      ctx, raw_request, raw_response, "get_server_info", this,
       [this](const v1::GetServerInfoRequest& request, v1::GetServerInfoResponse* response,
              Handlers::Done done) {
         handlers_->HandleGetServerInfo(response);
@@ -450,7 +491,7 @@ grpc::ServerUnaryReactor* TensordService::ListOps(grpc::CallbackServerContext* c
                                                   const grpc::ByteBuffer* raw_request,
                                                   grpc::ByteBuffer* raw_response) {
   return ServeUnary<v1::ListOpsRequest, v1::ListOpsResponse>(
-      ctx, raw_request, raw_response, "list_ops", Authorize(ctx),
+      ctx, raw_request, raw_response, "list_ops", this,
       [this](const v1::ListOpsRequest& request, v1::ListOpsResponse* response,
              Handlers::Done done) {
         handlers_->HandleListOps(response);
@@ -462,10 +503,10 @@ grpc::ServerUnaryReactor* TensordService::OpenSession(grpc::CallbackServerContex
                                                       const grpc::ByteBuffer* raw_request,
                                                       grpc::ByteBuffer* raw_response) {
   return ServeUnary<v1::OpenSessionRequest, v1::OpenSessionResponse>(
-      ctx, raw_request, raw_response, "open_session", Authorize(ctx),
-      [this, ctx](const v1::OpenSessionRequest& request, v1::OpenSessionResponse* response,
-             Handlers::Done done) {
-        done(handlers_->HandleOpenSession(request, response, ctx->peer()));
+      ctx, raw_request, raw_response, "open_session", this,
+      [this, ctx](const std::string& tenant, const v1::OpenSessionRequest& request,
+                  v1::OpenSessionResponse* response, Handlers::Done done) {
+        done(handlers_->HandleOpenSession(request, response, tenant, ctx->peer()));
       });
 }
 
@@ -473,7 +514,7 @@ grpc::ServerUnaryReactor* TensordService::CloseSession(grpc::CallbackServerConte
                                                        const grpc::ByteBuffer* raw_request,
                                                        grpc::ByteBuffer* raw_response) {
   return ServeUnary<v1::CloseSessionRequest, v1::CloseSessionResponse>(
-      ctx, raw_request, raw_response, "close_session", Authorize(ctx),
+      ctx, raw_request, raw_response, "close_session", this,
       [this](const v1::CloseSessionRequest& request, v1::CloseSessionResponse* response,
              Handlers::Done done) { done(handlers_->HandleCloseSession(request)); });
 }
@@ -482,7 +523,7 @@ grpc::ServerUnaryReactor* TensordService::RenewLease(grpc::CallbackServerContext
                                                      const grpc::ByteBuffer* raw_request,
                                                      grpc::ByteBuffer* raw_response) {
   return ServeUnary<v1::RenewLeaseRequest, v1::RenewLeaseResponse>(
-      ctx, raw_request, raw_response, "renew_lease", Authorize(ctx),
+      ctx, raw_request, raw_response, "renew_lease", this,
       [this](const v1::RenewLeaseRequest& request, v1::RenewLeaseResponse* response,
              Handlers::Done done) { done(handlers_->HandleRenewLease(request, response)); });
 }
@@ -491,7 +532,7 @@ grpc::ServerUnaryReactor* TensordService::RunOps(grpc::CallbackServerContext* ct
                                                  const grpc::ByteBuffer* raw_request,
                                                  grpc::ByteBuffer* raw_response) {
   return ServeUnary<v1::RunOpsRequest, v1::RunOpsResponse>(
-      ctx, raw_request, raw_response, "run_ops", Authorize(ctx),
+      ctx, raw_request, raw_response, "run_ops", this,
       [this](const v1::RunOpsRequest& request, v1::RunOpsResponse* response,
              Handlers::Done done) {
         handlers_->HandleRunOps(request, response, std::move(done));
@@ -502,7 +543,7 @@ grpc::ServerUnaryReactor* TensordService::Describe(grpc::CallbackServerContext* 
                                                    const grpc::ByteBuffer* raw_request,
                                                    grpc::ByteBuffer* raw_response) {
   return ServeUnary<v1::DescribeRequest, v1::DescribeResponse>(
-      ctx, raw_request, raw_response, "describe", Authorize(ctx),
+      ctx, raw_request, raw_response, "describe", this,
       [this](const v1::DescribeRequest& request, v1::DescribeResponse* response,
              Handlers::Done done) {
         handlers_->HandleDescribe(request, response, std::move(done));
@@ -513,7 +554,7 @@ grpc::ServerUnaryReactor* TensordService::Release(grpc::CallbackServerContext* c
                                                   const grpc::ByteBuffer* raw_request,
                                                   grpc::ByteBuffer* raw_response) {
   return ServeUnary<v1::ReleaseRequest, v1::ReleaseResponse>(
-      ctx, raw_request, raw_response, "release", Authorize(ctx),
+      ctx, raw_request, raw_response, "release", this,
       [this](const v1::ReleaseRequest& request, v1::ReleaseResponse* response,
              Handlers::Done done) {
         handlers_->HandleRelease(request, response, std::move(done));
@@ -524,7 +565,7 @@ grpc::ServerUnaryReactor* TensordService::ReadStorage(grpc::CallbackServerContex
                                                       const grpc::ByteBuffer* raw_request,
                                                       grpc::ByteBuffer* raw_response) {
   return ServeUnary<v1::ReadStorageRequest, v1::ReadStorageResponse>(
-      ctx, raw_request, raw_response, "read_storage", Authorize(ctx),
+      ctx, raw_request, raw_response, "read_storage", this,
       [this](const v1::ReadStorageRequest& request, v1::ReadStorageResponse* response,
              Handlers::Done done) {
         handlers_->HandleReadStorage(request,
@@ -540,7 +581,7 @@ grpc::ServerUnaryReactor* TensordService::WriteStorage(grpc::CallbackServerConte
                                                        const grpc::ByteBuffer* raw_request,
                                                        grpc::ByteBuffer* raw_response) {
   return ServeUnary<v1::WriteStorageRequest, v1::WriteStorageResponse>(
-      ctx, raw_request, raw_response, "write_storage", Authorize(ctx),
+      ctx, raw_request, raw_response, "write_storage", this,
       [this](const v1::WriteStorageRequest& request, v1::WriteStorageResponse* response,
              Handlers::Done done) {
         handlers_->HandleWriteStorage(request, std::move(done));
@@ -551,7 +592,7 @@ grpc::ServerUnaryReactor* TensordService::CreateStream(grpc::CallbackServerConte
                                                        const grpc::ByteBuffer* raw_request,
                                                        grpc::ByteBuffer* raw_response) {
   return ServeUnary<v1::CreateStreamRequest, v1::CreateStreamResponse>(
-      ctx, raw_request, raw_response, "create_stream", Authorize(ctx),
+      ctx, raw_request, raw_response, "create_stream", this,
       [this](const v1::CreateStreamRequest& request, v1::CreateStreamResponse* response,
              Handlers::Done done) {
         handlers_->HandleCreateStream(request, response, std::move(done));
@@ -562,7 +603,7 @@ grpc::ServerUnaryReactor* TensordService::RecordEvent(grpc::CallbackServerContex
                                                       const grpc::ByteBuffer* raw_request,
                                                       grpc::ByteBuffer* raw_response) {
   return ServeUnary<v1::RecordEventRequest, v1::RecordEventResponse>(
-      ctx, raw_request, raw_response, "record_event", Authorize(ctx),
+      ctx, raw_request, raw_response, "record_event", this,
       [this](const v1::RecordEventRequest& request, v1::RecordEventResponse* response,
              Handlers::Done done) { handlers_->HandleRecordEvent(request, std::move(done)); });
 }
@@ -571,7 +612,7 @@ grpc::ServerUnaryReactor* TensordService::WaitEvent(grpc::CallbackServerContext*
                                                     const grpc::ByteBuffer* raw_request,
                                                     grpc::ByteBuffer* raw_response) {
   return ServeUnary<v1::WaitEventRequest, v1::WaitEventResponse>(
-      ctx, raw_request, raw_response, "wait_event", Authorize(ctx),
+      ctx, raw_request, raw_response, "wait_event", this,
       [this](const v1::WaitEventRequest& request, v1::WaitEventResponse* response,
              Handlers::Done done) { handlers_->HandleWaitEvent(request, std::move(done)); });
 }
@@ -580,7 +621,7 @@ grpc::ServerUnaryReactor* TensordService::QueryEvent(grpc::CallbackServerContext
                                                      const grpc::ByteBuffer* raw_request,
                                                      grpc::ByteBuffer* raw_response) {
   return ServeUnary<v1::QueryEventRequest, v1::QueryEventResponse>(
-      ctx, raw_request, raw_response, "query_event", Authorize(ctx),
+      ctx, raw_request, raw_response, "query_event", this,
       [this](const v1::QueryEventRequest& request, v1::QueryEventResponse* response,
              Handlers::Done done) {
         handlers_->HandleQueryEvent(request, response, std::move(done));
@@ -591,24 +632,24 @@ grpc::ServerUnaryReactor* TensordService::Synchronize(grpc::CallbackServerContex
                                                       const grpc::ByteBuffer* raw_request,
                                                       grpc::ByteBuffer* raw_response) {
   return ServeUnary<v1::SynchronizeRequest, v1::SynchronizeResponse>(
-      ctx, raw_request, raw_response, "synchronize", Authorize(ctx),
+      ctx, raw_request, raw_response, "synchronize", this,
       [this](const v1::SynchronizeRequest& request, v1::SynchronizeResponse* response,
              Handlers::Done done) { handlers_->HandleSynchronize(request, std::move(done)); });
 }
 
 grpc::ServerReadReactor<grpc::ByteBuffer>* TensordService::Upload(grpc::CallbackServerContext* ctx,
                                                                   grpc::ByteBuffer* response) {
-  return new UploadReactor(handlers_, ctx, response, Authorize(ctx));
+  return new UploadReactor(this, ctx, response);
 }
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* TensordService::Download(
     grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* request) {
-  return new DownloadReactor(handlers_, ctx, request, Authorize(ctx));
+  return new DownloadReactor(this, ctx, request);
 }
 
 grpc::ServerBidiReactor<v1::ConnectRequest, v1::ConnectResponse>* TensordService::Connect(
     grpc::CallbackServerContext* ctx) {
-  return new ConnectReactor(handlers_, ctx, Authorize(ctx));
+  return new ConnectReactor(this, ctx);
 }
 
 }  // namespace tensord::server

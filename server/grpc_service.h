@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "server/auth.h"
 #include "server/handlers.h"
 #include "tensord/v1/tensord.grpc.pb.h"
 
@@ -48,8 +49,15 @@ using RawTensordService = WithMixins<v1::Tensord::CallbackService,
 
 class TensordService final : public RawTensordService {
  public:
-  // `auth_token`: when not empty, every call must carry "authorization: Bearer <token>".
-  TensordService(Handlers* handlers, std::string auth_token);
+  // `auth`: who may call, and as which tenant (auth.h).
+  TensordService(Handlers* handlers, Authenticator auth);
+
+  // The caller's tenant, or UNAUTHENTICATED.
+  absl::StatusOr<std::string> Authorize(const grpc::ServerContextBase& ctx) const;
+  // OK when `tenant` may use the session `session_id` ("": the call names none); NOT_FOUND,
+  // as for an unknown id, when the session is another tenant's.
+  absl::Status Admit(absl::string_view session_id, absl::string_view tenant) const;
+  Handlers& handlers() const { return *handlers_; }
 
   grpc::ServerUnaryReactor* GetVersion(grpc::CallbackServerContext* ctx,
                                        const grpc::ByteBuffer* request,
@@ -107,10 +115,10 @@ class TensordService final : public RawTensordService {
                                                        const grpc::ByteBuffer* request) override;
 
  private:
-  absl::Status Authorize(grpc::CallbackServerContext* ctx) const;
-
   Handlers* const handlers_;
-  const std::string auth_token_;
+  const Authenticator auth_;
+  // Sessions are checked against tenants only when callers have identities.
+  const bool per_tenant_;
 };
 
 }  // namespace tensord::server

@@ -180,7 +180,7 @@ absl::Status CheckClientVersion(absl::string_view client_version) {
 
 absl::Status Handlers::HandleOpenSession(const v1::OpenSessionRequest& request,
                                          v1::OpenSessionResponse* response,
-                                         absl::string_view peer) {
+                                         absl::string_view tenant, absl::string_view peer) {
   engine::Device device = default_device_;
   if (!request.device().empty()) {
     TENSORD_ASSIGN_OR_RETURN(device, engine::ParseDevice(request.device()));
@@ -192,7 +192,7 @@ absl::Status Handlers::HandleOpenSession(const v1::OpenSessionRequest& request,
   TENSORD_RETURN_IF_ERROR(CheckClientVersion(request.client_version()));
   TENSORD_ASSIGN_OR_RETURN(
       std::shared_ptr<Session> session,
-      sessions_.Open(device, std::string(peer),
+      sessions_.Open(device, std::string(tenant), std::string(peer),
                      absl::StrCat(request.client_name().substr(0, 64),
                                   request.client_version().empty() ? "" : " ",
                                   request.client_version().substr(0, 32))));

@@ -86,9 +86,10 @@ class Handlers {
   void HandleGetServerInfo(v1::GetServerInfoResponse* response);
   void HandleListOps(v1::ListOpsResponse* response) const;
 
-  // `peer`: the caller's address, for the log.
+  // For `tenant` (auth.h); `peer`: the caller's address, for the log.
   absl::Status HandleOpenSession(const v1::OpenSessionRequest& request,
-                                 v1::OpenSessionResponse* response, absl::string_view peer = {});
+                                 v1::OpenSessionResponse* response, absl::string_view tenant = {},
+                                 absl::string_view peer = {});
   absl::Status HandleCloseSession(const v1::CloseSessionRequest& request);
   absl::Status HandleRenewLease(const v1::RenewLeaseRequest& request,
                                 v1::RenewLeaseResponse* response);

@@ -16,6 +16,10 @@ inline constexpr int64_t kTensorMetadataBytes = 512;
 
 struct ServerLimits {
   int64_t max_sessions = 1024;
+  // Per tenant (auth.h): sessions open at once and tensor bytes held (host and each GPU);
+  // 0: only the server's limits.
+  int64_t max_tenant_sessions = 0;
+  int64_t max_tenant_bytes = 0;
   int64_t max_session_bytes = int64_t{4} << 30;
   int64_t max_server_bytes = int64_t{16} << 30;
   // The same on each GPU.

@@ -65,7 +65,12 @@ ABSL_FLAG(int, threads, 0, "executor threads (0: one per core, at least 2)");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
           "on SIGTERM, how long calls in flight may take to finish");
 ABSL_FLAG(std::string, auth_token_file, "",
-          "file holding a bearer token every call must present (empty: no authentication)");
+          "file of bearer tokens, one line per tenant: '<tenant> <token>' (or '<token>' for the "
+          "tenant 'default'); every call must present one (empty: no authentication; with "
+          "--tls_client_ca and no tokens, a client certificate's common name is its tenant)");
+ABSL_FLAG(int64_t, max_tenant_sessions, 0, "sessions one tenant may hold at once (0: no limit)");
+ABSL_FLAG(int64_t, max_tenant_bytes, 0,
+          "tensor bytes one tenant may hold, on the host and on each GPU (0: no limit)");
 ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain: serve TLS");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key for --tls_cert");
 ABSL_FLAG(std::string, tls_client_ca, "", "PEM CA: require client certificates (mTLS)");
@@ -191,6 +196,8 @@ int main(int argc, char** argv) {
   auto& limits = options.limits;
   limits.session_ttl = absl::GetFlag(FLAGS_session_ttl);
   limits.max_sessions = absl::GetFlag(FLAGS_max_sessions);
+  limits.max_tenant_sessions = absl::GetFlag(FLAGS_max_tenant_sessions);
+  limits.max_tenant_bytes = absl::GetFlag(FLAGS_max_tenant_bytes);
   limits.max_session_bytes = absl::GetFlag(FLAGS_max_session_bytes);
   limits.max_server_bytes = absl::GetFlag(FLAGS_max_server_bytes);
   // GPU limits default to the smallest GPU's memory (device OOM is RESOURCE_EXHAUSTED anyway).
@@ -215,9 +222,11 @@ int main(int argc, char** argv) {
   }
   options.executor_threads = absl::GetFlag(FLAGS_threads);
   if (const std::string path = absl::GetFlag(FLAGS_auth_token_file); !path.empty()) {
-    if (!ReadFile(path, &options.auth_token)) return Fail("cannot read --auth_token_file");
-    options.auth_token = std::string(absl::StripAsciiWhitespace(options.auth_token));
-    if (options.auth_token.empty()) return Fail("--auth_token_file is empty");
+    std::string contents;
+    if (!ReadFile(path, &contents)) return Fail("cannot read --auth_token_file");
+    auto tokens = tensord::server::ParseTokenFile(contents);
+    if (!tokens.ok()) return Fail(absl::StrCat("--auth_token_file: ", tokens.status().message()));
+    options.tokens = *std::move(tokens);
   }
   if (const std::string cert = absl::GetFlag(FLAGS_tls_cert); !cert.empty()) {
     if (!ReadFile(cert, &options.tls_cert_pem) ||
@@ -249,7 +258,7 @@ int main(int argc, char** argv) {
       {{"address", absl::StrCat(host, ":", (*server)->port())}, {"replica", options.replica},
        {"device", options.device.ToString()}, {"health_port", (*server)->health_port()},
        {"metrics_port", (*server)->metrics_port()}, {"tls", !options.tls_cert_pem.empty()},
-       {"mtls", !options.tls_client_ca_pem.empty()}, {"auth", !options.auth_token.empty()},
+       {"mtls", !options.tls_client_ca_pem.empty()}, {"tenants", options.tokens.size()},
        {"version", TENSORD_VERSION}});
 
   unsigned char signal_number = 0;

@@ -54,7 +54,9 @@ absl::StatusOr<std::unique_ptr<TensordServer>> TensordServer::Start(
   server->handlers_ =
       std::make_unique<Handlers>(options.replica, options.limits, options.device,
                                  server->executor_.get());
-  server->service_ = std::make_unique<TensordService>(server->handlers_.get(), options.auth_token);
+  server->service_ = std::make_unique<TensordService>(
+      server->handlers_.get(),
+      Authenticator(options.tokens, /*mtls=*/!options.tls_client_ca_pem.empty()));
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

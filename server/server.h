@@ -4,12 +4,14 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "engine/core/device.h"
 #include "grpcpp/generic/async_generic_service.h"
 #include "grpcpp/server.h"
+#include "server/auth.h"
 #include "server/handlers.h"
 #include "server/grpc_service.h"
 #include "server/limits.h"
@@ -30,7 +32,8 @@ struct ServerOptions {
   engine::Device device = engine::kCpu;
   ServerLimits limits;
   int executor_threads = 0;  // 0: one per core (at least 2)
-  std::string auth_token;    // empty: no authentication
+  // Bearer tokens, one per tenant (auth.h); empty: no token needed.
+  std::vector<TenantToken> tokens;
   std::string tls_cert_pem;  // empty: plaintext
   std::string tls_key_pem;
   std::string tls_client_ca_pem;  // set: clients must present a certificate signed by it (mTLS)

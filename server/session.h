@@ -45,10 +45,13 @@ class Session : public std::enable_shared_from_this<Session> {
   const std::shared_ptr<engine::DeviceBudgets>& budget() const { return budget_; }
 
   // Who opened it (for the log): the peer's address and the client's name and version.
-  void set_opened_by(std::string peer, std::string client) {
+  void set_opened_by(std::string tenant, std::string peer, std::string client) {
+    tenant_ = std::move(tenant);
     peer_ = std::move(peer);
     client_ = std::move(client);
   }
+  // The tenant that opened it (auth.h): only its calls find the session.
+  const std::string& tenant() const { return tenant_; }
   const std::string& peer() const { return peer_; }
   const std::string& client() const { return client_; }
   // Totals over its life, for the log line of its end.
@@ -134,7 +137,7 @@ class Session : public std::enable_shared_from_this<Session> {
   const std::string id_;
   const std::string public_id_;
   const absl::Time opened_at_ = absl::Now();
-  std::string peer_, client_;  // set once, before the session is shared
+  std::string tenant_, peer_, client_;  // set once, before the session is shared
   std::atomic<int64_t> uploaded_bytes_{0}, downloaded_bytes_{0}, ops_run_{0};
   const engine::Device device_;
   const std::shared_ptr<engine::DeviceBudgets> budget_;

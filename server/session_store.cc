@@ -103,6 +103,7 @@ SessionStore::~SessionStore() {
 }
 
 absl::StatusOr<std::shared_ptr<Session>> SessionStore::Open(engine::Device device,
+                                                             std::string tenant,
                                                              std::string peer,
                                                              std::string client) {
   absl::MutexLock lock(&mu_);
@@ -111,14 +112,29 @@ absl::StatusOr<std::shared_ptr<Session>> SessionStore::Open(engine::Device devic
                                                      sessions_.size(),
                                                      " sessions open, the limit"));
   }
+  Tenant& t = tenants_[tenant];
+  if (limits_.max_tenant_sessions > 0 && t.sessions >= limits_.max_tenant_sessions) {
+    if (t.sessions == 0) tenants_.erase(tenant);
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "open_session: tenant '", tenant, "' already has ", limits_.max_tenant_sessions,
+        " sessions open, its limit (--max-tenant-sessions)"));
+  }
+  if (t.budget == nullptr) {
+    t.budget = limits_.max_tenant_bytes > 0
+                   ? engine::DeviceBudgets::Create(absl::StrCat("tenant '", tenant, "'"),
+                                                   limits_.max_tenant_bytes,
+                                                   limits_.max_tenant_bytes, server_budget_)
+                   : server_budget_;
+  }
+  ++t.sessions;
   std::string public_id = absl::StrCat(replica_, "/", next_serial_++);
   std::string secret = NewSecret();
   auto budget = engine::DeviceBudgets::Create(absl::StrCat("session ", public_id),
                                               limits_.max_session_bytes,
-                                              limits_.max_session_gpu_bytes, server_budget_);
+                                              limits_.max_session_gpu_bytes, t.budget);
   auto session = std::make_shared<Session>(absl::StrCat(public_id, "/", secret), public_id,
                                            device, std::move(budget), limits_, executor_);
-  session->set_opened_by(std::move(peer), std::move(client));
+  session->set_opened_by(std::move(tenant), std::move(peer), std::move(client));
   sessions_[public_id] = Entry{std::move(secret), session};
   ServerMetrics().CountSessionOpened();
   Log(LogLevel::kInfo, "session_opened",
@@ -165,6 +181,7 @@ absl::Status SessionStore::Close(absl::string_view session_id) {
     TENSORD_ASSIGN_OR_RETURN(Map::iterator it, Lookup(session_id));
     session = std::move(it->second.session);
     sessions_.erase(it);
+    ForgetTenantSession(session->tenant());
   }
   Ended(*session, /*expired=*/false);
   return absl::OkStatus();
@@ -173,6 +190,20 @@ absl::Status SessionStore::Close(absl::string_view session_id) {
 int64_t SessionStore::size() const {
   absl::MutexLock lock(&mu_);
   return static_cast<int64_t>(sessions_.size());
+}
+
+absl::Status SessionStore::CheckTenant(absl::string_view session_id, absl::string_view tenant) {
+  absl::MutexLock lock(&mu_);
+  TENSORD_ASSIGN_OR_RETURN(Map::iterator it, Lookup(session_id));
+  if (it->second.session->tenant() != tenant) {
+    return SessionNotFound(it->first);
+  }
+  return absl::OkStatus();
+}
+
+void SessionStore::ForgetTenantSession(const std::string& tenant) {
+  auto it = tenants_.find(tenant);
+  if (it != tenants_.end() && --it->second.sessions == 0) tenants_.erase(it);
 }
 
 void SessionStore::Ended(Session& session, bool expired) {
@@ -213,6 +244,7 @@ void SessionStore::ExpireIdle() {
     for (auto it = sessions_.begin(); it != sessions_.end();) {
       Session& s = *it->second.session;
       if (!s.stream_bound() && now - s.last_active() > limits_.session_ttl) {
+        ForgetTenantSession(s.tenant());
         expired.push_back(std::move(it->second.session));
         sessions_.erase(it++);
       } else {

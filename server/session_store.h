@@ -45,9 +45,13 @@ class SessionStore {
   ~SessionStore();  // closes every session
 
   // RESOURCE_EXHAUSTED when max_sessions are open.
-  // `peer` and `client` name who opened it, in the log.
-  absl::StatusOr<std::shared_ptr<Session>> Open(engine::Device device, std::string peer = "",
-                                                std::string client = "");
+  // For `tenant` (auth.h; RESOURCE_EXHAUSTED at its session limit); `peer` and `client` name
+  // who opened it, in the log.
+  absl::StatusOr<std::shared_ptr<Session>> Open(engine::Device device, std::string tenant = "",
+                                                std::string peer = "", std::string client = "");
+  // OK when `session_id` is open and belongs to `tenant`; NOT_FOUND otherwise, the same answer
+  // as for an unknown id (another tenant learns nothing). Renews nothing.
+  absl::Status CheckTenant(absl::string_view session_id, absl::string_view tenant);
   // NOT_FOUND for an unknown or closed id (the same answer whether it ever existed or not).
   // Renews the session's lease.
   absl::StatusOr<std::shared_ptr<Session>> Find(absl::string_view session_id);
@@ -80,6 +84,7 @@ class SessionStore {
 
   // Closes a session taken out of the map; counts and logs its end.
   void Ended(Session& session, bool expired);
+  void ForgetTenantSession(const std::string& tenant) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string replica_;
   const ServerLimits limits_;
@@ -89,6 +94,11 @@ class SessionStore {
   mutable absl::Mutex mu_;
   // By public id.
   Map sessions_ ABSL_GUARDED_BY(mu_);
+  struct Tenant {
+    int64_t sessions = 0;
+    std::shared_ptr<engine::DeviceBudgets> budget;  // under the server's
+  };
+  absl::flat_hash_map<std::string, Tenant> tenants_ ABSL_GUARDED_BY(mu_);
   uint64_t next_serial_ ABSL_GUARDED_BY(mu_) = 1;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread reaper_;

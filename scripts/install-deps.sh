@@ -11,8 +11,8 @@ packages=(
   libopenblas-dev pybind11-dev python3-dev
   python3 python3-torch python3-numpy python3-grpcio python3-protobuf python3-pytest
   # The deployment tests: the router (nginx), a real Prometheus scraping the metrics, the
-  # manifests (YAML), TLS certificates.
-  nginx-light prometheus python3-yaml openssl
+  # manifests (YAML; kubectl kustomize; docker-compose's schema), TLS certificates.
+  nginx-light prometheus python3-yaml kubectl docker-compose openssl
 )
 
 missing=()

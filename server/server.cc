@@ -7,13 +7,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "engine/core/status_macros.h"
+#include "server/reflection.h"
 #include "grpcpp/server_builder.h"
-#include "grpcpp/impl/server_builder_option.h"
-#include "grpcpp/impl/server_builder_plugin.h"
 
 namespace tensord::server {
 
@@ -22,23 +20,6 @@ void TuneMallocForReuse() {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
-namespace {
-
-// The health port serves grpc.health.v1 alone: this option takes the reflection plugin (which
-// every builder gets once reflection is enabled) off its builder.
-class WithoutReflection final : public grpc::ServerBuilderOption {
- public:
-  void UpdateArguments(grpc::ChannelArguments*) override {}
-  void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>* plugins) override {
-    plugins->erase(std::remove_if(plugins->begin(), plugins->end(),
-                                  [](const std::unique_ptr<grpc::ServerBuilderPlugin>& plugin) {
-                                    return plugin->name() == "proto_server_reflection";
-                                  }),
-                   plugins->end());
-  }
-};
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<TensordServer>> TensordServer::Start(
     const ServerOptions& options) {
@@ -59,7 +40,10 @@ absl::StatusOr<std::unique_ptr<TensordServer>> TensordServer::Start(
       Authenticator(options.tokens, /*mtls=*/!options.tls_client_ca_pem.empty()));
 
   grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  server->reflection_ = std::make_unique<ReflectionService>(
+      std::vector<std::string>{"tensord.v1.Tensord", "grpc.health.v1.Health",
+                               "grpc.reflection.v1alpha.ServerReflection"},
+      server->service_.get());
   grpc::ServerBuilder builder;
   std::shared_ptr<grpc::ServerCredentials> credentials;
   if (options.tls_cert_pem.empty()) {
@@ -84,6 +68,7 @@ absl::StatusOr<std::unique_ptr<TensordServer>> TensordServer::Start(
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 20000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.RegisterService(server->service_.get());
+  builder.RegisterService(server->reflection_.get());
   // Every call's latency and status, for the metrics.
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
   creators.push_back(RpcMetricsInterceptorCreator());
@@ -98,7 +83,6 @@ absl::StatusOr<std::unique_ptr<TensordServer>> TensordServer::Start(
     grpc::ServerBuilder health;
     health.AddListeningPort(options.health_listen, grpc::InsecureServerCredentials(),
                             &server->health_port_);
-    health.SetOption(std::make_unique<WithoutReflection>());
     // Other methods: UNIMPLEMENTED (and a callback service, which gRPC needs to start a server
     // whose only service, the default health one, is added as it starts).
     health.RegisterCallbackGenericService(&server->unimplemented_);

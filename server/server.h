@@ -46,6 +46,8 @@ struct ServerOptions {
 
 // A running server: the gRPC server, the standard health and reflection services, and the
 // handlers (the service logic) with their sessions.
+class ReflectionService;
+
 class TensordServer {
  public:
   static absl::StatusOr<std::unique_ptr<TensordServer>> Start(const ServerOptions& options);
@@ -65,6 +67,7 @@ class TensordServer {
   std::unique_ptr<engine::Executor> executor_;
   std::unique_ptr<Handlers> handlers_;
   std::unique_ptr<TensordService> service_;
+  std::unique_ptr<ReflectionService> reflection_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<grpc::Server> health_server_;
   grpc::CallbackGenericService unimplemented_;  // the health port's other methods

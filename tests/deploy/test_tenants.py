@@ -128,3 +128,23 @@ def test_a_bad_token_file_stops_the_server_naming_the_line_not_the_token(tmp_pat
     assert run.returncode != 0
     assert needle in run.stderr, run.stderr
     assert "tok-AAAA1" not in run.stderr and "tok-BBBB2" not in run.stderr
+
+
+def test_reflection_is_behind_the_token(server):
+    """Server reflection lists the API only to callers that may call it."""
+    list_services = b"\x3a\x01*"  # ServerReflectionRequest{list_services: "*"}
+    method = "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"
+    with grpc.insecure_channel(server) as channel:
+        info = channel.stream_stream(method)
+        with pytest.raises(grpc.RpcError) as e:
+            list(info(iter([list_services]), timeout=10))
+        assert e.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        replies = list(info(iter([list_services]), timeout=10,
+                            metadata=[("authorization", "Bearer " + TOKENS["bob"])]))
+        assert len(replies) == 1 and b"tensord.v1.Tensord" in replies[0]
+        # A file by symbol, with its dependencies: tensord.v1's descriptor names its messages.
+        symbol = b"tensord.v1.Tensord"
+        by_symbol = b"\x22" + bytes([len(symbol)]) + symbol
+        replies = list(info(iter([by_symbol]), timeout=10,
+                            metadata=[("authorization", "Bearer " + TOKENS["bob"])]))
+        assert b"tensord/v1/tensord.proto" in replies[0] and b"OpenSessionRequest" in replies[0]

@@ -10,6 +10,7 @@ packages=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc prometheus-cpp-dev
   libopenblas-dev pybind11-dev python3-dev
   python3 python3-torch python3-numpy python3-grpcio python3-protobuf python3-pytest
+  python3-venv python3-setuptools python3-pip
   # The deployment tests: the router (nginx), a real Prometheus scraping the metrics, the
   # manifests (YAML; kubectl kustomize; docker-compose's schema), TLS certificates.
   nginx-light prometheus python3-yaml kubectl docker-compose openssl

@@ -180,6 +180,37 @@ def _load_planner(fingerprint, device):
     return None
 
 
+def _pem(value, variable):
+    """PEM bytes from bytes, a path, or (when `value` is None) the file $`variable` names."""
+    if value is None:
+        value = os.environ.get(variable) or None
+    if value is None or isinstance(value, (bytes, bytearray)):
+        return None if value is None else bytes(value)
+    with open(value, "rb") as f:
+        return f.read()
+
+
+def _channel_credentials(tls, root_certificates, certificate_chain, private_key, server_name):
+    """grpc.ChannelCredentials for connect()'s TLS settings, or None for a plaintext channel."""
+    given = (root_certificates, certificate_chain, private_key)
+    if tls is False:
+        if any(v is not None for v in given) or server_name:
+            raise ValueError("tensord: tls=False with TLS certificates or server_name")
+        return None
+    pems = [_pem(v, var) for v, var in
+            zip(given, ("TENSORD_TLS_CA", "TENSORD_TLS_CERT", "TENSORD_TLS_KEY"))]
+    if not tls and all(p is None for p in pems):
+        if server_name:
+            raise ValueError("tensord: server_name applies to TLS only: give tls=True or "
+                             "root_certificates")
+        return None
+    if (pems[1] is None) != (pems[2] is None):
+        raise ValueError("tensord: a client certificate needs both certificate_chain and "
+                         "private_key")
+    return grpc.ssl_channel_credentials(root_certificates=pems[0], private_key=pems[2],
+                                        certificate_chain=pems[1])
+
+
 class Session:
     """A session on a tensord server. `tensord.connect(address)` opens one.
 
@@ -194,14 +225,27 @@ class Session:
     """
 
     def __init__(self, address="127.0.0.1:50051", device=None, channel=None, token=None,
-                 pipeline=None):
+                 pipeline=None, *, tls=None, root_certificates=None, certificate_chain=None,
+                 private_key=None, server_name=None):
         self.address = address
         # pipeline=False: every op is sent at once, so its error is raised by the call that
         # made it (as torch does), at one round trip per op. Default: $TENSORD_PIPELINE != "0".
         self.pipeline = os.environ.get("TENSORD_PIPELINE", "1") != "0" if pipeline is None else pipeline
         options = [("grpc.max_receive_message_length", -1),
                    ("grpc.max_send_message_length", -1)] + _KEEPALIVE
-        self._channel = channel or grpc.insecure_channel(address, options=options)
+        if channel is None:
+            credentials = _channel_credentials(tls, root_certificates, certificate_chain,
+                                               private_key, server_name)
+            if credentials is None:
+                channel = grpc.insecure_channel(address, options=options)
+            else:
+                if server_name:
+                    options.append(("grpc.ssl_target_name_override", server_name))
+                channel = grpc.secure_channel(address, credentials, options=options)
+        elif tls or root_certificates or certificate_chain or private_key or server_name:
+            raise ValueError("tensord: TLS settings apply to the channel the session makes: "
+                             "give them or a channel, not both")
+        self._channel = channel
         self._metadata = (("authorization", "Bearer " + token),) if token else None
         self._lock = threading.RLock()
         self._ahead = None  # (ops, future, planned) of the batch sent ahead, reply not yet taken
@@ -692,14 +736,35 @@ _default = None
 _default_lock = threading.Lock()
 
 
-def connect(address=None, device=None, token=None, pipeline=None):
+def connect(address=None, device=None, token=None, pipeline=None, *, tls=None,
+            root_certificates=None, certificate_chain=None, private_key=None, server_name=None):
     """Opens a session on the tensord server at `address` (default $TENSORD_ADDRESS).
 
     pipeline=True (the default): ops are buffered and sent in batches; an op's error is raised
     when a result is next needed (its metadata or data, any flush). pipeline=False: each op is
     sent at once and raises at its own line, as in torch.
+
+    token: sent as `authorization: Bearer <token>` on every call (servers started with
+    --auth-token-file require it).
+
+    TLS (servers started with --tls-cert/--tls-key), as grpc.ssl_channel_credentials takes it;
+    each PEM is bytes or the path of a file:
+      root_certificates: the CA that signed the server's certificate (default: the system's
+        roots, or $TENSORD_TLS_CA).
+      certificate_chain, private_key: this client's certificate and key, for servers that
+        require one (--tls-client-ca, mutual TLS); defaults $TENSORD_TLS_CERT, $TENSORD_TLS_KEY.
+      tls: None (the default) uses TLS when any of the three, or any of those environment
+        variables, is given, plaintext otherwise; True uses TLS (with the system's roots unless
+        root_certificates is given); False plaintext, ignoring the environment variables.
+      server_name: the name the server's certificate must carry, when it differs from the host
+        in `address` (the `grpc.ssl_target_name_override` channel option).
+
+        tensord.connect("tensord.example:50051", token=token, root_certificates="ca.pem")
     """
-    return Session(address or default_address(), device=device, token=token, pipeline=pipeline)
+    return Session(address or default_address(), device=device, token=token, pipeline=pipeline,
+                   tls=tls, root_certificates=root_certificates,
+                   certificate_chain=certificate_chain, private_key=private_key,
+                   server_name=server_name)
 
 
 def _push_session(s):

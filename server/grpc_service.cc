@@ -1,6 +1,7 @@
 #include "server/grpc_service.h"
 
 #include <deque>
+#include <optional>
 #include <type_traits>
 #include <memory>
 #include <utility>
@@ -242,59 +243,81 @@ class ConnectReactor final
 
   void OnReadDone(bool ok) override {
     if (!ok) {
-      absl::MutexLock lock(&mu_);
-      reads_done_ = true;
-      MaybeFinishLocked();
+      std::optional<grpc::Status> finish;
+      {
+        absl::MutexLock lock(&mu_);
+        reads_done_ = true;
+        finish = MaybeFinishLocked();
+      }
+      if (finish) Finish(*finish);
       return;
     }
     // One request at a time: the next read starts once this one is answered (at once, unless
     // the session is still running an earlier call).
     auto response = std::make_shared<v1::ConnectResponse>();
     response->set_seq(request_.seq());
+    {
+      // While a request is handled the stream is not finished (its answer would reach a
+      // deleted reactor): a failed write only marks it cancelled, and Deliver finishes it.
+      absl::MutexLock lock(&mu_);
+      handling_ = true;
+    }
     Handle(response.get(), [this, response](absl::Status status) {
-      if (!status.ok())
-        ToProtoError(engine::NameOp("connect", status), -1, response->mutable_error(), "connect",
-                     PublicSessionId(session_id_));
+      if (!status.ok()) {
+        ToProtoError(engine::NameOp("connect", status), -1, response->mutable_error());
+        LogOpError(response->error(), "connect", PublicSessionId(session_id_));
+      }
       Deliver(std::move(*response));
     });
   }
 
   void Deliver(v1::ConnectResponse response) {
-    absl::MutexLock lock(&mu_);
-    outbox_.push_back(std::move(response));
-    if (!writing_) {
-      writing_ = true;
-      StartWrite(&outbox_.front());
+    std::optional<grpc::Status> finish;
+    {
+      absl::MutexLock lock(&mu_);
+      handling_ = false;
+      if (cancelled_) {  // a write failed meanwhile: the client is gone
+        finish = FinishOnceLocked(grpc::Status::CANCELLED);
+      } else {
+        outbox_.push_back(std::move(response));
+        if (!writing_) {
+          writing_ = true;
+          StartWrite(&outbox_.front());
+        }
+        // Backpressure: stop reading while too many answers wait to be written.
+        if (outbox_.size() < kMaxOutbox) {
+          StartRead(&request_);
+        } else {
+          read_paused_ = true;
+        }
+      }
     }
-    // Backpressure: stop reading while too many answers wait to be written.
-    if (outbox_.size() < kMaxOutbox) {
-      StartRead(&request_);
-    } else {
-      read_paused_ = true;
-    }
+    if (finish) Finish(*finish);
   }
 
   void OnWriteDone(bool ok) override {
-    absl::MutexLock lock(&mu_);
-    outbox_.pop_front();
-    if (!ok) {
-      writing_ = false;
-      if (!finished_) {
-        finished_ = true;
-        Finish(grpc::Status::CANCELLED);
+    std::optional<grpc::Status> finish;
+    {
+      absl::MutexLock lock(&mu_);
+      outbox_.pop_front();
+      if (!ok) {
+        writing_ = false;
+        cancelled_ = true;
+        if (!handling_) finish = FinishOnceLocked(grpc::Status::CANCELLED);
+      } else {
+        if (!outbox_.empty()) {
+          StartWrite(&outbox_.front());
+        } else {
+          writing_ = false;
+          finish = MaybeFinishLocked();
+        }
+        if (read_paused_ && outbox_.size() < kMaxOutbox / 2) {
+          read_paused_ = false;
+          StartRead(&request_);
+        }
       }
-      return;
     }
-    if (!outbox_.empty()) {
-      StartWrite(&outbox_.front());
-    } else {
-      writing_ = false;
-      MaybeFinishLocked();
-    }
-    if (read_paused_ && outbox_.size() < kMaxOutbox / 2) {
-      read_paused_ = false;
-      StartRead(&request_);
-    }
+    if (finish) Finish(*finish);
   }
 
   void OnDone() override {
@@ -312,11 +335,19 @@ class ConnectReactor final
  private:
   static constexpr size_t kMaxOutbox = 64;
 
-  void MaybeFinishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (reads_done_ && !writing_ && !finished_) {
-      finished_ = true;
-      Finish(grpc::Status::OK);
-    }
+  // The status to finish with, once everything is written and nothing is being handled.
+  std::optional<grpc::Status> MaybeFinishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (reads_done_ && !writing_ && !handling_) return FinishOnceLocked(grpc::Status::OK);
+    return std::nullopt;
+  }
+
+  // `status` the first time only. The caller calls Finish after releasing mu_: OnDone, which
+  // deletes the reactor, may run as soon as Finish is called.
+  std::optional<grpc::Status> FinishOnceLocked(grpc::Status status)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (finished_) return std::nullopt;
+    finished_ = true;
+    return status;
   }
 
   void Handle(v1::ConnectResponse* response, Handlers::Done done) {
@@ -388,6 +419,8 @@ class ConnectReactor final
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
   bool read_paused_ ABSL_GUARDED_BY(mu_) = false;
+  bool handling_ ABSL_GUARDED_BY(mu_) = false;   // a request is being handled
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;  // a write failed
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
 };
 

@@ -164,6 +164,10 @@ absl::Status CheckClientVersion(absl::string_view client_version) {
   const auto client = ParseVersion(client_version);
   const auto server = ParseVersion(kServerVersion);
   const auto oldest = ParseVersion(kMinClientVersion);
+  if (!server || !oldest) {
+    return absl::InternalError(absl::StrCat("open_session: this server's version ",
+                                            kServerVersion, " is not MAJOR.MINOR.PATCH"));
+  }
   if (!client) {
     return absl::InvalidArgumentError(absl::StrCat(
         "open_session: client_version '", absl::CEscape(client_version.substr(0, 64)),
@@ -171,7 +175,8 @@ absl::Status CheckClientVersion(absl::string_view client_version) {
   }
   if ((*client)[0] != (*server)[0] || *client < *oldest) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "open_session: client version ", client_version, " is not supported by server version ",
+        "open_session: client version ", client_version.substr(0, 64),
+        " is not supported by server version ",
         kServerVersion, " (it serves clients ", kMinClientVersion, " to ", (*server)[0],
         ".x): upgrade the client"));
   }

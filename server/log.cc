@@ -42,7 +42,9 @@ void AppendJsonString(std::string* out, absl::string_view s) {
       case '\r': out->append("\\r"); break;
       case '\t': out->append("\\t"); break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20) {
+        // Control bytes and bytes beyond ASCII escaped: every line stays valid JSON (a cut
+        // value may end inside a UTF-8 sequence; client text may be any bytes).
+        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) {
           absl::StrAppendFormat(out, "\\u%04x", static_cast<unsigned char>(c));
         } else {
           out->push_back(c);
@@ -52,13 +54,18 @@ void AppendJsonString(std::string* out, absl::string_view s) {
   out->push_back('"');
 }
 
-// Text values: bare when they hold no space, quote or '=', else quoted with C escapes.
+// Text values: bare when they are printable ASCII with no space, quote or '=', else quoted with
+// C escapes (no control byte from a client reaches the terminal or breaks a line).
 void AppendTextValue(std::string* out, absl::string_view s) {
-  const bool bare = !s.empty() && s.find_first_of(" \"=\t\n\r") == absl::string_view::npos;
+  bool bare = !s.empty();
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u >= 0x7f || c == '"' || c == '=' || c == '\\') bare = false;
+  }
   if (bare) {
     out->append(s.data(), s.size());
   } else {
-    absl::StrAppend(out, "\"", absl::CEscape(s), "\"");
+    absl::StrAppend(out, "\"", absl::CHexEscape(s), "\"");
   }
 }
 

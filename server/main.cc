@@ -23,6 +23,7 @@
 #include "absl/time/time.h"
 #include "engine/runtime/backend.h"
 #include "engine/cuda/cuda_backend.h"
+#include "server/handlers.h"
 #include "server/log.h"
 #include "server/server.h"
 #include "server/session_store.h"
@@ -144,6 +145,10 @@ int main(int argc, char** argv) {
     return Fail(std::string(s.message()));
   }
   tensord::server::SetSlowCallSeconds(absl::GetFlag(FLAGS_slow_call_seconds));
+  // The version clients are checked against must itself be one (MAJOR.MINOR.PATCH).
+  if (!tensord::server::CheckClientVersion(TENSORD_VERSION).ok()) {
+    return Fail("this build's version " TENSORD_VERSION " is not MAJOR.MINOR.PATCH");
+  }
 
   // SIGTERM/SIGINT may arrive on any thread: the handler only writes to a pipe that the main
   // thread waits on (async-signal-safe), so it works whichever thread takes the signal.

@@ -197,7 +197,9 @@ class RpcMetricsInterceptor final : public grpc::experimental::Interceptor {
       const grpc::Status status = methods->GetSendStatus();
       const double seconds = SecondsSince(start_);
       const absl::StatusCode code = static_cast<absl::StatusCode>(status.error_code());
-      ServerMetrics().CountRpc(method_, absl::Status(code, status.error_message()), seconds);
+      ServerMetrics().CountRpc(
+          method_, status.ok() ? absl::OkStatus() : absl::Status(code, status.error_message()),
+          seconds);
       // Streams (transfers, Connect) last as long as their data: only unary calls are "slow".
       if (unary_ && seconds >= slow_call_seconds.load(std::memory_order_relaxed)) {
         Log(LogLevel::kWarning, "slow_call",
@@ -240,7 +242,7 @@ RpcMetricsInterceptorCreator() {
 // process's static TLS (OpenBLAS alone holds 60 KiB of it) leaves too little: it overflows on
 // the first scrape. The exposition format is prometheus-cpp's (TextSerializer); the transport is
 // this small HTTP/1.1 responder: one thread, one connection at a time, GET /metrics only,
-// 2-second socket timeouts, requests over 8 KiB refused.
+// 3 seconds for a whole exchange, requests over 8 KiB refused.
 
 namespace {
 
@@ -280,14 +282,6 @@ absl::StatusOr<sockaddr_storage> ParseAddress(const std::string& address, sockle
   return storage;
 }
 
-void SendAll(int fd, absl::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n <= 0) return;
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
@@ -295,7 +289,7 @@ absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
   socklen_t length = 0;
   TENSORD_ASSIGN_OR_RETURN(sockaddr_storage addr, ParseAddress(address, &length));
   auto endpoint = std::unique_ptr<MetricsEndpoint>(new MetricsEndpoint());
-  endpoint->listen_fd_ = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  endpoint->listen_fd_ = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   const int one = 1;
   if (endpoint->listen_fd_ < 0 ||
       setsockopt(endpoint->listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
@@ -329,6 +323,25 @@ std::string MetricsEndpoint::Scrape() const {
   return prometheus::TextSerializer().Serialize(families);
 }
 
+namespace {
+
+// Waits until `fd` is ready for `events`, the wake pipe fires (false) or `deadline` passes
+// (false).
+bool WaitFor(int fd, short events, int wake, std::chrono::steady_clock::time_point deadline) {
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd fds[2] = {{fd, events, 0}, {wake, POLLIN, 0}};
+    const int n = poll(fds, 2, static_cast<int>(left.count()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || fds[1].revents != 0) return false;
+    return true;  // ready, or an error the next recv/send reports
+  }
+}
+
+}  // namespace
+
 void MetricsEndpoint::Serve() {
   while (true) {
     pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
@@ -337,36 +350,61 @@ void MetricsEndpoint::Serve() {
       return;
     }
     if (fds[1].revents != 0) return;  // stopping
+    if ((fds[0].revents & (POLLERR | POLLNVAL)) != 0) {
+      Log(LogLevel::kError, "metrics_endpoint_failed", {{"port", port_}});
+      return;
+    }
     if ((fds[0].revents & POLLIN) == 0) continue;
-    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) continue;
-    const timeval timeout{2, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-    std::string request;
-    char buffer[2048];
-    while (request.find("\r\n\r\n") == std::string::npos && request.size() < 8192) {
-      const ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
-      if (n <= 0) break;
-      request.append(buffer, static_cast<size_t>(n));
+    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) {
+      // Out of descriptors (EMFILE, ENFILE, ENOBUFS): the connection stays queued, so wait a
+      // moment rather than spin; EAGAIN: it was reset meanwhile.
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        pollfd wake = {wake_[0], POLLIN, 0};
+        if (poll(&wake, 1, 100) > 0) return;
+      }
+      continue;
     }
-    const absl::string_view line = absl::string_view(request).substr(0, request.find("\r\n"));
-    std::string status = "404 Not Found", type = "text/plain; charset=utf-8";
-    std::string body = "tensord: metrics are at /metrics\n";
-    if (request.find("\r\n\r\n") == std::string::npos) {
-      status = "400 Bad Request";
-      body = "tensord: malformed or oversized request\n";
-    } else if (absl::StartsWith(line, "GET /metrics ") || absl::StartsWith(line, "GET /metrics?")) {
-      status = "200 OK";
-      type = "text/plain; version=0.0.4; charset=utf-8";
-      body = Scrape();
-    }
-    SendAll(fd, absl::StrCat("HTTP/1.1 ", status, "\r\nContent-Type: ", type,
-                             "\r\nContent-Length: ", body.size(),
-                             "\r\nConnection: close\r\n\r\n", body));
-    shutdown(fd, SHUT_WR);
+    Respond(fd);
     close(fd);
   }
+}
+
+void MetricsEndpoint::Respond(int fd) const {
+  // The whole exchange has 3 seconds, however slowly the client sends or reads.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  std::string request;
+  char buffer[2048];
+  while (request.find("\r\n\r\n") == std::string::npos && request.size() < 8192) {
+    if (!WaitFor(fd, POLLIN, wake_[0], deadline)) return;
+    const ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+    if (n <= 0) break;
+    request.append(buffer, static_cast<size_t>(n));
+  }
+  const absl::string_view line = absl::string_view(request).substr(0, request.find("\r\n"));
+  std::string status = "404 Not Found", type = "text/plain; charset=utf-8";
+  std::string body = "tensord: metrics are at /metrics\n";
+  if (request.find("\r\n\r\n") == std::string::npos) {
+    status = "400 Bad Request";
+    body = "tensord: malformed or oversized request\n";
+  } else if (absl::StartsWith(line, "GET /metrics ") || absl::StartsWith(line, "GET /metrics?")) {
+    status = "200 OK";
+    type = "text/plain; version=0.0.4; charset=utf-8";
+    body = Scrape();
+  }
+  const std::string reply =
+      absl::StrCat("HTTP/1.1 ", status, "\r\nContent-Type: ", type, "\r\nContent-Length: ",
+                   body.size(), "\r\nConnection: close\r\n\r\n", body);
+  absl::string_view left = reply;
+  while (!left.empty()) {
+    if (!WaitFor(fd, POLLOUT, wake_[0], deadline)) return;
+    const ssize_t n = send(fd, left.data(), left.size(), MSG_NOSIGNAL);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+    if (n <= 0) return;
+    left.remove_prefix(static_cast<size_t>(n));
+  }
+  shutdown(fd, SHUT_WR);
 }
 
 MetricsEndpoint::~MetricsEndpoint() {

@@ -94,6 +94,7 @@ class MetricsEndpoint {
  private:
   MetricsEndpoint() = default;
   void Serve();
+  void Respond(int fd) const;  // one request on `fd`
 
   std::vector<std::shared_ptr<prometheus::Collectable>> collectables_;
   int listen_fd_ = -1;

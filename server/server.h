@@ -69,8 +69,8 @@ class TensordServer {
   std::unique_ptr<TensordService> service_;
   std::unique_ptr<ReflectionService> reflection_;
   std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<grpc::Server> health_server_;
   grpc::CallbackGenericService unimplemented_;  // the health port's other methods
+  std::unique_ptr<grpc::Server> health_server_;
   std::unique_ptr<MetricsEndpoint> metrics_;
   int port_ = 0;
   int health_port_ = 0;

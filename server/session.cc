@@ -40,7 +40,7 @@ Session::Counts Session::counts() const {
     counts.tensors = static_cast<int64_t>(tensors_.size());
     for (const auto& [id, stream] : streams_) streams.push_back(stream);
   }
-  // Outside the session's lock: a stream's lock is never taken under it.
+  // Outside the session's lock: a scrape holds it only to copy.
   for (const auto& stream : streams) counts.queued_ops += stream->pending();
   return counts;
 }
@@ -278,7 +278,8 @@ void Session::RunOps(const v1::RunOpsRequest& request, v1::RunOpsResponse* respo
     ToProtoError(absl::ResourceExhaustedError(absl::StrCat(
                      "run_ops: a batch may hold at most ", limits_.max_ops_per_batch,
                      " ops, got ", request.ops_size())),
-                 0, response->mutable_error(), "run_ops", public_id_);
+                 0, response->mutable_error());
+    LogOpError(response->error(), "run_ops", public_id_);
     return done(absl::OkStatus());
   }
   response->mutable_results()->Reserve(request.ops_size());
@@ -294,6 +295,7 @@ void Session::RunOps(const v1::RunOpsRequest& request, v1::RunOpsResponse* respo
 
 bool Session::ContinueBatch(const std::shared_ptr<Batch>& batch) {
   const v1::RunOpsRequest& request = *batch->request;
+  std::string failed_op;  // logged once the session's lock is released
   {
     // Every allocation made while planning is charged to this session.
     engine::ScopedMemoryBudget scoped_budget(budget_);
@@ -307,14 +309,15 @@ bool Session::ContinueBatch(const std::shared_ptr<Batch>& batch) {
       ServerMetrics().CountOp(call.op(), status);
       ops_run_.fetch_add(1, std::memory_order_relaxed);
       if (!status.ok()) {
-        ToProtoError(status, batch->next, batch->response->mutable_error(), call.op(),
-                     public_id_);
+        ToProtoError(status, batch->next, batch->response->mutable_error());
+        failed_op = call.op();
         break;
       }
       *batch->response->add_results() = std::move(result);
     }
     WakeStreamsLocked();
   }
+  if (!failed_op.empty()) LogOpError(batch->response->error(), failed_op, public_id_);
   if (request.release_after_size() > 0) {
     v1::ReleaseResponse released;
     Release(request.release_after(), &released);

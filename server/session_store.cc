@@ -106,6 +106,22 @@ absl::StatusOr<std::shared_ptr<Session>> SessionStore::Open(engine::Device devic
                                                              std::string tenant,
                                                              std::string peer,
                                                              std::string client) {
+  absl::StatusOr<std::shared_ptr<Session>> session =
+      NewSession(device, std::move(tenant), std::move(peer), std::move(client));
+  if (!session.ok()) return session;
+  ServerMetrics().CountSessionOpened();
+  // Logged outside the store's lock: a log write may block.
+  Log(LogLevel::kInfo, "session_opened",
+      {{"session", (*session)->public_id()}, {"peer", (*session)->peer()},
+       {"client", (*session)->client()}, {"device", device.ToString()},
+       {"tenant", (*session)->tenant()}});
+  return session;
+}
+
+absl::StatusOr<std::shared_ptr<Session>> SessionStore::NewSession(engine::Device device,
+                                                                   std::string tenant,
+                                                                   std::string peer,
+                                                                   std::string client) {
   absl::MutexLock lock(&mu_);
   if (static_cast<int64_t>(sessions_.size()) >= limits_.max_sessions) {
     return absl::ResourceExhaustedError(absl::StrCat("open_session: the server already has ",
@@ -114,7 +130,6 @@ absl::StatusOr<std::shared_ptr<Session>> SessionStore::Open(engine::Device devic
   }
   Tenant& t = tenants_[tenant];
   if (limits_.max_tenant_sessions > 0 && t.sessions >= limits_.max_tenant_sessions) {
-    if (t.sessions == 0) tenants_.erase(tenant);
     return absl::ResourceExhaustedError(absl::StrCat(
         "open_session: tenant '", tenant, "' already has ", limits_.max_tenant_sessions,
         " sessions open, its limit (--max-tenant-sessions)"));
@@ -136,10 +151,6 @@ absl::StatusOr<std::shared_ptr<Session>> SessionStore::Open(engine::Device devic
                                            device, std::move(budget), limits_, executor_);
   session->set_opened_by(std::move(tenant), std::move(peer), std::move(client));
   sessions_[public_id] = Entry{std::move(secret), session};
-  ServerMetrics().CountSessionOpened();
-  Log(LogLevel::kInfo, "session_opened",
-      {{"session", public_id}, {"peer", session->peer()}, {"client", session->client()},
-       {"device", device.ToString()}, {"sessions", static_cast<int64_t>(sessions_.size())}});
   return session;
 }
 
@@ -202,8 +213,10 @@ absl::Status SessionStore::CheckTenant(absl::string_view session_id, absl::strin
 }
 
 void SessionStore::ForgetTenantSession(const std::string& tenant) {
+  // The entry (and its budget, which closed sessions' storages still in use are charged to)
+  // stays: tenants are few (a token file's lines, or client certificates).
   auto it = tenants_.find(tenant);
-  if (it != tenants_.end() && --it->second.sessions == 0) tenants_.erase(it);
+  if (it != tenants_.end()) --it->second.sessions;
 }
 
 void SessionStore::Ended(Session& session, bool expired) {

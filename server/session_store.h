@@ -82,6 +82,8 @@ class SessionStore {
   absl::StatusOr<Map::iterator> Lookup(absl::string_view session_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  absl::StatusOr<std::shared_ptr<Session>> NewSession(engine::Device device, std::string tenant,
+                                                      std::string peer, std::string client);
   // Closes a session taken out of the map; counts and logs its end.
   void Ended(Session& session, bool expired);
   void ForgetTenantSession(const std::string& tenant) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -29,17 +29,21 @@ LogLevel LevelOf(absl::StatusCode code) {
 
 }  // namespace
 
-void ToProtoError(const absl::Status& status, int op_index, v1::Error* error,
-                  absl::string_view op, absl::string_view session_public_id) {
+void ToProtoError(const absl::Status& status, int op_index, v1::Error* error) {
   error->set_code(static_cast<int32_t>(status.code()));
   error->set_message(std::string(status.message()));
   error->set_kind(engine::ErrorKind(status));
   error->set_op_index(op_index);
   error->set_error_id(NewErrorId());
-  Log(LevelOf(status.code()), "op_error",
-      {{"error_id", error->error_id()}, {"session", session_public_id}, {"op", op},
-       {"op_index", op_index}, {"code", absl::StatusCodeToString(status.code())},
-       {"kind", error->kind()}, {"message", status.message()}});
+}
+
+void LogOpError(const v1::Error& error, absl::string_view op,
+                absl::string_view session_public_id) {
+  const auto code = static_cast<absl::StatusCode>(error.code());
+  Log(LevelOf(code), "op_error",
+      {{"error_id", error.error_id()}, {"session", session_public_id}, {"op", op},
+       {"op_index", error.op_index()}, {"code", absl::StatusCodeToString(code)},
+       {"kind", error.kind()}, {"message", error.message()}});
 }
 
 std::string LogRpcError(const absl::Status& status, absl::string_view method,

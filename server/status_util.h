@@ -14,10 +14,12 @@ namespace tensord::server {
 // Same code and message. The Python exception class rides in the trailing metadata key
 // "tensord-error-kind" (set by the service), and in v1::Error.kind.
 grpc::Status ToGrpcStatus(const absl::Status& status);
-// Fills `error` (code, message, kind, op_index, a new error_id) and logs it with `op` and the
-// session's public id.
-void ToProtoError(const absl::Status& status, int op_index, v1::Error* error,
-                  absl::string_view op, absl::string_view session_public_id);
+// Fills `error` (code, message, kind, op_index and a new error_id).
+void ToProtoError(const absl::Status& status, int op_index, v1::Error* error);
+// Logs an op's error (as ToProtoError filled it) with the op and the session's public id.
+// Not under a lock: a log write may block.
+void LogOpError(const v1::Error& error, absl::string_view op,
+                absl::string_view session_public_id);
 // Logs an RPC's error (method, session, code, peer) under a new error id, and returns the id.
 std::string LogRpcError(const absl::Status& status, absl::string_view method,
                         absl::string_view session_public_id, absl::string_view peer);

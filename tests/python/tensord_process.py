@@ -7,10 +7,11 @@ import subprocess
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def start(*flags, stderr=None):
-    """Returns (process, address) of a tensord listening on a free port with `flags`."""
+def start(*flags, stderr=None, listen="127.0.0.1:0"):
+    """Returns (process, address) of a tensord listening on `listen` (a free port) with
+    `flags`."""
     binary = os.environ.get("TENSORD_BINARY", os.path.join(ROOT, "build", "tensord"))
-    proc = subprocess.Popen([binary, "--listen=127.0.0.1:0", *flags], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([binary, f"--listen={listen}", *flags], stdout=subprocess.PIPE,
                             stderr=stderr, text=True)
     line = proc.stdout.readline()
     match = re.search(r"listening on (\S+)", line)

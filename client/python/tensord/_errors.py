@@ -33,7 +33,9 @@ def error_from_proto(error):
                  error.error_id or None)
 
 
-def error_from_rpc(rpc_error, what):
+def error_from_rpc(rpc_error, what, session=None):
+    """`session`: the session's public id (its route), named when the server is unreachable:
+    a session lives in one server's memory, so it is lost if that server is."""
     kind = "RuntimeError"
     error_id = None
     try:
@@ -49,5 +51,6 @@ def error_from_rpc(rpc_error, what):
     if code == grpc.StatusCode.OUT_OF_RANGE and kind == "RuntimeError":
         kind = "IndexError"
     if code == grpc.StatusCode.UNAVAILABLE:
-        message = f"tensord server unavailable ({what}): {message}"
+        where = f"{what}, session {session}" if session else what
+        message = f"tensord server unavailable ({where}): {message}"
     return _make(kind, code.name, message, error_id)

@@ -313,7 +313,7 @@ class Session:
         try:
             return self._stub(method, response_type)(request, metadata=self._metadata)
         except grpc.RpcError as e:
-            raise error_from_rpc(e, method) from None
+            raise error_from_rpc(e, method, getattr(self, "route", None)) from None
 
     @staticmethod
     def _close_remote(channel, session_id, metadata, lease, sender):
@@ -459,7 +459,7 @@ class Session:
         try:
             response = get_response()
         except grpc.RpcError as e:
-            error = error_from_rpc(e, "RunOps")
+            error = error_from_rpc(e, "RunOps", self.route)
             for p in pending:
                 for t in p.tensors:
                     t._error = error
@@ -678,7 +678,7 @@ class Session:
         try:
             response = self._upload(messages(), metadata=self._metadata)
         except grpc.RpcError as e:
-            raise error_from_rpc(e, "upload") from None
+            raise error_from_rpc(e, "upload", self.route) from None
         return tensor_id, response.tensor
 
     def download(self, tensor_id):
@@ -703,7 +703,7 @@ class Session:
                 out[at:at + len(payload)] = payload
                 at += len(payload)
         except grpc.RpcError as e:
-            raise error_from_rpc(e, "download") from None
+            raise error_from_rpc(e, "download", self.route) from None
         if header is None or at != len(out):
             raise RuntimeError("download: the server sent fewer bytes than announced")
         return header, out

@@ -245,7 +245,11 @@ class Tensor(_ComputeMethods):
 
     def _data_id(self):
         """The id to read the data by; raises the error of the op the data came from, if it
-        failed (its metadata stays usable, as a CUDA tensor's after an asynchronous error)."""
+        failed (its metadata stays usable, as a CUDA tensor's after an asynchronous error).
+        Sends the buffered ops first: the op that makes the data may still fail when the
+        server runs it (a memory limit), and that error is the one to raise."""
+        if self._error is None:
+            self._session.flush()
         if self._error is not None:
             raise self._error
         return self._id

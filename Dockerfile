@@ -20,7 +20,8 @@ ARG TENSORD_CUDA=OFF
 RUN apt-get update -qq && \
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       cmake make g++ ccache libabsl-dev libgrpc++-dev libprotobuf-dev protobuf-compiler \
-      protobuf-compiler-grpc libopenblas-dev prometheus-cpp-dev >/dev/null
+      protobuf-compiler-grpc libopenblas-dev prometheus-cpp-dev libcli11-dev \
+      nlohmann-json3-dev >/dev/null
 WORKDIR /src
 COPY CMakeLists.txt ./
 COPY cmake cmake
@@ -28,13 +29,15 @@ COPY proto proto
 COPY engine engine
 COPY server server
 COPY client client
+COPY bench bench
 # The compiler cache survives between image builds on one machine (CI rebuilds in minutes).
 RUN --mount=type=cache,target=/root/.ccache \
     cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DTENSORD_BUILD_TESTS=OFF \
-      -DTENSORD_BUILD_BENCH=OFF -DTENSORD_CUDA=${TENSORD_CUDA} \
+      -DTENSORD_BUILD_BENCH=ON -DTENSORD_CUDA=${TENSORD_CUDA} \
       -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache >/dev/null && \
-    cmake --build build -j "$(nproc)" --target tensord tensord-health tensord_python_proto && \
-    strip build/tensord build/tensord-health
+    cmake --build build -j "$(nproc)" --target tensord tensord-health tensord-load \
+      tensord_python_proto && \
+    strip build/tensord build/tensord-health build/tensord-load
 
 FROM ${RUNTIME_BASE} AS runtime
 # (No apt cache mounts: podman 4.3's builder kept a locked cache mount held into the next stage.)
@@ -44,7 +47,9 @@ RUN apt-get update -qq && \
       libc-ares2 libssl3 libprometheus-cpp-core1.0 >/dev/null && \
     apt-get clean && rm -rf /var/lib/apt/lists/* && \
     useradd --system --no-create-home --shell /usr/sbin/nologin tensord
-COPY --from=build /src/build/tensord /src/build/tensord-health /usr/local/bin/
+# tensord-load: the load generator, for load tests against this or any tensord.
+COPY --from=build /src/build/tensord /src/build/tensord-health /src/build/tensord-load \
+     /usr/local/bin/
 # The Python client's sources, for users who install it in their own image or virtualenv:
 #   podman cp <container>:/usr/local/share/tensord/python ./tensord-python
 COPY --from=build /src/client/python/pyproject.toml /src/client/python/setup.py \

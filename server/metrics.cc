@@ -8,7 +8,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <dirent.h>
+
 #include <cerrno>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 #include <cstring>
 #include <iterator>
 #include <utility>
@@ -102,10 +107,56 @@ class StateCollector final : public prometheus::Collectable {
       add(bytes, static_cast<double>(used), {{"device", device}});
     }
     if (!cpu) add(bytes, 0, {{"device", "cpu"}});
+    AddProcessFamilies(&families);
     return families;
   }
 
  private:
+  // The standard process metrics (Prometheus' process collector's names), from /proc/self:
+  // load tests read the server's CPU time, memory, threads and descriptors from them.
+  static void AddProcessFamilies(std::vector<prometheus::MetricFamily>* families) {
+    auto single = [&](const char* name, const char* help, prometheus::MetricType type,
+                      double value) {
+      prometheus::ClientMetric metric;
+      if (type == prometheus::MetricType::Counter) {
+        metric.counter.value = value;
+      } else {
+        metric.gauge.value = value;
+      }
+      families->push_back({name, help, type, {metric}});
+    };
+    std::ifstream stat("/proc/self/stat");
+    std::string line;
+    if (std::getline(stat, line)) {
+      // Fields after the command name (which may hold spaces, in parentheses): state is 3rd.
+      std::istringstream rest(line.substr(line.rfind(')') + 2));
+      std::vector<std::string> f{std::istream_iterator<std::string>(rest), {}};
+      // utime, stime: fields 14, 15; num_threads: 20 (1-based, so f[11], f[12], f[17]).
+      if (f.size() > 17) {
+        const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+        single("process_cpu_seconds_total", "User and system CPU time spent, seconds.",
+               prometheus::MetricType::Counter,
+               (std::stod(f[11]) + std::stod(f[12])) / ticks);
+        single("process_threads", "Threads of the process.", prometheus::MetricType::Gauge,
+               std::stod(f[17]));
+      }
+    }
+    std::ifstream statm("/proc/self/statm");
+    int64_t pages_total = 0, pages_resident = 0;
+    if (statm >> pages_total >> pages_resident) {
+      single("process_resident_memory_bytes", "Resident memory, bytes.",
+             prometheus::MetricType::Gauge,
+             static_cast<double>(pages_resident) * static_cast<double>(sysconf(_SC_PAGESIZE)));
+    }
+    int fds = 0;
+    if (DIR* dir = opendir("/proc/self/fd")) {
+      while (readdir(dir) != nullptr) ++fds;
+      closedir(dir);
+      single("process_open_fds", "Open file descriptors.", prometheus::MetricType::Gauge,
+             fds - 3);  // ".", "..", and the directory's own descriptor
+    }
+  }
+
   SessionStore* const sessions_;
 };
 

@@ -157,6 +157,10 @@ def test_prometheus_scrapes_what_the_server_did(server, tmp_path):
         assert one('tensord_tensor_bytes{device="cpu"}') >= 4096
         assert one('tensord_tensors') >= 6
         assert one('tensord_session_limit') > 0
+        # The process collector's standard names (load tests read the server's CPU and RSS).
+        assert one('process_resident_memory_bytes') > 8 << 20
+        assert one('process_cpu_seconds_total') > 0
+        assert one('process_threads') >= 2 and one('process_open_fds') >= 3
     finally:
         prom.terminate()
         prom.wait(timeout=20)

@@ -289,8 +289,29 @@ void Session::RunOps(const v1::RunOpsRequest& request, v1::RunOpsResponse* respo
       batch->done(std::move(admitted));
       return true;
     }
+    absl::Status status;
+    if (self->AnswerIfResent(*batch->request, batch->response, &status)) {
+      batch->done(std::move(status));
+      return true;
+    }
     return self->ContinueBatch(batch);
   });
+}
+
+bool Session::AnswerIfResent(const v1::RunOpsRequest& request, v1::RunOpsResponse* response,
+                              absl::Status* status) {
+  const uint64_t seq = request.batch_seq();
+  if (seq == 0) return false;
+  absl::MutexLock lock(&mu_);
+  if (seq > last_batch_seq_) return false;  // a new batch
+  if (seq == last_batch_seq_) {
+    *response = last_batch_answer_;  // ran already: its answer again, nothing runs twice
+    return true;
+  }
+  *status = absl::FailedPreconditionError(absl::StrCat(
+      "run_ops: batch ", seq, " is older than this session's last batch (", last_batch_seq_,
+      "): batch numbers must grow"));
+  return true;
 }
 
 bool Session::ContinueBatch(const std::shared_ptr<Batch>& batch) {
@@ -316,6 +337,11 @@ bool Session::ContinueBatch(const std::shared_ptr<Batch>& batch) {
       *batch->response->add_results() = std::move(result);
     }
     WakeStreamsLocked();
+    if (request.batch_seq() != 0) {
+      // Kept for a resend of this batch (its client may never see this answer).
+      last_batch_seq_ = request.batch_seq();
+      last_batch_answer_ = *batch->response;
+    }
   }
   if (!failed_op.empty()) LogOpError(batch->response->error(), failed_op, public_id_);
   if (request.release_after_size() > 0) {

@@ -116,6 +116,10 @@ class Session : public std::enable_shared_from_this<Session> {
  private:
   struct Batch;
   // Runs the batch's ops from where it stopped; false when it suspended again.
+  // A numbered batch already run (its number is the last one's): answers it again from the
+  // kept answer and returns true; an older number is FAILED_PRECONDITION (also true).
+  bool AnswerIfResent(const v1::RunOpsRequest& request, v1::RunOpsResponse* response,
+                      absl::Status* status);
   bool ContinueBatch(const std::shared_ptr<Batch>& batch);
   // When `call` is a data-dependent op whose inputs have queued writes: arranges for the batch
   // to continue once they are done and returns true.
@@ -157,6 +161,9 @@ class Session : public std::enable_shared_from_this<Session> {
   absl::flat_hash_map<uint64_t, std::shared_ptr<engine::Event>> events_ ABSL_GUARDED_BY(mu_);
   uint64_t next_stream_id_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t next_op_id_ ABSL_GUARDED_BY(mu_) = 1;
+  // The last numbered batch and its answer (RunOpsRequest.batch_seq).
+  uint64_t last_batch_seq_ ABSL_GUARDED_BY(mu_) = 0;
+  v1::RunOpsResponse last_batch_answer_ ABSL_GUARDED_BY(mu_);
   // Streams given ops by the current batch and not yet woken, and how many ops: a batch wakes
   // each stream's worker once per kWakeEvery ops instead of once per op.
   std::vector<std::shared_ptr<engine::Stream>> unwoken_ ABSL_GUARDED_BY(mu_);

@@ -38,6 +38,9 @@ import pytest
 from routing_util import NGINX, ROOT, DnsStub, Nginx, free_port, loopback_conf, wait_for_port
 
 grpc = pytest.importorskip("grpc")
+# Its replicas die for good, and dozens of sessions find out: a lost connection is not retried
+# (clients retry for 30 s by default, for network blips; tests/faults covers that).
+os.environ.setdefault("TENSORD_RECONNECT_SECONDS", "0")
 tensord = pytest.importorskip("tensord")
 from tensord.v1 import tensord_pb2 as pb  # noqa: E402
 

@@ -103,7 +103,7 @@ class FaultProxy:
                     if delay:
                         time.sleep(delay)
                     (server if s is client else client).sendall(data)
-        except OSError:
+        except (OSError, ValueError):  # dropped meanwhile (a closed socket's descriptor is -1)
             pass
         finally:
             for s in (client, server):

@@ -20,6 +20,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
 
+# Its servers die for good: a lost connection is retried for 2 s, not the default 30.
+os.environ.setdefault("TENSORD_RECONNECT_SECONDS", "2")
 import tensord  # noqa: E402
 from tensord.v1 import tensord_pb2 as pb  # noqa: E402
 import tensord_process  # noqa: E402

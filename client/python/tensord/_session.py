@@ -34,6 +34,39 @@ _CHUNK = 1 << 20
 # (grpc.http2.max_pings_without_data) keeps 30 s pings under that limit: leave it as it is.
 _KEEPALIVE = [("grpc.keepalive_time_ms", 30_000), ("grpc.keepalive_timeout_ms", 10_000),
               ("grpc.keepalive_permit_without_calls", 0)]
+# How long a session's calls keep trying to reach its server after the connection dropped (a
+# network blip, a proxy restart): the session lives on the server for its lease meanwhile.
+_RECONNECT_SECONDS = float(os.environ.get("TENSORD_RECONNECT_SECONDS", "30"))
+
+
+def _with_reconnect(call, request, **kwargs):
+    """call(request, **kwargs); when the connection is lost (UNAVAILABLE), the same request
+    again, each time waiting for the connection to come back (gRPC redials with backoff), for
+    up to _RECONNECT_SECONDS. Safe for every call it is used for: reads, writes of the same
+    bytes, and numbered batches, which the server answers from what it already did instead of
+    running them twice (RunOpsRequest.batch_seq)."""
+    try:
+        return call(request, **kwargs)
+    except grpc.RpcError as e:
+        if e.code() != grpc.StatusCode.UNAVAILABLE or _RECONNECT_SECONDS <= 0:
+            raise
+        lost = e
+    deadline = time.monotonic() + _RECONNECT_SECONDS
+    timeout = kwargs.pop("timeout", None)
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise lost
+        try:
+            return call(request, wait_for_ready=True,
+                        timeout=min(left, timeout) if timeout else left, **kwargs)
+        except grpc.RpcError as e:
+            if e.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                raise
+            lost = e if e.code() == grpc.StatusCode.UNAVAILABLE else lost
+            time.sleep(0.05)
+
+
 # How often to renew a lease when the server does not say how long it lasts.
 _DEFAULT_RENEW_SECONDS = 60.0
 
@@ -256,6 +289,7 @@ class Session:
         self._pending = []
         self._releases = []
         self._next_id = 1
+        self._batch_seq = 0  # the last batch's number (RunOpsRequest.batch_seq)
         self._closed = False
         self._ops = None
         self._info = None
@@ -311,7 +345,8 @@ class Session:
 
     def _call(self, method, request, response_type):
         try:
-            return self._stub(method, response_type)(request, metadata=self._metadata)
+            return _with_reconnect(self._stub(method, response_type), request,
+                                   metadata=self._metadata)
         except grpc.RpcError as e:
             raise error_from_rpc(e, method, getattr(self, "route", None)) from None
 
@@ -449,7 +484,11 @@ class Session:
         # Outputs planned here need no metadata back.
         omit = all(t._info is not None for p in pending for t in p.tensors)
         encode = _encode_request if self.planner is None else self.planner.encode_request
-        return encode(self.id, [p.call for p in pending], omit, releases), omit
+        # Numbered (field 5, batch_seq), so that a batch sent again after a lost connection is
+        # answered, not run twice.
+        self._batch_seq += 1
+        seq = b"\x28" + _varint(self._batch_seq)
+        return encode(self.id, [p.call for p in pending], omit, releases) + seq, omit
 
     def _complete(self, pending, get_response, planned):
         """Takes a sent batch's reply: fills its tensors' metadata (unless all were `planned`
@@ -506,7 +545,8 @@ class Session:
         pending, self._pending = self._pending, []
         if pending:
             request, planned = self._request(pending)
-            future = self._sender.submit(self._run_ops, request, metadata=self._metadata)
+            future = self._sender.submit(_with_reconnect, self._run_ops, request,
+                                         metadata=self._metadata)
             self._ahead = (pending, future, planned)
 
     def flush(self):
@@ -527,7 +567,8 @@ class Session:
                 pending, self._pending = self._pending, []
                 request, planned = self._request(pending)
                 self._defer(self._complete(
-                    pending, lambda: self._run_ops(request, metadata=self._metadata), planned))
+                    pending, lambda: _with_reconnect(self._run_ops, request,
+                                                     metadata=self._metadata), planned))
 
     def run_now(self, call):
         """Flushes, then runs one op and returns the TensorInfos of its outputs (for ops whose
@@ -684,12 +725,12 @@ class Session:
     def download(self, tensor_id):
         """(TensorInfo, bytearray of its elements in row-major order)."""
         self.flush()
-        header = None
-        out = None
-        at = 0
-        try:
-            for message in self._download(pb.DownloadRequest(session_id=self.id, id=tensor_id),
-                                metadata=self._metadata):
+
+        def attempt(request, **kwargs):  # the whole stream; again from the start if it drops
+            header = None
+            out = None
+            at = 0
+            for message in self._download(request, **kwargs):
                 if header is None:
                     header = pb.DownloadResponse.FromString(message).header
                     numel = 1
@@ -702,6 +743,12 @@ class Session:
                     payload = memoryview(pb.DownloadResponse.FromString(message).data)
                 out[at:at + len(payload)] = payload
                 at += len(payload)
+            return header, out, at
+
+        try:
+            header, out, at = _with_reconnect(
+                attempt, pb.DownloadRequest(session_id=self.id, id=tensor_id),
+                metadata=self._metadata)
         except grpc.RpcError as e:
             raise error_from_rpc(e, "download", self.route) from None
         if header is None or at != len(out):

@@ -10,6 +10,8 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/functional/function_ref.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/completion_queue.h"
@@ -375,17 +377,42 @@ struct SessionState {
   absl::StatusOr<std::optional<std::vector<TensorInfo>>> PlanLocked(
       const std::string& op, const std::vector<Tensor>& inputs, const Attrs& attrs)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // call(ctx) with a context of this session; when the connection is lost (UNAVAILABLE), again
+  // with a fresh one that waits for the connection to come back, for up to
+  // options.reconnect_timeout. Every call made through it may be repeated: reads, writes of
+  // the same bytes, numbered batches (the server answers a resent one, not running it twice).
+  absl::Status WithReconnect(absl::FunctionRef<absl::Status(grpc::ClientContext*)> call) const {
+    grpc::ClientContext first;
+    Context(&first);
+    absl::Status status = call(&first);
+    if (!absl::IsUnavailable(status) || options.reconnect_timeout <= absl::ZeroDuration()) {
+      return status;
+    }
+    const absl::Status lost = status;
+    const absl::Time deadline = absl::Now() + options.reconnect_timeout;
+    while (absl::Now() < deadline) {
+      grpc::ClientContext retry;
+      Context(&retry);
+      retry.set_wait_for_ready(true);
+      retry.set_deadline(absl::ToChronoTime(deadline));
+      status = call(&retry);
+      if (absl::IsDeadlineExceeded(status)) return lost;
+      if (!absl::IsUnavailable(status)) return status;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return lost;
+  }
   // One unary call of this session (its id and token set), with the error kind of a failure:
   // the one way every session RPC but RunOps and the byte streams is made.
   template <typename Request, typename Response>
   absl::StatusOr<Response> Rpc(
       grpc::Status (v1::Tensord::Stub::*method)(grpc::ClientContext*, const Request&, Response*),
       Request request) const {
-    grpc::ClientContext ctx;
-    Context(&ctx);
     request.set_session_id(id);
     Response response;
-    absl::Status status = FromGrpc((stub.get()->*method)(&ctx, request, &response), &ctx);
+    absl::Status status = WithReconnect([&](grpc::ClientContext* ctx) {
+      return FromGrpc((stub.get()->*method)(ctx, request, &response), ctx);
+    });
     if (!status.ok()) return status;
     return response;
   }
@@ -445,11 +472,13 @@ absl::Status SessionState::FlushLocked() {
     request.set_omit_metadata(all_known);
     ops_sent += request.ops_size();
     ++batches_sent;
+    request.set_batch_seq(static_cast<uint64_t>(batches_sent));  // 1, 2, …: resends run once
 
-    grpc::ClientContext ctx;
-    Context(&ctx);
     v1::RunOpsResponse response;
-    absl::Status status = FromGrpc(stub->RunOps(&ctx, request, &response), &ctx);
+    absl::Status status = WithReconnect([&](grpc::ClientContext* ctx) {
+      response.Clear();
+      return FromGrpc(stub->RunOps(ctx, request, &response), ctx);
+    });
     if (!status.ok()) {
       for (auto& op : ops) {
         for (auto& w : op.outputs) {

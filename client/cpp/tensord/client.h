@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/security/credentials.h"
 #include "tensord/v1/tensord.pb.h"
@@ -322,6 +323,10 @@ struct SessionOptions {
   std::string device;            // empty: the server's default
   size_t max_buffered_ops = 1024;
   std::string auth_token;        // sent as "authorization: Bearer <token>" when not empty
+  // When the connection is lost (a network blip, a proxy restart), how long a call keeps
+  // trying to reach the session's server again; batches are numbered, so one resent after a
+  // lost reply is answered by the server, not run twice. Zero: no retry.
+  absl::Duration reconnect_timeout = absl::Seconds(30);
 };
 
 class Session {

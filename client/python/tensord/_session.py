@@ -344,9 +344,11 @@ class Session:
         return stub
 
     def _call(self, method, request, response_type):
+        stub = self._stub(method, response_type)
         try:
-            return _with_reconnect(self._stub(method, response_type), request,
-                                   metadata=self._metadata)
+            if not hasattr(self, "id"):  # no session yet (OpenSession): nothing to reattach to,
+                return stub(request, metadata=self._metadata)  # so a wrong address fails at once
+            return _with_reconnect(stub, request, metadata=self._metadata)
         except grpc.RpcError as e:
             raise error_from_rpc(e, method, getattr(self, "route", None)) from None
 

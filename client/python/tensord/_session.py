@@ -67,6 +67,14 @@ def _with_reconnect(call, request, **kwargs):
             time.sleep(0.05)
 
 
+# Calls that never wait for a session's work get a deadline (a server that stopped answering
+# fails them instead of hanging); calls that wait for work (RunOps behind a data-dependent op,
+# Synchronize, WaitEvent, reads, transfers) have none but the caller's own.
+_SHORT_CALLS = frozenset({"GetVersion", "GetServerInfo", "ListOps", "OpenSession",
+                          "RenewLease", "CloseSession"})
+_SHORT_CALL_SECONDS = float(os.environ.get("TENSORD_SHORT_CALL_SECONDS", "60"))
+
+
 # How often to renew a lease when the server does not say how long it lasts.
 _DEFAULT_RENEW_SECONDS = 60.0
 
@@ -345,10 +353,11 @@ class Session:
 
     def _call(self, method, request, response_type):
         stub = self._stub(method, response_type)
+        timeout = _SHORT_CALL_SECONDS if method in _SHORT_CALLS else None
         try:
             if not hasattr(self, "id"):  # no session yet (OpenSession): nothing to reattach to,
-                return stub(request, metadata=self._metadata)  # so a wrong address fails at once
-            return _with_reconnect(stub, request, metadata=self._metadata)
+                return stub(request, metadata=self._metadata, timeout=timeout)  # fails at once
+            return _with_reconnect(stub, request, metadata=self._metadata, timeout=timeout)
         except grpc.RpcError as e:
             raise error_from_rpc(e, method, getattr(self, "route", None)) from None
 

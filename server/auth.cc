@@ -10,8 +10,12 @@
 namespace tensord::server {
 namespace {
 
-// Equal strings in a time that depends only on the lengths (a token's length is no secret
-// worth the complexity of hiding).
+absl::Status Unauthenticated() {
+  return absl::UnauthenticatedError("a valid 'authorization: Bearer <token>' is required");
+}
+
+}  // namespace
+
 bool ConstantTimeEqual(absl::string_view a, absl::string_view b) {
   if (a.size() != b.size()) return false;
   unsigned char diff = 0;
@@ -20,12 +24,6 @@ bool ConstantTimeEqual(absl::string_view a, absl::string_view b) {
   }
   return diff == 0;
 }
-
-absl::Status Unauthenticated() {
-  return absl::UnauthenticatedError("a valid 'authorization: Bearer <token>' is required");
-}
-
-}  // namespace
 
 absl::StatusOr<std::vector<TenantToken>> ParseTokenFile(absl::string_view contents) {
   std::vector<TenantToken> tokens;

@@ -22,6 +22,10 @@
 
 namespace tensord::server {
 
+// Equal strings, in a time that depends only on their lengths (a token's or a session secret's
+// length is no secret): for comparing credentials.
+bool ConstantTimeEqual(absl::string_view a, absl::string_view b);
+
 struct TenantToken {
   std::string tenant;
   std::string token;

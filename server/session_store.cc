@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/core/status_macros.h"
 #include "engine/runtime/allocator.h"
+#include "server/auth.h"
 #include "server/log.h"
 #include "server/metrics.h"
 
@@ -25,16 +26,6 @@ std::string NewSecret() {
     for (size_t k = 0; k < 4; ++k) raw[i + k] = static_cast<char>((word >> (8 * k)) & 0xff);
   }
   return absl::BytesToHexString(raw);
-}
-
-// Equal strings, in a time that depends only on their lengths (the secret's length is public).
-bool ConstantTimeEqual(absl::string_view a, absl::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff |= static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i]);
-  }
-  return diff == 0;
 }
 
 absl::Status SessionNotFound(absl::string_view public_id) {

@@ -466,42 +466,15 @@ class Engine {
     const Workload& wl = workloads_[static_cast<size_t>(op->workload)];
     const std::vector<uint64_t>& base = s->base[static_cast<size_t>(op->workload)];
     switch (wl.kind) {
-      case Kind::kMetadata: {
-        v1::RunOpsRequest r = Batch(s, true);
-        const uint64_t out = s->next_id.fetch_add(1);
-        v1::OpCall* call = r.add_ops();
-        call->set_op("transpose");
-        call->add_inputs(base[0]);
-        (*call->mutable_attrs())["dim0"].set_i(0);
-        (*call->mutable_attrs())["dim1"].set_i(1);
-        call->add_outputs(out);
-        r.add_release_after(out);
-        RunOps(op, std::move(r));
+      case Kind::kMetadata:
+        RunOps(op, OneOp(s, "transpose", {base[0]}, {{"dim0", 0}, {"dim1", 1}}));
         break;
-      }
-      case Kind::kSmall: {
-        v1::RunOpsRequest r = Batch(s, true);
-        const uint64_t out = s->next_id.fetch_add(1);
-        v1::OpCall* call = r.add_ops();
-        call->set_op("add");
-        call->add_inputs(base[0]);
-        call->add_inputs(base[1]);
-        call->add_outputs(out);
-        r.add_release_after(out);
-        RunOps(op, std::move(r));
+      case Kind::kSmall:
+        RunOps(op, OneOp(s, "add", {base[0], base[1]}, {}));
         break;
-      }
-      case Kind::kNonzero: {
-        v1::RunOpsRequest r = Batch(s, true);
-        const uint64_t out = s->next_id.fetch_add(1);
-        v1::OpCall* call = r.add_ops();
-        call->set_op("nonzero");
-        call->add_inputs(base[0]);
-        call->add_outputs(out);
-        r.add_release_after(out);
-        RunOps(op, std::move(r));
+      case Kind::kNonzero:
+        RunOps(op, OneOp(s, "nonzero", {base[0]}, {}));
         break;
-      }
       case Kind::kLarge: Large(op, base); break;
       case Kind::kUpload: Upload(op, wl); break;
       case Kind::kDownload: Download(op, wl, base[0]); break;
@@ -553,6 +526,21 @@ class Engine {
   }
 
  private:
+  // A batch of one op on `inputs` with integer attributes, its output released by the next
+  // batch (release_after).
+  static v1::RunOpsRequest OneOp(Session* s, const char* name, std::vector<uint64_t> inputs,
+                                 std::vector<std::pair<const char*, int64_t>> attrs) {
+    v1::RunOpsRequest r = Batch(s, true);
+    const uint64_t out = s->next_id.fetch_add(1);
+    v1::OpCall* call = r.add_ops();
+    call->set_op(name);
+    for (uint64_t id : inputs) call->add_inputs(id);
+    for (const auto& [key, value] : attrs) (*call->mutable_attrs())[key].set_i(value);
+    call->add_outputs(out);
+    r.add_release_after(out);
+    return r;
+  }
+
   static v1::RunOpsRequest Batch(Session* s, bool with_releases) {
     v1::RunOpsRequest r;
     r.set_session_id(s->id);

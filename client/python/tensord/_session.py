@@ -734,8 +734,8 @@ class Session:
         return tensor_id, response.tensor
 
     def download(self, tensor_id):
-        """(TensorInfo, bytearray of its elements in row-major order)."""
-        self.flush()
+        """(TensorInfo, bytearray of its elements in row-major order). The buffered ops were
+        sent by the caller (the tensor's _data_id, which raises their error if one failed)."""
 
         def attempt(request, **kwargs):  # the whole stream; again from the start if it drops
             header = None

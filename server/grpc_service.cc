@@ -670,6 +670,16 @@ grpc::ServerUnaryReactor* TensordService::Synchronize(grpc::CallbackServerContex
              Handlers::Done done) { handlers_->HandleSynchronize(request, std::move(done)); });
 }
 
+grpc::ServerUnaryReactor* TensordService::Cancel(grpc::CallbackServerContext* ctx,
+                                                 const grpc::ByteBuffer* raw_request,
+                                                 grpc::ByteBuffer* raw_response) {
+  return ServeUnary<v1::CancelRequest, v1::CancelResponse>(
+      ctx, raw_request, raw_response, "cancel", this,
+      [this](const v1::CancelRequest& request, v1::CancelResponse* response, Handlers::Done done) {
+        done(handlers_->HandleCancel(request, response));
+      });
+}
+
 grpc::ServerReadReactor<grpc::ByteBuffer>* TensordService::Upload(grpc::CallbackServerContext* ctx,
                                                                   grpc::ByteBuffer* response) {
   return new UploadReactor(this, ctx, response);

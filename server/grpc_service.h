@@ -44,6 +44,7 @@ using RawTensordService = WithMixins<v1::Tensord::CallbackService,
                                      v1::Tensord::WithRawCallbackMethod_WaitEvent,
                                      v1::Tensord::WithRawCallbackMethod_QueryEvent,
                                      v1::Tensord::WithRawCallbackMethod_Synchronize,
+                                     v1::Tensord::WithRawCallbackMethod_Cancel,
                                      v1::Tensord::WithRawCallbackMethod_Upload,
                                      v1::Tensord::WithRawCallbackMethod_Download>::type;
 
@@ -107,6 +108,9 @@ class TensordService final : public RawTensordService {
   grpc::ServerUnaryReactor* Synchronize(grpc::CallbackServerContext* ctx,
                                         const grpc::ByteBuffer* request,
                                         grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* Cancel(grpc::CallbackServerContext* ctx,
+                                   const grpc::ByteBuffer* request,
+                                   grpc::ByteBuffer* response) override;
   grpc::ServerBidiReactor<v1::ConnectRequest, v1::ConnectResponse>* Connect(
       grpc::CallbackServerContext* ctx) override;
   grpc::ServerReadReactor<grpc::ByteBuffer>* Upload(grpc::CallbackServerContext* ctx,

@@ -18,6 +18,7 @@
 #include "engine/ops/factory_ops.h"
 #include "engine/ops/op_registry.h"
 #include "engine/core/status_macros.h"
+#include "server/log.h"
 #include "server/metrics.h"
 #include "server/proto_convert.h"
 
@@ -575,6 +576,19 @@ void Handlers::HandleQueryEvent(const v1::QueryEventRequest& request,
               return absl::OkStatus();
             },
             std::move(done));
+}
+
+absl::Status Handlers::HandleCancel(const v1::CancelRequest& request,
+                                   v1::CancelResponse* response) {
+  TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<Session> session, sessions_.Find(request.session_id()));
+  TENSORD_ASSIGN_OR_RETURN(
+      int64_t cancelled,
+      session->Cancel(request.has_stream() ? std::optional<uint64_t>(request.stream())
+                                           : std::nullopt));
+  response->set_cancelled_ops(cancelled);
+  Log(LogLevel::kInfo, "ops_cancelled",
+      {{"session", session->public_id()}, {"ops", cancelled}});
+  return absl::OkStatus();
 }
 
 void Handlers::HandleSynchronize(const v1::SynchronizeRequest& request, Done done) {

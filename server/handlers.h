@@ -127,6 +127,8 @@ class Handlers {
                         Done done);
   // Calls `done` with the first asynchronous error (or OK) once the streams are drained.
   void HandleSynchronize(const v1::SynchronizeRequest& request, Done done);
+  // Cancels the session's queued ops at once (not in its call order; Session::Cancel).
+  absl::Status HandleCancel(const v1::CancelRequest& request, v1::CancelResponse* response);
 
  private:
   // Runs `work` on the session, in its call order, and passes its status to `done`.

@@ -65,7 +65,8 @@ constexpr const char* kMethods[] = {
     "/tensord.v1.Tensord/Download",      "/tensord.v1.Tensord/Connect",
     "/tensord.v1.Tensord/CreateStream",  "/tensord.v1.Tensord/RecordEvent",
     "/tensord.v1.Tensord/WaitEvent",     "/tensord.v1.Tensord/QueryEvent",
-    "/tensord.v1.Tensord/Synchronize",   "/grpc.health.v1.Health/Check",
+    "/tensord.v1.Tensord/Synchronize",   "/tensord.v1.Tensord/Cancel",
+    "/grpc.health.v1.Health/Check",
     "/grpc.health.v1.Health/Watch",
     "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
 };

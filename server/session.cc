@@ -192,6 +192,22 @@ std::vector<std::shared_ptr<engine::Stream>> Session::Streams() const {
   return out;
 }
 
+absl::StatusOr<int64_t> Session::Cancel(std::optional<uint64_t> stream) {
+  std::vector<std::shared_ptr<engine::Stream>> streams;
+  if (stream.has_value()) {
+    TENSORD_ASSIGN_OR_RETURN(std::shared_ptr<engine::Stream> one, FindStream("cancel", *stream));
+    streams.push_back(std::move(one));
+  } else {
+    streams = Streams();
+  }
+  Touch();
+  int64_t cancelled = 0;
+  for (const auto& s : streams) {
+    cancelled += s->Cancel(absl::CancelledError("cancelled by the client before it finished"));
+  }
+  return cancelled;
+}
+
 std::shared_ptr<engine::Event> Session::EventForRecord(uint64_t id) {
   absl::MutexLock lock(&mu_);
   std::shared_ptr<engine::Event>& event = events_[id];
@@ -223,6 +239,11 @@ void Session::Close() {
     tensors.swap(tensors_);
     streams.swap(streams_);
     events.swap(events_);
+  }
+  // Nobody can read what its queued ops would compute: they are dropped, and what they hold is
+  // freed as soon as each stream reaches them (a running op stops at its next piece).
+  for (const auto& [id, stream] : streams) {
+    stream->Cancel(absl::CancelledError("cancelled: its session was closed"));
   }
   ReleaseMetadata(static_cast<int64_t>(tensors.size()));
 }

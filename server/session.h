@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -103,14 +104,17 @@ class Session : public std::enable_shared_from_this<Session> {
                                                              uint64_t stream) const;
   absl::StatusOr<uint64_t> CreateStream();
   std::vector<std::shared_ptr<engine::Stream>> Streams() const;
+  // Cancels the ops queued on stream `stream` (unset: on every stream), engine::Stream::Cancel;
+  // returns how many. Not in the call order: it may run while an earlier call waits.
+  absl::StatusOr<int64_t> Cancel(std::optional<uint64_t> stream);
   std::shared_ptr<engine::Event> EventForRecord(uint64_t id);
   absl::StatusOr<std::shared_ptr<engine::Event>> FindEvent(absl::string_view op,
                                                            uint64_t id) const;
   // A label for errors of queued work: "op 12 (mul)".
   std::string NextOpLabel(absl::string_view name);
 
-  // Drops every tensor, stream and event. Queued work still running finishes in the
-  // background and frees what it holds.
+  // Drops every tensor, stream and event, and cancels the queued work (engine::Stream::Cancel):
+  // a running op stops at its next piece and everything is freed as the streams drain.
   void Close();
 
  private:

@@ -9,6 +9,7 @@
 #include "engine/cpu/copy_kernel.h"
 #include "engine/kernels/convert.h"
 #include "engine/kernels/element_math.h"
+#include "engine/runtime/exec_context.h"
 #include "engine/runtime/executor.h"
 
 namespace tensord::engine::cpu {
@@ -54,7 +55,10 @@ void ForEachIndex(IntList sizes, Fn&& fn) {
       if (++idx[d] < sizes[d]) break;
       idx[d] = 0;
     }
-    if ((i + 1) % kPiece == 0) Executor::YieldToWaiting();
+    if ((i + 1) % kPiece == 0) {
+      Executor::YieldToWaiting();
+      if (ExecContext::CancelRequested()) return;
+    }
   }
 }
 
@@ -104,6 +108,7 @@ absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t d, const
     const StridedRef dst{out.data() + i * out.stride(d) * w, out.dtype(), dst_strides};
     CopyStrided(sizes, dst, src);
     Executor::YieldToWaiting();
+    if (ExecContext::CancelRequested()) return absl::OkStatus();  // the stream poisons `out`
   }
   return absl::OkStatus();
 }

@@ -9,6 +9,7 @@
 
 #include "engine/kernels/convert.h"
 #include "engine/kernels/element_math.h"
+#include "engine/runtime/exec_context.h"
 #include "engine/runtime/executor.h"
 #include "engine/runtime/thread_pool.h"
 
@@ -132,6 +133,7 @@ void GemmInPieces(DType dtype, int64_t n, int64_t m, int64_t k, Mat a, Mat b, ch
       Mat bk{b.data + k0 * b.rs * w, b.rs, b.cs};
       Gemm(dtype, n, m, nk, ak, bk, c, alpha, k0 == 0 ? beta : 1.0);
       if (k0 + nk < k) Executor::YieldToWaiting();
+      if (ExecContext::CancelRequested()) return;
     }
     return;
   }
@@ -142,6 +144,7 @@ void GemmInPieces(DType dtype, int64_t n, int64_t m, int64_t k, Mat a, Mat b, ch
     Mat ar{a.data + r * a.rs * w, a.rs, a.cs};
     Gemm(dtype, nr, m, k, ar, b, c + r * m * w, alpha, beta);
     if (r + nr < n) Executor::YieldToWaiting();
+    if (ExecContext::CancelRequested()) return;
   }
 }
 

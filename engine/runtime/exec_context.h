@@ -8,6 +8,8 @@
 #ifndef TENSORD_ENGINE_RUNTIME_EXEC_CONTEXT_H_
 #define TENSORD_ENGINE_RUNTIME_EXEC_CONTEXT_H_
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -68,6 +70,22 @@ class ExecContext {
 
   const std::vector<DeviceLane*>& launched() const { return launched_; }
 
+  // Cancellation (Stream::Cancel): the running task is cancelled once `*cancel_below` exceeds
+  // its sequence number `seq`. A long kernel asks between its pieces and stops early; its
+  // outputs are then poisoned with CANCELLED, so what it left half written is never read.
+  void set_cancel(const std::atomic<uint64_t>* cancel_below, uint64_t seq) {
+    cancel_below_ = cancel_below;
+    seq_ = seq;
+  }
+  bool cancel_requested() const {
+    return cancel_below_ != nullptr && cancel_below_->load(std::memory_order_relaxed) > seq_;
+  }
+  // Whether the task running on this thread was cancelled (false outside any task).
+  static bool CancelRequested() {
+    const ExecContext* context = Current();
+    return context != nullptr && context->cancel_requested();
+  }
+
   // An error slot on `lane` for the running task, read when it retires; null when the lane has
   // none free.
   KernelError* ErrorSlot(DeviceLane* lane, KernelErrorDecoder decode);
@@ -77,6 +95,8 @@ class ExecContext {
   DeviceLanes* lanes_;
   std::vector<DeviceLane*> launched_;
   std::vector<PendingKernelError> error_slots_;
+  const std::atomic<uint64_t>* cancel_below_ = nullptr;
+  uint64_t seq_ = 0;
   ExecContext* previous_;
 };
 

@@ -32,6 +32,7 @@ absl::Status Stream::Enqueue(StreamTask task, bool wake) {
     // ticket in the order they run.
     task.write_tickets.reserve(task.writes.size());
     for (const auto& storage : task.writes) task.write_tickets.push_back(storage->BeginWrite());
+    task.seq = next_seq_++;
     if (!task.is_marker) ++counted_;
     queue_.push_back(std::move(task));
   }
@@ -91,6 +92,32 @@ int64_t Stream::pending() const {
   return static_cast<int64_t>(queue_.size() + in_flight_.size());
 }
 
+int64_t Stream::Cancel(absl::Status reason) {
+  int64_t cancelled;
+  {
+    absl::MutexLock lock(&mu_);
+    cancel_reason_ = std::move(reason);
+    // Ops not yet dropped by an earlier cancel (the head may be running).
+    const uint64_t below = cancel_below_.load(std::memory_order_relaxed);
+    cancelled = 0;
+    for (const StreamTask& task : queue_) {
+      if (!task.is_marker && task.seq >= below) ++cancelled;
+    }
+    cancel_below_.store(next_seq_, std::memory_order_release);
+  }
+  Wake();  // a stream parked on an event or a hold goes on to drop what it waits for
+  return cancelled;
+}
+
+absl::Status Stream::CancelledError(const StreamTask& task) const {
+  absl::Status reason;
+  {
+    absl::MutexLock lock(&mu_);
+    reason = cancel_reason_;
+  }
+  return absl::CancelledError(absl::StrCat(task.label, ": ", reason.message()));
+}
+
 void Stream::Wake() {
   absl::MutexLock lock(&mu_);
   switch (state_) {
@@ -109,7 +136,10 @@ void Stream::Wake() {
 }
 
 bool Stream::HeadReady(StreamTask& task) {
-  if (task.wait_event && !task.wait_event->IsComplete(task.wait_generation)) {
+  // A cancelled task neither waits for its event nor holds; it still takes its turn among the
+  // host reads of its storages (their tickets keep their order).
+  const bool cancelled = Cancelled(task);
+  if (!cancelled && task.wait_event && !task.wait_event->IsComplete(task.wait_generation)) {
     task.wait_event->OnComplete(task.wait_generation,
                                 [self = shared_from_this()] { self->Wake(); });
     return task.wait_event->IsComplete(task.wait_generation);
@@ -121,7 +151,7 @@ bool Stream::HeadReady(StreamTask& task) {
       return false;
     }
   }
-  if (task.hold > absl::ZeroDuration()) {
+  if (!cancelled && task.hold > absl::ZeroDuration()) {
     const absl::Time now = absl::Now();
     if (task.hold_until == absl::InfinitePast()) task.hold_until = now + task.hold;
     if (now < task.hold_until) {
@@ -144,18 +174,27 @@ void Stream::Execute(StreamTask& task) {
   }
   std::vector<DeviceLane*> launched;
   std::vector<PendingKernelError> error_slots;
-  if (cause) {
+  if (task.kernel && Cancelled(task)) {  // cancelled before it ran
+    status = CancelledError(task);
+    cause = std::make_shared<const absl::Status>(status);
+  } else if (cause) {
     status = WithPayloadsOf(*cause, absl::FailedPreconditionError(absl::StrCat(
                                         task.label, " depends on a failed op: ", cause->message())));
   } else if (task.kernel) {
     {
       ExecContext context(&lanes_);
+      context.set_cancel(&cancel_below_, task.seq);
       Executor::AllowYields pieces;  // a long kernel lets other streams' turns run between pieces
       status = task.kernel();
       launched = context.launched();
       error_slots = context.TakeErrorSlots();
     }
-    if (!status.ok()) {
+    // Cancelled while it ran: a CPU kernel may have stopped part way. (Work launched on a GPU
+    // lane runs to its end; the op still reports CANCELLED, so its outputs are never read.)
+    if (status.ok() && Cancelled(task)) {
+      status = CancelledError(task);
+      cause = std::make_shared<const absl::Status>(status);
+    } else if (!status.ok()) {
       cause = std::make_shared<const absl::Status>(WithPayloadsOf(
           status, absl::Status(status.code(), absl::StrCat(task.label, ": ", status.message()))));
       status = *cause;
@@ -193,7 +232,11 @@ void Stream::Complete(StreamTask& task, const absl::Status& status) {
   {
     absl::MutexLock lock(&mu_);
     if (!task.is_marker) --counted_;
-    if (!status.ok() && first_error_.ok()) first_error_ = status;
+    // A cancelled op's CANCELLED is not an error for Synchronize to raise: whoever cancelled
+    // knows; its outputs say so when read, and ops that use them fail as usual.
+    const bool dropped = status.code() == absl::StatusCode::kCancelled && task.kernel &&
+                         task.seq < cancel_below_.load(std::memory_order_relaxed);
+    if (!status.ok() && first_error_.ok() && !dropped) first_error_ = status;
   }
   if (task.on_done) task.on_done(status);
 }
@@ -273,7 +316,9 @@ void Stream::Retire() {
         return;
       }
     }
-    if (entry->status.ok()) entry->status = CheckRetired(*entry);
+    // Its error slots are read and freed whatever its status (a cancelled task's included).
+    absl::Status retired = CheckRetired(*entry);
+    if (entry->status.ok()) entry->status = std::move(retired);
     Complete(entry->task, entry->status);
     // The task's storages and kernel (and the memory they hold) go here, after the work.
   }

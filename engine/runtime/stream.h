@@ -3,6 +3,7 @@
 #ifndef TENSORD_ENGINE_RUNTIME_STREAM_H_
 #define TENSORD_ENGINE_RUNTIME_STREAM_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -42,6 +43,7 @@ struct StreamTask {
   bool is_marker = false;  // markers do not count against the queue limit
 
   std::vector<uint64_t> write_tickets;  // set by Stream::Enqueue
+  uint64_t seq = 0;                     // its place in the stream's order (Stream::Enqueue)
 };
 
 // Makes a task from a planned op (its kernel and storages).
@@ -61,7 +63,16 @@ StreamTask TaskFromPlan(std::string label, PlannedOp& plan);
 // A task whose kernel fails poisons the storages it writes with its error (the root cause); a
 // later task reading or writing a poisoned storage does not run and fails with an error that
 // names the root cause, poisoning its own outputs the same way. The first error since the last
-// Synchronize is kept for it. Thread-safe.
+// Synchronize is kept for it.
+//
+// Cancel() drops every task queued so far: a task not started does not run (nor wait for its
+// event or hold), one running stops at its next piece (ExecContext::CancelRequested); both
+// fail with CANCELLED, which poisons their outputs like any error, so a later read says they
+// were cancelled. Their storages are freed as they retire. Tasks queued after Cancel() run as
+// usual. Event records and synchronize markers are not dropped: they complete, in order; a
+// cancelled op is not an error Synchronize reports (whoever cancelled knows), but ops queued
+// later that use its outputs fail as usual.
+// Thread-safe.
 class Stream : public std::enable_shared_from_this<Stream> {
  public:
   static std::shared_ptr<Stream> Create(Executor* executor, uint64_t id, int64_t max_queued);
@@ -83,6 +94,9 @@ class Stream : public std::enable_shared_from_this<Stream> {
   void Synchronize(absl::AnyInvocable<void(absl::Status)> done);
   // Tasks queued and not retired.
   int64_t pending() const;
+  // Cancels every task queued so far (see above) with `reason` (a CANCELLED status naming who
+  // cancelled); returns how many ops that is (markers not counted).
+  int64_t Cancel(absl::Status reason);
 
   Stream(Executor* executor, uint64_t id, int64_t max_queued)
       : executor_(executor), id_(id), max_queued_(max_queued) {}
@@ -112,6 +126,11 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // Retiring a launched task: the errors its kernels reported, or those of the ops it depends on
   // that failed after it launched, poison its writes.
   absl::Status CheckRetired(InFlight& entry);
+  bool Cancelled(const StreamTask& task) const {
+    return task.seq < cancel_below_.load(std::memory_order_acquire);
+  }
+  // The error of a cancelled task: `label` and the reason.
+  absl::Status CancelledError(const StreamTask& task) const;
 
   Executor* const executor_;
   const uint64_t id_;
@@ -123,6 +142,10 @@ class Stream : public std::enable_shared_from_this<Stream> {
   State state_ ABSL_GUARDED_BY(mu_) = State::kIdle;
   bool wake_pending_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status first_error_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;
+  // Tasks with a smaller seq are cancelled; written under mu_, read by running kernels.
+  std::atomic<uint64_t> cancel_below_{0};
+  absl::Status cancel_reason_ ABSL_GUARDED_BY(mu_);
   std::deque<std::shared_ptr<InFlight>> in_flight_ ABSL_GUARDED_BY(mu_);
   bool retiring_ ABSL_GUARDED_BY(mu_) = false;
   bool retire_again_ ABSL_GUARDED_BY(mu_) = false;

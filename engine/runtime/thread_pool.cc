@@ -8,6 +8,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "engine/runtime/exec_context.h"
 #include "engine/runtime/executor.h"
 
 namespace tensord::engine {
@@ -24,10 +25,14 @@ struct Job {
   std::atomic<int64_t> next{0};
   int helpers_wanted = 0;  // guarded by the pool mutex
   int users = 0;           // workers inside RunChunks; guarded by the pool mutex
+  // The caller's task (null outside one): once it is cancelled, the chunks not started are
+  // skipped by every thread.
+  const ExecContext* task = ExecContext::Current();
 
   // `yields`: between chunks, lend the thread to waiting executor work (the caller only).
   void RunChunks(bool yields) {
     for (;;) {
+      if (task != nullptr && task->cancel_requested()) return;
       const int64_t c = next.fetch_add(1, std::memory_order_relaxed);
       if (c >= num_chunks) return;
       const int64_t b = begin + c * chunk;

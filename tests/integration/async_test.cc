@@ -2,6 +2,7 @@
 // waits, streams keep order, events order two streams, failures poison only what depends on
 // them, and host reads wait only for the work that writes their data.
 #include <chrono>
+#include <thread>
 #include <vector>
 
 #include "tests/integration/fixture.h"
@@ -169,6 +170,52 @@ TEST_F(AsyncTest, ReleasedTensorsStayAliveForQueuedWork) {
   }  // src's id is released with the next batch, while the copy still waits
   ASSERT_OK(session_.Synchronize());
   EXPECT_EQ(*out.to_vector<float>(), F(256, 4.0f));
+}
+
+TEST_F(AsyncTest, CancelFromAnotherThreadEndsAWaitAndDropsTheQueuedOps) {
+  Tensor x = session_.zeros({64});
+  ASSERT_OK(session_.Synchronize());
+  Sleep(60'000);  // a minute: nothing behind it runs unless cancelled
+  Tensor y = x.clone();
+  Tensor z = session_.Call("add", {y, y});
+  ASSERT_OK(session_.Flush());
+  absl::StatusOr<int64_t> dropped;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    dropped = session_.Cancel();
+  });
+  const auto t0 = Clock::now();
+  const absl::Status synced = session_.Synchronize();  // the canceller ends this wait
+  canceller.join();
+  EXPECT_LT(SecondsSince(t0), 10.0);
+  EXPECT_OK(synced);  // the canceller knows: not an error to report again
+  ASSERT_OK(dropped.status());
+  EXPECT_EQ(*dropped, 3);  // the sleep, the addition, the multiplication
+  EXPECT_THAT(y.bytes().status(),
+              StatusIsWith(absl::StatusCode::kFailedPrecondition, "cancelled by the client"));
+  EXPECT_THAT(z.bytes().status(),
+              StatusIsWith(absl::StatusCode::kFailedPrecondition, "cancelled by the client"));
+  // The session goes on; x was never written by a dropped op.
+  EXPECT_EQ(*session_.Call("add", {x, x}).to_vector<float>(), F(64, 0.0f));
+  ASSERT_OK_AND_ASSIGN(int64_t none, session_.Cancel());
+  EXPECT_EQ(none, 0);
+}
+
+TEST_F(AsyncTest, CancellingOneStreamLeavesTheOthers) {
+  ASSERT_OK_AND_ASSIGN(Stream side, session_.CreateStream());
+  Tensor x = session_.ones({8});
+  ASSERT_OK(session_.Synchronize());
+  session_.SetCurrentStream(side);
+  Sleep(60'000);
+  Tensor dropped = x.clone();
+  session_.SetCurrentStream(Stream{0});
+  Tensor kept = session_.Call("add", {x, x});
+  ASSERT_OK_AND_ASSIGN(int64_t n, session_.Cancel(side));
+  EXPECT_EQ(n, 2);
+  EXPECT_EQ(*kept.to_vector<float>(), F(8, 2.0f));
+  ASSERT_OK(session_.Synchronize(side));
+  EXPECT_THAT(dropped.bytes().status(),
+              StatusIsWith(absl::StatusCode::kFailedPrecondition, "cancelled by the client"));
 }
 
 }  // namespace

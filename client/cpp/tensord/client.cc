@@ -796,6 +796,30 @@ absl::Status Session::Synchronize(Stream stream) {
   return flushed.ok() ? synced : flushed;
 }
 
+namespace {
+
+absl::StatusOr<int64_t> CancelOps(SessionState& state, const v1::CancelRequest& request) {
+  // Once for what the server has, without the session's lock (a thread waiting in Synchronize
+  // holds it, and this ends its wait); then the buffered ops are sent and dropped too.
+  absl::StatusOr<v1::CancelResponse> first = state.Rpc(&v1::Tensord::Stub::Cancel, request);
+  if (!first.ok()) return first.status();
+  absl::MutexLock lock(&state.mu);
+  (void)state.FlushLocked();  // its errors are those of ops being dropped
+  absl::StatusOr<v1::CancelResponse> second = state.Rpc(&v1::Tensord::Stub::Cancel, request);
+  if (!second.ok()) return second.status();
+  return first->cancelled_ops() + second->cancelled_ops();
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> Session::Cancel() { return CancelOps(*state_, v1::CancelRequest()); }
+
+absl::StatusOr<int64_t> Session::Cancel(Stream stream) {
+  v1::CancelRequest request;
+  request.set_stream(stream.id);
+  return CancelOps(*state_, request);
+}
+
 absl::StatusOr<Stream> Session::CreateStream() {
   absl::StatusOr<v1::CreateStreamResponse> response =
       state_->Rpc(&v1::Tensord::Stub::CreateStream, v1::CreateStreamRequest());

@@ -383,6 +383,13 @@ class Session {
   // Sends buffered ops and waits for every stream (or one): the first asynchronous error.
   absl::Status Synchronize();
   absl::Status Synchronize(Stream stream);
+  // Drops the session's queued ops (on every stream, or on `stream`): ops not started do not
+  // run, a running one stops at its next piece, and their outputs hold a CANCELLED error that
+  // reading them returns; ops queued afterwards run as usual. The ops still buffered here are
+  // sent and dropped too. May be called from another thread while one waits in Synchronize or
+  // a read (that wait then ends). Returns how many ops were dropped.
+  absl::StatusOr<int64_t> Cancel();
+  absl::StatusOr<int64_t> Cancel(Stream stream);
 
   absl::StatusOr<Stream> CreateStream();
   void SetCurrentStream(Stream stream);

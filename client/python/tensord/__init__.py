@@ -17,7 +17,7 @@ from ._format import set_printoptions
 from ._session import Session
 from ._storage import TypedStorage, UntypedStorage
 from ._tensor import Tensor
-from ._api import (arange, as_tensor, cartesian_prod, cat, concat, concatenate, connect,
+from ._api import (arange, as_tensor, cancel, cartesian_prod, cat, concat, concatenate, connect,
                    current_session, empty, empty_like, empty_strided, eye, from_numpy, frombuffer,
                    full, full_like, get_default_dtype, hstack, is_floating_point, is_tensor,
                    linspace, meshgrid, numel, ones, ones_like,

@@ -22,6 +22,12 @@ def synchronize(session=None):
     _session(session).synchronize()
 
 
+def cancel(session=None):
+    """Drops every queued op of the session (Session.cancel); returns how many. Ctrl-C while
+    waiting for the session's work does this by itself."""
+    return _session(session).cancel()
+
+
 def get_default_dtype():
     return _dtypes.float32
 

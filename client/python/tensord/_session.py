@@ -1,6 +1,7 @@
 """A session on a tensord server: the gRPC calls, op pipelining and id bookkeeping."""
 import atexit
 import concurrent.futures
+import functools
 import os
 import threading
 import time
@@ -71,8 +72,27 @@ def _with_reconnect(call, request, **kwargs):
 # fails them instead of hanging); calls that wait for work (RunOps behind a data-dependent op,
 # Synchronize, WaitEvent, reads, transfers) have none but the caller's own.
 _SHORT_CALLS = frozenset({"GetVersion", "GetServerInfo", "ListOps", "OpenSession",
-                          "RenewLease", "CloseSession"})
+                          "RenewLease", "CloseSession", "Cancel"})
 _SHORT_CALL_SECONDS = float(os.environ.get("TENSORD_SHORT_CALL_SECONDS", "60"))
+
+
+def _cancels_on_interrupt(method):
+    """A Session method that waits for the session's work: Ctrl-C (KeyboardInterrupt) while it
+    waits also drops the session's queued work on the server (Session.cancel), as Ctrl-C stops
+    a local torch program's work, then goes on up to the caller. Without it the server would go
+    on computing what nobody waits for any more."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except KeyboardInterrupt as interrupt:
+            if not getattr(interrupt, "_tensord_cancelled", False):  # once, in the innermost
+                interrupt._tensord_cancelled = True
+                self._cancel_after_interrupt()
+            raise
+
+    return wrapper
 
 
 # How often to renew a lease when the server does not say how long it lasts.
@@ -560,6 +580,7 @@ class Session:
                                          metadata=self._metadata)
             self._ahead = (pending, future, planned)
 
+    @_cancels_on_interrupt
     def flush(self):
         """Sends the buffered ops. Raises only when the server cannot be reached.
 
@@ -581,6 +602,7 @@ class Session:
                     pending, lambda: _with_reconnect(self._run_ops, request,
                                                      metadata=self._metadata), planned))
 
+    @_cancels_on_interrupt
     def run_now(self, call):
         """Flushes, then runs one op and returns the TensorInfos of its outputs (for ops whose
         number of outputs is only known to the server)."""
@@ -593,6 +615,7 @@ class Session:
                 raise error_from_proto(response.error)
             return list(response.results[0].outputs)
 
+    @_cancels_on_interrupt
     def synchronize(self, stream=None):
         """Sends the buffered ops, then waits for every stream of the session (or for stream id
         `stream`); raises the first asynchronous error since the previous synchronize of it."""
@@ -605,6 +628,29 @@ class Session:
             error, self._deferred_error = self._deferred_error, None
         if error is not None:
             raise error
+
+    def cancel(self, stream=None):
+        """Drops the session's queued work (or stream id `stream`'s): ops not started do not
+        run, a running one stops at its next piece, and what only they held is freed. Their
+        outputs keep a CANCELLED error that a later read raises; ops issued after this run as
+        usual. Returns how many ops were dropped. Ctrl-C while a call waits for the session's
+        work does this by itself."""
+        self._check_open()
+        request = pb.CancelRequest(session_id=self.id)
+        if stream is not None:
+            request.stream = stream
+        # Once for what the server has (which also frees a batch waiting on it), once more for
+        # the ops this client had not sent yet: flushed in between, they are dropped too.
+        dropped = self._call("Cancel", request, pb.CancelResponse).cancelled_ops
+        with self._lock:
+            self.flush()
+            return dropped + self._call("Cancel", request, pb.CancelResponse).cancelled_ops
+
+    def _cancel_after_interrupt(self):
+        try:
+            self.cancel()
+        except BaseException:  # a second Ctrl-C, or a server gone: the first one still goes up
+            pass
 
     # ---- streams and events (tensord.cuda's Stream and Event use these) ----
 
@@ -676,6 +722,7 @@ class Session:
             self.record_event(event, stream)
         return self.query_event(event)
 
+    @_cancels_on_interrupt
     def wait_event_done(self, event):
         """Blocks until the event's latest record is complete: a private stream of the session
         waits for the event on the server and is synchronized (so the wait is the server's, and
@@ -733,6 +780,7 @@ class Session:
             raise error_from_rpc(e, "upload", self.route) from None
         return tensor_id, response.tensor
 
+    @_cancels_on_interrupt
     def download(self, tensor_id):
         """(TensorInfo, bytearray of its elements in row-major order). The buffered ops were
         sent by the caller (the tensor's _data_id, which raises their error if one failed)."""
@@ -766,6 +814,7 @@ class Session:
             raise RuntimeError("download: the server sent fewer bytes than announced")
         return header, out
 
+    @_cancels_on_interrupt
     def read_storage(self, tensor_id, offset=0, count=-1):
         return self._call("ReadStorage", pb.ReadStorageRequest(session_id=self.id, id=tensor_id,
                                                                offset=offset, count=count),

@@ -163,6 +163,10 @@ class DownloadReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
       FinishWith(ctx_, this, "download", tenant.status());
       return;
     }
+    if (ctx->IsCancelled()) {  // cut before its request arrived whole: nothing to answer
+      Finish(grpc::Status::CANCELLED);
+      return;
+    }
     v1::DownloadRequest request;
     if (!wire::Reader(*raw_request).Parse(&request)) {
       FinishWith(ctx_, this, "download", absl::InvalidArgumentError("download: malformed request"));
@@ -456,6 +460,12 @@ grpc::ServerUnaryReactor* ServeUnary(grpc::CallbackServerContext* ctx,
   absl::StatusOr<std::string> tenant = service->Authorize(*ctx);
   if (!tenant.ok()) {
     FinishWith(ctx, reactor, method, tenant.status());
+    return reactor;
+  }
+  // A call cut before its request arrived whole comes with an empty one: nothing to answer
+  // (the client, if it is still there, sends it again), and no error to log.
+  if (ctx->IsCancelled()) {
+    reactor->Finish(grpc::Status::CANCELLED);
     return reactor;
   }
   struct Call {

@@ -168,8 +168,8 @@ def test_a_numbered_batch_sent_twice_runs_once(server):
 
 
 def test_a_program_whose_connection_is_cut_again_and_again_finishes_right(server):
-    """Reattach: connections dropped every 0.25 s under a program of in-place updates, reads and
-    fresh ops; the client reconnects to its session by itself and resends what was in flight,
+    """Reattach: connections dropped every 0.25 s under a program of in-place updates, reads,
+    uploads and fresh ops; the client reconnects to its session by itself and resends what was in flight,
     which the server does not run twice. The result is exact."""
     _, address = server
     with FaultProxy(address) as proxy:
@@ -197,8 +197,10 @@ def test_a_program_whose_connection_is_cut_again_and_again_finishes_right(server
                     if steps % 5 == 0:
                         got = y.numpy()
                         assert np.array_equal(got, np.arange(1000, dtype=np.float32) + want)
+                        # An upload added in place: resent if cut, never applied twice.
                         x.zero_()  # keep the numbers exact in float32
-                        want[:] = 0
+                        x.add_(tensord.tensor(np.ones(1000, dtype=np.float32)))
+                        want[:] = 1
                     steps += 1
                 s.synchronize()
                 assert np.array_equal(x.numpy(), want)

@@ -944,27 +944,43 @@ absl::StatusOr<Tensor> Session::from_bytes(const std::vector<int64_t>& sizes, DT
     }
   }
   const uint64_t id = header->id();
-  grpc::ClientContext ctx;
-  s.Context(&ctx);
   // The chunks are sent from the caller's memory, which outlives the call.
   constexpr int64_t kChunk = 1 << 20;
-  std::vector<grpc::ByteBuffer> messages;
-  messages.reserve(static_cast<size_t>(1 + (nbytes + kChunk - 1) / kChunk));
-  messages.push_back(wire::Serialize(message));
   const char* bytes = static_cast<const char*>(data);
-  for (int64_t at = 0; at < nbytes; at += kChunk) {
-    messages.push_back(wire::DataRecord(bytes + at, static_cast<size_t>(std::min(kChunk, nbytes - at))));
-  }
   v1::UploadResponse response;
-  int replies = 0;
   bool parsed = false;
-  absl::Status status = FromGrpc(
-      RawCall::Run(*s.raw, &ctx, kUploadMethod, std::move(messages),
-                   [&](const grpc::ByteBuffer& reply) {
-                     parsed = ++replies == 1 && wire::Reader(reply).Parse(&response);
-                     return true;
-                   }),
-      &ctx);
+  int attempts = 0;
+  // Sent again, whole, when the connection drops (SessionState::WithReconnect). An id the
+  // server already has on a later attempt is this upload's: it arrived, and only the reply was
+  // lost (ids are this client's own and never reused).
+  absl::Status status = s.WithReconnect([&](grpc::ClientContext* ctx) {
+    if (++attempts > 1) header->clear_release_before();  // released by the first attempt
+    std::vector<grpc::ByteBuffer> messages;
+    messages.reserve(static_cast<size_t>(1 + (nbytes + kChunk - 1) / kChunk));
+    messages.push_back(wire::Serialize(message));
+    for (int64_t at = 0; at < nbytes; at += kChunk) {
+      messages.push_back(
+          wire::DataRecord(bytes + at, static_cast<size_t>(std::min(kChunk, nbytes - at))));
+    }
+    int replies = 0;
+    parsed = false;
+    return FromGrpc(RawCall::Run(*s.raw, ctx, kUploadMethod, std::move(messages),
+                                 [&](const grpc::ByteBuffer& reply) {
+                                   parsed = ++replies == 1 && wire::Reader(reply).Parse(&response);
+                                   return true;
+                                 }),
+                    ctx);
+  });
+  if (absl::IsAlreadyExists(status) && attempts > 1) {
+    v1::DescribeRequest describe;
+    describe.add_ids(id);
+    absl::StatusOr<v1::DescribeResponse> described = s.Rpc(&v1::Tensord::Stub::Describe, describe);
+    if (!described.ok()) return described.status();
+    if (described->tensors_size() != 1) return absl::DataLossError("upload: malformed reply");
+    *response.mutable_tensor() = described->tensors(0);
+    status = absl::OkStatus();
+    parsed = true;
+  }
   if (!status.ok()) return status;
   if (!parsed) return absl::DataLossError("upload: malformed reply");
   auto state = std::make_shared<TensorState>();
@@ -1219,13 +1235,9 @@ absl::Status FlushForLocked(SessionState& s, const TensorState& t)
 absl::Status DownloadTo(SessionState& s, uint64_t id,
                         const std::function<absl::StatusOr<char*>(int64_t total)>& sink,
                         int64_t* received) {
-  grpc::ClientContext ctx;
-  s.Context(&ctx);
   v1::DownloadRequest request;
   request.set_session_id(s.id);
   request.set_id(id);
-  std::vector<grpc::ByteBuffer> messages;
-  messages.push_back(wire::Serialize(request));
   char* out = nullptr;
   int64_t total = 0;
   absl::Status sink_status;
@@ -1260,8 +1272,14 @@ absl::Status DownloadTo(SessionState& s, uint64_t id,
     have_header = true;
     return true;
   };
-  absl::Status status =
-      FromGrpc(RawCall::Run(*s.raw, &ctx, kDownloadMethod, std::move(messages), on_read), &ctx);
+  // A read: when the connection drops, it starts again from the first byte.
+  absl::Status status = s.WithReconnect([&](grpc::ClientContext* ctx) {
+    have_header = false;
+    *received = 0;
+    std::vector<grpc::ByteBuffer> messages;
+    messages.push_back(wire::Serialize(request));
+    return FromGrpc(RawCall::Run(*s.raw, ctx, kDownloadMethod, std::move(messages), on_read), ctx);
+  });
   if (!sink_status.ok()) return sink_status;
   if (!status.ok()) return status;
   if (*received != total) return absl::DataLossError("download: fewer bytes than announced");

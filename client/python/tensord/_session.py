@@ -765,18 +765,35 @@ class Session:
             releases, self._releases = self._releases, []
         header = pb.UploadRequest(header=pb.UploadHeader(
             session_id=self.id, id=tensor_id, sizes=list(sizes), dtype=dtype.proto,
-            device="" if device is None else str(device),
-            release_before=releases)).SerializeToString()
+            device="" if device is None else str(device), release_before=releases))
+        attempts = 0
 
-        def messages():
-            yield header
-            for at in range(0, len(mv), _CHUNK):
-                chunk = mv[at:at + _CHUNK]
-                yield b"\x12" + _varint(len(chunk)) + chunk.tobytes()
+        def attempt(_, **kwargs):
+            # Sent again, whole, when the connection drops; the releases went with the first.
+            nonlocal attempts
+            attempts += 1
+            if attempts == 2:
+                del header.header.release_before[:]
+            first = header.SerializeToString()
+
+            def messages():
+                yield first
+                for at in range(0, len(mv), _CHUNK):
+                    chunk = mv[at:at + _CHUNK]
+                    yield b"\x12" + _varint(len(chunk)) + chunk.tobytes()
+
+            return self._upload(messages(), **kwargs)
 
         try:
-            response = self._upload(messages(), metadata=self._metadata)
+            response = _with_reconnect(attempt, None, metadata=self._metadata)
         except grpc.RpcError as e:
+            if e.code() == grpc.StatusCode.ALREADY_EXISTS and attempts > 1:
+                # An earlier attempt arrived and only its reply was lost: the id is this
+                # client's own, never reused.
+                described = self._call("Describe", pb.DescribeRequest(session_id=self.id,
+                                                                      ids=[tensor_id]),
+                                       pb.DescribeResponse)
+                return tensor_id, described.tensors[0]
             raise error_from_rpc(e, "upload", self.route) from None
         return tensor_id, response.tensor
 

@@ -6,7 +6,8 @@
 //  3. upload and download GB/s, 1 MiB to 256 MiB, vs a raw TCP loopback stream of the same
 //     bytes.
 //
-//   build/bench/service_bench [--quick] [--transfer] [--device=cuda]
+//   build/bench/service_bench [--quick] [--transfer | --round-trip] [--device=cuda]
+//   build/bench/service_bench --address=HOST:PORT   # the round trip against another server
 //
 // --device: the sessions' device (their tensors, ops and transfers); the raw TCP and echo
 // baselines are the same on every device.
@@ -73,18 +74,21 @@ class EchoService final : public tensord::bench::Echo::CallbackService {
   }
 };
 
-std::shared_ptr<grpc::Channel> Channel(int port) {
+std::string g_address;  // --address: the round trip against that server instead of this one's
+
+std::shared_ptr<grpc::Channel> Channel(int port, const std::string& address = "") {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
-  return grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port),
-                                   grpc::InsecureChannelCredentials(), args);
+  return grpc::CreateCustomChannel(
+      address.empty() ? "127.0.0.1:" + std::to_string(port) : address,
+      grpc::InsecureChannelCredentials(), args);
 }
 
 // ---- 1. Round trip -----------------------------------------------------------------------------
 
 void BenchRoundTrip(int tensord_port, int echo_port, int calls) {
-  auto stub = v1::Tensord::NewStub(Channel(tensord_port));
+  auto stub = v1::Tensord::NewStub(Channel(tensord_port, g_address));
   auto echo = tensord::bench::Echo::NewStub(Channel(echo_port));
   grpc::ClientContext open_ctx;
   v1::OpenSessionResponse opened;
@@ -141,12 +145,18 @@ void BenchRoundTrip(int tensord_port, int echo_port, int calls) {
   const double op50 = Percentile(op_us, 0.5), op99 = Percentile(op_us, 0.99);
   const double e50 = Percentile(echo_us, 0.5), e99 = Percentile(echo_us, 0.99);
   std::printf("1. Round trip of one view op vs a bare gRPC echo (%zu-byte request, %zu-byte "
-              "reply; %d calls each):\n",
-              request.ByteSizeLong(), sample.ByteSizeLong(), calls);
+              "reply; %d calls each)%s%s:\n",
+              request.ByteSizeLong(), sample.ByteSizeLong(), calls,
+              g_address.empty() ? "" : "; the view op against ", g_address.c_str());
   std::printf("   %-26s p50 %7.1f us   p99 %7.1f us\n", "RunOps(transpose)", op50, op99);
   std::printf("   %-26s p50 %7.1f us   p99 %7.1f us\n", "bare echo", e50, e99);
   std::printf("   ratio                      p50 %7.2fx      p99 %7.2fx   (goal <= 1.3x)\n",
               op50 / e50, op99 / e99);
+  double op_total_us = 0;
+  for (double us : op_us) op_total_us += us;
+  // One caller's throughput (what tensord-load --sessions=1 --outstanding=1 compares with).
+  std::printf("   one caller                 %.0f view ops/s\n",
+              static_cast<double>(op_us.size()) / (op_total_us * 1e-6));
 }
 
 // ---- 2. Pipelined ops -------------------------------------------------------------------------
@@ -404,11 +414,16 @@ void BenchTransfer(int port, bool quick) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, transfer_only = false;
+  bool quick = false, transfer_only = false, round_trip_only = false;
   for (int i = 1; i < argc; ++i) {
     quick |= std::string(argv[i]) == "--quick";
+    round_trip_only |= std::string(argv[i]) == "--round-trip";
     transfer_only |= std::string(argv[i]) == "--transfer";
     if (std::string(argv[i]).rfind("--device=", 0) == 0) g_device = std::string(argv[i]).substr(9);
+    if (std::string(argv[i]).rfind("--address=", 0) == 0) {
+      g_address = std::string(argv[i]).substr(10);
+      round_trip_only = true;
+    }
   }
   tensord::server::TuneMallocForReuse();  // as the tensord binary does
   tensord::server::ServerOptions options;
@@ -429,6 +444,10 @@ int main(int argc, char** argv) {
               g_device.empty() ? "" : ", sessions on ", g_device.c_str());
   if (!transfer_only) {
     BenchRoundTrip((*server)->port(), echo_port, quick ? 2000 : 20000);
+    if (round_trip_only) {
+      echo_server->Shutdown();
+      return 0;
+    }
     BenchPipelined((*server)->port(), quick ? 20 : 200);
   }
   BenchTransfer((*server)->port(), quick);

@@ -12,7 +12,11 @@ from . import _dtypes
 from ._dtypes import Size, device, dtype, promote_types
 from ._dtypes import (bfloat16, float16, float32, float64, int8, int16, int32, int64, uint8)
 from ._dtypes import bool_ as bool  # noqa: A001 - torch.bool
+from ._compare import allclose, equal, isclose
 from ._errors import OutOfMemoryError
+from ._grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
+                         no_grad, set_grad_enabled)
+from ._info import can_cast, finfo, iinfo, result_type
 from ._format import set_printoptions
 from ._session import Session
 from ._storage import TypedStorage, UntypedStorage
@@ -28,6 +32,7 @@ from ._api import (bernoulli, default_generator, initial_seed, manual_seed, nonz
 from . import _api as _api_module
 from . import nn
 from . import cuda
+from . import testing
 
 half = float16
 float = float32  # noqa: A001 - torch.float
@@ -41,3 +46,6 @@ for _name in _api_module._FUNCTIONAL + _api_module.FUNCTIONS:
 del _name
 
 from ._session import _CLIENT_VERSION as __version__  # noqa: E402
+from . import _signatures  # noqa: E402
+
+_signatures.install(Tensor, globals(), ("empty", "zeros", "ones", "rand", "randn"))

@@ -67,7 +67,13 @@ def bernoulli(input, p=None, *, generator=None):
 
 
 def _fn(name):
-    def f(input, *args, out=None, **kwargs):
+    def f(*args, out=None, **kwargs):
+        if args:
+            input, args = args[0], args[1:]
+        elif "input" in kwargs:  # torch.add(input=x, other=y)
+            input = kwargs.pop("input")
+        else:
+            raise TypeError(f"{name}() missing 1 required positional argument: 'input'")
         if not isinstance(input, Tensor):
             if _is_scalar(input) and args and isinstance(args[0], Tensor) and name in _NUMBER_FIRST:
                 if name == "float_power":

@@ -7,6 +7,7 @@ Layers import one way: _session, _random -> _ops -> _factories -> _compute -> _t
 """
 import collections
 
+from . import _compare
 from . import _dtypes, _factories
 from ._ops import TensorBase, _Ints, _int, _is_scalar, _op, _py_scalar, _queue
 from ._random import default_generator
@@ -757,6 +758,9 @@ class _ComputeMethods(TensorBase):
     bernoulli_ = _inplace_random("bernoulli_", lambda p=0.5: {"p": float(p)})
     bernoulli = _bernoulli
     roll = _roll
+    isclose = lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: _compare.isclose(self, other, rtol, atol, equal_nan)
+    allclose = lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: _compare.allclose(self, other, rtol, atol, equal_nan)
+    equal = lambda self, other: _compare.equal(self, other)
     tril = _triangle("tril", True, False)
     triu = _triangle("triu", False, False)
     tril_ = _triangle("tril", True, True)

@@ -92,6 +92,17 @@ def _numpy_key(key):
     return tuple(out)
 
 
+def _size_args(size, kwargs, name):
+    """The sizes of a factory called with varargs, one sequence, or size=."""
+    if "size" in kwargs:
+        if size:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        size = (kwargs.pop("size"),)
+    if kwargs:
+        raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    return size
+
+
 class Tensor(_ComputeMethods):
     """A tensor held by a tensord server: torch.Tensor's API. Ops on it run on the server; the
     handle is released there when the last Python reference goes. The handle itself is
@@ -561,7 +572,11 @@ class Tensor(_ComputeMethods):
     def take(self, index):
         return self._op("take", [index])
 
-    def flip(self, *dims):
+    def flip(self, *dims, **kwargs):
+        if "dims" in kwargs:  # flip(dims=[0]), as torch.flip(input, dims) is called
+            dims = (kwargs.pop("dims"),)
+        if kwargs:
+            raise TypeError(f"flip() got an unexpected keyword argument '{next(iter(kwargs))}'")
         return self._op("flip", attrs={"dims": _int_list(dims, "flip", "dims")})
 
     def repeat(self, *sizes):
@@ -571,14 +586,15 @@ class Tensor(_ComputeMethods):
         return {"dtype": dtype or self.dtype, "device": self.device if device is None else device,
                 "session": self._session}
 
-    def new_empty(self, size, dtype=None, device=None, requires_grad=False):
-        return _factories.empty(size, **self._new_args(dtype, device))
+    # Sizes as varargs, one sequence or size=, as torch's new_* take them.
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False, **kw):
+        return _factories.empty(*_size_args(size, kw, "new_empty"), **self._new_args(dtype, device))
 
-    def new_zeros(self, size, dtype=None, device=None, requires_grad=False):
-        return _factories.zeros(size, **self._new_args(dtype, device))
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, **kw):
+        return _factories.zeros(*_size_args(size, kw, "new_zeros"), **self._new_args(dtype, device))
 
-    def new_ones(self, size, dtype=None, device=None, requires_grad=False):
-        return _factories.ones(size, **self._new_args(dtype, device))
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False, **kw):
+        return _factories.ones(*_size_args(size, kw, "new_ones"), **self._new_args(dtype, device))
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
         return _factories.full(size, fill_value, **self._new_args(dtype, device))

@@ -1,0 +1,215 @@
+"""The torch API that users reach for, beyond ops: dtype facts (finfo, iinfo, result_type,
+can_cast), grad-mode switches, comparison helpers (equal, isclose, allclose,
+torch.testing.assert_close) and the argument spellings torch accepts (numpy's axis=/keepdims=,
+input=, size=, sizes as varargs). Each is checked against torch 1.13 itself: values, reprs,
+exception classes and messages.
+"""
+import pytest
+import torch
+
+import tensord
+
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+          "float64"]
+
+
+def both(name):
+    return getattr(torch, name), getattr(tensord, name)
+
+
+def outcome(fn):
+    """(value or repr, None) or (None, (exception class name, message))."""
+    try:
+        value = fn()
+    except Exception as e:  # noqa: BLE001 - the class is what is compared
+        return None, (type(e).__name__, str(e))
+    if hasattr(value, "tolist"):
+        return (value.tolist(), str(value.dtype), tuple(value.shape)), None
+    return value, None
+
+
+def same(torch_fn, tensord_fn):
+    """Same value, or the same exception class with torch's message in tensord's (which may
+    name the op first: "bitwise_and_: output with shape …")."""
+    want, got = outcome(torch_fn), outcome(tensord_fn)
+    if want[1] is not None and got[1] is not None:
+        assert got[1][0] == want[1][0] and want[1][1] in got[1][1], (got, want)
+    else:
+        assert got == want
+
+
+# ---- dtype facts --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", DTYPES)
+def test_finfo_and_iinfo_match_torch(name, session):
+    t, d = both(name)
+    for info in ("finfo", "iinfo"):
+        want = outcome(lambda: repr(getattr(torch, info)(t)))
+        got = outcome(lambda: repr(getattr(tensord, info)(d)))
+        assert got == want, info
+    if t.is_floating_point:
+        a, b = torch.finfo(t), tensord.finfo(d)
+        for attr in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution",
+                     "dtype"):
+            assert getattr(b, attr) == getattr(a, attr), attr
+    elif t is not torch.bool:
+        a, b = torch.iinfo(t), tensord.iinfo(d)
+        for attr in ("bits", "max", "min", "dtype"):
+            assert getattr(b, attr) == getattr(a, attr), attr
+    assert repr(tensord.finfo()) == repr(torch.finfo())
+
+
+@pytest.mark.parametrize("src", DTYPES)
+def test_can_cast_matches_torch(src):
+    for dst in DTYPES:
+        assert tensord.can_cast(getattr(tensord, src), getattr(tensord, dst)) == \
+            torch.can_cast(getattr(torch, src), getattr(torch, dst)), (src, dst)
+
+
+def test_result_type_matches_torch(session):
+    values = [lambda m: m.tensor([1, 2]), lambda m: m.tensor([1, 2], dtype=m.uint8),
+              lambda m: m.tensor(3, dtype=m.int8), lambda m: m.tensor([1.5], dtype=m.float16),
+              lambda m: m.tensor(2.5, dtype=m.float64), lambda m: m.tensor([True]),
+              lambda m: 2, lambda m: 2.5, lambda m: True]
+    for a in values:
+        for b in values:
+            want = outcome(lambda: str(torch.result_type(a(torch), b(torch))))
+            got = outcome(lambda: str(tensord.result_type(a(tensord), b(tensord))))
+            if want[1] is not None:  # two numbers: both refuse
+                assert got[1] is not None and got[1][0] == want[1][0]
+            else:
+                assert got == want
+
+
+# ---- grad mode ----------------------------------------------------------------------------------
+
+def test_grad_mode_switches_behave_as_torch():
+    for m in (torch, tensord):
+        assert m.is_grad_enabled()
+        with m.no_grad():
+            assert not m.is_grad_enabled()
+            with m.enable_grad():
+                assert m.is_grad_enabled()
+            assert not m.is_grad_enabled()
+        assert m.is_grad_enabled()
+
+        @m.no_grad()
+        def inside():
+            return m.is_grad_enabled()
+
+        assert inside() is False and m.is_grad_enabled()
+        m.set_grad_enabled(False)
+        assert not m.is_grad_enabled()
+        m.set_grad_enabled(True)
+        with m.set_grad_enabled(False):
+            assert not m.is_grad_enabled()
+        assert m.is_grad_enabled()
+        with m.inference_mode():
+            assert m.is_inference_mode_enabled() and not m.is_grad_enabled()
+        with m.inference_mode(False):
+            assert not m.is_inference_mode_enabled()
+        assert not m.is_inference_mode_enabled() and m.is_grad_enabled()
+
+
+# ---- comparison helpers -------------------------------------------------------------------------
+
+PAIRS = [
+    ([1.0, 2.0, 3.0], [1.0, 2.5, 3.0], "float32", "float32"),
+    ([1.0, float("nan"), float("inf")], [1.0 + 1e-6, float("nan"), float("inf")], "float32",
+     "float32"),
+    ([1.0, float("-inf")], [1.0, float("inf")], "float64", "float64"),
+    ([1, 2, 200], [2, 1, 201], "uint8", "uint8"),
+    ([1, 2], [1, 2], "int64", "float32"),
+    ([True, False], [True, True], "bool", "bool"),
+    ([[1.0, 2.0]], [[1.0, 2.0], [1.0, 2.0]], "float32", "float32"),
+]
+
+
+@pytest.mark.parametrize("a,b,da,db", PAIRS)
+def test_equal_isclose_allclose_match_torch(a, b, da, db, session):
+    def make(m, values, dt):
+        return m.tensor(values, dtype=getattr(m, dt))
+
+    same(lambda: torch.equal(make(torch, a, da), make(torch, b, db)),
+         lambda: tensord.equal(make(tensord, a, da), make(tensord, b, db)))
+    for kwargs in ({}, {"equal_nan": True}, {"rtol": 0.0, "atol": 1.0}, {"rtol": -1.0},
+                   {"atol": -1e-3}, {"rtol": 0.0, "atol": 0.0}):
+        same(lambda: torch.isclose(make(torch, a, da), make(torch, b, db), **kwargs),
+             lambda: tensord.isclose(make(tensord, a, da), make(tensord, b, db), **kwargs))
+        same(lambda: torch.allclose(make(torch, a, da), make(torch, b, db), **kwargs),
+             lambda: make(tensord, a, da).allclose(make(tensord, b, db), **kwargs))
+
+
+def test_isclose_refuses_a_number_as_torch_does(session):
+    same(lambda: torch.isclose(torch.ones(2), 1.0), lambda: tensord.isclose(tensord.ones(2), 1.0))
+
+
+ASSERT_CASES = [
+    (lambda m: m.tensor([1.0, 2.0, 3.0]), lambda m: m.tensor([1.0, 2.5, 3.0]), {}),
+    (lambda m: m.tensor([1.0, 2.0]), lambda m: m.tensor([1.0, 2.0, 3.0]), {}),
+    (lambda m: m.tensor([1.0, 2.0]), lambda m: m.tensor([1.0, 2.0], dtype=m.float64), {}),
+    (lambda m: m.tensor([[1, 2], [3, 4]]), lambda m: m.tensor([[1, 2], [3, 5]]), {}),
+    (lambda m: m.tensor([float("nan")]), lambda m: m.tensor([float("nan")]), {}),
+    (lambda m: m.tensor([float("nan")]), lambda m: m.tensor([float("nan")]), {"equal_nan": True}),
+    (lambda m: m.tensor([1.0]), lambda m: m.tensor([1.0]), {"rtol": 1e-3}),
+    (lambda m: m.tensor([True]), lambda m: m.tensor([False]), {}),
+    (lambda m: m.tensor([1.0, 2.0]), lambda m: m.tensor([1.0, 2.001]), {"rtol": 1e-2, "atol": 0}),
+    (lambda m: 1.0, lambda m: 1.0 + 1e-9, {}),
+    (lambda m: 1.0, lambda m: 1.1, {}),
+    (lambda m: [m.ones(2)], lambda m: [m.zeros(2)], {}),
+    (lambda m: {"a": m.ones(2)}, lambda m: {"a": m.ones(2) * 2}, {}),
+    (lambda m: (m.ones(2), 3), lambda m: (m.ones(2), 3), {}),
+    (lambda m: m.tensor(1.5), lambda m: m.tensor(2.5), {}),
+]
+
+
+@pytest.mark.parametrize("case", range(len(ASSERT_CASES)))
+def test_assert_close_passes_and_fails_as_torch_does(case, session):
+    actual, expected, kwargs = ASSERT_CASES[case]
+    same(lambda: torch.testing.assert_close(actual(torch), expected(torch), **kwargs),
+         lambda: tensord.testing.assert_close(actual(tensord), expected(tensord), **kwargs))
+
+
+# ---- argument spellings -------------------------------------------------------------------------
+
+SPELLINGS = {
+    "sum(axis, keepdims)": lambda m, x: x.sum(axis=0, keepdims=True),
+    "torch.sum(axis)": lambda m, x: m.sum(x, axis=1),
+    "mean(axis)": lambda m, x: x.mean(axis=1),
+    "max(axis).values": lambda m, x: x.max(axis=1).values,
+    "argmax(axis)": lambda m, x: x.argmax(axis=1),
+    "cumsum(axis)": lambda m, x: x.cumsum(axis=1),
+    "std(axis)": lambda m, x: x.std(axis=1),
+    "all(axis)": lambda m, x: (x > 1).all(axis=1),
+    "squeeze(axis)": lambda m, x: x.unsqueeze(0).squeeze(axis=0),
+    "cat(axis)": lambda m, x: m.cat([x, x], axis=0),
+    "sum(axis, dim)": lambda m, x: x.sum(axis=0, dim=0),
+    "torch.add(input, other)": lambda m, x: m.add(input=x, other=x),
+    "torch.transpose(input=)": lambda m, x: m.transpose(input=x, dim0=0, dim1=1),
+    "flip(dims=)": lambda m, x: m.flip(x, dims=[0]),
+    "new_ones(5, 3, dtype)": lambda m, x: x.new_ones(5, 3, dtype=m.int32),
+    "new_zeros([2, 2])": lambda m, x: x.new_zeros([2, 2]),
+    "new_empty(size=)": lambda m, x: x.new_empty(size=(2, 3)).shape,
+    "new_zeros(2, size=)": lambda m, x: x.new_zeros(2, size=(2, 3)),
+    "zeros(size=)": lambda m, x: m.zeros(size=(2, 3)),
+    "ones(size=[2])": lambda m, x: m.ones(size=[2]),
+    "empty(size=).shape": lambda m, x: m.empty(size=(4,)).shape,
+    "rand(size=).shape": lambda m, x: m.rand(size=(2, 3)).shape,
+    "randn(size=).shape": lambda m, x: m.randn(size=(3,)).shape,
+    "full(size=, fill_value=)": lambda m, x: m.full(size=(2,), fill_value=2.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPELLINGS))
+def test_argument_spellings_torch_accepts(name, session):
+    fn = SPELLINGS[name]
+
+    def run(m):
+        value = fn(m, m.arange(6.0).reshape(2, 3))
+        return tuple(value) if type(value).__name__ == "Size" else value
+
+    want, got = outcome(lambda: run(torch)), outcome(lambda: run(tensord))
+    if want[1] is not None:  # torch refuses: tensord refuses with the same class
+        assert got[1] is not None and got[1][0] == want[1][0], got
+    else:
+        assert got == want

@@ -8,6 +8,7 @@
 #include "engine/cpu/copy_kernel.h"
 #include "engine/cpu/elementwise_kernels.h"
 #include "engine/cpu/indexing_kernels.h"
+#include "engine/cpu/sort_kernels.h"
 #include "engine/cpu/linalg_kernels.h"
 #include "engine/cpu/random_kernels.h"
 #include "engine/cpu/reduce_kernels.h"
@@ -102,6 +103,14 @@ class CpuBackendImpl final : public Backend {
   absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t dim,
                            const Tensor& index) override {
     return cpu::IndexSelect(out, self, dim, index);
+  }
+  absl::Status Sort(const Tensor& self, int64_t dim, bool descending, const Tensor& values,
+                    const Tensor& indices) override {
+    return cpu::Sort(self, dim, descending, values, indices);
+  }
+  absl::Status TopK(const Tensor& self, int64_t k, int64_t dim, bool largest,
+                    const Tensor& values, const Tensor& indices) override {
+    return cpu::TopK(self, k, dim, largest, values, indices);
   }
   absl::Status Gather(const Tensor& out, const Tensor& self, int64_t dim,
                       const Tensor& index) override {

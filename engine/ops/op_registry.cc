@@ -556,6 +556,7 @@ OpRegistry::OpRegistry() {
   RegisterReductionOps(ops_);
   RegisterLinalgOps(ops_);
   RegisterIndexingOps(ops_);
+  RegisterSortOps(ops_);
   RegisterRandomOps(ops_);
   for (OpDef& op : ops_) {
     // Inputs that may come as numbers are also listed as (optional) scalar attributes.

@@ -25,6 +25,7 @@ void RegisterReductionOps(std::vector<OpDef>& ops);
 void RegisterLinalgOps(std::vector<OpDef>& ops);
 void RegisterIndexingOps(std::vector<OpDef>& ops);
 void RegisterRandomOps(std::vector<OpDef>& ops);
+void RegisterSortOps(std::vector<OpDef>& ops);
 
 }  // namespace tensord::engine
 

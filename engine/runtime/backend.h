@@ -106,6 +106,14 @@ class Backend {
   // self.flatten()[index] = (or += with `accumulate`) source.
   virtual absl::Status Put(const Tensor& self, const Tensor& index, const Tensor& source,
                            bool accumulate);
+  // Sorting (engine/ops/sort_ops.cc): values and int64 indices, each with its own strides.
+  // Sort: self sorted along `dim`, stable, NaN above every number (last ascending, first
+  // descending). TopK: the k largest (or smallest) along `dim`, in that order; `values` and
+  // `indices` have self's sizes with `dim` of size k.
+  virtual absl::Status Sort(const Tensor& self, int64_t dim, bool descending,
+                            const Tensor& values, const Tensor& indices);
+  virtual absl::Status TopK(const Tensor& self, int64_t k, int64_t dim, bool largest,
+                            const Tensor& values, const Tensor& indices);
   // Data-dependent: the planner waits for the inputs' writes, counts, allocates the result and
   // fills it, all at once (these return with the work done, on every device).
   // The number of elements of `self` that are not zero.

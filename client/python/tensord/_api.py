@@ -101,6 +101,7 @@ FUNCTIONS = (_UNARY + _UNARY_NO_INPLACE + _BINARY + _BINARY_NO_INPLACE +
              ["add", "sub", "subtract", "div", "divide", "round", "clamp", "clip", "clamp_min",
               "clamp_max", "nan_to_num", "lerp", "addcmul", "addcdiv", "sum", "mean", "prod",
               "max", "min", "amax", "amin", "argmax", "argmin", "all", "any", "count_nonzero",
+              "sort", "argsort", "topk", "kthvalue", "msort",
               "var", "std", "norm", "logsumexp", "cumsum", "cumprod", "softmax", "log_softmax",
               "matmul", "mm", "bmm", "dot", "mv", "outer", "ger", "inner", "addmm",
               "index_select", "gather", "scatter", "scatter_add", "masked_fill", "masked_select",

@@ -317,7 +317,18 @@ def _prod(self, dim=None, keepdim=False, dtype=None):
     return _run("prod", [("self", self)], _reduce_attrs("prod", dim, keepdim, dtype))
 
 
-_MaxMin = {n: collections.namedtuple(n, ["values", "indices"]) for n in ("max", "min")}
+def _return_type(name):
+    """torch.return_types.<name>: a (values, indices) named tuple printed as torch prints it."""
+    base = collections.namedtuple(name, ["values", "indices"])
+
+    def __repr__(self):
+        return f"torch.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+
+    return type(name, (base,), {"__slots__": (), "__repr__": __repr__})
+
+
+_RETURN_TYPES = {n: _return_type(n) for n in ("max", "min", "sort", "topk", "kthvalue")}
+_MaxMin = _RETURN_TYPES
 
 
 def _extremum(name, binary):
@@ -331,6 +342,33 @@ def _extremum(name, binary):
         return _MaxMin[name](values, indices)
     f.__name__ = name
     return f
+
+
+def _sort(self, dim=-1, descending=False, stable=False):
+    values, indices = _run_n("sort", [self], {"dim": _int(dim, "sort", "dim"),
+                                              "descending": bool(descending),
+                                              "stable": bool(stable)}, 2)
+    return _RETURN_TYPES["sort"](values, indices)
+
+
+def _argsort(self, dim=-1, descending=False, stable=False):
+    return _run("argsort", [("self", self)], {"dim": _int(dim, "argsort", "dim"),
+                                              "descending": bool(descending),
+                                              "stable": bool(stable)})
+
+
+def _topk(self, k, dim=None, largest=True, sorted=True):
+    values, indices = _run_n("topk", [self], {"k": _int(k, "topk", "k"),
+                                              "dim": -1 if dim is None else _int(dim, "topk", "dim"),
+                                              "largest": bool(largest), "sorted": bool(sorted)}, 2)
+    return _RETURN_TYPES["topk"](values, indices)
+
+
+def _kthvalue(self, k, dim=None, keepdim=False):
+    values, indices = _run_n("kthvalue", [self], {
+        "k": _int(k, "kthvalue", "k"), "dim": -1 if dim is None else _int(dim, "kthvalue", "dim"),
+        "keepdim": bool(keepdim)}, 2)
+    return _RETURN_TYPES["kthvalue"](values, indices)
 
 
 def _simple_reduce(name):
@@ -723,6 +761,11 @@ class _ComputeMethods(TensorBase):
     all = _simple_reduce("all")
     any = _simple_reduce("any")
     count_nonzero = _count_nonzero
+    sort = _sort
+    argsort = _argsort
+    topk = _topk
+    kthvalue = _kthvalue
+    msort = lambda self: self.sort(dim=0).values
     var = _var_like("var")
     std = _var_like("std")
     norm = _norm

@@ -1,0 +1,152 @@
+#include "engine/cpu/sort_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <type_traits>
+#include <vector>
+
+#include "engine/kernels/element_math.h"
+#include "engine/runtime/thread_pool.h"
+
+namespace tensord::engine::cpu {
+namespace {
+
+template <typename C>
+bool IsNan(C x) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return std::isnan(x);
+  } else {
+    return false;
+  }
+}
+
+// Strict orders with NaN above every number (NaNs equal among themselves): `Before(a, b)` is
+// whether a comes first.
+template <typename C>
+struct Ascending {
+  bool operator()(C a, C b) const { return !IsNan(a) && (IsNan(b) || a < b); }
+};
+template <typename C>
+struct Descending {
+  bool operator()(C a, C b) const { return !IsNan(b) && (IsNan(a) || a > b); }
+};
+
+// The slices along `dim`: their count, and for slice s the element offsets (in elements) of
+// its first element in each of the given tensors.
+class Slices {
+ public:
+  Slices(const Tensor& shape_of, int64_t dim) {
+    for (int64_t d = 0; d < shape_of.dim(); ++d) {
+      if (d != dim) sizes_.push_back(shape_of.size(d));
+    }
+    dim_ = dim;
+  }
+  int64_t count() const {
+    int64_t n = 1;
+    for (int64_t s : sizes_) n *= s;
+    return n;
+  }
+  int64_t Offset(const Tensor& t, int64_t s) const {
+    int64_t offset = 0;
+    int64_t j = static_cast<int64_t>(sizes_.size()) - 1;
+    for (int64_t d = t.dim() - 1; d >= 0; --d) {
+      if (d == dim_) continue;
+      offset += (s % sizes_[j]) * t.stride(d);
+      s /= sizes_[j];
+      --j;
+    }
+    return offset;
+  }
+
+ private:
+  std::vector<int64_t> sizes_;
+  int64_t dim_ = 0;
+};
+
+int64_t StrideAlong(const Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.stride(dim); }
+int64_t SizeAlong(const Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.size(dim); }
+
+// Runs `fn(slice)` over every slice, in parallel pieces of about 64k elements.
+template <typename Fn>
+void ForEachSlice(int64_t slices, int64_t slice_len, Fn fn) {
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(slice_len, 1));
+  ParallelFor(0, slices, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t s = begin; s < end; ++s) fn(s);
+  });
+}
+
+template <typename T, typename Order>
+void SortSlices(const Tensor& self, int64_t dim, const Tensor& values, const Tensor& indices,
+                int64_t k, Order order) {
+  using C = Calc<T>;
+  const int64_t n = SizeAlong(self, dim);
+  const Slices slices(self, dim);
+  const Slices out_slices(values, dim);
+  const int64_t in_step = StrideAlong(self, dim);
+  const int64_t v_step = StrideAlong(values, dim);
+  const int64_t i_step = StrideAlong(indices, dim);
+  const T* in = reinterpret_cast<const T*>(self.data());
+  T* vo = reinterpret_cast<T*>(values.data());
+  int64_t* io = reinterpret_cast<int64_t*>(indices.data());
+  ForEachSlice(slices.count(), n, [&](int64_t s) {
+    thread_local std::vector<C> keys;
+    thread_local std::vector<int64_t> order_of;
+    keys.resize(static_cast<size_t>(n));
+    order_of.resize(static_cast<size_t>(n));
+    const T* src = in + slices.Offset(self, s);
+    for (int64_t i = 0; i < n; ++i) keys[i] = static_cast<C>(src[i * in_step]);
+    std::iota(order_of.begin(), order_of.end(), int64_t{0});
+    // Equal keys keep their index order (stable for sort; for topk a fixed choice among ties,
+    // the same on every device).
+    const auto by_key = [&](int64_t a, int64_t b) {
+      return order(keys[a], keys[b]) || (!order(keys[b], keys[a]) && a < b);
+    };
+    if (k < n) {
+      std::partial_sort(order_of.begin(), order_of.begin() + k, order_of.end(), by_key);
+    } else {
+      std::sort(order_of.begin(), order_of.end(), by_key);  // a total order: stable
+    }
+    T* v = vo + out_slices.Offset(values, s);
+    int64_t* ix = io + out_slices.Offset(indices, s);
+    for (int64_t i = 0; i < k; ++i) {
+      v[i * v_step] = src[order_of[i] * in_step];
+      ix[i * i_step] = order_of[i];
+    }
+  });
+}
+
+}  // namespace
+
+absl::Status Sort(const Tensor& self, int64_t dim, bool descending, const Tensor& values,
+                  const Tensor& indices) {
+  const int64_t n = SizeAlong(self, dim);
+  if (self.numel() == 0) return absl::OkStatus();
+  DispatchDType(self.dtype(), [&](auto t) {
+    using T = decltype(t);
+    using C = Calc<T>;
+    if (descending) {
+      SortSlices<T>(self, dim, values, indices, n, Descending<C>());
+    } else {
+      SortSlices<T>(self, dim, values, indices, n, Ascending<C>());
+    }
+  });
+  return absl::OkStatus();
+}
+
+absl::Status TopK(const Tensor& self, int64_t k, int64_t dim, bool largest, const Tensor& values,
+                  const Tensor& indices) {
+  if (self.numel() == 0 || k == 0) return absl::OkStatus();
+  DispatchDType(self.dtype(), [&](auto t) {
+    using T = decltype(t);
+    using C = Calc<T>;
+    if (largest) {
+      SortSlices<T>(self, dim, values, indices, k, Descending<C>());
+    } else {
+      SortSlices<T>(self, dim, values, indices, k, Ascending<C>());
+    }
+  });
+  return absl::OkStatus();
+}
+
+}  // namespace tensord::engine::cpu

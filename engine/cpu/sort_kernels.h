@@ -1,0 +1,23 @@
+// CPU kernels of sort and topk (engine/ops/sort_ops.cc plans them; Backend::Sort, ::TopK).
+#ifndef TENSORD_ENGINE_CPU_SORT_KERNELS_H_
+#define TENSORD_ENGINE_CPU_SORT_KERNELS_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "engine/tensor/tensor.h"
+
+namespace tensord::engine::cpu {
+
+// values, indices (self's sizes, their own strides) = self sorted along `dim`, stable, NaN
+// above every number (last ascending, first descending), as torch.sort.
+absl::Status Sort(const Tensor& self, int64_t dim, bool descending, const Tensor& values,
+                  const Tensor& indices);
+// values, indices (self's sizes with `dim` of size k) = the k largest (or smallest) elements
+// along `dim`, in order (NaN counts as the largest), as torch.topk.
+absl::Status TopK(const Tensor& self, int64_t k, int64_t dim, bool largest, const Tensor& values,
+                  const Tensor& indices);
+
+}  // namespace tensord::engine::cpu
+
+#endif  // TENSORD_ENGINE_CPU_SORT_KERNELS_H_

@@ -1,0 +1,191 @@
+// Sorting and selection along a dim: sort, argsort, topk, kthvalue. Each device runs them with
+// its Backend::Sort and Backend::TopK; the planners here check the arguments as torch does and
+// lay the outputs out as torch does (sort: self's dense layout; topk, kthvalue: contiguous).
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/core/errors.h"
+#include "engine/core/status_macros.h"
+#include "engine/ops/factory_ops.h"
+#include "engine/ops/op_registry_internal.h"
+#include "engine/runtime/backend.h"
+#include "engine/tensor/shape_util.h"
+
+namespace tensord::engine {
+namespace {
+
+// The dim to work along; a 0-d tensor counts as one element along dim 0 or -1.
+absl::StatusOr<int64_t> SortDim(absl::string_view op, const Tensor& self, int64_t dim) {
+  return WrapDim(op, dim, self.dim());
+}
+
+int64_t SizeAlong(const Tensor& self, int64_t dim) { return self.dim() == 0 ? 1 : self.size(dim); }
+
+// values and indices of sort: self's sizes, in self's dense layout.
+absl::StatusOr<PlannedOp> PlanSort(absl::string_view op, const Tensor& self, int64_t dim,
+                                   bool descending, bool indices_only) {
+  TENSORD_ASSIGN_OR_RETURN(int64_t d, SortDim(op, self, dim));
+  const TensorMeta& m = self.meta();
+  const DimVector strides = InferDenseStrides(m.sizes(), m.strides());
+  TENSORD_ASSIGN_OR_RETURN(
+      Tensor values, AllocateTensor(op, TensorMeta(self.dtype(), m.sizes(), strides, 0),
+                                    self.device()));
+  TENSORD_ASSIGN_OR_RETURN(
+      Tensor indices, AllocateTensor(op, TensorMeta(DType::kInt64, m.sizes(), strides, 0),
+                                     self.device()));
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
+  PlannedOp plan;
+  if (!indices_only) plan.outputs.push_back(values);
+  plan.outputs.push_back(indices);
+  plan.reads = {self.storage()};
+  plan.writes = {values.storage(), indices.storage()};
+  plan.kernel = [backend, self, d, descending, values, indices]() {
+    return backend->Sort(self, d, descending, values, indices);
+  };
+  return plan;
+}
+
+absl::Status CheckTopKDType(absl::string_view op, DType dtype) {
+  // torch 1.13's CPU topk (and kthvalue, built on it) has no bool or float16 kernel.
+  if (dtype == DType::kBool || dtype == DType::kFloat16) return DTypeNotImplemented(op, dtype);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PlannedOp> PlanTopK(const Tensor& self, int64_t k, int64_t dim, bool largest) {
+  constexpr absl::string_view op = "topk";
+  TENSORD_ASSIGN_OR_RETURN(int64_t d, SortDim(op, self, dim));
+  if (k < 0 || k > SizeAlong(self, d)) return RuntimeError(op, "selected index k out of range");
+  TENSORD_RETURN_IF_ERROR(CheckTopKDType(op, self.dtype()));
+  DimVector sizes(self.sizes().begin(), self.sizes().end());
+  if (self.dim() > 0) sizes[d] = k;
+  TENSORD_ASSIGN_OR_RETURN(
+      Tensor values, AllocateTensor(op, TensorMeta::Contiguous(self.dtype(), sizes), self.device()));
+  TENSORD_ASSIGN_OR_RETURN(
+      Tensor indices, AllocateTensor(op, TensorMeta::Contiguous(DType::kInt64, sizes), self.device()));
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
+  PlannedOp plan;
+  plan.outputs = {values, indices};
+  plan.reads = {self.storage()};
+  plan.writes = {values.storage(), indices.storage()};
+  plan.kernel = [backend, self, k, d, largest, values, indices]() {
+    return backend->TopK(self, k, d, largest, values, indices);
+  };
+  return plan;
+}
+
+// The k-th smallest along dim: the smallest k, then the last of them copied out.
+absl::StatusOr<PlannedOp> PlanKthValue(const Tensor& self, int64_t k, int64_t dim, bool keepdim) {
+  constexpr absl::string_view op = "kthvalue";
+  TENSORD_ASSIGN_OR_RETURN(int64_t d, SortDim(op, self, dim));
+  if (k < 1 || k > SizeAlong(self, d)) {
+    return RuntimeError(op, absl::StrCat("kthvalue(): selected number k out of range for "
+                                         "dimension ",
+                                         d));
+  }
+  TENSORD_RETURN_IF_ERROR(CheckTopKDType(op, self.dtype()));
+  DimVector part(self.sizes().begin(), self.sizes().end());
+  DimVector out_sizes = part;
+  if (self.dim() > 0) {
+    part[d] = k;
+    if (keepdim) {
+      out_sizes[d] = 1;
+    } else {
+      out_sizes.erase(out_sizes.begin() + d);
+    }
+  }
+  const Device device = self.device();
+  TENSORD_ASSIGN_OR_RETURN(Tensor part_values,
+                           AllocateTensor(op, TensorMeta::Contiguous(self.dtype(), part), device));
+  TENSORD_ASSIGN_OR_RETURN(Tensor part_indices,
+                           AllocateTensor(op, TensorMeta::Contiguous(DType::kInt64, part), device));
+  TENSORD_ASSIGN_OR_RETURN(
+      Tensor values, AllocateTensor(op, TensorMeta::Contiguous(self.dtype(), out_sizes), device));
+  TENSORD_ASSIGN_OR_RETURN(
+      Tensor indices, AllocateTensor(op, TensorMeta::Contiguous(DType::kInt64, out_sizes), device));
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(device));
+  PlannedOp plan;
+  plan.outputs = {values, indices};
+  plan.reads = {self.storage()};
+  plan.writes = {values.storage(), indices.storage()};
+  plan.kernel = [backend, self, k, d, part_values, part_indices, values, indices]() -> absl::Status {
+    TENSORD_RETURN_IF_ERROR(backend->TopK(self, k, d, /*largest=*/false, part_values,
+                                          part_indices));
+    // The k-th of each slice: element k-1 along d of the parts, in the outputs' order.
+    DimVector sizes(part_values.sizes().begin(), part_values.sizes().end());
+    DimVector from(part_values.strides().begin(), part_values.strides().end());
+    const int64_t offset = self.dim() == 0 ? 0 : (k - 1) * part_values.stride(d);
+    if (self.dim() > 0) {
+      sizes.erase(sizes.begin() + d);
+      from.erase(from.begin() + d);
+    }
+    const DimVector to = ContiguousStrides(sizes);
+    const StridedRef v_src{part_values.data() + offset * part_values.itemsize(),
+                           part_values.dtype(), from};
+    const StridedRef i_src{part_indices.data() + offset * part_indices.itemsize(), DType::kInt64,
+                           from};
+    TENSORD_RETURN_IF_ERROR(
+        backend->Copy(sizes, StridedRef{values.data(), values.dtype(), to}, v_src));
+    return backend->Copy(sizes, StridedRef{indices.data(), DType::kInt64, to}, i_src);
+  };
+  return plan;
+}
+
+void Add(std::vector<OpDef>& ops, std::string name, std::vector<AttrSpec> attrs, std::string doc,
+         std::function<absl::StatusOr<PlannedOp>(const Tensor&, AttrReader&)> plan,
+         bool two_outputs = true) {
+  ops.push_back({std::move(name), OpKind::kCompute, {"self"}, std::move(attrs), std::move(doc),
+                 two_outputs,
+                 [plan](Inputs in, AttrReader& a) { return plan(in[0], a); }});
+}
+
+}  // namespace
+
+void RegisterSortOps(std::vector<OpDef>& ops) {
+  Add(ops, "sort",
+      {Opt("dim", AttrType::kInt, "-1"), Opt("descending", AttrType::kBool, "false"),
+       Opt("stable", AttrType::kBool, "false", "always stable here")},
+      "(values, indices) sorted along dim; stable; NaN sorts above every number.",
+      [](const Tensor& self, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+        TENSORD_ASSIGN_OR_RETURN(int64_t dim, a.Int("dim", -1));
+        TENSORD_ASSIGN_OR_RETURN(bool descending, a.Bool("descending", false));
+        TENSORD_RETURN_IF_ERROR(a.Bool("stable", false).status());
+        return PlanSort("sort", self, dim, descending, /*indices_only=*/false);
+      });
+  Add(ops, "argsort",
+      {Opt("dim", AttrType::kInt, "-1"), Opt("descending", AttrType::kBool, "false"),
+       Opt("stable", AttrType::kBool, "false", "always stable here")},
+      "The indices that sort self along dim (sort's second output).",
+      [](const Tensor& self, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+        TENSORD_ASSIGN_OR_RETURN(int64_t dim, a.Int("dim", -1));
+        TENSORD_ASSIGN_OR_RETURN(bool descending, a.Bool("descending", false));
+        TENSORD_RETURN_IF_ERROR(a.Bool("stable", false).status());
+        return PlanSort("argsort", self, dim, descending, /*indices_only=*/true);
+      },
+      /*two_outputs=*/false);
+  Add(ops, "topk",
+      {Req("k", AttrType::kInt), Opt("dim", AttrType::kInt, "-1"),
+       Opt("largest", AttrType::kBool, "true"),
+       Opt("sorted", AttrType::kBool, "true", "the k are always returned sorted here")},
+      "(values, indices) of the k largest (or smallest) elements along dim, in order.",
+      [](const Tensor& self, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+        TENSORD_ASSIGN_OR_RETURN(int64_t k, a.Int("k"));
+        TENSORD_ASSIGN_OR_RETURN(int64_t dim, a.Int("dim", -1));
+        TENSORD_ASSIGN_OR_RETURN(bool largest, a.Bool("largest", true));
+        TENSORD_RETURN_IF_ERROR(a.Bool("sorted", true).status());
+        return PlanTopK(self, k, dim, largest);
+      });
+  Add(ops, "kthvalue",
+      {Req("k", AttrType::kInt), Opt("dim", AttrType::kInt, "-1"),
+       Opt("keepdim", AttrType::kBool, "false")},
+      "(values, indices) of the k-th smallest element along dim.",
+      [](const Tensor& self, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+        TENSORD_ASSIGN_OR_RETURN(int64_t k, a.Int("k"));
+        TENSORD_ASSIGN_OR_RETURN(int64_t dim, a.Int("dim", -1));
+        TENSORD_ASSIGN_OR_RETURN(bool keepdim, a.Bool("keepdim", false));
+        return PlanKthValue(self, k, dim, keepdim);
+      });
+}
+
+}  // namespace tensord::engine

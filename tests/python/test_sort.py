@@ -1,0 +1,175 @@
+"""sort, argsort, msort, topk and kthvalue against torch 1.13: values, indices, dtypes, sizes,
+strides and exception classes, over dtypes, dims and layouts (contiguous, transposed, sliced),
+NaN and ties included.
+
+Where torch leaves the choice among equal elements open (topk and kthvalue pick one of several
+equal elements), the indices are checked to point at the right values, without repeats; sort is
+stable on both sides, so its indices are compared exactly.
+"""
+import numpy as np
+import pytest
+import torch
+
+import tensord
+
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+          "float64"]
+
+
+def sample(dtype, shape, seed):
+    g = torch.Generator().manual_seed(seed)
+    if dtype == "bool":
+        return torch.randint(0, 2, shape, generator=g).bool()
+    if dtype in ("uint8",):
+        return torch.randint(0, 6, shape, generator=g).to(torch.uint8)  # many ties
+    if dtype.startswith("int"):
+        return torch.randint(-4, 5, shape, generator=g).to(getattr(torch, dtype))
+    x = torch.randn(shape, generator=g, dtype=torch.float64).round(decimals=1)  # ties too
+    flat = x.view(-1)
+    if flat.numel() > 4:
+        flat[1] = float("nan")
+        flat[3] = float("nan")
+        flat[2] = float("inf")
+    return x.to(getattr(torch, dtype))
+
+
+def to_tensord(t):
+    if t.dtype == torch.bfloat16:
+        return tensord.tensor(t.float().numpy()).to(tensord.bfloat16)
+    return tensord.tensor(t.numpy())
+
+
+LAYOUTS = {
+    "contiguous": lambda t: t,
+    "transposed": lambda t: t.transpose(0, 1) if t.dim() > 1 else t,
+    "sliced": lambda t: t[..., ::2] if t.dim() > 0 else t,
+}
+
+
+def as_torch(t):
+    if t.dtype is tensord.bfloat16:
+        return torch.tensor(t.float().numpy()).to(torch.bfloat16)
+    return torch.tensor(t.numpy())
+
+
+def check_same(got, want, exact_indices=True):
+    gv, gi = got
+    wv, wi = want
+    for g, w in ((gv, wv), (gi, wi)):
+        assert tuple(g.shape) == tuple(w.shape)
+        assert str(g.dtype) == str(w.dtype)
+        assert g.stride() == w.stride()
+    assert torch.equal(as_torch(gv).isnan(), wv.isnan()) if wv.is_floating_point() else True
+    gvt = as_torch(gv)
+    if wv.is_floating_point():
+        assert torch.equal(torch.nan_to_num(gvt, nan=7.0), torch.nan_to_num(wv, nan=7.0))
+    else:
+        assert torch.equal(gvt, wv)
+    if exact_indices:
+        assert torch.equal(as_torch(gi), wi)
+
+
+def outcome(fn):
+    try:
+        return fn(), None
+    except Exception as e:  # noqa: BLE001 - the class is compared
+        return None, type(e).__name__
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("shape", [(7,), (5, 6), (3, 4, 5)])
+def test_sort_and_argsort_match_torch(dtype, layout, shape, session):
+    base = sample(dtype, shape, seed=len(shape) * 7 + DTYPES.index(dtype))
+    x, y = LAYOUTS[layout](base), LAYOUTS[layout](to_tensord(base))
+    for dim in range(-x.dim(), x.dim()):
+        for descending in (False, True):
+            want = x.sort(dim=dim, descending=descending, stable=True)
+            got = y.sort(dim=dim, descending=descending)
+            check_same(got, want)
+            assert torch.equal(as_torch(y.argsort(dim=dim, descending=descending)),
+                               want.indices)
+    check_same(tensord.sort(y), torch.sort(x, stable=True))
+    assert torch.equal(as_torch(y.msort()).nan_to_num(7.0) if x.is_floating_point()
+                       else as_torch(y.msort()),
+                       torch.msort(x).nan_to_num(7.0) if x.is_floating_point() else torch.msort(x))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_topk_and_kthvalue_match_torch(dtype, layout, session):
+    base = sample(dtype, (6, 8), seed=100 + DTYPES.index(dtype))
+    x, y = LAYOUTS[layout](base), LAYOUTS[layout](to_tensord(base))
+    for dim in (0, 1, -1):
+        n = x.shape[dim]
+        for k in (0, 1, n // 2, n):
+            for largest in (True, False):
+                want, werr = outcome(lambda: x.topk(k, dim=dim, largest=largest))
+                got, gerr = outcome(lambda: y.topk(k, dim=dim, largest=largest))
+                assert gerr == werr
+                if werr:
+                    continue
+                check_same(got, want, exact_indices=False)
+                # Each index points at its value; no index twice.
+                idx = as_torch(got.indices)
+                picked = x.gather(dim, idx)
+                if x.is_floating_point():
+                    assert torch.equal(picked.nan_to_num(7.0), want.values.nan_to_num(7.0))
+                else:
+                    assert torch.equal(picked, want.values)
+                assert torch.equal(idx.sort(dim=dim).values.unique_consecutive(dim=dim).shape[dim]
+                                   * torch.ones(1, dtype=torch.int64),
+                                   torch.tensor([k]))
+        for k in (1, n, n + 1, 0):
+            for keepdim in (False, True):
+                want, werr = outcome(lambda: x.kthvalue(k, dim=dim, keepdim=keepdim))
+                got, gerr = outcome(lambda: y.kthvalue(k, dim=dim, keepdim=keepdim))
+                assert gerr == werr, (k, dim)
+                if werr:
+                    continue
+                check_same(got, want, exact_indices=False)
+                picked = x.gather(dim, as_torch(got.indices) if keepdim
+                                  else as_torch(got.indices).unsqueeze(dim))
+                if not keepdim:
+                    picked = picked.squeeze(dim)
+                if x.is_floating_point():
+                    assert torch.equal(picked.nan_to_num(7.0), want.values.nan_to_num(7.0))
+                else:
+                    assert torch.equal(picked, want.values)
+
+
+def test_errors_match_torch(session):
+    x, y = torch.tensor([1, 2, 3]), tensord.tensor([1, 2, 3])
+    cases = [lambda m, t: t.topk(4), lambda m, t: t.topk(-1), lambda m, t: t.sort(dim=1),
+             lambda m, t: t.topk(1, dim=2), lambda m, t: t.kthvalue(0), lambda m, t: t.kthvalue(4),
+             lambda m, t: t.argsort(dim=-2)]
+    for case in cases:
+        want = outcome(lambda: case(torch, x))[1]
+        got = outcome(lambda: case(tensord, y))[1]
+        assert want is not None and got == want
+    with pytest.raises(RuntimeError, match="selected index k out of range"):
+        y.topk(4)
+    with pytest.raises(RuntimeError, match="kthvalue\\(\\): selected number k out of range"):
+        y.kthvalue(4)
+
+
+def test_zero_dim_and_empty(session):
+    for m in (torch, tensord):
+        s = m.tensor(5.0)
+        assert s.sort().values.item() == 5.0 and s.sort().indices.item() == 0
+        assert s.topk(1).values.item() == 5.0
+    assert tensord.ones(0).topk(0).values.shape == torch.ones(0).topk(0).values.shape
+    assert tensord.ones(0, 3).sort(dim=1).values.shape == (0, 3)
+
+
+def test_repr_is_torchs(session):
+    want = repr(torch.tensor([3, 1, 2]).sort())
+    assert repr(tensord.tensor([3, 1, 2]).sort()) == want
+
+
+def test_a_large_sort_matches_numpy(session):
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((64, 10_000)).astype(np.float32)
+    got = tensord.tensor(data).sort(dim=1)
+    assert np.array_equal(got.values.numpy(), np.sort(data, axis=1, kind="stable"))
+    assert np.array_equal(got.indices.numpy(), np.argsort(data, axis=1, kind="stable"))

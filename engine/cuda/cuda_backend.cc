@@ -29,6 +29,7 @@
 #include "engine/cuda/gemm_plan.h"
 #include "engine/cuda/indexing_kernels.h"
 #include "engine/cuda/reduce_kernels.h"
+#include "engine/cuda/sort_kernels.h"
 #include "engine/cuda/elementwise_kernels.h"
 #include "engine/cuda/offset_calculator.h"
 #include "engine/core/errors.h"
@@ -520,6 +521,32 @@ class CudaBackend final : public Backend {
         [&](KernelError* slot, cudaStream_t stream) {
           return LaunchIndexSelect(out, self, dim, index, slot, stream);
         });
+  }
+
+  // ---- Sorting: every slice at once (sort_kernels.h) ----
+
+  absl::Status Sort(const Tensor& self, int64_t dim, bool descending, const Tensor& values,
+                    const Tensor& indices) override {
+    const int64_t n = self.dim() == 0 ? 1 : self.size(dim);
+    return SortSlices("sort", self, dim, n, descending, values, indices);
+  }
+  absl::Status TopK(const Tensor& self, int64_t k, int64_t dim, bool largest,
+                    const Tensor& values, const Tensor& indices) override {
+    return SortSlices("topk", self, dim, k, largest, values, indices);
+  }
+  absl::Status SortSlices(const char* what, const Tensor& self, int64_t dim, int64_t k,
+                          bool descending, const Tensor& values, const Tensor& indices) {
+    if (self.numel() == 0 || k == 0) return absl::OkStatus();
+    TENSORD_CUDA_TRY(UseDevice(device_.index), what);
+    const LaunchTarget to = TargetFor(this, device_.index);
+    const size_t bytes = SortScratchBytes(self, dim);
+    TENSORD_ASSIGN_OR_RETURN(void* scratch, allocator_.Allocate(static_cast<int64_t>(bytes)));
+    absl::Status status = Finish(LaunchSortSlices(self, dim, k, descending, values, indices,
+                                                  scratch, bytes, to.stream),
+                                 to, what);
+    // Freed on the stream, after the kernels that use it.
+    allocator_.Deallocate(scratch, static_cast<int64_t>(bytes));
+    return status;
   }
 
   absl::Status Gather(const Tensor& out, const Tensor& self, int64_t dim,

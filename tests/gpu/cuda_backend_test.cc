@@ -684,6 +684,58 @@ TEST(CudaIndexingTest, IndexingOpsMatchTheCpuBackend) {
   EXPECT_GE(compared, 80);
 }
 
+// ---- Sorting: CUB merge sort of positions against the CPU's std::sort ---------------------------
+
+TEST(CudaSortTest, SortTopkAndKthvalueMatchTheCpuBackend) {
+  int compared = 0;
+  for (int d = 0; d < kNumDTypes; ++d) {
+    const DType dtype = static_cast<DType>(d);
+    const std::string dt = DTypeName(dtype);
+    const auto x = [&](Device device) { return Input(dtype, 0.5, device); };  // 4 x 6, ties
+    const auto xt = [&](Device device) { return Transpose(x(device), 0, 1).value(); };
+    for (int output = 0; output < 2; ++output) {  // values, then indices: exact on both
+      for (int64_t dim : {0, 1, -1}) {
+        for (bool flag : {false, true}) {
+          const std::string what = absl::StrCat(" dim ", dim, flag ? " descending/largest" : "",
+                                                output ? " indices " : " values ", dt);
+          CompareOnBothDevices(
+              "sort" + what,
+              [&](Device dv) -> absl::StatusOr<Tensor> {
+                TENSORD_ASSIGN_OR_RETURN(
+                    std::vector<Tensor> out,
+                    RunNow(PlanOp("sort", {xt(dv)},
+                                  Attrs().Set("dim", dim).Set("descending", flag))));
+                return out[output];
+              },
+              false, &compared);
+          if (dtype == DType::kBool || dtype == DType::kFloat16) continue;  // torch has no topk
+          CompareOnBothDevices(
+              "topk" + what,
+              [&](Device dv) -> absl::StatusOr<Tensor> {
+                TENSORD_ASSIGN_OR_RETURN(
+                    std::vector<Tensor> out,
+                    RunNow(PlanOp("topk", {x(dv)},
+                                  Attrs().Set("k", int64_t{3}).Set("dim", dim).Set("largest", flag))));
+                return out[output];
+              },
+              false, &compared);
+          CompareOnBothDevices(
+              "kthvalue" + what,
+              [&](Device dv) -> absl::StatusOr<Tensor> {
+                TENSORD_ASSIGN_OR_RETURN(
+                    std::vector<Tensor> out,
+                    RunNow(PlanOp("kthvalue", {xt(dv)},
+                                  Attrs().Set("k", int64_t{2}).Set("dim", dim).Set("keepdim", flag))));
+                return out[output];
+              },
+              false, &compared);
+        }
+      }
+    }
+  }
+  EXPECT_GE(compared, 300);
+}
+
 // ---- Matrix products through cuBLAS --------------------------------------------------------------
 
 // A [sizes] matrix (batch) of multiples of 0.75 (exact products and sums in every float type at

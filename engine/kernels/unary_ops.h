@@ -21,10 +21,15 @@ enum class UnaryOp {
   kGeluTanh, kSilu, kFloor, kCeil, kRound, kTrunc, kFrac, kReciprocal, kLogicalNot, kBitwiseNot,
   kIsnan, kIsinf, kIsposinf, kIsneginf, kIsfinite, kSignbit, kNanToNum, kClamp, kPowScalar,
   kRoundDecimals, kLeakyRelu,
+  // Special functions.
+  kAcosh, kAsinh, kAtanh, kErfc, kErfinv, kLgamma, kDigamma, kSinc, kDeg2Rad, kRad2Deg, kLogit,
+  // Activations (nn.functional).
+  kSoftplus, kElu, kHardsigmoid, kHardswish, kMish, kLogSigmoid, kHardshrink, kSoftshrink,
 };
 
 // Extra arguments: clamp (lo/hi, each optional), nan_to_num (nan, posinf, neginf), pow's
-// exponent, round's decimals, leaky_relu's slope.
+// exponent, round's decimals, leaky_relu's slope, logit's eps (optional), softplus's beta and
+// threshold, elu's alpha, scale and input_scale, the shrinks' lambda.
 struct UnaryArgs {
   Scalar a, b, c;
   bool has_a = false, has_b = false, has_c = false;
@@ -47,6 +52,70 @@ inline Calc<T> MaxFiniteOf() {
   if constexpr (std::is_same_v<T, Half>) return 65504.0f;
   else if constexpr (std::is_same_v<T, BFloat16>) return 3.38953139e38f;
   else return std::numeric_limits<T>::max();
+}
+
+// torch's calc_erfinv: a rational first guess, then two Newton steps on erf.
+template <typename C>
+TENSORD_HD inline C Erfinv(C y) {
+  const C y_abs = y < C(0) ? -y : y;
+  if (y_abs > C(1)) return std::numeric_limits<C>::quiet_NaN();
+  if (y_abs == C(1)) return std::copysign(std::numeric_limits<C>::infinity(), y);
+  C x;
+  if (y_abs <= C(0.7)) {
+    const C z = y * y;
+    const C num = ((C(-0.140543331) * z + C(0.914624893)) * z + C(-1.645349621)) * z + C(0.886226899);
+    const C dem = (((C(0.012229801) * z + C(-0.329097515)) * z + C(1.442710462)) * z + C(-2.118377725)) * z + C(1);
+    x = y * num / dem;
+  } else {
+    const C z = std::sqrt(-std::log((C(1) - y_abs) / C(2)));
+    const C num = ((C(1.641345311) * z + C(3.429567803)) * z + C(-1.624906493)) * z + C(-1.970840454);
+    const C dem = (C(1.637067800) * z + C(3.543889200)) * z + C(1);
+    x = std::copysign(num, y) / dem;
+  }
+  const C two_over_sqrt_pi = C(1.128379167095512573896158903121545171688);
+  x = x - (std::erf(x) - y) / (two_over_sqrt_pi * std::exp(-x * x));
+  x = x - (std::erf(x) - y) / (two_over_sqrt_pi * std::exp(-x * x));
+  return x;
+}
+
+// torch's calc_digamma: reflection below 0, recurrence up to 10, then the asymptotic series.
+template <typename C>
+TENSORD_HD inline C Digamma(C x) {
+  const C kPsi10 = C(2.25175258906672110764);
+  if (x == C(0)) return std::copysign(std::numeric_limits<C>::infinity(), -x);
+  if (x < C(0)) {
+    if (x == std::trunc(x)) return std::numeric_limits<C>::quiet_NaN();
+    const C pi = C(3.14159265358979323846);
+    // digamma(1 - x) - pi / tan(pi * x), with 1 - x > 0.
+    C y = C(1) - x, result = 0;
+    while (y < C(10)) {
+      result -= C(1) / y;
+      y += C(1);
+    }
+    if (y == C(10)) {
+      result += kPsi10;
+    } else {
+      const C z = C(1) / (y * y);
+      const C poly = ((((((C(8.33333333333333333333E-2) * z + C(-2.10927960927960927961E-2)) * z +
+                          C(7.57575757575757575758E-3)) * z + C(-4.16666666666666666667E-3)) * z +
+                        C(3.96825396825396825397E-3)) * z + C(-8.33333333333333333333E-3)) * z +
+                      C(8.33333333333333333333E-2)) * z;
+      result += std::log(y) - C(0.5) / y - poly;
+    }
+    return result - pi / std::tan(pi * x);
+  }
+  C result = 0;
+  while (x < C(10)) {
+    result -= C(1) / x;
+    x += C(1);
+  }
+  if (x == C(10)) return result + kPsi10;
+  const C z = C(1) / (x * x);
+  const C poly = ((((((C(8.33333333333333333333E-2) * z + C(-2.10927960927960927961E-2)) * z +
+                      C(7.57575757575757575758E-3)) * z + C(-4.16666666666666666667E-3)) * z +
+                    C(3.96825396825396825397E-3)) * z + C(-8.33333333333333333333E-3)) * z +
+                  C(8.33333333333333333333E-2)) * z;
+  return result + std::log(x) - C(0.5) / x - poly;
 }
 
 template <typename T>
@@ -221,6 +290,74 @@ void VisitUnary(UnaryOp op, const UnaryArgs& args, Fn&& fn) {
           return C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x)));
         });
       case UnaryOp::kFrac: return same([] TENSORD_HD (C x) { return x - std::trunc(x); });
+      case UnaryOp::kAcosh: return same([] TENSORD_HD (C x) { return std::acosh(x); });
+      case UnaryOp::kAsinh: return same([] TENSORD_HD (C x) { return std::asinh(x); });
+      case UnaryOp::kAtanh: return same([] TENSORD_HD (C x) { return std::atanh(x); });
+      case UnaryOp::kErfc: return same([] TENSORD_HD (C x) { return std::erfc(x); });
+      case UnaryOp::kErfinv: return same([] TENSORD_HD (C x) { return Erfinv<C>(x); });
+      case UnaryOp::kLgamma: return same([] TENSORD_HD (C x) { return std::lgamma(x); });
+      case UnaryOp::kDigamma: return same([] TENSORD_HD (C x) { return Digamma<C>(x); });
+      case UnaryOp::kSinc:
+        return same([] TENSORD_HD (C x) {
+          if (x == C(0)) return C(1);
+          const C product = C(3.14159265358979323846) * x;
+          return std::sin(product) / product;
+        });
+      case UnaryOp::kDeg2Rad:
+        return same([] TENSORD_HD (C x) { return x * C(0.017453292519943295769236907684886); });
+      case UnaryOp::kRad2Deg:
+        return same([] TENSORD_HD (C x) { return x * C(57.295779513082320876798154814105); });
+      case UnaryOp::kLogit: {
+        if (!args.has_a) return same([] TENSORD_HD (C x) { return std::log(x / (C(1) - x)); });
+        // The bounds in T, as torch rounds them (bfloat16's 1 - 1e-3 is 1).
+        const C lo = static_cast<C>(static_cast<T>(static_cast<C>(args.a.to_double())));
+        const C hi = static_cast<C>(static_cast<T>(C(1) - lo));
+        return same([lo, hi] TENSORD_HD (C x) {
+          const C z = x < lo ? lo : (x > hi ? hi : x);
+          return std::log(z / (C(1) - z));
+        });
+      }
+      case UnaryOp::kSoftplus: {
+        const C beta = static_cast<C>(args.a.to_double());
+        const C threshold = static_cast<C>(args.b.to_double());
+        return same([beta, threshold] TENSORD_HD (C x) {
+          return x * beta > threshold ? x : std::log1p(std::exp(x * beta)) / beta;
+        });
+      }
+      case UnaryOp::kElu: {
+        const C alpha = static_cast<C>(args.a.to_double());
+        const C scale = static_cast<C>(args.b.to_double());
+        const C input_scale = static_cast<C>(args.c.to_double());
+        const C negcoef = alpha * scale;
+        return same([=] TENSORD_HD (C x) {
+          return x <= C(0) ? (std::exp(x * input_scale) - C(1)) * negcoef : x * scale;
+        });
+      }
+      case UnaryOp::kHardsigmoid:
+        return same([] TENSORD_HD (C x) {
+          const C y = x + C(3);
+          return (y < C(0) ? C(0) : (y > C(6) ? C(6) : y)) / C(6);
+        });
+      case UnaryOp::kHardswish:
+        return same([] TENSORD_HD (C x) {
+          const C y = x + C(3);
+          return x * (y < C(0) ? C(0) : (y > C(6) ? C(6) : y)) / C(6);
+        });
+      case UnaryOp::kMish:
+        return same([] TENSORD_HD (C x) { return x * std::tanh(std::log1p(std::exp(x))); });
+      case UnaryOp::kLogSigmoid:
+        return same([] TENSORD_HD (C x) {
+          const C m = x < C(0) ? x : C(0);
+          return m - std::log1p(std::exp(-(x < C(0) ? -x : x)));
+        });
+      case UnaryOp::kHardshrink: {
+        const C l = static_cast<C>(args.a.to_double());
+        return same([l] TENSORD_HD (C x) { return (x >= -l && x <= l) ? C(0) : x; });
+      }
+      case UnaryOp::kSoftshrink: {
+        const C l = static_cast<C>(args.a.to_double());
+        return same([l] TENSORD_HD (C x) { return x > l ? x - l : (x < -l ? x + l : C(0)); });
+      }
       case UnaryOp::kReciprocal: return same([] TENSORD_HD (C x) { return C(1) / x; });
       case UnaryOp::kLeakyRelu: {
         const C slope = static_cast<C>(args.a.to_double());

@@ -23,6 +23,7 @@ enum class UnaryRule {
   kFloatPromoteNoHalf,
   kFloatOnly,     // floating dtypes only (float16 included)
   kFloatNoHalf,   // float32/float64/bfloat16
+  kFloat32Or64,   // float32/float64 only (mish)
   kBoolOut,       // any dtype in, bool out
   kIntegral,      // bool and integer dtypes
 };
@@ -56,6 +57,9 @@ absl::StatusOr<PlannedOp> PlanUnary(const std::string& name, UnaryOp op, UnaryRu
     case UnaryRule::kFloatPromote:
       if (!IsFloating(in)) spec.compute_dtype = DType::kFloat32;
       break;
+    case UnaryRule::kFloat32Or64:
+      if (in == DType::kBFloat16) return DTypeNotImplemented(name, in);
+      [[fallthrough]];
     case UnaryRule::kFloatNoHalf:
       if (is_half) return DTypeNotImplemented(name, in);
       [[fallthrough]];
@@ -67,6 +71,8 @@ absl::StatusOr<PlannedOp> PlanUnary(const std::string& name, UnaryOp op, UnaryRu
       if (IsFloating(in)) return DTypeNotImplemented(name, in);
       break;
   }
+  // torch's log_sigmoid writes a new contiguous buffer, whatever self's layout.
+  if (op == UnaryOp::kLogSigmoid) spec.contiguous_output = true;
   return PlanElementwise(spec, {self},
                          [op, args](Backend& backend, IntList shape, const StridedRef& o,
                                     absl::Span<const StridedRef> ins) {
@@ -209,6 +215,26 @@ constexpr UnaryDef kUnaryOps[] = {
     {"isneginf", UnaryOp::kIsneginf, UnaryRule::kBoolOut, false},
     {"isfinite", UnaryOp::kIsfinite, UnaryRule::kBoolOut, false},
     {"signbit", UnaryOp::kSignbit, UnaryRule::kBoolOut, false},
+    {"acosh", UnaryOp::kAcosh, UnaryRule::kFloatPromoteNoHalf, true},
+    {"arccosh", UnaryOp::kAcosh, UnaryRule::kFloatPromoteNoHalf, true},
+    {"asinh", UnaryOp::kAsinh, UnaryRule::kFloatPromoteNoHalf, true},
+    {"arcsinh", UnaryOp::kAsinh, UnaryRule::kFloatPromoteNoHalf, true},
+    {"atanh", UnaryOp::kAtanh, UnaryRule::kFloatPromoteNoHalf, true},
+    {"arctanh", UnaryOp::kAtanh, UnaryRule::kFloatPromoteNoHalf, true},
+    {"arcsin", UnaryOp::kAsin, UnaryRule::kFloatPromoteNoHalf, true},
+    {"arccos", UnaryOp::kAcos, UnaryRule::kFloatPromoteNoHalf, true},
+    {"arctan", UnaryOp::kAtan, UnaryRule::kFloatPromoteNoHalf, true},
+    {"erfc", UnaryOp::kErfc, UnaryRule::kFloatPromoteNoHalf, true},
+    {"erfinv", UnaryOp::kErfinv, UnaryRule::kFloatPromoteNoHalf, true},
+    {"lgamma", UnaryOp::kLgamma, UnaryRule::kFloatPromoteNoHalf, true},
+    {"digamma", UnaryOp::kDigamma, UnaryRule::kFloatPromoteNoHalf, true},
+    {"sinc", UnaryOp::kSinc, UnaryRule::kFloatPromoteNoHalf, true},
+    {"deg2rad", UnaryOp::kDeg2Rad, UnaryRule::kFloatPromote, true},
+    {"rad2deg", UnaryOp::kRad2Deg, UnaryRule::kFloatPromote, true},
+    {"hardsigmoid", UnaryOp::kHardsigmoid, UnaryRule::kFloatNoHalf, true},
+    {"hardswish", UnaryOp::kHardswish, UnaryRule::kFloatNoHalf, true},
+    {"mish", UnaryOp::kMish, UnaryRule::kFloat32Or64, true},
+    {"log_sigmoid", UnaryOp::kLogSigmoid, UnaryRule::kFloatNoHalf, false},
 };
 
 struct BinaryDef {
@@ -356,6 +382,59 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
             TENSORD_ASSIGN_OR_RETURN(args.a, a.GetScalar("negative_slope", Scalar(0.01)));
             return PlanUnary(name, UnaryOp::kLeakyRelu, UnaryRule::kFloatNoHalf, in[0], out, args);
           });
+  AddPair(ops, "logit", self, {Opt("eps", AttrType::kScalar, "None", "clamp to [eps, 1 - eps]")},
+          "log(x / (1 - x)).", true, {},
+          [](const std::string& name, Inputs in, AttrReader& a, const Tensor* out)
+              -> absl::StatusOr<PlannedOp> {
+            UnaryArgs args;
+            if ((args.has_a = a.Has("eps"))) {
+              TENSORD_ASSIGN_OR_RETURN(args.a, a.GetScalar("eps"));
+            }
+            return PlanUnary(name, UnaryOp::kLogit, UnaryRule::kFloatPromoteNoHalf, in[0], out,
+                             args);
+          });
+  AddPair(ops, "softplus", self,
+          {Opt("beta", AttrType::kScalar, "1"), Opt("threshold", AttrType::kScalar, "20")},
+          "log(1 + exp(beta * x)) / beta, x where beta * x > threshold.", false, {},
+          [](const std::string& name, Inputs in, AttrReader& a, const Tensor* out)
+              -> absl::StatusOr<PlannedOp> {
+            UnaryArgs args;
+            TENSORD_ASSIGN_OR_RETURN(args.a, a.GetScalar("beta", Scalar(int64_t{1})));
+            TENSORD_ASSIGN_OR_RETURN(args.b, a.GetScalar("threshold", Scalar(int64_t{20})));
+            return PlanUnary(name, UnaryOp::kSoftplus, UnaryRule::kFloatNoHalf, in[0], out, args);
+          });
+  AddPair(ops, "elu", self,
+          {Opt("alpha", AttrType::kScalar, "1"), Opt("scale", AttrType::kScalar, "1"),
+           Opt("input_scale", AttrType::kScalar, "1")},
+          "x * scale for x > 0, else (exp(x * input_scale) - 1) * alpha * scale (selu and celu "
+          "are elu with their constants).",
+          true, {},
+          [](const std::string& name, Inputs in, AttrReader& a, const Tensor* out)
+              -> absl::StatusOr<PlannedOp> {
+            UnaryArgs args;
+            TENSORD_ASSIGN_OR_RETURN(args.a, a.GetScalar("alpha", Scalar(int64_t{1})));
+            TENSORD_ASSIGN_OR_RETURN(args.b, a.GetScalar("scale", Scalar(int64_t{1})));
+            TENSORD_ASSIGN_OR_RETURN(args.c, a.GetScalar("input_scale", Scalar(int64_t{1})));
+            return PlanUnary(name, UnaryOp::kElu, UnaryRule::kFloatNoHalf, in[0], out, args);
+          });
+  for (const char* n : {"hardshrink", "softshrink"}) {
+    const bool hard = n[0] == 'h';
+    AddPair(ops, n, self, {Opt("lambd", AttrType::kScalar, "0.5")},
+            hard ? "0 where |x| <= lambd, else x." : "x - lambd, x + lambd, or 0 near zero.",
+            false, {},
+            [hard](const std::string& name, Inputs in, AttrReader& a, const Tensor* out)
+                -> absl::StatusOr<PlannedOp> {
+              UnaryArgs args;
+              TENSORD_ASSIGN_OR_RETURN(args.a, a.GetScalar("lambd", Scalar(0.5)));
+              if (!hard && args.a.to_double() < 0) {
+                return RuntimeError(name, absl::StrCat("lambda must be greater or equal to 0, "
+                                                       "but found to be ",
+                                                       args.a.to_double(), "."));
+              }
+              return PlanUnary(name, hard ? UnaryOp::kHardshrink : UnaryOp::kSoftshrink,
+                               UnaryRule::kFloatNoHalf, in[0], out, args);
+            });
+  }
   AddPair(ops, "nan_to_num", self,
           {Opt("nan", AttrType::kScalar, "0"), Opt("posinf", AttrType::kScalar, "dtype max"),
            Opt("neginf", AttrType::kScalar, "dtype lowest")},

@@ -33,6 +33,8 @@ from . import _api as _api_module
 from . import nn
 from . import cuda
 from . import testing
+from .serialization import load, save
+from .nn.functional import celu, celu_, selu, selu_  # torch.selu, torch.celu
 
 half = float16
 float = float32  # noqa: A001 - torch.float

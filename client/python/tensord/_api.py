@@ -5,7 +5,8 @@ Each takes an optional `session=`; without one it uses the innermost `with sessi
 session, else a default session opened lazily on $TENSORD_ADDRESS (127.0.0.1:50051).
 """
 from . import _dtypes
-from ._compute import (_BINARY, _BINARY_NO_INPLACE, _NUMBER_FIRST, _UNARY, _UNARY_NO_INPLACE,
+from ._compute import (_BINARY, _BINARY_NO_INPLACE, _NUMBER_FIRST, _SPECIAL, _UNARY,
+                       _UNARY_NO_INPLACE,
                        _rounding, _run, nonzero, where)
 from ._factories import (_session, arange, as_tensor, cartesian_prod, cat, concat,  # noqa: F401
                          concatenate, empty, empty_like, empty_strided, eye, from_numpy,
@@ -97,7 +98,8 @@ def _fn(name):
     return f
 
 
-FUNCTIONS = (_UNARY + _UNARY_NO_INPLACE + _BINARY + _BINARY_NO_INPLACE +
+FUNCTIONS = (_UNARY + _UNARY_NO_INPLACE + _BINARY + _BINARY_NO_INPLACE + _SPECIAL +
+             ["logit", "hardshrink"] +
              ["add", "sub", "subtract", "div", "divide", "round", "clamp", "clip", "clamp_min",
               "clamp_max", "nan_to_num", "lerp", "addcmul", "addcdiv", "sum", "mean", "prod",
               "max", "min", "amax", "amin", "argmax", "argmin", "all", "any", "count_nonzero",

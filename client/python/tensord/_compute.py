@@ -66,6 +66,9 @@ _UNARY = ["neg", "negative", "abs", "absolute", "sign", "sgn", "exp", "exp2", "e
           "log1p", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan",
           "sinh", "cosh", "tanh", "erf", "sigmoid", "relu", "silu", "floor", "ceil", "trunc",
           "fix", "frac", "reciprocal", "bitwise_not", "square"]
+# Special functions: torch.<name>, Tensor.<name> and Tensor.<name>_ (one server op each).
+_SPECIAL = ["acosh", "asinh", "atanh", "arccosh", "arcsinh", "arctanh", "arcsin", "arccos",
+            "arctan", "erfc", "erfinv", "lgamma", "digamma", "sinc", "deg2rad", "rad2deg"]
 
 
 _UNARY_NO_INPLACE = ["logical_not", "isnan", "isinf", "isposinf", "isneginf", "isfinite",
@@ -804,7 +807,16 @@ class _ComputeMethods(TensorBase):
     isclose = lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: _compare.isclose(self, other, rtol, atol, equal_nan)
     allclose = lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: _compare.allclose(self, other, rtol, atol, equal_nan)
     equal = lambda self, other: _compare.equal(self, other)
+    logit = lambda self, eps=None: _run("logit", [("self", self)], {} if eps is None else {"eps": float(eps)})
+    logit_ = lambda self, eps=None: _inplace(self, "logit_", [], {} if eps is None else {"eps": float(eps)})
+    hardshrink = lambda self, lambd=0.5: _run("hardshrink", [("self", self)], {"lambd": float(lambd)})
     tril = _triangle("tril", True, False)
     triu = _triangle("triu", False, False)
     tril_ = _triangle("tril", True, True)
     triu_ = _triangle("triu", False, True)
+
+
+for _name in _SPECIAL:
+    setattr(_ComputeMethods, _name, _unary(_name))
+    setattr(_ComputeMethods, _name + "_", _unary_(_name))
+del _name

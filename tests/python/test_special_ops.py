@@ -1,0 +1,106 @@
+"""Special functions and activations against torch 1.13: values (tolerances per dtype), dtypes,
+sizes, strides and exception classes, over dtypes and layouts, with NaN, infinities and each
+function's edges (poles, domain ends) in the inputs.
+"""
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import tensord
+import tensord.nn.functional as TF
+
+DTYPES = ["bool", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
+
+VALUES = [-3.5, -2.0, -1.0, -0.5, -1e-3, 0.0, 1e-3, 0.25, 0.5, 0.9, 1.0, 1.5, 2.0, 7.25, 10.0, 25.0,
+          math.inf, -math.inf, math.nan]
+
+# name -> (torch callable, tensord callable)
+UNARY = {n: (lambda t, n=n: getattr(torch, n)(t), lambda t, n=n: getattr(tensord, n)(t))
+         for n in ["acosh", "asinh", "atanh", "arccosh", "arcsinh", "arctanh", "arcsin", "arccos",
+                   "arctan", "erfc", "erfinv", "lgamma", "digamma", "sinc", "deg2rad", "rad2deg",
+                   "logit"]}
+UNARY["logit(eps)"] = (lambda t: torch.logit(t, eps=1e-3), lambda t: tensord.logit(t, eps=1e-3))
+UNARY["Tensor.acosh"] = (lambda t: t.acosh(), lambda t: t.acosh())
+UNARY["Tensor.hardshrink"] = (lambda t: t.hardshrink(0.6), lambda t: t.hardshrink(0.6))
+ACTIVATIONS = {
+    "softplus": ((), {}), "softplus(beta, threshold)": ((), {"beta": 2.0, "threshold": 5.0}),
+    "elu": ((), {}), "elu(alpha)": ((), {"alpha": 0.3}), "selu": ((), {}), "celu": ((), {}),
+    "celu(alpha)": ((), {"alpha": 2.5}), "hardsigmoid": ((), {}), "hardswish": ((), {}),
+    "mish": ((), {}), "logsigmoid": ((), {}), "hardshrink": ((), {}),
+    "hardshrink(lambd)": ((), {"lambd": 1.0}), "softshrink": ((), {}),
+    "softshrink(lambd)": ((), {"lambd": 2.0}), "softshrink(negative)": ((), {"lambd": -1.0}),
+    "softsign": ((), {}), "tanhshrink": ((), {}), "hardtanh": ((), {}),
+    "hardtanh(bounds)": ((), {"min_val": -2.0, "max_val": 3.0}), "relu6": ((), {}),
+}
+for _label, (_args, _kwargs) in ACTIVATIONS.items():
+    _name = _label.split("(")[0]
+    UNARY["F." + _label] = (
+        lambda t, n=_name, k=_kwargs: getattr(F, n)(t, **k),
+        lambda t, n=_name, k=_kwargs: getattr(TF, n)(t, **k))
+for _name in ("elu", "selu", "celu", "hardsigmoid", "hardswish", "mish", "hardtanh", "relu6"):
+    UNARY[f"F.{_name}(inplace)"] = (
+        lambda t, n=_name: getattr(F, n)(t.clone(), inplace=True),
+        lambda t, n=_name: getattr(TF, n)(t.clone(), inplace=True))
+UNARY["Tensor.acosh_"] = (lambda t: t.clone().acosh_(), lambda t: t.clone().acosh_())
+UNARY["Tensor.logit_"] = (lambda t: t.clone().logit_(1e-2), lambda t: t.clone().logit_(1e-2))
+
+
+def make(m, dtype, layout):
+    """The inputs in `dtype` and `layout`, built the same way by torch and by tensord."""
+    base = m.tensor(VALUES * 2, dtype=m.float64).view(2, len(VALUES))
+    if dtype == "bool":
+        t = base.nan_to_num(0.0) != 0
+    elif dtype in ("uint8", "int32", "int64"):
+        t = base.nan_to_num(0.0, posinf=100.0, neginf=-100.0)
+        t = (t.abs() if dtype == "uint8" else t).to(getattr(m, dtype))
+    else:
+        t = base.to(getattr(m, dtype))
+    if layout == "transposed":
+        t = t.t().contiguous().t()
+    elif layout == "sliced":
+        t = m.cat([t, t], 1)[:, ::2]
+    return t
+
+
+def as_torch(t):
+    t = t.cpu()
+    if t.dtype is tensord.bfloat16:
+        return torch.tensor(t.float().numpy()).to(torch.bfloat16)
+    return torch.tensor(t.numpy())
+
+
+TOL = {torch.float16: (2e-3, 1e-3), torch.bfloat16: (1.6e-2, 1e-2), torch.float32: (2e-5, 1e-5),
+       torch.float64: (1e-10, 1e-12)}
+
+
+def outcome(fn, t):
+    try:
+        return fn(t), None
+    except Exception as e:  # noqa: BLE001 - the class is compared
+        return None, (type(e).__name__, str(e))
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_matches_torch(name, dtype, layout, session):
+    torch_fn, tensord_fn = UNARY[name]
+    want, werr = outcome(torch_fn, make(torch, dtype, layout))
+    got, gerr = outcome(tensord_fn, make(tensord, dtype, layout))
+    if werr:
+        assert gerr is not None and gerr[0] == werr[0], (gerr, werr)
+        return
+    assert gerr is None, gerr
+    assert str(got.dtype) == str(want.dtype)
+    assert tuple(got.shape) == tuple(want.shape)
+    assert got.stride() == want.stride()
+    g = as_torch(got)
+    if want.is_floating_point():
+        rtol, atol = TOL[want.dtype]
+        if "lgamma" in name or "digamma" in name or "erfinv" in name:
+            rtol *= 10
+        torch.testing.assert_close(g.double(), want.double(), rtol=rtol, atol=atol, equal_nan=True)
+    else:
+        assert torch.equal(g, want)

@@ -1,0 +1,54 @@
+"""Runs an unmodified PyTorch script against a tensord server:
+
+    python -m tensord.run script.py [args...]
+    python -m tensord.run -m package.module [args...]
+
+The script's `import torch` (and `import torch.nn.functional as F`, `from torch import nn`,
+`torch.cuda`, `torch.testing`, `torch.utils.data`) get tensord's modules, so every tensor it makes
+lives on the server at $TENSORD_ADDRESS (127.0.0.1:50051 unless set). Nothing is patched inside
+tensord: only the names under which the script finds it.
+"""
+import runpy
+import sys
+
+
+def install_torch_aliases():
+    """Makes `torch` and its submodules that tensord has resolve to tensord's."""
+    import tensord
+    import tensord.cuda
+    import tensord.nn
+    import tensord.nn.functional
+    import tensord.serialization
+    import tensord.testing
+    import tensord.utils
+    import tensord.utils.data
+    aliases = {"torch": tensord, "torch.nn": tensord.nn,
+               "torch.nn.functional": tensord.nn.functional, "torch.cuda": tensord.cuda,
+               "torch.testing": tensord.testing, "torch.serialization": tensord.serialization,
+               "torch.utils": tensord.utils, "torch.utils.data": tensord.utils.data}
+    for name, module in aliases.items():
+        sys.modules[name] = module
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    usage = "usage: python -m tensord.run script.py [args...] | -m module [args...]"
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__.strip() if argv else usage)
+        return 0 if argv else 2
+    install_torch_aliases()
+    if argv[0] == "-m":
+        if len(argv) < 2:
+            print(usage, file=sys.stderr)
+            return 2
+        sys.argv = argv[1:]
+        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+    else:
+        sys.argv = argv
+        sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.abspath(argv[0])))
+        runpy.run_path(argv[0], run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,199 @@
+"""tensord.save / tensord.load in torch's own file format, so that files go both ways.
+
+The format is torch 1.13's (torch/serialization.py): a zip archive with `<prefix>/data.pkl` (the
+object, pickled with protocol 2), `<prefix>/data/<key>` (the raw little-endian bytes of each
+storage, once, however many tensors view it) and `<prefix>/version` ("3"). A tensor is pickled as
+`torch._utils._rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, hooks)`
+and its storage as the persistent id `('storage', torch.<Type>Storage, key, location, numel)`.
+
+Neither side needs the other installed: saving writes torch's names without importing torch,
+and loading maps them onto tensord's types (it never imports torch either).
+"""
+import collections
+import io
+import os
+import pickle
+import zipfile
+
+import numpy as np
+
+from . import _dtypes
+
+_VERSION = b"3\n"
+
+
+class _Global:
+    """A global of torch's, pickled by name (GLOBAL module name) without importing it."""
+
+    def __init__(self, module, name):
+        self.module, self.name = module, name
+
+    def __call__(self, *args):  # pickle's save_reduce asks for a callable; never called
+        raise TypeError(f"{self.module}.{self.name} is torch's, named here only to be pickled")
+
+
+def _storage_global(dtype):
+    return _Global("torch", f"{dtype._legacy}Storage")
+
+
+_STORAGE_DTYPES = {f"{d._legacy}Storage": d for d in _dtypes.ALL}
+
+
+class _StorageRef:
+    """A tensord storage as saved: its key in the archive and a tensor that views it."""
+
+    def __init__(self, key, tensor):
+        self.key, self.tensor = key, tensor
+
+
+class _Pickler(pickle._Pickler):  # the Python pickler: its dispatch table can be extended
+    dispatch = dict(pickle._Pickler.dispatch)
+
+    def __init__(self, file, storages):
+        super().__init__(file, protocol=2)
+        self._storages = storages  # storage id -> _StorageRef
+
+    def _save_torch_global(self, obj):
+        self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode("utf-8"))
+        self.memoize(obj)
+
+    dispatch[_Global] = _save_torch_global
+
+    def persistent_id(self, obj):
+        if isinstance(obj, _StorageRef):
+            t = obj.tensor
+            numel = t._meta().storage_nbytes // t.dtype.itemsize
+            location = str(t.device) if t.device.type == "cpu" else f"cuda:{t.device.index or 0}"
+            return ("storage", _storage_global(t.dtype), obj.key, location, numel)
+        return None
+
+    def reducer_override(self, obj):
+        from ._tensor import Tensor  # noqa: PLC0415 - import cycle
+        if isinstance(obj, Tensor):
+            sid = obj._storage_id()
+            ref = self._storages.get(sid)
+            if ref is None:
+                ref = self._storages[sid] = _StorageRef(str(len(self._storages)), obj)
+            return (_Global("torch._utils", "_rebuild_tensor_v2"),
+                    (ref, obj.storage_offset(), tuple(obj.shape), obj.stride(), False,
+                     collections.OrderedDict()))
+        if isinstance(obj, _dtypes.Size):
+            return (_Global("torch", "Size"), (tuple(obj),))
+        if isinstance(obj, _dtypes.device):
+            return (_Global("torch", "device"), (str(obj),))
+        return NotImplemented
+
+
+def _save_dtype(pickler, obj):
+    """A dtype is the global torch.<name>, as torch pickles its dtypes."""
+    pickler.write(pickle.GLOBAL + f"torch\n{obj.name}\n".encode("utf-8"))
+    pickler.memoize(obj)
+
+
+_Pickler.dispatch[_dtypes.dtype] = _save_dtype
+
+
+def _storage_bytes(tensor):
+    """The whole storage under `tensor`, as bytes (every element, whatever the view covers)."""
+    from ._storage import TypedStorage  # noqa: PLC0415
+    return bytes(TypedStorage(tensor)._read_raw(0, -1))
+
+
+def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True):
+    """Saves `obj` (tensors, and dicts, lists and tuples of them, numbers, strings) to the path
+    or binary file `f` in torch's format: torch.load reads it, views sharing a storage
+    included."""
+    if pickle_module is not None and pickle_module is not pickle:
+        raise ValueError("tensord.save: only the standard pickle module is supported")
+    if pickle_protocol != 2:
+        raise ValueError("tensord.save: torch's format is pickled with protocol 2")
+    if not _use_new_zipfile_serialization:
+        raise ValueError("tensord.save: only torch's zip format (the default since torch 1.6) "
+                         "is written")
+    storages = {}
+    buf = io.BytesIO()
+    _Pickler(buf, storages).dump(obj)
+    prefix = "archive"
+    if isinstance(f, (str, os.PathLike)):
+        prefix = os.path.splitext(os.path.basename(os.fspath(f)))[0] or "archive"
+    with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED) as z:
+        z.writestr(f"{prefix}/data.pkl", buf.getvalue())
+        for ref in sorted(storages.values(), key=lambda r: int(r.key)):
+            z.writestr(f"{prefix}/data/{ref.key}", _storage_bytes(ref.tensor))
+        z.writestr(f"{prefix}/version", _VERSION)
+
+
+def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False,
+                       backward_hooks=None, *rest):
+    return storage.as_strided(tuple(size), tuple(stride), storage_offset)
+
+
+def _rebuild_parameter(data, requires_grad=False, backward_hooks=None):
+    return data
+
+
+_SAFE_GLOBALS = {("collections", "OrderedDict"): collections.OrderedDict,
+                 ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
+                 ("torch._utils", "_rebuild_tensor"): _rebuild_tensor_v2,
+                 ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+                 ("torch", "Size"): _dtypes.Size,
+                 ("torch", "device"): _dtypes.device}
+_SAFE_GLOBALS.update({("torch", d.name): d for d in _dtypes.ALL})
+_SAFE_GLOBALS.update({("torch", name): ("storage", d) for name, d in _STORAGE_DTYPES.items()})
+
+
+def _target_device(location, map_location):
+    if map_location is None:
+        return location
+    if isinstance(map_location, dict):
+        return map_location.get(location, location)
+    if isinstance(map_location, (str, _dtypes.device)):
+        return str(map_location)
+    raise TypeError("tensord.load: map_location must be None, a device (or its name) or a dict "
+                    "of device names; a function of torch storages has no meaning here")
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=False, session=None,
+         **pickle_load_args):
+    """Loads what torch.save (or tensord.save) wrote to the path or binary file `f`; tensors go
+    to the session's server, on their saved device or `map_location`'s. With weights_only, only
+    tensors, containers and plain values are unpickled (as torch's weights_only)."""
+    from ._factories import _session, _upload  # noqa: PLC0415 - import cycle
+    s = _session(session)
+    with zipfile.ZipFile(f) as z:
+        names = z.namelist()
+        pkl = [n for n in names if n.endswith("/data.pkl") or n == "data.pkl"]
+        if not pkl:
+            raise RuntimeError("tensord.load: not a torch zip archive (no data.pkl); files from "
+                               "torch's legacy format (before 1.6) are not read")
+        prefix = pkl[0][: -len("data.pkl")]
+        loaded = {}
+
+        def persistent_load(saved_id):
+            kind, storage_type, key, location, numel = saved_id
+            if kind != "storage" or not (isinstance(storage_type, tuple) and
+                                         storage_type[0] == "storage"):
+                raise pickle.UnpicklingError(f"tensord.load: unknown persistent id {saved_id!r}")
+            if key not in loaded:
+                dtype = storage_type[1]
+                raw = z.read(f"{prefix}data/{key}")
+                arr = np.frombuffer(raw, dtype=dtype._np, count=numel)
+                device = _target_device(location, map_location)
+                loaded[key] = _upload(np.ascontiguousarray(arr), dtype,
+                                      _dtypes.as_device(device), s)
+            return loaded[key]
+
+        class Unpickler(pickle.Unpickler):
+            def find_class(self, module, name):
+                found = _SAFE_GLOBALS.get((module, name))
+                if found is not None:
+                    return found
+                if weights_only or module.split(".")[0] == "torch":
+                    raise pickle.UnpicklingError(
+                        f"tensord.load: {module}.{name} cannot be loaded here (tensors, "
+                        "containers and plain values can)")
+                return super().find_class(module, name)
+
+        unpickler = Unpickler(io.BytesIO(z.read(pkl[0])), **pickle_load_args)
+        unpickler.persistent_load = persistent_load
+        return unpickler.load()

@@ -14,7 +14,8 @@ from ._factories import (_session, arange, as_tensor, cartesian_prod, cat, conca
                          rand, rand_like, randint, randint_like, randn, randn_like, randperm,
                          stack, tensor, vstack, zeros, zeros_like)
 from ._ops import _is_scalar, _py_scalar
-from ._random import default_generator, initial_seed, manual_seed, seed  # noqa: F401
+from ._random import (Generator, default_generator, get_rng_state, initial_seed,  # noqa: F401
+                      manual_seed, seed, set_rng_state)
 from ._session import connect, current_session, set_default_session  # noqa: F401
 from ._tensor import Tensor
 
@@ -57,14 +58,17 @@ _FUNCTIONAL = ["view_as", "reshape", "flatten", "unflatten", "as_strided", "tran
 def normal(mean, std, size=None, *, generator=None, device=None, session=None):
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         ref = mean if isinstance(mean, Tensor) else std
-        return randn_like(ref if ref.dtype.is_floating_point else ref.float()) * std + mean
-    return randn(*size, device=device, session=session) * float(std) + float(mean)
+        ref = ref if ref.dtype.is_floating_point else ref.float()
+        return randn(tuple(ref.shape), dtype=ref.dtype, device=ref.device, session=ref._session,
+                     generator=generator) * std + mean
+    return randn(*size, device=device, session=session, generator=generator) * float(std) + \
+        float(mean)
 
 
 def bernoulli(input, p=None, *, generator=None):
     if p is not None:
-        return input.clone().bernoulli_(p)
-    return input.bernoulli()
+        return input.clone().bernoulli_(p, generator=generator)
+    return input.bernoulli(generator=generator)
 
 
 def _fn(name):

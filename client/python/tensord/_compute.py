@@ -10,7 +10,7 @@ import collections
 from . import _compare
 from . import _dtypes, _factories
 from ._ops import TensorBase, _Ints, _int, _is_scalar, _op, _py_scalar, _queue
-from ._random import default_generator
+from ._random import _of as _random_of
 
 _ROUNDING = {None: None, "trunc": 1, "floor": 2}
 
@@ -493,14 +493,14 @@ def _type_as(self, other):
 def _inplace_random(name, attrs_fn):
     def f(self, *args, generator=None, **kwargs):
         attrs = attrs_fn(*args, **kwargs)
-        attrs.update(default_generator.take(self.numel()))
+        attrs.update(_random_of(generator).take(self.numel()))
         return _inplace(self, name, [], attrs)
     f.__name__ = name
     return f
 
 
 def _bernoulli(self, generator=None):
-    return _run("bernoulli", [("self", self)], default_generator.take(self.numel()))
+    return _run("bernoulli", [("self", self)], _random_of(generator).take(self.numel()))
 
 
 def _roll(self, shifts, dims=None):

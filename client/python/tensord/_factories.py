@@ -8,7 +8,7 @@ import numpy as np
 from . import _dtypes
 from ._ops import (TensorBase, _int, _int_list, _is_scalar, _op_on, _py_scalar, _wrap_dim,
                    new_tensor)
-from ._random import default_generator
+from ._random import _of as _random_of
 from ._session import current_session
 
 def _session(session):
@@ -359,10 +359,10 @@ def _numel(shape):
     return int(np.prod(shape, dtype=np.int64)) if shape else 1
 
 
-def _random_factory(name, size, dtype, device, session, extra=None):
+def _random_factory(name, size, dtype, device, session, extra=None, generator=None):
     s = _session(session)
     shape = _int_list(size, name, "size")
-    attrs = {"size": shape, **default_generator.take(_numel(shape))}
+    attrs = {"size": shape, **_random_of(generator).take(_numel(shape))}
     if dtype is not None:
         attrs["dtype"] = dtype
     if extra:
@@ -371,11 +371,11 @@ def _random_factory(name, size, dtype, device, session, extra=None):
 
 
 def rand(*size, dtype=None, device=None, session=None, generator=None, requires_grad=False):
-    return _random_factory("rand", size, dtype, device, session)
+    return _random_factory("rand", size, dtype, device, session, generator=generator)
 
 
 def randn(*size, dtype=None, device=None, session=None, generator=None, requires_grad=False):
-    return _random_factory("randn", size, dtype, device, session)
+    return _random_factory("randn", size, dtype, device, session, generator=generator)
 
 
 def randint(low, high=None, size=None, dtype=None, device=None, session=None, generator=None,
@@ -387,7 +387,7 @@ def randint(low, high=None, size=None, dtype=None, device=None, session=None, ge
     elif high is None:
         low, high = 0, low
     return _random_factory("randint", (size,), dtype, device, session,
-                           {"low": int(low), "high": int(high)})
+                           {"low": int(low), "high": int(high)}, generator)
 
 
 def _like_device(input, device):
@@ -413,7 +413,7 @@ def randint_like(input, low, high=None, dtype=None, device=None, requires_grad=F
 def randperm(n, dtype=None, device=None, session=None, generator=None, requires_grad=False):
     """A permutation of range(n): sorted random keys drawn from the generator's stream (so
     manual_seed makes it reproducible)."""
-    g = default_generator.take(n)
+    g = _random_of(generator).take(n)
     rng = np.random.default_rng([g["seed"], g["offset"]])
     perm = rng.permutation(int(n)).astype(np.int64)
     t = tensor(perm, device=device, session=session)

@@ -1,0 +1,224 @@
+"""Files and programs that go between torch and tensord: tensord.save / tensord.load in torch's
+format (checked by torch 1.13 itself, both ways), `python -m tensord.run` on an unmodified torch
+script, torch.utils.data's DataLoader, and torch.Generator's seeding and state.
+"""
+import collections
+import io
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+
+import tensord
+from tensord.utils.data import DataLoader, TensorDataset, random_split
+
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+          "float64"]
+
+
+def as_torch(t):
+    t = t.cpu()
+    if t.dtype is tensord.bfloat16:
+        return torch.tensor(t.float().numpy()).to(torch.bfloat16)
+    return torch.tensor(t.numpy())
+
+
+# ---- save / load -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_tensord_saves_what_torch_loads(dtype, session, tmp_path):
+    base = tensord.arange(24.0).to(getattr(tensord, dtype)).view(4, 6)
+    view = base.t()[1:4, ::2]  # shares base's storage, with an offset and strides
+    state = collections.OrderedDict(base=base, view=view, n=3, name="w", shape=base.shape,
+                                    dtype=base.dtype, nested=[base[0], (base[1], {"k": base[2]})])
+    path = tmp_path / "state.pt"
+    tensord.save(state, path)
+    loaded = torch.load(path)
+    assert list(loaded) == list(state)
+    for key in ("base", "view"):
+        got, want = loaded[key], as_torch(state[key])
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.stride() == state[key].stride()
+        assert got.storage_offset() == state[key].storage_offset()
+        assert torch.equal(got, want)
+    # One storage, saved once: the loaded view writes through to the loaded base.
+    assert loaded["view"].storage().data_ptr() == loaded["base"].storage().data_ptr()
+    assert loaded["n"] == 3 and loaded["name"] == "w"
+    assert loaded["shape"] == torch.Size([4, 6]) and loaded["dtype"] == getattr(torch, dtype)
+    assert torch.equal(loaded["nested"][1][1]["k"], as_torch(base[2]))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_tensord_loads_what_torch_saves(dtype, session):
+    x = torch.arange(30, dtype=torch.float64).to(getattr(torch, dtype)).view(5, 6)
+    saved = {"x": x, "t": x.t()[2:], "list": [x[0], x[1:3]], "size": x.shape,
+             "dtype": x.dtype}
+    buf = io.BytesIO()
+    torch.save(saved, buf)
+    buf.seek(0)
+    got = tensord.load(buf)
+    for key in ("x", "t"):
+        assert torch.equal(as_torch(got[key]), saved[key])
+        assert got[key].stride() == saved[key].stride()
+        assert got[key].storage_offset() == saved[key].storage_offset()
+    assert got["t"]._storage_id() == got["x"]._storage_id()
+    assert torch.equal(as_torch(got["list"][1]), saved["list"][1])
+    assert tuple(got["size"]) == (5, 6) and got["dtype"] is getattr(tensord, dtype)
+
+
+def test_a_torch_modules_state_dict_goes_both_ways(session, tmp_path):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    path = tmp_path / "model.pt"
+    torch.save(model.state_dict(), path)
+    state = tensord.load(path)
+    assert list(state) == list(model.state_dict())
+    # Computed on the server from the loaded weights: the same forward pass as torch's.
+    x = torch.randn(5, 3)
+    h = (tensord.tensor(x.numpy()) @ state["0.weight"].t() + state["0.bias"]).relu()
+    y = h @ state["2.weight"].t() + state["2.bias"]
+    torch.testing.assert_close(as_torch(y), model(x).detach())
+    again = tmp_path / "again.pt"
+    tensord.save(state, again)
+    model2 = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    model2.load_state_dict(torch.load(again))
+    torch.testing.assert_close(model2(x), model(x))
+
+
+def test_load_options(session, tmp_path):
+    path = tmp_path / "x.pt"
+    torch.save({"x": torch.ones(2)}, path)
+    assert tensord.load(path, map_location="cpu")["x"].device.type == "cpu"
+    assert tensord.load(path, map_location={"cpu": "cpu"})["x"].tolist() == [1.0, 1.0]
+    with pytest.raises(TypeError, match="map_location"):
+        tensord.load(path, map_location=lambda storage, loc: storage)
+    odd = tmp_path / "odd.pt"
+    torch.save({"when": collections.Counter("aab")}, odd)
+    assert tensord.load(odd)["when"] == collections.Counter("aab")
+    with pytest.raises(Exception, match="cannot be loaded here"):
+        tensord.load(odd, weights_only=True)
+    with pytest.raises(RuntimeError, match="not a torch zip archive"):
+        bad = tmp_path / "bad.pt"
+        import zipfile
+        with zipfile.ZipFile(bad, "w") as z:
+            z.writestr("hello.txt", "hi")
+        tensord.load(bad)
+
+
+# ---- python -m tensord.run -------------------------------------------------------------------------
+
+SCRIPT = textwrap.dedent("""
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+    from torch.utils.data import DataLoader, TensorDataset
+
+    x = torch.arange(12.0).view(3, 4) / 4
+    print("name", torch.__name__.split(".")[0] in ("torch", "tensord"))
+    print("softplus", round(F.softplus(x).sum().item(), 4))
+    print("sorted", torch.sort(x.flip(1), dim=1).indices.tolist())
+    print("topk", torch.topk(x.flatten(), 3).values.tolist())
+    print("close", torch.allclose(x, x + 1e-9), torch.equal(x, x))
+    with torch.no_grad():
+        print("grad", torch.is_grad_enabled())
+    print("finfo", torch.finfo(torch.float32).eps)
+    print("sum", x.sum(axis=0, keepdims=True).tolist())
+    loader = DataLoader(TensorDataset(x, torch.arange(3)), batch_size=2)
+    print("batches", [(a.shape[0], b.tolist()) for a, b in loader])
+""")
+
+
+def test_an_unmodified_torch_script_runs_on_tensord(server, tmp_path):
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT)
+    env = dict(os.environ, TENSORD_ADDRESS=server)
+    want = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120, env=env)
+    got = subprocess.run([sys.executable, "-m", "tensord.run", str(script)], capture_output=True,
+                         text=True, timeout=120, env=env)
+    assert want.returncode == 0, want.stderr
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == want.stdout
+    # It does run on tensord: pointed at no server, the same command fails to reach one.
+    nowhere = subprocess.run([sys.executable, "-m", "tensord.run", str(script)],
+                             capture_output=True, text=True, timeout=120,
+                             env=dict(env, TENSORD_ADDRESS="127.0.0.1:1",
+                                      TENSORD_RECONNECT_SECONDS="0"))
+    assert nowhere.returncode != 0 and "tensord server unavailable" in nowhere.stderr
+
+
+# ---- torch.utils.data ----------------------------------------------------------------------------
+
+def test_dataloader_batches_as_torchs(session):
+    x = np.arange(40, dtype=np.float32).reshape(10, 4)
+    y = np.arange(10)
+    for kwargs in ({"batch_size": 3}, {"batch_size": 3, "drop_last": True}, {"batch_size": 10},
+                   {"batch_size": 4, "drop_last": False}):
+        want = list(torch.utils.data.DataLoader(
+            torch.utils.data.TensorDataset(torch.tensor(x), torch.tensor(y)), **kwargs))
+        got = list(DataLoader(TensorDataset(tensordize(x), tensordize(y)), **kwargs))
+        assert len(got) == len(want) == len(DataLoader(TensorDataset(tensordize(x),
+                                                                     tensordize(y)), **kwargs))
+        for (ga, gb), (wa, wb) in zip(got, want):
+            assert torch.equal(as_torch(ga), wa) and torch.equal(as_torch(gb), wb)
+    # Samples that are tuples of numbers, dicts and numpy arrays collate as torch's.
+    samples = [{"a": i, "b": float(i) / 2, "c": np.full(2, i)} for i in range(5)]
+    want = list(torch.utils.data.DataLoader(samples, batch_size=2))
+    got = list(DataLoader(samples, batch_size=2))
+    for g, w in zip(got, want):
+        for key in "abc":
+            assert torch.equal(as_torch(g[key]), w[key]) and str(g[key].dtype) == str(w[key].dtype)
+
+
+def tensordize(a):
+    return tensord.tensor(a)
+
+
+def test_shuffling_is_seeded_and_covers_every_sample(session):
+    data = TensorDataset(tensord.arange(20))
+    first = [b[0].tolist() for b in DataLoader(data, batch_size=6, shuffle=True,
+                                               generator=tensord.Generator().manual_seed(7))]
+    again = [b[0].tolist() for b in DataLoader(data, batch_size=6, shuffle=True,
+                                               generator=tensord.Generator().manual_seed(7))]
+    assert first == again
+    assert sorted(sum(first, [])) == list(range(20)) and sum(first, []) != list(range(20))
+    a, b = random_split(data, [15, 5], generator=tensord.Generator().manual_seed(1))
+    assert len(a) == 15 and len(b) == 5
+    assert sorted([int(a[i][0].item()) for i in range(15)] + [int(b[i][0].item()) for i in range(5)]) \
+        == list(range(20))
+    with pytest.raises(ValueError, match="mutually exclusive"):
+        DataLoader(data, sampler=[0, 1], shuffle=True)
+
+
+# ---- Generator -----------------------------------------------------------------------------------
+
+def test_generators_are_seeded_and_keep_state(session):
+    g = tensord.Generator().manual_seed(5)
+    assert g.initial_seed() == 5
+    a = tensord.rand(4, generator=g)
+    assert not torch.equal(as_torch(a), as_torch(tensord.rand(4, generator=g)))  # g moved on
+    assert torch.equal(as_torch(a), as_torch(tensord.rand(4, generator=tensord.Generator().manual_seed(5))))
+    state = g.get_state()
+    b = tensord.randn(3, generator=g)
+    g.set_state(state)
+    assert torch.equal(as_torch(b), as_torch(tensord.randn(3, generator=g)))
+    # The default generator is untouched by another's draws, and has its own state.
+    tensord.manual_seed(11)
+    before = tensord.get_rng_state()
+    tensord.rand(3, generator=g)
+    assert torch.equal(as_torch(tensord.get_rng_state()), as_torch(before))
+    x = tensord.rand(2)
+    tensord.set_rng_state(before)
+    assert torch.equal(as_torch(tensord.rand(2)), as_torch(x))
+    for draw in (lambda gen: tensord.randint(0, 100, (5,), generator=gen),
+                 lambda gen: tensord.randperm(8, generator=gen),
+                 lambda gen: tensord.empty(4).uniform_(generator=gen),
+                 lambda gen: tensord.empty(4).normal_(generator=gen),
+                 lambda gen: tensord.normal(0.0, 1.0, (3,), generator=gen),
+                 lambda gen: tensord.bernoulli(tensord.full((6,), 0.5), generator=gen)):
+        first = draw(tensord.Generator().manual_seed(3))
+        assert torch.equal(as_torch(first), as_torch(draw(tensord.Generator().manual_seed(3))))

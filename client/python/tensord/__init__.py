@@ -49,6 +49,9 @@ for _name in _api_module._FUNCTIONAL + _api_module.FUNCTIONS:
 del _name
 
 from ._session import _CLIENT_VERSION as __version__  # noqa: E402
+from . import _composite  # noqa: E402
 from . import _signatures  # noqa: E402
+
+_composite.install(Tensor, globals())
 
 _signatures.install(Tensor, globals(), ("empty", "zeros", "ones", "rand", "randn"))

@@ -1,0 +1,966 @@
+"""torch functions and Tensor methods that ATen itself composes of other ops (addmv, kron, diff,
+unique, median, …): here they are the same compositions of server ops, so they run on every
+device and raise at the call. install() puts each on Tensor and/or the module, under torch's names.
+"""
+import builtins
+import collections
+import functools
+
+from . import _dtypes
+
+
+def _api():
+    from . import _api as api  # noqa: PLC0415 - import cycle
+    return api
+
+
+def _t():
+    from ._tensor import Tensor  # noqa: PLC0415 - import cycle
+    return Tensor
+
+
+def _return_type(name, fields):
+    base = collections.namedtuple(name, fields)
+
+    def __repr__(self):
+        inner = ",\n".join(f"{f}={getattr(self, f)!r}" for f in fields)
+        return f"torch.return_types.{name}(\n{inner})"
+
+    return type(name, (base,), {"__slots__": (), "__repr__": __repr__})
+
+
+_aminmax = _return_type("aminmax", ["min", "max"])
+_median = _return_type("median", ["values", "indices"])
+
+
+# ---- Products with beta and alpha ----------------------------------------------------------------
+
+def _scaled_sum(input, product, beta, alpha):
+    """beta * input + alpha * product; beta == 0 ignores input (its NaN too), as torch."""
+    out = product if alpha == 1 else product * alpha
+    if beta == 0:
+        return out.expand(tuple(broadcast_shapes(input.shape, out.shape))).clone()
+    return out + (input if beta == 1 else input * beta)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    return _scaled_sum(input, mat.mv(vec), beta, alpha)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    if vec1.dim() != 1 or vec2.dim() != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.dim()}-D"
+                           if vec1.dim() != 1 else
+                           f"addr: Expected 1-D argument vec2, but got {vec2.dim()}-D")
+    return _scaled_sum(input, vec1.outer(vec2), beta, alpha)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    return _scaled_sum(input, batch1.bmm(batch2), beta, alpha)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    return _scaled_sum(input, batch1.bmm(batch2).sum(0), beta, alpha)
+
+
+def _in_place(fn):
+    """The in-place form of a composition: computed, then copied into self."""
+    @functools.wraps(fn)
+    def method(self, *args, **kwargs):
+        return self.copy_(fn(self, *args, **kwargs))
+    method.__name__ = fn.__name__ + "_"
+    return method
+
+
+# ---- Shapes ----------------------------------------------------------------------------------------
+
+def broadcast_shapes(*shapes):
+    """The shape all `shapes` broadcast to (torch.broadcast_shapes), without any tensor."""
+    out = []
+    for shape in shapes:
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        for i, size in enumerate(reversed(shape)):
+            if i == len(out):
+                out.append(size)
+            elif out[i] == 1:
+                out[i] = size
+            elif size != 1 and size != out[i]:
+                raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single "
+                                   f"shape.  Mismatch is between {list(reversed(out))} and "
+                                   f"{list(shape)}")
+    return _dtypes.Size(reversed(out))
+
+
+def broadcast_tensors(*tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(t.expand(tuple(shape)) for t in tensors)
+
+
+def _atleast(n, tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    out = []
+    for t in tensors:
+        if t.dim() == 0:
+            t = t.reshape((1,) * n)
+        elif t.dim() == 1 and n >= 2:
+            t = t.unsqueeze(0)
+            if n == 3:
+                t = t.unsqueeze(-1)
+        elif t.dim() == 2 and n == 3:
+            t = t.unsqueeze(-1)
+        out.append(t)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_1d(*tensors):
+    return _atleast(1, tensors)
+
+
+def atleast_2d(*tensors):
+    return _atleast(2, tensors)
+
+
+def atleast_3d(*tensors):
+    return _atleast(3, tensors)
+
+
+def column_stack(tensors):
+    api = _api()
+    return api.hstack([t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors])
+
+
+def dstack(tensors):
+    return _api().cat(list(atleast_3d(*tensors)) if len(tensors) > 1 else [atleast_3d(*tensors)],
+                      2)
+
+
+def _split_at(name, min_dim, dim):
+    def split(input, indices_or_sections):
+        if input.dim() < min_dim:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} "
+                               f"dimension, but got a tensor with {input.dim()} dimensions!")
+        d = 1 if name == "hsplit" and input.dim() > 1 else (0 if name == "hsplit" else dim)
+        if isinstance(indices_or_sections, int) and input.size(d) % indices_or_sections:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the "
+                               f"size of the dimension {input.size(d)} is not divisible by the "
+                               f"split_size {indices_or_sections}!")
+        return input.tensor_split(indices_or_sections, d)
+    split.__name__ = name
+    return split
+
+
+hsplit = _split_at("hsplit", 1, 1)
+vsplit = _split_at("vsplit", 2, 0)
+dsplit = _split_at("dsplit", 3, 2)
+
+
+def fliplr(input):
+    if input.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return input.flip(1)
+
+
+def flipud(input):
+    if input.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return input.flip(0)
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.dim() < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.dim()}")
+    d0, d1 = dims[0] % input.dim(), dims[1] % input.dim()
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
+                           f"dim1 = {d1}")
+    k %= 4
+    if k == 1:
+        return input.flip(d1).transpose(d0, d1)
+    if k == 2:
+        return input.flip(d0, d1)
+    if k == 3:
+        return input.flip(d0).transpose(d0, d1)
+    return input.clone()
+
+
+def ravel(input):
+    return input.reshape(-1)
+
+
+def tile(input, dims):
+    dims = tuple(dims)
+    if len(dims) < input.dim():
+        dims = (1,) * (input.dim() - len(dims)) + dims
+    return input.repeat(*dims)
+
+
+# ---- Diagonals -------------------------------------------------------------------------------------
+
+def diag(input, diagonal=0):
+    if input.dim() == 1:
+        n = input.size(0) + builtins.abs(diagonal)
+        out = input.new_zeros((n, n))
+        out.diagonal(diagonal).copy_(input)
+        return out
+    if input.dim() == 2:
+        return input.diagonal(diagonal).clone()
+    raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.dim()}D")
+
+
+def diagflat(input, offset=0):
+    return diag(input.reshape(-1), offset)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    n = input.size(-1) + builtins.abs(offset)
+    nd = input.dim() + 1
+    d1, d2 = dim1 % nd, dim2 % nd
+    shape = list(input.shape[:-1])
+    for d in sorted((d1, d2)):
+        shape.insert(d, n)
+    out = input.new_zeros(tuple(shape))
+    out.diagonal(offset, d1, d2).copy_(input)
+    return out
+
+
+def trace(input):
+    if input.dim() != 2:
+        raise RuntimeError("trace: expected a matrix, but got tensor with dim " + str(input.dim()))
+    return input.diagonal().sum()
+
+
+def _scatter_into(name):
+    def scatter(input, src, *args, **kwargs):
+        out = input.clone()
+        view = getattr(out, name)(*args, **kwargs)
+        view.copy_(src)
+        return out
+    scatter.__name__ = name + "_scatter"
+    return scatter
+
+
+select_scatter = _scatter_into("select")
+diagonal_scatter = _scatter_into("diagonal")
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    out = input.clone()
+    index = [slice(None)] * input.dim()
+    index[dim] = slice(start, end, step)
+    out[tuple(index)] = src
+    return out
+
+
+# ---- Elementwise compositions ---------------------------------------------------------------------
+
+def logaddexp(input, other):
+    m = input.maximum(other)
+    m = _api().where(m.isinf(), m.new_zeros(()), m)
+    return ((input - m).exp() + (other - m).exp()).log() + m
+
+
+def logaddexp2(input, other):
+    m = input.maximum(other)
+    m = _api().where(m.isinf(), m.new_zeros(()), m)
+    return ((input - m).exp2() + (other - m).exp2()).log2() + m
+
+
+def xlogy(input, other):
+    api = _api()
+    t = _t()
+    from ._info import result_type  # noqa: PLC0415
+    if not isinstance(input, t):
+        input = api.tensor(input, dtype=result_type(input, other), device=other.device,
+                           session=other._session)
+    if not isinstance(other, t):
+        other = input.new_full((), other)
+    dtype = result_type(input, other)
+    if not dtype.is_floating_point:
+        dtype = _dtypes.float32
+    x, y = input.to(dtype), other.to(dtype)
+    out = api.where(x == 0, x.new_zeros(()), x * y.log())
+    return api.where(y.isnan(), y, out)
+
+
+def heaviside(input, values):
+    if input.dtype is not values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
+    api = _api()
+    return api.where(input == 0, values, (input > 0).to(input.dtype))
+
+
+def ldexp(input, other):
+    """input * 2 ** other (in a floating dtype, as torch computes it)."""
+    return input * other.exp2()
+
+
+def positive(input):
+    if input.dtype is _dtypes.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def rsub(input, other, alpha=1):
+    return other - input * alpha if alpha != 1 else other - input
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    clean = _api().where(input.isnan(), input.new_zeros(()), input) \
+        if input.dtype.is_floating_point else input
+    return clean.sum(dim, keepdim=keepdim, dtype=dtype)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got "
+                           f"{input.dtype._legacy}")
+    count = (~input.isnan()).sum(dim, keepdim=keepdim)
+    return nansum(input, dim, keepdim, dtype=dtype) / count
+
+
+def _moments(name):
+    def both(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        kwargs = {"keepdim": keepdim}
+        if correction is not None:
+            kwargs["correction"] = correction
+        elif unbiased is not None:
+            kwargs["unbiased"] = unbiased
+        first = getattr(input, name)(dim, **kwargs) if dim is not None else \
+            getattr(input, name)(**{k: v for k, v in kwargs.items() if k != "keepdim"}) \
+            if not keepdim else getattr(input, name)(list(range(input.dim())), **kwargs)
+        mean = input.mean(dim, keepdim=keepdim) if dim is not None else \
+            (input.mean() if not keepdim else input.mean(list(range(input.dim())), keepdim=True))
+        return first, mean
+    both.__name__ = name + "_mean"
+    return both
+
+
+std_mean = _moments("std")
+var_mean = _moments("var")
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    if dim is None:
+        lo, hi = input.amin(), input.amax()
+        if keepdim:
+            lo = lo.reshape((1,) * input.dim())
+            hi = hi.reshape((1,) * input.dim())
+        return _aminmax(lo, hi)
+    return _aminmax(input.amin(dim, keepdim=keepdim), input.amax(dim, keepdim=keepdim))
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    if input.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    api = _api()
+    x = input
+    if prepend is not None or append is not None:
+        x = api.cat([p for p in (prepend, x, append) if p is not None], dim)
+    for _ in range(n):
+        length = x.size(dim)
+        if length == 0:
+            break
+        a, b = x.narrow(dim, 1, length - 1), x.narrow(dim, 0, length - 1)
+        x = (a != b) if x.dtype is _dtypes.bool_ else a - b
+    return x
+
+
+def logcumsumexp(input, dim):
+    m = input.amax(dim, keepdim=True)
+    m = _api().where(m.isinf(), m.new_zeros(()), m)
+    return (input - m).exp().cumsum(dim).log() + m
+
+
+def take_along_dim(input, indices, dim=None):
+    if dim is None:
+        return input.reshape(-1).gather(0, indices.reshape(-1))
+    # Both broadcast against each other in every dim but `dim`.
+    idx_shape = list(indices.shape)
+    in_shape = list(input.shape)
+    d = dim % input.dim()
+    target_in = [max(a, b) if i != d else in_shape[i] for i, (a, b) in enumerate(zip(in_shape, idx_shape))]
+    target_idx = [max(a, b) if i != d else idx_shape[i] for i, (a, b) in enumerate(zip(in_shape, idx_shape))]
+    return input.expand(tuple(target_in)).gather(d, indices.expand(tuple(target_idx)))
+
+
+def is_nonzero(input):
+    if input.numel() == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if input.numel() > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input.item())
+
+
+def is_same_size(input, other):
+    return tuple(input.shape) == tuple(other.shape)
+
+
+def is_signed(input):
+    return input.dtype.is_signed
+
+
+# ---- Index updates as scatters --------------------------------------------------------------------
+
+def _spread(index, dim, shape):
+    """index (1-d) placed along `dim` and expanded to `shape` (shape[dim] == len(index))."""
+    view = [1] * len(shape)
+    view[dim] = -1
+    return index.reshape(view).expand(tuple(shape))
+
+
+def index_add_(self, dim, index, source, *, alpha=1):
+    d = dim % max(self.dim(), 1)
+    src = source if alpha == 1 else source * alpha
+    return self.scatter_add_(d, _spread(index, d, tuple(source.shape)), src)
+
+
+def index_copy_(self, dim, index, source):
+    d = dim % max(self.dim(), 1)
+    return self.scatter_(d, _spread(index, d, tuple(source.shape)), source)
+
+
+def index_fill_(self, dim, index, value):
+    d = dim % max(self.dim(), 1)
+    shape = list(self.shape)
+    shape[d] = index.numel()
+    return self.scatter_(d, _spread(index.reshape(-1), d, tuple(shape)),
+                         value.item() if isinstance(value, _t()) else value)
+
+
+def _cloned(fn):
+    def out_of_place(self, *args, **kwargs):
+        return fn(self.clone(), *args, **kwargs)
+    out_of_place.__name__ = fn.__name__.rstrip("_")
+    return out_of_place
+
+
+index_add = _cloned(index_add_)
+index_copy = _cloned(index_copy_)
+index_fill = _cloned(index_fill_)
+
+
+# ---- Products ---------------------------------------------------------------------------------------
+
+def kron(input, other):
+    nd = max(input.dim(), other.dim())
+    a = input.reshape((1,) * (nd - input.dim()) + tuple(input.shape))
+    b = other.reshape((1,) * (nd - other.dim()) + tuple(other.shape))
+    a_shape, b_shape = a.shape, b.shape
+    inter_a, inter_b = [], []
+    for i in range(nd):
+        inter_a += [a_shape[i], 1]
+        inter_b += [1, b_shape[i]]
+    out = a.reshape(inter_a) * b.reshape(inter_b)
+    return out.reshape(tuple(a_shape[i] * b_shape[i] for i in range(nd)))
+
+
+def vdot(input, other):
+    return input.dot(other)
+
+
+def chain_matmul(*matrices):
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    return functools.reduce(lambda a, b: a.mm(b), matrices)
+
+
+def matrix_power(input, n):
+    if input.dim() < 2 or input.size(-1) != input.size(-2):
+        raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they "
+                           f"are {input.size(-2) if input.dim() >= 2 else 1} by "
+                           f"{input.size(-1) if input.dim() else 1} matrices")
+    if n < 0:
+        raise RuntimeError("linalg.matrix_power: negative powers need linalg.inv, which tensord "
+                           "does not have yet")
+    eye = _api().eye(input.size(-1), dtype=input.dtype, device=input.device,
+                     session=input._session).expand(tuple(input.shape)).clone()
+    result, base = eye, input
+    while n:
+        if n & 1:
+            result = result.matmul(base)
+        n >>= 1
+        if n:
+            base = base.matmul(base)
+    return result
+
+
+def tensordot(a, b, dims=2, out=None):
+    if isinstance(dims, int):
+        dims_a, dims_b = list(range(a.dim() - dims, a.dim())), list(range(dims))
+    else:
+        dims_a, dims_b = [list(d) if isinstance(d, (list, tuple)) else [d] for d in dims]
+    dims_a = [d % a.dim() for d in dims_a]
+    dims_b = [d % b.dim() for d in dims_b]
+    free_a = [d for d in range(a.dim()) if d not in dims_a]
+    free_b = [d for d in range(b.dim()) if d not in dims_b]
+    k = 1
+    for d in dims_a:
+        k *= a.size(d)
+    left = a.permute(*(free_a + dims_a)).reshape(-1, k)
+    right = b.permute(*(dims_b + free_b)).reshape(k, -1)
+    shape = [a.size(d) for d in free_a] + [b.size(d) for d in free_b]
+    return left.mm(right).reshape(tuple(shape))
+
+
+def cross(input, other, dim=None):
+    if dim is None:
+        dim = next((d for d in range(input.dim()) if input.size(d) == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    d = dim % input.dim()
+    if input.size(d) != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {d} must have length 3. Got "
+                           f"{input.size(d)} and {other.size(d)}")
+    a0, a1, a2 = input.unbind(d)
+    b0, b1, b2 = other.unbind(d)
+    return _api().stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
+
+
+def dist(input, other, p=2):
+    return (input - other).norm(p)
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    if x1.dim() < 2 or x2.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
+    if x1.size(-1) != x2.size(-1):
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.size(-1)} "
+                           f"X2: {x2.size(-1)}")
+    return (x1.unsqueeze(-2) - x2.unsqueeze(-3)).norm(p, -1)
+
+
+def renorm(input, p, dim, maxnorm):
+    dims = [d for d in range(input.dim()) if d != dim % input.dim()]
+    norms = input.norm(p, dims, keepdim=True)
+    factor = _api().where(norms > maxnorm, maxnorm / (norms + 1e-7), norms.new_ones(()))
+    return input * factor
+
+
+def block_diag(*tensors):
+    api = _api()
+    mats = [t.reshape(1, -1) if t.dim() < 2 else t for t in tensors]
+    mats = [t.reshape(1, 1) if t.dim() == 0 else t for t in mats]
+    rows = sum(m.size(0) for m in mats)
+    cols = sum(m.size(1) for m in mats)
+    dtype = functools.reduce(lambda a, b: api.promote_types(a, b), [m.dtype for m in mats])
+    out = mats[0].new_zeros((rows, cols), dtype=dtype)
+    r = c = 0
+    for m in mats:
+        out[r:r + m.size(0), c:c + m.size(1)] = m
+        r += m.size(0)
+        c += m.size(1)
+    return out
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    n = y.size(dim)
+    if n == 0:
+        return y.sum(dim)
+    a, b = y.narrow(dim, 1, n - 1), y.narrow(dim, 0, n - 1)
+    if x is None:
+        return ((a + b) * ((1.0 if dx is None else dx) / 2)).sum(dim)
+    dxs = diff(x, dim=dim if x.dim() > 1 else -1)
+    if x.dim() == 1:
+        shape = [1] * y.dim()
+        shape[dim] = n - 1
+        dxs = dxs.reshape(shape)
+    return ((a + b) * dxs / 2).sum(dim)
+
+
+trapz = trapezoid
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    n = y.size(dim)
+    a, b = y.narrow(dim, 1, n - 1), y.narrow(dim, 0, n - 1)
+    if x is None:
+        return ((a + b) * ((1.0 if dx is None else dx) / 2)).cumsum(dim)
+    dxs = diff(x, dim=-1)
+    if x.dim() == 1:
+        shape = [1] * y.dim()
+        shape[dim] = n - 1
+        dxs = dxs.reshape(shape)
+    return ((a + b) * dxs / 2).cumsum(dim)
+
+
+def vander(x, N=None, increasing=False):
+    n = x.size(0) if N is None else N
+    api = _api()
+    powers = api.arange(n, device=x.device, session=x._session)
+    if not increasing:
+        powers = powers.flip(0)
+    base = x if x.dtype.is_floating_point or x.dtype is _dtypes.int64 else x.to(_dtypes.int64)
+    return base.unsqueeze(1) ** powers
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    x = input if input.dim() == 2 else input.reshape(1, -1)
+    if not x.dtype.is_floating_point:
+        x = x.to(_dtypes.float32)
+    n = x.size(1)
+    mean = x.mean(1, keepdim=True)
+    xm = x - mean
+    c = xm.matmul(xm.t()) / max(n - correction, 0)
+    return c.squeeze() if input.dim() < 2 else c
+
+
+def corrcoef(input):
+    c = cov(input)
+    if c.dim() == 0:
+        return c / c
+    d = c.diagonal().sqrt()
+    return (c / d.unsqueeze(1) / d.unsqueeze(0)).clamp(-1, 1)
+
+
+# ---- Searching, counting, order statistics --------------------------------------------------------
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    t = _t()
+    api = _api()
+    if not isinstance(elements, t):
+        elements = api.tensor(elements, device=test_elements.device,
+                              session=test_elements._session)
+    if not isinstance(test_elements, t):
+        test_elements = elements.new_full((), test_elements)
+    hit = (elements.unsqueeze(-1) == test_elements.reshape(-1)).any(-1)
+    return ~hit if invert else hit
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    if boundaries.dim() != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.dim()})")
+    cmp = (input.unsqueeze(-1) >= boundaries) if right else (input.unsqueeze(-1) > boundaries)
+    out = cmp.sum(-1)
+    return out.to(_dtypes.int32) if out_int32 else out
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
+                 sorter=None):
+    t = _t()
+    if not isinstance(input, t):
+        input = sorted_sequence.new_full((), input)
+    if side is not None:
+        right = side == "right"
+    seq = sorted_sequence
+    if sorter is not None:
+        seq = seq.gather(-1, sorter)
+    if seq.dim() == 1:
+        return bucketize(input, seq, out_int32=out_int32, right=right)
+    cmp = (input.unsqueeze(-1) >= seq.unsqueeze(-2)) if right else \
+        (input.unsqueeze(-1) > seq.unsqueeze(-2))
+    out = cmp.sum(-1)
+    return out.to(_dtypes.int32) if out_int32 else out
+
+
+def bincount(input, weights=None, minlength=0):
+    if input.dim() != 1:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if input.dtype.is_floating_point or input.dtype is _dtypes.bool_:
+        raise RuntimeError(f"\"bincount_cpu\" not implemented for '{input.dtype._legacy}'")
+    n = input.numel()
+    if n and bool((input < 0).any().item()):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    size = max(int(input.max().item()) + 1 if n else 0, minlength)
+    dtype = _dtypes.int64 if weights is None else (
+        weights.dtype if weights.dtype is _dtypes.float32 else _dtypes.float64)
+    out = input.new_zeros((size,), dtype=dtype)
+    src = input.new_ones((n,), dtype=dtype) if weights is None else weights.to(dtype)
+    return out.scatter_add_(0, input.to(_dtypes.int64), src)
+
+
+def histc(input, bins=100, min=0, max=0):
+    if bins <= 0:
+        raise RuntimeError("bins must be > 0")
+    lo, hi = float(min), float(max)
+    if lo == hi and input.numel():
+        lo, hi = float(input.amin().item()), float(input.amax().item())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if lo > hi:
+        raise RuntimeError("max must be larger than min")
+    x = input.reshape(-1)
+    inside = (x >= lo) & (x <= hi)
+    idx = ((x - lo) * (bins / (hi - lo))).floor().clamp(0, bins - 1).to(_dtypes.int64)
+    out = x.new_zeros((bins,))
+    return out.scatter_add_(0, idx, inside.to(x.dtype))
+
+
+def median(input, dim=None, keepdim=False):
+    if dim is None:
+        flat = input.reshape(-1)
+        if flat.numel() == 0:
+            return input.new_full((), float("nan"))
+        values = flat.sort().values
+        # NaN sorts last: the median is NaN when any element is.
+        k = (flat.numel() - 1) // 2
+        has_nan = flat.isnan().any() if input.dtype.is_floating_point else None
+        mid = values[k]
+        return _api().where(has_nan, values[-1], mid) if has_nan is not None else mid
+    d = dim % max(input.dim(), 1)
+    n = input.size(d) if input.dim() else 1
+    s = input.sort(d)
+    k = (n - 1) // 2
+    values, indices = s.values.narrow(d, k, 1), s.indices.narrow(d, k, 1)
+    if input.dtype.is_floating_point:
+        nan = input.isnan().any(d, keepdim=True)
+        values = _api().where(nan, input.new_full((), float("nan")), values)
+        first_nan = input.isnan().to(_dtypes.int64).argmax(d, keepdim=True)
+        indices = _api().where(nan, first_nan, indices)
+    if not keepdim:
+        values, indices = values.squeeze(d), indices.squeeze(d)
+    return _median(values, indices)
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    t = _t()
+    api = _api()
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    scalar_q = not isinstance(q, t)
+    qs = api.tensor([float(q)] if scalar_q else q.reshape(-1).tolist(), dtype=input.dtype,
+                    device=input.device, session=input._session)
+    if bool(((qs < 0) | (qs > 1)).any().item()):
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
+    x = input.reshape(-1) if dim is None else input
+    d = 0 if dim is None else dim % input.dim()
+    s = x.sort(d).values
+    n = s.size(d)
+    pos = qs * (n - 1)
+    lo = pos.floor().to(_dtypes.int64)
+    hi = pos.ceil().to(_dtypes.int64)
+    frac = pos - lo.to(input.dtype)
+    out = []
+    for i in range(qs.numel()):
+        a = s.select(d, int(lo[i].item()))
+        b = s.select(d, int(hi[i].item()))
+        if interpolation == "lower":
+            v = a
+        elif interpolation == "higher":
+            v = b
+        elif interpolation == "nearest":
+            v = s.select(d, int(round(float(pos[i].item())) if (float(pos[i].item()) % 1) != 0.5
+                               else 2 * round(float(pos[i].item()) / 2)))
+        elif interpolation == "midpoint":
+            v = (a + b) / 2
+        else:
+            v = a + (b - a) * frac[i]
+        if keepdim:
+            v = v.unsqueeze(d) if dim is not None else v.reshape((1,) * input.dim())
+        out.append(v)
+    if scalar_q:
+        return out[0]
+    # q's dim first, laid out as torch lays it (the last dim of a contiguous result moved).
+    return api.stack(out, -1).movedim(-1, 0)
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    if dim is not None:
+        raise RuntimeError("tensord: unique(dim=…) is not implemented; unique of the flattened "
+                           "tensor is")
+    api = _api()
+    flat = input.reshape(-1)
+    s = flat.sort()
+    values, order = s.values, s.indices
+    n = values.numel()
+    if n == 0:
+        empty = values
+        out = [empty]
+        if return_inverse:
+            out.append(input.new_zeros(tuple(input.shape), dtype=_dtypes.int64))
+        if return_counts:
+            out.append(values.new_zeros((0,), dtype=_dtypes.int64))
+        return out[0] if len(out) == 1 else tuple(out)
+    first = api.cat([values.new_ones((1,), dtype=_dtypes.bool_),
+                     values.narrow(0, 1, n - 1) != values.narrow(0, 0, n - 1)])
+    uniques = values.masked_select(first)
+    out = [uniques]
+    if return_inverse:
+        group = first.to(_dtypes.int64).cumsum(0) - 1
+        inverse = group.new_zeros((n,)).scatter_(0, order, group)
+        out.append(inverse.reshape(tuple(input.shape)))
+    if return_counts:
+        starts = api.arange(n, device=input.device, session=input._session).masked_select(first)
+        ends = api.cat([starts.narrow(0, 1, starts.numel() - 1),
+                        starts.new_full((1,), n)])
+        out.append(ends - starts)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    if dim is not None:
+        raise RuntimeError("tensord: unique_consecutive(dim=…) is not implemented; the "
+                           "flattened form is")
+    api = _api()
+    flat = input.reshape(-1)
+    n = flat.numel()
+    if n == 0:
+        return unique(input, True, return_inverse, return_counts)
+    first = api.cat([flat.new_ones((1,), dtype=_dtypes.bool_),
+                     flat.narrow(0, 1, n - 1) != flat.narrow(0, 0, n - 1)])
+    out = [flat.masked_select(first)]
+    if return_inverse:
+        out.append((first.to(_dtypes.int64).cumsum(0) - 1).reshape(tuple(input.shape)))
+    if return_counts:
+        starts = api.arange(n, device=input.device, session=input._session).masked_select(first)
+        ends = api.cat([starts.narrow(0, 1, starts.numel() - 1), starts.new_full((1,), n)])
+        out.append(ends - starts)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    t = _t()
+    api = _api()
+    if repeats is None:  # torch.repeat_interleave(repeats): indices repeated by their counts
+        counts = input
+        return api.arange(counts.numel(), device=counts.device,
+                          session=counts._session).repeat_interleave(counts)
+    x = input.reshape(-1) if dim is None else input
+    d = 0 if dim is None else dim % x.dim()
+    if isinstance(repeats, t) and repeats.numel() != 1:
+        if repeats.numel() != x.size(d):
+            raise RuntimeError("repeats must have the same size as input along dim")
+        # The counts decide the output's size: read, as torch reads them (output_size aside).
+        counts = repeats.tolist()
+        picks = api.tensor([i for i, c in enumerate(counts) for _ in range(int(c))],
+                           dtype=_dtypes.int64, device=x.device, session=x._session)
+        return x.index_select(d, picks)
+    r = int(repeats.item()) if isinstance(repeats, t) else int(repeats)
+    shape = list(x.shape)
+    expanded = x.unsqueeze(d + 1).expand(tuple(shape[:d + 1] + [r] + shape[d + 1:]))
+    shape[d] *= r
+    return expanded.reshape(tuple(shape))
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None, session=None):
+    pairs = [(i, j) for i in range(row) for j in range(col) if j - i <= offset]
+    return _api().tensor([[p[0] for p in pairs], [p[1] for p in pairs]],
+                         dtype=dtype or _dtypes.int64, device=device, session=session) \
+        if pairs else _api().zeros(2, 0, dtype=dtype or _dtypes.int64, device=device,
+                                   session=session)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None, session=None):
+    pairs = [(i, j) for i in range(row) for j in range(col) if j - i >= offset]
+    return _api().tensor([[p[0] for p in pairs], [p[1] for p in pairs]],
+                         dtype=dtype or _dtypes.int64, device=device, session=session) \
+        if pairs else _api().zeros(2, 0, dtype=dtype or _dtypes.int64, device=device,
+                                   session=session)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, session=None,
+             requires_grad=False):
+    api = _api()
+    exps = api.linspace(start, end, steps, dtype=_dtypes.float64, device=device, session=session)
+    out = exps.new_full((), float(base)) ** exps
+    return out.to(dtype or _dtypes.float32)
+
+
+def scalar_tensor(s, *, dtype=None, device=None, session=None, requires_grad=False):
+    return _api().full((), s, dtype=dtype or _dtypes.float32, device=device, session=session)
+
+
+def fill(input, value):
+    return input.clone().fill_(value)
+
+
+# ---- Value-returning variants of views (torch's *_copy) ------------------------------------------
+
+def _copy_of(view):
+    def copy(input, *args, **kwargs):
+        out = getattr(input, view)(*args, **kwargs)
+        if isinstance(out, (list, tuple)):
+            return type(out)(o.clone() for o in out)
+        return out.clone()
+    copy.__name__ = view + "_copy"
+    return copy
+
+
+_COPIES = ["alias", "as_strided", "detach", "diagonal", "expand", "permute", "select", "split",
+           "squeeze", "t", "transpose", "unbind", "unfold", "unsqueeze", "view"]
+
+
+def narrow_copy(input, dim, start, length):
+    return input.narrow(dim, start, length).clone()
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    return input.split(list(split_sizes), dim)
+
+
+# ---- Installing -------------------------------------------------------------------------------
+
+# Tensor methods (self first) and torch functions that share the composition.
+_BOTH = ["addmv", "addr", "baddbmm", "addbmm", "fliplr", "flipud", "rot90", "ravel", "tile",
+         "diag", "diagflat", "diag_embed", "trace", "select_scatter", "diagonal_scatter",
+         "slice_scatter", "logaddexp", "logaddexp2", "xlogy", "heaviside", "ldexp", "positive",
+         "nansum", "nanmean", "aminmax", "diff", "logcumsumexp", "take_along_dim", "is_nonzero",
+         "is_same_size", "is_signed", "kron", "vdot", "matrix_power", "cross", "dist", "renorm",
+         "isin", "bincount", "histc", "median", "quantile", "unique", "unique_consecutive",
+         "repeat_interleave", "index_add", "index_copy", "index_fill", "narrow_copy", "hsplit",
+         "vsplit", "dsplit", "split_with_sizes"]
+_METHODS_ONLY = ["index_add_", "index_copy_", "index_fill_"]
+_FUNCTIONS_ONLY = ["broadcast_shapes", "broadcast_tensors", "atleast_1d", "atleast_2d",
+                   "atleast_3d", "column_stack", "dstack", "rsub", "std_mean", "var_mean",
+                   "chain_matmul", "tensordot", "cdist", "block_diag", "trapezoid", "trapz",
+                   "cumulative_trapezoid", "vander", "cov", "corrcoef", "bucketize",
+                   "searchsorted", "tril_indices", "triu_indices", "logspace", "scalar_tensor",
+                   "fill"]
+# In-place forms computed then copied into self.
+_IN_PLACE = ["addmv", "addr", "baddbmm", "addbmm", "xlogy", "heaviside", "ldexp", "renorm"]
+# torch's module-level in-place functions: input.<name>(…).
+_MODULE_IN_PLACE = ["abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
+                    "arctan_", "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_",
+                    "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_",
+                    "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fix_", "floor_", "frac_",
+                    "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_",
+                    "negative_", "rad2deg_", "reciprocal_", "relu_", "round_", "rsqrt_",
+                    "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_",
+                    "trunc_", "zero_", "fill_", "index_put_", "xlogy_", "ldexp_", "addmv_"]
+
+
+def _module_in_place(name):
+    def f(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+    f.__name__ = name
+    return f
+
+
+def _comparison_in_place(op):
+    def method(self, other):
+        return self.copy_(getattr(self, op)(other))
+    method.__name__ = op + "_"
+    return method
+
+
+def install(tensor_class, namespace):
+    here = globals()
+    for name in _BOTH:
+        setattr(tensor_class, name, here[name])
+        namespace[name] = here[name]
+    for name in _METHODS_ONLY:
+        setattr(tensor_class, name, here[name])
+    for name in _FUNCTIONS_ONLY:
+        namespace[name] = here[name]
+    for name in _IN_PLACE:
+        setattr(tensor_class, name + "_", _in_place(here[name]))
+    for op in ("greater", "greater_equal", "less", "less_equal", "not_equal", "logical_and",
+               "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge"):
+        if not hasattr(tensor_class, op + "_") and hasattr(tensor_class, op):
+            setattr(tensor_class, op + "_", _comparison_in_place(op))
+    tensor_class.logical_not_ = lambda self: self.copy_(self.logical_not())
+    tensor_class.cumsum_ = lambda self, dim, *, dtype=None: self.copy_(self.cumsum(dim, dtype=dtype))
+    tensor_class.cumprod_ = lambda self, dim, *, dtype=None: self.copy_(self.cumprod(dim, dtype=dtype))
+    for view in _COPIES:
+        namespace[view + "_copy"] = _copy_of(view)
+    for name in _MODULE_IN_PLACE:
+        if hasattr(tensor_class, name) and name not in namespace:
+            namespace[name] = _module_in_place(name)
+    namespace["unsafe_chunk"] = lambda input, chunks, dim=0: input.chunk(chunks, dim)
+    namespace["unsafe_split"] = lambda input, split_size, dim=0: input.split(split_size, dim)
+    tensor_class.unsafe_chunk = lambda self, chunks, dim=0: self.chunk(chunks, dim)
+    tensor_class.unsafe_split = lambda self, split_size, dim=0: self.split(split_size, dim)

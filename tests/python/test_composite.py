@@ -1,6 +1,8 @@
 """torch functions and Tensor methods that are compositions of other ops (tensord/_composite.py)
 against torch 1.13: values, dtypes, shapes, strides of results and exception classes.
 """
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -160,7 +162,65 @@ CASES = {
     "rsub": lambda m: m.rsub(T(m, "x"), 2.0),
     "positive": lambda m: m.positive(T(m, "x")),
     "positive(bool)": lambda m: m.positive(T(m, "bools")),
+    "hann_window": lambda m: m.hann_window(5),
+    "hann_window(symmetric)": lambda m: m.hann_window(5, periodic=False),
+    "hamming_window": lambda m: m.hamming_window(4, dtype=m.float64),
+    "blackman_window": lambda m: m.blackman_window(6),
+    "bartlett_window": lambda m: m.bartlett_window(5),
+    "hann_window(int)": lambda m: m.hann_window(4, dtype=m.int32),
+    "frexp mantissa": lambda m: m.frexp(m.tensor([8.0, 0.3, 0.0, -5.0, 1.0, 0.5, 1e-3])).mantissa,
+    "frexp exponent": lambda m: T(m, "x").frexp().exponent,
+    "frexp(int)": lambda m: m.frexp(m.tensor([1, 2])),
+    "argwhere": lambda m: m.argwhere(T(m, "x") > 0),
+    "asarray": lambda m: m.asarray([[1, 2], [3, 4]], dtype=m.float64),
+    "asarray(tensor)": lambda m: m.asarray(T(m, "x"), dtype=m.float64),
+    "typename": lambda m: (m.typename(T(m, "x")), m.typename(T(m, "ints")), m.typename(3)),
+    "combinations": lambda m: m.combinations(m.tensor([1, 2, 3, 4]), 3),
+    "combinations(replacement)": lambda m: m.combinations(m.tensor([1.0, 2.0]),
+                                                          with_replacement=True),
+    "range": lambda m: m.range(1, 4),
+    "range(step)": lambda m: m.range(0, 1, 0.25, dtype=m.float64),
+    "frobenius_norm": lambda m: m.frobenius_norm(T(m, "x"), (0, 1)),
+    "is_storage": lambda m: (m.is_storage(T(m, "x").storage()), m.is_storage(T(m, "x"))),
+    "is_inference": lambda m: (m.is_inference(T(m, "x")), T(m, "x").is_neg()),
+    "bce_with_logits (torch's int reduction)": lambda m: m.binary_cross_entropy_with_logits(
+        T(m, "x"), (T(m, "y") > 0).float(), None, None, 2),
+    "torch.conv2d": lambda m: m.conv2d(T(m, "b1").unsqueeze(0), T(m, "b1")[:, :2].unsqueeze(0)
+                                       .expand(3, 2, 2, 4).contiguous()[:, :1]),
+    "torch.layer_norm": lambda m: m.layer_norm(T(m, "x"), (4,), None, None, 1e-5, True),
+    "torch.embedding": lambda m: m.embedding(T(m, "x"), m.tensor([2, 0])),
+    "torch.dropout(eval)": lambda m: m.dropout(T(m, "x"), 0.5, False),
+    "torch.batch_norm(eval)": lambda m: m.batch_norm(T(m, "b1"), None, None, T(m, "v3"),
+                                                     T(m, "v3").abs(), False, 0.1, 1e-5, True),
+    "torch.group_norm": lambda m: m.group_norm(T(m, "b1").transpose(0, 1), 3),
+    "torch.constant_pad_nd": lambda m: m.constant_pad_nd(T(m, "x"), (1, 2), 7.0),
+    "torch.max_pool1d": lambda m: m.max_pool1d(T(m, "b1"), 2),
+    "torch.pixel_shuffle": lambda m: m.pixel_shuffle(m.arange(16.0).view(1, 4, 2, 2), 2),
 }
+
+
+def test_state_switches_read_back_as_torchs():
+    for m in (torch, tensord):
+        m.set_num_threads(3)
+        assert m.get_num_threads() == 3
+        m.use_deterministic_algorithms(True, warn_only=True)
+        assert m.are_deterministic_algorithms_enabled()
+        assert m.is_deterministic_algorithms_warn_only_enabled()
+        assert m.get_deterministic_debug_mode() == 1
+        m.set_deterministic_debug_mode("default")
+        assert not m.are_deterministic_algorithms_enabled()
+        m.set_float32_matmul_precision("high")
+        assert m.get_float32_matmul_precision() == "high"
+        m.set_float32_matmul_precision("highest")
+        m.set_warn_always(True)
+        assert m.is_warn_always_enabled()
+        m.set_warn_always(False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m.set_float32_matmul_precision("fastest")  # ignored, with a warning
+        assert m.get_float32_matmul_precision() == "highest"
+        with pytest.raises(RuntimeError, match="set_num_threads expects a positive integer"):
+            m.set_num_threads(0)
 
 
 def outcome(fn):
@@ -174,6 +234,7 @@ def as_torch(t):
     return torch.tensor(t.cpu().numpy())
 
 
+@pytest.mark.filterwarnings("ignore")
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_matches_torch(name, session):
     want, werr = outcome(lambda: CASES[name](torch))

@@ -17,6 +17,7 @@ from ._errors import OutOfMemoryError
 from ._grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                          no_grad, set_grad_enabled)
 from ._info import can_cast, finfo, iinfo, result_type
+from ._state import *  # noqa: F401,F403 - torch's thread, determinism and precision switches
 from ._format import set_printoptions
 from ._session import Session
 from ._storage import TypedStorage, UntypedStorage
@@ -53,5 +54,8 @@ from . import _composite  # noqa: E402
 from . import _signatures  # noqa: E402
 
 _composite.install(Tensor, globals())
+for _name, _f in nn.functional._torch_namespace().items():
+    globals().setdefault(_name, _f)
+del _name, _f
 
 _signatures.install(Tensor, globals(), ("empty", "zeros", "ones", "rand", "randn"))

@@ -5,6 +5,7 @@ device and raise at the call. install() puts each on Tensor and/or the module, u
 import builtins
 import collections
 import functools
+import math
 
 from . import _dtypes
 
@@ -868,6 +869,123 @@ def fill(input, value):
     return input.clone().fill_(value)
 
 
+def _window(name, fn):
+    def window(window_length, periodic=True, *, dtype=None, device=None, session=None,
+               layout=None, requires_grad=False):
+        api = _api()
+        dtype = dtype or _dtypes.float32
+        if not dtype.is_floating_point:
+            raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}")
+        if window_length == 0:
+            return api.empty(0, dtype=dtype, device=device, session=session)
+        if window_length == 1:
+            return api.ones(1, dtype=dtype, device=device, session=session)
+        n = window_length + 1 if periodic else window_length
+        k = api.arange(window_length, dtype=_dtypes.float64, device=device, session=session)
+        out = fn(k, n)
+        return out.to(dtype)
+    window.__name__ = name
+    return window
+
+
+hann_window = _window("hann_window", lambda k, n: 0.5 - 0.5 * (k * (2 * math.pi / (n - 1))).cos())
+hamming_window = _window("hamming_window",
+                         lambda k, n: 0.54 - 0.46 * (k * (2 * math.pi / (n - 1))).cos())
+blackman_window = _window("blackman_window", lambda k, n: (
+    0.42 - 0.5 * (k * (2 * math.pi / (n - 1))).cos() + 0.08 * (k * (4 * math.pi / (n - 1))).cos()))
+bartlett_window = _window("bartlett_window",
+                          lambda k, n: 1 - (k * (2.0 / (n - 1)) - 1).abs())
+
+_frexp = _return_type("frexp", ["mantissa", "exponent"])
+
+
+def frexp(input):
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    api = _api()
+    mag = input.abs()
+    nonzero = (mag != 0) & mag.isfinite()
+    exponent = api.where(nonzero, (mag.log2().floor() + 1), mag.new_zeros(()))
+    mantissa = api.where(nonzero, input / exponent.exp2(), input)
+    # log2 rounding at exact powers of two: keep |mantissa| in [0.5, 1).
+    big = mantissa.abs() >= 1
+    mantissa = api.where(big, mantissa / 2, mantissa)
+    exponent = api.where(big, exponent + 1, exponent)
+    small = nonzero & (mantissa.abs() < 0.5)
+    mantissa = api.where(small, mantissa * 2, mantissa)
+    exponent = api.where(small, exponent - 1, exponent)
+    return _frexp(mantissa, exponent.to(_dtypes.int32))
+
+
+def argwhere(input):
+    return input.nonzero()
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False, session=None):
+    t = _t()
+    if isinstance(obj, t):
+        out = obj.to(dtype=dtype) if dtype is not None else obj
+        out = out.to(device) if device is not None else out
+        return out.clone() if copy and out is obj else out
+    return _api().as_tensor(obj, dtype=dtype, device=device, session=session)
+
+
+def typename(obj):
+    if isinstance(obj, _t()):
+        return f"torch.{'cuda.' if obj.is_cuda else ''}{obj.dtype._legacy}Tensor"
+    module = getattr(type(obj), "__module__", "")
+    name = type(obj).__qualname__
+    return name if module in ("builtins", "", None) else f"{module}.{name}"
+
+
+def combinations(input, r=2, with_replacement=False):
+    import itertools  # noqa: PLC0415
+    if input.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    n = input.size(0)
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    rows = list(pick(range(n), r))
+    if not rows:
+        return input.new_empty((0, r) if r else (0,))
+    index = _api().tensor([i for row in rows for i in row], dtype=_dtypes.int64,
+                          device=input.device, session=input._session)
+    return input.index_select(0, index).view(len(rows), r)
+
+
+def range_(start=0, end=None, step=1, *, dtype=None, device=None, session=None,
+           requires_grad=False):
+    """torch.range: like arange, but `end` included and float32 by default (deprecated in
+    torch, kept for its users)."""
+    import warnings  # noqa: PLC0415
+    warnings.warn("torch.range is deprecated and will be removed in a future release because "
+                  "its behavior is inconsistent with Python's range builtin. Instead, use "
+                  "torch.arange, which produces values in [start, end).", UserWarning,
+                  stacklevel=2)
+    if end is None:
+        start, end = 0, start
+    count = int(math.floor((end - start) / step)) + 1
+    return _api().arange(count, dtype=_dtypes.float64, device=device,
+                         session=session).mul(step).add(start).to(dtype or _dtypes.float32)
+
+
+def frobenius_norm(input, dim=(), keepdim=False):
+    if not dim:
+        return input.norm()
+    return input.norm("fro", dim, keepdim=keepdim)
+
+
+def is_storage(obj):
+    from ._storage import TypedStorage, UntypedStorage  # noqa: PLC0415
+    return isinstance(obj, (TypedStorage, UntypedStorage))
+
+
+def binary_cross_entropy_with_logits_(input, target, weight=None, pos_weight=None, reduction=1):
+    from .nn import functional as F  # noqa: PLC0415
+    return F.binary_cross_entropy_with_logits(
+        input, target, weight, reduction=("none", "mean", "sum")[reduction],
+        pos_weight=pos_weight)
+
+
 # ---- Value-returning variants of views (torch's *_copy) ------------------------------------------
 
 def _copy_of(view):
@@ -904,12 +1022,15 @@ _BOTH = ["addmv", "addr", "baddbmm", "addbmm", "fliplr", "flipud", "rot90", "rav
          "repeat_interleave", "index_add", "index_copy", "index_fill", "narrow_copy", "hsplit",
          "vsplit", "dsplit", "split_with_sizes"]
 _METHODS_ONLY = ["index_add_", "index_copy_", "index_fill_"]
+_BOTH += ["frexp"]
 _FUNCTIONS_ONLY = ["broadcast_shapes", "broadcast_tensors", "atleast_1d", "atleast_2d",
                    "atleast_3d", "column_stack", "dstack", "rsub", "std_mean", "var_mean",
                    "chain_matmul", "tensordot", "cdist", "block_diag", "trapezoid", "trapz",
                    "cumulative_trapezoid", "vander", "cov", "corrcoef", "bucketize",
                    "searchsorted", "tril_indices", "triu_indices", "logspace", "scalar_tensor",
-                   "fill"]
+                   "fill", "hann_window", "hamming_window", "blackman_window", "bartlett_window",
+                   "argwhere", "asarray", "typename", "combinations", "frobenius_norm",
+                   "is_storage"]
 # In-place forms computed then copied into self.
 _IN_PLACE = ["addmv", "addr", "baddbmm", "addbmm", "xlogy", "heaviside", "ldexp", "renorm"]
 # torch's module-level in-place functions: input.<name>(…).
@@ -960,6 +1081,12 @@ def install(tensor_class, namespace):
     for name in _MODULE_IN_PLACE:
         if hasattr(tensor_class, name) and name not in namespace:
             namespace[name] = _module_in_place(name)
+    namespace["range"] = range_
+    namespace["binary_cross_entropy_with_logits"] = binary_cross_entropy_with_logits_
+    namespace["is_inference"] = lambda input: False  # no inference-mode tensors without autograd
+    namespace["is_neg"] = lambda input: False  # no lazy negation bits (complex conjugation)
+    tensor_class.is_inference = lambda self: False
+    tensor_class.is_neg = lambda self: False
     namespace["unsafe_chunk"] = lambda input, chunks, dim=0: input.chunk(chunks, dim)
     namespace["unsafe_split"] = lambda input, split_size, dim=0: input.split(split_size, dim)
     tensor_class.unsafe_chunk = lambda self, chunks, dim=0: self.chunk(chunks, dim)

@@ -586,3 +586,563 @@ def _pad_dim(x, dim, before, after, mode, value, original):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     from .._factories import tensor  # noqa: PLC0415
     return x.index_select(dim, tensor(index, device=x.device, session=x._session))
+
+
+# ---- Convolution and pooling: windows as strided views (im2col without a copy until the
+# product), products on the server's GEMM; fold accumulates with scatter_add.
+
+def _pair(v, n=2):
+    if isinstance(v, (list, tuple)):
+        if len(v) == 1:
+            return tuple(v) * n
+        return tuple(v)
+    return (v,) * n
+
+
+def _padded(input, pad_hw, value=0.0):
+    ph, pw = pad_hw
+    if ph == 0 and pw == 0:
+        return input.contiguous()
+    return pad(input, (pw, pw, ph, ph), value=value).contiguous()
+
+
+def _windows(x, kernel, dilation, stride, out_hw):
+    """(N, C, kh, kw, oh, ow): every window of the contiguous 4-d x, as a view."""
+    n, c, h, w = x.shape
+    kh, kw = kernel
+    dh, dw = dilation
+    sh, sw = stride
+    oh, ow = out_hw
+    return x.as_strided((n, c, kh, kw, oh, ow),
+                        (c * h * w, h * w, dh * w, dw, sh * w, sw), x.storage_offset())
+
+
+def _out_size(size, k, s, p, d, ceil_mode=False):
+    span = size + 2 * p - d * (k - 1) - 1
+    out = (span + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:  # the last window must start inside
+        out -= 1
+    return out
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    if input.dim() != 4:
+        raise NotImplementedError(f"Input Error: Only 4D input Tensors are supported (got "
+                                  f"{input.dim()}D)")
+    k, d, p, s = _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride)
+    n, c, h, w = input.shape
+    oh = _out_size(h, k[0], s[0], p[0], d[0])
+    ow = _out_size(w, k[1], s[1], p[1], d[1])
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(f"Given input with spatial size ({h}, {w}), kernel_size ({k[0]}, "
+                           f"{k[1]}), dilation ({d[0]}, {d[1]}), padding ({p[0]}, {p[1]}), "
+                           "calculated shape of the array of sliding blocks as "
+                           f"({oh}, {ow}), but its components must be at least one.")
+    win = _windows(_padded(input, p), k, d, s, (oh, ow))
+    return win.reshape(n, c * k[0] * k[1], oh * ow)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    from .._factories import arange  # noqa: PLC0415
+    k, d, p, s = _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride)
+    oh_full, ow_full = _pair(output_size)
+    batched = input.dim() == 3
+    cols = input if batched else input.unsqueeze(0)
+    n, ckk, length = cols.shape
+    c = ckk // (k[0] * k[1])
+    if c * k[0] * k[1] != ckk:
+        raise RuntimeError("Expected size of input's dimension 1 to be divisible by the product "
+                           f"of kernel_size, but got input.size(1)={ckk} and kernel_size="
+                           f"({k[0]}, {k[1]})")
+    hp, wp = oh_full + 2 * p[0], ow_full + 2 * p[1]
+    bh = _out_size(oh_full, k[0], s[0], p[0], d[0])
+    bw = _out_size(ow_full, k[1], s[1], p[1], d[1])
+    if bh * bw != length:
+        raise RuntimeError(f"Given output_size=({oh_full}, {ow_full}), kernel_size=({k[0]}, "
+                           f"{k[1]}), dilation=({d[0]}, {d[1]}), padding=({p[0]}, {p[1]}), "
+                           f"stride=({s[0]}, {s[1]}), expected size of input's dimension 2 to "
+                           f"match the calculated number of sliding blocks {bh} * {bw} = "
+                           f"{bh * bw}, but got input.size(2)={length}.")
+    dev, sess = input.device, input._session
+    ki = arange(k[0], device=dev, session=sess).view(k[0], 1, 1, 1) * d[0]
+    kj = arange(k[1], device=dev, session=sess).view(1, k[1], 1, 1) * d[1]
+    bi = arange(bh, device=dev, session=sess).view(1, 1, bh, 1) * s[0]
+    bj = arange(bw, device=dev, session=sess).view(1, 1, 1, bw) * s[1]
+    target = ((ki + bi) * wp + (kj + bj)).reshape(1, 1, k[0] * k[1] * bh * bw)
+    target = target.expand(n, c, k[0] * k[1] * bh * bw)
+    out = cols.new_zeros((n, c, hp * wp))
+    out.scatter_add_(2, target, cols.reshape(n, c, k[0] * k[1] * length))
+    out = out.view(n, c, hp, wp)[:, :, p[0]:p[0] + oh_full, p[1]:p[1] + ow_full]
+    return out if batched else out.squeeze(0)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    batched = input.dim() == 4
+    x = input if batched else input.unsqueeze(0)
+    if x.dim() != 4:
+        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got "
+                           f"input of size: {list(input.shape)}")
+    n, c, h, w = x.shape
+    o, cg, kh, kw = weight.shape
+    if c != cg * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, "
+                           f"expected input{list(x.shape)} to have {cg * groups} channels, but "
+                           f"got {c} channels instead")
+    s, d = _pair(stride), _pair(dilation)
+    if isinstance(padding, str):
+        if padding == "valid":
+            p = (0, 0)
+        elif padding == "same":
+            if any(v != 1 for v in s):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            total = (d[0] * (kh - 1), d[1] * (kw - 1))
+            if total[0] % 2 or total[1] % 2:  # asymmetric: the extra row/column at the end
+                x = pad(x, (0, total[1] % 2, 0, total[0] % 2))
+            p = (total[0] // 2, total[1] // 2)
+        else:
+            raise ValueError(f"Invalid padding string '{padding}', should be one of "
+                             "['valid', 'same']")
+    else:
+        p = _pair(padding)
+    cols = unfold(x, (kh, kw), d, p, s)  # (N, C*kh*kw, L)
+    oh = _out_size(x.shape[2], kh, s[0], p[0], d[0])
+    ow = _out_size(x.shape[3], kw, s[1], p[1], d[1])
+    cols = cols.view(n, groups, cg * kh * kw, oh * ow)
+    wmat = weight.reshape(groups, o // groups, cg * kh * kw)
+    out = wmat.matmul(cols).reshape(n, o, oh, ow)
+    if bias is not None:
+        out = out + bias.view(1, o, 1, 1)
+    return out if batched else out.squeeze(0)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    if isinstance(padding, str):
+        p = padding
+    else:
+        p = (0, _pair(padding, 1)[0])
+    out = conv2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias, (1, _pair(stride, 1)[0]), p,
+                 (1, _pair(dilation, 1)[0]), groups)
+    return out.squeeze(-2)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    from .._factories import cat  # noqa: PLC0415
+    batched = input.dim() == 4
+    x = input if batched else input.unsqueeze(0)
+    n, c, h, w = x.shape
+    cin, og, kh, kw = weight.shape
+    s, p, op, d = _pair(stride), _pair(padding), _pair(output_padding), _pair(dilation)
+    oh = (h - 1) * s[0] - 2 * p[0] + d[0] * (kh - 1) + op[0] + 1
+    ow = (w - 1) * s[1] - 2 * p[1] + d[1] * (kw - 1) + op[1] + 1
+    cg = c // groups
+    outs = []
+    for g in range(groups):
+        wg = weight[g * cg:(g + 1) * cg].reshape(cg, og * kh * kw)
+        xg = x[:, g * cg:(g + 1) * cg].reshape(n, cg, h * w)
+        cols = wg.t().matmul(xg)  # (N, og*kh*kw, h*w)
+        # Summed into place by fold; output_padding's extra rows and columns get no window.
+        outs.append(fold(cols, (oh, ow), (kh, kw), d, p, s))
+    out = cat(outs, 1) if groups > 1 else outs[0]
+    if bias is not None:
+        out = out + bias.view(1, -1, 1, 1)
+    return out if batched else out.squeeze(0)
+
+
+def _pool_windows(input, kernel_size, stride, padding, dilation, ceil_mode, fill):
+    k = _pair(kernel_size)
+    s = _pair(stride) if stride not in (None, [], ()) else k
+    p, d = _pair(padding), _pair(dilation)
+    if p[0] > k[0] // 2 or p[1] > k[1] // 2:
+        raise RuntimeError("pad should be at most half of kernel size, but got "
+                           f"pad={p[0] if p[0] > k[0] // 2 else p[1]} and kernel_size="
+                           f"{k[0] if p[0] > k[0] // 2 else k[1]}")
+    batched = input.dim() == 4
+    x = input if batched else input.unsqueeze(0)
+    n, c, h, w = x.shape
+    oh = _out_size(h, k[0], s[0], p[0], d[0], ceil_mode)
+    ow = _out_size(w, k[1], s[1], p[1], d[1], ceil_mode)
+    # Padded so that every window (the ceil-mode ones too) lies inside.
+    need_h = (oh - 1) * s[0] + d[0] * (k[0] - 1) + 1
+    need_w = (ow - 1) * s[1] + d[1] * (k[1] - 1) + 1
+    xp = pad(x, (p[1], max(need_w - w - p[1], 0), p[0], max(need_h - h - p[0], 0)),
+             value=fill).contiguous()
+    return _windows(xp, k, d, s, (oh, ow)), batched, (k, s, p, d, oh, ow, h, w)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    win, batched, (k, s, p, d, oh, ow, h, w) = _pool_windows(
+        input, kernel_size, stride, padding, dilation, ceil_mode, float("-inf"))
+    n, c = win.shape[0], win.shape[1]
+    flat = win.permute(0, 1, 4, 5, 2, 3).reshape(n, c, oh, ow, k[0] * k[1])
+    out = flat.amax(-1)
+    if not return_indices:
+        return out if batched else out.squeeze(0)
+    from .._factories import arange  # noqa: PLC0415
+    at = flat.argmax(-1)  # the window position of the max
+    ki, kj = at // k[1], at % k[1]
+    dev, sess = input.device, input._session
+    rows = arange(oh, device=dev, session=sess).view(oh, 1) * s[0] - p[0] + ki * d[0]
+    cols = arange(ow, device=dev, session=sess).view(1, ow) * s[1] - p[1] + kj * d[1]
+    idx = rows * w + cols
+    return (out, idx) if batched else (out.squeeze(0), idx.squeeze(0))
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    r = max_pool2d(input.unsqueeze(-2), (1, _pair(kernel_size, 1)[0]),
+                   None if stride is None else (1, _pair(stride, 1)[0]),
+                   (0, _pair(padding, 1)[0]), (1, _pair(dilation, 1)[0]), ceil_mode,
+                   return_indices)
+    if return_indices:
+        return r[0].squeeze(-2), r[1].squeeze(-2)
+    return r.squeeze(-2)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    win, batched, (k, s, p, d, oh, ow, h, w) = _pool_windows(
+        input, kernel_size, stride, padding, 1, ceil_mode, 0.0)
+    total = win.sum((2, 3))
+    if divisor_override:
+        out = total / divisor_override
+    else:
+        from .._factories import arange  # noqa: PLC0415
+        dev, sess = input.device, input._session
+        hs = arange(oh, device=dev, session=sess) * s[0] - p[0]
+        ws = arange(ow, device=dev, session=sess) * s[1] - p[1]
+        he = (hs + k[0]).clamp_max(h + p[0])
+        we = (ws + k[1]).clamp_max(w + p[1])
+        if count_include_pad:
+            count = (he - hs).view(oh, 1) * (we - ws).view(1, ow)
+        else:
+            count = ((he.clamp_max(h) - hs.clamp_min(0)).view(oh, 1) *
+                     (we.clamp_max(w) - ws.clamp_min(0)).view(1, ow))
+        out = total / count.to(total.dtype)
+    return out if batched else out.squeeze(0)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    return avg_pool2d(input.unsqueeze(-2), (1, _pair(kernel_size, 1)[0]),
+                      None if stride is None else (1, _pair(stride, 1)[0]),
+                      (0, _pair(padding, 1)[0]), ceil_mode, count_include_pad).squeeze(-2)
+
+
+def _adaptive(input, output_size, reduce, nd):
+    from .._factories import stack  # noqa: PLC0415
+    sizes = input.shape[-nd:]
+    out = _pair(output_size, nd)
+    out = tuple(sizes[i] if out[i] is None else out[i] for i in range(nd))
+    x = input
+    for i in range(nd):  # one spatial dim at a time: bins [floor(j*L/o), ceil((j+1)*L/o))
+        dim = x.dim() - nd + i
+        length, o = sizes[i], out[i]
+        if length % o == 0:
+            step = length // o
+            shape = list(x.shape)
+            shape[dim:dim + 1] = [o, step]
+            x = reduce(x.reshape(shape), dim + 1)
+            continue
+        parts = []
+        for j in range(o):
+            start = (j * length) // o
+            end = -((-(j + 1) * length) // o)
+            parts.append(reduce(x.narrow(dim, start, end - start), dim))
+        x = stack(parts, dim)
+    return x
+
+
+def adaptive_avg_pool2d(input, output_size):
+    return _adaptive(input, output_size, lambda t, d: t.mean(d), 2)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    return _adaptive(input, output_size, lambda t, d: t.mean(d), 1)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    if return_indices:
+        raise RuntimeError("tensord: adaptive_max_pool2d(return_indices=True) is not supported")
+    return _adaptive(input, output_size, lambda t, d: t.amax(d), 2)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    if return_indices:
+        raise RuntimeError("tensord: adaptive_max_pool1d(return_indices=True) is not supported")
+    return _adaptive(input, output_size, lambda t, d: t.amax(d), 1)
+
+
+def pixel_shuffle(input, upscale_factor):
+    *lead, c, h, w = input.shape
+    r = upscale_factor
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} is "
+                           f"not divisible by {r * r}")
+    x = input.reshape(*lead, c // (r * r), r, r, h, w)
+    n = len(lead)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    *lead, c, h, w = input.shape
+    r = downscale_factor
+    x = input.reshape(*lead, c, h // r, r, w // r, r)
+    n = len(lead)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
+def channel_shuffle(input, groups):
+    n, c = input.shape[0], input.shape[1]
+    rest = tuple(input.shape[2:])
+    return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    from .._factories import arange  # noqa: PLC0415
+    nd = input.dim() - 2
+    if nd < 1:
+        raise ValueError("Input Error: interpolate expects at least 3-d input")
+    in_sizes = input.shape[2:]
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is None and scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    if size is not None:
+        out_sizes = _pair(size, nd)
+        scales = [None] * nd
+    else:
+        factors = _pair(scale_factor, nd)
+        out_sizes = tuple(int(in_sizes[i] * factors[i]) for i in range(nd))
+        scales = [None if recompute_scale_factor else factors[i] for i in range(nd)]
+    if mode in ("nearest", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+        x = input
+        for i in range(nd):
+            dim = 2 + i
+            scale = (1.0 / scales[i]) if scales[i] else in_sizes[i] / out_sizes[i]
+            dst = arange(out_sizes[i], dtype=_dtypes.float32, device=input.device,
+                         session=input._session)
+            src = ((dst + 0.5) * scale - 0.5).round() if mode == "nearest-exact" else \
+                (dst * scale).floor()
+            x = x.index_select(dim, src.clamp(0, in_sizes[i] - 1).to(_dtypes.int64))
+        return x
+    if mode in ("linear", "bilinear", "trilinear"):
+        x = input
+        ac = bool(align_corners)
+        for i in range(nd):
+            dim = 2 + i
+            n_in, n_out = in_sizes[i], out_sizes[i]
+            dst = arange(n_out, dtype=_dtypes.float32, device=input.device,
+                         session=input._session)
+            if ac:
+                src = dst * ((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
+            else:
+                scale = (1.0 / scales[i]) if scales[i] else n_in / n_out
+                src = ((dst + 0.5) * scale - 0.5).clamp_min(0)
+            lo = src.floor().to(_dtypes.int64).clamp_max(n_in - 1)
+            hi = (lo + 1).clamp_max(n_in - 1)
+            frac = (src - lo.to(_dtypes.float32)).to(input.dtype)
+            shape = [1] * x.dim()
+            shape[dim] = n_out
+            frac = frac.view(shape)
+            x = x.index_select(dim, lo) * (1 - frac) + x.index_select(dim, hi) * frac
+        return x
+    raise NotImplementedError(f"tensord: interpolate mode '{mode}' is not supported (nearest, "
+                              "nearest-exact, linear, bilinear and trilinear are)")
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# ---- More activations and losses -------------------------------------------------------------------
+
+def prelu(input, weight):
+    if input.dim() >= 2 and weight.numel() > 1:
+        shape = [1, -1] + [1] * (input.dim() - 2)
+        weight = weight.view(shape)
+    return _where(input >= 0, input, input * weight)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    if training:
+        slope = input.new_empty(tuple(input.shape)).uniform_(lower, upper)
+        out = _where(input >= 0, input, input * slope)
+    else:
+        out = input.leaky_relu((lower + upper) / 2)
+    return input.copy_(out) if inplace else out
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return input
+    if p == 1:
+        return input * 0
+    alpha = 1.7580993408473766
+    a = 1.0 / _math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    keep = input.new_empty(tuple(input.shape)).bernoulli_(1 - p)
+    b = (keep - 1) * (alpha * a) + alpha * a * p
+    out = input * keep * a + b
+    return input.copy_(out) if inplace else out
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return alpha_dropout(input, p, training, inplace)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                        reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    zero = input.new_zeros(())
+    margin_part = _where(target != 1, (margin - input).clamp_min(0), zero)
+    self_part = _where(target != -1, input, zero)
+    return _reduce(margin_part + self_part, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                          reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    eps = 1e-12
+    dim = input1.dim() - 1
+    prod = (input1 * input2).sum(dim)
+    m1 = (input1 * input1).sum(dim) + eps
+    m2 = (input2 * input2).sum(dim) + eps
+    cos = prod / (m1 * m2).sqrt()
+    zero = cos.new_zeros(())
+    loss = _where(target == 1, 1 - cos, zero) + _where(target == -1, (cos - margin).clamp_min(0),
+                                                       zero)
+    return _reduce(loss, reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
+    if full:
+        stirling = target * target.log() - target + 0.5 * (2 * _math.pi * target).log()
+        loss = loss + _where(target > 1, stirling, stirling.new_zeros(()))
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    if var.dim() == input.dim() - 1 and tuple(var.shape) == tuple(input.shape[:-1]):
+        var = var.unsqueeze(-1)
+    if bool((var < 0).any().item()):
+        raise ValueError("var has negative entry/entries")
+    var = var.clamp_min(eps)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * _math.log(2 * _math.pi)
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = d_neg.minimum(pairwise_distance(positive, negative, p, eps))
+    return _reduce((d_pos - d_neg + margin).clamp_min(0), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(input.dim() - 1) / input.size(-1)
+    return _reduce(loss, reduction)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    o, i1, i2 = weight.shape
+    tmp = input1.matmul(weight.permute(1, 0, 2).reshape(i1, o * i2))
+    out = (tmp.view(*input1.shape[:-1], o, i2) * input2.unsqueeze(-2)).sum(-1)
+    return out if bias is None else out + bias
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    u = logits.new_empty(tuple(logits.shape)).uniform_()
+    gumbels = -(-(u.clamp_min(1e-20)).log()).log()
+    soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return soft
+    index = soft.argmax(dim, keepdim=True)
+    return soft.new_zeros(tuple(soft.shape)).scatter_(dim, index, 1.0)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
+    div = (input * input).unsqueeze(1)
+    if dim == 3:
+        div = pad(div, (0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = input.shape
+        div = div.view(sizes[0], 1, sizes[1], sizes[2], -1)
+        div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        n, _, cc, hh, rest = div.shape
+        div = avg_pool2d(div.reshape(n, 1, cc, hh * rest), (size, 1), stride=1)
+        div = div.squeeze(1).reshape(tuple(sizes))
+    div = (div * alpha + k) ** beta
+    return input / div
+
+
+def _torch_namespace():
+    """The functions torch also has at its top level (torch.conv2d, torch.layer_norm, …), with
+    the argument orders of torch's own bindings where they differ from nn.functional's."""
+    same = ["conv1d", "conv2d", "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d",
+            "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle", "pixel_unshuffle",
+            "channel_shuffle", "prelu", "rrelu", "rrelu_", "cosine_similarity",
+            "pairwise_distance", "threshold", "threshold_", "bilinear", "hardshrink"]
+    out = {name: globals()[name] for name in same if name in globals()}
+    out["rrelu_"] = lambda input, lower=1.0 / 8, upper=1.0 / 3, training=False: rrelu(
+        input, lower, upper, training, inplace=True)
+    out["dropout"] = lambda input, p, train: dropout(input, p, train)
+    out["dropout_"] = lambda input, p, train: dropout(input, p, train, inplace=True)
+    out["alpha_dropout"] = lambda input, p, train: alpha_dropout(input, p, train)
+    out["alpha_dropout_"] = lambda input, p, train: alpha_dropout(input, p, train, inplace=True)
+    out["feature_alpha_dropout"] = lambda input, p, train: feature_alpha_dropout(input, p, train)
+    out["feature_dropout"] = lambda input, p, train: dropout2d(input, p, train)
+    out["embedding"] = lambda weight, indices, padding_idx=-1, scale_grad_by_freq=False, \
+        sparse=False: embedding(indices, weight)
+    out["layer_norm"] = lambda input, normalized_shape, weight=None, bias=None, eps=1e-5, \
+        cudnn_enable=True: layer_norm(input, normalized_shape, weight, bias, eps)
+    out["group_norm"] = lambda input, num_groups, weight=None, bias=None, eps=1e-5, \
+        cudnn_enabled=True: group_norm(input, num_groups, weight, bias, eps)
+    out["batch_norm"] = lambda input, weight, bias, running_mean, running_var, training, \
+        momentum, eps, cudnn_enabled=True: batch_norm(input, running_mean, running_var, weight,
+                                                      bias, training, momentum, eps)
+    out["instance_norm"] = lambda input, weight, bias, running_mean, running_var, \
+        use_input_stats, momentum, eps, cudnn_enabled=True: instance_norm(
+            input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+    out["constant_pad_nd"] = lambda input, pad_, value=0: pad(input, pad_, value=value)
+    return out

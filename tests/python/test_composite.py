@@ -196,6 +196,23 @@ CASES = {
     "torch.constant_pad_nd": lambda m: m.constant_pad_nd(T(m, "x"), (1, 2), 7.0),
     "torch.max_pool1d": lambda m: m.max_pool1d(T(m, "b1"), 2),
     "torch.pixel_shuffle": lambda m: m.pixel_shuffle(m.arange(16.0).view(1, 4, 2, 2), 2),
+    "einsum(bmm)": lambda m: m.einsum("bij,bjk->bik", T(m, "b1"), T(m, "b2")),
+    "einsum(implicit)": lambda m: m.einsum("bij,bjk", T(m, "b1"), T(m, "b2")),
+    "einsum(trace)": lambda m: m.einsum("ii", T(m, "sq")),
+    "einsum(diagonal)": lambda m: m.einsum("ii->i", T(m, "sq")),
+    "einsum(transpose)": lambda m: m.einsum("ij->ji", T(m, "x")),
+    "einsum(outer)": lambda m: m.einsum("i,j->ij", T(m, "v3"), T(m, "v4")),
+    "einsum(chain)": lambda m: m.einsum("ij,jk,kl->il", T(m, "x"), T(m, "c3"), T(m, "sq")),
+    "einsum(sum all)": lambda m: m.einsum("bij->", T(m, "b1")),
+    "einsum(contract two)": lambda m: m.einsum("bij,bjk->k", T(m, "b1"), T(m, "b2")),
+    "einsum(ellipsis broadcast)": lambda m: m.einsum("...ij,...jk->...ik", T(m, "b1"),
+                                                     T(m, "b2")[:1]),
+    "einsum(list operands)": lambda m: m.einsum("ij,ij->i", [T(m, "x"), T(m, "y")]),
+    "einsum(batch diag)": lambda m: m.einsum("bii->bi", T(m, "b1")[:, :3, :3]),
+    "einsum(int)": lambda m: m.einsum("ij,jk->ik", m.arange(6).view(2, 3), m.arange(6).view(3, 2)),
+    "einsum(wrong rank)": lambda m: m.einsum("ij,jk->ik", T(m, "b1"), T(m, "b2")),
+    "einsum(unknown output)": lambda m: m.einsum("ij->iz", T(m, "x")),
+    "einsum(too many operands)": lambda m: m.einsum("ij->i", T(m, "x"), T(m, "y")),
 }
 
 

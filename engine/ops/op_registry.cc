@@ -178,6 +178,12 @@ void RegisterViewOps(std::vector<OpDef>& ops) {
                    TENSORD_ASSIGN_OR_RETURN(auto shape, a.IntList("shape"));
                    return View(in[0], shape);
                  })});
+  ops.push_back({"view.dtype", OpKind::kView, self, {Req("dtype", AttrType::kDType)},
+                 "The same bytes as another dtype (the last dim scales with the element size).",
+                 false, ViewFn([](Inputs in, AttrReader& a) -> absl::StatusOr<Tensor> {
+                   TENSORD_ASSIGN_OR_RETURN(std::optional<DType> dtype, a.OptionalDType("dtype"));
+                   return ViewDType(in[0], *dtype);
+                 })});
   ops.push_back({"view_as", OpKind::kView, self_other, {}, "view(other.shape).", false,
                  ViewFn([](Inputs in, AttrReader&) { return ViewAs(in[0], in[1]); })});
   ops.push_back({"as_strided", OpKind::kView, self,

@@ -171,6 +171,54 @@ absl::StatusOr<Tensor> View(const Tensor& self, IntList shape) {
   return MakeView(op, self, sizes, *strides, self.storage_offset());
 }
 
+absl::StatusOr<Tensor> ViewDType(const Tensor& self, DType dtype) {
+  constexpr absl::string_view op = "view";
+  const int64_t from = self.itemsize(), to = ItemSize(dtype);
+  DimVector sizes(self.sizes().begin(), self.sizes().end());
+  DimVector strides(self.strides().begin(), self.strides().end());
+  int64_t offset = self.storage_offset();
+  const std::string what = absl::StrCat(" to view ", DTypeLegacyName(self.dtype()), " as ",
+                                        DTypeLegacyName(dtype), " (different element sizes)");
+  if (from != to) {
+    if (self.dim() == 0) return RuntimeError(op, absl::StrCat("self.dim() cannot be 0", what));
+    const absl::Status not_unit_stride = RuntimeError(
+        op, absl::StrCat("self.stride(-1) must be 1", what, ", but got ", strides.back()));
+    const int64_t last = self.dim() - 1;
+    // Checked in torch's order: a smaller element first needs stride 1; a larger one first
+    // needs the last size and the offset to divide.
+    if (from > to) {  // smaller elements: more of them
+      if (strides.back() != 1) return not_unit_stride;
+      const int64_t ratio = from / to;
+      bool fits = MulInto(sizes[last], ratio) && MulInto(offset, ratio);
+      for (int64_t i = 0; i < last; ++i) fits = fits && MulInto(strides[i], ratio);
+      if (!fits) return RuntimeError(op, absl::StrCat("the view", what, " overflows int64"));
+    } else {
+      const int64_t ratio = to / from;
+      if (sizes[last] % ratio) {
+        return RuntimeError(op, absl::StrCat("self.size(-1) must be divisible by ", ratio, what,
+                                             ", but got ", sizes[last]));
+      }
+      if (offset % ratio) {
+        return RuntimeError(op, absl::StrCat("self.storage_offset() must be divisible by ", ratio,
+                                             what, ", but got ", offset));
+      }
+      if (strides.back() != 1) return not_unit_stride;
+      for (int64_t i = 0; i < last; ++i) {
+        if (strides[i] % ratio) {
+          return RuntimeError(op, absl::StrCat("self.stride(", i, ") must be divisible by ",
+                                               ratio, what, ", but got ", strides[i]));
+        }
+        strides[i] /= ratio;
+      }
+      sizes[last] /= ratio;
+      offset /= ratio;
+    }
+  }
+  TensorMeta meta(dtype, sizes, strides, offset);
+  TENSORD_RETURN_IF_ERROR(ValidateMeta(op, meta, self.storage()->nbytes()));
+  return self.WithMeta(std::move(meta));
+}
+
 absl::StatusOr<Tensor> ViewAs(const Tensor& self, const Tensor& other) {
   return View(self, other.sizes());
 }

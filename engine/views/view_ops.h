@@ -24,6 +24,9 @@ absl::StatusOr<Tensor> MakeView(absl::string_view op, const Tensor& self, IntLis
                                 IntList strides, int64_t storage_offset);
 
 absl::StatusOr<Tensor> View(const Tensor& self, IntList shape);
+// self.view(dtype): the same bytes as `dtype`. With a different element size the last dim
+// (stride 1) scales by the ratio of the sizes, as torch's view(dtype).
+absl::StatusOr<Tensor> ViewDType(const Tensor& self, DType dtype);
 absl::StatusOr<Tensor> ViewAs(const Tensor& self, const Tensor& other);
 // The view strides reshape would use, or nullopt when reshape must copy. `shape` may hold a -1.
 absl::StatusOr<std::optional<TensorMeta>> ReshapeAsView(const Tensor& self, IntList shape);

@@ -213,3 +213,78 @@ def test_argument_spellings_torch_accepts(name, session):
         assert got[1] is not None and got[1][0] == want[1][0], got
     else:
         assert got == want
+
+
+# ---- constructors and view(dtype) ------------------------------------------------------------------
+
+CONSTRUCTORS = {
+    "Tensor(2, 3)": lambda m: m.Tensor(2, 3).shape,
+    "Tensor(Size)": lambda m: m.Tensor(m.Size([4])).shape,
+    "Tensor(list)": lambda m: m.Tensor([1, 2, 3]),
+    "Tensor()": lambda m: m.Tensor(),
+    "FloatTensor(list)": lambda m: m.FloatTensor([[1, 2], [3, 4]]),
+    "LongTensor(list)": lambda m: m.LongTensor([1, 2]),
+    "DoubleTensor(3)": lambda m: str(m.DoubleTensor(3).dtype),
+    "LongTensor(float tensor)": lambda m: m.LongTensor(m.ones(2)),
+    "BoolTensor(list)": lambda m: m.BoolTensor([True, False]),
+    "ByteTensor(list)": lambda m: m.ByteTensor([1, 255]),
+    "isinstance legacy": lambda m: (isinstance(m.ones(2), m.FloatTensor),
+                                    isinstance(m.ones(2), m.LongTensor),
+                                    isinstance(m.arange(2), m.LongTensor)),
+    "Tensor(tensor of another dtype)": lambda m: m.Tensor(m.arange(3)),
+    "new(2, 3)": lambda m: m.arange(3).new(2, 3).shape,
+    "new(list)": lambda m: m.arange(3).new([5, 6]),
+    "new()": lambda m: str(m.ones(2, dtype=m.float64).new().dtype),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONSTRUCTORS))
+def test_constructors_match_torch(name, session):
+    fn = CONSTRUCTORS[name]
+    want, got = outcome(lambda: fn(torch)), outcome(lambda: fn(tensord))
+    if want[1] is not None:
+        assert got[1] is not None and got[1][0] == want[1][0], got
+    else:
+        assert got == want
+
+
+@pytest.mark.parametrize("src", ["bool", "uint8", "int16", "int32", "int64", "float16",
+                                 "bfloat16", "float32", "float64"])
+def test_view_dtype_matches_torch(src, session):
+    for dst in DTYPES:
+        for layout in ("contiguous", "transposed", "sliced rows", "sliced cols", "offset"):
+            def make(m):
+                x = m.arange(48).view(4, 12).to(getattr(m, src))
+                if layout == "transposed":
+                    x = x.t()
+                elif layout == "sliced rows":
+                    x = x[::2]
+                elif layout == "sliced cols":
+                    x = x[:, 2:8]
+                elif layout == "offset":
+                    x = x.view(-1)[1:]
+                return x
+
+            def meta(m):
+                v = make(m).view(getattr(m, dst))
+                return (tuple(v.shape), v.stride(), v.storage_offset(), str(v.dtype))
+            want, got = outcome(lambda: meta(torch)), outcome(lambda: meta(tensord))
+            if want[1] is not None:
+                assert got[1] is not None and got[1][0] == want[1][0] and \
+                    want[1][1] in got[1][1], (src, dst, layout, got, want)
+                continue
+            assert got == want, (src, dst, layout)
+            # The same bytes: values agree where both sides can compare them.
+            if dst not in ("bool", "bfloat16") and src != "bfloat16":
+                t = make(torch).view(getattr(torch, dst))
+                d = make(tensord).view(getattr(tensord, dst))
+                same = torch.tensor(d.numpy())
+                if t.is_floating_point():
+                    assert torch.equal(same.nan_to_num(0.0), t.nan_to_num(0.0)) or \
+                        torch.equal(same.view(-1).view(torch.uint8 if t.element_size() == 1 else
+                                                       getattr(torch, f"int{8 * t.element_size()}")),
+                                    t.contiguous().view(-1).view(
+                                        torch.uint8 if t.element_size() == 1 else
+                                        getattr(torch, f"int{8 * t.element_size()}")))
+                else:
+                    assert torch.equal(same, t)

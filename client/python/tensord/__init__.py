@@ -21,7 +21,8 @@ from ._state import *  # noqa: F401,F403 - torch's thread, determinism and preci
 from ._format import set_printoptions
 from ._session import Session
 from ._storage import TypedStorage, UntypedStorage
-from ._tensor import Tensor
+from ._tensor import Tensor, _legacy_types
+globals().update(_legacy_types())  # FloatTensor, LongTensor, …
 from ._api import (arange, as_tensor, cancel, cartesian_prod, cat, concat, concatenate, connect,
                    current_session, empty, empty_like, empty_strided, eye, from_numpy, frombuffer,
                    full, full_like, get_default_dtype, hstack, is_floating_point, is_tensor,

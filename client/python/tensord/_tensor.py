@@ -92,6 +92,43 @@ def _numpy_key(key):
     return tuple(out)
 
 
+def _legacy_new(dtype, args, device, session, like=None, strict=True):
+    """torch.Tensor(...) / FloatTensor(...) / t.new(...): sizes as ints (or one Size), data as
+    a sequence or array, nothing for an empty tensor, or a tensor of the same dtype."""
+    if like is not None:
+        device = like.device if device is None else device
+        session = like._session if session is None else session
+    if not args:
+        return _factories.empty(0, dtype=dtype, device=device, session=session)
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        t = args[0]
+        if strict and t.dtype is not dtype:  # torch.Tensor(t) returns t whatever its dtype
+            raise TypeError(f"expected {dtype._legacy} (got {t.dtype._legacy})")
+        return t
+    if all(isinstance(a, int) and not isinstance(a, bool) for a in args) or \
+            (len(args) == 1 and isinstance(args[0], _dtypes.Size)):
+        return _factories.empty(*args, dtype=dtype, device=device, session=session)
+    if len(args) == 1:
+        return _factories.tensor(args[0], dtype=dtype, device=device, session=session)
+    raise TypeError(f"new(): invalid arguments {args!r}")
+
+
+class _LegacyType(type):
+    """torch.FloatTensor and friends: calling one makes a tensor of its dtype; isinstance checks
+    the dtype of a CPU tensor, as torch's legacy types do."""
+
+    def __call__(cls, *args, device=None, session=None):
+        return _legacy_new(cls.dtype, args, device, session)
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.device.type == "cpu"
+
+
+def _legacy_types():
+    return {f"{d._legacy}Tensor": _LegacyType(f"{d._legacy}Tensor", (), {"dtype": d})
+            for d in _dtypes.ALL}
+
+
 def _size_args(size, kwargs, name):
     """The sizes of a factory called with varargs, one sequence, or size=."""
     if "size" in kwargs:
@@ -112,6 +149,13 @@ class Tensor(_ComputeMethods):
     __slots__ = ()
     __array_priority__ = 1000
 
+    # torch's legacy constructor: Tensor(2, 3) (sizes: zeros here, as every new tensord tensor's
+    # memory is), Tensor([1, 2]) (data), Tensor() (empty), all float32 on the session's device.
+    def __new__(cls, *args, device=None, session=None):
+        return _legacy_new(_dtypes.float32, args, device, session, strict=False)
+
+    def __init__(self, *args, **kwargs):
+        pass  # made by __new__
     # ---- plumbing ----
 
     def _multi(self, name, attrs):
@@ -335,7 +379,7 @@ class Tensor(_ComputeMethods):
 
     def view(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], _dtypes.dtype):
-            raise RuntimeError("view(dtype) is not supported by tensord")
+            return self._op("view.dtype", attrs={"dtype": shape[0]})
         return self._op("view", attrs={"shape": _int_list(shape, "view", "size")})
 
     def view_as(self, other):
@@ -598,6 +642,9 @@ class Tensor(_ComputeMethods):
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
         return _factories.full(size, fill_value, **self._new_args(dtype, device))
+
+    def new(self, *args, device=None):
+        return _legacy_new(self.dtype, args, device, None, like=self)
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         return _factories.tensor(data, **self._new_args(dtype, device))

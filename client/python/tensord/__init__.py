@@ -36,6 +36,7 @@ from . import _api as _api_module
 from . import nn
 from . import cuda
 from . import testing
+from . import distributions
 from .serialization import load, save
 from .nn.functional import celu, celu_, selu, selu_  # torch.selu, torch.celu
 

@@ -4,7 +4,7 @@
     python -m tensord.run -m package.module [args...]
 
 The script's `import torch` (and `import torch.nn.functional as F`, `from torch import nn`,
-`torch.cuda`, `torch.testing`, `torch.utils.data`) get tensord's modules, so every tensor it makes
+`torch.cuda`, `torch.testing`, `torch.utils.data`, `torch.distributions`) get tensord's modules, so every tensor it makes
 lives on the server at $TENSORD_ADDRESS (127.0.0.1:50051 unless set). Nothing is patched inside
 tensord: only the names under which the script finds it.
 """
@@ -16,6 +16,7 @@ def install_torch_aliases():
     """Makes `torch` and its submodules that tensord has resolve to tensord's."""
     import tensord
     import tensord.cuda
+    import tensord.distributions
     import tensord.nn
     import tensord.nn.functional
     import tensord.serialization
@@ -25,7 +26,8 @@ def install_torch_aliases():
     aliases = {"torch": tensord, "torch.nn": tensord.nn,
                "torch.nn.functional": tensord.nn.functional, "torch.cuda": tensord.cuda,
                "torch.testing": tensord.testing, "torch.serialization": tensord.serialization,
-               "torch.utils": tensord.utils, "torch.utils.data": tensord.utils.data}
+               "torch.utils": tensord.utils, "torch.utils.data": tensord.utils.data,
+               "torch.distributions": tensord.distributions}
     for name, module in aliases.items():
         sys.modules[name] = module
 

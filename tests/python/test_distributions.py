@@ -1,0 +1,100 @@
+"""torch.distributions on tensord: log_prob, entropy, mean, variance, cdf and icdf against
+torch 1.13's values; samples against the distribution's moments (many draws), seeded draws
+repeat, shapes follow sample_shape + batch_shape + event_shape.
+"""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import tensord
+import tensord.distributions as D
+
+
+def as_torch(t):
+    return torch.tensor(t.cpu().numpy())
+
+
+def params(m):
+    return {
+        "Normal": lambda: m.distributions.Normal(m.tensor([0.0, 1.5, -2.0]), m.tensor([1.0, 0.5, 3.0])),
+        "Uniform": lambda: m.distributions.Uniform(m.tensor([0.0, -1.0]), m.tensor([1.0, 3.0])),
+        "Bernoulli(probs)": lambda: m.distributions.Bernoulli(probs=m.tensor([0.1, 0.5, 0.9])),
+        "Bernoulli(logits)": lambda: m.distributions.Bernoulli(logits=m.tensor([-2.0, 0.0, 3.0])),
+        "Categorical(probs)": lambda: m.distributions.Categorical(
+            probs=m.tensor([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]])),
+        "Categorical(logits)": lambda: m.distributions.Categorical(logits=m.tensor([0.5, -1.0, 2.0, 0.0])),
+        "Exponential": lambda: m.distributions.Exponential(m.tensor([0.5, 2.0])),
+        "Multinomial": lambda: m.distributions.Multinomial(5, probs=m.tensor([0.2, 0.3, 0.5])),
+        "Gamma": lambda: m.distributions.Gamma(m.tensor([0.5, 2.0, 9.0]), m.tensor([1.0, 3.0, 0.5])),
+        "Beta": lambda: m.distributions.Beta(m.tensor([0.5, 2.0, 5.0]), m.tensor([0.7, 2.0, 1.0])),
+    }
+
+
+VALUES = {
+    "Normal": [0.3, 1.0, -4.0], "Uniform": [0.5, 2.9], "Bernoulli(probs)": [1.0, 0.0, 1.0],
+    "Bernoulli(logits)": [0.0, 1.0, 1.0], "Categorical(probs)": [2, 0],
+    "Categorical(logits)": 2, "Exponential": [0.7, 0.1], "Multinomial": [1.0, 1.0, 3.0],
+    "Gamma": [0.3, 1.2, 20.0], "Beta": [0.2, 0.5, 0.9],
+}
+
+
+@pytest.mark.parametrize("name", sorted(VALUES))
+def test_values_match_torch(name, session):
+    t = params(torch)[name]()
+    d = params(tensord)[name]()
+    for attr in ("mean", "variance", "stddev"):
+        want = getattr(t, attr)
+        got = as_torch(getattr(d, attr))
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6, equal_nan=True)
+    v = VALUES[name]
+    tv = torch.tensor(v) if not isinstance(v, int) else torch.tensor(v)
+    dv = tensord.tensor(v)
+    torch.testing.assert_close(as_torch(d.log_prob(dv)), t.log_prob(tv), rtol=1e-5, atol=1e-5)
+    if name != "Multinomial":
+        torch.testing.assert_close(as_torch(d.entropy()), t.entropy(), rtol=1e-5, atol=1e-5)
+    for method in ("cdf", "icdf"):
+        if hasattr(t, method) and name in ("Normal", "Uniform", "Exponential"):
+            arg = [0.25, 0.6, 0.9][:len(v)] if method == "icdf" else v
+            torch.testing.assert_close(as_torch(getattr(d, method)(tensord.tensor(arg))),
+                                       getattr(t, method)(torch.tensor(arg)), rtol=1e-5,
+                                       atol=1e-5)
+    assert tuple(d.batch_shape) == tuple(t.batch_shape)
+    assert tuple(d.event_shape) == tuple(t.event_shape)
+
+
+@pytest.mark.parametrize("name", sorted(VALUES))
+def test_samples_have_the_distributions_moments(name, session):
+    t = params(torch)[name]()
+    d = params(tensord)[name]()
+    n = 20000
+    tensord.manual_seed(5)
+    draws = d.sample((n,))
+    assert tuple(draws.shape) == tuple(t.sample((n,)).shape)
+    tensord.manual_seed(5)
+    assert torch.equal(as_torch(params(tensord)[name]().sample((n,))), as_torch(draws))
+    x = as_torch(draws).double()
+    if name.startswith("Categorical"):
+        counts = torch.nn.functional.one_hot(x.long(), t.probs.shape[-1]).double().mean(0)
+        torch.testing.assert_close(counts, t.probs.double(), atol=0.02, rtol=0)
+        return
+    mean, std = x.mean(0), x.std(0)
+    want_mean, want_std = t.mean.double(), t.stddev.double()
+    # Four standard errors of the mean, and 10% on the spread.
+    assert torch.all((mean - want_mean).abs() <= 4 * want_std / math.sqrt(n) + 1e-9), (mean, want_mean)
+    assert torch.all((std - want_std).abs() <= 0.1 * want_std + 1e-9), (std, want_std)
+    if name in ("Uniform",):
+        assert torch.all(x >= t.low) and torch.all(x < t.high)
+    if name in ("Gamma", "Beta", "Exponential"):
+        assert torch.all(x > 0)
+
+
+def test_rsample_shapes_and_errors(session):
+    d = D.Normal(tensord.zeros(2, 3), 1.0)
+    assert tuple(d.rsample((4, 5)).shape) == (4, 5, 2, 3)
+    assert tuple(d.sample().shape) == (2, 3)
+    with pytest.raises(ValueError, match="Either `probs` or `logits`"):
+        D.Bernoulli()
+    with pytest.raises(ValueError, match="Either `probs` or `logits`"):
+        torch.distributions.Bernoulli()

@@ -398,6 +398,14 @@ def leaky_relu_(input, negative_slope=0.01):
     return input.copy_(input.leaky_relu(negative_slope))
 
 
+def _mean_var(x, dims):
+    """Mean and biased variance over dims, in two passes (the mean, then the mean squared
+    deviation): each a fast reduction, where a one-pass Welford reduction divides per element."""
+    mean = x.mean(dims, keepdim=True)
+    centered = x - mean
+    return mean, centered, (centered * centered).mean(dims, keepdim=True)
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     shape = tuple([normalized_shape] if isinstance(normalized_shape, int) else normalized_shape)
     n = len(shape)
@@ -406,9 +414,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
                            f"[*, {', '.join(str(s) for s in shape)}], but got input of size"
                            f"{list(input.shape)}")
     dims = list(range(input.dim() - n, input.dim()))
-    mean = input.mean(dims, keepdim=True)
-    var = input.var(dims, unbiased=False, keepdim=True)
-    out = (input - mean) * (var + eps).rsqrt()
+    _, centered, var = _mean_var(input, dims)
+    out = centered * (var + eps).rsqrt()
     if weight is not None:
         out = out * weight
     if bias is not None:
@@ -426,9 +433,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
                            f"but got input of shape {list(input.shape)} and num_groups="
                            f"{num_groups}")
     grouped = input.reshape(n, num_groups, -1)
-    mean = grouped.mean(-1, keepdim=True)
-    var = grouped.var(-1, unbiased=False, keepdim=True)
-    out = ((grouped - mean) * (var + eps).rsqrt()).view(tuple(input.shape))
+    _, centered, var = _mean_var(grouped, [-1])
+    out = (centered * (var + eps).rsqrt()).view(tuple(input.shape))
     affine = [1, c] + [1] * (input.dim() - 2)
     if weight is not None:
         out = out * weight.view(affine)
@@ -468,9 +474,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-5):
     dims = list(range(2, input.dim()))
-    mean = input.mean(dims, keepdim=True)
-    var = input.var(dims, unbiased=False, keepdim=True)
-    out = (input - mean) * (var + eps).rsqrt()
+    _, centered, var = _mean_var(input, dims)
+    out = centered * (var + eps).rsqrt()
     shape = [1, input.size(1)] + [1] * (input.dim() - 2)
     if weight is not None:
         out = out * weight.view(shape)

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Speed of issue 17's ops on a tensord CPU server against torch on this machine, side by side
+in one run, torch limited to the server's thread count (this machine's cores: the server uses
+them all). Each figure is the median of several runs of one call through the service, from the
+call to its result being computed (synchronize), so it includes one round trip.
+
+    bench/api_bench.py [--build build] [--repeats 7]
+
+Prints a table: torch ms, tensord ms, and torch/tensord (>= 1 means tensord is as fast or
+faster); the goals of issue 17 are >= 0.8 (>= 0.5 for conv2d, where torch uses oneDNN).
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "client", "python"))
+
+import tensord  # noqa: E402
+import tensord.nn.functional as TF  # noqa: E402
+
+
+def start_server(build):
+    proc = subprocess.Popen([os.path.join(build, "tensord"), "--listen=127.0.0.1:0",
+                             "--device=cpu", "--log-level=warning"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    match = re.search(r"listening on (\S+)", proc.stdout.readline())
+    if not match:
+        proc.kill()
+        sys.exit("tensord did not start")
+    return proc, match.group(1)
+
+
+rng = np.random.default_rng(0)
+DATA = {
+    "rows": rng.standard_normal((1000, 1000)).astype(np.float32),
+    "flat": rng.standard_normal((1 << 20,)).astype(np.float32),
+    "act": rng.standard_normal((4096, 1024)).astype(np.float32),
+    "logits": rng.standard_normal((4096, 1000)).astype(np.float32),
+    "labels": rng.integers(0, 1000, (4096,)),
+    "b1": rng.standard_normal((64, 128, 128)).astype(np.float32),
+    "b2": rng.standard_normal((64, 128, 128)).astype(np.float32),
+    "img": rng.standard_normal((8, 64, 56, 56)).astype(np.float32),
+    "ker": rng.standard_normal((64, 64, 3, 3)).astype(np.float32),
+}
+
+CASES = [
+    ("sort 1000x1000 rows", lambda m, d: d["rows"].sort(dim=1).values),
+    ("sort 1M", lambda m, d: d["flat"].sort().values),
+    ("topk 10 of 1000x1000 rows", lambda m, d: d["rows"].topk(10, dim=1).values),
+    ("layer_norm 4096x1024", lambda m, d: (F if m is torch else TF).layer_norm(d["act"], (1024,))),
+    ("cross_entropy 4096x1000", lambda m, d: (F if m is torch else TF).cross_entropy(
+        d["logits"], d["labels"])),
+    ("einsum bij,bjk->bik 64x128^2", lambda m, d: m.einsum("bij,bjk->bik", d["b1"], d["b2"])),
+    ("conv2d 8x64x56x56, 64x3x3", lambda m, d: (F if m is torch else TF).conv2d(
+        d["img"], d["ker"], padding=1)),
+]
+
+
+def timed(fn, sync, repeats):
+    for _ in range(2):
+        sync(fn())
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        sync(fn())
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--repeats", type=int, default=7)
+    args = ap.parse_args()
+    threads = os.cpu_count() or 1
+    torch.set_num_threads(threads)
+    proc, address = start_server(args.build)
+    try:
+        session = tensord.connect(address)
+        tensord.set_default_session(session)
+        td = {k: tensord.tensor(v) for k, v in DATA.items()}
+        tt = {k: torch.tensor(v) for k, v in DATA.items()}
+        session.synchronize()
+        print(f"{threads} threads for torch; tensord server on this machine; median of "
+              f"{args.repeats}\n")
+        print(f"{'op':34} {'torch ms':>9} {'tensord ms':>11} {'torch/tensord':>14}")
+        for name, fn in CASES:
+            t_torch = timed(lambda: fn(torch, tt), lambda r: None, args.repeats)
+            t_tensord = timed(lambda: fn(tensord, td), lambda r: session.synchronize(),
+                              args.repeats)
+            print(f"{name:34} {t_torch * 1e3:9.2f} {t_tensord * 1e3:11.2f} "
+                  f"{t_torch / t_tensord:14.2f}")
+        session.close()
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -20,7 +20,9 @@ cd "$WORK"  # not the checkout: the installed package, not the sources, is impor
 TENSORD_ADDRESS=$address "$WORK/venv/bin/python" - "$WORK" <<'PY'
 import sys
 import tensord, tensord.nn, tensord.v1.tensord_pb2, tensord.cuda  # every subpackage
+import tensord.utils.data, tensord.distributions, tensord.run
 assert tensord.__file__.startswith(sys.argv[1]), tensord.__file__
+assert tensord.utils.data.__file__.startswith(sys.argv[1]), tensord.utils.data.__file__
 t = tensord.arange(6.0).view(2, 3).t()
 assert t.stride() == (1, 3) and t.tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
 print("python client installed in a venv:", tensord.__version__, "ok")

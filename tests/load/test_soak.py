@@ -100,11 +100,14 @@ def test_sustained_mixed_load_is_right_and_flat():
               f"open files {[int(s['process_open_fds']) for s in warm]}, "
               f"sessions {[int(s.get('tensord_sessions', -1)) for s in warm]}, "
               f"tensor bytes {[int(s.get(CPU_BYTES, -1)) for s in warm]}")
-        # Flat after warm-up: RSS within 5% (at least 32 MiB) of the first warm round (the
-        # allocator's cache follows the load's momentary peak: after another suite had the
-        # machine, a round was seen 4% up; a leak grows every round, as scripts/soak.sh shows
-        # over 30 minutes), the same threads, open files back to within a few.
-        assert max(rss) - rss[0] < max(32, 0.05 * rss[0]), rss
+        # Flat after warm-up. The allocator's cache settles on the load's peaks over the first
+        # rounds (seen: +4% and +6% in round 2 or 3, then flat), so RSS may rise 15% in all; a
+        # leak keeps growing, so the second half of the rounds must add under 5% (at least
+        # 32 MiB). scripts/soak.sh runs many rounds, where that second half is long. Threads
+        # the same; open files back to within a few.
+        assert max(rss) - rss[0] < 0.15 * rss[0], rss
+        middle = rss[len(rss) // 2]
+        assert max(rss[len(rss) // 2:]) - middle < max(32, 0.05 * middle), rss
         assert len({s["process_threads"] for s in warm}) == 1, warm
         assert max(s["process_open_fds"] for s in warm) - warm[0]["process_open_fds"] <= 4, warm
     finally:

@@ -11,9 +11,7 @@ faster); the goals of issue 17 are >= 0.8 (>= 0.5 for conv2d, where torch uses o
 """
 import argparse
 import os
-import re
 import statistics
-import subprocess
 import sys
 import time
 
@@ -28,16 +26,8 @@ sys.path.insert(0, os.path.join(ROOT, "client", "python"))
 import tensord  # noqa: E402
 import tensord.nn.functional as TF  # noqa: E402
 
-
-def start_server(build):
-    proc = subprocess.Popen([os.path.join(build, "tensord"), "--listen=127.0.0.1:0",
-                             "--device=cpu", "--log-level=warning"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    match = re.search(r"listening on (\S+)", proc.stdout.readline())
-    if not match:
-        proc.kill()
-        sys.exit("tensord did not start")
-    return proc, match.group(1)
+sys.path.insert(0, os.path.join(HERE, "load"))
+from promises import start_server  # noqa: E402  (one way to start a benchmark's server)
 
 
 rng = np.random.default_rng(0)

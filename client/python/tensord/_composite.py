@@ -759,58 +759,53 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return api.stack(out, -1).movedim(-1, 0)
 
 
+def _runs(values, input, order=None, return_inverse=False, return_counts=False):
+    """The runs of equal neighbours in the 1-d `values`: their first elements, and on request
+    each input element's run (through `order`, the permutation that sorted it) and run lengths.
+    unique (on sorted values) and unique_consecutive share it."""
+    api = _api()
+    n = values.numel()
+    first = api.cat([values.new_ones((1,), dtype=_dtypes.bool_),
+                     values.narrow(0, 1, n - 1) != values.narrow(0, 0, n - 1)])
+    out = [values.masked_select(first)]
+    if return_inverse:
+        group = first.to(_dtypes.int64).cumsum(0) - 1
+        if order is not None:
+            group = group.new_zeros((n,)).scatter_(0, order, group)
+        out.append(group.reshape(tuple(input.shape)))
+    if return_counts:
+        starts = api.arange(n, device=input.device, session=input._session).masked_select(first)
+        ends = api.cat([starts.narrow(0, 1, starts.numel() - 1), starts.new_full((1,), n)])
+        out.append(ends - starts)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _no_runs(input, return_inverse, return_counts):
+    out = [input.reshape(-1)]
+    if return_inverse:
+        out.append(input.new_zeros(tuple(input.shape), dtype=_dtypes.int64))
+    if return_counts:
+        out.append(input.new_zeros((0,), dtype=_dtypes.int64))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     if dim is not None:
         raise RuntimeError("tensord: unique(dim=…) is not implemented; unique of the flattened "
                            "tensor is")
-    api = _api()
-    flat = input.reshape(-1)
-    s = flat.sort()
-    values, order = s.values, s.indices
-    n = values.numel()
-    if n == 0:
-        empty = values
-        out = [empty]
-        if return_inverse:
-            out.append(input.new_zeros(tuple(input.shape), dtype=_dtypes.int64))
-        if return_counts:
-            out.append(values.new_zeros((0,), dtype=_dtypes.int64))
-        return out[0] if len(out) == 1 else tuple(out)
-    first = api.cat([values.new_ones((1,), dtype=_dtypes.bool_),
-                     values.narrow(0, 1, n - 1) != values.narrow(0, 0, n - 1)])
-    uniques = values.masked_select(first)
-    out = [uniques]
-    if return_inverse:
-        group = first.to(_dtypes.int64).cumsum(0) - 1
-        inverse = group.new_zeros((n,)).scatter_(0, order, group)
-        out.append(inverse.reshape(tuple(input.shape)))
-    if return_counts:
-        starts = api.arange(n, device=input.device, session=input._session).masked_select(first)
-        ends = api.cat([starts.narrow(0, 1, starts.numel() - 1),
-                        starts.new_full((1,), n)])
-        out.append(ends - starts)
-    return out[0] if len(out) == 1 else tuple(out)
+    if input.numel() == 0:
+        return _no_runs(input, return_inverse, return_counts)
+    s = input.reshape(-1).sort()
+    return _runs(s.values, input, s.indices, return_inverse, return_counts)
 
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     if dim is not None:
         raise RuntimeError("tensord: unique_consecutive(dim=…) is not implemented; the "
                            "flattened form is")
-    api = _api()
-    flat = input.reshape(-1)
-    n = flat.numel()
-    if n == 0:
-        return unique(input, True, return_inverse, return_counts)
-    first = api.cat([flat.new_ones((1,), dtype=_dtypes.bool_),
-                     flat.narrow(0, 1, n - 1) != flat.narrow(0, 0, n - 1)])
-    out = [flat.masked_select(first)]
-    if return_inverse:
-        out.append((first.to(_dtypes.int64).cumsum(0) - 1).reshape(tuple(input.shape)))
-    if return_counts:
-        starts = api.arange(n, device=input.device, session=input._session).masked_select(first)
-        ends = api.cat([starts.narrow(0, 1, starts.numel() - 1), starts.new_full((1,), n)])
-        out.append(ends - starts)
-    return out[0] if len(out) == 1 else tuple(out)
+    if input.numel() == 0:
+        return _no_runs(input, return_inverse, return_counts)
+    return _runs(input.reshape(-1), input, None, return_inverse, return_counts)
 
 
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):

@@ -98,3 +98,57 @@ def test_rsample_shapes_and_errors(session):
         D.Bernoulli()
     with pytest.raises(ValueError, match="Either `probs` or `logits`"):
         torch.distributions.Bernoulli()
+
+
+# ---- multinomial and the in-place random fills -------------------------------------------------
+
+def test_multinomial_draws_by_weight_and_refuses_as_torch(session):
+    p = [[0.1, 0.0, 0.6, 0.3], [0.25, 0.25, 0.25, 0.25]]
+    tensord.manual_seed(3)
+    with_rep = as_torch(tensord.multinomial(tensord.tensor(p), 20000, replacement=True))
+    freq = torch.nn.functional.one_hot(with_rep, 4).double().mean(1)
+    torch.testing.assert_close(freq, torch.tensor(p, dtype=torch.float64), atol=0.015, rtol=0)
+    # Without replacement: distinct categories, the zero-weight one never before the others.
+    for _ in range(20):
+        draw = as_torch(tensord.tensor(p[0]).multinomial(3))
+        assert sorted(draw.tolist()) == [0, 2, 3]
+    firsts = torch.tensor([int(tensord.tensor(p[0]).multinomial(2)[0].item()) for _ in range(300)])
+    assert 0.45 < float((firsts == 2).double().mean()) < 0.75  # 0.6 expected
+    g = tensord.Generator().manual_seed(9)
+    again = tensord.Generator().manual_seed(9)
+    assert torch.equal(as_torch(tensord.multinomial(tensord.tensor(p), 3, generator=g)),
+                       as_torch(tensord.multinomial(tensord.tensor(p), 3, generator=again)))
+    for bad in (lambda m: m.multinomial(m.tensor([-1.0, 2.0]), 1),
+                lambda m: m.multinomial(m.tensor([0.0, 0.0]), 1),
+                lambda m: m.multinomial(m.tensor([0.5, 0.5]), 3),
+                lambda m: m.multinomial(m.tensor([0.5, 0.5]), 0),
+                lambda m: m.multinomial(m.tensor([1, 2]), 1),
+                lambda m: m.multinomial(m.ones(2, 2, 2), 1)):
+        with pytest.raises(RuntimeError) as want:
+            bad(torch)
+        with pytest.raises(RuntimeError) as got:
+            bad(tensord)
+        assert str(want.value) in str(got.value)
+
+
+def test_in_place_random_fills_have_their_laws(session):
+    n = 40000
+    tensord.manual_seed(2)
+    e = as_torch(tensord.empty(n).exponential_(4.0)).double()
+    assert abs(e.mean().item() - 0.25) < 0.01 and e.min().item() >= 0
+    geo = as_torch(tensord.empty(n).geometric_(0.25)).double()
+    assert abs(geo.mean().item() - 4.0) < 0.1 and geo.min().item() >= 1
+    assert torch.equal(geo, geo.round())
+    c = as_torch(tensord.empty(n).cauchy_(2.0, 0.5)).double()
+    assert abs(c.median().item() - 2.0) < 0.05
+    ln = as_torch(tensord.empty(n).log_normal_(0.5, 0.3)).double()
+    assert abs(ln.log().mean().item() - 0.5) < 0.01 and abs(ln.log().std().item() - 0.3) < 0.01
+    r = as_torch(tensord.empty(n, dtype=tensord.int64).random_(-3, 4))
+    assert r.min().item() == -3 and r.max().item() == 3
+    assert as_torch(tensord.empty(1000).random_(5)).max().item() == 4
+    assert as_torch(tensord.empty(1000, dtype=tensord.uint8).random_()).max().item() > 200
+    g1, g2 = tensord.Generator().manual_seed(1), tensord.Generator().manual_seed(1)
+    assert torch.equal(as_torch(tensord.empty(5).exponential_(generator=g1)),
+                       as_torch(tensord.empty(5).exponential_(generator=g2)))
+    with pytest.raises(RuntimeError, match="random_ expects 'from' to be less than 'to'"):
+        tensord.empty(2).random_(3, 1)

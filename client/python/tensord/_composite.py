@@ -981,6 +981,93 @@ def binary_cross_entropy_with_logits_(input, target, weight=None, pos_weight=Non
         pos_weight=pos_weight)
 
 
+# ---- Sampling ----------------------------------------------------------------------------------
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """Category indices drawn by weight, per row: with replacement by the inverse CDF, without
+    by the Gumbel-top-k trick (the num_samples largest log-weights plus Gumbel noise, which draws
+    without replacement in proportion to the weights)."""
+    api = _api()
+    if input.dim() not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{input.dtype._legacy}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    n = input.size(-1)
+    if not replacement and num_samples > n:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
+    p = input if input.dim() == 2 else input.unsqueeze(0)
+    if bool(((p < 0) | ~p.isfinite()).any().item()):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    total = p.sum(-1, keepdim=True)
+    if bool((total <= 0).any().item()):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    rows = p.size(0)
+    if replacement:
+        cdf = p.to(_dtypes.float64).cumsum(-1)
+        u = api.rand((rows, num_samples, 1), dtype=_dtypes.float64, device=input.device,
+                     session=input._session, generator=generator) * cdf[:, -1:].unsqueeze(-1)
+        out = (cdf.unsqueeze(1) <= u).sum(-1).clamp_max(n - 1)
+    else:
+        u = api.rand((rows, n), dtype=_dtypes.float64, device=input.device,
+                     session=input._session, generator=generator).clamp_min(1e-300)
+        keys = p.to(_dtypes.float64).log() - (-u.log()).log()
+        out = keys.topk(num_samples, -1).indices
+    return out if input.dim() == 2 else out.squeeze(0)
+
+
+def _fill_random(self, values):
+    return self.copy_(values.to(self.dtype))
+
+
+def exponential_(self, lambd=1.0, *, generator=None):
+    u = self.new_empty(tuple(self.shape)).uniform_(generator=generator)
+    return _fill_random(self, -(1 - u).log() / lambd)
+
+
+def geometric_(self, p, *, generator=None):
+    u = self.new_empty(tuple(self.shape), dtype=_dtypes.float64).uniform_(generator=generator)
+    return _fill_random(self, (u.log() / math.log1p(-p)).ceil().clamp_min(1))
+
+
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    u = self.new_empty(tuple(self.shape)).uniform_(generator=generator)
+    return _fill_random(self, median + sigma * ((u - 0.5) * math.pi).tan())
+
+
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    z = self.new_empty(tuple(self.shape)).normal_(mean, std, generator=generator)
+    return _fill_random(self, z.exp())
+
+
+_RANDOM_SPAN = {"float16": 1 << 11, "bfloat16": 1 << 8, "float32": 1 << 24, "float64": 1 << 53,
+                "bool": 2}
+
+
+def random_(self, from_=None, to=None, *, generator=None):
+    """Integers drawn uniformly from [from, to) (to alone: [0, to); neither: every integer the
+    dtype holds exactly, from 0)."""
+    from ._info import iinfo  # noqa: PLC0415
+    if from_ is None:
+        lo = 0
+        hi = _RANDOM_SPAN.get(self.dtype.name) or iinfo(self.dtype).max
+        if self.dtype.name in _RANDOM_SPAN and self.dtype.name != "bool":
+            hi += 1
+    elif to is None:
+        lo, hi = 0, from_
+    else:
+        lo, hi = from_, to
+    if lo >= hi:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= "
+                           f"to={hi}")
+    draws = _api().randint(lo, hi, tuple(self.shape), dtype=_dtypes.int64, device=self.device,
+                           session=self._session, generator=generator)
+    return _fill_random(self, draws)
+
+
 # ---- einsum: diagonals, sums and pairwise batched products (no per-element loops) -------------
 
 def _einsum_parse(equation, operands):
@@ -1159,8 +1246,9 @@ _BOTH = ["addmv", "addr", "baddbmm", "addbmm", "fliplr", "flipud", "rot90", "rav
          "isin", "bincount", "histc", "median", "quantile", "unique", "unique_consecutive",
          "repeat_interleave", "index_add", "index_copy", "index_fill", "narrow_copy", "hsplit",
          "vsplit", "dsplit", "split_with_sizes"]
-_METHODS_ONLY = ["index_add_", "index_copy_", "index_fill_"]
-_BOTH += ["frexp"]
+_METHODS_ONLY = ["index_add_", "index_copy_", "index_fill_", "exponential_", "geometric_",
+                 "cauchy_", "log_normal_", "random_"]
+_BOTH += ["frexp", "multinomial"]
 _FUNCTIONS_ONLY = ["broadcast_shapes", "broadcast_tensors", "atleast_1d", "atleast_2d",
                    "atleast_3d", "column_stack", "dstack", "rsub", "std_mean", "var_mean",
                    "chain_matmul", "tensordot", "cdist", "block_diag", "trapezoid", "trapz",

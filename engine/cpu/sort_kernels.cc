@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "engine/core/dtype.h"
 #include "engine/kernels/element_math.h"
 #include "engine/runtime/thread_pool.h"
 
@@ -67,86 +68,74 @@ class Slices {
 int64_t StrideAlong(const Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.stride(dim); }
 int64_t SizeAlong(const Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.size(dim); }
 
-// Runs `fn(slice)` over every slice, in parallel pieces of about 64k elements.
-template <typename Fn>
-void ForEachSlice(int64_t slices, int64_t slice_len, Fn fn) {
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(slice_len, 1));
-  ParallelFor(0, slices, grain, [&](int64_t begin, int64_t end) {
-    for (int64_t s = begin; s < end; ++s) fn(s);
-  });
-}
-
 template <typename T, typename Order>
 void SortSlices(const Tensor& self, int64_t dim, const Tensor& values, const Tensor& indices,
                 int64_t k, Order order) {
   using C = Calc<T>;
   const int64_t n = SizeAlong(self, dim);
+  // The outputs have self's sizes but along `dim`: the same slices, each at its own offsets.
   const Slices slices(self, dim);
-  const Slices out_slices(values, dim);
   const int64_t in_step = StrideAlong(self, dim);
   const int64_t v_step = StrideAlong(values, dim);
   const int64_t i_step = StrideAlong(indices, dim);
   const T* in = reinterpret_cast<const T*>(self.data());
   T* vo = reinterpret_cast<T*>(values.data());
   int64_t* io = reinterpret_cast<int64_t*>(indices.data());
-  ForEachSlice(slices.count(), n, [&](int64_t s) {
-    thread_local std::vector<C> keys;
-    thread_local std::vector<int64_t> order_of;
-    keys.resize(static_cast<size_t>(n));
-    order_of.resize(static_cast<size_t>(n));
-    const T* src = in + slices.Offset(self, s);
-    for (int64_t i = 0; i < n; ++i) keys[i] = static_cast<C>(src[i * in_step]);
-    std::iota(order_of.begin(), order_of.end(), int64_t{0});
+  // Parallel pieces of about 64k elements, each with its own scratch (freed with the piece).
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(n, 1));
+  ParallelFor(0, slices.count(), grain, [&](int64_t begin, int64_t end) {
+    std::vector<C> keys(static_cast<size_t>(n));
+    std::vector<int64_t> order_of(static_cast<size_t>(n));
     // Equal keys keep their index order (stable for sort; for topk a fixed choice among ties,
     // the same on every device).
     const auto by_key = [&](int64_t a, int64_t b) {
       return order(keys[a], keys[b]) || (!order(keys[b], keys[a]) && a < b);
     };
-    if (k < n) {
-      std::partial_sort(order_of.begin(), order_of.begin() + k, order_of.end(), by_key);
-    } else {
-      std::sort(order_of.begin(), order_of.end(), by_key);  // a total order: stable
-    }
-    T* v = vo + out_slices.Offset(values, s);
-    int64_t* ix = io + out_slices.Offset(indices, s);
-    for (int64_t i = 0; i < k; ++i) {
-      v[i * v_step] = src[order_of[i] * in_step];
-      ix[i * i_step] = order_of[i];
+    for (int64_t s = begin; s < end; ++s) {
+      const T* src = in + slices.Offset(self, s);
+      for (int64_t i = 0; i < n; ++i) keys[i] = static_cast<C>(src[i * in_step]);
+      std::iota(order_of.begin(), order_of.end(), int64_t{0});
+      if (k < n) {
+        std::partial_sort(order_of.begin(), order_of.begin() + k, order_of.end(), by_key);
+      } else {
+        std::sort(order_of.begin(), order_of.end(), by_key);  // a total order: stable
+      }
+      T* v = vo + slices.Offset(values, s);
+      int64_t* ix = io + slices.Offset(indices, s);
+      for (int64_t i = 0; i < k; ++i) {
+        v[i * v_step] = src[order_of[i] * in_step];
+        ix[i * i_step] = order_of[i];
+      }
     }
   });
 }
 
-}  // namespace
-
-absl::Status Sort(const Tensor& self, int64_t dim, bool descending, const Tensor& values,
-                  const Tensor& indices) {
-  const int64_t n = SizeAlong(self, dim);
-  if (self.numel() == 0) return absl::OkStatus();
-  DispatchDType(self.dtype(), [&](auto t) {
-    using T = decltype(t);
-    using C = Calc<T>;
-    if (descending) {
-      SortSlices<T>(self, dim, values, indices, n, Descending<C>());
-    } else {
-      SortSlices<T>(self, dim, values, indices, n, Ascending<C>());
-    }
-  });
-  return absl::OkStatus();
-}
-
-absl::Status TopK(const Tensor& self, int64_t k, int64_t dim, bool largest, const Tensor& values,
-                  const Tensor& indices) {
+// The first k of every slice in ascending (or descending) order: sort is k = n.
+absl::Status FirstK(const Tensor& self, int64_t k, int64_t dim, bool descending,
+                    const Tensor& values, const Tensor& indices) {
   if (self.numel() == 0 || k == 0) return absl::OkStatus();
   DispatchDType(self.dtype(), [&](auto t) {
     using T = decltype(t);
     using C = Calc<T>;
-    if (largest) {
+    if (descending) {
       SortSlices<T>(self, dim, values, indices, k, Descending<C>());
     } else {
       SortSlices<T>(self, dim, values, indices, k, Ascending<C>());
     }
   });
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status Sort(const Tensor& self, int64_t dim, bool descending, const Tensor& values,
+                  const Tensor& indices) {
+  return FirstK(self, SizeAlong(self, dim), dim, descending, values, indices);
+}
+
+absl::Status TopK(const Tensor& self, int64_t k, int64_t dim, bool largest, const Tensor& values,
+                  const Tensor& indices) {
+  return FirstK(self, k, dim, largest, values, indices);
 }
 
 }  // namespace tensord::engine::cpu

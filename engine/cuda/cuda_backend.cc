@@ -537,9 +537,10 @@ class CudaBackend final : public Backend {
   absl::Status SortSlices(const char* what, const Tensor& self, int64_t dim, int64_t k,
                           bool descending, const Tensor& values, const Tensor& indices) {
     if (self.numel() == 0 || k == 0) return absl::OkStatus();
+    TENSORD_RETURN_IF_ERROR(CheckIndexDims(what, {&self, &values, &indices}));
     TENSORD_CUDA_TRY(UseDevice(device_.index), what);
     const LaunchTarget to = TargetFor(this, device_.index);
-    const size_t bytes = SortScratchBytes(self, dim);
+    const size_t bytes = SortScratchBytes(self);
     TENSORD_ASSIGN_OR_RETURN(void* scratch, allocator_.Allocate(static_cast<int64_t>(bytes)));
     absl::Status status = Finish(LaunchSortSlices(self, dim, k, descending, values, indices,
                                                   scratch, bytes, to.stream),

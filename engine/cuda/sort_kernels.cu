@@ -2,24 +2,22 @@
 
 #include <cub/device/device_merge_sort.cuh>
 
-#include <algorithm>
-
 #include "engine/cuda/grid.h"
+#include "engine/cuda/indexing_kernels.h"
 #include "engine/kernels/element_math.h"
 
 namespace tensord::engine::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kMaxSliceDims = 25;
 
 // The slices of a tensor along `dim` and where each starts in self, values and indices.
 struct SliceGeometry {
   int nd = 0;  // dims other than `dim`
-  int64_t sizes[kMaxSliceDims];
-  int64_t in_strides[kMaxSliceDims];
-  int64_t v_strides[kMaxSliceDims];
-  int64_t i_strides[kMaxSliceDims];
+  int64_t sizes[kMaxIndexDims];
+  int64_t in_strides[kMaxIndexDims];
+  int64_t v_strides[kMaxIndexDims];
+  int64_t i_strides[kMaxIndexDims];
   int64_t n = 1;  // elements along dim
   int64_t in_step = 1, v_step = 1, i_step = 1;
 
@@ -109,12 +107,10 @@ __global__ void WriteFirstK(const T* in, T* values, int64_t* indices, const int6
 
 size_t Align(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-int64_t Total(const Tensor& self) { return std::max<int64_t>(self.numel(), 1); }
-
 }  // namespace
 
-size_t SortScratchBytes(const Tensor& self, int64_t dim) {
-  const int64_t total = Total(self);
+size_t SortScratchBytes(const Tensor& self) {
+  const int64_t total = self.numel();
   size_t temp = 0;
   DispatchDType(self.dtype(), [&](auto t) {
     using T = decltype(t);
@@ -128,7 +124,7 @@ size_t SortScratchBytes(const Tensor& self, int64_t dim) {
 cudaError_t LaunchSortSlices(const Tensor& self, int64_t dim, int64_t k, bool descending,
                              const Tensor& values, const Tensor& indices, void* scratch,
                              size_t scratch_bytes, cudaStream_t stream) {
-  const int64_t total = Total(self);
+  const int64_t total = self.numel();
   const SliceGeometry g = MakeGeometry(self, dim, &values, &indices);
   const int64_t slices = total / g.n;
   int64_t* positions = static_cast<int64_t*>(scratch);

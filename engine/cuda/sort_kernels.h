@@ -14,11 +14,12 @@
 
 namespace tensord::engine::cuda {
 
-// Device scratch bytes that LaunchSortSlices needs for `self` along `dim`.
-size_t SortScratchBytes(const Tensor& self, int64_t dim);
+// Device scratch bytes that LaunchSortSlices needs for `self` (not empty).
+size_t SortScratchBytes(const Tensor& self);
 
 // values, indices (their own strides; `dim` of size k) = the first k of each slice of `self`
-// along `dim` in ascending (or `descending`) order. `scratch` holds SortScratchBytes bytes.
+// along `dim` in ascending (or `descending`) order. `scratch` holds SortScratchBytes bytes;
+// self is not empty and has at most kMaxIndexDims dims (indexing_kernels.h).
 cudaError_t LaunchSortSlices(const Tensor& self, int64_t dim, int64_t k, bool descending,
                              const Tensor& values, const Tensor& indices, void* scratch,
                              size_t scratch_bytes, cudaStream_t stream);

@@ -78,44 +78,34 @@ TENSORD_HD inline C Erfinv(C y) {
   return x;
 }
 
-// torch's calc_digamma: reflection below 0, recurrence up to 10, then the asymptotic series.
+// torch's calc_digamma for x > 0: the recurrence up to 10, then the asymptotic series.
 template <typename C>
-TENSORD_HD inline C Digamma(C x) {
-  const C kPsi10 = C(2.25175258906672110764);
-  if (x == C(0)) return std::copysign(std::numeric_limits<C>::infinity(), -x);
-  if (x < C(0)) {
-    if (x == std::trunc(x)) return std::numeric_limits<C>::quiet_NaN();
-    const C pi = C(3.14159265358979323846);
-    // digamma(1 - x) - pi / tan(pi * x), with 1 - x > 0.
-    C y = C(1) - x, result = 0;
-    while (y < C(10)) {
-      result -= C(1) / y;
-      y += C(1);
-    }
-    if (y == C(10)) {
-      result += kPsi10;
-    } else {
-      const C z = C(1) / (y * y);
-      const C poly = ((((((C(8.33333333333333333333E-2) * z + C(-2.10927960927960927961E-2)) * z +
-                          C(7.57575757575757575758E-3)) * z + C(-4.16666666666666666667E-3)) * z +
-                        C(3.96825396825396825397E-3)) * z + C(-8.33333333333333333333E-3)) * z +
-                      C(8.33333333333333333333E-2)) * z;
-      result += std::log(y) - C(0.5) / y - poly;
-    }
-    return result - pi / std::tan(pi * x);
-  }
+TENSORD_HD inline C DigammaPositive(C x) {
   C result = 0;
   while (x < C(10)) {
     result -= C(1) / x;
     x += C(1);
   }
-  if (x == C(10)) return result + kPsi10;
+  if (x == C(10)) return result + C(2.25175258906672110764);
   const C z = C(1) / (x * x);
   const C poly = ((((((C(8.33333333333333333333E-2) * z + C(-2.10927960927960927961E-2)) * z +
                       C(7.57575757575757575758E-3)) * z + C(-4.16666666666666666667E-3)) * z +
                     C(3.96825396825396825397E-3)) * z + C(-8.33333333333333333333E-3)) * z +
                   C(8.33333333333333333333E-2)) * z;
   return result + std::log(x) - C(0.5) / x - poly;
+}
+
+// torch's calc_digamma: a pole at 0, NaN at the negative integers, and below 0 the reflection
+// with tan of pi times the fractional part (exact for large |x|, as torch takes it).
+template <typename C>
+TENSORD_HD inline C Digamma(C x) {
+  if (x == C(0)) return std::copysign(std::numeric_limits<C>::infinity(), -x);
+  if (x < C(0)) {
+    if (x == std::trunc(x)) return std::numeric_limits<C>::quiet_NaN();
+    const C pi = C(3.14159265358979323846);
+    return DigammaPositive<C>(C(1) - x) - pi / std::tan(pi * (x - std::trunc(x)));
+  }
+  return DigammaPositive<C>(x);
 }
 
 template <typename T>

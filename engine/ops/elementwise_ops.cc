@@ -30,7 +30,7 @@ enum class UnaryRule {
 
 absl::StatusOr<PlannedOp> PlanUnary(const std::string& name, UnaryOp op, UnaryRule rule,
                                     const Tensor& self, const Tensor* out,
-                                    UnaryArgs args = {}) {
+                                    UnaryArgs args = {}, bool contiguous_output = false) {
   const DType in = self.dtype();
   ElementwiseSpec spec{name};
   spec.out = out;
@@ -71,8 +71,7 @@ absl::StatusOr<PlannedOp> PlanUnary(const std::string& name, UnaryOp op, UnaryRu
       if (IsFloating(in)) return DTypeNotImplemented(name, in);
       break;
   }
-  // torch's log_sigmoid writes a new contiguous buffer, whatever self's layout.
-  if (op == UnaryOp::kLogSigmoid) spec.contiguous_output = true;
+  spec.contiguous_output = contiguous_output;
   return PlanElementwise(spec, {self},
                          [op, args](Backend& backend, IntList shape, const StridedRef& o,
                                     absl::Span<const StridedRef> ins) {
@@ -170,6 +169,7 @@ struct UnaryDef {
   UnaryOp op;
   UnaryRule rule;
   bool has_inplace;
+  bool contiguous_output = false;  // a new contiguous buffer whatever self's layout, as torch's
 };
 
 constexpr UnaryDef kUnaryOps[] = {
@@ -234,7 +234,7 @@ constexpr UnaryDef kUnaryOps[] = {
     {"hardsigmoid", UnaryOp::kHardsigmoid, UnaryRule::kFloatNoHalf, true},
     {"hardswish", UnaryOp::kHardswish, UnaryRule::kFloatNoHalf, true},
     {"mish", UnaryOp::kMish, UnaryRule::kFloat32Or64, true},
-    {"log_sigmoid", UnaryOp::kLogSigmoid, UnaryRule::kFloatNoHalf, false},
+    {"log_sigmoid", UnaryOp::kLogSigmoid, UnaryRule::kFloatNoHalf, false, true},
 };
 
 struct BinaryDef {
@@ -341,9 +341,11 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
   for (const UnaryDef& u : kUnaryOps) {
     const UnaryOp op = u.op;
     const UnaryRule rule = u.rule;
+    const bool contiguous = u.contiguous_output;
     AddPair(ops, u.name, self, {}, absl::StrCat("Elementwise ", u.name, "."), u.has_inplace, {},
-            [op, rule](const std::string& name, Inputs in, AttrReader&, const Tensor* out) {
-              return PlanUnary(name, op, rule, in[0], out);
+            [op, rule, contiguous](const std::string& name, Inputs in, AttrReader&,
+                                   const Tensor* out) {
+              return PlanUnary(name, op, rule, in[0], out, {}, contiguous);
             });
   }
   // Unary ops with arguments.

@@ -16,17 +16,13 @@
 namespace tensord::engine {
 namespace {
 
-// The dim to work along; a 0-d tensor counts as one element along dim 0 or -1.
-absl::StatusOr<int64_t> SortDim(absl::string_view op, const Tensor& self, int64_t dim) {
-  return WrapDim(op, dim, self.dim());
-}
-
+// A 0-d tensor counts as one element along dim 0 or -1 (WrapDim accepts those).
 int64_t SizeAlong(const Tensor& self, int64_t dim) { return self.dim() == 0 ? 1 : self.size(dim); }
 
 // values and indices of sort: self's sizes, in self's dense layout.
 absl::StatusOr<PlannedOp> PlanSort(absl::string_view op, const Tensor& self, int64_t dim,
                                    bool descending, bool indices_only) {
-  TENSORD_ASSIGN_OR_RETURN(int64_t d, SortDim(op, self, dim));
+  TENSORD_ASSIGN_OR_RETURN(int64_t d, WrapDim(op, dim, self.dim()));
   const TensorMeta& m = self.meta();
   const DimVector strides = InferDenseStrides(m.sizes(), m.strides());
   TENSORD_ASSIGN_OR_RETURN(
@@ -55,7 +51,7 @@ absl::Status CheckTopKDType(absl::string_view op, DType dtype) {
 
 absl::StatusOr<PlannedOp> PlanTopK(const Tensor& self, int64_t k, int64_t dim, bool largest) {
   constexpr absl::string_view op = "topk";
-  TENSORD_ASSIGN_OR_RETURN(int64_t d, SortDim(op, self, dim));
+  TENSORD_ASSIGN_OR_RETURN(int64_t d, WrapDim(op, dim, self.dim()));
   if (k < 0 || k > SizeAlong(self, d)) return RuntimeError(op, "selected index k out of range");
   TENSORD_RETURN_IF_ERROR(CheckTopKDType(op, self.dtype()));
   DimVector sizes(self.sizes().begin(), self.sizes().end());
@@ -78,7 +74,11 @@ absl::StatusOr<PlannedOp> PlanTopK(const Tensor& self, int64_t k, int64_t dim, b
 // The k-th smallest along dim: the smallest k, then the last of them copied out.
 absl::StatusOr<PlannedOp> PlanKthValue(const Tensor& self, int64_t k, int64_t dim, bool keepdim) {
   constexpr absl::string_view op = "kthvalue";
-  TENSORD_ASSIGN_OR_RETURN(int64_t d, SortDim(op, self, dim));
+  TENSORD_ASSIGN_OR_RETURN(int64_t d, WrapDim(op, dim, self.dim()));
+  if (self.dim() > 0 && self.size(d) == 0) {
+    return IndexError(op, absl::StrCat("kthvalue(): Expected reduction dim ", d,
+                                       " to have non-zero size."));
+  }
   if (k < 1 || k > SizeAlong(self, d)) {
     return RuntimeError(op, absl::StrCat("kthvalue(): selected number k out of range for "
                                          "dimension ",
@@ -143,27 +143,21 @@ void Add(std::vector<OpDef>& ops, std::string name, std::vector<AttrSpec> attrs,
 }  // namespace
 
 void RegisterSortOps(std::vector<OpDef>& ops) {
-  Add(ops, "sort",
-      {Opt("dim", AttrType::kInt, "-1"), Opt("descending", AttrType::kBool, "false"),
-       Opt("stable", AttrType::kBool, "false", "always stable here")},
-      "(values, indices) sorted along dim; stable; NaN sorts above every number.",
-      [](const Tensor& self, AttrReader& a) -> absl::StatusOr<PlannedOp> {
-        TENSORD_ASSIGN_OR_RETURN(int64_t dim, a.Int("dim", -1));
-        TENSORD_ASSIGN_OR_RETURN(bool descending, a.Bool("descending", false));
-        TENSORD_RETURN_IF_ERROR(a.Bool("stable", false).status());
-        return PlanSort("sort", self, dim, descending, /*indices_only=*/false);
-      });
-  Add(ops, "argsort",
-      {Opt("dim", AttrType::kInt, "-1"), Opt("descending", AttrType::kBool, "false"),
-       Opt("stable", AttrType::kBool, "false", "always stable here")},
-      "The indices that sort self along dim (sort's second output).",
-      [](const Tensor& self, AttrReader& a) -> absl::StatusOr<PlannedOp> {
-        TENSORD_ASSIGN_OR_RETURN(int64_t dim, a.Int("dim", -1));
-        TENSORD_ASSIGN_OR_RETURN(bool descending, a.Bool("descending", false));
-        TENSORD_RETURN_IF_ERROR(a.Bool("stable", false).status());
-        return PlanSort("argsort", self, dim, descending, /*indices_only=*/true);
-      },
-      /*two_outputs=*/false);
+  for (const bool indices_only : {false, true}) {
+    const std::string name = indices_only ? "argsort" : "sort";
+    Add(ops, name,
+        {Opt("dim", AttrType::kInt, "-1"), Opt("descending", AttrType::kBool, "false"),
+         Opt("stable", AttrType::kBool, "false", "always stable here")},
+        indices_only ? "The indices that sort self along dim (sort's second output)."
+                     : "(values, indices) sorted along dim; stable; NaN sorts above every number.",
+        [name, indices_only](const Tensor& self, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+          TENSORD_ASSIGN_OR_RETURN(int64_t dim, a.Int("dim", -1));
+          TENSORD_ASSIGN_OR_RETURN(bool descending, a.Bool("descending", false));
+          TENSORD_RETURN_IF_ERROR(a.Bool("stable", false).status());
+          return PlanSort(name, self, dim, descending, indices_only);
+        },
+        /*two_outputs=*/!indices_only);
+  }
   Add(ops, "topk",
       {Req("k", AttrType::kInt), Opt("dim", AttrType::kInt, "-1"),
        Opt("largest", AttrType::kBool, "true"),

@@ -15,6 +15,9 @@ ExecContext::~ExecContext() { current_context = previous_; }
 
 ExecContext* ExecContext::Current() { return current_context; }
 
+ExecContext::Outside::Outside() : saved_(current_context) { current_context = nullptr; }
+ExecContext::Outside::~Outside() { current_context = saved_; }
+
 DeviceLane* ExecContext::Launch(const Backend* backend,
                                 absl::AnyInvocable<std::unique_ptr<DeviceLane>()> create) {
   std::unique_ptr<DeviceLane>& lane = (*lanes_)[backend];

@@ -61,6 +61,20 @@ class ExecContext {
   // The context of the task running on this thread, or null.
   static ExecContext* Current();
 
+  // For its lifetime the thread runs outside any task: work lent a task's thread between its
+  // kernel's pieces (Executor::YieldToWaiting) must neither launch on that task's lanes nor see
+  // its cancellation.
+  class Outside {
+   public:
+    Outside();
+    ~Outside();
+    Outside(const Outside&) = delete;
+    Outside& operator=(const Outside&) = delete;
+
+   private:
+    ExecContext* saved_;
+  };
+
   // The lane of `backend`'s device, created with `create` on first use; the running task now
   // counts as having launched work on it.
   DeviceLane* Launch(const Backend* backend,

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/synchronization/mutex.h"
+#include "engine/runtime/exec_context.h"
 
 namespace tensord::engine {
 namespace {
@@ -61,7 +62,10 @@ void Executor::YieldToWaiting() {
   if (!fn) return;
   ++yield_depth;
   yield_allowed = false;  // the closure allows yields where it may (its own kernels)
-  fn();
+  {
+    ExecContext::Outside outside;  // not part of the task whose thread it borrows
+    fn();
+  }
   yield_allowed = true;
   --yield_depth;
 }

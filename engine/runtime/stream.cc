@@ -105,7 +105,7 @@ int64_t Stream::Cancel(absl::Status reason) {
     }
     cancel_below_.store(next_seq_, std::memory_order_release);
   }
-  Wake();  // a stream parked on an event or a hold goes on to drop what it waits for
+  Wake();  // a stream parked on a hold goes on to drop what it holds for
   return cancelled;
 }
 
@@ -136,10 +136,11 @@ void Stream::Wake() {
 }
 
 bool Stream::HeadReady(StreamTask& task) {
-  // A cancelled task neither waits for its event nor holds; it still takes its turn among the
-  // host reads of its storages (their tickets keep their order).
+  // A cancelled task does not hold; it still waits for its event (the ops queued after the
+  // cancel keep their order after the other stream's work, which a cancel there ends too) and
+  // takes its turn among the host reads of its storages (their tickets keep their order).
   const bool cancelled = Cancelled(task);
-  if (!cancelled && task.wait_event && !task.wait_event->IsComplete(task.wait_generation)) {
+  if (task.wait_event && !task.wait_event->IsComplete(task.wait_generation)) {
     task.wait_event->OnComplete(task.wait_generation,
                                 [self = shared_from_this()] { self->Wake(); });
     return task.wait_event->IsComplete(task.wait_generation);
@@ -235,7 +236,7 @@ void Stream::Complete(StreamTask& task, const absl::Status& status) {
     // A cancelled op's CANCELLED is not an error for Synchronize to raise: whoever cancelled
     // knows; its outputs say so when read, and ops that use them fail as usual.
     const bool dropped = status.code() == absl::StatusCode::kCancelled && task.kernel &&
-                         task.seq < cancel_below_.load(std::memory_order_relaxed);
+                         Cancelled(task);
     if (!status.ok() && first_error_.ok() && !dropped) first_error_ = status;
   }
   if (task.on_done) task.on_done(status);

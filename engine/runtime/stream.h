@@ -65,8 +65,9 @@ StreamTask TaskFromPlan(std::string label, PlannedOp& plan);
 // names the root cause, poisoning its own outputs the same way. The first error since the last
 // Synchronize is kept for it.
 //
-// Cancel() drops every task queued so far: a task not started does not run (nor wait for its
-// event or hold), one running stops at its next piece (ExecContext::CancelRequested); both
+// Cancel() drops every task queued so far: a task not started does not run (nor hold; a wait
+// for another stream's event is kept, so that later work stays ordered after it), one running
+// stops at its next piece (ExecContext::CancelRequested); both
 // fail with CANCELLED, which poisons their outputs like any error, so a later read says they
 // were cancelled. Their storages are freed as they retire. Tasks queued after Cancel() run as
 // usual. Event records and synchronize markers are not dropped: they complete, in order; a

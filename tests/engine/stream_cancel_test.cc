@@ -124,38 +124,82 @@ TEST_F(StreamCancelTest, ARunningKernelStopsAtItsNextPieceAndQueuedOpsNeverRun) 
   EXPECT_EQ(fresh->poison(), nullptr);
 }
 
-TEST_F(StreamCancelTest, AStreamWaitingForAnEventThatNeverComesIsReleased) {
+TEST_F(StreamCancelTest, AWaitForAnotherStreamKeepsItsOrderAndEndsWhenThatStreamIsCancelled) {
+  // The other stream holds for a minute, then records the event this stream waits for.
+  std::shared_ptr<Stream> other = Stream::Create(&executor_, 1, 1000);
+  StreamTask hold = Task("op 1 (holds)", [] { return absl::OkStatus(); });
+  hold.hold = absl::Seconds(60);
+  ASSERT_TRUE(other->Enqueue(std::move(hold)).ok());
   auto event = std::make_shared<Event>();
-  (void)event->NewRecord();  // recorded "elsewhere", never completed
+  ASSERT_TRUE(other->RecordEvent(event).ok());
   ASSERT_TRUE(stream_->WaitEvent(event).ok());
   auto out = Storage::Create(CpuAllocator(), 64).value();
   std::atomic<bool> ran{false};
-  ASSERT_TRUE(stream_->Enqueue(Task("op 1 (behind the wait)", [&] {
+  ASSERT_TRUE(stream_->Enqueue(Task("op 2 (behind the wait)", [&] {
                                 ran = true;
                                 return absl::OkStatus();
                               },
                                     {out}))
                   .ok());
-  absl::SleepFor(absl::Milliseconds(20));
-  EXPECT_FALSE(ran.load());
   EXPECT_EQ(stream_->Cancel(absl::CancelledError("cancelled")), 1);  // the wait is a marker
+  // The wait stays: work queued here after the cancel must still follow the other stream.
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(stream_->pending(), 2);
+  EXPECT_FALSE(ran.load());
+  // Cancelling the other stream ends its hold, so the event completes and this stream drains.
+  const absl::Time t0 = absl::Now();
+  EXPECT_EQ(other->Cancel(absl::CancelledError("cancelled")), 1);
   EXPECT_TRUE(Sync().ok());
+  EXPECT_LT(absl::Now() - t0, absl::Seconds(10));
   EXPECT_FALSE(ran.load());
   ASSERT_NE(out->poison(), nullptr);
   EXPECT_EQ(out->poison()->code(), absl::StatusCode::kCancelled);
 
   // An op queued after the cancel that reads the cancelled output fails, and is reported.
   auto next = Storage::Create(CpuAllocator(), 64).value();
-  StreamTask reader = Task("op 2 (reads it)", [] { return absl::OkStatus(); }, {next});
+  StreamTask reader = Task("op 3 (reads it)", [] { return absl::OkStatus(); }, {next});
   reader.reads.push_back(out);
   ASSERT_TRUE(stream_->Enqueue(std::move(reader)).ok());
   const absl::Status first = Sync();
   EXPECT_EQ(first.code(), absl::StatusCode::kFailedPrecondition) << first;
-  EXPECT_NE(first.message().find("op 2 (reads it) depends on a failed op: op 1 (behind the "
+  EXPECT_NE(first.message().find("op 3 (reads it) depends on a failed op: op 2 (behind the "
                                  "wait): cancelled"),
             std::string::npos)
       << first;
   EXPECT_TRUE(Drained());
+}
+
+TEST(StreamCancelYieldTest, WorkLentACancelledKernelsThreadIsNotCancelled) {
+  // One thread: the closure posted while the kernel runs is run on the kernel's thread, between
+  // its pieces (Executor::YieldToWaiting), after the kernel's task was cancelled.
+  Executor executor(1);
+  std::shared_ptr<Stream> stream = Stream::Create(&executor, 0, 1000);
+  std::atomic<int64_t> lent_pieces{0};
+  std::atomic<bool> lent_saw_a_task{true};
+  absl::Notification lent_done;
+  StreamTask task;
+  task.label = "op 1 (long)";
+  task.kernel = [&] {
+    ParallelFor(0, 1000, 1, [&](int64_t b, int64_t e) {
+      if (b == 0) {
+        stream->Cancel(absl::CancelledError("cancelled by the test"));
+        executor.Post([&] {
+          lent_saw_a_task = ExecContext::Current() != nullptr;
+          ParallelFor(0, 64, 1, [&](int64_t b2, int64_t e2) { lent_pieces += e2 - b2; });
+          lent_done.Notify();
+        });
+      }
+      absl::SleepFor(absl::Microseconds(100 * (e - b)));
+    });
+    return absl::OkStatus();
+  };
+  ASSERT_TRUE(stream->Enqueue(std::move(task)).ok());
+  ASSERT_TRUE(lent_done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_FALSE(lent_saw_a_task.load());
+  EXPECT_EQ(lent_pieces.load(), 64);  // every piece: the cancel was not the lent work's
+  absl::Notification synced;
+  stream->Synchronize([&](absl::Status) { synced.Notify(); });
+  EXPECT_TRUE(synced.WaitForNotificationWithTimeout(absl::Seconds(30)));
 }
 
 TEST_F(StreamCancelTest, CancellingAnIdleStreamCancelsNothing) {

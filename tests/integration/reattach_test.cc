@@ -30,13 +30,24 @@ TEST_F(ReattachTest, AProgramWhoseConnectionIsCutAgainAndAgainFinishesRight) {
       grpc::CreateCustomChannel(proxy.address(), grpc::InsecureChannelCredentials(), args);
   ASSERT_OK_AND_ASSIGN(client::Session s, client::Session::Open(channel));
 
-  std::atomic<bool> stop{false};
-  std::thread cutter([&] {
-    while (!stop) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(250));
-      proxy.DropAll();
+  // Cuts every connection each 0.25 s until it goes out of scope (an ASSERT that returns
+  // early included).
+  struct Cutter {
+    explicit Cutter(TcpProxy& proxy)
+        : thread([this, &proxy] {
+            while (!stop) {
+              std::this_thread::sleep_for(std::chrono::milliseconds(250));
+              proxy.DropAll();
+            }
+          }) {}
+    ~Cutter() {
+      stop = true;
+      thread.join();
     }
-  });
+    std::atomic<bool> stop{false};
+    std::thread thread;
+  };
+  auto cutter = std::make_unique<Cutter>(proxy);
 
   constexpr int64_t kN = 1000;
   Tensor x = s.zeros({kN});
@@ -67,8 +78,7 @@ TEST_F(ReattachTest, AProgramWhoseConnectionIsCutAgainAndAgainFinishesRight) {
   }
   ASSERT_OK(s.Synchronize());
   ASSERT_OK_AND_ASSIGN(std::vector<float> final_x, x.to_vector<float>());
-  stop = true;
-  cutter.join();
+  cutter.reset();
   EXPECT_EQ(final_x, want);
   EXPECT_GT(steps, 10);
   EXPECT_GT(proxy.dropped(), 5);  // the program really ran through cut connections

@@ -804,6 +804,7 @@ absl::StatusOr<int64_t> CancelOps(SessionState& state, const v1::CancelRequest& 
   absl::StatusOr<v1::CancelResponse> first = state.Rpc(&v1::Tensord::Stub::Cancel, request);
   if (!first.ok()) return first.status();
   absl::MutexLock lock(&state.mu);
+  if (state.pending.ops_size() == 0) return first->cancelled_ops();
   (void)state.FlushLocked();  // its errors are those of ops being dropped
   absl::StatusOr<v1::CancelResponse> second = state.Rpc(&v1::Tensord::Stub::Cancel, request);
   if (!second.ok()) return second.status();
@@ -952,9 +953,10 @@ absl::StatusOr<Tensor> Session::from_bytes(const std::vector<int64_t>& sizes, DT
   int attempts = 0;
   // Sent again, whole, when the connection drops (SessionState::WithReconnect). An id the
   // server already has on a later attempt is this upload's: it arrived, and only the reply was
-  // lost (ids are this client's own and never reused).
+  // lost (ids are this client's own and never reused). The releases go with every attempt: an
+  // earlier one may never have arrived, and releasing an id twice is harmless.
   absl::Status status = s.WithReconnect([&](grpc::ClientContext* ctx) {
-    if (++attempts > 1) header->clear_release_before();  // released by the first attempt
+    ++attempts;
     std::vector<grpc::ByteBuffer> messages;
     messages.reserve(static_cast<size_t>(1 + (nbytes + kChunk - 1) / kChunk));
     messages.push_back(wire::Serialize(message));

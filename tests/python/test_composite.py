@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import tensord
+from oracle import as_torch, outcome
 
 rng = np.random.default_rng(99)
 A = {
@@ -238,17 +239,6 @@ def test_state_switches_read_back_as_torchs():
         assert m.get_float32_matmul_precision() == "highest"
         with pytest.raises(RuntimeError, match="set_num_threads expects a positive integer"):
             m.set_num_threads(0)
-
-
-def outcome(fn):
-    try:
-        return fn(), None
-    except Exception as e:  # noqa: BLE001 - the class is compared
-        return None, (type(e).__name__, str(e))
-
-
-def as_torch(t):
-    return torch.tensor(t.cpu().numpy())
 
 
 @pytest.mark.filterwarnings("ignore")

@@ -9,11 +9,8 @@ import pytest
 import torch
 
 import tensord
+from oracle import as_torch
 import tensord.distributions as D
-
-
-def as_torch(t):
-    return torch.tensor(t.cpu().numpy())
 
 
 def params(m):

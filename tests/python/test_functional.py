@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 
 import tensord
+from oracle import as_torch, outcome
 import tensord.nn.functional as TF
 
 rng = np.random.default_rng(1234)
@@ -212,17 +213,6 @@ CASES = {
     "local_response_norm": lambda m: fn(m).local_response_norm(T(m, "img"), 3),
     "local_response_norm(3-d)": lambda m: fn(m).local_response_norm(T(m, "seq"), 2),
 }
-
-
-def outcome(fn_):
-    try:
-        return fn_(), None
-    except Exception as e:  # noqa: BLE001 - the class is compared
-        return None, (type(e).__name__, str(e))
-
-
-def as_torch(t):
-    return torch.tensor(t.cpu().numpy()) if hasattr(t, "cpu") else t
 
 
 @pytest.mark.filterwarnings("ignore")

@@ -14,17 +14,11 @@ import pytest
 import torch
 
 import tensord
+from oracle import as_torch
 from tensord.utils.data import DataLoader, TensorDataset, random_split
 
 DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
           "float64"]
-
-
-def as_torch(t):
-    t = t.cpu()
-    if t.dtype is tensord.bfloat16:
-        return torch.tensor(t.float().numpy()).to(torch.bfloat16)
-    return torch.tensor(t.numpy())
 
 
 # ---- save / load -----------------------------------------------------------------------------------

@@ -718,38 +718,36 @@ def median(input, dim=None, keepdim=False):
 
 
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    import numpy as np  # noqa: PLC0415
     t = _t()
     api = _api()
     if not input.dtype.is_floating_point:
         raise RuntimeError("quantile() input tensor must be either float or double dtype")
     scalar_q = not isinstance(q, t)
-    qs = api.tensor([float(q)] if scalar_q else q.reshape(-1).tolist(), dtype=input.dtype,
-                    device=input.device, session=input._session)
-    if bool(((qs < 0) | (qs > 1)).any().item()):
+    qv = [float(q)] if scalar_q else q.reshape(-1).tolist()  # read once, then planned here
+    if not all(0 <= v <= 1 for v in qv):
         raise RuntimeError("quantile() q values must be in the range [0, 1]")
     x = input.reshape(-1) if dim is None else input
     d = 0 if dim is None else dim % input.dim()
     s = x.sort(d).values
     n = s.size(d)
-    pos = qs * (n - 1)
-    lo = pos.floor().to(_dtypes.int64)
-    hi = pos.ceil().to(_dtypes.int64)
-    frac = pos - lo.to(input.dtype)
+    # Ranks in the input's dtype, as torch computes them.
+    pos = np.asarray(qv, dtype=input.dtype._np if input.dtype is not _dtypes.bfloat16
+                     else np.float32) * (n - 1)
     out = []
-    for i in range(qs.numel()):
-        a = s.select(d, int(lo[i].item()))
-        b = s.select(d, int(hi[i].item()))
+    for p in pos:
+        lo, hi = int(np.floor(p)), int(np.ceil(p))
         if interpolation == "lower":
-            v = a
+            v = s.select(d, lo)
         elif interpolation == "higher":
-            v = b
+            v = s.select(d, hi)
         elif interpolation == "nearest":
-            v = s.select(d, int(round(float(pos[i].item())) if (float(pos[i].item()) % 1) != 0.5
-                               else 2 * round(float(pos[i].item()) / 2)))
+            v = s.select(d, int(np.round(p)))  # half to even, as torch
         elif interpolation == "midpoint":
-            v = (a + b) / 2
+            v = (s.select(d, lo) + s.select(d, hi)) / 2
         else:
-            v = a + (b - a) * frac[i]
+            a = s.select(d, lo)
+            v = a + (s.select(d, hi) - a) * float(p - np.floor(p))
         if keepdim:
             v = v.unsqueeze(d) if dim is not None else v.reshape((1,) * input.dim())
         out.append(v)

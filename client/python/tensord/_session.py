@@ -643,6 +643,8 @@ class Session:
         # the ops this client had not sent yet: flushed in between, they are dropped too.
         dropped = self._call("Cancel", request, pb.CancelResponse).cancelled_ops
         with self._lock:
+            if not self._pending and self._ahead is None:
+                return dropped
             self.flush()
             return dropped + self._call("Cancel", request, pb.CancelResponse).cancelled_ops
 
@@ -763,18 +765,17 @@ class Session:
         with self._lock:
             tensor_id = self.new_ids(1)
             releases, self._releases = self._releases, []
-        header = pb.UploadRequest(header=pb.UploadHeader(
+        first = pb.UploadRequest(header=pb.UploadHeader(
             session_id=self.id, id=tensor_id, sizes=list(sizes), dtype=dtype.proto,
-            device="" if device is None else str(device), release_before=releases))
+            device="" if device is None else str(device),
+            release_before=releases)).SerializeToString()
         attempts = 0
 
         def attempt(_, **kwargs):
-            # Sent again, whole, when the connection drops; the releases went with the first.
+            # Sent again, whole, when the connection drops, releases included (an earlier try
+            # may never have arrived; releasing twice is harmless).
             nonlocal attempts
             attempts += 1
-            if attempts == 2:
-                del header.header.release_before[:]
-            first = header.SerializeToString()
 
             def messages():
                 yield first

@@ -20,6 +20,17 @@ def _api():
     return sys.modules[__package__]
 
 
+def _finfo(dtype):
+    from ._info import finfo  # noqa: PLC0415
+    return finfo(dtype)
+
+
+def _draw(fn, shape, like):
+    """tensord.rand/randn (`fn`) of `shape` in like's dtype, on its device and session."""
+    return getattr(_api(), fn)(tuple(shape), dtype=like.dtype, device=like.device,
+                               session=like._session)
+
+
 def _as_tensor(value, like=None):
     from ._tensor import Tensor  # noqa: PLC0415
     if isinstance(value, Tensor):
@@ -96,8 +107,7 @@ class Normal(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        eps = _api().randn(shape, dtype=self.loc.dtype, device=self.loc.device,
-                           session=self.loc._session)
+        eps = _draw("randn", shape, self.loc)
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
@@ -143,8 +153,7 @@ class Uniform(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        rand = _api().rand(shape, dtype=self.low.dtype, device=self.low.device,
-                           session=self.low._session)
+        rand = _draw("rand", shape, self.low)
         return self.low + rand * (self.high - self.low)
 
     def log_prob(self, value):
@@ -170,22 +179,17 @@ def _probs_and_logits(probs, logits, binary):
     if probs is not None:
         probs = _as_tensor(probs)
         if binary:
-            eps = _finfo_eps(probs.dtype)
+            eps = _finfo(probs.dtype).eps
             clamped = probs.clamp(eps, 1 - eps)
             return probs, clamped.log() - (1 - clamped).log()
         probs = probs / probs.sum(-1, keepdim=True)
-        eps = _finfo_eps(probs.dtype)
+        eps = _finfo(probs.dtype).eps
         return probs, probs.clamp(eps, 1 - eps).log()
     logits = _as_tensor(logits)
     if binary:
         return logits.sigmoid(), logits
     logits = logits - logits.logsumexp(-1, keepdim=True)
     return logits.softmax(-1), logits
-
-
-def _finfo_eps(dtype):
-    from ._info import finfo  # noqa: PLC0415
-    return finfo(dtype).eps
 
 
 class Bernoulli(Distribution):
@@ -236,11 +240,9 @@ class Categorical(Distribution):
 
     def sample(self, sample_shape=()):
         """Inverse-CDF draws: the count of cumulative probabilities below a uniform number."""
-        api = _api()
         shape = tuple(sample_shape) + tuple(self.batch_shape)
         cdf = self.probs.cumsum(-1)
-        u = api.rand(shape + (1,), dtype=self.probs.dtype, device=self.probs.device,
-                     session=self.probs._session) * cdf[..., -1:]
+        u = _draw("rand", shape + (1,), self.probs) * cdf[..., -1:]
         return (cdf.expand(shape + (self._num_events,)) <= u).sum(-1).clamp_max(
             self._num_events - 1)
 
@@ -251,7 +253,7 @@ class Categorical(Distribution):
         return log_pmf.gather(-1, value[..., :1]).squeeze(-1)
 
     def entropy(self):
-        min_real = _finfo_min(self.logits.dtype)
+        min_real = _finfo(self.logits.dtype).min
         logits = self.logits.clamp_min(min_real)
         return -(logits * self.probs).sum(-1)
 
@@ -261,11 +263,6 @@ class Categorical(Distribution):
                             session=self.probs._session)
         values = values.view((-1,) + (1,) * len(self.batch_shape))
         return values.expand((-1,) + tuple(self.batch_shape)) if expand else values
-
-
-def _finfo_min(dtype):
-    from ._info import finfo  # noqa: PLC0415
-    return finfo(dtype).min
 
 
 class Exponential(Distribution):
@@ -289,8 +286,7 @@ class Exponential(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        u = _api().rand(shape, dtype=self.rate.dtype, device=self.rate.device,
-                        session=self.rate._session)
+        u = _draw("rand", shape, self.rate)
         return -(1 - u).log() / self.rate
 
     def log_prob(self, value):
@@ -390,24 +386,16 @@ def _standard_gamma(alpha, rounds):
     out = alpha.new_zeros(tuple(alpha.shape))
     done = alpha.new_zeros(tuple(alpha.shape), dtype=_dtypes.bool_)
     for _ in range(rounds):
-        x = api.randn(tuple(alpha.shape), dtype=alpha.dtype, device=alpha.device,
-                      session=alpha._session)
+        x = _draw("randn", alpha.shape, alpha)
         v = (1 + c * x) ** 3
-        u = api.rand(tuple(alpha.shape), dtype=alpha.dtype, device=alpha.device,
-                     session=alpha._session)
+        u = _draw("rand", alpha.shape, alpha)
         ok = (v > 0) & (u.log() < 0.5 * x * x + d - d * v + d * v.clamp_min(1e-30).log())
         take = ok & ~done
         out = api.where(take, d * v, out)
         done = done | ok
-    u = api.rand(tuple(alpha.shape), dtype=alpha.dtype, device=alpha.device,
-                 session=alpha._session)
+    u = _draw("rand", alpha.shape, alpha)
     return api.where(boost, out * u.pow(alpha.reciprocal()), out).clamp_min(
-        _finfo_tiny(alpha.dtype))
-
-
-def _finfo_tiny(dtype):
-    from ._info import finfo  # noqa: PLC0415
-    return finfo(dtype).tiny
+        _finfo(alpha.dtype).tiny)
 
 
 class Beta(Distribution):

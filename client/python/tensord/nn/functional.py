@@ -176,7 +176,7 @@ def _legacy_reduction(size_average, reduce, reduction):
     return ("mean" if size_average else "sum") if reduce else "none"
 
 
-def _check_sizes(input, target, name):
+def _check_sizes(input, target):
     if tuple(target.shape) != tuple(input.shape):
         _warnings.warn(f"Using a target size ({_dtypes.Size(target.shape)}) that is different to "
                        f"the input size ({_dtypes.Size(input.shape)}). This will likely lead to "
@@ -185,19 +185,19 @@ def _check_sizes(input, target, name):
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    _check_sizes(input, target, "mse_loss")
+    _check_sizes(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _reduce((input - target) ** 2, reduction)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    _check_sizes(input, target, "l1_loss")
+    _check_sizes(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _reduce((input - target).abs(), reduction)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
-    _check_sizes(input, target, "smooth_l1_loss")
+    _check_sizes(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -208,7 +208,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0):
-    _check_sizes(input, target, "huber_loss")
+    _check_sizes(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     diff = (input - target).abs()
@@ -502,9 +502,13 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     return weight.index_select(0, input.reshape(-1)).view(tuple(input.shape) + (weight.size(1),))
 
 
-def dropout(input, p=0.5, training=True, inplace=False):
+def _check_dropout_p(p):
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    _check_dropout_p(p)
     if not training or p == 0:
         return input
     if p == 1:
@@ -515,9 +519,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return input.copy_(out) if inplace else out
 
 
-def _feature_dropout(input, p, training, inplace, batched_dim, name):
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+def _feature_dropout(input, p, training, inplace, batched_dim):
+    _check_dropout_p(p)
     if not training or p == 0:
         return input
     feature = list(input.shape[:batched_dim]) + [1] * (input.dim() - batched_dim)
@@ -527,15 +530,15 @@ def _feature_dropout(input, p, training, inplace, batched_dim, name):
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
-    return _feature_dropout(input, p, training, inplace, input.dim() - 1, "dropout1d")
+    return _feature_dropout(input, p, training, inplace, input.dim() - 1)
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    return _feature_dropout(input, p, training, inplace, input.dim() - 2, "dropout2d")
+    return _feature_dropout(input, p, training, inplace, input.dim() - 2)
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
-    return _feature_dropout(input, p, training, inplace, input.dim() - 3, "dropout3d")
+    return _feature_dropout(input, p, training, inplace, input.dim() - 3)
 
 
 def pad(input, pad, mode="constant", value=None):
@@ -995,8 +998,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
 
 
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    _check_dropout_p(p)
     if not training or p == 0:
         return input
     if p == 1:

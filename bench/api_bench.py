@@ -8,6 +8,8 @@ call to its result being computed (synchronize), so it includes one round trip.
 
 Prints a table: torch ms, tensord ms, and torch/tensord (>= 1 means tensord is as fast or
 faster); the goals of issue 17 are >= 0.8 (>= 0.5 for conv2d, where torch uses oneDNN).
+The linalg rows include the client's wait for the factorization's check (as torch's CUDA
+backend waits): one more round trip.
 """
 import argparse
 import os
@@ -41,6 +43,10 @@ DATA = {
     "b2": rng.standard_normal((64, 128, 128)).astype(np.float32),
     "img": rng.standard_normal((8, 64, 56, 56)).astype(np.float32),
     "ker": rng.standard_normal((64, 64, 3, 3)).astype(np.float32),
+    "sys": (rng.standard_normal((1024, 1024)) + 64 * np.eye(1024)).astype(np.float32),
+    "rhs": rng.standard_normal((1024, 64)).astype(np.float32),
+    "small": (rng.standard_normal((256, 8, 8)) + 16 * np.eye(8)).astype(np.float64),
+    "small_rhs": rng.standard_normal((256, 8, 1)),
 }
 
 CASES = [
@@ -53,6 +59,10 @@ CASES = [
     ("einsum bij,bjk->bik 64x128^2", lambda m, d: m.einsum("bij,bjk->bik", d["b1"], d["b2"])),
     ("conv2d 8x64x56x56, 64x3x3", lambda m, d: (F if m is torch else TF).conv2d(
         d["img"], d["ker"], padding=1)),
+    ("linalg.solve 1024^2, 64 rhs", lambda m, d: m.linalg.solve(d["sys"], d["rhs"])),
+    ("linalg.solve 256 x 8^2 float64", lambda m, d: m.linalg.solve(d["small"], d["small_rhs"])),
+    ("linalg.inv 1024^2", lambda m, d: m.linalg.inv(d["sys"])),
+    ("linalg.eigh 512^2", lambda m, d: m.linalg.eigh(d["sys"][:512, :512]).eigenvalues),
 ]
 
 

@@ -8,6 +8,7 @@
 #include "engine/cpu/copy_kernel.h"
 #include "engine/cpu/elementwise_kernels.h"
 #include "engine/cpu/indexing_kernels.h"
+#include "engine/cpu/lapack_kernels.h"
 #include "engine/cpu/sort_kernels.h"
 #include "engine/cpu/linalg_kernels.h"
 #include "engine/cpu/random_kernels.h"
@@ -111,6 +112,28 @@ class CpuBackendImpl final : public Backend {
   absl::Status TopK(const Tensor& self, int64_t k, int64_t dim, bool largest,
                     const Tensor& values, const Tensor& indices) override {
     return cpu::TopK(self, k, dim, largest, values, indices);
+  }
+  absl::Status LuFactor(const MatrixBatch& a, int32_t* pivots,
+                        const LinalgErrorSpec& spec) override {
+    return cpu::LuFactor(a, pivots, spec);
+  }
+  absl::Status LuSolve(const MatrixBatch& lu, const int32_t* pivots,
+                       const MatrixBatch& b) override {
+    return cpu::LuSolve(lu, pivots, b);
+  }
+  absl::Status Cholesky(const MatrixBatch& a, bool upper, const LinalgErrorSpec& spec) override {
+    return cpu::Cholesky(a, upper, spec);
+  }
+  absl::Status Qr(const MatrixBatch& a, const MatrixBatch& r, const MatrixBatch& q) override {
+    return cpu::Qr(a, r, q);
+  }
+  absl::Status Svd(const MatrixBatch& a, char* s, const MatrixBatch& u, const MatrixBatch& vh,
+                   const LinalgErrorSpec& spec) override {
+    return cpu::Svd(a, s, u, vh, spec);
+  }
+  absl::Status Eigh(const MatrixBatch& a, char* w, bool upper, bool vectors,
+                    const LinalgErrorSpec& spec) override {
+    return cpu::Eigh(a, w, upper, vectors, spec);
   }
   absl::Status Gather(const Tensor& out, const Tensor& self, int64_t dim,
                       const Tensor& index) override {

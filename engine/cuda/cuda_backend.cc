@@ -26,6 +26,8 @@
 #include "engine/cpu/strided_loop.h"
 #include "engine/cuda/copy_kernels.h"
 #include "engine/cuda/cublas.h"
+#include "engine/cuda/linalg_kernels.h"
+#include "engine/cuda/solver.h"
 #include "engine/cuda/gemm_plan.h"
 #include "engine/cuda/indexing_kernels.h"
 #include "engine/cuda/reduce_kernels.h"
@@ -92,6 +94,7 @@ class CudaLane final : public DeviceLane {
   }
   ~CudaLane() override {
     DestroyCublasHandle(cublas_);
+    DestroySolverHandle(solver_);
     if (owned_) (void)cudaStreamDestroy(stream_);  // its pending work still completes
     if (slots_ != nullptr) (void)cudaFreeHost(slots_);
   }
@@ -99,6 +102,8 @@ class CudaLane final : public DeviceLane {
   // This lane's cuBLAS handle (made on its first product): one per stream, so that products on
   // two lanes never share a handle's workspace.
   void*& cublas_handle() { return cublas_; }
+  // Its cuSOLVER handle (made on its first factorization), for the same reason.
+  void*& solver_handle() { return solver_; }
 
   // Error slots live in pinned, mapped host memory: kernels write them directly, the host reads
   // them after the lane's report, with no copy.
@@ -150,6 +155,7 @@ class CudaLane final : public DeviceLane {
   cudaStream_t stream_ = nullptr;
   bool owned_ = true;
   void* cublas_ = nullptr;
+  void* solver_ = nullptr;
   absl::Mutex mu_;
   KernelError* slots_ ABSL_GUARDED_BY(mu_) = nullptr;
   std::vector<int64_t> free_ ABSL_GUARDED_BY(mu_);
@@ -177,6 +183,13 @@ LaunchTarget TargetFor(const Backend* owner, int device_index) {
 void*& CublasHandleFor(const LaunchTarget& to, int device_index) {
   if (to.lane != nullptr) return to.lane->cublas_handle();
   // Kept for the thread's life (never destroyed at exit, when the CUDA runtime may be gone).
+  thread_local std::array<void*, kMaxCudaDevices> handles{};
+  return handles[device_index];
+}
+
+// The cuSOLVER handle for work on `to`, as CublasHandleFor.
+void*& SolverHandleFor(const LaunchTarget& to, int device_index) {
+  if (to.lane != nullptr) return to.lane->solver_handle();
   thread_local std::array<void*, kMaxCudaDevices> handles{};
   return handles[device_index];
 }
@@ -592,6 +605,77 @@ class CudaBackend final : public Backend {
                          });
   }
 
+  // ---- Factorizations: cuSOLVER on the stream (solver.h), info checked on the device ----
+
+  absl::Status LuFactor(const MatrixBatch& a, int32_t* pivots,
+                        const LinalgErrorSpec& spec) override {
+    if (a.empty()) return absl::OkStatus();
+    return Factor("lu_factor", a.batch, spec, [&](const SolverCall& c) {
+      return SolverLuFactor(c, a, pivots);
+    });
+  }
+  absl::Status LuSolve(const MatrixBatch& lu, const int32_t* pivots,
+                       const MatrixBatch& b) override {
+    if (lu.empty() || b.empty()) return absl::OkStatus();
+    return Factor("lu_solve", lu.batch, LinalgErrorSpec{}, [&](const SolverCall& c) {
+      return SolverLuSolve(c, lu, pivots, b);
+    });
+  }
+  absl::Status Cholesky(const MatrixBatch& a, bool upper, const LinalgErrorSpec& spec) override {
+    if (a.empty()) return absl::OkStatus();
+    return Factor("cholesky", a.batch, spec, [&](const SolverCall& c) -> absl::Status {
+      TENSORD_RETURN_IF_ERROR(SolverCholesky(c, a, upper));
+      TENSORD_CUDA_TRY(LaunchZeroTriangle(a, /*keep_upper=*/upper, c.stream), "cholesky");
+      return absl::OkStatus();
+    });
+  }
+  absl::Status Qr(const MatrixBatch& a, const MatrixBatch& r, const MatrixBatch& q) override {
+    const int64_t k = std::min(a.rows, a.cols);
+    if (a.batch == 0) return absl::OkStatus();
+    if (k == 0) {  // R is all zeros, Q the identity
+      TENSORD_RETURN_IF_ERROR(FillMatrices(r, /*identity=*/false));
+      return q.batch > 0 ? FillMatrices(q, /*identity=*/true) : absl::OkStatus();
+    }
+    return Factor("qr", a.batch, LinalgErrorSpec{}, [&](const SolverCall& c) -> absl::Status {
+      TENSORD_ASSIGN_OR_RETURN(void* tau, c.scratch(a.batch * k * ItemSize(a.dtype)));
+      TENSORD_RETURN_IF_ERROR(SolverQr(c, a, static_cast<char*>(tau)));
+      TENSORD_CUDA_TRY(LaunchTakeUpper(a, r, c.stream), "qr");
+      if (q.batch == 0) return absl::OkStatus();
+      return SolverFormQ(c, a, static_cast<const char*>(tau), q);
+    });
+  }
+  absl::Status Svd(const MatrixBatch& a, char* s, const MatrixBatch& u, const MatrixBatch& vh,
+                   const LinalgErrorSpec& spec) override {
+    const int64_t k = std::min(a.rows, a.cols);
+    if (a.batch == 0) return absl::OkStatus();
+    const bool vectors = u.batch > 0;
+    if (k == 0) {
+      if (!vectors) return absl::OkStatus();
+      TENSORD_RETURN_IF_ERROR(FillMatrices(u, /*identity=*/true));
+      return FillMatrices(vh, /*identity=*/true);
+    }
+    return Factor("svd", a.batch, spec, [&](const SolverCall& c) -> absl::Status {
+      if (!vectors) return SolverSvd(c, a, s, MatrixBatch{}, MatrixBatch{});
+      // gesvdj gives V (n x vh.rows); torch wants Vh = V^T, written column-major.
+      MatrixBatch v{nullptr, a.dtype, a.batch, a.cols, vh.rows};
+      TENSORD_ASSIGN_OR_RETURN(void* vdata,
+                               c.scratch(v.batch * v.rows * v.cols * ItemSize(a.dtype)));
+      v.data = static_cast<char*>(vdata);
+      TENSORD_RETURN_IF_ERROR(SolverSvd(c, a, s, u, v));
+      const DimVector sizes = {vh.batch, vh.rows, vh.cols};
+      const DimVector to = {vh.rows * vh.cols, 1, vh.rows};
+      const DimVector from = {v.rows * v.cols, v.rows, 1};
+      return Copy(sizes, StridedRef{vh.data, vh.dtype, to}, StridedRef{v.data, v.dtype, from});
+    });
+  }
+  absl::Status Eigh(const MatrixBatch& a, char* w, bool upper, bool vectors,
+                    const LinalgErrorSpec& spec) override {
+    if (a.empty()) return absl::OkStatus();
+    return Factor("eigh", a.batch, spec, [&](const SolverCall& c) {
+      return SolverEigh(c, a, w, upper, vectors);
+    });
+  }
+
   // Data-dependent ops run synchronously: they return with the work done.
   absl::StatusOr<int64_t> CountNonzero(const Tensor& self) override {
     TENSORD_RETURN_IF_ERROR(CheckIndexDims("nonzero", {&self}));
@@ -732,6 +816,53 @@ class CudaBackend final : public Backend {
     (void)cudaFreeHost(p);
     if (!status.ok()) return status;
     return found.code == KernelError::kNone ? absl::OkStatus() : decode(found);
+  }
+
+  // Runs `run` (cuSOLVER calls on the stream, solver.h) with a device info per matrix and scratch
+  // freed on the stream afterwards; where spec asks, a positive info fails the op through its
+  // error slot (LinalgFailure: the CPU backend's words).
+  template <typename Run>
+  absl::Status Factor(const char* what, int64_t batch, const LinalgErrorSpec& spec, Run run) {
+    TENSORD_CUDA_TRY(UseDevice(device_.index), what);
+    const LaunchTarget to = TargetFor(this, device_.index);
+    std::vector<std::pair<void*, int64_t>> scratch;
+    ScratchFn allocate = [&](int64_t bytes) -> absl::StatusOr<void*> {
+      absl::StatusOr<void*> p = allocator_.Allocate(std::max<int64_t>(bytes, 1));
+      if (p.ok()) scratch.emplace_back(*p, std::max<int64_t>(bytes, 1));
+      return p;
+    };
+    absl::Status status;
+    absl::StatusOr<void*> infos = allocate(batch * static_cast<int64_t>(sizeof(int)));
+    if (!infos.ok()) {
+      status = infos.status();
+    } else {
+      SolverCall call{device_, to.stream, SolverHandleFor(to, device_.index), allocate,
+                      static_cast<int*>(*infos)};
+      status = run(call);
+      if (status.ok() && spec.check != LinalgCheck::kNone) {
+        const int* device_infos = static_cast<const int*>(*infos);
+        status = LaunchChecked(
+            spec.op, [spec](const KernelError& e) { return LinalgFailure(spec, e.a, e.b); },
+            [&](KernelError* slot, cudaStream_t stream) {
+              return LaunchCheckInfos(device_infos, batch, slot, stream);
+            });
+      } else if (status.ok()) {
+        status = Finish(cudaGetLastError(), to, what);
+      }
+    }
+    for (const auto& [p, bytes] : scratch) allocator_.Deallocate(p, bytes);  // stream-ordered
+    return status;
+  }
+
+  // Every matrix of m set to zeros, or to the identity's first rows x cols block.
+  absl::Status FillMatrices(const MatrixBatch& m, bool identity) {
+    const DimVector sizes = {m.batch, m.rows, m.cols};
+    const DimVector strides = {m.rows * m.cols, 1, m.rows};
+    TENSORD_RETURN_IF_ERROR(Fill(sizes, StridedRef{m.data, m.dtype, strides}, Scalar(int64_t{0})));
+    if (!identity) return absl::OkStatus();
+    const DimVector diagonal = {m.batch, std::min(m.rows, m.cols)};
+    const DimVector steps = {m.rows * m.cols, m.rows + 1};
+    return Fill(diagonal, StridedRef{m.data, m.dtype, steps}, Scalar(int64_t{1}));
   }
 
   // The launch's error; else, for a synchronous target, waits for its stream.

@@ -12,7 +12,13 @@
 namespace tensord::engine {
 
 struct KernelError {
-  enum Code : int32_t { kNone = 0, kZeroDivision = 1, kIndexOutOfRange = 2, kBadProbability = 3 };
+  enum Code : int32_t {
+    kNone = 0,
+    kZeroDivision = 1,
+    kIndexOutOfRange = 2,
+    kBadProbability = 3,
+    kFactorization = 4,  // a = the batch element, b = LAPACK's info (kernels/linalg.h)
+  };
   int32_t code = kNone;
   int32_t unused = 0;
   int64_t a = 0;  // e.g. the bad index

@@ -37,6 +37,7 @@ const char* AttrTypeName(AttrType type) {
     case AttrType::kDType: return "dtype";
     case AttrType::kDevice: return "device";
     case AttrType::kIndex: return "index";
+    case AttrType::kString: return "string";
   }
   return "unknown";
 }
@@ -141,6 +142,17 @@ absl::StatusOr<std::vector<IndexItem>> AttrReader::Index(absl::string_view name)
   if (v == nullptr) return Missing(name);
   if (const auto* l = std::get_if<std::vector<IndexItem>>(v)) return *l;
   return WrongType(name, "an index (ints, slices, None, Ellipsis)");
+}
+
+absl::StatusOr<std::string> AttrReader::String(absl::string_view name,
+                                              std::optional<std::string> dflt) const {
+  const AttrValue* v = attrs_.Find(name);
+  if (v == nullptr || std::holds_alternative<None>(*v)) {
+    if (dflt.has_value()) return *dflt;
+    return Missing(name);
+  }
+  if (const auto* s = std::get_if<std::string>(v)) return *s;
+  return WrongType(name, "a string");
 }
 
 // ---- Registration helpers ----------------------------------------------------------------
@@ -563,6 +575,7 @@ OpRegistry::OpRegistry() {
   RegisterLinalgOps(ops_);
   RegisterIndexingOps(ops_);
   RegisterSortOps(ops_);
+  RegisterDecompositionOps(ops_);
   RegisterRandomOps(ops_);
   for (OpDef& op : ops_) {
     // Inputs that may come as numbers are also listed as (optional) scalar attributes.
@@ -631,6 +644,9 @@ absl::StatusOr<AttrValue> TypeWireAttr(const OpDef& op, const AttrSpec& spec, co
     case AttrType::kIndex:
       if (v.kind == Kind::kIndex) return AttrValue(v.index);
       return wrong("an index of ints, slices, None and Ellipsis");
+    case AttrType::kString:
+      if (v.kind == Kind::kText) return AttrValue(v.text);
+      return wrong("a string");
   }
   return wrong("a value");
 }

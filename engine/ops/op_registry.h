@@ -41,6 +41,7 @@ enum class AttrType {
   kDType,
   kDevice,
   kIndex,         // a basic-index list (int, slice, None, Ellipsis)
+  kString,        // a string option (torch's mode='reduced', UPLO='L')
 };
 const char* AttrTypeName(AttrType type);
 
@@ -48,7 +49,7 @@ struct None {
   friend bool operator==(None, None) { return true; }
 };
 using AttrValue = std::variant<None, int64_t, std::vector<int64_t>, bool, Scalar, DType, Device,
-                               std::vector<IndexItem>>;
+                               std::vector<IndexItem>, std::string>;
 
 // Named attribute values of one op call.
 class Attrs {
@@ -109,6 +110,7 @@ class AttrReader {
   absl::StatusOr<std::optional<DType>> OptionalDType(absl::string_view name) const;
   absl::StatusOr<Device> GetDevice(absl::string_view name, Device dflt) const;
   absl::StatusOr<std::vector<IndexItem>> Index(absl::string_view name) const;
+  absl::StatusOr<std::string> String(absl::string_view name, std::optional<std::string> dflt = {}) const;
   bool Has(absl::string_view name) const { return attrs_.Has(name); }
 
  private:
@@ -135,7 +137,7 @@ class OpRegistry {
 // AttrValue without protobuf. The server converts its protos to these and the planning extension
 // its Python values, so that both type attributes by one rule (AttrsFromWire).
 struct WireAttr {
-  enum class Kind : uint8_t { kNone, kInt, kFloat, kBool, kInts, kDType, kDevice, kIndex, kBad };
+  enum class Kind : uint8_t { kNone, kInt, kFloat, kBool, kInts, kDType, kDevice, kIndex, kText, kBad };
   Kind kind = Kind::kBad;  // kBad: a value of no known form (an unset oneof, a bad index item)
   int64_t i = 0;           // kInt; kDType: the wire's DType number (engine value + 1)
   double f = 0;
@@ -143,6 +145,7 @@ struct WireAttr {
   std::vector<int64_t> ints;
   std::string device;
   std::vector<IndexItem> index;
+  std::string text;
 };
 
 // Types `attrs` by op's specs: an unknown name or a value of the wrong form is a TypeError naming

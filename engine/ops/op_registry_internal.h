@@ -26,6 +26,7 @@ void RegisterLinalgOps(std::vector<OpDef>& ops);
 void RegisterIndexingOps(std::vector<OpDef>& ops);
 void RegisterRandomOps(std::vector<OpDef>& ops);
 void RegisterSortOps(std::vector<OpDef>& ops);
+void RegisterDecompositionOps(std::vector<OpDef>& ops);
 
 }  // namespace tensord::engine
 

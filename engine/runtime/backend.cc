@@ -52,6 +52,25 @@ absl::Status Backend::Take(const Tensor&, const Tensor&, const Tensor&) { return
 absl::Status Backend::Put(const Tensor&, const Tensor&, const Tensor&, bool) {
   return Missing("put_");
 }
+absl::Status Backend::LuFactor(const MatrixBatch&, int32_t*, const LinalgErrorSpec&) {
+  return Missing("lu_factor");
+}
+absl::Status Backend::LuSolve(const MatrixBatch&, const int32_t*, const MatrixBatch&) {
+  return Missing("lu_solve");
+}
+absl::Status Backend::Cholesky(const MatrixBatch&, bool, const LinalgErrorSpec&) {
+  return Missing("cholesky");
+}
+absl::Status Backend::Qr(const MatrixBatch&, const MatrixBatch&, const MatrixBatch&) {
+  return Missing("qr");
+}
+absl::Status Backend::Svd(const MatrixBatch&, char*, const MatrixBatch&, const MatrixBatch&,
+                          const LinalgErrorSpec&) {
+  return Missing("svd");
+}
+absl::Status Backend::Eigh(const MatrixBatch&, char*, bool, bool, const LinalgErrorSpec&) {
+  return Missing("eigh");
+}
 absl::StatusOr<int64_t> Backend::CountNonzero(const Tensor&) { return Missing("nonzero"); }
 absl::Status Backend::NonzeroIndices(const Tensor&, const Tensor&) { return Missing("nonzero"); }
 absl::Status Backend::MaskedSelect(const Tensor&, const Tensor&, const Tensor&) {

@@ -6,6 +6,7 @@
 #include "engine/runtime/allocator.h"
 #include "engine/core/device.h"
 #include "engine/kernels/binary_ops.h"
+#include "engine/kernels/linalg.h"
 #include "engine/kernels/matmul.h"
 #include "engine/kernels/random.h"
 #include "engine/kernels/reduce_ops.h"
@@ -114,6 +115,34 @@ class Backend {
                             const Tensor& values, const Tensor& indices);
   virtual absl::Status TopK(const Tensor& self, int64_t k, int64_t dim, bool largest,
                             const Tensor& values, const Tensor& indices);
+  // Dense linear algebra (engine/ops/decomposition_ops.cc): column-major batches factored in
+  // place (kernels/linalg.h). A matrix whose factorization reports a positive info fails the op
+  // with LinalgFailure(spec, …) unless spec.check is kNone.
+  // LU with partial pivoting of every matrix of `a`; `pivots` (int32, min(rows, cols) per
+  // matrix, contiguous) are LAPACK's 1-based row swaps.
+  virtual absl::Status LuFactor(const MatrixBatch& a, int32_t* pivots,
+                                const LinalgErrorSpec& spec);
+  // b = A^-1 b for every matrix, from `lu` and `pivots` (LuFactor's); b has lu's batch.
+  virtual absl::Status LuSolve(const MatrixBatch& lu, const int32_t* pivots,
+                               const MatrixBatch& b);
+  // The Cholesky factor (lower, or upper) of every symmetric positive-definite matrix of `a`,
+  // with the other triangle zeroed.
+  virtual absl::Status Cholesky(const MatrixBatch& a, bool upper, const LinalgErrorSpec& spec);
+  // Householder QR of every matrix of `a` (m x n, overwritten): r (k x n, k = r.rows) = the first
+  // k rows of R, zero below the diagonal; q (m x q.cols, may have batch 0: not wanted) = the
+  // first q.cols columns of Q.
+  virtual absl::Status Qr(const MatrixBatch& a, const MatrixBatch& r, const MatrixBatch& q);
+  // Singular values of every matrix of `a` (m x n, overwritten) into s (min(m, n) per matrix,
+  // descending, contiguous), and where u.batch > 0 the singular vectors: u (m x u.cols) and vh
+  // (vh.rows x n), u.cols = vh.rows = m and n with full matrices, else min(m, n).
+  virtual absl::Status Svd(const MatrixBatch& a, char* s, const MatrixBatch& u,
+                           const MatrixBatch& vh, const LinalgErrorSpec& spec);
+  // Eigenvalues (ascending, n per matrix, contiguous, into w) of every symmetric matrix of `a`,
+  // read from its lower (or upper) triangle; with `vectors` a is overwritten by the eigenvectors
+  // (one per column).
+  virtual absl::Status Eigh(const MatrixBatch& a, char* w, bool upper, bool vectors,
+                            const LinalgErrorSpec& spec);
+
   // Data-dependent: the planner waits for the inputs' writes, counts, allocates the result and
   // fills it, all at once (these return with the work done, on every device).
   // The number of elements of `self` that are not zero.

@@ -26,6 +26,7 @@ inline engine::WireAttr WireAttrFromProto(const v1::AttrValue& v) {
       break;
     case v1::AttrValue::kDtype: w.kind = Kind::kDType, w.i = static_cast<int64_t>(v.dtype()); break;
     case v1::AttrValue::kDevice: w.kind = Kind::kDevice, w.device = v.device(); break;
+    case v1::AttrValue::kText: w.kind = Kind::kText, w.text = v.text(); break;
     case v1::AttrValue::kIndex:
       w.kind = Kind::kIndex;
       w.index.reserve(v.index().items_size());

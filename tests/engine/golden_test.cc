@@ -98,6 +98,7 @@ absl::StatusOr<Attrs> MakeAttrs(const OpDef& op, const json& args) {
         break;
       }
       case AttrType::kDevice: return absl::InvalidArgumentError("device attrs not in goldens");
+      case AttrType::kString: attrs.Set(name, value.get<std::string>()); break;
       case AttrType::kIndex: {
         std::vector<IndexItem> items;
         for (const json& item : value) items.push_back(ParseIndexItem(item));

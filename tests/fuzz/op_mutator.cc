@@ -178,6 +178,14 @@ std::string MakeDevice(Rng& rng) {
   return Chance(rng, 0.85) ? "cpu" : Pick(*others, rng);
 }
 
+// String options: the ones ops know, near misses and junk.
+const std::vector<std::string>& MakeTexts() {
+  static const auto* texts = new std::vector<std::string>{
+      "reduced", "complete", "r", "L", "U", "l", "u", "", "x", "REDUCED", std::string("r\0", 2),
+      std::string(300, 'L')};
+  return *texts;
+}
+
 int MakeDType(Rng& rng) {
   if (Chance(rng, 0.93)) return static_cast<int>(Uniform(rng, 1, 10));
   static const std::vector<int64_t> bad = {0, 11, 12, -1, 1000};
@@ -196,6 +204,7 @@ std::vector<v1::AttrValue::ValueCase> Accepted(AttrType type) {
     case AttrType::kDType: return {C::kDtype};
     case AttrType::kDevice: return {C::kDevice};
     case AttrType::kIndex: return {C::kIndex};
+    case AttrType::kString: return {C::kText};
   }
   return {C::kI};
 }
@@ -272,6 +281,7 @@ v1::AttrValue ValueOfCase(v1::AttrValue::ValueCase c, const std::string& name, R
     case v1::AttrValue::kDtype: v.set_dtype(static_cast<v1::DType>(MakeDType(rng))); break;
     case v1::AttrValue::kDevice: v.set_device(MakeDevice(rng)); break;
     case v1::AttrValue::kIndex: MakeIndex(rng, v.mutable_index()); break;
+    case v1::AttrValue::kText: v.set_text(Pick(MakeTexts(), rng)); break;
     default: v.set_none(true); break;
   }
   return v;
@@ -368,7 +378,8 @@ v1::AttrValue RequestMutator::MakeValue(const AttrSpec& spec, bool right_type, R
   if (right_type) return ValueOfCase(Pick(ok, rng), spec.name, rng, shape);
   std::vector<v1::AttrValue::ValueCase> wrong;
   for (auto c : {v1::AttrValue::kI, v1::AttrValue::kInts, v1::AttrValue::kF, v1::AttrValue::kB,
-                 v1::AttrValue::kDtype, v1::AttrValue::kDevice, v1::AttrValue::kIndex}) {
+                 v1::AttrValue::kDtype, v1::AttrValue::kDevice, v1::AttrValue::kIndex,
+                 v1::AttrValue::kText}) {
     if (std::find(ok.begin(), ok.end(), c) == ok.end()) wrong.push_back(c);
   }
   return ValueOfCase(Pick(wrong, rng), spec.name, rng, nullptr);

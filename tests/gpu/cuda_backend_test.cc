@@ -10,8 +10,10 @@
 #include <random>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 
+#include "engine/core/errors.h"
 #include "engine/runtime/backend.h"
 #include "engine/ops/copy_ops.h"
 #include "engine/cpu/copy_kernel.h"
@@ -734,6 +736,94 @@ TEST(CudaSortTest, SortTopkAndKthvalueMatchTheCpuBackend) {
     }
   }
   EXPECT_GE(compared, 300);
+}
+
+// ---- Factorizations through cuSOLVER (engine/cuda/solver.cc) ------------------------------------
+
+// A well-conditioned [batch, n, n] matrix (random entries plus 2n on the diagonal), symmetric
+// positive-definite when `spd`, float64 on the CPU, then `dtype` on `device`.
+Tensor Square(DType dtype, int64_t batch, int64_t n, bool spd, Device device) {
+  std::mt19937 rng(static_cast<uint32_t>(batch * 31 + n));
+  std::normal_distribution<double> normal;
+  Tensor t = Empty(V{batch, n, n}, DType::kFloat64, kCpu).value();
+  double* p = t.data_as<double>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = normal(rng);
+  for (int64_t b = 0; b < batch; ++b) {
+    double* m = p + b * n * n;
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; spd && j < i; ++j) m[i * n + j] = m[j * n + i];
+      m[i * n + i] += 2.0 * static_cast<double>(n);
+    }
+  }
+  return RunNowSingle(PlanTo(t, dtype, device)).value();
+}
+
+TEST(CudaLinalgTest, FactorizationsMatchTheCpuBackend) {
+  for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+    const double tol = dtype == DType::kFloat32 ? 2e-4 : 1e-10;
+    for (int64_t n : {1, 5, 33}) {
+      // (op, input, attrs, outputs compared by absolute value: factors unique up to signs).
+      struct Case {
+        std::string op;
+        bool spd;
+        Attrs attrs;
+        std::vector<int> by_magnitude;
+      };
+      const std::vector<Case> cases = {
+          {"linalg_inv", false, Attrs(), {}},
+          {"linalg_det", false, Attrs(), {}},
+          {"linalg_slogdet", false, Attrs(), {}},
+          {"linalg_lu_factor", false, Attrs(), {}},
+          {"linalg_cholesky", true, Attrs(), {}},
+          {"linalg_cholesky", true, Attrs().Set("upper", true), {}},
+          {"linalg_qr", false, Attrs(), {0, 1}},
+          {"linalg_qr", false, Attrs().Set("mode", std::string("complete")), {0, 1}},
+          {"linalg_svd", false, Attrs().Set("full_matrices", false), {0, 2}},
+          {"linalg_svdvals", false, Attrs(), {}},
+          {"linalg_eigh", true, Attrs(), {1}},
+          {"linalg_eigvalsh", true, Attrs().Set("UPLO", std::string("U")), {}},
+      };
+      for (const Case& c : cases) {
+        SCOPED_TRACE(absl::StrCat(c.op, " n=", n, " ", DTypeName(dtype)));
+        const auto cpu = RunNow(PlanOp(c.op, {Square(dtype, 3, n, c.spd, kCpu)}, c.attrs));
+        const auto gpu = RunNow(PlanOp(c.op, {Square(dtype, 3, n, c.spd, kGpu)}, c.attrs));
+        ASSERT_TRUE(cpu.ok()) << cpu.status();
+        ASSERT_TRUE(gpu.ok()) << gpu.status();
+        ASSERT_EQ(cpu->size(), gpu->size());
+        for (size_t o = 0; o < cpu->size(); ++o) {
+          const Tensor &ct = (*cpu)[o], &gt = (*gpu)[o];
+          EXPECT_EQ(gt.device(), kGpu);
+          EXPECT_EQ(V(gt.sizes().begin(), gt.sizes().end()), V(ct.sizes().begin(), ct.sizes().end()));
+          EXPECT_EQ(V(gt.strides().begin(), gt.strides().end()),
+                    V(ct.strides().begin(), ct.strides().end()));
+          const bool magnitude =
+              std::find(c.by_magnitude.begin(), c.by_magnitude.end(), o) != c.by_magnitude.end();
+          const std::vector<double> g = Values(gt), e = Values(ct);
+          for (size_t i = 0; i < g.size(); ++i) {
+            const double want = magnitude ? std::fabs(e[i]) : e[i];
+            const double got = magnitude ? std::fabs(g[i]) : g[i];
+            EXPECT_NEAR(got, want, tol * std::max(1.0, std::fabs(want)) * n) << "output " << o << " at " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(CudaLinalgTest, ASingularMatrixFailsItsOpOnlyWithTheCpusError) {
+  for (Device device : {kCpu, kGpu}) {
+    Tensor a = Zeros(V{2, 3, 3}, DType::kFloat32, device).value();
+    const auto inv = RunNow(PlanOp("linalg_inv", {a}, Attrs()));
+    ASSERT_FALSE(inv.ok());
+    EXPECT_EQ(ErrorKind(inv.status()), "LinAlgError");
+    EXPECT_EQ(inv.status().message(),
+              "linalg.inv: (Batch element 0): The diagonal element 1 is zero, the inversion "
+              "could not be completed because the input matrix is singular.");
+    // The device stays usable.
+    const auto fine = RunNow(PlanOp("linalg_det", {Square(DType::kFloat32, 1, 3, false, device)},
+                                    Attrs()));
+    EXPECT_TRUE(fine.ok()) << fine.status();
+  }
 }
 
 // ---- Matrix products through cuBLAS --------------------------------------------------------------

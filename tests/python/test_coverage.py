@@ -72,7 +72,7 @@ def share(want, have_in):
 
 
 # Floors: the shares measured when last raised (counts of names, so noise cannot move them).
-FLOORS = {"torch": 459, "Tensor": 416, "torch.nn.functional": 92}
+FLOORS = {"torch": 470, "Tensor": 427, "torch.nn.functional": 92}
 
 
 def test_coverage_of_torchs_public_api(capsys):

@@ -73,6 +73,7 @@ AttrCpp CppOf(AttrType t) {
     case AttrType::kDType: return {"DType", "Dtype"};
     case AttrType::kDevice: return {"std::string", "Device"};
     case AttrType::kIndex: return {"std::vector<Index>", "IndexList"};
+    case AttrType::kString: return {"std::string", "Text"};
   }
   return {"", ""};
 }

@@ -298,6 +298,10 @@ Attrs& Attrs::Device(const std::string& name, const std::string& v) {
   values_[name].set_device(v);
   return *this;
 }
+Attrs& Attrs::Text(const std::string& name, const std::string& v) {
+  values_[name].set_text(v);
+  return *this;
+}
 Attrs& Attrs::IndexList(const std::string& name, const std::vector<Index>& items) {
   v1::IndexList* list = values_[name].mutable_index();
   for (const Index& item : items) {

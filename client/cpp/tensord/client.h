@@ -141,6 +141,7 @@ class Attrs {
   Attrs& Number(const std::string& name, const Scalar& v);
   Attrs& Dtype(const std::string& name, DType v);
   Attrs& Device(const std::string& name, const std::string& v);
+  Attrs& Text(const std::string& name, const std::string& v);
   Attrs& IndexList(const std::string& name, const std::vector<Index>& items);
   Attrs& IntOrList(const std::string& name, const class IntOrList& v);
   // An explicit None (an optional input left out, as clamp's min in clamp(max=1)).

@@ -54,6 +54,8 @@ WireAttr ToWire(const py::handle& value) {
     for (const py::handle& x : value) w.ints.push_back(x.cast<int64_t>());
   } else if (py::hasattr(value, "proto") && py::hasattr(value, "is_floating_point")) {
     w.kind = Kind::kDType, w.i = value.attr("proto").cast<int64_t>();
+  } else if (PyUnicode_Check(value.ptr())) {
+    w.kind = Kind::kText, w.text = value.cast<std::string>();
   } else if (py::hasattr(value, "type") && py::hasattr(value, "index")) {
     w.kind = Kind::kDevice, w.device = py::str(value).cast<std::string>();
   } else if (py::hasattr(value, "items") && py::hasattr(value, "SerializeToString")) {
@@ -141,6 +143,7 @@ std::string EncodeAttrValue(const WireAttr& w) {
     case Kind::kBool: PutInt(v, 4, w.b); break;
     case Kind::kDType: PutInt(v, 5, w.i); break;
     case Kind::kDevice: PutBytes(v, 6, w.device); break;
+    case Kind::kText: PutBytes(v, 9, w.text); break;
     case Kind::kIndex: {
       std::string list;
       for (const engine::IndexItem& item : w.index) {

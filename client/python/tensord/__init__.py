@@ -37,6 +37,7 @@ from . import nn
 from . import cuda
 from . import testing
 from . import distributions
+from . import linalg
 from .serialization import load, save
 from .nn.functional import celu, celu_, selu, selu_  # torch.selu, torch.celu
 
@@ -56,6 +57,7 @@ from . import _composite  # noqa: E402
 from . import _signatures  # noqa: E402
 
 _composite.install(Tensor, globals())
+linalg.install(Tensor, globals())
 for _name, _f in nn.functional._torch_namespace().items():
     globals().setdefault(_name, _f)
 del _name, _f

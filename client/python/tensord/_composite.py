@@ -470,26 +470,6 @@ def chain_matmul(*matrices):
     return functools.reduce(lambda a, b: a.mm(b), matrices)
 
 
-def matrix_power(input, n):
-    if input.dim() < 2 or input.size(-1) != input.size(-2):
-        raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they "
-                           f"are {input.size(-2) if input.dim() >= 2 else 1} by "
-                           f"{input.size(-1) if input.dim() else 1} matrices")
-    if n < 0:
-        raise RuntimeError("linalg.matrix_power: negative powers need linalg.inv, which tensord "
-                           "does not have yet")
-    eye = _api().eye(input.size(-1), dtype=input.dtype, device=input.device,
-                     session=input._session).expand(tuple(input.shape)).clone()
-    result, base = eye, input
-    while n:
-        if n & 1:
-            result = result.matmul(base)
-        n >>= 1
-        if n:
-            base = base.matmul(base)
-    return result
-
-
 def tensordot(a, b, dims=2, out=None):
     if isinstance(dims, int):
         dims_a, dims_b = list(range(a.dim() - dims, a.dim())), list(range(dims))
@@ -1240,7 +1220,7 @@ _BOTH = ["addmv", "addr", "baddbmm", "addbmm", "fliplr", "flipud", "rot90", "rav
          "diag", "diagflat", "diag_embed", "trace", "select_scatter", "diagonal_scatter",
          "slice_scatter", "logaddexp", "logaddexp2", "xlogy", "heaviside", "ldexp", "positive",
          "nansum", "nanmean", "aminmax", "diff", "logcumsumexp", "take_along_dim", "is_nonzero",
-         "is_same_size", "is_signed", "kron", "vdot", "matrix_power", "cross", "dist", "renorm",
+         "is_same_size", "is_signed", "kron", "vdot", "cross", "dist", "renorm",
          "isin", "bincount", "histc", "median", "quantile", "unique", "unique_consecutive",
          "repeat_interleave", "index_add", "index_copy", "index_fill", "narrow_copy", "hsplit",
          "vsplit", "dsplit", "split_with_sizes"]

@@ -5,6 +5,15 @@ _KINDS = {"RuntimeError": RuntimeError, "IndexError": IndexError, "ValueError": 
           "TypeError": TypeError}
 
 
+class _LinAlgError(RuntimeError):
+    """A factorization failed for its data (a singular matrix, one not positive-definite):
+    torch.linalg.LinAlgError, named as torch names it."""
+
+
+LinAlgError = _LinAlgError
+_KINDS["LinAlgError"] = LinAlgError
+
+
 class OutOfMemoryError(RuntimeError):
     """A tensord limit (bytes per session or server) was reached: RESOURCE_EXHAUSTED."""
 

@@ -101,6 +101,8 @@ def _fill_attr(v, value):
         v.device = str(value)
     elif isinstance(value, pb.IndexList):
         v.index.CopyFrom(value)
+    elif isinstance(value, str):
+        v.text = value
     else:
         raise TypeError(f"tensord: cannot send {type(value).__name__} as an op attribute")
     return v

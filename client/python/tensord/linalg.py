@@ -1,0 +1,486 @@
+"""torch.linalg on tensord.
+
+The factorizations are server ops planned by the engine (engine/ops/decomposition_ops.cc: LAPACK
+on a CPU server, cuSOLVER on a GPU), so their errors raise at the call and their outputs have
+torch's layouts (column-major matrices): lu_factor, solve, inv, det, slogdet, cholesky, qr, svd,
+svdvals, eigh, eigvalsh. The rest are compositions of those and of ordinary ops, as torch's own
+are: norms, pinv, matrix_rank, lstsq, cond, matrix_power, tensorinv, tensorsolve, multi_dot, ….
+"""
+import collections
+import functools
+import math
+import numbers
+import re
+
+from . import _dtypes
+from ._compute import _run, _run_n
+from ._errors import LinAlgError  # noqa: F401 - torch.linalg.LinAlgError
+from ._ops import TensorBase
+
+__all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
+           "inv", "lstsq", "lu_factor", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
+           "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd",
+           "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
+
+
+def _return_type(name, fields):
+    """torch.return_types.<name>: a named tuple printed as torch prints it."""
+    base = collections.namedtuple(name, fields)
+
+    def __repr__(self):
+        body = ",\n".join(f"{f}={getattr(self, f)!r}" for f in fields)
+        return f"torch.return_types.{name}(\n{body})"
+
+    return type(name, (base,), {"__slots__": (), "__repr__": __repr__})
+
+
+_LuFactor = _return_type("linalg_lu_factor", ["LU", "pivots"])
+_Slogdet = _return_type("linalg_slogdet", ["sign", "logabsdet"])
+_Qr = _return_type("linalg_qr", ["Q", "R"])
+_Svd = _return_type("linalg_svd", ["U", "S", "Vh"])
+_Eigh = _return_type("linalg_eigh", ["eigenvalues", "eigenvectors"])
+_Lstsq = _return_type("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+
+
+def _out(result, out):
+    """torch's out=: the result copied into `out` (resized as torch does for an empty out)."""
+    if out is None:
+        return result
+    if isinstance(result, tuple):
+        for r, o in zip(result, out):
+            _out(r, o)
+        return out
+    if tuple(out.shape) != tuple(result.shape):
+        out.resize_(result.shape)
+    return out.copy_(result)
+
+
+def _raise_now(result):
+    """torch raises a failed factorization's LinAlgError at the call (its CUDA backend waits for
+    the check too), so these ops wait for their stream here: the stream's first error since its
+    last synchronize, this op's or an earlier one's, raises now. Returns `result`."""
+    first = result[0] if isinstance(result, tuple) else result
+    s = first._session
+    try:
+        s.synchronize(s.current_stream_id())
+    except RuntimeError as e:
+        # "synchronize: op 7 (linalg_inv): linalg.inv: …" as torch words it: "linalg.inv: …".
+        match = re.search(r"^synchronize: op \d+ \([\w.]+\): (.*)$", str(e), re.S)
+        if match is None:
+            raise
+        error = type(e)(match.group(1))
+        error.grpc_code, error.error_id = getattr(e, "grpc_code", None), getattr(e, "error_id", None)
+        raise error from None
+    return result
+
+
+def _api():
+    from . import _api as api
+    return api
+
+
+# ---- Factorizations (server ops) ----------------------------------------------------------------
+
+def lu_factor(A, *, pivot=True, out=None):
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    return _out(_raise_now(_LuFactor(*_run_n("linalg_lu_factor", [A], None, 2))), out)
+
+
+def solve(A, B, *, left=True, out=None):
+    return _out(_raise_now(_run("linalg_solve", [("A", A), ("B", B)], {"left": bool(left)})), out)
+
+
+def inv(A, *, out=None):
+    return _out(_raise_now(_run("linalg_inv", [("A", A)])), out)
+
+
+def det(A, *, out=None):
+    return _out(_run("linalg_det", [("A", A)]), out)
+
+
+def slogdet(A, *, out=None):
+    return _out(_Slogdet(*_run_n("linalg_slogdet", [A], None, 2)), out)
+
+
+def cholesky(A, *, upper=False, out=None):
+    return _out(_raise_now(_run("linalg_cholesky", [("A", A)], {"upper": bool(upper)})), out)
+
+
+def qr(A, mode="reduced", *, out=None):
+    return _out(_Qr(*_run_n("linalg_qr", [A], {"mode": str(mode)}, 2)), out)
+
+
+def svd(A, full_matrices=True, *, driver=None, out=None):
+    return _out(_raise_now(_Svd(*_run_n("linalg_svd", [A], {"full_matrices": bool(full_matrices)}, 3))), out)
+
+
+def svdvals(A, *, driver=None, out=None):
+    return _out(_raise_now(_run("linalg_svdvals", [("A", A)])), out)
+
+
+def eigh(A, UPLO="L", *, out=None):
+    return _out(_raise_now(_Eigh(*_run_n("linalg_eigh", [A], {"UPLO": str(UPLO)}, 2))), out)
+
+
+def eigvalsh(A, UPLO="L", *, out=None):
+    return _out(_raise_now(_run("linalg_eigvalsh", [("A", A)], {"UPLO": str(UPLO)})), out)
+
+
+# ---- Compositions ---------------------------------------------------------------------------
+
+def _check_matrices(name, A, square=False):
+    if A.dim() < 2:
+        raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
+    if square and A.size(-1) != A.size(-2):
+        raise RuntimeError(f"linalg.{name}: A must be batches of square matrices, but they are "
+                           f"{A.size(-2)} by {A.size(-1)} matrices")
+    if not A.dtype.is_floating_point or A.dtype.itemsize < 4:
+        if A.dtype.is_floating_point:
+            raise RuntimeError(f"linalg.{name}: Low precision dtypes not supported. Got "
+                               f"{A.dtype._legacy}")
+        raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as "
+                           f"input. Got {A.dtype._legacy}")
+
+
+def _eps(dtype):
+    return _api_info().finfo(dtype).eps
+
+
+def _api_info():
+    from . import _info
+    return _info
+
+
+def _dims(dim):
+    if dim is None:
+        return None
+    return tuple(dim) if isinstance(dim, (list, tuple)) else (dim,)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    if dtype is not None:
+        x = x.to(dtype)
+    if not x.dtype.is_floating_point:
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {x.dtype._legacy}")
+    dims = _dims(dim)
+    if dims is not None and len(dims) == 0:
+        dims = None
+    if dims is None and not keepdim:
+        return _out(x.reshape(-1).norm(float(ord), 0), out)
+    return _out(x.norm(float(ord), dims if dims is not None else tuple(range(x.dim())), keepdim),
+                out)
+
+
+def _matrix_dims(A, dim):
+    d0, d1 = dim
+    nd = A.dim()
+    d0, d1 = d0 % nd if nd else d0, d1 % nd if nd else d1
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, "
+                           f"{dim[1]})")
+    return d0, d1
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    if dtype is not None:
+        A = A.to(dtype)
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
+    d0, d1 = _matrix_dims(A, dim)
+    if ord == "fro":
+        return _out(vector_norm(A, 2, (d0, d1), keepdim), out)
+    if ord in ("nuc", 2, -2):
+        # The singular values of the matrices, moved to the last two dims.
+        moved = A.movedim((d0, d1), (-2, -1))
+        s = svdvals(moved)
+        r = s.sum(-1, keepdim=keepdim) if ord == "nuc" else \
+            (s.amax(-1, keepdim=keepdim) if ord == 2 else s.amin(-1, keepdim=keepdim))
+        if keepdim:  # back where the matrices' dims were, with torch's strides
+            r = r.unsqueeze(-1).movedim((-2, -1), (d0, d1))
+        return _out(r, out)
+    elif ord in (1, -1, math.inf, -math.inf):
+        along, across = (d0, d1) if ord in (1, -1) else (d1, d0)
+        sums = A.abs().sum(along, keepdim=True)
+        r = sums.amax(across, keepdim=True) if ord > 0 else sums.amin(across, keepdim=True)
+        if not keepdim:
+            r = r.squeeze(max(d0, d1)).squeeze(min(d0, d1))
+        return _out(r, out)
+    else:
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+    dims = _dims(dim)
+    if dims is not None and len(dims) == 2 or (dims is None and ord is not None and A.dim() == 2):
+        return matrix_norm(A, "fro" if ord is None else ord, dims or (-2, -1), keepdim,
+                           dtype=dtype, out=out)
+    if isinstance(ord, str):
+        raise RuntimeError(f"linalg.norm: If dim is specified, it mut be of length 1 or 2. Got "
+                           f"{list(dims) if dims else []}")
+    if dims is None and ord is not None and A.dim() != 1:
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
+                           f"1D or 2D. Got {A.dim()}D.")
+    return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype, out=out)
+
+
+def _cutoff(s, atol, rtol, m, n, dtype):
+    """The singular values above this count (torch's atol/rtol rule); s's last dim descending."""
+    smax = s.amax(-1, keepdim=True) if s.size(-1) else s.sum(-1, keepdim=True)
+    if rtol is None:
+        rtol = _eps(dtype) * max(m, n) if atol is None or _is_zero(atol) else 0.0
+    tol = smax * rtol if not isinstance(rtol, TensorBase) else smax * rtol.unsqueeze(-1)
+    if atol is not None:
+        a = atol.unsqueeze(-1) if isinstance(atol, TensorBase) else atol
+        tol = tol.clamp_min(a) if not isinstance(a, TensorBase) else _api().maximum(tol, a)
+    return tol
+
+
+def _is_zero(x):
+    return isinstance(x, numbers.Number) and x == 0
+
+
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    if rcond is not None:
+        rtol = rcond
+    _check_matrices("pinv", A)
+    m, n = A.size(-2), A.size(-1)
+    if hermitian:
+        w, V = eigh(A)
+        tol = _cutoff(w.abs(), atol, rtol, m, n, A.dtype)
+        w_inv = _api().where(w.abs() > tol, w.reciprocal(), w.new_zeros(()))
+        return _out((V * w_inv.unsqueeze(-2)).matmul(V.mT), out)
+    U, S, Vh = svd(A, full_matrices=False)
+    tol = _cutoff(S, atol, rtol, m, n, A.dtype)
+    s_inv = _api().where(S > tol, S.reciprocal(), S.new_zeros(()))
+    return _out((Vh.mT * s_inv.unsqueeze(-2)).matmul(U.mT), out)
+
+
+def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    _check_matrices("matrix_rank", A)
+    m, n = A.size(-2), A.size(-1)
+    s = eigvalsh(A).abs() if hermitian else svdvals(A)
+    return _out((s > _cutoff(s, atol, rtol, m, n, A.dtype)).sum(-1), out)
+
+
+def lstsq(A, B, rcond=None, *, driver=None, out=None):
+    """The least-squares solution through the pseudo-inverse (the minimum-norm solution, which
+    every LAPACK driver returns for full-rank A and gelsy/gelsd/gelss for any A)."""
+    drivers = (None, "gels", "gelsy", "gelsd", "gelss")
+    if driver not in drivers:
+        raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of "
+                           f"(gels, gelsy, gelsd, gelss)")
+    if A.dim() < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    if A.dtype != B.dtype:
+        raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
+                           f"dtype, but got input's dtype {A.dtype} and other's dtype {B.dtype}")
+    vector = B.dim() == A.dim() - 1
+    Bm = B.unsqueeze(-1) if vector else B
+    if A.size(-2) != Bm.size(-2):
+        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    m, n = A.size(-2), A.size(-1)
+    driver = driver or "gelsy"
+    U, S, Vh = svd(A, full_matrices=False)
+    tol = _cutoff(S, None, rcond if rcond is not None and rcond >= 0 else None, m, n, A.dtype)
+    s_inv = _api().where(S > tol, S.reciprocal(), S.new_zeros(()))
+    X = (Vh.mT * s_inv.unsqueeze(-2)).matmul(U.mT.matmul(Bm))
+    # torch's layout: the first n rows of a column-major max(m, n) x k solution buffer.
+    batch = tuple(X.shape[:-2])
+    k, rows = X.size(-1), max(m, n)
+    buf = _api().empty(*batch, k, rows, dtype=X.dtype, device=X.device,
+                       session=X._session).mT[..., :n, :]
+    solution = buf.copy_(X)
+    if vector:
+        solution = solution.squeeze(-1)
+    empty = A.new_empty((0,))
+    rank = (S > tol).sum(-1) if driver != "gels" else A.new_empty((0,), dtype=_dtypes.int64)
+    svals = S if driver in ("gelsd", "gelss") else empty
+    residuals = empty
+    if m > n and driver != "gelsy" and bool((S > tol).sum(-1).eq(n).all()):
+        r = (A.matmul(X) - Bm).pow(2).sum(-2)
+        residuals = r.squeeze(-1) if vector else r
+    return _out(_Lstsq(solution, residuals, rank, svals), out)
+
+
+def matrix_power(A, n, *, out=None):
+    if A.dim() < 2 or A.size(-1) != A.size(-2):
+        raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they "
+                           f"are {A.size(-2) if A.dim() >= 2 else 1} by "
+                           f"{A.size(-1) if A.dim() else 1} matrices")
+    if not isinstance(n, numbers.Integral) or isinstance(n, bool):
+        raise TypeError(f"linalg_matrix_power(): argument 'n' must be int, not "
+                        f"{type(n).__name__}")
+    if n < 0:
+        A, n = inv(A), -n
+        if n == 1:
+            return _out(A, out)
+    if n == 1:
+        return _out(A.contiguous().clone() if A.is_contiguous() else A.contiguous(), out)
+    eye = _api().eye(A.size(-1), dtype=A.dtype, device=A.device,
+                     session=A._session).expand(tuple(A.shape)).clone()
+    result, base = eye, A
+    while n:
+        if n & 1:
+            result = result.matmul(base)
+        n >>= 1
+        if n:
+            base = base.matmul(base)
+    return _out(result, out)
+
+
+def cond(A, p=None, *, out=None):
+    if p is None or p in (2, -2):
+        s = svdvals(A)
+        r = s.amax(-1) / s.amin(-1) if p in (None, 2) else s.amin(-1) / s.amax(-1)
+        return _out(r, out)
+    _check_matrices("cond", A, square=True)
+    return _out(matrix_norm(A, p) * matrix_norm(inv(A), p), out)
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    """X with A X = B for triangular A (the other triangle of A is ignored)."""
+    T = A.triu() if upper else A.tril()
+    if unitriangular:
+        n = A.size(-1)
+        eye = _api().eye(n, dtype=A.dtype, device=A.device, session=A._session)
+        T = T * (1 - eye) + eye
+    return _out(solve(T, B, left=left), out)
+
+
+def tensorinv(A, ind=2, *, out=None):
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    out_shape = tuple(A.shape[ind:]) + tuple(A.shape[:ind])
+    rows = functools.reduce(lambda a, b: a * b, A.shape[:ind], 1)
+    cols = functools.reduce(lambda a, b: a * b, A.shape[ind:], 1)
+    if rows != cols:
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {cols} != {rows}")
+    return _out(inv(A.reshape(rows, cols)).reshape(out_shape), out)
+
+
+def tensorsolve(A, B, dims=None, *, out=None):
+    if dims is not None:
+        nd = A.dim()
+        dims = [d % nd for d in dims]
+        A = A.permute(*([d for d in range(nd) if d not in dims] + dims))
+    rows = B.numel()
+    result_shape = tuple(A.shape[B.dim():])
+    return _out(solve(A.reshape(rows, -1), B.reshape(rows)).reshape(result_shape), out)
+
+
+def multi_dot(tensors, *, out=None):
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    first, last = tensors[0], tensors[-1]
+    ms = [first.unsqueeze(0) if first.dim() == 1 else first] + tensors[1:-1] + \
+         [last.unsqueeze(-1) if last.dim() == 1 else last]
+    r = functools.reduce(lambda a, b: a.mm(b), ms)
+    if first.dim() == 1:
+        r = r.squeeze(0)
+    if last.dim() == 1:
+        r = r.squeeze(-1)
+    return _out(r, out)
+
+
+def vecdot(x, y, *, dim=-1, out=None):
+    return _out((x * y).sum(dim), out)
+
+
+def vander(x, *, N=None):
+    if x.dim() < 1:
+        raise RuntimeError("linalg.vander: x must have at least one dimension")
+    n = x.size(-1) if N is None else N
+    if n < 1:
+        raise RuntimeError("N must be greater than 1.")
+    powers = _api().arange(n, device=x.device, session=x._session)
+    return x.unsqueeze(-1).pow(powers)
+
+
+def matmul(input, other, *, out=None):
+    return _out(input.matmul(other), out)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    return A.diagonal(offset, dim1, dim2)
+
+
+def cross(input, other, *, dim=-1, out=None):
+    return _out(input.cross(other, dim), out)
+
+
+# ---- torch.<name> and Tensor.<name> forms -------------------------------------------------------
+
+_SlogdetOld = _return_type("slogdet", ["sign", "logabsdet"])
+_QrOld = _return_type("qr", ["Q", "R"])
+_SvdOld = _return_type("svd", ["U", "S", "V"])
+
+
+def _logdet(input):
+    sign, logabs = slogdet(input)
+    nan = logabs.new_full((), math.nan)
+    return _api().where(sign < 0, nan, logabs)
+
+
+def _qr_old(input, some=True, *, out=None):
+    return _out(_QrOld(*qr(input, "reduced" if some else "complete")), out)
+
+
+def _svd_old(input, some=True, compute_uv=True, *, out=None):
+    if not compute_uv:
+        S = svdvals(input)
+        m, n = input.size(-2), input.size(-1)
+        batch = tuple(input.shape[:-2])
+        U = input.new_zeros(batch + (m, m))
+        V = input.new_zeros(batch + (n, n))
+        return _out(_SvdOld(U, S, V), out)
+    U, S, Vh = svd(input, full_matrices=not some)
+    return _out(_SvdOld(U, S, Vh.mT), out)
+
+
+def _cholesky_old(input, upper=False, *, out=None):
+    return _out(cholesky(input, upper=upper), out)
+
+
+def _cholesky_solve(input, input2, upper=False, *, out=None):
+    """X with (L L^T) X = input, where input2 holds L (or U with upper)."""
+    L = input2.mT if upper else input2
+    return _out(solve(L.mT, solve(L, input)), out)
+
+
+def _cholesky_inverse(input, upper=False, *, out=None):
+    L = input.mT if upper else input
+    return _out(inv(L.matmul(L.mT)), out)
+
+
+def _triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    T = A.mT if transpose else A
+    X = solve_triangular(T, b, upper=upper != transpose, unitriangular=unitriangular)
+    result = _return_type("triangular_solve", ["solution", "cloned_coefficient"])(X, A.clone())
+    return _out(result, out)
+
+
+def _pinverse(input, rcond=1e-15):
+    return pinv(input, rtol=rcond)
+
+
+# torch.<name> = f(input, …) and Tensor.<name> = f(self, …).
+TORCH_FUNCTIONS = {
+    "inverse": inv, "det": det, "logdet": _logdet,
+    "slogdet": lambda input: _SlogdetOld(*slogdet(input)),
+    "qr": _qr_old, "svd": _svd_old, "cholesky": _cholesky_old, "cholesky_solve": _cholesky_solve,
+    "cholesky_inverse": _cholesky_inverse, "triangular_solve": _triangular_solve,
+    "pinverse": _pinverse, "matrix_power": matrix_power,
+}
+
+
+def install(tensor_class, namespace):
+    for name, f in TORCH_FUNCTIONS.items():
+        namespace[name] = f
+        setattr(tensor_class, name, f)

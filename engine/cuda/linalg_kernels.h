@@ -1,0 +1,27 @@
+// Small CUDA kernels around the cuSOLVER factorizations (solver.h): the check that turns a
+// positive info into the op's error (through its error slot: no host wait), and the triangles
+// torch's factors keep.
+#ifndef TENSORD_ENGINE_CUDA_LINALG_KERNELS_H_
+#define TENSORD_ENGINE_CUDA_LINALG_KERNELS_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "engine/kernels/kernel_error.h"
+#include "engine/kernels/linalg.h"
+
+namespace tensord::engine::cuda {
+
+// Reports the first matrix (in batch order) whose info is positive into `slot`
+// (KernelError::kFactorization: a = its index, b = the info).
+cudaError_t LaunchCheckInfos(const int* infos, int64_t batch, KernelError* slot,
+                             cudaStream_t stream);
+// Zeroes the triangle strictly below (keep_upper) or above the diagonal of every matrix.
+cudaError_t LaunchZeroTriangle(const MatrixBatch& a, bool keep_upper, cudaStream_t stream);
+// r (r.rows x n) = the upper triangle of the first r.rows rows of a (m x n), zeros below.
+cudaError_t LaunchTakeUpper(const MatrixBatch& a, const MatrixBatch& r, cudaStream_t stream);
+
+}  // namespace tensord::engine::cuda
+
+#endif  // TENSORD_ENGINE_CUDA_LINALG_KERNELS_H_

@@ -1,0 +1,46 @@
+// Composition: an op planned as a sequence of other ops (linalg.det as an LU factorization, a
+// diagonal and a product). Each step is planned at once by its own planner, so every error
+// raises when the op is planned; the steps' kernels then run as the op's one kernel, in order,
+// on whatever device the inputs are on. Intermediate tensors live as long as that kernel.
+#ifndef TENSORD_ENGINE_OPS_COMPOSITION_H_
+#define TENSORD_ENGINE_OPS_COMPOSITION_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "engine/ops/op_registry.h"
+#include "engine/ops/planned_op.h"
+
+namespace tensord::engine {
+
+class Composition {
+ public:
+  // `inputs`: the composed op's inputs (their storages are what it reads and may write).
+  explicit Composition(absl::Span<const Tensor> inputs);
+
+  // Plans registered op `name` as the next step; returns its outputs.
+  absl::StatusOr<std::vector<Tensor>> Op(absl::string_view name, std::vector<Tensor> inputs,
+                                         const Attrs& attrs = Attrs());
+  // Op for single-output ops.
+  absl::StatusOr<Tensor> Op1(absl::string_view name, std::vector<Tensor> inputs,
+                             const Attrs& attrs = Attrs());
+  // Adds a step the caller planned; returns its outputs.
+  std::vector<Tensor> Add(PlannedOp step);
+
+  // The composed op, returning `outputs`.
+  PlannedOp Finish(std::vector<Tensor> outputs) &&;
+
+ private:
+  absl::flat_hash_set<const Storage*> inputs_;
+  std::vector<absl::AnyInvocable<absl::Status()>> kernels_;
+  std::vector<std::shared_ptr<Storage>> reads_;
+  std::vector<std::shared_ptr<Storage>> writes_;
+};
+
+}  // namespace tensord::engine
+
+#endif  // TENSORD_ENGINE_OPS_COMPOSITION_H_

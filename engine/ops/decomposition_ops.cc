@@ -1,0 +1,487 @@
+// torch.linalg's factorizations and what is built on them: lu_factor, solve, inv, det, slogdet,
+// cholesky, qr, svd, svdvals, eigh, eigvalsh. Each copies its input into a new batch of
+// column-major matrices (torch.linalg's output layout and LAPACK's) and factors it in place with
+// the device's kernel (Backend::LuFactor, …: LAPACK on the CPU, cuSOLVER on a GPU); det and
+// slogdet are compositions of lu_factor with a diagonal and reductions (composition.h).
+// float32 and float64, as torch (no low-precision factorizations).
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/core/errors.h"
+#include "engine/core/status_macros.h"
+#include "engine/ops/composition.h"
+#include "engine/ops/elementwise.h"
+#include "engine/ops/factory_ops.h"
+#include "engine/ops/op_registry_internal.h"
+#include "engine/runtime/backend.h"
+#include "engine/tensor/shape_util.h"
+#include "engine/views/view_ops.h"
+
+namespace tensord::engine {
+namespace {
+
+// The last two sizes of a tensor of at least 2 dims (of 1 dim for Cols).
+int64_t Rows(const Tensor& t) { return t.size(t.dim() - 2); }
+int64_t Cols(const Tensor& t) { return t.size(t.dim() - 1); }
+
+absl::Status CheckFloating(absl::string_view op, DType dtype) {
+  if (dtype == DType::kFloat32 || dtype == DType::kFloat64) return absl::OkStatus();
+  if (dtype == DType::kFloat16 || dtype == DType::kBFloat16) {
+    return RuntimeError(op, absl::StrCat("Low precision dtypes not supported. Got ",
+                                         DTypeLegacyName(dtype)));
+  }
+  return RuntimeError(op, absl::StrCat("Expected a floating point or complex tensor as input. Got ",
+                                       DTypeLegacyName(dtype)));
+}
+
+// A: at least 2-d, float32/float64, with matrices LAPACK can index (32-bit sizes); square when
+// asked.
+absl::Status CheckMatrices(absl::string_view op, const Tensor& a, bool square) {
+  if (a.dim() < 2) {
+    return RuntimeError(op, "The input tensor A must have at least 2 dimensions.");
+  }
+  const int64_t m = Rows(a), n = Cols(a);
+  if (square && m != n) {
+    return RuntimeError(op, absl::StrCat("A must be batches of square matrices, but they are ", m,
+                                         " by ", n, " matrices"));
+  }
+  TENSORD_RETURN_IF_ERROR(CheckFloating(op, a.dtype()));
+  constexpr int64_t kMaxLapackDim = std::numeric_limits<int32_t>::max() / 8;
+  if (m > kMaxLapackDim || n > kMaxLapackDim) {
+    return RuntimeError(op, absl::StrCat("matrices of ", m, " by ", n,
+                                         " are too large for the solver (at most ",
+                                         kMaxLapackDim, " rows and columns)"));
+  }
+  return absl::OkStatus();
+}
+
+DimVector Concat(IntList batch, std::initializer_list<int64_t> tail) {
+  DimVector sizes(batch.begin(), batch.end());
+  sizes.insert(sizes.end(), tail.begin(), tail.end());
+  return sizes;
+}
+
+int64_t Product(IntList sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;  // sizes of an allocated tensor: no overflow
+  return n;
+}
+
+// Strides of `sizes` with the last two dims column-major and the batch dims contiguous over
+// them: torch.linalg's layout for matrix outputs.
+DimVector ColumnMajorStrides(IntList sizes) {
+  DimVector strides = ContiguousStrides(sizes);
+  const int64_t d = static_cast<int64_t>(sizes.size());
+  if (d >= 2) {
+    strides[d - 2] = 1;
+    strides[d - 1] = std::max<int64_t>(1, sizes[d - 2]);
+  }
+  return strides;
+}
+
+absl::StatusOr<Tensor> NewColumnMajor(absl::string_view op, DType dtype, IntList sizes,
+                                      Device device) {
+  return AllocateTensor(op, TensorMeta(dtype, sizes, ColumnMajorStrides(sizes), 0), device);
+}
+
+absl::StatusOr<Tensor> NewContiguous(absl::string_view op, DType dtype, IntList sizes,
+                                     Device device) {
+  return AllocateTensor(op, TensorMeta::Contiguous(dtype, sizes), device);
+}
+
+// The batch of column-major matrices a NewColumnMajor tensor (at least 2-d) holds; empty
+// (batch 0) for an undefined tensor.
+MatrixBatch BatchOf(const Tensor& t) {
+  if (!t.defined()) return MatrixBatch{};
+  const int64_t d = t.dim();
+  return MatrixBatch{t.data(), t.dtype(), Product(t.sizes().subspan(0, d - 2)), Rows(t),
+                     Cols(t)};
+}
+
+LinalgErrorSpec Spec(absl::string_view op, LinalgCheck check, const Tensor& a) {
+  return LinalgErrorSpec{std::string(op), check, a.dim() > 2};
+}
+
+// A fresh column-major copy of `a` (expanded to `sizes`), filled by the kernel before the
+// factorization: what LAPACK overwrites.
+struct Workspace {
+  Tensor tensor;
+  Tensor source;
+};
+
+absl::StatusOr<Workspace> CopyOf(absl::string_view op, const Tensor& a, IntList sizes) {
+  TENSORD_ASSIGN_OR_RETURN(Tensor source, Expand(a, sizes));
+  TENSORD_ASSIGN_OR_RETURN(Tensor copy, NewColumnMajor(op, a.dtype(), sizes, a.device()));
+  return Workspace{copy, source};
+}
+
+absl::Status FillCopy(Backend* backend, const Workspace& w) {
+  return backend->Copy(w.tensor.sizes(), StridedRef::Of(w.tensor), StridedRef::Of(w.source));
+}
+
+// ---- lu_factor ----------------------------------------------------------------------------
+
+// (LU, pivots) of A; LU column-major, pivots int32 contiguous (1-based, as LAPACK's).
+absl::StatusOr<PlannedOp> PlanLuFactor(absl::string_view op, const Tensor& a, LinalgCheck check) {
+  TENSORD_RETURN_IF_ERROR(CheckMatrices(op, a, /*square=*/false));
+  const IntList batch = a.sizes().subspan(0, a.dim() - 2);
+  const int64_t m = Rows(a), n = Cols(a);
+  TENSORD_ASSIGN_OR_RETURN(Workspace lu, CopyOf(op, a, a.sizes()));
+  TENSORD_ASSIGN_OR_RETURN(
+      Tensor pivots, NewContiguous(op, DType::kInt32, Concat(batch, {std::min(m, n)}), a.device()));
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(a.device()));
+  PlannedOp plan;
+  plan.outputs = {lu.tensor, pivots};
+  plan.reads = {a.storage()};
+  plan.writes = {lu.tensor.storage(), pivots.storage()};
+  plan.kernel = [backend, lu, pivots, spec = Spec(op, check, a)]() -> absl::Status {
+    TENSORD_RETURN_IF_ERROR(FillCopy(backend, lu));
+    return backend->LuFactor(BatchOf(lu.tensor), reinterpret_cast<int32_t*>(pivots.data()), spec);
+  };
+  return plan;
+}
+
+// ---- solve, inv ---------------------------------------------------------------------------
+
+// X with A X = B for every matrix (A square, B with A's batch and rows), through an LU
+// factorization; `identity` ignores b and solves for A's inverse. Both go into new tensors.
+absl::StatusOr<PlannedOp> PlanLuSolve(absl::string_view op, const Tensor& a, const Tensor* b,
+                                      IntList batch, int64_t k, LinalgCheck check) {
+  const int64_t n = Cols(a);
+  const DimVector a_sizes = Concat(batch, {n, n});
+  TENSORD_ASSIGN_OR_RETURN(Workspace lu, CopyOf(op, a, a_sizes));
+  TENSORD_ASSIGN_OR_RETURN(Tensor pivots,
+                           NewContiguous(op, DType::kInt32, Concat(batch, {n}), a.device()));
+  Workspace x;
+  if (b != nullptr) {
+    TENSORD_ASSIGN_OR_RETURN(x, CopyOf(op, *b, Concat(batch, {n, k})));
+  } else {
+    TENSORD_ASSIGN_OR_RETURN(x.tensor, NewColumnMajor(op, a.dtype(), a_sizes, a.device()));
+  }
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(a.device()));
+  PlannedOp plan;
+  plan.outputs = {x.tensor};
+  plan.reads = {a.storage()};
+  if (b != nullptr) plan.reads.push_back(b->storage());
+  plan.writes = {x.tensor.storage()};
+  LinalgErrorSpec spec{std::string(op), check, a.dim() > 2 || (b != nullptr && b->dim() > 2)};
+  plan.kernel = [backend, lu, pivots, x, spec]() -> absl::Status {
+    TENSORD_RETURN_IF_ERROR(FillCopy(backend, lu));
+    const MatrixBatch factors = BatchOf(lu.tensor);
+    int32_t* piv = reinterpret_cast<int32_t*>(pivots.data());
+    TENSORD_RETURN_IF_ERROR(backend->LuFactor(factors, piv, spec));
+    const MatrixBatch out = BatchOf(x.tensor);
+    if (x.source.defined()) {
+      TENSORD_RETURN_IF_ERROR(FillCopy(backend, x));
+    } else {  // the identity: zeros, then ones down each matrix's diagonal
+      TENSORD_RETURN_IF_ERROR(backend->Fill(x.tensor.sizes(), StridedRef::Of(x.tensor),
+                                            Scalar(int64_t{0})));
+      const DimVector diag_sizes = {out.batch, out.rows};
+      const DimVector diag_strides = {out.rows * out.cols, out.rows + 1};
+      TENSORD_RETURN_IF_ERROR(backend->Fill(
+          diag_sizes, StridedRef{out.data, out.dtype, diag_strides}, Scalar(int64_t{1})));
+    }
+    return backend->LuSolve(factors, piv, out);
+  };
+  return plan;
+}
+
+absl::StatusOr<PlannedOp> PlanSolve(const Tensor& a, const Tensor& b, bool left) {
+  constexpr absl::string_view op = "linalg.solve";
+  TENSORD_RETURN_IF_ERROR(CommonDevice(op, {a, b}).status());
+  TENSORD_RETURN_IF_ERROR(CheckMatrices(op, a, /*square=*/true));
+  if (a.dtype() != b.dtype()) {
+    return RuntimeError(op, absl::StrCat("Expected A and B to have the same dtype, but found A of "
+                                         "type ", DTypeLegacyName(a.dtype()), " and B of type ",
+                                         DTypeLegacyName(b.dtype()), " instead"));
+  }
+  const int64_t n = Cols(a);
+  // B is a (batch of) vector(s) when it is 1-d or has A's sizes without the last.
+  const IntList a_batch = a.sizes().subspan(0, a.dim() - 2);
+  const bool vector =
+      b.dim() == 1 || (b.dim() == a.dim() - 1 &&
+                       std::equal(b.sizes().begin(), b.sizes().end(), a.sizes().begin()));
+  if (b.dim() == 0) {
+    return RuntimeError(op, "The input tensor B must have at least 1 dimensions.");
+  }
+  if (!left) {
+    if (vector) {
+      return RuntimeError(op, absl::StrCat("Incompatible shapes of A and B for the equation XA = "
+                                           "B (", n, "x", n, " and ", Cols(b), "x1)"));
+    }
+    // X A = B  <=>  A^T X^T = B^T.
+    TENSORD_ASSIGN_OR_RETURN(Tensor at, Transpose(a, -2, -1));
+    TENSORD_ASSIGN_OR_RETURN(Tensor bt, Transpose(b, -2, -1));
+    if (Rows(bt) != n) {
+      return RuntimeError(op, absl::StrCat("Incompatible shapes of A and B for the equation XA = "
+                                           "B (", n, "x", n, " and ", Rows(b), "x",
+                                           Cols(b), ")"));
+    }
+    TENSORD_ASSIGN_OR_RETURN(DimVector batch,
+                             BroadcastShapes(op, a_batch, bt.sizes().subspan(0, bt.dim() - 2)));
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp plan, PlanLuSolve(op, at, &bt, batch, Cols(bt),
+                                                         LinalgCheck::kSolveSingular));
+    TENSORD_ASSIGN_OR_RETURN(plan.outputs[0], Transpose(plan.outputs[0], -2, -1));
+    return plan;
+  }
+  const int64_t b_rows = vector ? Cols(b) : Rows(b);
+  if (b_rows != n) {
+    return RuntimeError(op, absl::StrCat("Incompatible shapes of A and B for the equation AX = B (",
+                                         n, "x", n, " and ", b_rows, "x",
+                                         vector ? 1 : Cols(b), ")"));
+  }
+  TENSORD_ASSIGN_OR_RETURN(Tensor bm, vector ? Unsqueeze(b, -1) : absl::StatusOr<Tensor>(b));
+  TENSORD_ASSIGN_OR_RETURN(DimVector batch,
+                           BroadcastShapes(op, a_batch, bm.sizes().subspan(0, bm.dim() - 2)));
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp plan, PlanLuSolve(op, a, &bm, batch, Cols(bm),
+                                                       LinalgCheck::kSolveSingular));
+  if (!vector) return plan;
+  // torch lays a vector result out column-major over its own last two dims: one more copy of a
+  // batch of vectors.
+  const Tensor x = plan.outputs[0];
+  TENSORD_ASSIGN_OR_RETURN(Tensor xv, Select(x, -1, 0));
+  TENSORD_ASSIGN_OR_RETURN(Tensor result,
+                           NewColumnMajor(op, x.dtype(), xv.sizes(), x.device()));
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(x.device()));
+  plan.kernel = [solve = std::move(plan.kernel), backend, xv, result]() mutable -> absl::Status {
+    TENSORD_RETURN_IF_ERROR(solve());
+    return backend->Copy(result.sizes(), StridedRef::Of(result), StridedRef::Of(xv));
+  };
+  plan.outputs = {result};
+  plan.writes.push_back(result.storage());
+  return plan;
+}
+
+absl::StatusOr<PlannedOp> PlanInv(const Tensor& a) {
+  constexpr absl::string_view op = "linalg.inv";
+  TENSORD_RETURN_IF_ERROR(CheckMatrices(op, a, /*square=*/true));
+  return PlanLuSolve(op, a, nullptr, a.sizes().subspan(0, a.dim() - 2), Cols(a),
+                     LinalgCheck::kInverseSingular);
+}
+
+// ---- det, slogdet: compositions of lu_factor --------------------------------------------------
+
+Attrs Dim(int64_t dim) { return Attrs().Set("dim", std::vector<int64_t>{dim}); }
+
+// (the LU factors' diagonal, the permutation's sign as an int64 +1/-1) for every matrix.
+absl::StatusOr<std::pair<Tensor, Tensor>> PlanLuParts(Composition& c, absl::string_view op,
+                                                      const Tensor& a) {
+  TENSORD_RETURN_IF_ERROR(CheckMatrices(op, a, /*square=*/true));
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp lu, PlanLuFactor(op, a, LinalgCheck::kNone));
+  const std::vector<Tensor> factors = c.Add(std::move(lu));
+  TENSORD_ASSIGN_OR_RETURN(Tensor diagonal, Diagonal(factors[0], 0, -2, -1));
+  // Pivot i (1-based) swapped row i with another when it is not i: the sign flips per swap.
+  TENSORD_ASSIGN_OR_RETURN(
+      Tensor rows, c.Op1("arange", {},
+                         Attrs()
+                             .Set("start", Scalar(int64_t{1}))
+                             .Set("end", Scalar(Cols(a) + 1))
+                             .Set("dtype", DType::kInt32)
+                             .Set("device", a.device())));
+  TENSORD_ASSIGN_OR_RETURN(Tensor swapped, c.Op1("ne", {factors[1], rows}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor swaps, c.Op1("sum", {swapped}, Dim(-1)));
+  TENSORD_ASSIGN_OR_RETURN(Tensor odd, c.Op1("remainder", {swaps}, Attrs().Set("other", Scalar(int64_t{2}))));
+  TENSORD_ASSIGN_OR_RETURN(Tensor minus, c.Op1("mul", {odd}, Attrs().Set("other", Scalar(int64_t{-2}))));
+  TENSORD_ASSIGN_OR_RETURN(Tensor sign, c.Op1("add", {minus}, Attrs().Set("other", Scalar(int64_t{1}))));
+  return std::make_pair(diagonal, sign);
+}
+
+absl::StatusOr<PlannedOp> PlanDet(const Tensor& a) {
+  constexpr absl::string_view op = "linalg.det";
+  Composition c({a});
+  TENSORD_ASSIGN_OR_RETURN(auto parts, PlanLuParts(c, op, a));
+  TENSORD_ASSIGN_OR_RETURN(Tensor product, c.Op1("prod", {parts.first}, Dim(-1)));
+  TENSORD_ASSIGN_OR_RETURN(Tensor det, c.Op1("mul", {product, parts.second}));
+  return std::move(c).Finish({det});
+}
+
+absl::StatusOr<PlannedOp> PlanSlogdet(const Tensor& a) {
+  constexpr absl::string_view op = "linalg.slogdet";
+  Composition c({a});
+  TENSORD_ASSIGN_OR_RETURN(auto parts, PlanLuParts(c, op, a));
+  TENSORD_ASSIGN_OR_RETURN(Tensor signs, c.Op1("sign", {parts.first}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor sign_product, c.Op1("prod", {signs}, Dim(-1)));
+  TENSORD_ASSIGN_OR_RETURN(Tensor sign, c.Op1("mul", {sign_product, parts.second}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor magnitudes, c.Op1("abs", {parts.first}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor logs, c.Op1("log", {magnitudes}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor logabsdet, c.Op1("sum", {logs}, Dim(-1)));
+  return std::move(c).Finish({sign, logabsdet});
+}
+
+// ---- cholesky, qr, svd, eigh --------------------------------------------------------------
+
+absl::StatusOr<PlannedOp> PlanCholesky(const Tensor& a, bool upper) {
+  constexpr absl::string_view op = "linalg.cholesky";
+  TENSORD_RETURN_IF_ERROR(CheckMatrices(op, a, /*square=*/true));
+  TENSORD_ASSIGN_OR_RETURN(Workspace l, CopyOf(op, a, a.sizes()));
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(a.device()));
+  PlannedOp plan;
+  plan.outputs = {l.tensor};
+  plan.reads = {a.storage()};
+  plan.writes = {l.tensor.storage()};
+  plan.kernel = [backend, l, upper,
+                 spec = Spec(op, LinalgCheck::kNotPositiveDefinite, a)]() -> absl::Status {
+    TENSORD_RETURN_IF_ERROR(FillCopy(backend, l));
+    return backend->Cholesky(BatchOf(l.tensor), upper, spec);
+  };
+  return plan;
+}
+
+absl::StatusOr<PlannedOp> PlanQr(const Tensor& a, const std::string& mode) {
+  constexpr absl::string_view op = "linalg.qr";
+  if (mode != "reduced" && mode != "complete" && mode != "r") {
+    return RuntimeError(op, absl::StrCat("qr received unrecognized mode '", mode,
+                                         "' but expected one of 'reduced' (default), 'r', or "
+                                         "'complete'"));
+  }
+  TENSORD_RETURN_IF_ERROR(CheckMatrices(op, a, /*square=*/false));
+  const IntList batch = a.sizes().subspan(0, a.dim() - 2);
+  const int64_t m = Rows(a), n = Cols(a), k = std::min(m, n);
+  const int64_t kept = mode == "complete" ? m : k;  // Q's columns and R's rows
+  TENSORD_ASSIGN_OR_RETURN(Workspace work, CopyOf(op, a, a.sizes()));
+  TENSORD_ASSIGN_OR_RETURN(Tensor r, NewColumnMajor(op, a.dtype(), Concat(batch, {kept, n}),
+                                                    a.device()));
+  Tensor q;
+  if (mode == "r") {  // torch returns an empty Q
+    TENSORD_ASSIGN_OR_RETURN(q, NewContiguous(op, a.dtype(), {0}, a.device()));
+  } else {
+    TENSORD_ASSIGN_OR_RETURN(q, NewColumnMajor(op, a.dtype(), Concat(batch, {m, kept}),
+                                               a.device()));
+  }
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(a.device()));
+  PlannedOp plan;
+  plan.outputs = {q, r};
+  plan.reads = {a.storage()};
+  plan.writes = {q.storage(), r.storage()};
+  const bool want_q = mode != "r";
+  plan.kernel = [backend, work, q, r, want_q]() -> absl::Status {
+    TENSORD_RETURN_IF_ERROR(FillCopy(backend, work));
+    return backend->Qr(BatchOf(work.tensor), BatchOf(r), want_q ? BatchOf(q) : MatrixBatch{});
+  };
+  return plan;
+}
+
+// (U, S, Vh), or S alone for svdvals.
+absl::StatusOr<PlannedOp> PlanSvd(absl::string_view op, const Tensor& a, bool full_matrices,
+                                  bool vectors) {
+  TENSORD_RETURN_IF_ERROR(CheckMatrices(op, a, /*square=*/false));
+  const IntList batch = a.sizes().subspan(0, a.dim() - 2);
+  const int64_t m = Rows(a), n = Cols(a), k = std::min(m, n);
+  TENSORD_ASSIGN_OR_RETURN(Workspace work, CopyOf(op, a, a.sizes()));
+  TENSORD_ASSIGN_OR_RETURN(Tensor s, NewContiguous(op, a.dtype(), Concat(batch, {k}), a.device()));
+  Tensor u, vh;
+  if (vectors) {
+    TENSORD_ASSIGN_OR_RETURN(u, NewColumnMajor(op, a.dtype(),
+                                               Concat(batch, {m, full_matrices ? m : k}),
+                                               a.device()));
+    TENSORD_ASSIGN_OR_RETURN(vh, NewColumnMajor(op, a.dtype(),
+                                                Concat(batch, {full_matrices ? n : k, n}),
+                                                a.device()));
+  }
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(a.device()));
+  PlannedOp plan;
+  plan.outputs = vectors ? std::vector<Tensor>{u, s, vh} : std::vector<Tensor>{s};
+  plan.reads = {a.storage()};
+  for (const Tensor& t : plan.outputs) plan.writes.push_back(t.storage());
+  plan.kernel = [backend, work, s, u, vh,
+                 spec = Spec(op, LinalgCheck::kNoConvergence, a)]() -> absl::Status {
+    TENSORD_RETURN_IF_ERROR(FillCopy(backend, work));
+    return backend->Svd(BatchOf(work.tensor), s.data(), BatchOf(u), BatchOf(vh), spec);
+  };
+  return plan;
+}
+
+absl::StatusOr<PlannedOp> PlanEigh(absl::string_view op, const Tensor& a, const std::string& uplo,
+                                   bool vectors) {
+  if (uplo != "L" && uplo != "U" && uplo != "l" && uplo != "u") {
+    return RuntimeError(op, absl::StrCat("Expected UPLO argument to be 'L' or 'U', but got ",
+                                         uplo));
+  }
+  TENSORD_RETURN_IF_ERROR(CheckMatrices(op, a, /*square=*/true));
+  const IntList batch = a.sizes().subspan(0, a.dim() - 2);
+  TENSORD_ASSIGN_OR_RETURN(Workspace work, CopyOf(op, a, a.sizes()));
+  TENSORD_ASSIGN_OR_RETURN(Tensor w, NewContiguous(op, a.dtype(), Concat(batch, {Cols(a)}),
+                                                   a.device()));
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(a.device()));
+  PlannedOp plan;
+  plan.outputs = vectors ? std::vector<Tensor>{w, work.tensor} : std::vector<Tensor>{w};
+  plan.reads = {a.storage()};
+  plan.writes = {w.storage(), work.tensor.storage()};
+  const bool upper = uplo == "U" || uplo == "u";
+  plan.kernel = [backend, work, w, upper, vectors,
+                 spec = Spec(op, LinalgCheck::kNoConvergence, a)]() -> absl::Status {
+    TENSORD_RETURN_IF_ERROR(FillCopy(backend, work));
+    return backend->Eigh(BatchOf(work.tensor), w.data(), upper, vectors, spec);
+  };
+  return plan;
+}
+
+using Plan1 = std::function<absl::StatusOr<PlannedOp>(const Tensor&, AttrReader&)>;
+
+void Add(std::vector<OpDef>& ops, std::string name, std::vector<AttrSpec> attrs, std::string doc,
+         bool multi_output, Plan1 plan) {
+  ops.push_back({std::move(name), OpKind::kCompute, {"A"}, std::move(attrs), std::move(doc),
+                 multi_output, [plan](Inputs in, AttrReader& a) { return plan(in[0], a); }});
+}
+
+}  // namespace
+
+void RegisterDecompositionOps(std::vector<OpDef>& ops) {
+  Add(ops, "linalg_lu_factor", {},
+      "(LU, pivots): LU factorization with partial pivoting; pivots int32, 1-based.", true,
+      [](const Tensor& a, AttrReader&) {
+        return PlanLuFactor("linalg.lu_factor", a, LinalgCheck::kLuSingular);
+      });
+  ops.push_back({"linalg_solve", OpKind::kCompute, {"A", "B"},
+                 {Opt("left", AttrType::kBool, "true", "false: solve X A = B")},
+                 "X with A X = B (or X A = B); B a matrix or a (batch of) vector(s).", false,
+                 [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(bool left, a.Bool("left", true));
+                   return PlanSolve(in[0], in[1], left);
+                 }});
+  Add(ops, "linalg_inv", {}, "The inverse of every square matrix of A.", false,
+      [](const Tensor& a, AttrReader&) { return PlanInv(a); });
+  Add(ops, "linalg_det", {}, "The determinant of every square matrix of A (from its LU).", false,
+      [](const Tensor& a, AttrReader&) { return PlanDet(a); });
+  Add(ops, "linalg_slogdet", {}, "(sign, logabsdet) of the determinant of every matrix of A.",
+      true, [](const Tensor& a, AttrReader&) { return PlanSlogdet(a); });
+  Add(ops, "linalg_cholesky", {Opt("upper", AttrType::kBool, "false")},
+      "The Cholesky factor L (or U) of every symmetric positive-definite matrix of A.", false,
+      [](const Tensor& a, AttrReader& r) -> absl::StatusOr<PlannedOp> {
+        TENSORD_ASSIGN_OR_RETURN(bool upper, r.Bool("upper", false));
+        return PlanCholesky(a, upper);
+      });
+  Add(ops, "linalg_qr",
+      {Opt("mode", AttrType::kString, "reduced", "'reduced', 'complete' or 'r'")},
+      "(Q, R) of every matrix of A.", true,
+      [](const Tensor& a, AttrReader& r) -> absl::StatusOr<PlannedOp> {
+        TENSORD_ASSIGN_OR_RETURN(std::string mode, r.String("mode", "reduced"));
+        return PlanQr(a, mode);
+      });
+  Add(ops, "linalg_svd", {Opt("full_matrices", AttrType::kBool, "true")},
+      "(U, S, Vh) of every matrix of A; S descending.", true,
+      [](const Tensor& a, AttrReader& r) -> absl::StatusOr<PlannedOp> {
+        TENSORD_ASSIGN_OR_RETURN(bool full, r.Bool("full_matrices", true));
+        return PlanSvd("linalg.svd", a, full, /*vectors=*/true);
+      });
+  Add(ops, "linalg_svdvals", {}, "The singular values of every matrix of A, descending.", false,
+      [](const Tensor& a, AttrReader&) {
+        return PlanSvd("linalg.svdvals", a, false, /*vectors=*/false);
+      });
+  for (const bool vectors : {true, false}) {
+    const std::string name = vectors ? "linalg_eigh" : "linalg_eigvalsh";
+    Add(ops, name,
+        {Opt("UPLO", AttrType::kString, "L", "'L' or 'U': the triangle read")},
+        vectors ? "(eigenvalues ascending, eigenvectors as columns) of every symmetric matrix."
+                : "The eigenvalues (ascending) of every symmetric matrix of A.",
+        vectors, [vectors](const Tensor& a, AttrReader& r) -> absl::StatusOr<PlannedOp> {
+          TENSORD_ASSIGN_OR_RETURN(std::string uplo, r.String("UPLO", "L"));
+          return PlanEigh(vectors ? "linalg.eigh" : "linalg.eigvalsh", a, uplo, vectors);
+        });
+  }
+}
+
+}  // namespace tensord::engine

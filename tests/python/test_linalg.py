@@ -1,0 +1,274 @@
+"""torch.linalg and torch's matrix functions against torch 1.13: values, dtypes, sizes, strides
+(torch.linalg returns column-major matrices) and exception classes, over float32 and float64,
+batches (broadcast too) and input layouts (contiguous, transposed, sliced).
+
+Factors that are unique only up to signs (Q of qr, U and V of svd, eigenvectors) are checked by
+what is unique: the product they rebuild, orthonormality, triangularity, and their absolute
+values against torch's (the inputs have distinct singular values and eigenvalues).
+"""
+import math
+
+import pytest
+import torch
+
+import tensord
+from oracle import as_torch, outcome
+
+DTYPES = ["float32", "float64"]
+TOL = {"float32": dict(rtol=2e-4, atol=2e-4), "float64": dict(rtol=1e-9, atol=1e-9)}
+
+LAYOUTS = {
+    "contiguous": lambda t: t,
+    "transposed": lambda t: t.mT.contiguous().mT,  # same values, column-major storage
+    "sliced": lambda t: torch.stack([t, torch.zeros_like(t)], -1)[..., 0],  # every 2nd element
+}
+
+
+def to_tensord(t):
+    """A tensord tensor with t's values and t's strides (so layouts reach the server)."""
+    base = tensord.tensor(t.contiguous().numpy())
+    if t.is_contiguous():
+        return base
+    if t.dim() >= 2 and t.mT.is_contiguous():
+        return tensord.tensor(t.mT.contiguous().numpy()).mT
+    wide = tensord.cat([base, base], -1)
+    out = tensord.empty_like(wide)[..., ::2]
+    return out.copy_(base)
+
+
+def well_conditioned(shape, dtype, seed):
+    g = torch.Generator().manual_seed(seed)
+    n = shape[-1]
+    a = torch.randn(shape, generator=g, dtype=torch.float64) + 2 * n * torch.eye(n, dtype=torch.float64)
+    return a.to(getattr(torch, dtype))
+
+
+def spd(shape, dtype, seed):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(shape, generator=g, dtype=torch.float64)
+    return (x @ x.mT + shape[-1] * torch.eye(shape[-1], dtype=torch.float64)).to(getattr(torch, dtype))
+
+
+def rect(shape, dtype, seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(shape, generator=g, dtype=torch.float64).to(getattr(torch, dtype))
+
+
+def same_meta(got, want):
+    assert tuple(got.shape) == tuple(want.shape)
+    assert str(got.dtype) == str(want.dtype)
+    if want.numel() > 1:
+        assert got.stride() == want.stride(), (got.stride(), want.stride())
+
+
+def close(got, want, dtype, scale=1.0):
+    same_meta(got, want)
+    g = as_torch(got)
+    tol = TOL[dtype]
+    torch.testing.assert_close(g, want, rtol=tol["rtol"] * scale, atol=tol["atol"] * scale,
+                               equal_nan=True)
+
+
+def error_class(result):
+    return result[1][0] if result[1] else None
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("shape", [(4, 4), (3, 5, 5), (2, 1, 3, 3), (0, 3, 3), (2, 0, 0)])
+def test_solve_inv_det_match_torch(dtype, layout, shape, session):
+    A = LAYOUTS[layout](well_conditioned(shape, dtype, seed=sum(shape)))
+    a = to_tensord(A)
+    n = shape[-1]
+    close(tensord.linalg.inv(a), torch.linalg.inv(A), dtype)
+    close(tensord.inverse(a), torch.inverse(A), dtype)
+    close(tensord.linalg.det(a), torch.linalg.det(A), dtype, scale=10 ** n)
+    close(a.det(), A.det(), dtype, scale=10 ** n)
+    for got, want in zip(tensord.linalg.slogdet(a), torch.linalg.slogdet(A)):
+        close(got, want, dtype)
+    close(tensord.logdet(a), torch.logdet(A), dtype)
+    # B as matrices, as a batch of vectors, as one vector, broadcast against A's batch.
+    for b_shape in [shape[:-1] + (2,), shape[:-1], (n,), (3,) + shape[-2:-1] + (1,)]:
+        B = rect(b_shape, dtype, seed=7)
+        want, werr = outcome(lambda: torch.linalg.solve(A, B))
+        got, gerr = outcome(lambda: tensord.linalg.solve(a, to_tensord(B)))
+        assert error_class((got, gerr)) == error_class((want, werr)), b_shape
+        if not werr:
+            close(got, want, dtype, scale=10)
+    Bt = rect(shape[:-2] + (2, n), dtype, seed=8)
+    close(tensord.linalg.solve(a, to_tensord(Bt), left=False),
+          torch.linalg.solve(A, Bt, left=False), dtype, scale=10)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_lu_factor_matches_torch(dtype, session):
+    for shape in [(4, 4), (2, 3, 5), (5, 3)]:
+        A = rect(shape, dtype, seed=3)
+        lu, piv = tensord.linalg.lu_factor(to_tensord(A))
+        LU, P = torch.linalg.lu_factor(A)
+        close(lu, LU, dtype, scale=10)
+        same_meta(piv, P)
+        assert torch.equal(as_torch(piv), P)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("shape", [(4, 4), (3, 5, 5), (0, 2, 2)])
+def test_cholesky_and_eigh_match_torch(dtype, layout, shape, session):
+    A = LAYOUTS[layout](spd(shape, dtype, seed=sum(shape) + 1))
+    a = to_tensord(A)
+    for upper in (False, True):
+        close(tensord.linalg.cholesky(a, upper=upper), torch.linalg.cholesky(A, upper=upper),
+              dtype, scale=10)
+    close(tensord.cholesky(a), torch.cholesky(A), dtype, scale=10)
+    for uplo in ("L", "U"):
+        w, v = tensord.linalg.eigh(a, UPLO=uplo)
+        W, V = torch.linalg.eigh(A, UPLO=uplo)
+        close(w, W, dtype, scale=100)
+        same_meta(v, V)
+        close(tensord.linalg.eigvalsh(a, UPLO=uplo), torch.linalg.eigvalsh(A, UPLO=uplo), dtype,
+              scale=100)
+        vt = as_torch(v)
+        torch.testing.assert_close(vt.abs(), V.abs(), **{k: x * 100 for k, x in TOL[dtype].items()})
+        torch.testing.assert_close(vt @ torch.diag_embed(W) @ vt.mT, A,
+                                   **{k: x * 100 for k, x in TOL[dtype].items()})
+    # The triangle not named by UPLO is never read.
+    if shape[-1] > 1:
+        junk = A.clone()
+        junk[..., 0, -1] = 1e3
+        close(tensord.linalg.eigvalsh(to_tensord(junk)), torch.linalg.eigvalsh(junk), dtype,
+              scale=100)
+    L = torch.linalg.cholesky(A)
+    B = rect(shape[:-1] + (2,), dtype, seed=5)
+    close(tensord.cholesky_solve(to_tensord(B), to_tensord(L)), torch.cholesky_solve(B, L),
+          dtype, scale=100)
+    close(tensord.cholesky_inverse(to_tensord(L)), torch.cholesky_inverse(L), dtype, scale=100)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4), (2, 6, 4), (0, 3), (3, 0)])
+def test_qr_and_svd_match_torch(dtype, shape, session):
+    A = rect(shape, dtype, seed=sum(shape) + 2)
+    a = to_tensord(A)
+    tol = {k: x * 100 for k, x in TOL[dtype].items()}
+    for mode in ("reduced", "complete", "r"):
+        q, r = tensord.linalg.qr(a, mode=mode)
+        Q, R = torch.linalg.qr(A, mode=mode)
+        same_meta(q, Q)
+        same_meta(r, R)
+        rt = as_torch(r)
+        torch.testing.assert_close(rt.abs(), R.abs(), **tol)
+        assert torch.equal(rt.triu(), rt)
+        if mode != "r":
+            qt = as_torch(q)
+            torch.testing.assert_close(qt @ rt, A if mode != "complete" or shape[-2] <= shape[-1]
+                                       else Q @ R, **tol)
+            k = qt.shape[-1]
+            torch.testing.assert_close(qt.mT @ qt, torch.eye(k, dtype=qt.dtype).expand_as(qt.mT @ qt),
+                                       **tol)
+    for full in (True, False):
+        u, s, vh = tensord.linalg.svd(a, full_matrices=full)
+        U, S, Vh = torch.linalg.svd(A, full_matrices=full)
+        for got, want in ((u, U), (s, S), (vh, Vh)):
+            same_meta(got, want)
+        close(s, S, dtype, scale=100)
+        k = S.shape[-1]
+        ut, vht = as_torch(u), as_torch(vh)
+        torch.testing.assert_close((ut[..., :k] * S.unsqueeze(-2)) @ vht[..., :k, :], A, **tol)
+        torch.testing.assert_close(ut.abs()[..., :k], U.abs()[..., :k], **tol)
+    close(tensord.linalg.svdvals(a), torch.linalg.svdvals(A), dtype, scale=100)
+    U2, S2, V2 = tensord.svd(a)
+    for got, want in zip((U2, S2, V2), torch.svd(A)):
+        same_meta(got, want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_compositions_match_torch(dtype, session):
+    A = well_conditioned((2, 4, 4), dtype, seed=11)
+    R = rect((3, 5, 4), dtype, seed=12)
+    a, r = to_tensord(A), to_tensord(R)
+    L = torch.linalg
+    T = tensord.linalg
+    tol = 100
+    for ord in (None, 2, 1, 3, 0, math.inf, -math.inf, 0.5):
+        close(T.vector_norm(r, 2 if ord is None else ord), L.vector_norm(R, 2 if ord is None else ord), dtype, tol)
+        close(T.vector_norm(r, 2 if ord is None else ord, dim=(0, 2), keepdim=True),
+              L.vector_norm(R, 2 if ord is None else ord, dim=(0, 2), keepdim=True), dtype, tol)
+    for ord in ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf):
+        close(T.matrix_norm(r, ord), L.matrix_norm(R, ord), dtype, tol)
+        close(T.matrix_norm(r, ord, dim=(0, 2), keepdim=True),
+              L.matrix_norm(R, ord, dim=(0, 2), keepdim=True), dtype, tol)
+        close(T.norm(r[0], ord), L.norm(R[0], ord), dtype, tol)
+    close(T.norm(r), L.norm(R), dtype, tol)
+    close(T.norm(r, dim=1), L.norm(R, dim=1), dtype, tol)
+    close(T.pinv(r), L.pinv(R), dtype, tol)
+    close(T.pinv(to_tensord(spd((4, 4), dtype, 3)), hermitian=True),
+          L.pinv(spd((4, 4), dtype, 3), hermitian=True), dtype, tol)
+    close(tensord.pinverse(r), torch.pinverse(R), dtype, tol)
+    low_rank = R[0] @ R[0].mT  # 5x5 of rank 4
+    assert T.matrix_rank(to_tensord(low_rank)).item() == L.matrix_rank(low_rank).item() == 4
+    close(T.matrix_rank(r), L.matrix_rank(R), dtype)
+    close(T.cond(a), L.cond(A), dtype, tol)
+    close(T.cond(a, 1), L.cond(A, 1), dtype, tol)
+    for n in (-2, -1, 0, 1, 3):
+        close(T.matrix_power(a, n), L.matrix_power(A, n), dtype, tol * 10)
+    for driver in (None, "gelsd", "gels"):
+        B = rect((3, 5, 2), dtype, seed=13)
+        got = T.lstsq(r, to_tensord(B), driver=driver)
+        want = L.lstsq(R, B, driver=driver)
+        for g, w in zip(got, want):
+            close(g, w, dtype, tol)
+    close(T.multi_dot([r[0], a[0], to_tensord(R[1].mT)]),
+          L.multi_dot([R[0], A[0], R[1].mT]), dtype, tol)
+    close(T.vecdot(r, r), L.vecdot(R, R), dtype, tol)
+    close(T.vander(to_tensord(R[0, 0])), L.vander(R[0, 0]), dtype, tol)
+    upper = A.triu()
+    B = rect((2, 4, 3), dtype, seed=14)
+    close(T.solve_triangular(a, to_tensord(B), upper=True),
+          L.solve_triangular(upper, B, upper=True), dtype, tol)
+    got = tensord.triangular_solve(to_tensord(B), a, upper=False)
+    want = torch.triangular_solve(B, A, upper=False)
+    close(got.solution, want.solution, dtype, tol)
+    big = well_conditioned((6, 6), dtype, seed=15).reshape(2, 3, 6)
+    close(T.tensorinv(to_tensord(big), ind=2), L.tensorinv(big, ind=2), dtype, tol)
+    close(T.tensorsolve(to_tensord(big.reshape(6, 2, 3)), to_tensord(R[0, 0, :].repeat(2)[:6])),
+          L.tensorsolve(big.reshape(6, 2, 3), R[0, 0, :].repeat(2)[:6]), dtype, tol)
+
+
+def test_errors_match_torch(session):
+    """The same exception class as torch for each mistake, raised at the call."""
+    singular = torch.tensor([[1.0, 2.0], [2.0, 4.0]])
+    batch = torch.stack([torch.eye(2), singular])
+    cases = [
+        lambda L, M: L.linalg.inv(M(batch)),
+        lambda L, M: L.linalg.solve(M(singular), M(torch.ones(2))),
+        lambda L, M: L.linalg.cholesky(M(-torch.eye(3))),
+        lambda L, M: L.linalg.lu_factor(M(torch.zeros(3, 3))),
+        lambda L, M: L.linalg.inv(M(torch.zeros(3, 4))),
+        lambda L, M: L.linalg.det(M(torch.zeros(3))),
+        lambda L, M: L.linalg.det(M(torch.zeros(3, 3, dtype=torch.int64))),
+        lambda L, M: L.linalg.inv(M(torch.eye(3).half())),
+        lambda L, M: L.linalg.solve(M(torch.eye(3)), M(torch.ones(4))),
+        lambda L, M: L.linalg.solve(M(torch.eye(3)), M(torch.ones(3, dtype=torch.float64))),
+        lambda L, M: L.linalg.solve(M(torch.eye(3)), M(torch.ones(2, 3)), left=False),
+        lambda L, M: L.linalg.qr(M(torch.eye(3)), mode="x"),
+        lambda L, M: L.linalg.eigh(M(torch.eye(3)), UPLO="X"),
+        lambda L, M: L.linalg.eigh(M(torch.zeros(2, 3))),
+        lambda L, M: L.linalg.svd(M(torch.zeros(3))),
+        lambda L, M: L.linalg.slogdet(M(torch.eye(3, dtype=torch.int32))),
+    ]
+    for i, case in enumerate(cases):
+        want = outcome(lambda: case(torch, lambda t: t))
+        got = outcome(lambda: case(tensord, to_tensord))
+        assert error_class(got) == error_class(want), (i, got, want)
+    # The error names the batch element, as torch's; the session stays usable.
+    _, err = outcome(lambda: tensord.linalg.inv(to_tensord(batch)))
+    assert "(Batch element 1)" in err[1]
+    try:
+        tensord.linalg.cholesky(to_tensord(-torch.eye(2)))
+    except torch.linalg.LinAlgError:
+        raise AssertionError("tensord's LinAlgError is its own class")
+    except tensord.linalg.LinAlgError:
+        pass
+    assert tensord.ones(3).sum().item() == 3
+    tensord.synchronize()  # the caught error is not raised again

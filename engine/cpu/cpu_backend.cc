@@ -93,6 +93,10 @@ class CpuBackendImpl final : public Backend {
     cpu::Softmax(log, shape, dim, in, out);
     return absl::OkStatus();
   }
+  absl::Status LayerNorm(const LayerNormCall& call) override {
+    cpu::LayerNorm(call);
+    return absl::OkStatus();
+  }
   absl::Status Matmul(const MatmulCall& call) override {
     cpu::Matmul(call);
     return absl::OkStatus();

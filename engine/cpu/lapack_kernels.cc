@@ -86,10 +86,11 @@ struct Lapack {
   }
 };
 
-// LAPACK's workspace query answers a size as a floating value.
+// LAPACK's workspace query answers a size as a floating value (float32 rounds large sizes:
+// a little more is asked for).
 template <typename T>
 int WorkSize(T query) {
-  return std::max(1, static_cast<int>(query));
+  return std::max(1, static_cast<int>(static_cast<double>(query) * (1 + 1e-6)) + 1);
 }
 
 template <typename T>

@@ -15,6 +15,7 @@
 #include "engine/kernels/convert.h"
 #include "engine/kernels/reduce_functors.h"
 #include "engine/cpu/map.h"
+#include "engine/cpu/vec_math.h"
 #include "engine/runtime/thread_pool.h"
 
 namespace tensord::engine::cpu {
@@ -413,6 +414,109 @@ void ForEachLine(IntList shape, int64_t dim, const StridedRef& in, const Strided
   });
 }
 
+// softmax / log_softmax of one contiguous line, in lanes the compiler vectorizes: the max, then
+// exp(x - max) summed (and for softmax stored, then scaled once), so one exp per element. The
+// same NaN and infinity rules as SoftmaxLine (a NaN is skipped by the max and reaches the sum).
+// float32 gets an AVX2/FMA clone on machines that have them, chosen when the program loads.
+constexpr int kLanes = 8;
+
+template <typename T, typename Exp>
+inline void SoftmaxRow(bool log, int64_t n, const T* x, T* y, Exp exp) {
+  T lanes[kLanes];
+  for (T& l : lanes) l = -std::numeric_limits<T>::infinity();
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) lanes[j] = lanes[j] < x[i + j] ? x[i + j] : lanes[j];
+  }
+  T m = -std::numeric_limits<T>::infinity();
+  for (T l : lanes) m = m < l ? l : m;
+  for (; i < n; ++i) m = m < x[i] ? x[i] : m;
+  T sums[kLanes] = {};
+  for (i = 0; i + kLanes <= n; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) {
+      const T e = exp(x[i + j] - m);
+      if (!log) y[i + j] = e;
+      sums[j] += e;
+    }
+  }
+  T s = 0;
+  for (T l : sums) s += l;
+  for (; i < n; ++i) {
+    const T e = exp(x[i] - m);
+    if (!log) y[i] = e;
+    s += e;
+  }
+  if (log) {
+    const T shift = m + std::log(s);
+    for (i = 0; i < n; ++i) y[i] = x[i] - shift;
+  } else {
+    const T scale = T(1) / s;
+    for (i = 0; i < n; ++i) y[i] *= scale;
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TENSORD_AVX2_CLONE __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define TENSORD_AVX2_CLONE
+#endif
+
+TENSORD_AVX2_CLONE
+void SoftmaxRowF32(bool log, int64_t n, const float* x, float* y) {
+  SoftmaxRow<float>(log, n, x, y, [](float v) { return VecExp(v); });
+}
+
+void SoftmaxRowF64(bool log, int64_t n, const double* x, double* y) {
+  SoftmaxRow<double>(log, n, x, y, [](double v) { return std::exp(v); });
+}
+
+// One row of layer_norm, in lanes: the mean, then the mean squared deviation (two passes over a
+// row in cache: exact where one-pass formulas cancel), then the normalized row.
+template <typename T>
+inline void LayerNormRow(const T* x, T* y, const T* w, const T* b, int64_t n, double eps) {
+  using C = Calc<T>;
+  const auto at = [x](int64_t i) { return Load<T>(reinterpret_cast<const char*>(x + i)); };
+  C sums[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) sums[j] += at(i + j);
+  }
+  C s = 0;
+  for (C l : sums) s += l;
+  for (; i < n; ++i) s += at(i);
+  const C mean = s / static_cast<C>(n);
+  C squares[kLanes] = {};
+  for (i = 0; i + kLanes <= n; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) {
+      const C d = at(i + j) - mean;
+      squares[j] += d * d;
+    }
+  }
+  C q = 0;
+  for (C l : squares) q += l;
+  for (; i < n; ++i) {
+    const C d = at(i) - mean;
+    q += d * d;
+  }
+  const C rstd = C(1) / std::sqrt(q / static_cast<C>(n) + static_cast<C>(eps));
+  for (i = 0; i < n; ++i) {
+    C v = (at(i) - mean) * rstd;
+    if (w != nullptr) v *= Load<T>(reinterpret_cast<const char*>(w + i));
+    if (b != nullptr) v += Load<T>(reinterpret_cast<const char*>(b + i));
+    y[i] = Convert<T>(v);
+  }
+}
+
+TENSORD_AVX2_CLONE
+void LayerNormRowsF32(const LayerNormCall& c, int64_t r0, int64_t r1) {
+  const auto* x = reinterpret_cast<const float*>(c.x);
+  auto* y = reinterpret_cast<float*>(c.out);
+  for (int64_t r = r0; r < r1; ++r) {
+    LayerNormRow<float>(x + r * c.n, y + r * c.n, reinterpret_cast<const float*>(c.weight),
+                        reinterpret_cast<const float*>(c.bias), c.n, c.eps);
+  }
+}
+
 }  // namespace
 
 void Reduce(ReduceOp op, const ReduceGeometry& g, const StridedRef& in, char* out, DType out_dtype,
@@ -443,12 +547,46 @@ void Scan(bool product, IntList shape, int64_t dim, const StridedRef& in, const 
   });
 }
 
+void LayerNorm(const LayerNormCall& c) {
+  const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(c.n, 1));
+  ParallelFor(0, c.rows, grain, [&](int64_t r0, int64_t r1) {
+    if (c.dtype == DType::kFloat32) {
+      LayerNormRowsF32(c, r0, r1);
+      return;
+    }
+    DispatchDType(c.dtype, [&](auto t) {
+      using T = decltype(t);
+      if constexpr (kIsFloat<T>) {
+        const auto* x = reinterpret_cast<const T*>(c.x);
+        auto* y = reinterpret_cast<T*>(c.out);
+        for (int64_t r = r0; r < r1; ++r) {
+          LayerNormRow<T>(x + r * c.n, y + r * c.n, reinterpret_cast<const T*>(c.weight),
+                          reinterpret_cast<const T*>(c.bias), c.n, c.eps);
+        }
+      }
+    });
+  });
+}
+
 void Softmax(bool log, IntList shape, int64_t dim, const StridedRef& in, const StridedRef& out) {
   const int64_t n = shape.empty() ? 1 : shape[dim];
   const int64_t is = shape.empty() ? 0 : in.strides[dim];
   const int64_t os = shape.empty() ? 0 : out.strides[dim];
   DispatchDType(in.dtype, [&](auto t) {
     using T = decltype(t);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      if (is == 1 && os == 1) {
+        ForEachLine(shape, dim, in, out, [&](const char* x, char* y) {
+          if constexpr (std::is_same_v<T, float>) {
+            SoftmaxRowF32(log, n, reinterpret_cast<const float*>(x), reinterpret_cast<float*>(y));
+          } else {
+            SoftmaxRowF64(log, n, reinterpret_cast<const double*>(x),
+                          reinterpret_cast<double*>(y));
+          }
+        });
+        return;
+      }
+    }
     if constexpr (kIsFloat<T>) {
       ForEachLine(shape, dim, in, out, [&](const char* x, char* y) {
         T* yp = reinterpret_cast<T*>(y);

@@ -21,6 +21,8 @@ void Scan(bool product, IntList shape, int64_t dim, const StridedRef& in, const 
 
 // softmax / log_softmax along `dim` (floating dtypes; in and out of the same dtype).
 void Softmax(bool log, IntList shape, int64_t dim, const StridedRef& in, const StridedRef& out);
+// layer_norm over contiguous rows (kernels/reduce_ops.h).
+void LayerNorm(const LayerNormCall& call);
 
 }  // namespace tensord::engine::cpu
 

@@ -471,6 +471,12 @@ class CudaBackend final : public Backend {
     return Finish(LaunchSoftmax(log, shape, dim, in, out, to.stream), to, "softmax");
   }
 
+  absl::Status LayerNorm(const LayerNormCall& call) override {
+    TENSORD_CUDA_TRY(UseDevice(device_.index), "layer_norm");
+    const LaunchTarget to = TargetFor(this, device_.index);
+    return Finish(LaunchLayerNorm(call, to.stream), to, "layer_norm");
+  }
+
   absl::Status Matmul(const MatmulCall& call) override {
     int64_t products = 1;
     for (int64_t s : call.batch) products *= s;

@@ -327,6 +327,61 @@ cudaError_t LaunchScan(bool product, IntList shape, int64_t dim, const StridedRe
   return cudaGetLastError();
 }
 
+// A block of 256 threads per row: the sum, then the sum of squared deviations (two passes, as
+// the CPU kernel), each reduced in shared memory, then the normalized row.
+template <typename T>
+__device__ Calc<T> BlockSum(Calc<T> v, Calc<T>* partial) {
+  partial[threadIdx.x] = v;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
+    __syncthreads();
+  }
+  const Calc<T> total = partial[0];
+  __syncthreads();
+  return total;
+}
+
+template <typename T>
+__global__ void LayerNormRows(const T* x, T* y, const T* w, const T* b, int64_t rows, int64_t n,
+                              double eps) {
+  using C = Calc<T>;
+  __shared__ C partial[256];
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const T* xr = x + row * n;
+    T* yr = y + row * n;
+    C s = 0;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += static_cast<C>(xr[i]);
+    const C mean = BlockSum<T>(s, partial) / static_cast<C>(n);
+    C q = 0;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+      const C d = static_cast<C>(xr[i]) - mean;
+      q += d * d;
+    }
+    const C rstd = C(1) / sqrt(BlockSum<T>(q, partial) / static_cast<C>(n) + static_cast<C>(eps));
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+      C v = (static_cast<C>(xr[i]) - mean) * rstd;
+      if (w != nullptr) v *= static_cast<C>(w[i]);
+      if (b != nullptr) v += static_cast<C>(b[i]);
+      yr[i] = Convert<T>(v);
+    }
+  }
+}
+
+cudaError_t LaunchLayerNorm(const LayerNormCall& c, cudaStream_t stream) {
+  if (c.rows == 0 || c.n == 0) return cudaSuccess;
+  DispatchDType(c.dtype, [&](auto t) {
+    using T = decltype(t);
+    if constexpr (kIsFloat<T>) {
+      LayerNormRows<T><<<GridFor(c.rows, 1), 256, 0, stream>>>(
+          reinterpret_cast<const T*>(c.x), reinterpret_cast<T*>(c.out),
+          reinterpret_cast<const T*>(c.weight), reinterpret_cast<const T*>(c.bias), c.rows, c.n,
+          c.eps);
+    }
+  });
+  return cudaGetLastError();
+}
+
 cudaError_t LaunchSoftmax(bool log, IntList shape, int64_t dim, const StridedRef& in,
                           const StridedRef& out, cudaStream_t stream) {
   const Lines l = MakeLines(shape, dim, in, out);

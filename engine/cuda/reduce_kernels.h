@@ -35,6 +35,8 @@ cudaError_t LaunchReduce(ReduceOp op, const ReduceGeometry& g, const StridedRef&
 // and a block per line of 1024 elements or more.
 cudaError_t LaunchScan(bool product, IntList shape, int64_t dim, const StridedRef& in,
                        const StridedRef& out, cudaStream_t stream);
+// layer_norm, a block per row (kernels/reduce_ops.h).
+cudaError_t LaunchLayerNorm(const LayerNormCall& call, cudaStream_t stream);
 cudaError_t LaunchSoftmax(bool log, IntList shape, int64_t dim, const StridedRef& in,
                           const StridedRef& out, cudaStream_t stream);
 

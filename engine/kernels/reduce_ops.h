@@ -25,6 +25,20 @@ struct ReduceArgs {
   double p = 2;           // norm
 };
 
+// layer_norm over `rows` contiguous rows of `n` elements of `dtype` (a floating type):
+// out = (x - mean) / sqrt(var + eps) * weight + bias, var biased, accumulated in float32 for
+// the 16-bit types; weight and bias (n contiguous elements each) may be null.
+struct LayerNormCall {
+  const char* x = nullptr;
+  char* out = nullptr;
+  const char* weight = nullptr;
+  const char* bias = nullptr;
+  DType dtype = DType::kFloat32;
+  int64_t rows = 0;
+  int64_t n = 0;
+  double eps = 1e-5;
+};
+
 }  // namespace tensord::engine
 
 #endif  // TENSORD_ENGINE_KERNELS_REDUCE_OPS_H_

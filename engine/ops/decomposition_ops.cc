@@ -49,11 +49,12 @@ absl::Status CheckMatrices(absl::string_view op, const Tensor& a, bool square) {
                                          " by ", n, " matrices"));
   }
   TENSORD_RETURN_IF_ERROR(CheckFloating(op, a.dtype()));
-  constexpr int64_t kMaxLapackDim = std::numeric_limits<int32_t>::max() / 8;
-  if (m > kMaxLapackDim || n > kMaxLapackDim) {
+  // LAPACK and cuSOLVER index a matrix with 32-bit ints (and size workspaces in them).
+  constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max() / 8;
+  if (m > kMaxElements || n > kMaxElements || (m > 0 && n > kMaxElements / m)) {
     return RuntimeError(op, absl::StrCat("matrices of ", m, " by ", n,
                                          " are too large for the solver (at most ",
-                                         kMaxLapackDim, " rows and columns)"));
+                                         kMaxElements, " elements each)"));
   }
   return absl::OkStatus();
 }

@@ -576,6 +576,7 @@ OpRegistry::OpRegistry() {
   RegisterIndexingOps(ops_);
   RegisterSortOps(ops_);
   RegisterDecompositionOps(ops_);
+  RegisterNormOps(ops_);
   RegisterRandomOps(ops_);
   for (OpDef& op : ops_) {
     // Inputs that may come as numbers are also listed as (optional) scalar attributes.

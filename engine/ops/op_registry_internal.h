@@ -27,6 +27,7 @@ void RegisterIndexingOps(std::vector<OpDef>& ops);
 void RegisterRandomOps(std::vector<OpDef>& ops);
 void RegisterSortOps(std::vector<OpDef>& ops);
 void RegisterDecompositionOps(std::vector<OpDef>& ops);
+void RegisterNormOps(std::vector<OpDef>& ops);
 
 }  // namespace tensord::engine
 

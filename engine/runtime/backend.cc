@@ -28,6 +28,7 @@ absl::Status Backend::Scan(bool, IntList, int64_t, const StridedRef&, const Stri
 absl::Status Backend::Softmax(bool, IntList, int64_t, const StridedRef&, const StridedRef&) {
   return Missing("softmax");
 }
+absl::Status Backend::LayerNorm(const LayerNormCall&) { return Missing("layer_norm"); }
 absl::Status Backend::Matmul(const MatmulCall&) { return Missing("matmul"); }
 absl::Status Backend::Random(const DistArgs&, const StridedRef&, int64_t, const double*) {
   return Missing("random sampling");

@@ -80,6 +80,8 @@ class Backend {
   // softmax / log_softmax along `dim` (floating dtypes; in and out of the same dtype).
   virtual absl::Status Softmax(bool log, IntList shape, int64_t dim, const StridedRef& in,
                                const StridedRef& out);
+  // layer_norm (kernels/reduce_ops.h).
+  virtual absl::Status LayerNorm(const LayerNormCall& call);
   // Batched matrix products (kernels/matmul.h).
   virtual absl::Status Matmul(const MatmulCall& call);
   // Fills the contiguous `out` (`n` elements) with draws (kernels/random.h); bernoulli with a

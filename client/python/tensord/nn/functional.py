@@ -407,20 +407,10 @@ def _mean_var(x, dims):
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    shape = tuple([normalized_shape] if isinstance(normalized_shape, int) else normalized_shape)
-    n = len(shape)
-    if tuple(input.shape[input.dim() - n:]) != shape or input.dim() < n:
-        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
-                           f"[*, {', '.join(str(s) for s in shape)}], but got input of size"
-                           f"{list(input.shape)}")
-    dims = list(range(input.dim() - n, input.dim()))
-    _, centered, var = _mean_var(input, dims)
-    out = centered * (var + eps).rsqrt()
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
+    """One server op (engine/ops/norm_ops.cc): each row read once, two-pass statistics."""
+    shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    return _run("layer_norm", [("input", input), ("weight", weight), ("bias", bias)],
+                {"normalized_shape": shape, "eps": float(eps)})
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):

@@ -106,9 +106,14 @@ absl::Status ForEachMatrix(int64_t batch, const LinalgErrorSpec* spec, One one) 
   ParallelFor(0, batch, 1, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1 && !ExecContext::CancelRequested(); ++b) infos[b] = one(b);
   });
+  if (spec != nullptr && spec->infos != nullptr) {
+    std::copy(infos.begin(), infos.end(), spec->infos);
+  }
   if (spec == nullptr || spec->check == LinalgCheck::kNone) return absl::OkStatus();
   for (int64_t b = 0; b < batch; ++b) {
-    if (infos[b] > 0) return LinalgFailure(*spec, b, infos[b]);
+    if (infos[b] > 0 || (infos[b] < 0 && spec->check == LinalgCheck::kSvdNoConvergence)) {
+      return LinalgFailure(*spec, b, infos[b]);
+    }
   }
   return absl::OkStatus();
 }

@@ -68,6 +68,29 @@ class Slices {
 int64_t StrideAlong(const Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.stride(dim); }
 int64_t SizeAlong(const Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.size(dim); }
 
+// Up to this k, topk keeps its best k in a sorted buffer while it reads the slice once: most
+// elements are turned away by one comparison with the k-th best so far.
+constexpr int64_t kSmallK = 64;
+
+// first[0..k) = the positions of the first k of keys[0..n) under `order`, ties in position
+// order (as by_key in SortSlices), k < n.
+template <typename C, typename Order>
+void SmallestK(const std::vector<C>& keys, int64_t n, int64_t k, Order order, int64_t* first) {
+  int64_t have = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const C key = keys[i];
+    // A later equal key never displaces an earlier one: only a strictly better key enters.
+    if (have == k && !order(key, keys[first[k - 1]])) continue;
+    int64_t p = have == k ? k - 1 : have;
+    while (p > 0 && order(key, keys[first[p - 1]])) {
+      first[p] = first[p - 1];
+      --p;
+    }
+    first[p] = i;
+    if (have < k) ++have;
+  }
+}
+
 template <typename T, typename Order>
 void SortSlices(const Tensor& self, int64_t dim, const Tensor& values, const Tensor& indices,
                 int64_t k, Order order) {
@@ -94,11 +117,15 @@ void SortSlices(const Tensor& self, int64_t dim, const Tensor& values, const Ten
     for (int64_t s = begin; s < end; ++s) {
       const T* src = in + slices.Offset(self, s);
       for (int64_t i = 0; i < n; ++i) keys[i] = static_cast<C>(src[i * in_step]);
-      std::iota(order_of.begin(), order_of.end(), int64_t{0});
-      if (k < n) {
-        std::partial_sort(order_of.begin(), order_of.begin() + k, order_of.end(), by_key);
+      if (k <= kSmallK && k < n) {  // one pass, keeping the best k in order
+        SmallestK(keys, n, k, order, order_of.data());
       } else {
-        std::sort(order_of.begin(), order_of.end(), by_key);  // a total order: stable
+        std::iota(order_of.begin(), order_of.end(), int64_t{0});
+        if (k < n) {
+          std::partial_sort(order_of.begin(), order_of.begin() + k, order_of.end(), by_key);
+        } else {
+          std::sort(order_of.begin(), order_of.end(), by_key);  // a total order: stable
+        }
       }
       T* v = vo + slices.Offset(values, s);
       int64_t* ix = io + slices.Offset(indices, s);

@@ -17,9 +17,12 @@ inline float VecExp(float x) {
   constexpr float kLog2e = 1.44269504088896341f;
   constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
   constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
-  constexpr float kLow = -87.3f, kHigh = 88.7f;
+  // Above kHigh exp overflows; below kLow it is not a normal float. NaN is replaced before the
+  // float-to-int conversion (undefined for NaN) and restored at the end.
+  constexpr float kLow = -87.3f, kHigh = 88.3762626647949f;
   float xc = x < kLow ? kLow : x;
   xc = xc > kHigh ? kHigh : xc;
+  xc = x != x ? 0.0f : xc;
   const float kf = (xc * kLog2e + kRound) - kRound;
   const float r = (xc - kf * kLn2Hi) - kf * kLn2Lo;
   float p = 1.9875691500e-4f;

@@ -845,6 +845,11 @@ class CudaBackend final : public Backend {
       SolverCall call{device_, to.stream, SolverHandleFor(to, device_.index), allocate,
                       static_cast<int*>(*infos)};
       status = run(call);
+      if (status.ok() && spec.infos != nullptr) {
+        status = Finish(cudaMemcpyAsync(spec.infos, *infos, static_cast<size_t>(batch) * sizeof(int),
+                                        cudaMemcpyDeviceToDevice, to.stream),
+                        to, what);
+      }
       if (status.ok() && spec.check != LinalgCheck::kNone) {
         const int* device_infos = static_cast<const int*>(*infos);
         status = LaunchChecked(

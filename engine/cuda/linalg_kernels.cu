@@ -10,7 +10,7 @@ constexpr int kThreads = 256;
 // One thread: batches of factorizations are small next to the work they report on.
 __global__ void CheckInfosKernel(const int* infos, int64_t batch, KernelError* slot) {
   for (int64_t b = 0; b < batch; ++b) {
-    if (infos[b] > 0) {
+    if (infos[b] != 0) {  // negative: an argument refused (svd: a NaN in the input)
       ReportKernelError(slot, KernelError::kFactorization, b, infos[b]);
       return;
     }

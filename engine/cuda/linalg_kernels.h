@@ -13,7 +13,7 @@
 
 namespace tensord::engine::cuda {
 
-// Reports the first matrix (in batch order) whose info is positive into `slot`
+// Reports the first matrix (in batch order) whose info is not zero into `slot`
 // (KernelError::kFactorization: a = its index, b = the info).
 cudaError_t LaunchCheckInfos(const int* infos, int64_t batch, KernelError* slot,
                              cudaStream_t stream);

@@ -291,7 +291,8 @@ absl::Status SvdT(const SolverCall& c, const MatrixBatch& a, char* s_bytes, cons
   const int k = std::min(m, n);
   const bool vectors = u.batch > 0;
   const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
-  const int econ = vectors && u.cols == k ? 1 : 0;
+  // Thin factors (U m x k, V n x k) unless either is asked for whole.
+  const int econ = vectors && u.cols == k && v.cols == k ? 1 : 0;
   T* s = reinterpret_cast<T*>(s_bytes);
   gesvdjInfo_t params = bound->svd_params;
   T* u0 = vectors ? Matrix<T>(u, 0) : nullptr;

@@ -37,16 +37,21 @@ enum class LinalgCheck : int32_t {
   kInverseSingular,    // linalg.inv
   kLuSingular,         // linalg.lu_factor
   kNotPositiveDefinite,  // linalg.cholesky: the leading minor of order `info` is not
-  kNoConvergence,      // svd, eigh: the iteration did not converge
+  kNoConvergence,      // eigh: the iteration did not converge
+  kSvdNoConvergence,   // svd, svdvals
 };
 
 struct LinalgErrorSpec {
   std::string op;        // the op the error names
   LinalgCheck check = LinalgCheck::kNone;
   bool batched = false;  // the input had batch dims: the message names the batch element
+  // Where not null, LAPACK's info of every matrix is written here (int32, one per matrix, in
+  // the op's device memory): the *_ex ops return it instead of failing.
+  int32_t* infos = nullptr;
 };
 
-// The error of `spec` for matrix `batch_index` with LAPACK's positive `info`, in torch's words;
+// The error of `spec` for matrix `batch_index` with LAPACK's nonzero `info`, in torch's words
+// (a negative info is an argument LAPACK refused: for svd, a NaN or infinity in the input);
 // its Python class is torch.linalg.LinAlgError (a RuntimeError), but for lu_factor's.
 inline absl::Status LinalgFailure(const LinalgErrorSpec& spec, int64_t batch_index,
                                   int64_t info) {
@@ -63,13 +68,26 @@ inline absl::Status LinalgFailure(const LinalgErrorSpec& spec, int64_t batch_ind
       break;
     case LinalgCheck::kLuSingular:
       absl::StrAppend(&message, "U[", info, ",", info,
-                      "] is zero and using it on lu_solve would result in a division by zero.");
+                      "] is zero and using it on lu_solve would result in a division by zero. "
+                      "If you still want to perform the factorization, consider calling "
+                      "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)");
       break;
     case LinalgCheck::kNotPositiveDefinite:
       absl::StrAppend(&message,
                       "The factorization could not be completed because the input is not "
                       "positive-definite (the leading minor of order ",
                       info, " is not positive-definite).");
+      break;
+    case LinalgCheck::kSvdNoConvergence:
+      if (info < 0) {
+        absl::StrAppend(&message, "The algorithm failed to converge because the input matrix "
+                                  "contained non-finite values.");
+        break;
+      }
+      absl::StrAppend(&message,
+                      "The algorithm failed to converge because the input matrix is "
+                      "ill-conditioned or has too many repeated singular values (error code: ",
+                      info, ").");
       break;
     case LinalgCheck::kNoConvergence:
     case LinalgCheck::kNone:

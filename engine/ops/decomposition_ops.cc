@@ -37,8 +37,19 @@ absl::Status CheckFloating(absl::string_view op, DType dtype) {
                                        DTypeLegacyName(dtype)));
 }
 
-// A: at least 2-d, float32/float64, with matrices LAPACK can index (32-bit sizes); square when
-// asked.
+// LAPACK and cuSOLVER index a matrix, and size its workspaces, with 32-bit ints: every matrix
+// they are handed (A, B, and the factors U, Vh, Q) stays well inside that.
+absl::Status CheckSolverSize(absl::string_view op, int64_t m, int64_t n) {
+  constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max() / 8;
+  if (m > kMaxElements || n > kMaxElements || (m > 0 && n > kMaxElements / m)) {
+    return RuntimeError(op, absl::StrCat("matrices of ", m, " by ", n,
+                                         " are too large for the solver (at most ",
+                                         kMaxElements, " elements each)"));
+  }
+  return absl::OkStatus();
+}
+
+// A: at least 2-d, float32/float64, of a size the solvers take; square when asked.
 absl::Status CheckMatrices(absl::string_view op, const Tensor& a, bool square) {
   if (a.dim() < 2) {
     return RuntimeError(op, "The input tensor A must have at least 2 dimensions.");
@@ -49,14 +60,7 @@ absl::Status CheckMatrices(absl::string_view op, const Tensor& a, bool square) {
                                          " by ", n, " matrices"));
   }
   TENSORD_RETURN_IF_ERROR(CheckFloating(op, a.dtype()));
-  // LAPACK and cuSOLVER index a matrix with 32-bit ints (and size workspaces in them).
-  constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max() / 8;
-  if (m > kMaxElements || n > kMaxElements || (m > 0 && n > kMaxElements / m)) {
-    return RuntimeError(op, absl::StrCat("matrices of ", m, " by ", n,
-                                         " are too large for the solver (at most ",
-                                         kMaxElements, " elements each)"));
-  }
-  return absl::OkStatus();
+  return CheckSolverSize(op, m, n);
 }
 
 DimVector Concat(IntList batch, std::initializer_list<int64_t> tail) {
@@ -123,22 +127,42 @@ absl::Status FillCopy(Backend* backend, const Workspace& w) {
   return backend->Copy(w.tensor.sizes(), StridedRef::Of(w.tensor), StridedRef::Of(w.source));
 }
 
+// The *_ex ops' info output: LAPACK's info of every matrix, int32, the batch's shape; the op
+// then never fails for its data.
+absl::StatusOr<Tensor> NewInfo(absl::string_view op, IntList batch, Device device,
+                               LinalgErrorSpec& spec) {
+  TENSORD_ASSIGN_OR_RETURN(Tensor info, NewContiguous(op, DType::kInt32, batch, device));
+  spec.check = LinalgCheck::kNone;
+  spec.infos = reinterpret_cast<int32_t*>(info.data());
+  return info;
+}
+
 // ---- lu_factor ----------------------------------------------------------------------------
 
 // (LU, pivots) of A; LU column-major, pivots int32 contiguous (1-based, as LAPACK's).
-absl::StatusOr<PlannedOp> PlanLuFactor(absl::string_view op, const Tensor& a, LinalgCheck check) {
+absl::StatusOr<PlannedOp> PlanLuFactor(absl::string_view op, const Tensor& a, LinalgCheck check,
+                                       bool with_info = false) {
   TENSORD_RETURN_IF_ERROR(CheckMatrices(op, a, /*square=*/false));
   const IntList batch = a.sizes().subspan(0, a.dim() - 2);
   const int64_t m = Rows(a), n = Cols(a);
   TENSORD_ASSIGN_OR_RETURN(Workspace lu, CopyOf(op, a, a.sizes()));
   TENSORD_ASSIGN_OR_RETURN(
       Tensor pivots, NewContiguous(op, DType::kInt32, Concat(batch, {std::min(m, n)}), a.device()));
+  LinalgErrorSpec spec = Spec(op, check, a);
+  Tensor info;
+  if (with_info) {
+    TENSORD_ASSIGN_OR_RETURN(info, NewInfo(op, batch, a.device(), spec));
+  }
   TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(a.device()));
   PlannedOp plan;
   plan.outputs = {lu.tensor, pivots};
   plan.reads = {a.storage()};
   plan.writes = {lu.tensor.storage(), pivots.storage()};
-  plan.kernel = [backend, lu, pivots, spec = Spec(op, check, a)]() -> absl::Status {
+  if (with_info) {
+    plan.outputs.push_back(info);
+    plan.writes.push_back(info.storage());
+  }
+  plan.kernel = [backend, lu, pivots, info, spec]() -> absl::Status {
     TENSORD_RETURN_IF_ERROR(FillCopy(backend, lu));
     return backend->LuFactor(BatchOf(lu.tensor), reinterpret_cast<int32_t*>(pivots.data()), spec);
   };
@@ -150,8 +174,10 @@ absl::StatusOr<PlannedOp> PlanLuFactor(absl::string_view op, const Tensor& a, Li
 // X with A X = B for every matrix (A square, B with A's batch and rows), through an LU
 // factorization; `identity` ignores b and solves for A's inverse. Both go into new tensors.
 absl::StatusOr<PlannedOp> PlanLuSolve(absl::string_view op, const Tensor& a, const Tensor* b,
-                                      IntList batch, int64_t k, LinalgCheck check) {
+                                      IntList batch, int64_t k, LinalgCheck check,
+                                      bool with_info) {
   const int64_t n = Cols(a);
+  TENSORD_RETURN_IF_ERROR(CheckSolverSize(op, n, k));
   const DimVector a_sizes = Concat(batch, {n, n});
   TENSORD_ASSIGN_OR_RETURN(Workspace lu, CopyOf(op, a, a_sizes));
   TENSORD_ASSIGN_OR_RETURN(Tensor pivots,
@@ -168,8 +194,14 @@ absl::StatusOr<PlannedOp> PlanLuSolve(absl::string_view op, const Tensor& a, con
   plan.reads = {a.storage()};
   if (b != nullptr) plan.reads.push_back(b->storage());
   plan.writes = {x.tensor.storage()};
-  LinalgErrorSpec spec{std::string(op), check, a.dim() > 2 || (b != nullptr && b->dim() > 2)};
-  plan.kernel = [backend, lu, pivots, x, spec]() -> absl::Status {
+  LinalgErrorSpec spec{std::string(op), check, a.dim() > 2};  // as torch: A's batch only
+  Tensor info;  // held by the kernel, which writes it through spec.infos
+  if (with_info) {
+    TENSORD_ASSIGN_OR_RETURN(info, NewInfo(op, batch, a.device(), spec));
+    plan.outputs.push_back(info);
+    plan.writes.push_back(info.storage());
+  }
+  plan.kernel = [backend, lu, pivots, x, info, spec]() -> absl::Status {
     TENSORD_RETURN_IF_ERROR(FillCopy(backend, lu));
     const MatrixBatch factors = BatchOf(lu.tensor);
     int32_t* piv = reinterpret_cast<int32_t*>(pivots.data());
@@ -190,7 +222,7 @@ absl::StatusOr<PlannedOp> PlanLuSolve(absl::string_view op, const Tensor& a, con
   return plan;
 }
 
-absl::StatusOr<PlannedOp> PlanSolve(const Tensor& a, const Tensor& b, bool left) {
+absl::StatusOr<PlannedOp> PlanSolve(const Tensor& a, const Tensor& b, bool left, bool with_info) {
   constexpr absl::string_view op = "linalg.solve";
   TENSORD_RETURN_IF_ERROR(CommonDevice(op, {a, b}).status());
   TENSORD_RETURN_IF_ERROR(CheckMatrices(op, a, /*square=*/true));
@@ -210,6 +242,7 @@ absl::StatusOr<PlannedOp> PlanSolve(const Tensor& a, const Tensor& b, bool left)
   }
   if (!left) {
     if (vector) {
+      // torch 1.13 treats the vector as an n x 1 matrix here.
       return RuntimeError(op, absl::StrCat("Incompatible shapes of A and B for the equation XA = "
                                            "B (", n, "x", n, " and ", Cols(b), "x1)"));
     }
@@ -224,7 +257,7 @@ absl::StatusOr<PlannedOp> PlanSolve(const Tensor& a, const Tensor& b, bool left)
     TENSORD_ASSIGN_OR_RETURN(DimVector batch,
                              BroadcastShapes(op, a_batch, bt.sizes().subspan(0, bt.dim() - 2)));
     TENSORD_ASSIGN_OR_RETURN(PlannedOp plan, PlanLuSolve(op, at, &bt, batch, Cols(bt),
-                                                         LinalgCheck::kSolveSingular));
+                                                         LinalgCheck::kSolveSingular, with_info));
     TENSORD_ASSIGN_OR_RETURN(plan.outputs[0], Transpose(plan.outputs[0], -2, -1));
     return plan;
   }
@@ -238,7 +271,7 @@ absl::StatusOr<PlannedOp> PlanSolve(const Tensor& a, const Tensor& b, bool left)
   TENSORD_ASSIGN_OR_RETURN(DimVector batch,
                            BroadcastShapes(op, a_batch, bm.sizes().subspan(0, bm.dim() - 2)));
   TENSORD_ASSIGN_OR_RETURN(PlannedOp plan, PlanLuSolve(op, a, &bm, batch, Cols(bm),
-                                                       LinalgCheck::kSolveSingular));
+                                                       LinalgCheck::kSolveSingular, with_info));
   if (!vector) return plan;
   // torch lays a vector result out column-major over its own last two dims: one more copy of a
   // batch of vectors.
@@ -251,16 +284,16 @@ absl::StatusOr<PlannedOp> PlanSolve(const Tensor& a, const Tensor& b, bool left)
     TENSORD_RETURN_IF_ERROR(solve());
     return backend->Copy(result.sizes(), StridedRef::Of(result), StridedRef::Of(xv));
   };
-  plan.outputs = {result};
+  plan.outputs[0] = result;
   plan.writes.push_back(result.storage());
   return plan;
 }
 
-absl::StatusOr<PlannedOp> PlanInv(const Tensor& a) {
+absl::StatusOr<PlannedOp> PlanInv(const Tensor& a, bool with_info) {
   constexpr absl::string_view op = "linalg.inv";
   TENSORD_RETURN_IF_ERROR(CheckMatrices(op, a, /*square=*/true));
   return PlanLuSolve(op, a, nullptr, a.sizes().subspan(0, a.dim() - 2), Cols(a),
-                     LinalgCheck::kInverseSingular);
+                     LinalgCheck::kInverseSingular, with_info);
 }
 
 // ---- det, slogdet: compositions of lu_factor --------------------------------------------------
@@ -314,17 +347,24 @@ absl::StatusOr<PlannedOp> PlanSlogdet(const Tensor& a) {
 
 // ---- cholesky, qr, svd, eigh --------------------------------------------------------------
 
-absl::StatusOr<PlannedOp> PlanCholesky(const Tensor& a, bool upper) {
+absl::StatusOr<PlannedOp> PlanCholesky(const Tensor& a, bool upper, bool with_info) {
   constexpr absl::string_view op = "linalg.cholesky";
   TENSORD_RETURN_IF_ERROR(CheckMatrices(op, a, /*square=*/true));
   TENSORD_ASSIGN_OR_RETURN(Workspace l, CopyOf(op, a, a.sizes()));
+  LinalgErrorSpec spec = Spec(op, LinalgCheck::kNotPositiveDefinite, a);
   TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(a.device()));
   PlannedOp plan;
   plan.outputs = {l.tensor};
   plan.reads = {a.storage()};
   plan.writes = {l.tensor.storage()};
-  plan.kernel = [backend, l, upper,
-                 spec = Spec(op, LinalgCheck::kNotPositiveDefinite, a)]() -> absl::Status {
+  Tensor info;  // held by the kernel, which writes it through spec.infos
+  if (with_info) {
+    TENSORD_ASSIGN_OR_RETURN(info,
+                             NewInfo(op, a.sizes().subspan(0, a.dim() - 2), a.device(), spec));
+    plan.outputs.push_back(info);
+    plan.writes.push_back(info.storage());
+  }
+  plan.kernel = [backend, l, upper, info, spec]() -> absl::Status {
     TENSORD_RETURN_IF_ERROR(FillCopy(backend, l));
     return backend->Cholesky(BatchOf(l.tensor), upper, spec);
   };
@@ -342,6 +382,7 @@ absl::StatusOr<PlannedOp> PlanQr(const Tensor& a, const std::string& mode) {
   const IntList batch = a.sizes().subspan(0, a.dim() - 2);
   const int64_t m = Rows(a), n = Cols(a), k = std::min(m, n);
   const int64_t kept = mode == "complete" ? m : k;  // Q's columns and R's rows
+  TENSORD_RETURN_IF_ERROR(CheckSolverSize(op, m, kept));
   TENSORD_ASSIGN_OR_RETURN(Workspace work, CopyOf(op, a, a.sizes()));
   TENSORD_ASSIGN_OR_RETURN(Tensor r, NewColumnMajor(op, a.dtype(), Concat(batch, {kept, n}),
                                                     a.device()));
@@ -372,6 +413,10 @@ absl::StatusOr<PlannedOp> PlanSvd(absl::string_view op, const Tensor& a, bool fu
   const IntList batch = a.sizes().subspan(0, a.dim() - 2);
   const int64_t m = Rows(a), n = Cols(a), k = std::min(m, n);
   TENSORD_ASSIGN_OR_RETURN(Workspace work, CopyOf(op, a, a.sizes()));
+  if (vectors) {
+    TENSORD_RETURN_IF_ERROR(CheckSolverSize(op, m, full_matrices ? m : k));
+    TENSORD_RETURN_IF_ERROR(CheckSolverSize(op, full_matrices ? n : k, n));
+  }
   TENSORD_ASSIGN_OR_RETURN(Tensor s, NewContiguous(op, a.dtype(), Concat(batch, {k}), a.device()));
   Tensor u, vh;
   if (vectors) {
@@ -388,7 +433,7 @@ absl::StatusOr<PlannedOp> PlanSvd(absl::string_view op, const Tensor& a, bool fu
   plan.reads = {a.storage()};
   for (const Tensor& t : plan.outputs) plan.writes.push_back(t.storage());
   plan.kernel = [backend, work, s, u, vh,
-                 spec = Spec(op, LinalgCheck::kNoConvergence, a)]() -> absl::Status {
+                 spec = Spec(op, LinalgCheck::kSvdNoConvergence, a)]() -> absl::Status {
     TENSORD_RETURN_IF_ERROR(FillCopy(backend, work));
     return backend->Svd(BatchOf(work.tensor), s.data(), BatchOf(u), BatchOf(vh), spec);
   };
@@ -431,30 +476,40 @@ void Add(std::vector<OpDef>& ops, std::string name, std::vector<AttrSpec> attrs,
 }  // namespace
 
 void RegisterDecompositionOps(std::vector<OpDef>& ops) {
-  Add(ops, "linalg_lu_factor", {},
-      "(LU, pivots): LU factorization with partial pivoting; pivots int32, 1-based.", true,
-      [](const Tensor& a, AttrReader&) {
-        return PlanLuFactor("linalg.lu_factor", a, LinalgCheck::kLuSingular);
-      });
-  ops.push_back({"linalg_solve", OpKind::kCompute, {"A", "B"},
-                 {Opt("left", AttrType::kBool, "true", "false: solve X A = B")},
-                 "X with A X = B (or X A = B); B a matrix or a (batch of) vector(s).", false,
-                 [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
-                   TENSORD_ASSIGN_OR_RETURN(bool left, a.Bool("left", true));
-                   return PlanSolve(in[0], in[1], left);
-                 }});
-  Add(ops, "linalg_inv", {}, "The inverse of every square matrix of A.", false,
-      [](const Tensor& a, AttrReader&) { return PlanInv(a); });
+  // Each of these has an _ex form that returns LAPACK's info per matrix (int32) as its last
+  // output instead of failing for a singular or indefinite matrix, as torch's.
+  for (const bool ex : {false, true}) {
+    const std::string suffix = ex ? "_ex" : "";
+    Add(ops, "linalg_lu_factor" + suffix, {},
+        ex ? "(LU, pivots, info): lu_factor that reports instead of failing."
+           : "(LU, pivots): LU factorization with partial pivoting; pivots int32, 1-based.",
+        true, [ex](const Tensor& a, AttrReader&) {
+          return PlanLuFactor("linalg.lu_factor", a, LinalgCheck::kLuSingular, ex);
+        });
+    ops.push_back({"linalg_solve" + suffix, OpKind::kCompute, {"A", "B"},
+                   {Opt("left", AttrType::kBool, "true", "false: solve X A = B")},
+                   ex ? "(result, info): solve that reports instead of failing."
+                      : "X with A X = B (or X A = B); B a matrix or a (batch of) vector(s).",
+                   ex, [ex](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                     TENSORD_ASSIGN_OR_RETURN(bool left, a.Bool("left", true));
+                     return PlanSolve(in[0], in[1], left, ex);
+                   }});
+    Add(ops, "linalg_inv" + suffix, {},
+        ex ? "(inverse, info): inv that reports instead of failing."
+           : "The inverse of every square matrix of A.",
+        ex, [ex](const Tensor& a, AttrReader&) { return PlanInv(a, ex); });
+    Add(ops, "linalg_cholesky" + suffix, {Opt("upper", AttrType::kBool, "false")},
+        ex ? "(L, info): cholesky that reports instead of failing."
+           : "The Cholesky factor L (or U) of every symmetric positive-definite matrix of A.",
+        ex, [ex](const Tensor& a, AttrReader& r) -> absl::StatusOr<PlannedOp> {
+          TENSORD_ASSIGN_OR_RETURN(bool upper, r.Bool("upper", false));
+          return PlanCholesky(a, upper, ex);
+        });
+  }
   Add(ops, "linalg_det", {}, "The determinant of every square matrix of A (from its LU).", false,
       [](const Tensor& a, AttrReader&) { return PlanDet(a); });
   Add(ops, "linalg_slogdet", {}, "(sign, logabsdet) of the determinant of every matrix of A.",
       true, [](const Tensor& a, AttrReader&) { return PlanSlogdet(a); });
-  Add(ops, "linalg_cholesky", {Opt("upper", AttrType::kBool, "false")},
-      "The Cholesky factor L (or U) of every symmetric positive-definite matrix of A.", false,
-      [](const Tensor& a, AttrReader& r) -> absl::StatusOr<PlannedOp> {
-        TENSORD_ASSIGN_OR_RETURN(bool upper, r.Bool("upper", false));
-        return PlanCholesky(a, upper);
-      });
   Add(ops, "linalg_qr",
       {Opt("mode", AttrType::kString, "reduced", "'reduced', 'complete' or 'r'")},
       "(Q, R) of every matrix of A.", true,

@@ -272,3 +272,59 @@ def test_errors_match_torch(session):
         pass
     assert tensord.ones(3).sum().item() == 3
     tensord.synchronize()  # the caught error is not raised again
+
+
+def test_ex_forms_report_instead_of_failing(session):
+    singular = torch.tensor([[1.0, 2.0], [2.0, 4.0]])
+    batch = torch.stack([torch.eye(2) * 2, singular, -torch.eye(2)])
+    b = to_tensord(batch)
+    for name, args in [("inv_ex", ()), ("cholesky_ex", ()), ("lu_factor_ex", ()),
+                       ("solve_ex", (torch.ones(3, 2),))]:
+        want = getattr(torch.linalg, name)(batch, *args)
+        got = getattr(tensord.linalg, name)(b, *[to_tensord(a) for a in args])
+        assert type(got).__name__ == type(want).__name__
+        for g, w in zip(got, want):
+            same_meta(g, w)
+        assert torch.equal(as_torch(got[-1]), want[-1]), name  # the infos
+        # Where the matrix was fine, the values are torch's.
+        fine = want[-1] == 0
+        torch.testing.assert_close(as_torch(got[0])[fine], want[0][fine])
+        with pytest.raises(RuntimeError):
+            getattr(tensord.linalg, name)(b, *[to_tensord(a) for a in args], check_errors=True)
+    tensord.synchronize()
+
+
+def test_what_torch_does_not_raise_for(session):
+    singular = torch.tensor([[1.0, 2.0], [2.0, 4.0]])
+    close(tensord.linalg.cond(to_tensord(singular), 1), torch.linalg.cond(singular, 1), "float32")
+    upper = torch.tensor([[1.0, 2.0], [0.0, 0.0]])
+    B = torch.ones(2, 1)
+    got = as_torch(tensord.linalg.solve_triangular(to_tensord(upper), to_tensord(B), upper=True))
+    want = torch.linalg.solve_triangular(upper, B, upper=True)
+    assert torch.equal(got.isfinite(), want.isfinite())
+    # A factor with junk in the triangle torch never reads.
+    A = spd((3, 3), "float64", seed=4)
+    L = torch.linalg.cholesky(A)
+    junk = L + torch.triu(torch.full((3, 3), 5.0, dtype=torch.float64), 1)
+    B = rect((3, 2), "float64", seed=6)
+    close(tensord.cholesky_solve(to_tensord(B), to_tensord(junk)), torch.cholesky_solve(B, junk),
+          "float64", 100)
+    close(tensord.cholesky_inverse(to_tensord(junk)), torch.cholesky_inverse(junk), "float64", 100)
+    for x, n in [(torch.tensor(2.0), None), (torch.tensor([2.0]), 1), (torch.tensor([1.0, 2.0]), 3)]:
+        want = outcome(lambda: torch.linalg.vander(x, N=n))
+        got = outcome(lambda: tensord.linalg.vander(to_tensord(x), N=n))
+        assert error_class(got) == error_class(want)
+        if not want[1]:
+            close(got[0], want[0], "float32")
+    for shape in [(3, 5), (2, 3, 5)]:  # wide, full matrices: torch's default
+        A = rect(shape, "float64", seed=9)
+        u, s, vh = tensord.linalg.svd(to_tensord(A))
+        U, S, Vh = torch.linalg.svd(A)
+        for g, w in ((u, U), (s, S), (vh, Vh)):
+            same_meta(g, w)
+        vt = as_torch(vh)
+        torch.testing.assert_close(vt @ vt.mT, torch.eye(5, dtype=torch.float64).expand_as(Vh))
+    nan = torch.full((3, 3), float("nan"))
+    want = outcome(lambda: torch.linalg.svd(nan))
+    got = outcome(lambda: tensord.linalg.svd(to_tensord(nan)))
+    assert error_class(got) == error_class(want) and "non-finite" in got[1][1]

@@ -17,9 +17,9 @@ from ._compute import _run, _run_n
 from ._errors import LinAlgError  # noqa: F401 - torch.linalg.LinAlgError
 from ._ops import TensorBase
 
-__all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
-           "inv", "lstsq", "lu_factor", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
-           "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd",
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
+           "eigvalsh", "inv", "inv_ex", "lstsq", "lu_factor", "lu_factor_ex", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
+           "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
            "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
 
 
@@ -40,6 +40,10 @@ _Qr = _return_type("linalg_qr", ["Q", "R"])
 _Svd = _return_type("linalg_svd", ["U", "S", "Vh"])
 _Eigh = _return_type("linalg_eigh", ["eigenvalues", "eigenvectors"])
 _Lstsq = _return_type("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+_LuFactorEx = _return_type("linalg_lu_factor_ex", ["LU", "pivots", "info"])
+_SolveEx = _return_type("linalg_solve_ex", ["result", "info"])
+_InvEx = _return_type("linalg_inv_ex", ["inverse", "info"])
+_CholeskyEx = _return_type("linalg_cholesky_ex", ["L", "info"])
 
 
 def _out(result, out):
@@ -125,6 +129,33 @@ def eigh(A, UPLO="L", *, out=None):
 
 def eigvalsh(A, UPLO="L", *, out=None):
     return _out(_raise_now(_run("linalg_eigvalsh", [("A", A)], {"UPLO": str(UPLO)})), out)
+
+
+# The _ex forms return LAPACK's info per matrix (int32) instead of failing; with
+# check_errors=True they fail as the plain forms do.
+
+def _ex(name, make, operands, attrs, n, check_errors, out):
+    result = make(*_run_n(name, operands, attrs, n))
+    if check_errors and bool((result[-1] != 0).any()):
+        _raise_now(tuple(_run_n(name[:-3], operands, attrs, n - 1)))  # the plain op's error
+    return _out(result, out)
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+    return _ex("linalg_lu_factor_ex", _LuFactorEx, [A], None, 3, check_errors, out)
+
+
+def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    return _ex("linalg_solve_ex", _SolveEx, [A, B], {"left": bool(left)}, 2, check_errors, out)
+
+
+def inv_ex(A, *, check_errors=False, out=None):
+    return _ex("linalg_inv_ex", _InvEx, [A], None, 2, check_errors, out)
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    return _ex("linalg_cholesky_ex", _CholeskyEx, [A], {"upper": bool(upper)}, 2, check_errors,
+               out)
 
 
 # ---- Compositions ---------------------------------------------------------------------------
@@ -339,17 +370,24 @@ def cond(A, p=None, *, out=None):
         r = s.amax(-1) / s.amin(-1) if p in (None, 2) else s.amin(-1) / s.amax(-1)
         return _out(r, out)
     _check_matrices("cond", A, square=True)
-    return _out(matrix_norm(A, p) * matrix_norm(inv(A), p), out)
+    # As torch: a singular matrix's inverse counts as infinite.
+    inverse, info = inv_ex(A)
+    inverse = inverse.masked_fill((info > 0).unsqueeze(-1).unsqueeze(-1), math.inf)
+    return _out(matrix_norm(A, p) * matrix_norm(inverse, p), out)
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
-    """X with A X = B for triangular A (the other triangle of A is ignored)."""
+    """X with A X = B (or X A = B) for triangular A, the other triangle of A never read; a zero
+    on the diagonal gives infinities and NaNs, as torch's, not an error."""
+    if B.dim() < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
+                           "dimensions.")
     T = A.triu() if upper else A.tril()
     if unitriangular:
         n = A.size(-1)
         eye = _api().eye(n, dtype=A.dtype, device=A.device, session=A._session)
         T = T * (1 - eye) + eye
-    return _out(solve(T, B, left=left), out)
+    return _out(solve_ex(T, B, left=left).result, out)
 
 
 def tensorinv(A, ind=2, *, out=None):
@@ -394,10 +432,10 @@ def vecdot(x, y, *, dim=-1, out=None):
 
 
 def vander(x, *, N=None):
-    if x.dim() < 1:
-        raise RuntimeError("linalg.vander: x must have at least one dimension")
+    if x.dim() == 0:
+        x = x.unsqueeze(0)
     n = x.size(-1) if N is None else N
-    if n < 1:
+    if n <= 1:
         raise RuntimeError("N must be greater than 1.")
     powers = _api().arange(n, device=x.device, session=x._session)
     return x.unsqueeze(-1).pow(powers)
@@ -448,14 +486,19 @@ def _cholesky_old(input, upper=False, *, out=None):
     return _out(cholesky(input, upper=upper), out)
 
 
+def _lower_factor(factor, upper):
+    """The lower Cholesky factor held in one triangle of `factor` (the other is never read)."""
+    return factor.triu().mT if upper else factor.tril()
+
+
 def _cholesky_solve(input, input2, upper=False, *, out=None):
     """X with (L L^T) X = input, where input2 holds L (or U with upper)."""
-    L = input2.mT if upper else input2
+    L = _lower_factor(input2, upper)
     return _out(solve(L.mT, solve(L, input)), out)
 
 
 def _cholesky_inverse(input, upper=False, *, out=None):
-    L = input.mT if upper else input
+    L = _lower_factor(input, upper)
     return _out(inv(L.matmul(L.mT)), out)
 
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <type_traits>
 #include <vector>
@@ -26,10 +27,12 @@ bool IsNan(C x) {
 // whether a comes first.
 template <typename C>
 struct Ascending {
+  static constexpr bool kLargestFirst = false;
   bool operator()(C a, C b) const { return !IsNan(a) && (IsNan(b) || a < b); }
 };
 template <typename C>
 struct Descending {
+  static constexpr bool kLargestFirst = true;
   bool operator()(C a, C b) const { return !IsNan(b) && (IsNan(a) || a > b); }
 };
 
@@ -69,18 +72,51 @@ int64_t StrideAlong(const Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.
 int64_t SizeAlong(const Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.size(dim); }
 
 // Up to this k, topk keeps its best k in a sorted buffer while it reads the slice once: most
-// elements are turned away by one comparison with the k-th best so far.
+// elements are turned away, 16 at a time, by one vector comparison with the k-th best so far.
 constexpr int64_t kSmallK = 64;
+constexpr int64_t kBlock = 16;
+
+typedef float Floats4 __attribute__((vector_size(16)));
+typedef double Doubles2 __attribute__((vector_size(16)));
+typedef int32_t Ints4 __attribute__((vector_size(16)));
+typedef int64_t Longs2 __attribute__((vector_size(16)));
+
+// Whether any of keys[i..i + kBlock) comes before `kth` (a number, not NaN) under Order.
+template <typename Order, typename C>
+bool AnyBeats(const std::vector<C>& keys, int64_t i, C kth) {
+  if constexpr (std::is_same_v<C, float> || std::is_same_v<C, double>) {
+    using V = std::conditional_t<std::is_same_v<C, float>, Floats4, Doubles2>;
+    using M = std::conditional_t<std::is_same_v<C, float>, Ints4, Longs2>;
+    constexpr int64_t kPer = 16 / sizeof(C);
+    M any = {};
+    for (int64_t j = 0; j < kBlock; j += kPer) {
+      V v;
+      std::memcpy(&v, keys.data() + i + j, sizeof v);
+      if constexpr (Order::kLargestFirst) {
+        any |= ~(v <= kth);  // a NaN comes first too
+      } else {
+        any |= v < kth;  // a NaN never does
+      }
+    }
+    Longs2 words;
+    std::memcpy(&words, &any, sizeof words);
+    return (words[0] | words[1]) != 0;
+  } else {
+    bool any = false;
+    for (int64_t j = 0; j < kBlock; ++j) any |= Order()(keys[i + j], kth);
+    return any;
+  }
+}
 
 // first[0..k) = the positions of the first k of keys[0..n) under `order`, ties in position
 // order (as by_key in SortSlices), k < n.
 template <typename C, typename Order>
 void SmallestK(const std::vector<C>& keys, int64_t n, int64_t k, Order order, int64_t* first) {
   int64_t have = 0;
-  for (int64_t i = 0; i < n; ++i) {
+  // A later equal key never displaces an earlier one: only a strictly better key enters.
+  const auto offer = [&](int64_t i) {
     const C key = keys[i];
-    // A later equal key never displaces an earlier one: only a strictly better key enters.
-    if (have == k && !order(key, keys[first[k - 1]])) continue;
+    if (have == k && !order(key, keys[first[k - 1]])) return;
     int64_t p = have == k ? k - 1 : have;
     while (p > 0 && order(key, keys[first[p - 1]])) {
       first[p] = first[p - 1];
@@ -88,7 +124,15 @@ void SmallestK(const std::vector<C>& keys, int64_t n, int64_t k, Order order, in
     }
     first[p] = i;
     if (have < k) ++have;
+  };
+  int64_t i = 0;
+  for (; i < n && have < k; ++i) offer(i);
+  for (; i + kBlock <= n; i += kBlock) {
+    const C kth = keys[first[k - 1]];
+    if (!IsNan(kth) && !AnyBeats<Order>(keys, i, kth)) continue;
+    for (int64_t j = i; j < i + kBlock; ++j) offer(j);
   }
+  for (; i < n; ++i) offer(i);
 }
 
 template <typename T, typename Order>

@@ -166,3 +166,21 @@ def test_a_large_sort_matches_numpy(session):
     got = tensord.tensor(data).sort(dim=1)
     assert np.array_equal(got.values.cpu().numpy(), np.sort(data, axis=1, kind="stable"))
     assert np.array_equal(got.indices.cpu().numpy(), np.argsort(data, axis=1, kind="stable"))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int32", "int8"])
+def test_topk_of_long_slices_picks_what_a_stable_sort_puts_first(dtype, session):
+    """Slices long enough for the CPU's blockwise pass (16 elements per vector test), with many
+    ties, NaN and infinities: the indices are exactly a stable sort's first k."""
+    g = torch.Generator().manual_seed(5)
+    x = (torch.randn(50, 300, generator=g) * 3).round().to(getattr(torch, dtype))
+    if x.is_floating_point():
+        x[::3, 7] = float("nan")
+        x[::5, 100] = float("inf")
+        x[::7, 200] = -float("inf")
+    y = to_tensord(x)
+    for k in (1, 5, 20, 64, 65):
+        for largest in (True, False):
+            want = x.float().sort(dim=1, descending=largest, stable=True).indices[:, :k]
+            got = y.topk(k, dim=1, largest=largest)
+            assert torch.equal(as_torch(got.indices), want), (k, largest)

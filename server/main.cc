@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "engine/cpu/blas_core.h"
 #include "engine/runtime/backend.h"
 #include "engine/cuda/cuda_backend.h"
 #include "server/handlers.h"
@@ -264,7 +265,7 @@ int main(int argc, char** argv) {
        {"device", options.device.ToString()}, {"health_port", (*server)->health_port()},
        {"metrics_port", (*server)->metrics_port()}, {"tls", !options.tls_cert_pem.empty()},
        {"mtls", !options.tls_client_ca_pem.empty()}, {"tenants", options.tokens.size()},
-       {"version", TENSORD_VERSION}});
+       {"blas_core", tensord::engine::cpu::LoadedBlasCore()}, {"version", TENSORD_VERSION}});
 
   unsigned char signal_number = 0;
   while (read(signal_pipe[0], &signal_number, 1) != 1) {

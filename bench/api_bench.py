@@ -6,8 +6,9 @@ call to its result being computed (synchronize), so it includes one round trip.
 
     bench/api_bench.py [--build build] [--repeats 7]
 
-Prints a table: torch ms, tensord ms, and torch/tensord (>= 1 means tensord is as fast or
-faster); the goals of issue 17 are >= 0.8 (>= 0.5 for conv2d, where torch uses oneDNN).
+Prints a table: torch ms, tensord ms (one call and its round trip), torch/tensord (>= 1 means
+tensord is as fast or faster), and the same with ten calls queued per round trip (the server's
+time per call); the goals of issue 17 are >= 0.8 (>= 0.5 for conv2d, where torch uses oneDNN).
 The linalg rows include the client's wait for the factorization's check (as torch's CUDA
 backend waits): one more round trip.
 """
@@ -66,14 +67,18 @@ CASES = [
 ]
 
 
-def timed(fn, sync, repeats):
+def timed(fn, sync, repeats, queued=1):
+    """Median seconds per call, `queued` calls issued before each sync (one round trip for all:
+    queued > 1 measures the server's time per call without the round trip)."""
     for _ in range(2):
         sync(fn())
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        sync(fn())
-        times.append(time.perf_counter() - t0)
+        for _ in range(queued):
+            result = fn()
+        sync(result)
+        times.append((time.perf_counter() - t0) / queued)
     return statistics.median(times)
 
 
@@ -93,13 +98,19 @@ def main():
         session.synchronize()
         print(f"{threads} threads for torch; tensord server on this machine; median of "
               f"{args.repeats}\n")
-        print(f"{'op':34} {'torch ms':>9} {'tensord ms':>11} {'torch/tensord':>14}")
+        print(f"{'op':34} {'torch ms':>9} {'tensord ms':>11} {'torch/tensord':>14} "
+              f"{'server ms':>10} {'torch/server':>13}")
         for name, fn in CASES:
             t_torch = timed(lambda: fn(torch, tt), lambda r: None, args.repeats)
             t_tensord = timed(lambda: fn(tensord, td), lambda r: session.synchronize(),
                               args.repeats)
+            # Ten calls queued per synchronize: the server's time per call, the round trip
+            # shared (the linalg rows still wait for each call's check).
+            t_server = timed(lambda: fn(tensord, td), lambda r: session.synchronize(),
+                             args.repeats, queued=10)
             print(f"{name:34} {t_torch * 1e3:9.2f} {t_tensord * 1e3:11.2f} "
-                  f"{t_torch / t_tensord:14.2f}")
+                  f"{t_torch / t_tensord:14.2f} {t_server * 1e3:10.2f} "
+                  f"{t_torch / t_server:13.2f}")
         session.close()
     finally:
         proc.terminate()

@@ -174,7 +174,10 @@ class CpuBackendImpl final : public Backend {
 }  // namespace
 
 Backend& CpuBackend() {
-  static CpuBackendImpl* backend = new CpuBackendImpl();
+  static CpuBackendImpl* backend = [] {
+    cpu::UseOneBlasThread();  // the pool runs the products' panels (cpu::Matmul)
+    return new CpuBackendImpl();
+  }();
   return *backend;
 }
 

@@ -143,12 +143,24 @@ absl::Status LuFactorT(const MatrixBatch& a, int32_t* pivots, const LinalgErrorS
 template <typename T>
 absl::Status LuSolveT(const MatrixBatch& lu, const int32_t* pivots, const MatrixBatch& x) {
   if (lu.rows == 0 || x.cols == 0) return absl::OkStatus();
-  return ForEachMatrix(lu.batch, nullptr, [&](int64_t b) {
-    int info = 0;
-    Lapack::getrs(static_cast<int>(lu.rows), static_cast<int>(x.cols), Matrix<T>(lu, b),
-                  pivots + b * lu.rows, Matrix<T>(x, b), static_cast<int>(x.rows), &info);
-    return info;
+  // Right-hand sides are independent: each matrix's columns go in panels to the pool's threads
+  // (an inverse's n columns, most of its work, run in parallel though BLAS runs single-threaded).
+  const int64_t threads = ParallelismDegree();
+  const int64_t panels =
+      lu.batch >= threads ? 1 : std::max<int64_t>(1, std::min(threads, x.cols / 32));
+  const int64_t width = (x.cols + panels - 1) / panels;
+  std::vector<int> infos(static_cast<size_t>(lu.batch * panels), 0);
+  ParallelFor(0, lu.batch * panels, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1 && !ExecContext::CancelRequested(); ++t) {
+      const int64_t b = t / panels, c0 = (t % panels) * width;
+      const int64_t cols = std::min(width, x.cols - c0);
+      if (cols <= 0) continue;
+      Lapack::getrs(static_cast<int>(lu.rows), static_cast<int>(cols), Matrix<T>(lu, b),
+                    pivots + b * lu.rows, Matrix<T>(x, b) + c0 * x.rows,
+                    static_cast<int>(x.rows), &infos[t]);
+    }
   });
+  return absl::OkStatus();
 }
 
 template <typename T>

@@ -1,6 +1,6 @@
 #include "engine/cpu/linalg_kernels.h"
 
-#include <cblas.h>
+#include <cblas.h>  // OpenBLAS's: openblas_set_num_threads too
 
 #include <algorithm>
 #include <limits>
@@ -80,9 +80,9 @@ bool BlasLayout(const Mat& x, int64_t rows, int64_t cols, CBLAS_TRANSPOSE* trans
   return false;
 }
 
-// C = alpha * A B + beta * C for one matrix; `c` is contiguous [n x m].
-void Gemm(DType dtype, int64_t n, int64_t m, int64_t k, Mat a, Mat b, char* c, double alpha,
-          double beta) {
+// C = alpha * A B + beta * C for one matrix; `c` is [n x m] with rows `ldc` elements apart.
+void Gemm(DType dtype, int64_t n, int64_t m, int64_t k, Mat a, Mat b, char* c, int64_t ldc,
+          double alpha, double beta) {
   if (n == 0 || m == 0) return;
   if (dtype == DType::kFloat32 || dtype == DType::kFloat64) {
     CBLAS_TRANSPOSE ta, tb;
@@ -91,23 +91,23 @@ void Gemm(DType dtype, int64_t n, int64_t m, int64_t k, Mat a, Mat b, char* c, d
     // views) take the loop.
     constexpr int64_t kBlasMax = std::numeric_limits<int32_t>::max();
     if (k > 0 && BlasLayout(a, n, k, &ta, &lda) && BlasLayout(b, k, m, &tb, &ldb) &&
-        std::max({n, m, k, lda, ldb}) <= kBlasMax) {
+        std::max({n, m, k, lda, ldb, ldc}) <= kBlasMax) {
       if (dtype == DType::kFloat32) {
         cblas_sgemm(CblasRowMajor, ta, tb, n, m, k, static_cast<float>(alpha),
                     reinterpret_cast<const float*>(a.data), lda,
                     reinterpret_cast<const float*>(b.data), ldb, static_cast<float>(beta),
-                    reinterpret_cast<float*>(c), m);
+                    reinterpret_cast<float*>(c), ldc);
       } else {
         cblas_dgemm(CblasRowMajor, ta, tb, n, m, k, alpha, reinterpret_cast<const double*>(a.data),
                     lda, reinterpret_cast<const double*>(b.data), ldb, beta,
-                    reinterpret_cast<double*>(c), m);
+                    reinterpret_cast<double*>(c), ldc);
       }
       return;
     }
   }
   DispatchDType(dtype, [&](auto t) {
     using T = decltype(t);
-    GemmLoop<T>(n, m, k, a, b, reinterpret_cast<T*>(c), m, alpha, beta);
+    GemmLoop<T>(n, m, k, a, b, reinterpret_cast<T*>(c), ldc, alpha, beta);
   });
 }
 
@@ -121,7 +121,7 @@ constexpr int64_t kPieceMacs = int64_t{1} << 27;
 // panels of 64 cost ~25%), and a 3072^2 dgemm piece at ~100 ms on 2 cores. Loop products are
 // cut into row panels.
 void GemmInPieces(DType dtype, int64_t n, int64_t m, int64_t k, Mat a, Mat b, char* c,
-                  double alpha, double beta) {
+                  int64_t ldc, double alpha, double beta) {
   const int64_t w = ItemSize(dtype);
   const int64_t nm = std::max<int64_t>(1, n * m);
   if ((dtype == DType::kFloat32 || dtype == DType::kFloat64) && k > 0) {
@@ -131,7 +131,7 @@ void GemmInPieces(DType dtype, int64_t n, int64_t m, int64_t k, Mat a, Mat b, ch
       const int64_t nk = std::min(kb, k - k0);
       Mat ak{a.data + k0 * a.cs * w, a.rs, a.cs};
       Mat bk{b.data + k0 * b.rs * w, b.rs, b.cs};
-      Gemm(dtype, n, m, nk, ak, bk, c, alpha, k0 == 0 ? beta : 1.0);
+      Gemm(dtype, n, m, nk, ak, bk, c, ldc, alpha, k0 == 0 ? beta : 1.0);
       if (k0 + nk < k) Executor::YieldToWaiting();
       if (ExecContext::CancelRequested()) return;
     }
@@ -142,7 +142,7 @@ void GemmInPieces(DType dtype, int64_t n, int64_t m, int64_t k, Mat a, Mat b, ch
   for (int64_t r = 0; r < n; r += rows) {
     const int64_t nr = std::min(rows, n - r);
     Mat ar{a.data + r * a.rs * w, a.rs, a.cs};
-    Gemm(dtype, nr, m, k, ar, b, c + r * m * w, alpha, beta);
+    Gemm(dtype, nr, m, k, ar, b, c + r * ldc * w, ldc, alpha, beta);
     if (r + nr < n) Executor::YieldToWaiting();
     if (ExecContext::CancelRequested()) return;
   }
@@ -157,7 +157,23 @@ void Matmul(const MatmulCall& call) {
   const DType dtype = call.a.dtype;
   const int64_t w = ItemSize(dtype);
   const int64_t n = call.n, k = call.k, m = call.m;
-  const auto one = [&](int64_t bi) {
+  if (count == 0 || n == 0 || m == 0) return;
+  // Every product is cut into panels of C's rows (or columns, when C is wider than tall) so that
+  // the pool's threads share a batch of small products or one large one; BLAS runs each panel
+  // on one thread (UseOneBlasThread), so that its threads never nest inside the pool's.
+  const bool by_rows = n >= m;
+  const int64_t extent = by_rows ? n : m;
+  const int64_t threads = ParallelismDegree();
+  constexpr int64_t kMinPanel = 64;
+  const int64_t per_product =
+      count >= threads ? 1
+                       : std::max<int64_t>(1, std::min((threads + count - 1) / count,
+                                                      extent / kMinPanel));
+  const int64_t panel = (extent + per_product - 1) / per_product;
+  const auto piece = [&](int64_t task) {
+    const int64_t bi = task / per_product, p0 = (task % per_product) * panel;
+    const int64_t len = std::min(panel, extent - p0);
+    if (len <= 0) return;
     int64_t rest = bi, ao = 0, bo = 0;
     for (int64_t d = nb - 1; d >= 0; --d) {
       const int64_t idx = rest % call.batch[d];
@@ -167,15 +183,25 @@ void Matmul(const MatmulCall& call) {
     }
     Mat ma{call.a.data + ao * w, call.a.strides[nb], call.a.strides[nb + 1]};
     Mat mb{call.b.data + bo * w, call.b.strides[nb], call.b.strides[nb + 1]};
-    GemmInPieces(dtype, n, m, k, ma, mb, call.out + bi * n * m * w, call.alpha, call.beta);
+    char* c = call.out + bi * n * m * w;
+    if (by_rows) {
+      ma.data += p0 * ma.rs * w;
+      GemmInPieces(dtype, len, m, k, ma, mb, c + p0 * m * w, m, call.alpha, call.beta);
+    } else {
+      mb.data += p0 * mb.cs * w;
+      GemmInPieces(dtype, n, len, k, ma, mb, c + p0 * w, m, call.alpha, call.beta);
+    }
   };
-  if (count == 1) {
-    one(0);
+  const int64_t tasks = count * per_product;
+  if (tasks == 1) {
+    piece(0);
     return;
   }
-  ParallelFor(0, count, 1, [&](int64_t b0, int64_t b1) {
-    for (int64_t bi = b0; bi < b1; ++bi) one(bi);
+  ParallelFor(0, tasks, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) piece(t);
   });
 }
+
+void UseOneBlasThread() { openblas_set_num_threads(1); }
 
 }  // namespace tensord::engine::cpu

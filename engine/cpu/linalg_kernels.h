@@ -11,6 +11,10 @@ namespace tensord::engine::cpu {
 // other streams' work between panels (Executor::YieldToWaiting).
 void Matmul(const MatmulCall& call);
 
+// Makes OpenBLAS run every call on the calling thread: the CPU backend parallelizes products
+// itself (Matmul's panels), and OpenBLAS's own threads would compete with the pool's.
+void UseOneBlasThread();
+
 }  // namespace tensord::engine::cpu
 
 #endif  // TENSORD_ENGINE_CPU_LINALG_KERNELS_H_

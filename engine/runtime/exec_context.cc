@@ -5,7 +5,16 @@
 namespace tensord::engine {
 namespace {
 thread_local ExecContext* current_context = nullptr;
+thread_local const ExecContext* chunks_of = nullptr;  // a pool worker's (ChunksOf)
 }  // namespace
+
+bool ExecContext::CancelRequested() {
+  const ExecContext* context = current_context != nullptr ? current_context : chunks_of;
+  return context != nullptr && context->cancel_requested();
+}
+
+ExecContext::ChunksOf::ChunksOf(const ExecContext* task) : saved_(chunks_of) { chunks_of = task; }
+ExecContext::ChunksOf::~ChunksOf() { chunks_of = saved_; }
 
 ExecContext::ExecContext(DeviceLanes* lanes) : lanes_(lanes), previous_(current_context) {
   current_context = this;

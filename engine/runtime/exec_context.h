@@ -94,11 +94,22 @@ class ExecContext {
   bool cancel_requested() const {
     return cancel_below_ != nullptr && cancel_below_->load(std::memory_order_relaxed) > seq_;
   }
-  // Whether the task running on this thread was cancelled (false outside any task).
-  static bool CancelRequested() {
-    const ExecContext* context = Current();
-    return context != nullptr && context->cancel_requested();
-  }
+  // Whether the task running on this thread was cancelled (false outside any task). On a pool
+  // worker running a task's ParallelFor chunks (ChunksOf), whether that task was.
+  static bool CancelRequested();
+
+  // For its lifetime a pool worker runs chunks of `task`'s ParallelFor (null: of no task): the
+  // long kernels in those chunks see the task's cancellation, as the task's own thread does.
+  class ChunksOf {
+   public:
+    explicit ChunksOf(const ExecContext* task);
+    ~ChunksOf();
+    ChunksOf(const ChunksOf&) = delete;
+    ChunksOf& operator=(const ChunksOf&) = delete;
+
+   private:
+    const ExecContext* saved_;
+  };
 
   // An error slot on `lane` for the running task, read when it retires; null when the lane has
   // none free.

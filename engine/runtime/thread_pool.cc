@@ -83,7 +83,10 @@ class Pool {
         ++job->users;
         if (--job->helpers_wanted == 0) queue_.pop_front();
       }
-      job->RunChunks(/*yields=*/false);
+      {
+        const ExecContext::ChunksOf chunks(job->task);  // its cancellation reaches the chunks
+        job->RunChunks(/*yields=*/false);
+      }
       absl::MutexLock lock(&mu_);
       --job->users;
     }

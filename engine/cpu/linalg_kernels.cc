@@ -120,10 +120,12 @@ constexpr int64_t kPieceMacs = int64_t{1} << 27;
 // 256 (float64) kept a 4096^2 sgemm at its unsplit speed here (k = 256 cost float32 ~10%, row
 // panels of 64 cost ~25%), and a 3072^2 dgemm piece at ~100 ms on 2 cores. Loop products are
 // cut into row panels.
+// `whole_nm`: n * m of the whole product this one is a panel of, so that the k pieces (whose
+// partial sums round into C) are the same for every panel, thread count and batch.
 void GemmInPieces(DType dtype, int64_t n, int64_t m, int64_t k, Mat a, Mat b, char* c,
-                  int64_t ldc, double alpha, double beta) {
+                  int64_t ldc, double alpha, double beta, int64_t whole_nm) {
   const int64_t w = ItemSize(dtype);
-  const int64_t nm = std::max<int64_t>(1, n * m);
+  const int64_t nm = std::max<int64_t>(1, whole_nm);
   if ((dtype == DType::kFloat32 || dtype == DType::kFloat64) && k > 0) {
     const int64_t min_k = dtype == DType::kFloat32 ? 512 : 256;
     const int64_t kb = std::max(min_k, kPieceMacs / nm);
@@ -169,7 +171,8 @@ void Matmul(const MatmulCall& call) {
       count >= threads ? 1
                        : std::max<int64_t>(1, std::min((threads + count - 1) / count,
                                                       extent / kMinPanel));
-  const int64_t panel = (extent + per_product - 1) / per_product;
+  int64_t panel = (extent + per_product - 1) / per_product;
+  if (!by_rows) panel = (panel + 15) / 16 * 16;  // column panels apart by whole cache lines
   const auto piece = [&](int64_t task) {
     const int64_t bi = task / per_product, p0 = (task % per_product) * panel;
     const int64_t len = std::min(panel, extent - p0);
@@ -186,10 +189,10 @@ void Matmul(const MatmulCall& call) {
     char* c = call.out + bi * n * m * w;
     if (by_rows) {
       ma.data += p0 * ma.rs * w;
-      GemmInPieces(dtype, len, m, k, ma, mb, c + p0 * m * w, m, call.alpha, call.beta);
+      GemmInPieces(dtype, len, m, k, ma, mb, c + p0 * m * w, m, call.alpha, call.beta, n * m);
     } else {
       mb.data += p0 * mb.cs * w;
-      GemmInPieces(dtype, n, len, k, ma, mb, c + p0 * w, m, call.alpha, call.beta);
+      GemmInPieces(dtype, n, len, k, ma, mb, c + p0 * w, m, call.alpha, call.beta, n * m);
     }
   };
   const int64_t tasks = count * per_product;

@@ -8,8 +8,12 @@ thread_local ExecContext* current_context = nullptr;
 thread_local const ExecContext* chunks_of = nullptr;  // a pool worker's (ChunksOf)
 }  // namespace
 
+const ExecContext* ExecContext::CancelSource() {
+  return current_context != nullptr ? current_context : chunks_of;
+}
+
 bool ExecContext::CancelRequested() {
-  const ExecContext* context = current_context != nullptr ? current_context : chunks_of;
+  const ExecContext* context = CancelSource();
   return context != nullptr && context->cancel_requested();
 }
 

@@ -97,6 +97,9 @@ class ExecContext {
   // Whether the task running on this thread was cancelled (false outside any task). On a pool
   // worker running a task's ParallelFor chunks (ChunksOf), whether that task was.
   static bool CancelRequested();
+  // The task whose cancellation applies on this thread: its own, or the one whose chunks a pool
+  // worker runs (null: none).
+  static const ExecContext* CancelSource();
 
   // For its lifetime a pool worker runs chunks of `task`'s ParallelFor (null: of no task): the
   // long kernels in those chunks see the task's cancellation, as the task's own thread does.

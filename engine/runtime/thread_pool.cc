@@ -27,7 +27,7 @@ struct Job {
   int users = 0;           // workers inside RunChunks; guarded by the pool mutex
   // The caller's task (null outside one): once it is cancelled, the chunks not started are
   // skipped by every thread.
-  const ExecContext* task = ExecContext::Current();
+  const ExecContext* task = ExecContext::CancelSource();
 
   // `yields`: between chunks, lend the thread to waiting executor work (the caller only).
   void RunChunks(bool yields) {

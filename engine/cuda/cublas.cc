@@ -1,14 +1,13 @@
 #include "engine/cuda/cublas.h"
 
 #include <cublas_v2.h>
-#include <dlfcn.h>
 
-#include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "engine/core/dtype.h"
 #include "engine/cuda/gemm_plan.h"
+#include "engine/cuda/toolkit_library.h"
 
 namespace tensord::engine::cuda {
 namespace {
@@ -26,27 +25,10 @@ struct CublasApi {
 const CublasApi& Api() {
   static const CublasApi* api = [] {
     auto* a = new CublasApi();
-    std::vector<std::string> names = {"libcublas.so.13", "libcublas.so"};
-    if (const char* home = std::getenv("CUDA_HOME")) {
-      names.push_back(absl::StrCat(home, "/lib64/libcublas.so.13"));
-    }
-    names.push_back("/usr/local/cuda/lib64/libcublas.so.13");  // the toolkit's usual place
-    void* lib = nullptr;
-    std::string tried;
-    for (const std::string& name : names) {
-      lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (lib != nullptr) break;
-      absl::StrAppend(&tried, tried.empty() ? "" : "; ", dlerror());
-    }
-    if (lib == nullptr) {
-      a->error = absl::StrCat("cuBLAS could not be loaded (", tried, ")");
-      return a;
-    }
+    void* lib = OpenToolkitLibrary("libcublas.so.13", "cuBLAS", &a->error);
+    if (lib == nullptr) return a;
     const auto load = [&](auto& fn, const char* symbol) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, symbol));
-      if (fn == nullptr && a->error.empty()) {
-        a->error = absl::StrCat("cuBLAS has no ", symbol);
-      }
+      LoadSymbol(lib, symbol, "cuBLAS", fn, &a->error);
     };
     load(a->create, "cublasCreate_v2");
     load(a->destroy, "cublasDestroy_v2");

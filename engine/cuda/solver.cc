@@ -1,17 +1,15 @@
 #include "engine/cuda/solver.h"
 
 #include <cusolverDn.h>
-#include <dlfcn.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "engine/core/dtype.h"
 #include "engine/core/status_macros.h"
+#include "engine/cuda/toolkit_library.h"
 
 namespace tensord::engine::cuda {
 namespace {
@@ -68,8 +66,7 @@ template <typename T>
 void LoadRoutines(void* lib, const char* p, Routines<T>& r, std::string& error) {
   const auto load = [&](auto& fn, const char* name) {
     const std::string symbol = absl::StrCat("cusolverDn", p, name);
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, symbol.c_str()));
-    if (fn == nullptr && error.empty()) error = absl::StrCat("cuSOLVER has no ", symbol);
+    LoadSymbol(lib, symbol.c_str(), "cuSOLVER", fn, &error);
   };
   load(r.getrf_size, "getrf_bufferSize");
   load(r.getrf, "getrf");
@@ -89,25 +86,10 @@ void LoadRoutines(void* lib, const char* p, Routines<T>& r, std::string& error) 
 const SolverApi& Api() {
   static const SolverApi* api = [] {
     auto* a = new SolverApi();
-    std::vector<std::string> names = {"libcusolver.so.12", "libcusolver.so"};
-    if (const char* home = std::getenv("CUDA_HOME")) {
-      names.push_back(absl::StrCat(home, "/lib64/libcusolver.so.12"));
-    }
-    names.push_back("/usr/local/cuda/lib64/libcusolver.so.12");  // the toolkit's usual place
-    void* lib = nullptr;
-    std::string tried;
-    for (const std::string& name : names) {
-      lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (lib != nullptr) break;
-      absl::StrAppend(&tried, tried.empty() ? "" : "; ", dlerror());
-    }
-    if (lib == nullptr) {
-      a->error = absl::StrCat("cuSOLVER could not be loaded (", tried, ")");
-      return a;
-    }
+    void* lib = OpenToolkitLibrary("libcusolver.so.12", "cuSOLVER", &a->error);
+    if (lib == nullptr) return a;
     const auto load = [&](auto& fn, const char* symbol) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, symbol));
-      if (fn == nullptr && a->error.empty()) a->error = absl::StrCat("cuSOLVER has no ", symbol);
+      LoadSymbol(lib, symbol, "cuSOLVER", fn, &a->error);
     };
     load(a->create, "cusolverDnCreate");
     load(a->destroy, "cusolverDnDestroy");

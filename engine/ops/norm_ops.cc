@@ -1,12 +1,15 @@
 // Normalization over trailing dims: layer_norm (torch.nn.functional.layer_norm), one kernel per
 // device (Backend::LayerNorm) that reads each row once into cache, two-pass mean and variance,
-// and writes the normalized, scaled and shifted row.
+// and writes the normalized, scaled and shifted row; operands that are not contiguous are made
+// so first (a composition with contiguous's steps).
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "engine/core/errors.h"
 #include "engine/core/status_macros.h"
+#include "engine/ops/composition.h"
+#include "engine/ops/copy_ops.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/factory_ops.h"
 #include "engine/ops/op_registry_internal.h"
@@ -16,14 +19,12 @@
 namespace tensord::engine {
 namespace {
 
-// `t` itself when contiguous, else a new contiguous tensor the kernel fills first (`copies`).
-absl::StatusOr<Tensor> Contiguous(absl::string_view op, const Tensor& t,
-                                  std::vector<std::pair<Tensor, Tensor>>& copies) {
-  if (!t.defined() || t.meta().is_contiguous()) return t;
-  TENSORD_ASSIGN_OR_RETURN(Tensor c, AllocateTensor(op, TensorMeta::Contiguous(t.dtype(), t.sizes()),
-                                                    t.device()));
-  copies.emplace_back(c, t);
-  return c;
+// `t` as a contiguous tensor: itself, or a copy made by the composition's first steps (`t`
+// undefined: undefined).
+absl::StatusOr<Tensor> Contiguous(Composition& c, const Tensor& t) {
+  if (!t.defined()) return t;
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp step, PlanContiguous(t));
+  return c.Add(std::move(step)).at(0);
 }
 
 absl::StatusOr<PlannedOp> PlanLayerNorm(const Tensor& input, const Tensor& weight,
@@ -70,21 +71,20 @@ absl::StatusOr<PlannedOp> PlanLayerNorm(const Tensor& input, const Tensor& weigh
   int64_t n = 1;
   for (int64_t s : shape) n *= s;  // input's trailing sizes: no overflow
   const int64_t rows = n == 0 ? 0 : input.numel() / n;
-  std::vector<std::pair<Tensor, Tensor>> copies;
-  TENSORD_ASSIGN_OR_RETURN(Tensor x, Contiguous(op, input, copies));
-  TENSORD_ASSIGN_OR_RETURN(Tensor w, Contiguous(op, weight, copies));
-  TENSORD_ASSIGN_OR_RETURN(Tensor b, Contiguous(op, bias, copies));
+  Composition c(operands);
+  TENSORD_ASSIGN_OR_RETURN(Tensor x, Contiguous(c, input));
+  TENSORD_ASSIGN_OR_RETURN(Tensor w, Contiguous(c, weight));
+  TENSORD_ASSIGN_OR_RETURN(Tensor b, Contiguous(c, bias));
   TENSORD_ASSIGN_OR_RETURN(Tensor out,
                            AllocateTensor(op, TensorMeta::Contiguous(dtype, input.sizes()), device));
   TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(device));
-  PlannedOp plan;
-  plan.outputs = {out};
-  for (const Tensor& t : operands) plan.reads.push_back(t.storage());
-  plan.writes = {out.storage()};
-  plan.kernel = [backend, copies, x, w, b, out, rows, n, eps]() -> absl::Status {
-    for (const auto& [to, from] : copies) {
-      TENSORD_RETURN_IF_ERROR(backend->Copy(to.sizes(), StridedRef::Of(to), StridedRef::Of(from)));
-    }
+  PlannedOp norm;
+  norm.outputs = {out};
+  for (const Tensor& t : {x, w, b}) {
+    if (t.defined()) norm.reads.push_back(t.storage());
+  }
+  norm.writes = {out.storage()};
+  norm.kernel = [backend, x, w, b, out, rows, n, eps]() -> absl::Status {
     if (rows == 0 || n == 0) return absl::OkStatus();
     LayerNormCall call;
     call.x = x.data();
@@ -97,7 +97,8 @@ absl::StatusOr<PlannedOp> PlanLayerNorm(const Tensor& input, const Tensor& weigh
     call.eps = eps;
     return backend->LayerNorm(call);
   };
-  return plan;
+  c.Add(std::move(norm));
+  return std::move(c).Finish({out});
 }
 
 }  // namespace

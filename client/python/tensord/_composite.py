@@ -8,6 +8,7 @@ import functools
 import math
 
 from . import _dtypes
+from ._compute import _return_type
 
 
 def _api():
@@ -18,16 +19,6 @@ def _api():
 def _t():
     from ._tensor import Tensor  # noqa: PLC0415 - import cycle
     return Tensor
-
-
-def _return_type(name, fields):
-    base = collections.namedtuple(name, fields)
-
-    def __repr__(self):
-        inner = ",\n".join(f"{f}={getattr(self, f)!r}" for f in fields)
-        return f"torch.return_types.{name}(\n{inner})"
-
-    return type(name, (base,), {"__slots__": (), "__repr__": __repr__})
 
 
 _aminmax = _return_type("aminmax", ["min", "max"])

@@ -320,12 +320,13 @@ def _prod(self, dim=None, keepdim=False, dtype=None):
     return _run("prod", [("self", self)], _reduce_attrs("prod", dim, keepdim, dtype))
 
 
-def _return_type(name):
-    """torch.return_types.<name>: a (values, indices) named tuple printed as torch prints it."""
-    base = collections.namedtuple(name, ["values", "indices"])
+def _return_type(name, fields=("values", "indices")):
+    """torch.return_types.<name>: a named tuple printed as torch prints it."""
+    base = collections.namedtuple(name, fields)
 
     def __repr__(self):
-        return f"torch.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+        body = ",\n".join(f"{f}={getattr(self, f)!r}" for f in fields)
+        return f"torch.return_types.{name}(\n{body})"
 
     return type(name, (base,), {"__slots__": (), "__repr__": __repr__})
 

@@ -6,14 +6,14 @@ torch's layouts (column-major matrices): lu_factor, solve, inv, det, slogdet, ch
 svdvals, eigh, eigvalsh. The rest are compositions of those and of ordinary ops, as torch's own
 are: norms, pinv, matrix_rank, lstsq, cond, matrix_power, tensorinv, tensorsolve, multi_dot, ….
 """
-import collections
 import functools
 import math
 import numbers
 import re
 
 from . import _dtypes
-from ._compute import _run, _run_n
+from ._compute import _return_type, _run, _run_n
+from ._info import finfo
 from ._errors import LinAlgError  # noqa: F401 - torch.linalg.LinAlgError
 from ._ops import TensorBase
 
@@ -21,17 +21,6 @@ __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "di
            "eigvalsh", "inv", "inv_ex", "lstsq", "lu_factor", "lu_factor_ex", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
            "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
            "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
-
-
-def _return_type(name, fields):
-    """torch.return_types.<name>: a named tuple printed as torch prints it."""
-    base = collections.namedtuple(name, fields)
-
-    def __repr__(self):
-        body = ",\n".join(f"{f}={getattr(self, f)!r}" for f in fields)
-        return f"torch.return_types.{name}(\n{body})"
-
-    return type(name, (base,), {"__slots__": (), "__repr__": __repr__})
 
 
 _LuFactor = _return_type("linalg_lu_factor", ["LU", "pivots"])
@@ -174,15 +163,6 @@ def _check_matrices(name, A, square=False):
                            f"input. Got {A.dtype._legacy}")
 
 
-def _eps(dtype):
-    return _api_info().finfo(dtype).eps
-
-
-def _api_info():
-    from . import _info
-    return _info
-
-
 def _dims(dim):
     if dim is None:
         return None
@@ -261,7 +241,7 @@ def _cutoff(s, atol, rtol, m, n, dtype):
     """The singular values above this count (torch's atol/rtol rule); s's last dim descending."""
     smax = s.amax(-1, keepdim=True) if s.size(-1) else s.sum(-1, keepdim=True)
     if rtol is None:
-        rtol = _eps(dtype) * max(m, n) if atol is None or _is_zero(atol) else 0.0
+        rtol = finfo(dtype).eps * max(m, n) if atol is None or _is_zero(atol) else 0.0
     tol = smax * rtol if not isinstance(rtol, TensorBase) else smax * rtol.unsqueeze(-1)
     if atol is not None:
         a = atol.unsqueeze(-1) if isinstance(atol, TensorBase) else atol

@@ -4,7 +4,7 @@ in one run, torch limited to the server's thread count (this machine's cores: th
 them all). Each figure is the median of several runs of one call through the service, from the
 call to its result being computed (synchronize), so it includes one round trip.
 
-    bench/api_bench.py [--build build] [--repeats 7]
+    bench/api_bench.py [--build build] [--repeats 7] [--only conv2d]
 
 Prints a table: torch ms, tensord ms (one call and its round trip), torch/tensord (>= 1 means
 tensord is as fast or faster), and the same with ten calls queued per round trip (the server's
@@ -86,6 +86,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--only", default="", help="run the rows whose name contains this")
     args = ap.parse_args()
     threads = os.cpu_count() or 1
     torch.set_num_threads(threads)
@@ -100,7 +101,7 @@ def main():
               f"{args.repeats}\n")
         print(f"{'op':34} {'torch ms':>9} {'tensord ms':>11} {'torch/tensord':>14} "
               f"{'server ms':>10} {'torch/server':>13}")
-        for name, fn in CASES:
+        for name, fn in (c for c in CASES if args.only in c[0]):
             t_torch = timed(lambda: fn(torch, tt), lambda r: None, args.repeats)
             t_tensord = timed(lambda: fn(tensord, td), lambda r: session.synchronize(),
                               args.repeats)

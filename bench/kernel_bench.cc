@@ -93,6 +93,25 @@ int main(int argc, char** argv) {
                      n == 1024 ? 20 : 3});
   }
   {
+    // Classification losses against the log_softmax they fuse (4096 rows of 1000 classes).
+    Tensor logits = Rand({4096, 1000});
+    const Attrs draw = Attrs()
+                           .Set("low", int64_t{0})
+                           .Set("high", int64_t{1000})
+                           .Set("size", std::vector<int64_t>{4096})
+                           .Set("seed", int64_t{2});
+    Tensor labels = Check(RunNowSingle(PlanOp("randint", {}, draw)), "randint");
+    cases.push_back({"log_softmax_4096x1000",
+                     op("log_softmax", {logits}, Attrs().Set("dim", int64_t{1})), 50});
+    cases.push_back(
+        {"cross_entropy_4096x1000", op("cross_entropy", {logits, labels, Tensor()}), 50});
+    Tensor act = Rand({4096, 1024});
+    cases.push_back({"layer_norm_4096x1024",
+                     op("layer_norm", {act, Tensor(), Tensor()},
+                        Attrs().Set("normalized_shape", std::vector<int64_t>{1024})),
+                     50});
+  }
+  {
     // Per-op overhead: add_ of a number on 16 elements, planned and run (no RPC, no stream).
     Tensor x = Rand({16});
     cases.push_back({"small_add_inplace_number", op("add_", {x}, Attrs().Set("other", int64_t{1})),

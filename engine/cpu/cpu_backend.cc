@@ -93,6 +93,10 @@ class CpuBackendImpl final : public Backend {
     cpu::Softmax(log, shape, dim, in, out);
     return absl::OkStatus();
   }
+  absl::Status CrossEntropy(const CrossEntropyCall& call) override {
+    return cpu::CrossEntropy(call);
+  }
+
   absl::Status LayerNorm(const LayerNormCall& call) override {
     cpu::LayerNorm(call);
     return absl::OkStatus();

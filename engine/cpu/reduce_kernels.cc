@@ -12,6 +12,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "engine/core/errors.h"
 #include "engine/kernels/convert.h"
 #include "engine/kernels/reduce_functors.h"
 #include "engine/cpu/map.h"
@@ -421,7 +423,7 @@ void ForEachLine(IntList shape, int64_t dim, const StridedRef& in, const Strided
 constexpr int kLanes = 8;
 
 template <typename T, typename Exp>
-inline void SoftmaxRow(bool log, int64_t n, const T* x, T* y, Exp exp) {
+[[gnu::always_inline]] inline void SoftmaxRow(bool log, int64_t n, const T* x, T* y, Exp exp) {
   T lanes[kLanes];
   for (T& l : lanes) l = -std::numeric_limits<T>::infinity();
   int64_t i = 0;
@@ -470,10 +472,12 @@ void SoftmaxRowF64(bool log, int64_t n, const double* x, double* y) {
   SoftmaxRow<double>(log, n, x, y, [](double v) { return std::exp(v); });
 }
 
-// One row of layer_norm, in lanes: the mean, then the mean squared deviation (two passes over a
+// One row of layer_norm, in lanes (always inlined, so that the float32 clones vectorize it with
+// AVX2 where the machine has it): the mean, then the mean squared deviation (two passes over a
 // row in cache: exact where one-pass formulas cancel), then the normalized row.
 template <typename T>
-inline void LayerNormRow(const T* x, T* y, const T* w, const T* b, int64_t n, double eps) {
+[[gnu::always_inline]] inline void LayerNormRow(const T* x, T* y, const T* w, const T* b,
+                                                int64_t n, double eps) {
   using C = Calc<T>;
   const auto at = [x](int64_t i) { return Load<T>(reinterpret_cast<const char*>(x + i)); };
   C sums[kLanes] = {};
@@ -517,7 +521,175 @@ void LayerNormRowsF32(const LayerNormCall& c, int64_t r0, int64_t r1) {
   }
 }
 
+// cross_entropy at one position: its class scores x[0], x[s], ... x[(classes - 1) * s] and its
+// target t (checked), into `nll` and `smooth` (kernels/reduce_ops.h), in lanes the compiler
+// vectorizes when the classes are contiguous (kUnit). log_softmax's max, then the sum of
+// exp(x - max): one exp per class, as SoftmaxRow.
+template <typename T, bool kUnit, typename Exp>
+[[gnu::always_inline]] inline void CrossEntropyAt(const CrossEntropyCall& c, const T* x,
+                                                  int64_t stride, int64_t t, Exp exp,
+                                                  Calc<T>* nll, Calc<T>* smooth) {
+  using C = Calc<T>;
+  const int64_t n = c.classes, s = kUnit ? 1 : stride;
+  const auto at = [x, s](int64_t k) { return Load<T>(reinterpret_cast<const char*>(x + k * s)); };
+  const T* w = reinterpret_cast<const T*>(c.weight);
+  const auto weight = [w](int64_t k) {
+    return w == nullptr ? C(1) : Load<T>(reinterpret_cast<const char*>(w + k));
+  };
+  C lse = 0;
+  if (!c.log_probs) {
+    C lanes[kLanes];
+    for (C& l : lanes) l = -std::numeric_limits<C>::infinity();
+    int64_t k = 0;
+    for (; k + kLanes <= n; k += kLanes) {
+      for (int j = 0; j < kLanes; ++j) lanes[j] = lanes[j] < at(k + j) ? at(k + j) : lanes[j];
+    }
+    C m = -std::numeric_limits<C>::infinity();
+    for (C l : lanes) m = m < l ? l : m;
+    for (; k < n; ++k) m = m < at(k) ? at(k) : m;
+    C sums[kLanes] = {};
+    for (k = 0; k + kLanes <= n; k += kLanes) {
+      for (int j = 0; j < kLanes; ++j) sums[j] += exp(at(k + j) - m);
+    }
+    C total = 0;
+    for (C l : sums) total += l;
+    for (; k < n; ++k) total += exp(at(k) - m);
+    lse = m + std::log(total);
+  }
+  if (c.probs != nullptr) {  // class probabilities, laid out as the scores
+    const T* q = reinterpret_cast<const T*>(c.probs) + (x - reinterpret_cast<const T*>(c.input));
+    const C keep = static_cast<C>(1 - c.label_smoothing);
+    const C spread = static_cast<C>(c.label_smoothing / static_cast<double>(n));
+    const auto prob = [q, s, keep, spread](int64_t k) {
+      return Load<T>(reinterpret_cast<const char*>(q + k * s)) * keep + spread;
+    };
+    C sums[kLanes] = {};
+    int64_t k = 0;
+    for (; k + kLanes <= n; k += kLanes) {
+      for (int j = 0; j < kLanes; ++j) sums[j] += weight(k + j) * prob(k + j) * (at(k + j) - lse);
+    }
+    C total = 0;
+    for (C l : sums) total += l;
+    for (; k < n; ++k) total += weight(k) * prob(k) * (at(k) - lse);
+    *nll = -total;
+    return;
+  }
+  *nll = -weight(t) * (at(t) - lse);
+  if (c.label_smoothing > 0) {
+    C sums[kLanes] = {};
+    int64_t k = 0;
+    for (; k + kLanes <= n; k += kLanes) {
+      for (int j = 0; j < kLanes; ++j) sums[j] += weight(k + j) * (at(k + j) - lse);
+    }
+    C total = 0;
+    for (C l : sums) total += l;
+    for (; k < n; ++k) total += weight(k) * (at(k) - lse);
+    *smooth = -total;
+  }
+}
+
+// What a block of positions adds to a reduced loss, and the first bad target it met.
+struct LossBlock {
+  double nll = 0, smooth = 0, weight = 0;
+  int64_t bad = -1;  // the position of its first target out of range
+};
+
+// Positions [p0, p1) of cross_entropy: kNone writes each loss, the reductions add into `sums`.
+// Inlined into its callers, so that the float32 clones get their own AVX2 copy.
+template <typename T, typename Exp>
+[[gnu::always_inline]] inline void CrossEntropyBlock(const CrossEntropyCall& c, int64_t p0,
+                                                     int64_t p1, Exp exp, LossBlock* sums) {
+  using C = Calc<T>;
+  const T* x = reinterpret_cast<const T*>(c.input);
+  const T* w = reinterpret_cast<const T*>(c.weight);
+  T* out = reinterpret_cast<T*>(c.out);
+  const C keep = static_cast<C>(1 - c.label_smoothing);
+  const C spread = static_cast<C>(c.label_smoothing / static_cast<double>(c.classes));
+  const bool apart = c.probs == nullptr && c.label_smoothing > 0;  // smooth(p) kept apart
+  for (int64_t p = p0; p < p1; ++p) {
+    const int64_t t = c.probs == nullptr ? c.target[p] : 0;
+    if (c.probs == nullptr && t == c.ignore_index) {
+      if (c.reduction == LossReduction::kNone) out[p] = Convert<T>(C(0));
+      continue;
+    }
+    if (c.probs == nullptr && (t < 0 || t >= c.classes)) {
+      sums->bad = p;
+      return;
+    }
+    const int64_t o = p / c.inner, i = p - o * c.inner;
+    const T* row = x + o * c.classes * c.inner + i;
+    C nll = 0, smooth = 0;
+    if (c.inner == 1) {
+      CrossEntropyAt<T, true>(c, row, 1, t, exp, &nll, &smooth);
+    } else {
+      CrossEntropyAt<T, false>(c, row, c.inner, t, exp, &nll, &smooth);
+    }
+    if (c.reduction == LossReduction::kNone) {
+      out[p] = Convert<T>(apart ? keep * nll + spread * smooth : nll);
+    } else {
+      sums->nll += nll;
+      sums->smooth += smooth;
+      sums->weight += w == nullptr || c.probs != nullptr
+                          ? 1.0
+                          : static_cast<double>(Load<T>(reinterpret_cast<const char*>(w + t)));
+    }
+  }
+}
+
+TENSORD_AVX2_CLONE
+void CrossEntropyBlockF32(const CrossEntropyCall& c, int64_t p0, int64_t p1, LossBlock* sums) {
+  CrossEntropyBlock<float>(c, p0, p1, [](float v) { return VecExp(v); }, sums);
+}
+
 }  // namespace
+
+absl::Status CrossEntropy(const CrossEntropyCall& c) {
+  const int64_t positions = c.outer * c.inner;
+  // Fixed blocks, summed in order afterwards: the same result on any number of threads.
+  const int64_t block = std::max<int64_t>(1, 8192 / std::max<int64_t>(c.classes, 1));
+  const int64_t blocks = positions == 0 ? 0 : (positions - 1) / block + 1;
+  std::vector<LossBlock> sums(static_cast<size_t>(blocks));
+  ParallelFor(0, blocks, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t p0 = b * block, p1 = std::min(positions, p0 + block);
+      if (c.dtype == DType::kFloat32) {
+        CrossEntropyBlockF32(c, p0, p1, &sums[b]);
+        continue;
+      }
+      DispatchDType(c.dtype, [&](auto t) {
+        using T = decltype(t);
+        if constexpr (kIsFloat<T>) {
+          CrossEntropyBlock<T>(c, p0, p1, [](Calc<T> v) { return std::exp(v); }, &sums[b]);
+        }
+      });
+    }
+  });
+  LossBlock total;
+  for (const LossBlock& s : sums) {
+    if (s.bad >= 0) {
+      return IndexError(c.log_probs ? "nll_loss" : "cross_entropy",
+                        absl::StrCat("Target ", c.target[s.bad], " is out of bounds."));
+    }
+    total.nll += s.nll;
+    total.smooth += s.smooth;
+    total.weight += s.weight;
+  }
+  if (c.reduction == LossReduction::kNone) return absl::OkStatus();
+  double loss = total.nll, smooth = total.smooth;
+  if (c.reduction == LossReduction::kMean) {
+    loss /= total.weight;
+    smooth /= total.weight;
+  }
+  if (c.probs == nullptr && c.label_smoothing > 0) {
+    loss = (1 - c.label_smoothing) * loss +
+           c.label_smoothing / static_cast<double>(c.classes) * smooth;
+  }
+  DispatchDType(c.dtype, [&](auto t) {
+    using T = decltype(t);
+    if constexpr (kIsFloat<T>) *reinterpret_cast<T*>(c.out) = Convert<T>(loss);
+  });
+  return absl::OkStatus();
+}
 
 void Reduce(ReduceOp op, const ReduceGeometry& g, const StridedRef& in, char* out, DType out_dtype,
             int64_t* indices, const ReduceArgs& args) {

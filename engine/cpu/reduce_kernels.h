@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "absl/status/status.h"
+
 #include "engine/core/dtype.h"
 #include "engine/tensor/strided_ref.h"
 #include "engine/kernels/reduce_ops.h"
@@ -23,6 +25,8 @@ void Scan(bool product, IntList shape, int64_t dim, const StridedRef& in, const 
 void Softmax(bool log, IntList shape, int64_t dim, const StridedRef& in, const StridedRef& out);
 // layer_norm over contiguous rows (kernels/reduce_ops.h).
 void LayerNorm(const LayerNormCall& call);
+// cross_entropy / nll_loss (kernels/reduce_ops.h): IndexError for a target out of range.
+absl::Status CrossEntropy(const CrossEntropyCall& call);
 
 }  // namespace tensord::engine::cpu
 

@@ -471,6 +471,26 @@ class CudaBackend final : public Backend {
     return Finish(LaunchSoftmax(log, shape, dim, in, out, to.stream), to, "softmax");
   }
 
+  absl::Status CrossEntropy(const CrossEntropyCall& call) override {
+    const char* op = call.log_probs ? "nll_loss" : "cross_entropy";
+    const int64_t bytes = CrossEntropyScratchBytes(call);
+    void* scratch = nullptr;
+    if (bytes > 0) {
+      TENSORD_ASSIGN_OR_RETURN(scratch, allocator_.Allocate(bytes));
+    }
+    absl::Status status = LaunchChecked(
+        op,
+        [op](const KernelError& e) {
+          return IndexError(op, absl::StrCat("Target ", e.a, " is out of bounds."));
+        },
+        [&](KernelError* slot, cudaStream_t stream) {
+          return LaunchCrossEntropy(call, scratch, slot, stream);
+        });
+    // Freed on the stream, after the kernels that use it.
+    if (scratch != nullptr) allocator_.Deallocate(scratch, bytes);
+    return status;
+  }
+
   absl::Status LayerNorm(const LayerNormCall& call) override {
     TENSORD_CUDA_TRY(UseDevice(device_.index), "layer_norm");
     const LaunchTarget to = TargetFor(this, device_.index);

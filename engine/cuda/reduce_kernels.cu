@@ -382,6 +382,173 @@ cudaError_t LaunchLayerNorm(const LayerNormCall& c, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
+namespace {
+
+// cross_entropy: a warp per position, its lanes striding over the classes; max, sum of exp and
+// the weighted sums combined by shuffles (a NaN skipped by the max reaches the sum, as the CPU).
+// kNone stores each loss; the reductions store each position's (nll, smooth, weight) in
+// `parts`, which one block then sums in a fixed order.
+struct LossParts {
+  double nll, smooth, weight;
+};
+
+template <typename C>
+__device__ C WarpSum(C v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+template <typename C>
+__device__ C WarpMax(C v) {
+  for (int o = 16; o > 0; o >>= 1) {
+    const C u = __shfl_xor_sync(0xffffffffu, v, o);
+    v = v < u ? u : v;
+  }
+  return v;
+}
+
+template <typename T>
+__global__ void CrossEntropyWarps(CrossEntropyCall c, LossParts* parts, KernelError* slot) {
+  using C = Calc<T>;
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = int64_t{gridDim.x} * (blockDim.x / 32);
+  const int64_t positions = c.outer * c.inner, n = c.classes, s = c.inner;
+  const T* w = reinterpret_cast<const T*>(c.weight);
+  const auto weight = [w](int64_t k) { return w == nullptr ? C(1) : static_cast<C>(w[k]); };
+  for (int64_t p = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; p < positions; p += warps) {
+    const int64_t o = p / c.inner, i = p - o * c.inner;
+    const int64_t base = o * n * c.inner + i;
+    const T* x = reinterpret_cast<const T*>(c.input) + base;
+    int64_t t = 0;
+    bool skip = false;
+    if (c.probs == nullptr) {
+      t = c.target[p];
+      if (t == c.ignore_index) {
+        skip = true;
+      } else if (t < 0 || t >= n) {
+        if (lane == 0) ReportBadIndexAt(slot, p);
+        skip = true;
+      }
+    }
+    C nll = 0, smooth = 0, wt = 0;
+    if (!skip) {
+      C lse = 0;
+      if (!c.log_probs) {
+        C m = -INFINITY;
+        for (int64_t k = lane; k < n; k += 32) {
+          const C v = static_cast<C>(x[k * s]);
+          m = m < v ? v : m;
+        }
+        m = WarpMax(m);
+        C sum = 0;
+        for (int64_t k = lane; k < n; k += 32) sum += exp(static_cast<C>(x[k * s]) - m);
+        lse = m + log(WarpSum(sum));
+      }
+      if (c.probs != nullptr) {
+        const T* q = reinterpret_cast<const T*>(c.probs) + base;
+        const C keep = static_cast<C>(1 - c.label_smoothing);
+        const C spread = static_cast<C>(c.label_smoothing / static_cast<double>(n));
+        C acc = 0;
+        for (int64_t k = lane; k < n; k += 32) {
+          acc += weight(k) * (static_cast<C>(q[k * s]) * keep + spread) *
+                 (static_cast<C>(x[k * s]) - lse);
+        }
+        nll = -WarpSum(acc);
+        wt = 1;
+      } else {
+        wt = weight(t);
+        nll = -wt * (static_cast<C>(x[t * s]) - lse);
+        if (c.label_smoothing > 0) {
+          C acc = 0;
+          for (int64_t k = lane; k < n; k += 32) {
+            acc += weight(k) * (static_cast<C>(x[k * s]) - lse);
+          }
+          smooth = -WarpSum(acc);
+        }
+      }
+    }
+    if (lane != 0) continue;
+    if (c.reduction == LossReduction::kNone) {
+      const bool apart = c.probs == nullptr && c.label_smoothing > 0;
+      const C keep = static_cast<C>(1 - c.label_smoothing);
+      const C spread = static_cast<C>(c.label_smoothing / static_cast<double>(n));
+      reinterpret_cast<T*>(c.out)[p] = Convert<T>(apart ? keep * nll + spread * smooth : nll);
+    } else {
+      parts[p] = LossParts{static_cast<double>(nll), static_cast<double>(smooth),
+                           static_cast<double>(wt)};
+    }
+  }
+}
+
+// One block: the positions' parts summed (each thread a fixed stride, then a tree), the loss.
+template <typename T>
+__global__ void CrossEntropyTotal(CrossEntropyCall c, const LossParts* parts) {
+  __shared__ double sh[3][256];
+  const int64_t positions = c.outer * c.inner;
+  double nll = 0, smooth = 0, weight = 0;
+  for (int64_t p = threadIdx.x; p < positions; p += blockDim.x) {
+    nll += parts[p].nll;
+    smooth += parts[p].smooth;
+    weight += parts[p].weight;
+  }
+  sh[0][threadIdx.x] = nll, sh[1][threadIdx.x] = smooth, sh[2][threadIdx.x] = weight;
+  __syncthreads();
+  for (unsigned h = blockDim.x / 2; h > 0; h >>= 1) {
+    if (threadIdx.x < h) {
+      for (int j = 0; j < 3; ++j) sh[j][threadIdx.x] += sh[j][threadIdx.x + h];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x != 0) return;
+  double loss = sh[0][0], smoothed = sh[1][0];
+  if (c.reduction == LossReduction::kMean) {
+    loss /= sh[2][0];
+    smoothed /= sh[2][0];
+  }
+  if (c.probs == nullptr && c.label_smoothing > 0) {
+    loss = (1 - c.label_smoothing) * loss +
+           c.label_smoothing / static_cast<double>(c.classes) * smoothed;
+  }
+  *reinterpret_cast<T*>(c.out) = Convert<T>(static_cast<Calc<T>>(loss));
+}
+
+// The first bad target's value, from its position (ReportBadIndexAt kept the smallest).
+__global__ void CrossEntropyBadTarget(const int64_t* target, int64_t classes, KernelError* slot) {
+  if (slot->code == KernelError::kIndexOutOfRange) {
+    slot->a = target[slot->position];
+    slot->b = classes;
+    __threadfence_system();
+  }
+}
+
+}  // namespace
+
+int64_t CrossEntropyScratchBytes(const CrossEntropyCall& c) {
+  if (c.reduction == LossReduction::kNone) return 0;
+  return c.outer * c.inner * static_cast<int64_t>(sizeof(LossParts));
+}
+
+cudaError_t LaunchCrossEntropy(const CrossEntropyCall& c, void* scratch, KernelError* slot,
+                               cudaStream_t stream) {
+  const int64_t positions = c.outer * c.inner;
+  auto* parts = static_cast<LossParts*>(scratch);
+  DispatchDType(c.dtype, [&](auto t) {
+    using T = decltype(t);
+    if constexpr (kIsFloat<T>) {
+      if (positions > 0) {
+        CrossEntropyWarps<T><<<GridFor(positions, 8), 256, 0, stream>>>(c, parts, slot);
+      }
+      if (c.reduction != LossReduction::kNone) {
+        CrossEntropyTotal<T><<<1, 256, 0, stream>>>(c, parts);
+      }
+    }
+  });
+  if (c.target != nullptr && positions > 0) {
+    CrossEntropyBadTarget<<<1, 1, 0, stream>>>(c.target, c.classes, slot);
+  }
+  return cudaGetLastError();
+}
+
 cudaError_t LaunchSoftmax(bool log, IntList shape, int64_t dim, const StridedRef& in,
                           const StridedRef& out, cudaStream_t stream) {
   const Lines l = MakeLines(shape, dim, in, out);

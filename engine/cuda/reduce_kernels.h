@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "engine/core/dtype.h"
+#include "engine/kernels/kernel_error.h"
 #include "engine/kernels/reduce_ops.h"
 #include "engine/tensor/strided_ref.h"
 
@@ -37,6 +38,12 @@ cudaError_t LaunchScan(bool product, IntList shape, int64_t dim, const StridedRe
                        const StridedRef& out, cudaStream_t stream);
 // layer_norm, a block per row (kernels/reduce_ops.h).
 cudaError_t LaunchLayerNorm(const LayerNormCall& call, cudaStream_t stream);
+// cross_entropy / nll_loss (kernels/reduce_ops.h), a warp per position. A target out of range
+// is reported into `slot` (kIndexOutOfRange: a = the first bad target, b = the classes).
+// Reductions need `scratch`: CrossEntropyScratchBytes of device memory.
+int64_t CrossEntropyScratchBytes(const CrossEntropyCall& call);
+cudaError_t LaunchCrossEntropy(const CrossEntropyCall& call, void* scratch, KernelError* slot,
+                               cudaStream_t stream);
 cudaError_t LaunchSoftmax(bool log, IntList shape, int64_t dim, const StridedRef& in,
                           const StridedRef& out, cudaStream_t stream);
 

@@ -39,6 +39,38 @@ struct LayerNormCall {
   double eps = 1e-5;
 };
 
+// cross_entropy (log_softmax over the classes, then nll_loss) or nll_loss alone (`log_probs`:
+// the input holds log-probabilities). `input` is contiguous (outer, classes, inner), its class
+// dim the middle one; `weight` the classes' contiguous weights or null. The targets are either
+// `target`, the contiguous int64 (outer, inner) class indices, or `probs`, class probabilities
+// laid out as `input` (then `target` is null). With logp = log_softmax(input)[p, :] and weights
+// w (all 1 without `weight`), position p contributes
+//   indices:       nll(p) = -w[t] * logp[t],  smooth(p) = -sum_c w[c] * logp[c],
+//                  loss(p) = (1 - label_smoothing) * nll(p) + label_smoothing / classes * smooth(p)
+//                  (0 and no weight when t is ignore_index);
+//   probabilities: loss(p) = -sum_c w[c] * q[c] * logp[c], q = probs * (1 - label_smoothing) +
+//                  label_smoothing / classes.
+// kNone writes loss(p) to `out` (outer*inner elements of `dtype`); kSum their sum; kMean the
+// sum over the sum of the positions' w[t] (torch's weighted mean: NaN when every target is
+// ignored), or over the number of positions for probabilities. Accumulated in float32 for the
+// 16-bit types (float64 across positions). A target outside [0, classes) that is not
+// ignore_index is an IndexError ("Target 7 is out of bounds."): the first in row-major order.
+enum class LossReduction { kNone = 0, kMean = 1, kSum = 2 };
+
+struct CrossEntropyCall {
+  const char* input = nullptr;
+  const int64_t* target = nullptr;
+  const char* probs = nullptr;
+  const char* weight = nullptr;
+  char* out = nullptr;
+  DType dtype = DType::kFloat32;
+  int64_t outer = 0, classes = 0, inner = 1;
+  bool log_probs = false;
+  LossReduction reduction = LossReduction::kMean;
+  int64_t ignore_index = -100;
+  double label_smoothing = 0;
+};
+
 }  // namespace tensord::engine
 
 #endif  // TENSORD_ENGINE_KERNELS_REDUCE_OPS_H_

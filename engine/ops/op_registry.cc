@@ -577,6 +577,7 @@ OpRegistry::OpRegistry() {
   RegisterSortOps(ops_);
   RegisterDecompositionOps(ops_);
   RegisterNormOps(ops_);
+  RegisterLossOps(ops_);
   RegisterRandomOps(ops_);
   for (OpDef& op : ops_) {
     // Inputs that may come as numbers are also listed as (optional) scalar attributes.

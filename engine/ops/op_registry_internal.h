@@ -28,6 +28,7 @@ void RegisterRandomOps(std::vector<OpDef>& ops);
 void RegisterSortOps(std::vector<OpDef>& ops);
 void RegisterDecompositionOps(std::vector<OpDef>& ops);
 void RegisterNormOps(std::vector<OpDef>& ops);
+void RegisterLossOps(std::vector<OpDef>& ops);
 
 }  // namespace tensord::engine
 

@@ -29,6 +29,9 @@ absl::Status Backend::Softmax(bool, IntList, int64_t, const StridedRef&, const S
   return Missing("softmax");
 }
 absl::Status Backend::LayerNorm(const LayerNormCall&) { return Missing("layer_norm"); }
+absl::Status Backend::CrossEntropy(const CrossEntropyCall& call) {
+  return Missing(call.log_probs ? "nll_loss" : "cross_entropy");
+}
 absl::Status Backend::Matmul(const MatmulCall&) { return Missing("matmul"); }
 absl::Status Backend::Random(const DistArgs&, const StridedRef&, int64_t, const double*) {
   return Missing("random sampling");

@@ -82,6 +82,8 @@ class Backend {
                                const StridedRef& out);
   // layer_norm (kernels/reduce_ops.h).
   virtual absl::Status LayerNorm(const LayerNormCall& call);
+  // cross_entropy / nll_loss (kernels/reduce_ops.h); a target out of range fails the op.
+  virtual absl::Status CrossEntropy(const CrossEntropyCall& call);
   // Batched matrix products (kernels/matmul.h).
   virtual absl::Status Matmul(const MatmulCall& call);
   // Fills the contiguous `out` (`n` elements) with draws (kernels/random.h); bernoulli with a

@@ -270,77 +270,24 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return _reduce(loss, reduction)
 
 
-def _check_targets(target, num_classes, ignore_index):
-    """Raises torch's IndexError for a class index out of range (checked now, as the CPU does)."""
-    bad = ((target < 0) | (target >= num_classes)) & (target != ignore_index)
-    if bool(bad.any().item()):
-        first = int(target.masked_select(bad)[0].item())
-        raise IndexError(f"Target {first} is out of bounds.")
-
-
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
+    """One server op (engine/ops/loss_ops.cc). A target out of range is found by the kernel:
+    its IndexError raises at the next synchronize, as an index out of range does."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    if input.dim() < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
-    if target.dtype is not _dtypes.int64:
-        raise RuntimeError(f"expected scalar type Long but found {target.dtype._legacy}")
-    if input.dim() > 1 and target.size(0) != input.size(0):
-        raise ValueError(f"Expected input batch_size ({input.size(0)}) to match target "
-                         f"batch_size ({target.size(0)}).")
-    class_dim = 0 if input.dim() == 1 else 1
-    num_classes = input.size(class_dim)
-    _check_targets(target, num_classes, ignore_index)
-    valid = target != ignore_index
-    safe = _where(valid, target, target.new_zeros(()))
-    picked = -input.gather(class_dim, safe.unsqueeze(class_dim)).squeeze(class_dim)
-    w = valid.to(input.dtype)
-    if weight is not None:
-        w = w * weight.index_select(0, safe.flatten()).view(tuple(safe.shape))
-    loss = picked * w
-    if reduction == "mean":
-        return loss.sum() / w.sum()
-    return _reduce(loss, reduction)
+    return _run("nll_loss", [("input", input), ("target", target), ("weight", weight)],
+                {"reduction": str(reduction), "ignore_index": int(ignore_index)})
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
+    """One server op (engine/ops/loss_ops.cc): log_softmax, the target's log-probability,
+    label smoothing and the reduction in one pass over the scores; class indices or class
+    probabilities (a target of input's shape)."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    class_dim = 0 if input.dim() == 1 else 1
-    logp = input.log_softmax(class_dim)
-    if tuple(target.shape) == tuple(input.shape):  # class probabilities, as ATen decides
-        if not target.dtype.is_floating_point:
-            raise RuntimeError("Expected floating point type for target with class probabilities, "
-                               f"got {target.dtype._legacy}")
-        num_classes = input.size(class_dim)
-        if label_smoothing > 0:
-            target = target * (1 - label_smoothing) + label_smoothing / num_classes
-        per = -(logp * target if weight is None else
-                logp * target * weight.view([-1] + [1] * (input.dim() - class_dim - 1)))
-        loss = per.sum(class_dim)
-        if reduction == "mean":
-            return loss.sum() / (input.numel() // num_classes)
-        return _reduce(loss, reduction)
-    nll = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
-    if label_smoothing <= 0:
-        return nll
-    # (1 - eps) * nll + eps * the mean over classes of -log p, weighted and masked as nll.
-    num_classes = input.size(class_dim)
-    valid = (target != ignore_index).to(input.dtype)
-    wshape = [-1] + [1] * (input.dim() - class_dim - 1)
-    smooth = -(logp if weight is None else logp * weight.view(wshape)).sum(class_dim) * valid
-    if reduction == "mean":
-        if weight is None:
-            smooth = smooth.sum() / valid.sum()
-        else:
-            safe = _where(target != ignore_index, target, target.new_zeros(()))
-            smooth = smooth.sum() / (weight.index_select(0, safe.flatten())
-                                     .view(tuple(safe.shape)) * valid).sum()
-    else:
-        smooth = _reduce(smooth, reduction)
-    return nll * (1 - label_smoothing) + smooth * (label_smoothing / num_classes)
+    return _run("cross_entropy", [("input", input), ("target", target), ("weight", weight)],
+                {"reduction": str(reduction), "ignore_index": int(ignore_index),
+                 "label_smoothing": float(label_smoothing)})
 
 
 def one_hot(tensor, num_classes=-1):

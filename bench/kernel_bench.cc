@@ -112,6 +112,12 @@ int main(int argc, char** argv) {
                      50});
   }
   {
+    // A ResNet-style 3x3 convolution (torch uses oneDNN for it).
+    Tensor img = Rand({8, 64, 56, 56}), ker = Rand({64, 64, 3, 3});
+    cases.push_back({"conv2d_8x64x56x56_3x3",
+                     op("conv2d", {img, ker, Tensor()}, Attrs().Set("padding", int64_t{1})), 20});
+  }
+  {
     // Per-op overhead: add_ of a number on 16 elements, planned and run (no RPC, no stream).
     Tensor x = Rand({16});
     cases.push_back({"small_add_inplace_number", op("add_", {x}, Attrs().Set("other", int64_t{1})),

@@ -93,6 +93,11 @@ class CpuBackendImpl final : public Backend {
     cpu::Softmax(log, shape, dim, in, out);
     return absl::OkStatus();
   }
+  absl::Status Conv2d(const Conv2dCall& call) override {
+    cpu::Conv2d(call);
+    return absl::OkStatus();
+  }
+
   absl::Status CrossEntropy(const CrossEntropyCall& call) override {
     return cpu::CrossEntropy(call);
   }

@@ -150,7 +150,108 @@ void GemmInPieces(DType dtype, int64_t n, int64_t m, int64_t k, Mat a, Mat b, ch
   }
 }
 
+// Columns [q0, q1) (output pixels, row-major) of the im2col matrix of one image's group of
+// channels `image`: row (c, i, j) holds what tap (i, j) of channel c meets at each pixel, 0 in
+// the padding. Elements are copied as bits (U: an unsigned type of the element's size).
+template <typename U>
+void Im2ColTile(const Conv2dCall& c, const U* image, int64_t q0, int64_t q1, U* cols) {
+  const int64_t cg = c.channels / c.groups, kh = c.kernel[0], kw = c.kernel[1];
+  const int64_t ow = c.out_size[1], len = q1 - q0, sy = c.stride[0], sx = c.stride[1];
+  for (int64_t ch = 0; ch < cg; ++ch) {
+    const U* plane = image + ch * c.height * c.width;
+    for (int64_t i = 0; i < kh; ++i) {
+      const int64_t dy = i * c.dilation[0] - c.padding[0];
+      for (int64_t j = 0; j < kw; ++j) {
+        const int64_t dx = j * c.dilation[1] - c.padding[1];
+        // The output columns x whose input column x * sx + dx lies in [0, width).
+        const int64_t first = dx >= 0 ? 0 : (-dx + sx - 1) / sx;
+        const int64_t end = c.width - dx <= 0 ? 0 : (c.width - dx - 1) / sx + 1;
+        U* row = cols + ((ch * kh + i) * kw + j) * len;
+        for (int64_t q = q0; q < q1;) {
+          const int64_t y = q / ow, x0 = q - y * ow, x1 = std::min(ow, x0 + (q1 - q));
+          U* dst = row + (q - q0) - x0;  // dst[x]: output column x of this row
+          const int64_t iy = y * sy + dy;
+          const int64_t lo = std::clamp(first, x0, x1), hi = std::clamp(end, lo, x1);
+          if (iy < 0 || iy >= c.height) {
+            std::fill(dst + x0, dst + x1, U{0});
+          } else {
+            const U* src = plane + iy * c.width + dx;
+            std::fill(dst + x0, dst + lo, U{0});
+            if (sx == 1) {
+              std::copy(src + lo, src + hi, dst + lo);
+            } else {
+              for (int64_t x = lo; x < hi; ++x) dst[x] = src[x * sx];
+            }
+            std::fill(dst + hi, dst + x1, U{0});
+          }
+          q += x1 - x0;
+        }
+      }
+    }
+  }
+}
+
+// Bytes of im2col matrix per tile: a tile and the weights stay in a core's L2 while the GEMM
+// reads them.
+constexpr int64_t kConvTileBytes = 512 << 10;
+
 }  // namespace
+
+void Conv2d(const Conv2dCall& c) {
+  const int64_t w = ItemSize(c.dtype);
+  const int64_t cg = c.channels / c.groups, og = c.out_channels / c.groups;
+  const int64_t k = cg * c.kernel[0] * c.kernel[1];
+  const int64_t pixels = c.out_size[0] * c.out_size[1];
+  if (c.batch == 0 || og == 0 || pixels == 0) return;
+  const bool direct = c.kernel[0] == 1 && c.kernel[1] == 1 && c.stride[0] == 1 &&
+                      c.stride[1] == 1 && c.padding[0] == 0 && c.padding[1] == 0;
+  const int64_t tile =
+      direct ? pixels
+             : std::min(pixels, std::max<int64_t>(16, kConvTileBytes / std::max<int64_t>(1, k * w) /
+                                                          16 * 16));
+  const int64_t tiles = (pixels - 1) / tile + 1;
+  const int64_t plane = c.height * c.width;
+  ParallelFor(0, c.batch * c.groups * tiles, 1, [&](int64_t t0, int64_t t1) {
+    std::vector<char> cols(direct ? 0 : static_cast<size_t>(k * tile * w));
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t b = t / (c.groups * tiles), g = t / tiles % c.groups;
+      const int64_t q0 = t % tiles * tile, len = std::min(tile, pixels - q0);
+      const char* image = c.input + (b * c.channels + g * cg) * plane * w;
+      Mat weights{c.weight + g * og * k * w, k, 1};
+      Mat columns{image + q0 * w, pixels, 1};
+      if (!direct) {
+        columns = Mat{cols.data(), len, 1};
+        const auto build = [&](auto u) {
+          using U = decltype(u);
+          Im2ColTile<U>(c, reinterpret_cast<const U*>(image), q0, q0 + len,
+                        reinterpret_cast<U*>(cols.data()));
+        };
+        switch (w) {
+          case 1: build(uint8_t{}); break;
+          case 2: build(uint16_t{}); break;
+          case 4: build(uint32_t{}); break;
+          default: build(uint64_t{}); break;
+        }
+      }
+      char* out = c.out + ((b * c.out_channels + g * og) * pixels + q0) * w;
+      Gemm(c.dtype, og, len, k, weights, columns, out, pixels, 1.0, 0.0);
+      if (c.bias != nullptr) {
+        DispatchDType(c.dtype, [&](auto e) {
+          using T = decltype(e);
+          const T* bias = reinterpret_cast<const T*>(c.bias) + g * og;
+          for (int64_t o = 0; o < og; ++o) {
+            T* row = reinterpret_cast<T*>(out) + o * pixels;
+            const Calc<T> add = static_cast<Calc<T>>(bias[o]);
+            for (int64_t q = 0; q < len; ++q) {
+              row[q] = Convert<T>(static_cast<Calc<T>>(static_cast<Calc<T>>(row[q]) + add));
+            }
+          }
+        });
+      }
+      if (ExecContext::CancelRequested()) return;
+    }
+  });
+}
 
 void Matmul(const MatmulCall& call) {
   const int64_t nb = static_cast<int64_t>(call.batch.size());

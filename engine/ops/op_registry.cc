@@ -578,6 +578,7 @@ OpRegistry::OpRegistry() {
   RegisterDecompositionOps(ops_);
   RegisterNormOps(ops_);
   RegisterLossOps(ops_);
+  RegisterConvOps(ops_);
   RegisterRandomOps(ops_);
   for (OpDef& op : ops_) {
     // Inputs that may come as numbers are also listed as (optional) scalar attributes.

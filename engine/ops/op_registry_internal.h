@@ -29,6 +29,7 @@ void RegisterSortOps(std::vector<OpDef>& ops);
 void RegisterDecompositionOps(std::vector<OpDef>& ops);
 void RegisterNormOps(std::vector<OpDef>& ops);
 void RegisterLossOps(std::vector<OpDef>& ops);
+void RegisterConvOps(std::vector<OpDef>& ops);
 
 }  // namespace tensord::engine
 

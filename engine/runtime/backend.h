@@ -86,6 +86,9 @@ class Backend {
   virtual absl::Status CrossEntropy(const CrossEntropyCall& call);
   // Batched matrix products (kernels/matmul.h).
   virtual absl::Status Matmul(const MatmulCall& call);
+  // A 2-d convolution (kernels/matmul.h). Only the CPU has its own kernel: other devices run
+  // conv2d's planned composition (im2col by copy, then their batched product).
+  virtual absl::Status Conv2d(const Conv2dCall& call);
   // Fills the contiguous `out` (`n` elements) with draws (kernels/random.h); bernoulli with a
   // tensor of probabilities reads them from the contiguous float64 `probs` and fails the op
   // (naming `bernoulli`) when one is outside [0, 1].

@@ -622,42 +622,31 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    batched = input.dim() == 4
-    x = input if batched else input.unsqueeze(0)
-    if x.dim() != 4:
-        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got "
-                           f"input of size: {list(input.shape)}")
-    n, c, h, w = x.shape
-    o, cg, kh, kw = weight.shape
-    if c != cg * groups:
-        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, "
-                           f"expected input{list(x.shape)} to have {cg * groups} channels, but "
-                           f"got {c} channels instead")
-    s, d = _pair(stride), _pair(dilation)
+    """One server op (engine/ops/conv_ops.cc); padding='same' or 'valid' is resolved here into
+    numbers (and, for an even kernel reach, an extra zero row or column at the end, as torch)."""
     if isinstance(padding, str):
         if padding == "valid":
-            p = (0, 0)
+            padding = 0
         elif padding == "same":
+            s, d = _pair(stride), _pair(dilation)
             if any(v != 1 for v in s):
-                raise ValueError("padding='same' is not supported for strided convolutions")
-            total = (d[0] * (kh - 1), d[1] * (kw - 1))
-            if total[0] % 2 or total[1] % 2:  # asymmetric: the extra row/column at the end
-                x = pad(x, (0, total[1] % 2, 0, total[0] % 2))
-            p = (total[0] // 2, total[1] // 2)
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            if weight.dim() != 4 or input.dim() not in (3, 4):
+                padding = 0  # the server names what is wrong with the shapes
+            else:
+                total = (d[0] * (weight.size(2) - 1), d[1] * (weight.size(3) - 1))
+                if total[0] % 2 or total[1] % 2:
+                    input = pad(input, (0, total[1] % 2, 0, total[0] % 2))
+                padding = (total[0] // 2, total[1] // 2)
         else:
-            raise ValueError(f"Invalid padding string '{padding}', should be one of "
-                             "['valid', 'same']")
-    else:
-        p = _pair(padding)
-    cols = unfold(x, (kh, kw), d, p, s)  # (N, C*kh*kw, L)
-    oh = _out_size(x.shape[2], kh, s[0], p[0], d[0])
-    ow = _out_size(x.shape[3], kw, s[1], p[1], d[1])
-    cols = cols.view(n, groups, cg * kh * kw, oh * ow)
-    wmat = weight.reshape(groups, o // groups, cg * kh * kw)
-    out = wmat.matmul(cols).reshape(n, o, oh, ow)
-    if bias is not None:
-        out = out + bias.view(1, o, 1, 1)
-    return out if batched else out.squeeze(0)
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    return _run("conv2d", [("input", input), ("weight", weight), ("bias", bias)],
+                {"stride": _int_list(stride), "padding": _int_list(padding),
+                 "dilation": _int_list(dilation), "groups": int(groups)})
+
+
+def _int_list(v):
+    return [int(x) for x in v] if isinstance(v, (list, tuple)) else int(v)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):

@@ -4,7 +4,9 @@
   /usr/bin/python3 bench/compute_bench.py [--build build] [--quick]
 
 1. Server kernel time (build/bench/kernel_bench: ops planned and run as the server runs them)
-   against torch's time for the same op on the same shapes, in this process.
+   against torch's time for the same op on the same shapes, in this process (issue 17's ops
+   among them: sort, topk, bmm (einsum's product), linalg.solve, log_softmax, cross_entropy,
+   layer_norm, conv2d).
 2. End to end through the Python client (op sent, run, synchronized) at 64M elements against
    torch's in-process op.
 3. 10,000 small ops queued through the Python client, then one synchronize: µs per op.
@@ -68,6 +70,24 @@ def torch_cases(quick):
         r = 20 if n == 1024 else 3
         cases[f"matmul_{n}"] = (lambda a=a, b=b: a @ b, r)
         cases[f"matmul_{n}_transposed_a"] = (lambda a=a, b=b: a.t() @ b, r)
+    # Issue 17's ops (kernel_bench's rows of the same names and shapes).
+    rows, flat = torch.rand(1000, 1000), torch.rand(1 << 20)
+    cases["sort_1000x1000_rows"] = (lambda: rows.sort(dim=1), 20)
+    cases["sort_1M"] = (lambda: flat.sort(), 20)
+    cases["topk10_1000x1000_rows"] = (lambda: rows.topk(10, dim=1), 50)
+    b1, b2 = torch.rand(64, 128, 128), torch.rand(64, 128, 128)
+    cases["bmm_64x128x128"] = (lambda: torch.bmm(b1, b2), 50)
+    system, rhs = torch.rand(1024, 1024) + 64 * torch.eye(1024), torch.rand(1024, 64)
+    cases["linalg_solve_1024_64rhs"] = (lambda: torch.linalg.solve(system, rhs), 10)
+    logits, labels = torch.rand(4096, 1000), torch.randint(0, 1000, (4096,))
+    cases["log_softmax_4096x1000"] = (lambda: logits.log_softmax(1), 50)
+    cases["cross_entropy_4096x1000"] = (
+        lambda: torch.nn.functional.cross_entropy(logits, labels), 50)
+    act = torch.rand(4096, 1024)
+    cases["layer_norm_4096x1024"] = (lambda: torch.nn.functional.layer_norm(act, (1024,)), 50)
+    img, ker = torch.rand(8, 64, 56, 56), torch.rand(64, 64, 3, 3)
+    cases["conv2d_8x64x56x56_3x3"] = (
+        lambda: torch.nn.functional.conv2d(img, ker, padding=1), 20)
     return cases
 
 

@@ -93,6 +93,24 @@ int main(int argc, char** argv) {
                      n == 1024 ? 20 : 3});
   }
   {
+    // Issue 17's selection and contraction ops at the sizes bench/api_bench.py uses.
+    Tensor rows = Rand({1000, 1000}), flat = Rand({1 << 20});
+    cases.push_back({"sort_1000x1000_rows", op("sort", {rows}, Attrs().Set("dim", int64_t{1})),
+                     20});
+    cases.push_back({"sort_1M", op("sort", {flat}), 20});
+    cases.push_back({"topk10_1000x1000_rows",
+                     op("topk", {rows}, Attrs().Set("k", int64_t{10}).Set("dim", int64_t{1})),
+                     50});
+    Tensor b1 = Rand({64, 128, 128}), b2 = Rand({64, 128, 128});
+    cases.push_back({"bmm_64x128x128", op("bmm", {b1, b2}), 50});
+    // A well-conditioned system: rand + 64 on the diagonal.
+    Tensor sys = Rand({1024, 1024}), rhs = Rand({1024, 64});
+    Check(RunNow(PlanOp("add_", {Check(Diagonal(sys, 0, 0, 1), "diagonal")},
+                        Attrs().Set("other", int64_t{64}))),
+          "add_");
+    cases.push_back({"linalg_solve_1024_64rhs", op("linalg_solve", {sys, rhs}), 10});
+  }
+  {
     // Classification losses against the log_softmax they fuse (4096 rows of 1000 classes).
     Tensor logits = Rand({4096, 1000});
     const Attrs draw = Attrs()

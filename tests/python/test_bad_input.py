@@ -1962,8 +1962,10 @@ def test_release_of_unknown_ids_is_reported_not_failed(h):
 
 INPUT_SEED = {"condition": "MASK", "mask": "MASK", "index": "IDX", "mat2": "M", "mat1": "M",
               "vec": "V", "vec2": "V", "tensor": "V", "source": "V"}
+# Last inputs that may be None (torch's optional tensors): None is no error of its own there.
 OPTIONAL_NONE = {("clamp", "min"), ("clamp", "max"), ("clamp_", "min"), ("clamp_", "max"),
-                 ("clip", "min"), ("clip", "max"), ("clip_", "min"), ("clip_", "max")}
+                 ("clip", "min"), ("clip", "max"), ("clip_", "min"), ("clip_", "max"),
+                 ("cross_entropy", "weight"), ("nll_loss", "weight"), ("conv2d", "bias")}
 
 
 def _out_kwargs(spec):

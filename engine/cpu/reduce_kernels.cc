@@ -457,12 +457,6 @@ template <typename T, typename Exp>
   }
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define TENSORD_AVX2_CLONE __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define TENSORD_AVX2_CLONE
-#endif
-
 TENSORD_AVX2_CLONE
 void SoftmaxRowF32(bool log, int64_t n, const float* x, float* y) {
   SoftmaxRow<float>(log, n, x, y, [](float v) { return VecExp(v); });

@@ -8,18 +8,28 @@
 #include <cstdint>
 #include <limits>
 
+// A function compiled twice, for AVX2/FMA machines and for any x86-64, the copy chosen when the
+// program loads: for loops over the functions below (which must be inlined into it).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TENSORD_AVX2_CLONE __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define TENSORD_AVX2_CLONE
+#endif
+
 namespace tensord::engine::cpu {
 
 // exp(x) in float32 within 1.5 ulps (Cephes' expf: x = k ln 2 + r with |r| <= ln 2 / 2, a
-// degree-7 polynomial for e^r, 2^k from the exponent bits). exp(-inf) = 0, exp(inf) = inf,
-// NaN stays NaN; results below the smallest normal float are flushed to 0.
+// degree-7 polynomial for e^r, 2^k from exponent bits, in two halves so that results near the
+// float range's ends, subnormal ones included, come out as libm's). exp(-inf) = 0,
+// exp(inf) = inf, NaN stays NaN.
 inline float VecExp(float x) {
   constexpr float kLog2e = 1.44269504088896341f;
   constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
   constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
-  // Above kHigh exp overflows; below kLow it is not a normal float. NaN is replaced before the
-  // float-to-int conversion (undefined for NaN) and restored at the end.
-  constexpr float kLow = -87.3f, kHigh = 88.3762626647949f;
+  // Below kLow exp is below half the smallest subnormal; above kHigh it overflows (the product
+  // below does too). NaN is replaced before the float-to-int conversion (undefined for NaN) and
+  // restored at the end.
+  constexpr float kLow = -104.0f, kHigh = 89.0f;
   float xc = x < kLow ? kLow : x;
   xc = xc > kHigh ? kHigh : xc;
   xc = x != x ? 0.0f : xc;
@@ -32,11 +42,54 @@ inline float VecExp(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  const float two_k = std::bit_cast<float>((static_cast<int32_t>(kf) + 127) << 23);
-  float e = p * two_k;
+  const int32_t k = static_cast<int32_t>(kf);  // in [-150, 129]: each half a normal power of 2
+  const int32_t k1 = k / 2, k2 = k - k1;
+  float e = p * std::bit_cast<float>((k1 + 127) << 23) * std::bit_cast<float>((k2 + 127) << 23);
   e = x < kLow ? 0.0f : e;
   e = x > kHigh ? std::numeric_limits<float>::infinity() : e;
   return x != x ? x : e;
+}
+
+// tanh(x) in float32 within a few ulps: Cephes' tanhf, an odd polynomial below |x| = 0.625 and
+// 1 - 2 / (exp(2|x|) + 1) above (no cancellation there); +-1 beyond exp's range, NaN stays NaN.
+inline float VecTanh(float x) {
+  const float a = x < 0 ? -x : x;
+  const float z = x * x;
+  float p = -5.70498872745e-3f;
+  p = p * z + 2.06390887954e-2f;
+  p = p * z - 5.37397155531e-2f;
+  p = p * z + 1.33314422036e-1f;
+  p = p * z - 3.33332819422e-1f;
+  const float small = x + x * z * p;
+  const float large = 1.0f - 2.0f / (VecExp(2.0f * a) + 1.0f);
+  const float signed_large = x < 0 ? -large : large;
+  return a < 0.625f ? small : signed_large;
+}
+
+// erf(x) in float32: below |x| = 1 Cephes' erff polynomial x * P(x^2) (about an ulp, exact
+// for tiny x); above, as torch's vectorized CPU kernels compute it (Abramowitz and Stegun
+// 7.1.26, absolute error below 1.5e-7 where erf is above 0.84): 1 - t * P(t) * exp(-x^2) with
+// t = 1 / (1 + 0.3275911 |x|), signed as x. NaN stays NaN.
+inline float VecErf(float x) {
+  const float z = x * x;
+  float s = 7.853861353153693e-5f;
+  s = s * z - 8.010193625184903e-4f;
+  s = s * z + 5.188327685732524e-3f;
+  s = s * z - 2.685381193529856e-2f;
+  s = s * z + 1.128358514861418e-1f;
+  s = s * z - 3.761262582423300e-1f;
+  s = s * z + 1.128379165726710e+0f;
+  const float small = x * s;
+  const float a = x < 0 ? -x : x;
+  const float t = 1.0f / (0.3275911f * a + 1.0f);
+  float r = 1.061405429f;
+  r = r * t - 1.453152027f;
+  r = r * t + 1.421413741f;
+  r = r * t - 0.284496736f;
+  r = r * t + 0.254829592f;
+  const float y = 1.0f - t * r * VecExp(-z);
+  const float large = x < 0 ? -y : y;
+  return a < 1.0f ? small : (x != x ? x : large);
 }
 
 }  // namespace tensord::engine::cpu

@@ -154,6 +154,20 @@ absl::StatusOr<PlannedOp> PlanBinary(const std::string& name, BinaryOp op, Binar
     spec.layout_operands = 1;
     spec.convert_self_first = true;
   }
+  // pow(tensor, number): torch's pow_tensor_scalar kernel (x * x for 2, sqrt for 0.5, …): one
+  // unary map with the exponent as an argument, not pow() per element.
+  if (rule == BinaryRule::kPow && op == BinaryOp::kPow && b.is_wrapped_number() &&
+      !a.is_wrapped_number()) {
+    UnaryArgs args;
+    args.a = ScalarOf(b);
+    args.has_a = true;
+    return PlanElementwise(
+        spec, {a, b},
+        [args](Backend& backend, IntList shape, const StridedRef& o,
+               absl::Span<const StridedRef> ins) -> absl::Status {
+          return backend.Unary(UnaryOp::kPowScalar, shape, o, ins[0], args);
+        });
+  }
   const bool check_zero = rule == BinaryRule::kIntDiv && IsIntegral(common, false);
   return PlanElementwise(
       spec, {a, b},

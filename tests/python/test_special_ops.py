@@ -91,3 +91,42 @@ def test_matches_torch(name, dtype, layout, session):
         torch.testing.assert_close(g.double(), want.double(), rtol=rtol, atol=atol, equal_nan=True)
     else:
         assert torch.equal(g, want)
+
+
+# The float32 exponential family runs on vectorized math (engine/cpu/vec_math.h): checked at
+# the range's ends (exp's subnormal results and its overflow point, tanh's switch at 0.625,
+# erf's at 1, tiny arguments) and over many ordinary values, against torch at ulp-level
+# tolerances; gelu against torch's own erf approximation's error.
+VECTOR_EDGES = [0.0, -0.0, 1e-30, -1e-30, 1e-8, -1e-8, 1e-3, -1e-3, 0.5, 0.6249, 0.6251, 0.9999,
+                1.0001, 3.0, 9.0, 10.0, 20.0, 44.0, 50.0, 87.0, 88.5, 88.7, 89.0, 100.0, 103.0,
+                105.0, math.inf, math.nan]
+VECTOR_FUNCS = {  # name -> (torch, tensord, rtol, atol)
+    "exp": (torch.exp, lambda t: t.exp(), 2e-7, 0),
+    "sigmoid": (torch.sigmoid, lambda t: t.sigmoid(), 4e-7, 1e-45),
+    "silu": (F.silu, TF.silu, 4e-7, 1e-45),
+    "tanh": (torch.tanh, lambda t: t.tanh(), 4e-7, 0),
+    "erf": (torch.erf, lambda t: t.erf(), 4e-7, 0),
+    # torch's own gelu approximates erf to 1.5e-7 (absolute): 1e-4 relative where 1 + erf ~ 0.
+    "gelu": (F.gelu, TF.gelu, 2e-4, 1e-6),
+    # 1 + tanh near -1 is a few float32 ulps at 1, times x / 2.
+    "gelu(tanh)": (lambda t: F.gelu(t, approximate="tanh"),
+                   lambda t: TF.gelu(t, approximate="tanh"), 4e-7, 4e-7),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VECTOR_FUNCS))
+def test_float32_vector_math_matches_torch(name, session):
+    want_fn, got_fn, rtol, atol = VECTOR_FUNCS[name]
+    values = VECTOR_EDGES + [-v for v in VECTOR_EDGES]
+    ordinary = torch.linspace(-12, 12, 20001)
+    x = torch.cat([torch.tensor(values), ordinary]).float()
+    want = want_fn(x)
+    # Contiguous, and a column of an (n, 2) tensor (stride 2: the gathered path).
+    contiguous = tensord.tensor(x.numpy())
+    strided = tensord.tensor(torch.stack([x, -x], 1).numpy())[:, 0]
+    assert strided.stride() == (2,)
+    for got in (got_fn(contiguous), got_fn(strided)):
+        got = as_torch(got)
+        assert got.dtype == torch.float32
+        torch.testing.assert_close(got, want, rtol=rtol, atol=atol, equal_nan=True)
+        assert torch.equal(torch.isinf(want), torch.isinf(got))

@@ -70,6 +70,11 @@ def torch_cases(quick):
         r = 20 if n == 1024 else 3
         cases[f"matmul_{n}"] = (lambda a=a, b=b: a @ b, r)
         cases[f"matmul_{n}_transposed_a"] = (lambda a=a, b=b: a.t() @ b, r)
+    x = torch.rand(4096, 1024)
+    for name, f in (("exp", torch.exp), ("sigmoid", torch.sigmoid), ("tanh", torch.tanh),
+                    ("erf", torch.erf), ("gelu", torch.nn.functional.gelu),
+                    ("silu", torch.nn.functional.silu), ("pow2", lambda t: t ** 2)):
+        cases[f"{name}_4M"] = (lambda f=f: f(x), 50)
     # Issue 17's ops (kernel_bench's rows of the same names and shapes).
     rows, flat = torch.rand(1000, 1000), torch.rand(1 << 20)
     cases["sort_1000x1000_rows"] = (lambda: rows.sort(dim=1), 20)

@@ -93,6 +93,14 @@ int main(int argc, char** argv) {
                      n == 1024 ? 20 : 3});
   }
   {
+    // Float32 activations on 4M elements (vectorized math) and pow with a number exponent.
+    Tensor x = Rand({4096, 1024});
+    for (const char* name : {"exp", "sigmoid", "tanh", "erf", "gelu", "silu"}) {
+      cases.push_back({std::string(name) + "_4M", op(name, {x}), 50});
+    }
+    cases.push_back({"pow2_4M", op("pow", {x}, Attrs().Set("other", int64_t{2})), 50});
+  }
+  {
     // Issue 17's selection and contraction ops at the sizes bench/api_bench.py uses.
     Tensor rows = Rand({1000, 1000}), flat = Rand({1 << 20});
     cases.push_back({"sort_1000x1000_rows", op("sort", {rows}, Attrs().Set("dim", int64_t{1})),

@@ -34,22 +34,25 @@ template <typename F>
   for (int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
 }
 
-// o[i] = op(x[i]) over a contiguous run (op: HasVectorF32).
-TENSORD_AVX2_CLONE
+// o[i] = op(x[i]) over a contiguous run (op: HasVectorF32). The lambdas are inlined into each
+// clone, so that each vectorizes them at its width.
+#define TENSORD_INLINE __attribute__((always_inline))
+TENSORD_AVX512_CLONE
 void VectorRunF32(UnaryOp op, float* o, const float* x, int64_t n) {
   switch (op) {
-    case UnaryOp::kExp: return Apply(o, x, n, [](float v) { return VecExp(v); });
+    case UnaryOp::kExp: return Apply(o, x, n, [](float v) TENSORD_INLINE { return VecExp(v); });
     case UnaryOp::kSigmoid:
-      return Apply(o, x, n, [](float v) { return 1.0f / (1.0f + VecExp(-v)); });
-    case UnaryOp::kSilu: return Apply(o, x, n, [](float v) { return v / (1.0f + VecExp(-v)); });
-    case UnaryOp::kTanh: return Apply(o, x, n, [](float v) { return VecTanh(v); });
-    case UnaryOp::kErf: return Apply(o, x, n, [](float v) { return VecErf(v); });
+      return Apply(o, x, n, [](float v) TENSORD_INLINE { return 1.0f / (1.0f + VecExp(-v)); });
+    case UnaryOp::kSilu:
+      return Apply(o, x, n, [](float v) TENSORD_INLINE { return v / (1.0f + VecExp(-v)); });
+    case UnaryOp::kTanh: return Apply(o, x, n, [](float v) TENSORD_INLINE { return VecTanh(v); });
+    case UnaryOp::kErf: return Apply(o, x, n, [](float v) TENSORD_INLINE { return VecErf(v); });
     case UnaryOp::kGelu:
-      return Apply(o, x, n, [](float v) {
+      return Apply(o, x, n, [](float v) TENSORD_INLINE {
         return 0.5f * v * (1.0f + VecErf(v * static_cast<float>(M_SQRT1_2)));
       });
     case UnaryOp::kGeluTanh:
-      return Apply(o, x, n, [](float v) {
+      return Apply(o, x, n, [](float v) TENSORD_INLINE {
         constexpr float k = static_cast<float>(M_SQRT2 * M_2_SQRTPI * 0.5);
         return 0.5f * v * (1.0f + VecTanh(k * (v + 0.044715f * v * v * v)));
       });

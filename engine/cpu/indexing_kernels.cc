@@ -1,5 +1,6 @@
 #include "engine/cpu/indexing_kernels.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -11,6 +12,7 @@
 #include "engine/kernels/element_math.h"
 #include "engine/runtime/exec_context.h"
 #include "engine/runtime/executor.h"
+#include "engine/runtime/thread_pool.h"
 
 namespace tensord::engine::cpu {
 namespace {
@@ -78,6 +80,18 @@ DimVector Without(IntList v, int64_t d) {
   return out;
 }
 
+// Whether elements of `sizes` laid out with `strides` are one dense row-major block (size-1
+// dims' strides do not matter).
+bool DenseRowMajor(IntList sizes, IntList strides) {
+  int64_t expected = 1;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t d, const Tensor& index) {
@@ -102,6 +116,22 @@ absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t d, const
   const DimVector src_strides = Without(self.strides(), d);
   const DimVector dst_strides = Without(out.strides(), d);
   const int64_t w = self.itemsize();
+  if (DenseRowMajor(sizes, src_strides) && DenseRowMajor(sizes, dst_strides)) {
+    // Each selected slice is one block of bytes (rows of an embedding table): copied whole, the
+    // indices shared by the pool's threads.
+    int64_t count = 1;
+    for (int64_t s : sizes) count *= s;
+    const int64_t bytes = count * w;
+    ParallelFor(0, n, std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(bytes, 1)),
+                [&](int64_t i0, int64_t i1) {
+                  for (int64_t i = i0; i < i1; ++i) {
+                    const int64_t k = IndexAt(index, index.dim() == 0 ? 0 : i * index.stride(0));
+                    std::memcpy(out.data() + i * out.stride(d) * w,
+                                self.data() + k * self.stride(d) * w, static_cast<size_t>(bytes));
+                  }
+                });
+    return absl::OkStatus();
+  }
   for (int64_t i = 0; i < n; ++i) {
     const int64_t k = IndexAt(index, index.dim() == 0 ? 0 : i * index.stride(0));
     const StridedRef src{self.data() + k * self.stride(d) * w, self.dtype(), src_strides};

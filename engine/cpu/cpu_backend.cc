@@ -98,6 +98,11 @@ class CpuBackendImpl final : public Backend {
     return absl::OkStatus();
   }
 
+  absl::Status ChannelAffine(const ChannelAffineCall& call) override {
+    cpu::ChannelAffine(call);
+    return absl::OkStatus();
+  }
+
   absl::Status CrossEntropy(const CrossEntropyCall& call) override {
     return cpu::CrossEntropy(call);
   }

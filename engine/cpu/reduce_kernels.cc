@@ -168,6 +168,47 @@ struct ArgF : ArgOp<T, kMax> {
 };
 
 // The functors without a fast path.
+// var/std: a contiguous run is folded in pieces that stay in L1, each by two passes (its mean,
+// then its squared deviations) in lanes the compiler vectorizes, merged with Chan's formula:
+// Welford's division per element is what makes the stepped form slow.
+template <typename T>
+struct VarF : VarOp<T> {
+  using Acc = typename VarOp<T>::Acc;
+  static constexpr bool kHasRun = std::is_same_v<T, float> || std::is_same_v<T, double>;
+  Acc Run(Acc a, const T* x, int64_t n, int64_t /*base*/) const {
+    constexpr int kLanes = 8;
+    constexpr int64_t kPiece = 4096;
+    for (int64_t p0 = 0; p0 < n; p0 += kPiece) {
+      const int64_t m = std::min(kPiece, n - p0);
+      const T* y = x + p0;
+      double sums[kLanes] = {};
+      int64_t i = 0;
+      for (; i + kLanes <= m; i += kLanes) {
+        for (int j = 0; j < kLanes; ++j) sums[j] += static_cast<double>(y[i + j]);
+      }
+      double s = 0;
+      for (double l : sums) s += l;
+      for (; i < m; ++i) s += static_cast<double>(y[i]);
+      const double mean = s / static_cast<double>(m);
+      double squares[kLanes] = {};
+      for (i = 0; i + kLanes <= m; i += kLanes) {
+        for (int j = 0; j < kLanes; ++j) {
+          const double d = static_cast<double>(y[i + j]) - mean;
+          squares[j] += d * d;
+        }
+      }
+      double q = 0;
+      for (double l : squares) q += l;
+      for (; i < m; ++i) {
+        const double d = static_cast<double>(y[i]) - mean;
+        q += d * d;
+      }
+      a = this->Combine(a, Acc{static_cast<double>(m), mean, q});
+    }
+    return a;
+  }
+};
+
 template <typename Op>
 struct Stepped : Op {
   static constexpr bool kHasRun = false;
@@ -374,7 +415,7 @@ void ReduceTyped(ReduceOp op, const ReduceGeometry& g, const StridedRef& in, cha
     case ReduceOp::kCountNonzero: return RunWith<T>(g, in, out, od, idx, Stepped<CountOp<T>>{});
     case ReduceOp::kVar:
     case ReduceOp::kStd: {
-      Stepped<VarOp<T>> f;
+      VarF<T> f;
       f.correction = args.correction;
       f.take_sqrt = op == ReduceOp::kStd;
       return RunWith<T>(g, in, out, od, idx, f);
@@ -731,6 +772,30 @@ void LayerNorm(const LayerNormCall& c) {
         }
       }
     });
+  });
+}
+
+void ChannelAffine(const ChannelAffineCall& c) {
+  const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(c.plane, 1));
+  DispatchDType(c.dtype, [&](auto t) {
+    using T = decltype(t);
+    if constexpr (kIsFloat<T>) {
+      using C = Calc<T>;
+      const T* x = reinterpret_cast<const T*>(c.x);
+      T* out = reinterpret_cast<T*>(c.out);
+      const C* scale = reinterpret_cast<const C*>(c.scale);
+      const C* shift = reinterpret_cast<const C*>(c.shift);
+      ParallelFor(0, c.planes, grain, [&](int64_t p0, int64_t p1) {
+        for (int64_t p = p0; p < p1; ++p) {
+          const C a = scale[p % c.channels], b = shift[p % c.channels];
+          const T* __restrict xp = x + p * c.plane;
+          T* __restrict op = out + p * c.plane;
+          for (int64_t i = 0; i < c.plane; ++i) {
+            op[i] = Convert<T>(static_cast<C>(static_cast<C>(xp[i]) * a + b));
+          }
+        }
+      });
+    }
   });
 }
 

@@ -25,6 +25,8 @@ void Scan(bool product, IntList shape, int64_t dim, const StridedRef& in, const 
 void Softmax(bool log, IntList shape, int64_t dim, const StridedRef& in, const StridedRef& out);
 // layer_norm over contiguous rows (kernels/reduce_ops.h).
 void LayerNorm(const LayerNormCall& call);
+// out = x * scale + shift per channel (kernels/reduce_ops.h).
+void ChannelAffine(const ChannelAffineCall& call);
 // cross_entropy / nll_loss (kernels/reduce_ops.h): IndexError for a target out of range.
 absl::Status CrossEntropy(const CrossEntropyCall& call);
 

@@ -471,6 +471,12 @@ class CudaBackend final : public Backend {
     return Finish(LaunchSoftmax(log, shape, dim, in, out, to.stream), to, "softmax");
   }
 
+  absl::Status ChannelAffine(const ChannelAffineCall& call) override {
+    TENSORD_CUDA_TRY(UseDevice(device_.index), "batch_norm");
+    const LaunchTarget to = TargetFor(this, device_.index);
+    return Finish(LaunchChannelAffine(call, to.stream), to, "batch_norm");
+  }
+
   absl::Status CrossEntropy(const CrossEntropyCall& call) override {
     const char* op = call.log_probs ? "nll_loss" : "cross_entropy";
     const int64_t bytes = CrossEntropyScratchBytes(call);

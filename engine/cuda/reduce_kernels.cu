@@ -384,6 +384,36 @@ cudaError_t LaunchLayerNorm(const LayerNormCall& c, cudaStream_t stream) {
 
 namespace {
 
+template <typename T>
+__global__ void ChannelAffineKernel(ChannelAffineCall c, int64_t n) {
+  using C = Calc<T>;
+  const T* x = reinterpret_cast<const T*>(c.x);
+  T* out = reinterpret_cast<T*>(c.out);
+  const C* scale = reinterpret_cast<const C*>(c.scale);
+  const C* shift = reinterpret_cast<const C*>(c.shift);
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t ch = i / c.plane % c.channels;
+    out[i] = Convert<T>(static_cast<C>(static_cast<C>(x[i]) * scale[ch] + shift[ch]));
+  }
+}
+
+}  // namespace
+
+cudaError_t LaunchChannelAffine(const ChannelAffineCall& c, cudaStream_t stream) {
+  const int64_t n = c.planes * c.plane;
+  if (n == 0) return cudaSuccess;
+  DispatchDType(c.dtype, [&](auto t) {
+    using T = decltype(t);
+    if constexpr (kIsFloat<T>) {
+      ChannelAffineKernel<T><<<GridFor(n, 256), 256, 0, stream>>>(c, n);
+    }
+  });
+  return cudaGetLastError();
+}
+
+namespace {
+
 // cross_entropy: a warp per position, its lanes striding over the classes; max, sum of exp and
 // the weighted sums combined by shuffles (a NaN skipped by the max reaches the sum, as the CPU).
 // kNone stores each loss; the reductions store each position's (nll, smooth, weight) in

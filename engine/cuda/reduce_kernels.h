@@ -38,6 +38,8 @@ cudaError_t LaunchScan(bool product, IntList shape, int64_t dim, const StridedRe
                        const StridedRef& out, cudaStream_t stream);
 // layer_norm, a block per row (kernels/reduce_ops.h).
 cudaError_t LaunchLayerNorm(const LayerNormCall& call, cudaStream_t stream);
+// out = x * scale + shift per channel (kernels/reduce_ops.h), a thread per element.
+cudaError_t LaunchChannelAffine(const ChannelAffineCall& call, cudaStream_t stream);
 // cross_entropy / nll_loss (kernels/reduce_ops.h), a warp per position. A target out of range
 // is reported into `slot` (kIndexOutOfRange: a = the first bad target, b = the classes).
 // Reductions need `scratch`: CrossEntropyScratchBytes of device memory.

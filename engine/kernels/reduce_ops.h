@@ -39,6 +39,19 @@ struct LayerNormCall {
   double eps = 1e-5;
 };
 
+// out = x * scale[p % channels] + shift[p % channels] over `planes` contiguous planes p of
+// `plane` elements each (x and out contiguous, of `dtype`; scale and shift contiguous, of
+// Calc<dtype>: float32 for the 16-bit types): the last pass of batch_norm (planes N * C,
+// channels C) and the like.
+struct ChannelAffineCall {
+  const char* x = nullptr;
+  char* out = nullptr;
+  const char* scale = nullptr;
+  const char* shift = nullptr;
+  DType dtype = DType::kFloat32;
+  int64_t planes = 0, plane = 0, channels = 1;
+};
+
 // cross_entropy (log_softmax over the classes, then nll_loss) or nll_loss alone (`log_probs`:
 // the input holds log-probabilities). `input` is contiguous (outer, classes, inner), its class
 // dim the middle one; `weight` the classes' contiguous weights or null. The targets are either

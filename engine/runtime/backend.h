@@ -82,6 +82,8 @@ class Backend {
                                const StridedRef& out);
   // layer_norm (kernels/reduce_ops.h).
   virtual absl::Status LayerNorm(const LayerNormCall& call);
+  // out = x * scale + shift per channel (kernels/reduce_ops.h).
+  virtual absl::Status ChannelAffine(const ChannelAffineCall& call);
   // cross_entropy / nll_loss (kernels/reduce_ops.h); a target out of range fails the op.
   virtual absl::Status CrossEntropy(const CrossEntropyCall& call);
   // Batched matrix products (kernels/matmul.h).

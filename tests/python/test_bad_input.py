@@ -1965,7 +1965,8 @@ INPUT_SEED = {"condition": "MASK", "mask": "MASK", "index": "IDX", "mat2": "M", 
 # Last inputs that may be None (torch's optional tensors): None is no error of its own there.
 OPTIONAL_NONE = {("clamp", "min"), ("clamp", "max"), ("clamp_", "min"), ("clamp_", "max"),
                  ("clip", "min"), ("clip", "max"), ("clip_", "min"), ("clip_", "max"),
-                 ("cross_entropy", "weight"), ("nll_loss", "weight"), ("conv2d", "bias")}
+                 ("cross_entropy", "weight"), ("nll_loss", "weight"), ("conv2d", "bias"),
+                 ("batch_norm", "bias"), ("group_norm", "bias")}
 
 
 def _out_kwargs(spec):

@@ -361,51 +361,35 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
-    if input.dim() < 2:
-        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
-                           f"{input.dim()}")
-    n, c = input.size(0), input.size(1)
-    if c % num_groups:
-        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, "
-                           f"but got input of shape {list(input.shape)} and num_groups="
-                           f"{num_groups}")
-    grouped = input.reshape(n, num_groups, -1)
-    _, centered, var = _mean_var(grouped, [-1])
-    out = (centered * (var + eps).rsqrt()).view(tuple(input.shape))
-    affine = [1, c] + [1] * (input.dim() - 2)
-    if weight is not None:
-        out = out * weight.view(affine)
-    if bias is not None:
-        out = out + bias.view(affine)
-    return out
+    """One server op (engine/ops/norm_ops.cc): statistics per (sample, group) as a scale and
+    shift per (sample, channel), applied in one pass."""
+    _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups] +
+                       list(input.shape)[2:])
+    return _run("group_norm", [("input", input), ("weight", weight), ("bias", bias)],
+                {"num_groups": int(num_groups), "eps": float(eps)})
+
+
+def _verify_batch_size(size):
+    """torch's check that the statistics have more than one value to work with (`size` printed
+    as given: a torch.Size for batch_norm, a list for group_norm)."""
+    count = size[0]
+    for v in size[2:]:
+        count *= v
+    if count == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"{size}")
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
-    if input.dim() < 2:
-        raise ValueError(f"Expected 2D or more input (got {input.dim()}D input)")
-    c = input.size(1)
-    shape = [1, c] + [1] * (input.dim() - 2)
-    dims = [0] + list(range(2, input.dim()))
+    """One server op (engine/ops/norm_ops.cc): the statistics (when training the batch's, also
+    folded into the running ones in place) as a scale and shift per channel, applied in one
+    pass."""
     if training:
-        count = input.numel() // c
-        if count == 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input "
-                             f"size {_dtypes.Size(input.shape)}")
-        mean = input.mean(dims)
-        var = input.var(dims, unbiased=False)
-        if running_mean is not None:
-            running_mean.mul_(1 - momentum).add_(mean * momentum)
-        if running_var is not None:
-            running_var.mul_(1 - momentum).add_(var * (momentum * count / (count - 1)))
-    else:
-        mean, var = running_mean, running_var
-    out = (input - mean.view(shape)) * (var.view(shape) + eps).rsqrt()
-    if weight is not None:
-        out = out * weight.view(shape)
-    if bias is not None:
-        out = out + bias.view(shape)
-    return out
+        _verify_batch_size(_dtypes.Size(input.shape))
+    return _run("batch_norm", [("input", input), ("running_mean", running_mean),
+                               ("running_var", running_var), ("weight", weight), ("bias", bias)],
+                {"training": bool(training), "momentum": float(momentum), "eps": float(eps)})
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,

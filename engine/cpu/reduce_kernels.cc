@@ -252,6 +252,10 @@ class Reducer {
       for (int64_t o = 0; o < m_; ++o) f_.Store(out, out_dtype, idx, o, f_.Init());
       return;
     }
+    if (r_ <= kSmallReduction) {
+      RunSmall(out, out_dtype, idx);
+      return;
+    }
     if (parts <= 1) {
       const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(r_, 1));
       ParallelFor(0, m_, grain, [&](int64_t o0, int64_t o1) {
@@ -278,6 +282,55 @@ class Reducer {
   }
 
  private:
+  // Reductions of at most this many elements each (pooling windows, short last dims) take
+  // RunSmall.
+  static constexpr int64_t kSmallReduction = 64;
+
+  // Many short reductions: the reduced elements' offsets computed once, the outputs walked in
+  // row-major order with their offset carried along (no divisions per output).
+  void RunSmall(char* out, DType out_dtype, int64_t* idx_out) {
+    const int nk = static_cast<int>(g_.kept_sizes.size());
+    const int nr = static_cast<int>(g_.red_sizes.size());
+    int64_t offsets[kSmallReduction];
+    {
+      int64_t idx[kMaxRank] = {};
+      int64_t off = 0;
+      for (int64_t j = 0; j < r_; ++j) {
+        offsets[j] = off;
+        for (int d = nr - 1; d >= 0; --d) {
+          off += g_.red_strides[d];
+          if (++idx[d] < g_.red_sizes[d]) break;
+          off -= idx[d] * g_.red_strides[d];
+          idx[d] = 0;
+        }
+      }
+    }
+    const int64_t grain = std::max<int64_t>(1, 32768 / r_);
+    ParallelFor(0, m_, grain, [&](int64_t o0, int64_t o1) {
+      int64_t idx[kMaxRank] = {};
+      int64_t rest = o0;
+      for (int d = nk - 1; d >= 0; --d) {
+        idx[d] = rest % g_.kept_sizes[d];
+        rest /= g_.kept_sizes[d];
+      }
+      int64_t off = OutputOffset(o0);
+      for (int64_t o = o0; o < o1; ++o) {
+        const T* p = reinterpret_cast<const T*>(base_) + off;
+        Acc acc = f_.Init();
+        for (int64_t j = 0; j < r_; ++j) {
+          acc = f_.Step(acc, static_cast<Calc<T>>(p[offsets[j]]), j);
+        }
+        f_.Store(out, out_dtype, idx_out, o, acc);
+        for (int d = nk - 1; d >= 0; --d) {
+          off += g_.kept_strides[d];
+          if (++idx[d] < g_.kept_sizes[d]) break;
+          off -= idx[d] * g_.kept_strides[d];
+          idx[d] = 0;
+        }
+      }
+    });
+  }
+
   // Element offset of output o's first input element.
   int64_t OutputOffset(int64_t o) const {
     int64_t off = 0;

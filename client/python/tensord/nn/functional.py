@@ -725,6 +725,9 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     total = win.sum((2, 3))
     if divisor_override:
         out = total / divisor_override
+    elif count_include_pad and not ceil_mode:
+        # Every window lies inside the padded input: each counts kh * kw elements.
+        out = total / (k[0] * k[1])
     else:
         from .._factories import arange  # noqa: PLC0415
         dev, sess = input.device, input._session

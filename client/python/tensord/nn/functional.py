@@ -756,6 +756,12 @@ def _adaptive(input, output_size, reduce, nd):
     sizes = input.shape[-nd:]
     out = _pair(output_size, nd)
     out = tuple(sizes[i] if out[i] is None else out[i] for i in range(nd))
+    if all(o > 0 and length % o == 0 for length, o in zip(sizes, out)):
+        # Equal bins in every dim: one reduction over (..., o1, step1, o2, step2)'s steps.
+        shape = list(input.shape[:-nd])
+        for length, o in zip(sizes, out):
+            shape += [o, length // o]
+        return reduce(input.reshape(shape), tuple(range(-2 * nd + 1, 0, 2)))
     x = input
     for i in range(nd):  # one spatial dim at a time: bins [floor(j*L/o), ceil((j+1)*L/o))
         dim = x.dim() - nd + i

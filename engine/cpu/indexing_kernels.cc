@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "engine/core/errors.h"
@@ -130,6 +131,45 @@ absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t d, const
                                 self.data() + k * self.stride(d) * w, static_cast<size_t>(bytes));
                   }
                 });
+    return absl::OkStatus();
+  }
+  if (DenseRowMajor(self.sizes(), self.strides()) && DenseRowMajor(out.sizes(), out.strides())) {
+    // Both dense: (outer, size_d, inner) -> (outer, n, inner), rows of `inner` elements copied
+    // in the output's order (an index along the last dim gathers elements of each row).
+    int64_t outer = 1, inner = 1;
+    for (int64_t a = 0; a < d; ++a) outer *= self.size(a);
+    for (int64_t a = d + 1; a < self.dim(); ++a) inner *= self.size(a);
+    const int64_t len = self.size(d);
+    std::vector<int64_t> picks(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      picks[i] = IndexAt(index, index.dim() == 0 ? 0 : i * index.stride(0));
+    }
+    const auto gather = [&](auto u) {
+      using U = decltype(u);
+      const U* src = reinterpret_cast<const U*>(self.data());
+      U* dst = reinterpret_cast<U*>(out.data());
+      const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(n * inner, 1));
+      ParallelFor(0, outer, grain, [&](int64_t o0, int64_t o1) {
+        for (int64_t o = o0; o < o1; ++o) {
+          const U* from = src + o * len * inner;
+          U* to = dst + o * n * inner;
+          if (inner == 1) {
+            for (int64_t i = 0; i < n; ++i) to[i] = from[picks[i]];
+          } else {
+            for (int64_t i = 0; i < n; ++i) {
+              std::memcpy(to + i * inner, from + picks[i] * inner,
+                          static_cast<size_t>(inner) * sizeof(U));
+            }
+          }
+        }
+      });
+    };
+    switch (w) {
+      case 1: gather(uint8_t{}); break;
+      case 2: gather(uint16_t{}); break;
+      case 4: gather(uint32_t{}); break;
+      default: gather(uint64_t{}); break;
+    }
     return absl::OkStatus();
   }
   for (int64_t i = 0; i < n; ++i) {

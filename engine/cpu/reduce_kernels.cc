@@ -717,9 +717,11 @@ template <typename T, typename Exp>
     } else {
       sums->nll += nll;
       sums->smooth += smooth;
-      sums->weight += w == nullptr || c.probs != nullptr
-                          ? 1.0
-                          : static_cast<double>(Load<T>(reinterpret_cast<const char*>(w + t)));
+      // Probabilities: the mean is over positions (none with no classes, as torch's 0 / 0).
+      sums->weight += c.probs != nullptr ? (c.classes > 0 ? 1.0 : 0.0)
+                      : w == nullptr     ? 1.0
+                                         : static_cast<double>(Load<T>(
+                                               reinterpret_cast<const char*>(w + t)));
     }
   }
 }

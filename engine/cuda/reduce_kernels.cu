@@ -484,7 +484,7 @@ __global__ void CrossEntropyWarps(CrossEntropyCall c, LossParts* parts, KernelEr
                  (static_cast<C>(x[k * s]) - lse);
         }
         nll = -WarpSum(acc);
-        wt = 1;
+        wt = n > 0 ? 1 : 0;  // the mean is over positions (none with no classes, as torch)
       } else {
         wt = weight(t);
         nll = -wt * (static_cast<C>(x[t * s]) - lse);

@@ -200,7 +200,12 @@ void VisitUnary(UnaryOp op, const UnaryArgs& args, Fn&& fn) {
     }
     case UnaryOp::kPowScalar: {
       if constexpr (kFloat) {
-        const double e = args.a.to_double();
+        // The exponent in the tensor's dtype first, as torch's pow_tensor_scalar (bfloat16's
+        // 2.1 is 2.09375, its 257 is 256).
+        double e = args.a.to_double();
+        if constexpr (IsReducedFloat<T>::value) {
+          e = static_cast<double>(static_cast<float>(T(static_cast<float>(e))));
+        }
         if (e == 2) same([] TENSORD_HD (C x) { return x * x; });
         else if (e == 3) same([] TENSORD_HD (C x) { return x * x * x; });
         else if (e == 0.5) same([] TENSORD_HD (C x) { return std::sqrt(x); });

@@ -51,7 +51,7 @@ absl::StatusOr<std::vector<int64_t>> PairParam(AttrReader& a, const char* name, 
   if (!a.Has(name)) return std::vector<int64_t>{dflt, dflt};
   bool was_list = false;
   TENSORD_ASSIGN_OR_RETURN(std::vector<int64_t> v, a.IntOrIntList(name, &was_list));
-  if (!was_list && v.size() == 1) return std::vector<int64_t>{v[0], v[0]};
+  if (v.size() == 1) return std::vector<int64_t>{v[0], v[0]};
   if (v.size() != 2) {
     return RuntimeError(kOp, absl::StrCat("expected ", name, " to be a single integer value or a "
                                           "list of 2 values to match the convolution "

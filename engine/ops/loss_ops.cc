@@ -101,7 +101,11 @@ absl::StatusOr<PlannedOp> PlanIndexLoss(absl::string_view op, bool log_probs, co
         input.device()));
   }
   if (nd < 1) return ValueError(op, absl::StrCat("Expected 1 or more dimensions (got ", nd, ")"));
+  // torch reads a 0-d target's batch size as 0, and fails on it as an index when that matches.
   const int64_t target_batch = target.dim() == 0 ? 0 : target.size(0);
+  if (nd != 1 && target.dim() == 0 && input.size(0) == 0) {
+    return IndexError(op, "Dimension specified as 0 but tensor has no dimensions");
+  }
   if (nd != 1 && input.size(0) != target_batch) {
     return ValueError(op, absl::StrCat("Expected input batch_size (", input.size(0),
                                        ") to match target batch_size (", target_batch, ")."));

@@ -195,6 +195,16 @@ absl::StatusOr<PlannedOp> PlanBatchNorm(const Tensor& input, const Tensor& runni
   Composition c(operands);
   TENSORD_ASSIGN_OR_RETURN(Tensor x, Contiguous(c, input));
   Tensor mean, var;
+  if (input.numel() == 0) {  // nothing to normalize; running statistics left as they are
+    TENSORD_ASSIGN_OR_RETURN(
+        Tensor out, AllocateTensor(op, TensorMeta::Contiguous(dtype, input.sizes()), device));
+    PlannedOp empty;
+    empty.outputs = {out};
+    empty.writes = {out.storage()};
+    empty.kernel = []() { return absl::OkStatus(); };
+    c.Add(std::move(empty));
+    return std::move(c).Finish({out});
+  }
   if (training) {
     std::vector<int64_t> dims = {0};
     for (int64_t d = 2; d < input.dim(); ++d) dims.push_back(d);

@@ -130,6 +130,14 @@ CASES = {
         T(m, "logits4"), T(m, "cls4")[:, :, :2]),
     "nll_loss(3-d, target size)": lambda m: fn(m).nll_loss(T(m, "logits3"), T(m, "cls3")[:, :2]),
     "nll_loss(bfloat16)": lambda m: fn(m).nll_loss(T(m, "logits").bfloat16(), T(m, "cls")),
+    "nll_loss(empty batch, 0-d target)": lambda m: fn(m).nll_loss(T(m, "logits")[:0],
+                                                                  T(m, "cls")[0]),
+    "cross_entropy(2-d input, 0-d target)": lambda m: fn(m).cross_entropy(T(m, "logits"),
+                                                                          T(m, "cls")[0]),
+    "cross_entropy(probabilities, no classes)": lambda m: fn(m).cross_entropy(
+        T(m, "logits")[:, :0], T(m, "probs")[:, :0]),
+    "cross_entropy(probabilities, no classes, sum)": lambda m: fn(m).cross_entropy(
+        T(m, "logits")[:, :0], T(m, "probs")[:, :0], reduction="sum"),
     "cross_entropy": lambda m: fn(m).cross_entropy(T(m, "logits"), T(m, "cls")),
     "cross_entropy(sum)": lambda m: fn(m).cross_entropy(T(m, "logits"), T(m, "cls"),
                                                         reduction="sum"),
@@ -327,6 +335,8 @@ CASES = {
                                                      stride=2),
     "conv2d(bad padding string)": lambda m: fn(m).conv2d(T(m, "big"), T(m, "k3"), padding="foo"),
     "conv2d(empty batch)": lambda m: fn(m).conv2d(T(m, "big")[:0], T(m, "k3"), padding=1),
+    "conv2d(one-element lists)": lambda m: fn(m).conv2d(T(m, "big"), T(m, "k3"), None, [2], (1,),
+                                                        [1]),
     "conv1d": lambda m: fn(m).conv1d(T(m, "seq"), T(m, "k1d"), None, 1, 2),
     "conv1d(stride, groups)": lambda m: fn(m).conv1d(T(m, "seq"), T(m, "k1dg"), None, 2, 1, 1, 3),
     "conv_transpose2d": lambda m: fn(m).conv_transpose2d(T(m, "big"), T(m, "kt")),
@@ -419,6 +429,13 @@ def test_dropout_keeps_the_scale_and_is_seeded(session):
     c = TF.dropout2d(tensord.ones(4, 8, 3, 3), 0.5)
     per_channel = as_torch(c).view(4, 8, -1)
     assert torch.equal(per_channel.amax(-1), per_channel.amin(-1))  # whole channels dropped
+
+
+def test_batch_norm_training_on_an_empty_batch_leaves_running_stats_alone(session):
+    rm, rv = tensord.zeros(4), tensord.ones(4)
+    out = TF.batch_norm(tensord.zeros(0, 4, 3, 3), rm, rv, training=True)
+    assert tuple(out.shape) == (0, 4, 3, 3)
+    assert rm.tolist() == [0.0] * 4 and rv.tolist() == [1.0] * 4
 
 
 def test_batch_norm_training_updates_running_stats_as_torch(session):

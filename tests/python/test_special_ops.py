@@ -130,3 +130,29 @@ def test_float32_vector_math_matches_torch(name, session):
         assert got.dtype == torch.float32
         torch.testing.assert_close(got, want, rtol=rtol, atol=atol, equal_nan=True)
         assert torch.equal(torch.isinf(want), torch.isinf(got))
+
+
+POW_BASES = [-3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 10.0, math.inf, math.nan]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16", "int64", "int32"])
+@pytest.mark.parametrize("exponent", [2, 3, 0.5, -0.5, -1, -2, 2.1, 257, 0, 1, 1.5])
+def test_pow_with_a_number_exponent_matches_torch(dtype, exponent, session):
+    """tensor ** number runs torch's scalar-exponent kernel: x * x for 2, sqrt for 0.5, …, the
+    exponent first rounded to the tensor's dtype (bfloat16's 2.1 is 2.09375, its 257 is 256)."""
+    tdt = getattr(torch, dtype)
+    if not tdt.is_floating_point:
+        bases = [-3, -1, 0, 1, 2, 10]
+    else:
+        bases = POW_BASES
+    x = torch.tensor(bases, dtype=torch.float64).to(tdt)
+    want, werr = outcome(lambda: x ** exponent)
+    got, gerr = outcome(lambda: as_torch(tensord.tensor(x.tolist(), dtype=getattr(tensord, dtype))
+                                         ** exponent))
+    if werr:
+        assert gerr is not None and gerr[0] == werr[0], (gerr, werr)
+        return
+    assert gerr is None, gerr
+    assert got.dtype == want.dtype
+    tol = {torch.bfloat16: 1e-2, torch.float16: 1e-3}.get(want.dtype, 1e-6)
+    torch.testing.assert_close(got, want, rtol=tol, atol=0, equal_nan=True)

@@ -880,7 +880,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             shape = [1] * x.dim()
             shape[dim] = n_out
             frac = frac.view(shape)
-            x = x.index_select(dim, lo).lerp(x.index_select(dim, hi), frac)
+            # torch's blend, w0 * x0 + w1 * x1 (not lerp, which differs at infinities).
+            x = x.index_select(dim, lo) * (1 - frac) + x.index_select(dim, hi) * frac
         return x
     raise NotImplementedError(f"tensord: interpolate mode '{mode}' is not supported (nearest, "
                               "nearest-exact, linear, bilinear and trilinear are)")

@@ -205,10 +205,11 @@ void Conv2d(const Conv2dCall& c) {
   if (c.batch == 0 || og == 0 || pixels == 0) return;
   const bool direct = c.kernel[0] == 1 && c.kernel[1] == 1 && c.stride[0] == 1 &&
                       c.stride[1] == 1 && c.padding[0] == 0 && c.padding[1] == 0;
+  // Columns per tile: a multiple of 16 that fills kConvTileBytes, or fewer when one column (a
+  // weight row's bytes) is that large already, so that a tile never outgrows the weights.
+  const int64_t fit = kConvTileBytes / std::max<int64_t>(1, k * w);
   const int64_t tile =
-      direct ? pixels
-             : std::min(pixels, std::max<int64_t>(16, kConvTileBytes / std::max<int64_t>(1, k * w) /
-                                                          16 * 16));
+      direct ? pixels : std::min(pixels, fit >= 16 ? fit / 16 * 16 : std::max<int64_t>(1, fit));
   const int64_t tiles = (pixels - 1) / tile + 1;
   const int64_t plane = c.height * c.width;
   ParallelFor(0, c.batch * c.groups * tiles, 1, [&](int64_t t0, int64_t t1) {

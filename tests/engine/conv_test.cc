@@ -93,6 +93,9 @@ TEST(ConvTest, KernelAndCompositionMatchTheDefinition) {
       {"1x1 strided", {2, 8, 5, 5}, {3, 8, 1, 1}, Params({2, 2}, {0, 0}, {1, 1}, 1), false},
       // 64 channels x 9 taps: float64 tiles of 112 pixels end inside the 20-wide rows.
       {"tiles", {2, 64, 9, 20}, {3, 64, 3, 3}, Params({1, 1}, {1, 1}, {1, 1}, 1), true},
+      // 512 channels x 9 taps of float64: a column is 36 KiB, so tiles of 14 columns (not a
+      // multiple of 16), the last one of 2.
+      {"wide columns", {1, 512, 4, 4}, {2, 512, 3, 3}, Params({1, 1}, {1, 1}, {1, 1}, 1), true},
       {"padding beyond a tap", {1, 1, 3, 3}, {2, 1, 2, 2}, Params({1, 1}, {3, 3}, {1, 1}, 1),
        false},
   };

@@ -1,5 +1,5 @@
 // Unary elementwise kernels on the CPU: the shared functions of engine/kernels/unary_ops.h, and
-// for float32 the exponential family (exp, sigmoid, silu, tanh, erf, gelu) with the
+// for float32 the exponential family (exp, log, sigmoid, silu, tanh, erf, gelu) with the
 // vectorizable math of cpu/vec_math.h, as torch's CPU kernels do with their vector math.
 #include <algorithm>
 #include <cmath>
@@ -16,6 +16,7 @@ namespace {
 bool HasVectorF32(UnaryOp op) {
   switch (op) {
     case UnaryOp::kExp:
+    case UnaryOp::kLog:
     case UnaryOp::kSigmoid:
     case UnaryOp::kSilu:
     case UnaryOp::kTanh:
@@ -41,6 +42,7 @@ TENSORD_AVX512_CLONE
 void VectorRunF32(UnaryOp op, float* o, const float* x, int64_t n) {
   switch (op) {
     case UnaryOp::kExp: return Apply(o, x, n, [](float v) TENSORD_INLINE { return VecExp(v); });
+    case UnaryOp::kLog: return Apply(o, x, n, [](float v) TENSORD_INLINE { return VecLog(v); });
     case UnaryOp::kSigmoid:
       return Apply(o, x, n, [](float v) TENSORD_INLINE { return 1.0f / (1.0f + VecExp(-v)); });
     case UnaryOp::kSilu:

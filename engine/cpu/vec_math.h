@@ -98,6 +98,38 @@ namespace tensord::engine::cpu {
   return a < 1.0f ? small : (x != x ? x : large);
 }
 
+// log(x) in float32 within about an ulp: Cephes' logf, branch-free. x = m 2^e with m in
+// [sqrt(1/2), sqrt(2)), a degree-8 polynomial in m - 1, then e ln 2 in two parts. Subnormal
+// inputs are scaled by 2^23 first; log(0) = -inf, log(inf) = inf, negative and NaN: NaN.
+[[gnu::always_inline]] inline float VecLog(float x) {
+  const bool tiny = x < 1.17549435e-38f;  // subnormal (or zero, or negative)
+  const float xs = tiny ? x * 8388608.0f : x;
+  const int32_t bits = std::bit_cast<int32_t>(xs);
+  float e = static_cast<float>(((bits >> 23) & 0xff) - 126) - (tiny ? 23.0f : 0.0f);
+  float m = std::bit_cast<float>((bits & 0x007fffff) | 0x3f000000);  // in [0.5, 1)
+  const bool low = m < 0.707106781186547524f;
+  e = low ? e - 1.0f : e;
+  const float f = low ? m + m - 1.0f : m - 1.0f;
+  const float z = f * f;
+  float p = 7.0376836292e-2f;
+  p = p * f - 1.1514610310e-1f;
+  p = p * f + 1.1676998740e-1f;
+  p = p * f - 1.2420140846e-1f;
+  p = p * f + 1.4249322787e-1f;
+  p = p * f - 1.6668057665e-1f;
+  p = p * f + 2.0000714765e-1f;
+  p = p * f - 2.4999993993e-1f;
+  p = p * f + 3.3333331174e-1f;
+  float y = f * z * p;
+  y += -2.12194440e-4f * e;
+  y += -0.5f * z;
+  float r = f + y;
+  r += 0.693359375f * e;
+  r = x == 0.0f ? -std::numeric_limits<float>::infinity() : r;
+  r = x == std::numeric_limits<float>::infinity() ? x : r;
+  return x < 0.0f || x != x ? std::numeric_limits<float>::quiet_NaN() : r;
+}
+
 }  // namespace tensord::engine::cpu
 
 #endif  // TENSORD_ENGINE_CPU_VEC_MATH_H_

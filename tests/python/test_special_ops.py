@@ -97,11 +97,13 @@ def test_matches_torch(name, dtype, layout, session):
 # the range's ends (exp's subnormal results and its overflow point, tanh's switch at 0.625,
 # erf's at 1, tiny arguments) and over many ordinary values, against torch at ulp-level
 # tolerances; gelu against torch's own erf approximation's error.
-VECTOR_EDGES = [0.0, -0.0, 1e-30, -1e-30, 1e-8, -1e-8, 1e-3, -1e-3, 0.5, 0.6249, 0.6251, 0.9999,
-                1.0001, 3.0, 9.0, 10.0, 20.0, 44.0, 50.0, 87.0, 88.5, 88.7, 89.0, 100.0, 103.0,
-                105.0, math.inf, math.nan]
+VECTOR_EDGES = [0.0, -0.0, 1e-30, -1e-30, 1e-40, 1e-45, 1.17549435e-38, 3.4e38, 0.7071067,
+                0.7071068, 1.0000001, 0.99999994, 1e-8, -1e-8, 1e-3, -1e-3, 0.5, 0.6249,
+                0.6251, 0.9999, 1.0001, 3.0, 9.0, 10.0, 20.0, 44.0, 50.0, 87.0, 88.5, 88.7,
+                89.0, 100.0, 103.0, 105.0, math.inf, math.nan]
 VECTOR_FUNCS = {  # name -> (torch, tensord, rtol, atol)
     "exp": (torch.exp, lambda t: t.exp(), 2e-7, 0),
+    "log": (torch.log, lambda t: t.log(), 2e-7, 0),
     "sigmoid": (torch.sigmoid, lambda t: t.sigmoid(), 4e-7, 1e-45),
     "silu": (F.silu, TF.silu, 4e-7, 1e-45),
     "tanh": (torch.tanh, lambda t: t.tanh(), 4e-7, 0),

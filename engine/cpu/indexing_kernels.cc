@@ -81,17 +81,6 @@ DimVector Without(IntList v, int64_t d) {
   return out;
 }
 
-// Whether elements of `sizes` laid out with `strides` are one dense row-major block (size-1
-// dims' strides do not matter).
-bool DenseRowMajor(IntList sizes, IntList strides) {
-  int64_t expected = 1;
-  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
-    if (sizes[d] == 1) continue;
-    if (strides[d] != expected) return false;
-    expected *= sizes[d];
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -117,11 +106,12 @@ absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t d, const
   const DimVector src_strides = Without(self.strides(), d);
   const DimVector dst_strides = Without(out.strides(), d);
   const int64_t w = self.itemsize();
-  if (DenseRowMajor(sizes, src_strides) && DenseRowMajor(sizes, dst_strides)) {
+  int64_t count = 1;
+  for (int64_t s : sizes) count *= s;
+  if (IsContiguousLayout(sizes, src_strides, count) &&
+      IsContiguousLayout(sizes, dst_strides, count)) {
     // Each selected slice is one block of bytes (rows of an embedding table): copied whole, the
     // indices shared by the pool's threads.
-    int64_t count = 1;
-    for (int64_t s : sizes) count *= s;
     const int64_t bytes = count * w;
     ParallelFor(0, n, std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(bytes, 1)),
                 [&](int64_t i0, int64_t i1) {
@@ -133,7 +123,7 @@ absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t d, const
                 });
     return absl::OkStatus();
   }
-  if (DenseRowMajor(self.sizes(), self.strides()) && DenseRowMajor(out.sizes(), out.strides())) {
+  if (self.is_contiguous() && out.is_contiguous()) {
     // Both dense: (outer, size_d, inner) -> (outer, n, inner), rows of `inner` elements copied
     // in the output's order (an index along the last dim gathers elements of each row).
     int64_t outer = 1, inner = 1;

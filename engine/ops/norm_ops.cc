@@ -113,6 +113,32 @@ absl::StatusOr<Tensor> As(Composition& c, const Tensor& t, DType dtype) {
 
 Attrs Number(const char* name, double value) { return Attrs().Set(name, Scalar(value)); }
 
+// The per-channel scale and shift of a normalization (contiguous, in `calc`): scale = rstd *
+// weight, shift = bias - mean * scale, from statistics `mean` and `rstd` of the channels' shape
+// (weight and bias, of one entry per channel, may be undefined).
+struct ScaleShift {
+  Tensor scale, shift;
+};
+absl::StatusOr<ScaleShift> FoldAffine(Composition& c, const Tensor& mean, const Tensor& rstd,
+                                      const Tensor& weight, const Tensor& bias, DType calc) {
+  Tensor scale = rstd;
+  if (weight.defined()) {
+    TENSORD_ASSIGN_OR_RETURN(Tensor w, As(c, weight, calc));
+    TENSORD_ASSIGN_OR_RETURN(scale, c.Op1("mul", {scale, w}));
+  }
+  TENSORD_ASSIGN_OR_RETURN(Tensor moved, c.Op1("mul", {mean, scale}));
+  Tensor shift;
+  if (bias.defined()) {
+    TENSORD_ASSIGN_OR_RETURN(Tensor b, As(c, bias, calc));
+    TENSORD_ASSIGN_OR_RETURN(shift, c.Op1("sub", {b, moved}));
+  } else {
+    TENSORD_ASSIGN_OR_RETURN(shift, c.Op1("neg", {moved}));
+  }
+  TENSORD_ASSIGN_OR_RETURN(scale, Contiguous(c, scale));
+  TENSORD_ASSIGN_OR_RETURN(shift, Contiguous(c, shift));
+  return ScaleShift{scale, shift};
+}
+
 // The composition's last step: out (x's dtype and sizes, contiguous) = x * scale + shift per
 // plane (Backend::ChannelAffine: `channels` entries of scale and shift, plane p using p %
 // channels).
@@ -227,24 +253,10 @@ absl::StatusOr<PlannedOp> PlanBatchNorm(const Tensor& input, const Tensor& runni
     TENSORD_ASSIGN_OR_RETURN(mean, As(c, running_mean, calc));
     TENSORD_ASSIGN_OR_RETURN(var, As(c, running_var, calc));
   }
-  // scale = weight / sqrt(var + eps), shift = bias - mean * scale.
   TENSORD_ASSIGN_OR_RETURN(Tensor shifted, c.Op1("add", {var}, Number("other", eps)));
-  TENSORD_ASSIGN_OR_RETURN(Tensor scale, c.Op1("rsqrt", {shifted}));
-  if (weight.defined()) {
-    TENSORD_ASSIGN_OR_RETURN(Tensor w, As(c, weight, calc));
-    TENSORD_ASSIGN_OR_RETURN(scale, c.Op1("mul", {scale, w}));
-  }
-  TENSORD_ASSIGN_OR_RETURN(Tensor moved, c.Op1("mul", {mean, scale}));
-  Tensor shift;
-  if (bias.defined()) {
-    TENSORD_ASSIGN_OR_RETURN(Tensor b, As(c, bias, calc));
-    TENSORD_ASSIGN_OR_RETURN(shift, c.Op1("sub", {b, moved}));
-  } else {
-    TENSORD_ASSIGN_OR_RETURN(shift, c.Op1("neg", {moved}));
-  }
-  TENSORD_ASSIGN_OR_RETURN(scale, Contiguous(c, scale));
-  TENSORD_ASSIGN_OR_RETURN(shift, Contiguous(c, shift));
-  return AffineStep(std::move(c), op, x, scale, shift, planes, plane, channels, device);
+  TENSORD_ASSIGN_OR_RETURN(Tensor rstd, c.Op1("rsqrt", {shifted}));
+  TENSORD_ASSIGN_OR_RETURN(ScaleShift ss, FoldAffine(c, mean, rstd, weight, bias, calc));
+  return AffineStep(std::move(c), op, x, ss.scale, ss.shift, planes, plane, channels, device);
 }
 
 // torch.nn.functional.group_norm: mean and variance over each (sample, group), turned into a
@@ -306,21 +318,8 @@ absl::StatusOr<PlannedOp> PlanGroupNorm(const Tensor& input, int64_t groups, con
                                                   "shape", std::vector<int64_t>{n, channels})));
   TENSORD_ASSIGN_OR_RETURN(Tensor centre, c.Op1("reshape", {mean}, Attrs().Set(
                                                    "shape", std::vector<int64_t>{n, channels})));
-  if (weight.defined()) {
-    TENSORD_ASSIGN_OR_RETURN(Tensor w, As(c, weight, calc));
-    TENSORD_ASSIGN_OR_RETURN(scale, c.Op1("mul", {scale, w}));
-  }
-  TENSORD_ASSIGN_OR_RETURN(Tensor moved, c.Op1("mul", {centre, scale}));
-  Tensor shift;
-  if (bias.defined()) {
-    TENSORD_ASSIGN_OR_RETURN(Tensor b, As(c, bias, calc));
-    TENSORD_ASSIGN_OR_RETURN(shift, c.Op1("sub", {b, moved}));
-  } else {
-    TENSORD_ASSIGN_OR_RETURN(shift, c.Op1("neg", {moved}));
-  }
-  TENSORD_ASSIGN_OR_RETURN(scale, Contiguous(c, scale));
-  TENSORD_ASSIGN_OR_RETURN(shift, Contiguous(c, shift));
-  return AffineStep(std::move(c), op, x, scale, shift, planes, plane, planes, device);
+  TENSORD_ASSIGN_OR_RETURN(ScaleShift ss, FoldAffine(c, centre, scale, weight, bias, calc));
+  return AffineStep(std::move(c), op, x, ss.scale, ss.shift, planes, plane, planes, device);
 }
 
 }  // namespace

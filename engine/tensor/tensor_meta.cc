@@ -9,9 +9,8 @@
 #include "engine/core/errors.h"
 
 namespace tensord::engine {
-namespace {
 
-bool ComputeContiguous(IntList sizes, IntList strides, int64_t numel) {
+bool IsContiguousLayout(IntList sizes, IntList strides, int64_t numel) {
   if (numel == 0) return true;
   int64_t expected = 1;
   for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
@@ -21,8 +20,6 @@ bool ComputeContiguous(IntList sizes, IntList strides, int64_t numel) {
   }
   return true;
 }
-
-}  // namespace
 
 TensorMeta::TensorMeta(DType dtype, IntList sizes, IntList strides, int64_t storage_offset)
     : storage_offset_(storage_offset), dtype_(dtype) {
@@ -39,7 +36,7 @@ TensorMeta::TensorMeta(DType dtype, IntList sizes, IntList strides, int64_t stor
     ok &= MulInto(product, s);
   }
   numel_ = has_zero ? 0 : (ok ? product : -1);
-  contiguous_ = numel_ >= 0 && ComputeContiguous(sizes, strides, numel_);
+  contiguous_ = numel_ >= 0 && IsContiguousLayout(sizes, strides, numel_);
 }
 
 TensorMeta TensorMeta::Contiguous(DType dtype, IntList sizes, int64_t storage_offset) {

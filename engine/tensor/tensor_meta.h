@@ -70,6 +70,9 @@ class TensorMeta {
 
 // Row-major strides for `sizes`: st[i] = prod_{j>i} max(sz[j], 1). Sizes must be validated.
 DimVector ContiguousStrides(IntList sizes);
+// PyTorch's is_contiguous() rule for `numel` elements of `sizes` laid out with `strides`:
+// row-major and dense, size-1 dims' strides ignored, empty layouts contiguous.
+bool IsContiguousLayout(IntList sizes, IntList strides, int64_t numel);
 
 // Checks that `sizes` is a valid tensor shape for `op`: rank within kMaxRank, no negative size,
 // and a numel that fits in int64. Returns the numel.

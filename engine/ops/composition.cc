@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "engine/core/status_macros.h"
+#include "engine/ops/copy_ops.h"
 
 namespace tensord::engine {
 
@@ -53,6 +54,18 @@ PlannedOp Composition::Finish(std::vector<Tensor> outputs) && {
     };
   }
   return plan;
+}
+
+absl::StatusOr<Tensor> Composition::Contiguous(const Tensor& t) {
+  if (!t.defined()) return t;
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp step, PlanContiguous(t));
+  return Add(std::move(step)).at(0);
+}
+
+absl::StatusOr<Tensor> Composition::ToDType(const Tensor& t, DType dtype) {
+  if (!t.defined() || t.dtype() == dtype) return t;
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp step, PlanToDType(t, dtype));
+  return Add(std::move(step)).at(0);
 }
 
 }  // namespace tensord::engine

@@ -30,6 +30,10 @@ class Composition {
                              const Attrs& attrs = Attrs());
   // Adds a step the caller planned; returns its outputs.
   std::vector<Tensor> Add(PlannedOp step);
+  // `t` contiguous: itself, or a copy made by a step (undefined stays undefined).
+  absl::StatusOr<Tensor> Contiguous(const Tensor& t);
+  // `t` in `dtype`: itself, or a converted copy made by a step (undefined stays undefined).
+  absl::StatusOr<Tensor> ToDType(const Tensor& t, DType dtype);
 
   // The composed op, returning `outputs`.
   PlannedOp Finish(std::vector<Tensor> outputs) &&;

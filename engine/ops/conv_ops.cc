@@ -61,13 +61,6 @@ absl::StatusOr<std::vector<int64_t>> PairParam(AttrReader& a, const char* name, 
   return v;
 }
 
-// `t` contiguous: itself, or a copy made by the composition's steps.
-absl::StatusOr<Tensor> Contiguous(Composition& c, const Tensor& t) {
-  if (!t.defined()) return t;
-  TENSORD_ASSIGN_OR_RETURN(PlannedOp step, PlanContiguous(t));
-  return c.Add(std::move(step)).at(0);
-}
-
 // conv2d on a device without its own kernel: im2col through views and copies, then matmul.
 absl::StatusOr<Tensor> ComposedConv(Composition& c, const Tensor& x, const Tensor& weight,
                                     const Tensor& bias, const Conv2dCall& g) {
@@ -91,7 +84,7 @@ absl::StatusOr<Tensor> ComposedConv(Composition& c, const Tensor& x, const Tenso
                 {g.channels * hp * wp, cg * hp * wp, hp * wp, g.dilation[0] * wp, g.dilation[1],
                  g.stride[0] * wp, g.stride[1]},
                 padded.storage_offset()));
-  TENSORD_ASSIGN_OR_RETURN(Tensor cols, Contiguous(c, windows));
+  TENSORD_ASSIGN_OR_RETURN(Tensor cols, c.Contiguous(windows));
   const int64_t k = cg * g.kernel[0] * g.kernel[1];
   TENSORD_ASSIGN_OR_RETURN(cols, View(cols, {g.batch, g.groups, k, oh * ow}));
   TENSORD_ASSIGN_OR_RETURN(Tensor wmat, View(weight, {g.groups, og, k}));
@@ -199,9 +192,9 @@ absl::StatusOr<PlannedOp> PlanConv2d(const Tensor& input, const Tensor& weight,
   }
   DimVector out_sizes = {g.batch, o, g.out_size[0], g.out_size[1]};
   Composition c(operands);
-  TENSORD_ASSIGN_OR_RETURN(Tensor x, Contiguous(c, input));
-  TENSORD_ASSIGN_OR_RETURN(Tensor w, Contiguous(c, weight));
-  TENSORD_ASSIGN_OR_RETURN(Tensor b, Contiguous(c, bias));
+  TENSORD_ASSIGN_OR_RETURN(Tensor x, c.Contiguous(input));
+  TENSORD_ASSIGN_OR_RETURN(Tensor w, c.Contiguous(weight));
+  TENSORD_ASSIGN_OR_RETURN(Tensor b, c.Contiguous(bias));
   TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(device));
   Tensor out;
   if (device.is_cpu() && path == ConvPath::kDeviceDefault) {

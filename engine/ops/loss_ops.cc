@@ -22,18 +22,6 @@
 namespace tensord::engine {
 namespace {
 
-// `t` as a contiguous tensor of `dtype`: itself, or a copy made by the composition's steps.
-absl::StatusOr<Tensor> Prepared(Composition& c, const Tensor& t, DType dtype) {
-  if (!t.defined()) return t;
-  Tensor x = t;
-  if (x.dtype() != dtype) {
-    TENSORD_ASSIGN_OR_RETURN(PlannedOp cast, PlanToDType(x, dtype));
-    x = c.Add(std::move(cast)).at(0);
-  }
-  TENSORD_ASSIGN_OR_RETURN(PlannedOp step, PlanContiguous(x));
-  return c.Add(std::move(step)).at(0);
-}
-
 absl::StatusOr<LossReduction> ParseReduction(absl::string_view op, absl::string_view name) {
   if (name == "none") return LossReduction::kNone;
   if (name == "mean") return LossReduction::kMean;
@@ -172,9 +160,12 @@ absl::StatusOr<PlannedOp> PlanIndexLoss(absl::string_view op, bool log_probs, co
   int64_t inner = 1;
   for (int64_t d = 2; d < nd; ++d) inner *= input.size(d);  // input's sizes: no overflow
   Composition c(operands);
-  TENSORD_ASSIGN_OR_RETURN(Tensor x, Prepared(c, input, dtype));
-  TENSORD_ASSIGN_OR_RETURN(Tensor t, Prepared(c, target, DType::kInt64));
-  TENSORD_ASSIGN_OR_RETURN(Tensor w, Prepared(c, weight, dtype));
+  TENSORD_ASSIGN_OR_RETURN(Tensor x, c.ToDType(input, dtype));
+  TENSORD_ASSIGN_OR_RETURN(x, c.Contiguous(x));
+  TENSORD_ASSIGN_OR_RETURN(Tensor t, c.ToDType(target, DType::kInt64));
+  TENSORD_ASSIGN_OR_RETURN(t, c.Contiguous(t));
+  TENSORD_ASSIGN_OR_RETURN(Tensor w, c.ToDType(weight, dtype));
+  TENSORD_ASSIGN_OR_RETURN(w, c.Contiguous(w));
   const DimVector sizes = args.reduction == LossReduction::kNone ? out_sizes : DimVector{};
   TENSORD_ASSIGN_OR_RETURN(Tensor out,
                            AllocateTensor(op, TensorMeta::Contiguous(dtype, sizes), device));
@@ -225,9 +216,12 @@ absl::StatusOr<PlannedOp> PlanProbabilityLoss(absl::string_view op, const Tensor
   int64_t inner = 1;
   for (int64_t d = 2; d < nd; ++d) inner *= input.size(d);
   Composition c(operands);
-  TENSORD_ASSIGN_OR_RETURN(Tensor x, Prepared(c, input, dtype));
-  TENSORD_ASSIGN_OR_RETURN(Tensor p, Prepared(c, target, dtype));
-  TENSORD_ASSIGN_OR_RETURN(Tensor w, Prepared(c, weight, dtype));
+  TENSORD_ASSIGN_OR_RETURN(Tensor x, c.ToDType(input, dtype));
+  TENSORD_ASSIGN_OR_RETURN(x, c.Contiguous(x));
+  TENSORD_ASSIGN_OR_RETURN(Tensor p, c.ToDType(target, dtype));
+  TENSORD_ASSIGN_OR_RETURN(p, c.Contiguous(p));
+  TENSORD_ASSIGN_OR_RETURN(Tensor w, c.ToDType(weight, dtype));
+  TENSORD_ASSIGN_OR_RETURN(w, c.Contiguous(w));
   LossArgs kernel_args = args;
   if (kernel_args.label_smoothing < 0) kernel_args.label_smoothing = 0;
   const DimVector sizes = args.reduction == LossReduction::kNone ? out_sizes : DimVector{};

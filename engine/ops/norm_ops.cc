@@ -22,14 +22,6 @@
 namespace tensord::engine {
 namespace {
 
-// `t` as a contiguous tensor: itself, or a copy made by the composition's first steps (`t`
-// undefined: undefined).
-absl::StatusOr<Tensor> Contiguous(Composition& c, const Tensor& t) {
-  if (!t.defined()) return t;
-  TENSORD_ASSIGN_OR_RETURN(PlannedOp step, PlanContiguous(t));
-  return c.Add(std::move(step)).at(0);
-}
-
 absl::StatusOr<PlannedOp> PlanLayerNorm(const Tensor& input, const Tensor& weight,
                                         const Tensor& bias, const std::vector<int64_t>& shape,
                                         double eps) {
@@ -75,9 +67,9 @@ absl::StatusOr<PlannedOp> PlanLayerNorm(const Tensor& input, const Tensor& weigh
   for (int64_t s : shape) n *= s;  // input's trailing sizes: no overflow
   const int64_t rows = n == 0 ? 0 : input.numel() / n;
   Composition c(operands);
-  TENSORD_ASSIGN_OR_RETURN(Tensor x, Contiguous(c, input));
-  TENSORD_ASSIGN_OR_RETURN(Tensor w, Contiguous(c, weight));
-  TENSORD_ASSIGN_OR_RETURN(Tensor b, Contiguous(c, bias));
+  TENSORD_ASSIGN_OR_RETURN(Tensor x, c.Contiguous(input));
+  TENSORD_ASSIGN_OR_RETURN(Tensor w, c.Contiguous(weight));
+  TENSORD_ASSIGN_OR_RETURN(Tensor b, c.Contiguous(bias));
   TENSORD_ASSIGN_OR_RETURN(
       Tensor out, AllocateTensor(op, TensorMeta::Contiguous(dtype, input.sizes()), device));
   TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(device));
@@ -104,13 +96,6 @@ absl::StatusOr<PlannedOp> PlanLayerNorm(const Tensor& input, const Tensor& weigh
   return std::move(c).Finish({out});
 }
 
-// `t` in `dtype`: itself, or a converted copy made by a step (`t` undefined: undefined).
-absl::StatusOr<Tensor> As(Composition& c, const Tensor& t, DType dtype) {
-  if (!t.defined() || t.dtype() == dtype) return t;
-  TENSORD_ASSIGN_OR_RETURN(PlannedOp step, PlanToDType(t, dtype));
-  return c.Add(std::move(step)).at(0);
-}
-
 Attrs Number(const char* name, double value) { return Attrs().Set(name, Scalar(value)); }
 
 // The per-channel scale and shift of a normalization (contiguous, in `calc`): scale = rstd *
@@ -123,19 +108,19 @@ absl::StatusOr<ScaleShift> FoldAffine(Composition& c, const Tensor& mean, const 
                                       const Tensor& weight, const Tensor& bias, DType calc) {
   Tensor scale = rstd;
   if (weight.defined()) {
-    TENSORD_ASSIGN_OR_RETURN(Tensor w, As(c, weight, calc));
+    TENSORD_ASSIGN_OR_RETURN(Tensor w, c.ToDType(weight, calc));
     TENSORD_ASSIGN_OR_RETURN(scale, c.Op1("mul", {scale, w}));
   }
   TENSORD_ASSIGN_OR_RETURN(Tensor moved, c.Op1("mul", {mean, scale}));
   Tensor shift;
   if (bias.defined()) {
-    TENSORD_ASSIGN_OR_RETURN(Tensor b, As(c, bias, calc));
+    TENSORD_ASSIGN_OR_RETURN(Tensor b, c.ToDType(bias, calc));
     TENSORD_ASSIGN_OR_RETURN(shift, c.Op1("sub", {b, moved}));
   } else {
     TENSORD_ASSIGN_OR_RETURN(shift, c.Op1("neg", {moved}));
   }
-  TENSORD_ASSIGN_OR_RETURN(scale, Contiguous(c, scale));
-  TENSORD_ASSIGN_OR_RETURN(shift, Contiguous(c, shift));
+  TENSORD_ASSIGN_OR_RETURN(scale, c.Contiguous(scale));
+  TENSORD_ASSIGN_OR_RETURN(shift, c.Contiguous(shift));
   return ScaleShift{scale, shift};
 }
 
@@ -219,7 +204,7 @@ absl::StatusOr<PlannedOp> PlanBatchNorm(const Tensor& input, const Tensor& runni
   const int64_t planes = input.size(0) * channels;  // input's sizes: no overflow
   const int64_t plane = planes == 0 ? 0 : input.numel() / planes;
   Composition c(operands);
-  TENSORD_ASSIGN_OR_RETURN(Tensor x, Contiguous(c, input));
+  TENSORD_ASSIGN_OR_RETURN(Tensor x, c.Contiguous(input));
   Tensor mean, var;
   if (input.numel() == 0) {  // nothing to normalize; running statistics left as they are
     TENSORD_ASSIGN_OR_RETURN(
@@ -234,7 +219,7 @@ absl::StatusOr<PlannedOp> PlanBatchNorm(const Tensor& input, const Tensor& runni
   if (training) {
     std::vector<int64_t> dims = {0};
     for (int64_t d = 2; d < input.dim(); ++d) dims.push_back(d);
-    TENSORD_ASSIGN_OR_RETURN(Tensor xs, As(c, x, calc));
+    TENSORD_ASSIGN_OR_RETURN(Tensor xs, c.ToDType(x, calc));
     TENSORD_ASSIGN_OR_RETURN(mean, c.Op1("mean", {xs}, Attrs().Set("dim", dims)));
     TENSORD_ASSIGN_OR_RETURN(
         var, c.Op1("var", {xs}, Attrs().Set("dim", dims).Set("correction", Scalar(int64_t{0}))));
@@ -250,8 +235,8 @@ absl::StatusOr<PlannedOp> PlanBatchNorm(const Tensor& input, const Tensor& runni
           c.Op("add_", {running, scaled}, Number("alpha", momentum)).status());
     }
   } else {
-    TENSORD_ASSIGN_OR_RETURN(mean, As(c, running_mean, calc));
-    TENSORD_ASSIGN_OR_RETURN(var, As(c, running_var, calc));
+    TENSORD_ASSIGN_OR_RETURN(mean, c.ToDType(running_mean, calc));
+    TENSORD_ASSIGN_OR_RETURN(var, c.ToDType(running_var, calc));
   }
   TENSORD_ASSIGN_OR_RETURN(Tensor shifted, c.Op1("add", {var}, Number("other", eps)));
   TENSORD_ASSIGN_OR_RETURN(Tensor rstd, c.Op1("rsqrt", {shifted}));
@@ -302,8 +287,8 @@ absl::StatusOr<PlannedOp> PlanGroupNorm(const Tensor& input, int64_t groups, con
   const int64_t planes = n * channels;
   const int64_t plane = planes == 0 ? 0 : input.numel() / planes;
   Composition c(operands);
-  TENSORD_ASSIGN_OR_RETURN(Tensor x, Contiguous(c, input));
-  TENSORD_ASSIGN_OR_RETURN(Tensor xs, As(c, x, calc));
+  TENSORD_ASSIGN_OR_RETURN(Tensor x, c.Contiguous(input));
+  TENSORD_ASSIGN_OR_RETURN(Tensor xs, c.ToDType(x, calc));
   TENSORD_ASSIGN_OR_RETURN(Tensor grouped, View(xs, {n, groups, channels / groups * plane}));
   const Attrs last = Attrs().Set("dim", std::vector<int64_t>{2}).Set("keepdim", true);
   TENSORD_ASSIGN_OR_RETURN(Tensor mean, c.Op1("mean", {grouped}, last));

@@ -14,8 +14,8 @@
 namespace tensord::engine::cpu {
 namespace {
 
-template <typename T>
-bool AnyTyped(IntList shape, const StridedRef& t, bool zero) {
+template <typename T, typename Pred>
+bool AnyTyped(IntList shape, const StridedRef& t, Pred fails) {
   std::atomic<bool> found{false};
   StridedLoop<1> loop(shape, {t.strides}, {sizeof(T)});
   loop.Run({t.data}, sizeof(T), [&](const std::array<char*, 1>& p,
@@ -23,7 +23,7 @@ bool AnyTyped(IntList shape, const StridedRef& t, bool zero) {
     if (found.load(std::memory_order_relaxed)) return;
     for (int64_t i = 0; i < n; ++i) {
       const T v = *reinterpret_cast<const T*>(p[0] + i * s[0]);
-      if (zero ? v == T(0) : v < T(0)) {
+      if (fails(v)) {
         found.store(true, std::memory_order_relaxed);
         return;
       }
@@ -44,19 +44,28 @@ void Binary(BinaryOp op, IntList shape, const StridedRef& out, const StridedRef&
   });
 }
 
-bool AnyZero(IntList shape, const StridedRef& t) {
+bool AnyFails(ValueCheck check, IntList shape, const StridedRef& t) {
   return DispatchDType(t.dtype, [&](auto v) -> bool {
     using T = decltype(v);
-    if constexpr (kIsInt<T>) return AnyTyped<T>(shape, t, true);
-    else return false;
+    if (check == ValueCheck::kNonzero) {
+      if constexpr (ValueCheckApplies<T>(ValueCheck::kNonzero)) {
+        return AnyTyped<T>(shape, t, ValueFails<ValueCheck::kNonzero, T>);
+      }
+    } else if constexpr (ValueCheckApplies<T>(ValueCheck::kUnitInterval)) {
+      return AnyTyped<T>(shape, t, ValueFails<ValueCheck::kUnitInterval, T>);
+    }
+    return false;
   });
 }
 
 bool AnyNegative(IntList shape, const StridedRef& t) {
   return DispatchDType(t.dtype, [&](auto v) -> bool {
     using T = decltype(v);
-    if constexpr (kIsInt<T> && std::is_signed_v<T>) return AnyTyped<T>(shape, t, false);
-    else return false;
+    if constexpr (kIsInt<T> && std::is_signed_v<T>) {
+      return AnyTyped<T>(shape, t, [](T x) { return x < T(0); });
+    } else {
+      return false;
+    }
   });
 }
 

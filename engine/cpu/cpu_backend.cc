@@ -47,9 +47,9 @@ class CpuBackendImpl final : public Backend {
     cpu::Binary(op, shape, out, a, b, alpha);
     return absl::OkStatus();
   }
-  absl::Status CheckDivisor(absl::string_view op, IntList shape,
-                            const StridedRef& divisor) override {
-    if (cpu::AnyZero(shape, divisor)) return RuntimeError(op, "ZeroDivisionError");
+  absl::Status CheckValues(ValueCheck check, absl::string_view op, IntList shape,
+                           const StridedRef& values) override {
+    if (cpu::AnyFails(check, shape, values)) return RuntimeError(op, ValueCheckMessage(check));
     return absl::OkStatus();
   }
   absl::Status Unary(UnaryOp op, IntList shape, const StridedRef& out, const StridedRef& in,

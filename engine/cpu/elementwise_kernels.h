@@ -7,6 +7,7 @@
 
 #include "engine/kernels/binary_ops.h"
 #include "engine/kernels/unary_ops.h"
+#include "engine/kernels/value_check.h"
 #include "engine/core/scalar.h"
 #include "engine/tensor/strided_ref.h"
 #include "engine/tensor/tensor_meta.h"
@@ -20,8 +21,8 @@ void Unary(UnaryOp op, IntList shape, const StridedRef& out, const StridedRef& i
 void Binary(BinaryOp op, IntList shape, const StridedRef& out, const StridedRef& a,
             const StridedRef& b, const Scalar& alpha);
 
-// Whether an integral operand holds a zero (integer division by zero is an error).
-bool AnyZero(IntList shape, const StridedRef& t);
+// Whether a value of `t` fails `check` (a zero divisor, a probability outside [0, 1]).
+bool AnyFails(ValueCheck check, IntList shape, const StridedRef& t);
 // Whether an integral operand holds a negative value (int ** negative int).
 bool AnyNegative(IntList shape, const StridedRef& t);
 

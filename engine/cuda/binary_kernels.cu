@@ -3,20 +3,21 @@
 #include "engine/cuda/grid.h"
 #include "engine/cuda/elementwise_loops.cuh"
 #include "engine/kernels/binary_ops.h"
+#include "engine/kernels/value_check.h"
 
 namespace tensord::engine::cuda {
 namespace {
 
-template <typename T>
-__global__ void CheckDivisorKernel(OffsetCalculator<1> calc, const char* divisor, int64_t n,
-                                   KernelError* slot) {
+template <ValueCheck kCheck, typename T>
+__global__ void CheckValuesKernel(OffsetCalculator<1> calc, const char* values, int64_t n,
+                                  KernelError* slot) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += step) {
     int64_t off[1];
     calc.Offsets(i, off);
-    if (*reinterpret_cast<const T*>(divisor + off[0]) == T(0)) {
-      ReportKernelError(slot, KernelError::kZeroDivision, i, 0);
+    if (ValueFails<kCheck>(*reinterpret_cast<const T*>(values + off[0]))) {
+      ReportKernelError(slot, KernelError::kBadValue, i, 0);
       return;
     }
   }
@@ -24,14 +25,21 @@ __global__ void CheckDivisorKernel(OffsetCalculator<1> calc, const char* divisor
 
 }  // namespace
 
-cudaError_t LaunchCheckDivisor(DType dtype, const OffsetCalculator<1>& calc, int64_t numel,
-                               const char* divisor, KernelError* slot, cudaStream_t stream) {
+cudaError_t LaunchCheckValues(ValueCheck check, DType dtype, const OffsetCalculator<1>& calc,
+                              int64_t numel, const char* values, KernelError* slot,
+                              cudaStream_t stream) {
   if (numel == 0) return cudaSuccess;
   const int grid = GridFor(numel, 256);
   DispatchDType(dtype, [&](auto t) {
     using T = decltype(t);
-    if constexpr (kIsInt<T>) {
-      CheckDivisorKernel<T><<<grid, 256, 0, stream>>>(calc, divisor, numel, slot);
+    if (check == ValueCheck::kNonzero) {
+      if constexpr (ValueCheckApplies<T>(ValueCheck::kNonzero)) {
+        CheckValuesKernel<ValueCheck::kNonzero, T>
+            <<<grid, 256, 0, stream>>>(calc, values, numel, slot);
+      }
+    } else if constexpr (ValueCheckApplies<T>(ValueCheck::kUnitInterval)) {
+      CheckValuesKernel<ValueCheck::kUnitInterval, T>
+          <<<grid, 256, 0, stream>>>(calc, values, numel, slot);
     }
   });
   return cudaGetLastError();

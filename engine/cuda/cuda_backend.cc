@@ -374,18 +374,18 @@ class CudaBackend final : public Backend {
                   to, "binary op");
   }
 
-  absl::Status CheckDivisor(absl::string_view op, IntList shape,
-                            const StridedRef& divisor) override {
-    const cpu::StridedLoop<1> loop(shape, {divisor.strides}, {ItemSize(divisor.dtype)});
+  absl::Status CheckValues(ValueCheck check, absl::string_view op, IntList shape,
+                           const StridedRef& values) override {
+    const cpu::StridedLoop<1> loop(shape, {values.strides}, {ItemSize(values.dtype)});
     if (loop.numel() == 0) return absl::OkStatus();
     return LaunchChecked(
         op,
-        [op = std::string(op)](const KernelError&) {
-          return RuntimeError(op, "ZeroDivisionError");
+        [op = std::string(op), check](const KernelError&) {
+          return RuntimeError(op, ValueCheckMessage(check));
         },
         [&](KernelError* slot, cudaStream_t stream) {
-          return LaunchCheckDivisor(divisor.dtype, MakeOffsetCalculator<1>(loop), loop.numel(),
-                                    divisor.data, slot, stream);
+          return LaunchCheckValues(check, values.dtype, MakeOffsetCalculator<1>(loop),
+                                   loop.numel(), values.data, slot, stream);
         });
   }
 

@@ -14,6 +14,7 @@
 #include "engine/kernels/kernel_error.h"
 #include "engine/kernels/random.h"
 #include "engine/kernels/unary_ops.h"
+#include "engine/kernels/value_check.h"
 #include "engine/core/scalar.h"
 
 namespace tensord::engine::cuda {
@@ -22,10 +23,11 @@ cudaError_t LaunchBinary(BinaryOp op, DType dtype, const Scalar& alpha,
                          const OffsetCalculator<3>& calc, int64_t numel, char* out,
                          const char* a, const char* b, cudaStream_t stream);
 
-// Reports KernelError::kZeroDivision into `slot` when an element of the integral `divisor` (over
-// `calc`) is zero.
-cudaError_t LaunchCheckDivisor(DType dtype, const OffsetCalculator<1>& calc, int64_t numel,
-                               const char* divisor, KernelError* slot, cudaStream_t stream);
+// Reports KernelError::kBadValue into `slot` when an element of `values` (over `calc`) fails
+// `check`.
+cudaError_t LaunchCheckValues(ValueCheck check, DType dtype, const OffsetCalculator<1>& calc,
+                              int64_t numel, const char* values, KernelError* slot,
+                              cudaStream_t stream);
 
 cudaError_t LaunchUnary(UnaryOp op, DType dtype, const UnaryArgs& args,
                         const OffsetCalculator<2>& calc, int64_t numel, char* out, const char* in,

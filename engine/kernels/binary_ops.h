@@ -19,7 +19,10 @@ namespace tensord::engine {
 enum class BinaryOp {
   kAdd, kSub, kMul, kDiv, kDivTrunc, kDivFloor, kRemainder, kFmod, kPow, kMaximum, kMinimum,
   kFmax, kFmin, kAtan2, kHypot, kCopysign, kBitAnd, kBitOr, kBitXor, kLshift, kRshift,
-  kLogicalAnd, kLogicalOr, kLogicalXor, kEq, kNe, kLt, kLe, kGt, kGe,
+  kLogicalAnd, kLogicalOr, kLogicalXor, kEq, kNe, kLt, kLe, kGt, kGe, kXlogy,
+  // The pointwise losses (engine/ops/loss_ops.cc); smooth_l1's beta and huber's delta ride in
+  // alpha.
+  kMseLoss, kSmoothL1Loss, kHuberLoss, kBinaryCrossEntropy,
 };
 
 namespace binary {
@@ -148,6 +151,58 @@ struct Rshift {
   }
 };
 
+// x * log(y), 0 where x is 0, NaN where y is NaN (torch.xlogy).
+template <typename T>
+struct Xlogy {
+  using C = Calc<T>;
+  TENSORD_HD C operator()(C x, C y) const {
+    if (y != y) return y;
+    if (x == C(0)) return C(0);
+    return x * std::log(y);
+  }
+};
+
+// The pointwise losses, as ATen's CPU kernels (aten/src/ATen/native/cpu/*Loss*): the loss of
+// one element given input x and target y.
+template <typename T>
+struct MseLoss {
+  using C = Calc<T>;
+  TENSORD_HD C operator()(C x, C y) const {
+    const C d = x - y;
+    return d * d;
+  }
+};
+template <typename T>
+struct SmoothL1Loss {
+  using C = Calc<T>;
+  C beta;
+  TENSORD_HD C operator()(C x, C y) const {
+    const C z = std::abs(x - y);
+    return z < beta ? C(0.5) * z * z / beta : z - C(0.5) * beta;
+  }
+};
+template <typename T>
+struct HuberLoss {
+  using C = Calc<T>;
+  C delta;
+  TENSORD_HD C operator()(C x, C y) const {
+    const C z = std::abs(x - y);
+    return z < delta ? C(0.5) * z * z : delta * (z - C(0.5) * delta);
+  }
+};
+// -(y log(x) + (1 - y) log(1 - x)), each log clamped at -100 so that 0 * log(0) stays finite.
+// x outside [0, 1] is refused before the kernel runs (Backend::CheckValues).
+template <typename T>
+struct BinaryCrossEntropy {
+  using C = Calc<T>;
+  TENSORD_HD C operator()(C x, C y) const {
+    C log_x = std::log(x), log_1mx = std::log1p(-x);
+    if (log_x < C(-100)) log_x = C(-100);
+    if (log_1mx < C(-100)) log_1mx = C(-100);
+    return (y - C(1)) * log_1mx - y * log_x;
+  }
+};
+
 }  // namespace binary
 
 // add/sub's alpha in the compute type of T.
@@ -209,6 +264,11 @@ void VisitBinary(BinaryOp op, Calc<T> alpha_value, bool alpha_is_one, Fn&& fn) {
       case BinaryOp::kAtan2: return fn(Atan2<T>{}, T{});
       case BinaryOp::kHypot: return fn(Hypot<T>{}, T{});
       case BinaryOp::kCopysign: return fn(Copysign<T>{}, T{});
+      case BinaryOp::kXlogy: return fn(Xlogy<T>{}, T{});
+      case BinaryOp::kMseLoss: return fn(MseLoss<T>{}, T{});
+      case BinaryOp::kSmoothL1Loss: return fn(SmoothL1Loss<T>{alpha_value}, T{});
+      case BinaryOp::kHuberLoss: return fn(HuberLoss<T>{alpha_value}, T{});
+      case BinaryOp::kBinaryCrossEntropy: return fn(BinaryCrossEntropy<T>{}, T{});
       default: return;
     }
   } else if constexpr (kIsInt<T>) {

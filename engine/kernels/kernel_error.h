@@ -14,7 +14,7 @@ namespace tensord::engine {
 struct KernelError {
   enum Code : int32_t {
     kNone = 0,
-    kZeroDivision = 1,
+    kBadValue = 1,       // a value that fails a ValueCheck (kernels/value_check.h)
     kIndexOutOfRange = 2,
     kBadProbability = 3,
     kFactorization = 4,  // a = the batch element, b = LAPACK's info (kernels/linalg.h)

@@ -173,7 +173,9 @@ absl::StatusOr<PlannedOp> PlanBinary(const std::string& name, BinaryOp op, Binar
       spec, {a, b},
       [op, alpha, check_zero, name](Backend& backend, IntList shape, const StridedRef& o,
                                     absl::Span<const StridedRef> ins) -> absl::Status {
-        if (check_zero) TENSORD_RETURN_IF_ERROR(backend.CheckDivisor(name, shape, ins[1]));
+        if (check_zero) {
+          TENSORD_RETURN_IF_ERROR(backend.CheckValues(ValueCheck::kNonzero, name, shape, ins[1]));
+        }
         return backend.Binary(op, shape, o, ins[0], ins[1], alpha);
       });
 }
@@ -275,6 +277,7 @@ constexpr BinaryDef kBinaryOps[] = {
     {"arctan2", BinaryOp::kAtan2, BinaryRule::kFloatPromote, true},
     {"copysign", BinaryOp::kCopysign, BinaryRule::kFloatPromote, true},
     {"hypot", BinaryOp::kHypot, BinaryRule::kFloatNoHalf, true},
+    {"xlogy", BinaryOp::kXlogy, BinaryRule::kFloatPromote, true},
     {"bitwise_and", BinaryOp::kBitAnd, BinaryRule::kBitwise, true},
     {"bitwise_or", BinaryOp::kBitOr, BinaryRule::kBitwise, true},
     {"bitwise_xor", BinaryOp::kBitXor, BinaryRule::kBitwise, true},

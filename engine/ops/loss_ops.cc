@@ -1,9 +1,11 @@
-// Classification losses: cross_entropy (class indices or class probabilities, weights,
+// Losses. Classification: cross_entropy (class indices or class probabilities, weights,
 // ignore_index, label_smoothing) and nll_loss, each one kernel per device
 // (Backend::CrossEntropy) that reads each position's class scores once: log_softmax's max and
 // sum, the target's log-probability, the smoothing sum, and the reduction, without the
 // log-probabilities ever being written. Shapes, dtypes and errors are torch's (nll_loss_nd's
-// rules: (C), (N, C) and (N, C, d1, ...) inputs).
+// rules: (C), (N, C) and (N, C, d1, ...) inputs). Pointwise: mse_loss, l1_loss,
+// smooth_l1_loss, huber_loss, soft_margin_loss, binary_cross_entropy(_with_logits) and kl_div,
+// each element's loss then the reduction.
 #include <string>
 #include <vector>
 
@@ -246,6 +248,243 @@ absl::StatusOr<PlannedOp> PlanCrossEntropy(const Tensor& input, const Tensor& ta
   return PlanIndexLoss(op, false, input, target, weight, args);
 }
 
+// ---- Pointwise losses: each element's loss from input and target, then the reduction. As
+// ATen: mse, smooth_l1, huber and binary_cross_entropy have a kernel of their own (one
+// functor, engine/kernels/binary_ops.h); l1_loss, soft_margin_loss,
+// binary_cross_entropy_with_logits and kl_div are compositions of elementwise ops, step for
+// step ATen's, so that their dtype rules and errors are torch's.
+
+absl::StatusOr<Tensor> Reduced(Composition& c, const Tensor& loss, LossReduction reduction) {
+  switch (reduction) {
+    case LossReduction::kNone: return loss;
+    case LossReduction::kMean: return c.Op1("mean", {loss});
+    case LossReduction::kSum: return c.Op1("sum", {loss});
+  }
+  return loss;
+}
+
+// torch's "\"<kernel>_cpu\" not implemented for '<Dtype>'" for the pointwise loss kernels:
+// floating dtypes; float16 and bfloat16 on the CPU only where torch has them.
+absl::Status CheckPointwiseLossDType(absl::string_view op, absl::string_view kernel, DType dtype,
+                                     const Device& device, bool half_on_cpu, bool bf16_on_cpu) {
+  const bool missing =
+      !IsFloating(dtype) ||
+      (device.is_cpu() && ((dtype == DType::kFloat16 && !half_on_cpu) ||
+                           (dtype == DType::kBFloat16 && !bf16_on_cpu)));
+  if (!missing) return absl::OkStatus();
+  return RuntimeError(op, absl::StrCat("\"", kernel, device.is_cpu() ? "_cpu" : "_cuda",
+                                       "\" not implemented for '", DTypeLegacyName(dtype), "'"));
+}
+
+std::string TorchSize(IntList sizes) {
+  return absl::StrCat("torch.Size(", FormatList(sizes), ")");
+}
+
+// `kind`'s loss of each element (binary_ops.h), in the inputs' promoted dtype; `param` is
+// smooth_l1's beta or huber's delta.
+absl::StatusOr<Tensor> PointwiseLoss(Composition& c, absl::string_view op, BinaryOp kind,
+                                     const Tensor& input, const Tensor& target, DType dtype,
+                                     double param, ValueCheck check_input = ValueCheck::kNonzero,
+                                     bool checked = false) {
+  ElementwiseSpec spec{op};
+  spec.compute_dtype = dtype;
+  const std::string name(op);
+  TENSORD_ASSIGN_OR_RETURN(
+      PlannedOp step,
+      PlanElementwise(spec, {input, target},
+                      [kind, param, check_input, checked, name](
+                          Backend& backend, IntList shape, const StridedRef& out,
+                          absl::Span<const StridedRef> ins) -> absl::Status {
+                        if (checked) {
+                          TENSORD_RETURN_IF_ERROR(
+                              backend.CheckValues(check_input, name, shape, ins[0]));
+                        }
+                        return backend.Binary(kind, shape, out, ins[0], ins[1], Scalar(param));
+                      }));
+  return c.Add(std::move(step)).at(0);
+}
+
+// mse_loss, smooth_l1_loss and huber_loss: input and target broadcast (F.*_loss broadcast them
+// first). huber's result has input's dtype (ATen writes into empty_like(input)).
+absl::StatusOr<PlannedOp> PlanRegressionLoss(absl::string_view op, const Tensor& input,
+                                             const Tensor& target, LossReduction reduction,
+                                             double param) {
+  TENSORD_ASSIGN_OR_RETURN(const Device device, CommonDevice(op, {input, target}));
+  TENSORD_RETURN_IF_ERROR(BroadcastShapes(op, input.sizes(), target.sizes()).status());
+  const DType common = ResultType({input, target});
+  BinaryOp kind = BinaryOp::kMseLoss;
+  const char* kernel = "mse";
+  bool bf16_on_cpu = false;
+  if (op == "smooth_l1_loss") {
+    if (param < 0) {
+      return RuntimeError(op, "smooth_l1_loss does not support negative values for beta.");
+    }
+    kind = BinaryOp::kSmoothL1Loss, kernel = "smooth_l1", bf16_on_cpu = true;
+  } else if (op == "huber_loss") {
+    if (!(param > 0)) {
+      return RuntimeError(op, "huber_loss does not support non-positive values for delta.");
+    }
+    kind = BinaryOp::kHuberLoss, kernel = "huber", bf16_on_cpu = true;
+    if (!CanCast(common, input.dtype())) {
+      return RuntimeError(op, absl::StrCat("result type ", DTypeLegacyName(common),
+                                           " can't be cast to the desired output type ",
+                                           DTypeLegacyName(input.dtype())));
+    }
+  }
+  TENSORD_RETURN_IF_ERROR(CheckPointwiseLossDType(op, kernel, common, device, true, bf16_on_cpu));
+  Composition c({input, target});
+  TENSORD_ASSIGN_OR_RETURN(Tensor loss, PointwiseLoss(c, op, kind, input, target, common, param));
+  if (kind == BinaryOp::kHuberLoss) {
+    TENSORD_ASSIGN_OR_RETURN(loss, c.ToDType(loss, input.dtype()));
+  }
+  TENSORD_ASSIGN_OR_RETURN(loss, Reduced(c, loss, reduction));
+  return std::move(c).Finish({loss});
+}
+
+// l1_loss: |input - target|, reduced (ATen's composition).
+absl::StatusOr<PlannedOp> PlanL1Loss(const Tensor& input, const Tensor& target,
+                                     LossReduction reduction) {
+  Composition c({input, target});
+  TENSORD_ASSIGN_OR_RETURN(Tensor diff, c.Op1("sub", {input, target}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor loss, c.Op1("abs", {diff}));
+  TENSORD_ASSIGN_OR_RETURN(loss, Reduced(c, loss, reduction));
+  return std::move(c).Finish({loss});
+}
+
+// soft_margin_loss: log(1 + exp(-input * target)) in input's dtype and shape (ATen computes it in
+// place in a tensor like input).
+absl::StatusOr<PlannedOp> PlanSoftMarginLoss(const Tensor& input, const Tensor& target,
+                                             LossReduction reduction) {
+  Composition c({input, target});
+  TENSORD_ASSIGN_OR_RETURN(Tensor loss, c.Op1("neg", {input}));
+  TENSORD_ASSIGN_OR_RETURN(loss, c.Op1("mul_", {loss, target}));
+  TENSORD_ASSIGN_OR_RETURN(loss, c.Op1("exp_", {loss}));
+  TENSORD_ASSIGN_OR_RETURN(loss, c.Op1("log1p_", {loss}));
+  TENSORD_ASSIGN_OR_RETURN(loss, Reduced(c, loss, reduction));
+  return std::move(c).Finish({loss});
+}
+
+// binary_cross_entropy: probabilities `input` in [0, 1] (checked where the kernel runs: an
+// input outside is the op's error, raised at the next synchronize), a target of its shape and
+// dtype, and a weight multiplied in place (so that it broadcasts to input's shape).
+absl::StatusOr<PlannedOp> PlanBinaryCrossEntropy(const Tensor& input, const Tensor& target,
+                                                 const Tensor& weight, LossReduction reduction) {
+  constexpr absl::string_view op = "binary_cross_entropy";
+  if (!std::equal(input.sizes().begin(), input.sizes().end(), target.sizes().begin(),
+                  target.sizes().end())) {
+    return ValueError(op, absl::StrCat("Using a target size (", TorchSize(target.sizes()),
+                                       ") that is different to the input size (",
+                                       TorchSize(input.sizes()), ") is deprecated. Please "
+                                       "ensure they have the same size."));
+  }
+  std::vector<Tensor> operands = {input, target};
+  if (weight.defined()) {
+    TENSORD_RETURN_IF_ERROR(BroadcastShapes(op, target.sizes(), weight.sizes()).status());
+    operands.push_back(weight);
+  }
+  TENSORD_ASSIGN_OR_RETURN(const Device device, CommonDevice(op, operands));
+  if (target.dtype() != input.dtype()) {
+    return RuntimeError(op, absl::StrCat("Found dtype ", DTypeLegacyName(target.dtype()),
+                                         " but expected ", DTypeLegacyName(input.dtype())));
+  }
+  if (!IsFloating(input.dtype()) ||
+      (device.is_cpu() && (input.dtype() == DType::kFloat16 ||
+                           input.dtype() == DType::kBFloat16))) {
+    return RuntimeError(op, absl::StrCat("\"binary_cross_entropy\" not implemented for '",
+                                         DTypeLegacyName(input.dtype()), "'"));
+  }
+  Composition c(operands);
+  TENSORD_ASSIGN_OR_RETURN(
+      Tensor loss, PointwiseLoss(c, op, BinaryOp::kBinaryCrossEntropy, input, target,
+                                 input.dtype(), 0, ValueCheck::kUnitInterval, true));
+  if (weight.defined()) {
+    TENSORD_ASSIGN_OR_RETURN(loss, c.Op1("mul_", {loss, weight}));
+  }
+  TENSORD_ASSIGN_OR_RETURN(loss, Reduced(c, loss, reduction));
+  return std::move(c).Finish({loss});
+}
+
+// binary_cross_entropy_with_logits, ATen's stable form step for step:
+//   m = max(-x, 0); loss = (1 - t) x + lw (log(exp(-m) + exp(-x - m)) + m)
+// with lw = 1 + (pos_weight - 1) t (1 without pos_weight), times weight.
+absl::StatusOr<PlannedOp> PlanBinaryCrossEntropyWithLogits(const Tensor& input,
+                                                           const Tensor& target,
+                                                           const Tensor& weight,
+                                                           const Tensor& pos_weight,
+                                                           LossReduction reduction) {
+  constexpr absl::string_view op = "binary_cross_entropy_with_logits";
+  if (!std::equal(input.sizes().begin(), input.sizes().end(), target.sizes().begin(),
+                  target.sizes().end())) {
+    return ValueError(op, absl::StrCat("Target size (", TorchSize(target.sizes()),
+                                       ") must be the same as input size (",
+                                       TorchSize(input.sizes()), ")"));
+  }
+  Composition c({input, target, weight, pos_weight});
+  TENSORD_ASSIGN_OR_RETURN(const Tensor one, WrapNumber(Scalar(int64_t{1})));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor zero, WrapNumber(Scalar(int64_t{0})));
+  TENSORD_ASSIGN_OR_RETURN(Tensor max_val, c.Op1("neg", {input}));
+  TENSORD_ASSIGN_OR_RETURN(max_val, c.Op1("clamp_min_", {max_val, zero}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor loss, c.Op1("sub", {one, target}));
+  TENSORD_ASSIGN_OR_RETURN(loss, c.Op1("mul_", {loss, input}));
+  // log(exp(-m) + exp(-x - m))
+  TENSORD_ASSIGN_OR_RETURN(Tensor log_term, c.Op1("neg", {max_val}));
+  TENSORD_ASSIGN_OR_RETURN(log_term, c.Op1("exp_", {log_term}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor second, c.Op1("neg", {input}));
+  TENSORD_ASSIGN_OR_RETURN(second, c.Op1("sub_", {second, max_val}));
+  TENSORD_ASSIGN_OR_RETURN(second, c.Op1("exp_", {second}));
+  TENSORD_ASSIGN_OR_RETURN(log_term, c.Op1("add_", {log_term, second}));
+  TENSORD_ASSIGN_OR_RETURN(log_term, c.Op1("log_", {log_term}));
+  if (pos_weight.defined()) {
+    TENSORD_ASSIGN_OR_RETURN(Tensor log_weight, c.Op1("sub", {pos_weight, one}));
+    TENSORD_ASSIGN_OR_RETURN(log_weight, c.Op1("mul", {log_weight, target}));
+    TENSORD_ASSIGN_OR_RETURN(log_weight, c.Op1("add_", {log_weight, one}));
+    TENSORD_ASSIGN_OR_RETURN(log_term, c.Op1("add_", {log_term, max_val}));
+    TENSORD_ASSIGN_OR_RETURN(log_weight, c.Op1("mul_", {log_weight, log_term}));
+    TENSORD_ASSIGN_OR_RETURN(loss, c.Op1("add_", {loss, log_weight}));
+  } else {
+    TENSORD_ASSIGN_OR_RETURN(loss, c.Op1("add_", {loss, max_val}));
+    TENSORD_ASSIGN_OR_RETURN(loss, c.Op1("add_", {loss, log_term}));
+  }
+  if (weight.defined()) {
+    TENSORD_ASSIGN_OR_RETURN(loss, c.Op1("mul_", {loss, weight}));
+  }
+  TENSORD_ASSIGN_OR_RETURN(loss, Reduced(c, loss, reduction));
+  return std::move(c).Finish({loss});
+}
+
+// kl_div: target (log(target) - input), or exp(target) (target - input) for log-probability
+// targets; reduction 'batchmean' divides the sum by the batch size (input's first size).
+absl::StatusOr<PlannedOp> PlanKlDiv(const Tensor& input, const Tensor& target,
+                                    absl::string_view reduction_name, bool log_target) {
+  constexpr absl::string_view op = "kl_div";
+  const bool batchmean = reduction_name == "batchmean";
+  LossReduction reduction = LossReduction::kSum;
+  if (!batchmean) {
+    TENSORD_ASSIGN_OR_RETURN(reduction, ParseReduction(op, reduction_name));
+  }
+  if (IsIntegral(input.dtype(), true) || IsIntegral(target.dtype(), true)) {
+    return RuntimeError(op, "kl_div: Integral inputs not supported.");
+  }
+  Composition c({input, target});
+  TENSORD_ASSIGN_OR_RETURN(Tensor diff, c.Op1("sub", {target, input}));
+  Tensor loss;
+  if (log_target) {
+    TENSORD_ASSIGN_OR_RETURN(Tensor p, c.Op1("exp", {target}));
+    TENSORD_ASSIGN_OR_RETURN(loss, c.Op1("mul", {p, diff}));
+  } else {
+    TENSORD_ASSIGN_OR_RETURN(Tensor entropy, c.Op1("xlogy", {target, target}));
+    TENSORD_ASSIGN_OR_RETURN(Tensor cross, c.Op1("mul", {target, input}));
+    TENSORD_ASSIGN_OR_RETURN(loss, c.Op1("sub", {entropy, cross}));
+  }
+  TENSORD_ASSIGN_OR_RETURN(loss, Reduced(c, loss, reduction));
+  if (batchmean && input.dim() != 0) {
+    TENSORD_ASSIGN_OR_RETURN(const Tensor batch, WrapNumber(Scalar(input.sizes()[0])));
+    TENSORD_ASSIGN_OR_RETURN(loss, c.Op1("div", {loss, batch}));
+  }
+  return std::move(c).Finish({loss});
+}
+
+
 absl::StatusOr<LossArgs> ReadLossArgs(absl::string_view op, AttrReader& a, bool smoothing) {
   LossArgs args;
   TENSORD_ASSIGN_OR_RETURN(std::string reduction, a.String("reduction", "mean"));
@@ -293,6 +532,88 @@ void RegisterLossOps(std::vector<OpDef>& ops) {
   nll.scalar_inputs = {"weight"};
   nll.optional_inputs = {"weight"};
   ops.push_back(std::move(nll));
+  // The pointwise losses: (input, target) and a reduction, plus each one's own arguments.
+  const auto pointwise = [&](const char* name, std::vector<std::string> inputs,
+                             std::vector<AttrSpec> attrs, const char* doc, PlanFn plan,
+                             std::vector<std::string> optional = {}) {
+    attrs.insert(attrs.begin(), reduction);
+    OpDef def{name, OpKind::kCompute, std::move(inputs), std::move(attrs), doc, false,
+              std::move(plan)};
+    def.scalar_inputs = optional;
+    def.optional_inputs = optional;
+    ops.push_back(std::move(def));
+  };
+  const auto read_reduction = [](absl::string_view op,
+                                 AttrReader& a) -> absl::StatusOr<LossReduction> {
+    TENSORD_ASSIGN_OR_RETURN(std::string name, a.String("reduction", "mean"));
+    return ParseReduction(op, name);
+  };
+  for (const char* name : {"mse_loss", "smooth_l1_loss", "huber_loss"}) {
+    const std::string op = name;
+    std::vector<AttrSpec> attrs;
+    if (op == "smooth_l1_loss") attrs.push_back(Opt("beta", AttrType::kScalar, "1.0", ">= 0"));
+    if (op == "huber_loss") attrs.push_back(Opt("delta", AttrType::kScalar, "1.0", "> 0"));
+    pointwise(name, {"input", "target"}, attrs,
+              op == "mse_loss"         ? "torch.nn.functional.mse_loss: (input - target)^2."
+              : op == "smooth_l1_loss" ? "torch.nn.functional.smooth_l1_loss: 0.5 d^2 / beta "
+                                         "where d = |input - target| < beta, else d - beta / 2."
+                                       : "torch.nn.functional.huber_loss: 0.5 d^2 where d = "
+                                         "|input - target| < delta, else delta (d - delta / 2); "
+                                         "in input's dtype.",
+              [op, read_reduction](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                TENSORD_ASSIGN_OR_RETURN(LossReduction r, read_reduction(op, a));
+                double param = 1.0;
+                if (op != "mse_loss") {
+                  TENSORD_ASSIGN_OR_RETURN(
+                      Scalar s, a.GetScalar(op == "huber_loss" ? "delta" : "beta", Scalar(1.0)));
+                  param = s.to_double();
+                }
+                return PlanRegressionLoss(op, in[0], in[1], r, param);
+              });
+  }
+  pointwise("l1_loss", {"input", "target"}, {},
+            "torch.nn.functional.l1_loss: |input - target|.",
+            [read_reduction](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+              TENSORD_ASSIGN_OR_RETURN(LossReduction r, read_reduction("l1_loss", a));
+              return PlanL1Loss(in[0], in[1], r);
+            });
+  pointwise("soft_margin_loss", {"input", "target"}, {},
+            "torch.nn.functional.soft_margin_loss: log(1 + exp(-input * target)).",
+            [read_reduction](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+              TENSORD_ASSIGN_OR_RETURN(LossReduction r, read_reduction("soft_margin_loss", a));
+              return PlanSoftMarginLoss(in[0], in[1], r);
+            });
+  pointwise("binary_cross_entropy", {"input", "target", "weight"}, {},
+            "torch.nn.functional.binary_cross_entropy: -w (t log(x) + (1 - t) log(1 - x)), "
+            "each log clamped at -100; an input outside [0, 1] fails the op.",
+            [read_reduction](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+              TENSORD_ASSIGN_OR_RETURN(LossReduction r,
+                                       read_reduction("binary_cross_entropy", a));
+              return PlanBinaryCrossEntropy(in[0], in[1], in[2], r);
+            },
+            {"weight"});
+  pointwise("binary_cross_entropy_with_logits", {"input", "target", "weight", "pos_weight"}, {},
+            "torch.nn.functional.binary_cross_entropy_with_logits: binary_cross_entropy of "
+            "sigmoid(input), in the stable form, with positive-class weights.",
+            [read_reduction](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+              TENSORD_ASSIGN_OR_RETURN(
+                  LossReduction r, read_reduction("binary_cross_entropy_with_logits", a));
+              return PlanBinaryCrossEntropyWithLogits(in[0], in[1], in[2], in[3], r);
+            },
+            {"weight", "pos_weight"});
+  OpDef kl{"kl_div", OpKind::kCompute, {"input", "target"},
+           {Opt("reduction", AttrType::kString, "mean", "'none', 'mean', 'sum' or 'batchmean'"),
+            Opt("log_target", AttrType::kBool, "false", "target holds log-probabilities")},
+           "torch.nn.functional.kl_div: target (log(target) - input) for log-probabilities "
+           "`input`.",
+           false,
+           [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+             TENSORD_ASSIGN_OR_RETURN(std::string r, a.String("reduction", "mean"));
+             TENSORD_ASSIGN_OR_RETURN(bool log_target, a.Bool("log_target", false));
+             return PlanKlDiv(in[0], in[1], r, log_target);
+           }};
+  ops.push_back(std::move(kl));
 }
+
 
 }  // namespace tensord::engine

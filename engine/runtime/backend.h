@@ -11,6 +11,7 @@
 #include "engine/kernels/random.h"
 #include "engine/kernels/reduce_ops.h"
 #include "engine/kernels/unary_ops.h"
+#include "engine/kernels/value_check.h"
 #include "engine/core/scalar.h"
 #include "engine/tensor/strided_ref.h"
 #include "engine/tensor/tensor.h"
@@ -43,11 +44,11 @@ class Backend {
   // out = op(a, b) over `shape` (engine/kernels/binary_ops.h); a and b in the compute dtype.
   virtual absl::Status Binary(BinaryOp op, IntList shape, const StridedRef& out,
                               const StridedRef& a, const StridedRef& b, const Scalar& alpha) = 0;
-  // Fails `op` with its ZeroDivisionError when the integral `divisor` holds a zero (integer
-  // division and remainder). On an asynchronous device the check runs there and the op fails
-  // when it retires.
-  virtual absl::Status CheckDivisor(absl::string_view op, IntList shape,
-                                    const StridedRef& divisor) = 0;
+  // Fails `op` when a value of `values` fails `check` (engine/kernels/value_check.h): an
+  // integral divisor's zero, binary_cross_entropy's input outside [0, 1]. On an asynchronous
+  // device the check runs there and the op fails when it retires.
+  virtual absl::Status CheckValues(ValueCheck check, absl::string_view op, IntList shape,
+                                   const StridedRef& values) = 0;
   // out = op(in) (engine/kernels/unary_ops.h); in in the compute dtype.
   virtual absl::Status Unary(UnaryOp op, IntList shape, const StridedRef& out,
                              const StridedRef& in, const UnaryArgs& args) = 0;

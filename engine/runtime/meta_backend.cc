@@ -44,7 +44,7 @@ class MetaBackend final : public Backend {
                       const Scalar&) override {
     return NoData();
   }
-  absl::Status CheckDivisor(absl::string_view, IntList, const StridedRef&) override {
+  absl::Status CheckValues(ValueCheck, absl::string_view, IntList, const StridedRef&) override {
     return NoData();
   }
   absl::Status Unary(UnaryOp, IntList, const StridedRef&, const StridedRef&,

@@ -1966,7 +1966,9 @@ INPUT_SEED = {"condition": "MASK", "mask": "MASK", "index": "IDX", "mat2": "M", 
 OPTIONAL_NONE = {("clamp", "min"), ("clamp", "max"), ("clamp_", "min"), ("clamp_", "max"),
                  ("clip", "min"), ("clip", "max"), ("clip_", "min"), ("clip_", "max"),
                  ("cross_entropy", "weight"), ("nll_loss", "weight"), ("conv2d", "bias"),
-                 ("batch_norm", "bias"), ("group_norm", "bias")}
+                 ("batch_norm", "bias"), ("group_norm", "bias"),
+                 ("binary_cross_entropy", "weight"),
+                 ("binary_cross_entropy_with_logits", "pos_weight")}
 
 
 def _out_kwargs(spec):

@@ -161,7 +161,7 @@ def test_unary(session, op, request):
 
 BINARY = ["add", "sub", "mul", "div", "div_trunc", "div_floor", "floor_divide", "remainder",
           "fmod", "pow", "maximum", "minimum", "fmax", "fmin", "atan2", "copysign", "hypot",
-          "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
+          "xlogy", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
           "logical_and", "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge",
           "add_alpha"]
 

@@ -767,7 +767,7 @@ def test_bad_indices_on_cuda_fail_their_op_only_with_the_cpus_error():
 
 BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "fmax", "fmin", "eq", "ne", "lt", "le",
           "gt", "ge", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
-          "bitwise_xor", "pow", "atan2", "copysign", "hypot", "fmod", "remainder"]
+          "bitwise_xor", "pow", "atan2", "copysign", "hypot", "xlogy", "fmod", "remainder"]
 
 
 @gpu_test

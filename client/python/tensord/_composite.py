@@ -262,23 +262,6 @@ def logaddexp2(input, other):
     return ((input - m).exp2() + (other - m).exp2()).log2() + m
 
 
-def xlogy(input, other):
-    api = _api()
-    t = _t()
-    from ._info import result_type  # noqa: PLC0415
-    if not isinstance(input, t):
-        input = api.tensor(input, dtype=result_type(input, other), device=other.device,
-                           session=other._session)
-    if not isinstance(other, t):
-        other = input.new_full((), other)
-    dtype = result_type(input, other)
-    if not dtype.is_floating_point:
-        dtype = _dtypes.float32
-    x, y = input.to(dtype), other.to(dtype)
-    out = api.where(x == 0, x.new_zeros(()), x * y.log())
-    return api.where(y.isnan(), y, out)
-
-
 def heaviside(input, values):
     if input.dtype is not values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
@@ -943,13 +926,6 @@ def is_storage(obj):
     return isinstance(obj, (TypedStorage, UntypedStorage))
 
 
-def binary_cross_entropy_with_logits_(input, target, weight=None, pos_weight=None, reduction=1):
-    from .nn import functional as F  # noqa: PLC0415
-    return F.binary_cross_entropy_with_logits(
-        input, target, weight, reduction=("none", "mean", "sum")[reduction],
-        pos_weight=pos_weight)
-
-
 # ---- Sampling ----------------------------------------------------------------------------------
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):
@@ -1209,7 +1185,7 @@ def split_with_sizes(input, split_sizes, dim=0):
 # Tensor methods (self first) and torch functions that share the composition.
 _BOTH = ["addmv", "addr", "baddbmm", "addbmm", "fliplr", "flipud", "rot90", "ravel", "tile",
          "diag", "diagflat", "diag_embed", "trace", "select_scatter", "diagonal_scatter",
-         "slice_scatter", "logaddexp", "logaddexp2", "xlogy", "heaviside", "ldexp", "positive",
+         "slice_scatter", "logaddexp", "logaddexp2", "heaviside", "ldexp", "positive",
          "nansum", "nanmean", "aminmax", "diff", "logcumsumexp", "take_along_dim", "is_nonzero",
          "is_same_size", "is_signed", "kron", "vdot", "cross", "dist", "renorm",
          "isin", "bincount", "histc", "median", "quantile", "unique", "unique_consecutive",
@@ -1227,7 +1203,7 @@ _FUNCTIONS_ONLY = ["broadcast_shapes", "broadcast_tensors", "atleast_1d", "atlea
                    "argwhere", "asarray", "typename", "combinations", "frobenius_norm",
                    "is_storage", "einsum"]
 # In-place forms computed then copied into self.
-_IN_PLACE = ["addmv", "addr", "baddbmm", "addbmm", "xlogy", "heaviside", "ldexp", "renorm"]
+_IN_PLACE = ["addmv", "addr", "baddbmm", "addbmm", "heaviside", "ldexp", "renorm"]
 # torch's module-level in-place functions: input.<name>(…).
 _MODULE_IN_PLACE = ["abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
                     "arctan_", "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_",
@@ -1277,7 +1253,6 @@ def install(tensor_class, namespace):
         if hasattr(tensor_class, name) and name not in namespace:
             namespace[name] = _module_in_place(name)
     namespace["range"] = range_
-    namespace["binary_cross_entropy_with_logits"] = binary_cross_entropy_with_logits_
     namespace["is_inference"] = lambda input: False  # no inference-mode tensors without autograd
     namespace["is_neg"] = lambda input: False  # no lazy negation bits (complex conjugation)
     tensor_class.is_inference = lambda self: False

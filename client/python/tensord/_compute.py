@@ -76,7 +76,7 @@ _UNARY_NO_INPLACE = ["logical_not", "isnan", "isinf", "isposinf", "isneginf", "i
 
 
 _BINARY = ["mul", "multiply", "true_divide", "floor_divide", "remainder", "fmod", "pow",
-           "atan2", "arctan2", "copysign", "hypot", "bitwise_and", "bitwise_or", "bitwise_xor",
+           "atan2", "arctan2", "copysign", "hypot", "xlogy", "bitwise_and", "bitwise_or", "bitwise_xor",
            "bitwise_left_shift", "bitwise_right_shift", "eq", "ne", "lt", "le", "gt", "ge"]
 
 
@@ -105,7 +105,7 @@ _TENSOR_OTHER = {"maximum", "minimum", "fmax", "fmin", "atan2", "arctan2", "hypo
 
 _NUMBER_FIRST = {"add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "pow",
                  "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
-                 "bitwise_right_shift", "float_power", "multiply", "subtract", "divide"}
+                 "bitwise_right_shift", "float_power", "xlogy", "multiply", "subtract", "divide"}
 
 
 def _tensor_other(name, other):
@@ -649,6 +649,8 @@ class _ComputeMethods(TensorBase):
     copysign_ = _binary_("copysign")
     hypot = _binary("hypot")
     hypot_ = _binary_("hypot")
+    xlogy = _binary("xlogy")
+    xlogy_ = _binary_("xlogy")
     bitwise_and = _binary("bitwise_and")
     bitwise_and_ = _binary_("bitwise_and")
     bitwise_or = _binary("bitwise_or")

@@ -184,90 +184,66 @@ def _check_sizes(input, target):
                        "size.", stacklevel=3)
 
 
+def _pointwise_loss(name, input, target, reduction, **attrs):
+    """One server op (engine/ops/loss_ops.cc): each element's loss, then the reduction."""
+    return _run(name, [("input", input), ("target", target)],
+                {"reduction": str(reduction), **attrs})
+
+
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     _check_sizes(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    return _reduce((input - target) ** 2, reduction)
+    return _pointwise_loss("mse_loss", input, target, reduction)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     _check_sizes(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    return _reduce((input - target).abs(), reduction)
+    return _pointwise_loss("l1_loss", input, target, reduction)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     _check_sizes(input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    if beta < 0:
-        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    diff = (input - target).abs()
-    if beta == 0:
-        return _reduce(diff, reduction)
-    return _reduce(_where(diff < beta, diff * diff * (0.5 / beta), diff - 0.5 * beta), reduction)
+    return _pointwise_loss("smooth_l1_loss", input, target, reduction, beta=float(beta))
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0):
     _check_sizes(input, target)
-    if delta <= 0:
-        raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    diff = (input - target).abs()
-    return _reduce(_where(diff < delta, diff * diff * 0.5, (diff - 0.5 * delta) * delta),
-                   reduction)
+    return _pointwise_loss("huber_loss", input, target, reduction, delta=float(delta))
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    return _reduce((-input * target).exp().log1p(), reduction)
+    return _pointwise_loss("soft_margin_loss", input, target, reduction)
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
+    """One server op. An input outside [0, 1] is found where the kernel runs: its RuntimeError
+    raises at the next synchronize."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    if tuple(target.shape) != tuple(input.shape):
-        raise ValueError(f"Using a target size ({_dtypes.Size(target.shape)}) that is different "
-                         f"to the input size ({_dtypes.Size(input.shape)}) is deprecated. Please "
-                         "ensure they have the same size.")
-    if bool(((input < 0) | (input > 1)).any().item()):
-        raise RuntimeError("all elements of input should be between 0 and 1")
-    # log clamped at -100, as ATen, so that 0 * log(0) stays finite.
-    loss = -(target * input.log().clamp_min(-100) + (1 - target) * (1 - input).log().clamp_min(-100))
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    return _run("binary_cross_entropy", [("input", input), ("target", target), ("weight", weight)],
+                {"reduction": str(reduction)})
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    if tuple(target.shape) != tuple(input.shape):
-        raise ValueError(f"Target size ({_dtypes.Size(target.shape)}) must be the same as input "
-                         f"size ({_dtypes.Size(input.shape)})")
-    # (1 - t) x + (1 + (pw - 1) t) * log(1 + exp(-x)), with log(1 + exp(-x)) = -logsigmoid(x).
-    if pos_weight is not None:
-        log_weight = (pos_weight - 1) * target + 1
-        loss = (1 - target) * input - log_weight * logsigmoid(input)
-    else:
-        loss = (1 - target) * input - logsigmoid(input)
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    return _run("binary_cross_entropy_with_logits",
+                [("input", input), ("target", target), ("weight", weight),
+                 ("pos_weight", pos_weight)], {"reduction": str(reduction)})
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    if log_target:
-        loss = target.exp() * (target - input)
-    else:
-        loss = _where(target == 0, target.new_zeros(()), target * target.log()) - target * input
-    if reduction == "batchmean":
-        return loss.sum() / input.size(0) if input.dim() != 0 else loss.sum()
     if reduction == "mean":
         _warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
                        "support size.'batchmean' divides only by the batch size, and aligns with "
                        "the KL div math definition.'mean' will be changed to behave the same as "
                        "'batchmean' in the next major release.", stacklevel=2)
-    return _reduce(loss, reduction)
+    return _run("kl_div", [("input", input), ("target", target)],
+                {"reduction": str(reduction), "log_target": bool(log_target)})
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -1072,4 +1048,23 @@ def _torch_namespace():
         use_input_stats, momentum, eps, cudnn_enabled=True: instance_norm(
             input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
     out["constant_pad_nd"] = lambda input, pad_, value=0: pad(input, pad_, value=value)
+    # torch's top-level losses take the reduction as an enum (0 none, 1 mean, 2 sum), and torch
+    # 1.13's bindings read their declared default as 0: unreduced unless one is given.
+    red = ("none", "mean", "sum")
+    out["kl_div"] = lambda input, target, reduction=0, *, log_target=False: kl_div(
+        input, target, reduction=red[reduction], log_target=log_target)
+    out["binary_cross_entropy_with_logits"] = lambda input, target, weight=None, \
+        pos_weight=None, reduction=0: binary_cross_entropy_with_logits(
+            input, target, weight, reduction=red[reduction], pos_weight=pos_weight)
+    out["hinge_embedding_loss"] = lambda input, target, margin=1.0, reduction=0: \
+        hinge_embedding_loss(input, target, margin, reduction=red[reduction])
+    out["margin_ranking_loss"] = lambda input1, input2, target, margin=0.0, reduction=0: \
+        margin_ranking_loss(input1, input2, target, margin, reduction=red[reduction])
+    out["cosine_embedding_loss"] = lambda input1, input2, target, margin=0.0, reduction=0: \
+        cosine_embedding_loss(input1, input2, target, margin, reduction=red[reduction])
+    out["poisson_nll_loss"] = lambda input, target, log_input, full, eps, reduction: \
+        poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=red[reduction])
+    out["triplet_margin_loss"] = lambda anchor, positive, negative, margin=1.0, p=2, \
+        eps=1e-6, swap=False, reduction=0: triplet_margin_loss(
+            anchor, positive, negative, margin, p, eps, swap, reduction=red[reduction])
     return out

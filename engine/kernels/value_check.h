@@ -1,0 +1,47 @@
+// Checks of an operand's values that an op makes before its kernel runs, where torch's kernel
+// raises: integer division by zero, binary_cross_entropy's input outside [0, 1]. One predicate
+// per check, run by the CPU loop and the CUDA kernel alike (Backend::CheckValues).
+#ifndef TENSORD_ENGINE_KERNELS_VALUE_CHECK_H_
+#define TENSORD_ENGINE_KERNELS_VALUE_CHECK_H_
+
+#include <type_traits>
+
+#include "engine/core/host_device.h"
+#include "engine/kernels/element_math.h"
+
+namespace tensord::engine {
+
+enum class ValueCheck {
+  kNonzero,       // integral divisors: a zero fails ("ZeroDivisionError")
+  kUnitInterval,  // floating: a value outside [0, 1], NaN included, fails
+};
+
+// The error's message (the op's name leads it).
+inline const char* ValueCheckMessage(ValueCheck check) {
+  switch (check) {
+    case ValueCheck::kNonzero: return "ZeroDivisionError";
+    case ValueCheck::kUnitInterval: return "all elements of input should be between 0 and 1";
+  }
+  return "bad value";
+}
+
+// Whether `check` applies to dtype T at all (a float divisor is never refused).
+template <typename T>
+constexpr bool ValueCheckApplies(ValueCheck check) {
+  return check == ValueCheck::kNonzero ? kIsInt<T> : kIsFloat<T>;
+}
+
+// Whether v fails kCheck (T one the check applies to).
+template <ValueCheck kCheck, typename T>
+TENSORD_HD bool ValueFails(T v) {
+  if constexpr (kCheck == ValueCheck::kNonzero) {
+    return v == T(0);
+  } else {
+    const Calc<T> c = static_cast<Calc<T>>(v);
+    return !(c >= Calc<T>(0) && c <= Calc<T>(1));
+  }
+}
+
+}  // namespace tensord::engine
+
+#endif  // TENSORD_ENGINE_KERNELS_VALUE_CHECK_H_

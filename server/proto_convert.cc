@@ -36,6 +36,7 @@ void FillOpSpec(const engine::OpDef& op, v1::OpSpec* spec) {
     as->set_doc(a.doc);
   }
   spec->set_multi_output(op.multi_output);
+  spec->set_variadic(op.variadic);
   spec->set_returns_nothing(op.returns_nothing);
   spec->set_doc(op.doc);
 }

@@ -579,6 +579,8 @@ OpRegistry::OpRegistry() {
   RegisterNormOps(ops_);
   RegisterLossOps(ops_);
   RegisterConvOps(ops_);
+  RegisterJoinOps(ops_);
+  RegisterEinsumOps(ops_);
   RegisterRandomOps(ops_);
   for (OpDef& op : ops_) {
     // Inputs that may come as numbers are also listed as (optional) scalar attributes.
@@ -697,6 +699,7 @@ const std::string& RegistryFingerprint() {
       for (const std::string& s : op.scalar_inputs) mix(s);
       for (const std::string& s : op.optional_inputs) mix(s);
       mix(op.multi_output ? "multi" : "single");
+      mix(op.variadic ? "variadic" : "fixed");
       mix(op.returns_nothing ? "nothing" : "outputs");
     }
     return new std::string(absl::StrCat(absl::Hex(h, absl::kZeroPad16)));
@@ -759,12 +762,27 @@ absl::StatusOr<PlannedOp> PlanOp(absl::string_view name, absl::Span<const Tensor
       }
     }
     planned = full;
+  } else if (op->variadic) {
+    if (inputs.size() + 1 < op->inputs.size()) {
+      return TypeError(op->name, absl::StrCat("takes at least ", op->inputs.size() - 1,
+                                              " tensor input(s) before the list '",
+                                              op->inputs.back(), "' but ", inputs.size(),
+                                              " were given"));
+    }
   } else if (inputs.size() != op->inputs.size()) {
     return TypeError(op->name, absl::StrCat("takes ", op->inputs.size(), " tensor input(s) (",
                                             absl::StrJoin(op->inputs, ", "), ") but ",
                                             inputs.size(), " were given"));
   }
   for (size_t i = 0; i < planned.size(); ++i) {
+    if (i + 1 >= op->inputs.size() && op->variadic) {
+      if (!planned[i].defined()) {
+        return TypeError(op->name, absl::StrCat("expected Tensor as element ",
+                                                i + 1 - op->inputs.size(), " in argument '",
+                                                op->inputs.back(), "', but got NoneType"));
+      }
+      continue;
+    }
     if (!planned[i].defined() &&
         std::find(op->optional_inputs.begin(), op->optional_inputs.end(), op->inputs[i]) ==
             op->optional_inputs.end()) {

@@ -94,6 +94,9 @@ struct OpDef {
   // Inputs that may be absent (None): clamp's min and max. Any other input given as None is a
   // TypeError naming the op, so no planner ever sees an undefined tensor it did not ask for.
   std::vector<std::string> optional_inputs = {};
+  // The last input is a list: a call gives it any number of tensors, zero included, after the
+  // others (cat's tensors, einsum's operands). Such an op has no scalar or optional inputs.
+  bool variadic = false;
 };
 
 // Typed access to one call's attributes, with errors naming the op and the attribute.

@@ -30,6 +30,8 @@ void RegisterDecompositionOps(std::vector<OpDef>& ops);
 void RegisterNormOps(std::vector<OpDef>& ops);
 void RegisterLossOps(std::vector<OpDef>& ops);
 void RegisterConvOps(std::vector<OpDef>& ops);
+void RegisterJoinOps(std::vector<OpDef>& ops);
+void RegisterEinsumOps(std::vector<OpDef>& ops);
 
 }  // namespace tensord::engine
 

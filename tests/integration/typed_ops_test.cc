@@ -57,6 +57,25 @@ TEST_F(TypedOpsTest, MatmulOverloadsAndMultipleOutputs) {
   EXPECT_EQ(*(*vi)[1].to_vector<int64_t>(), L({2, 2}));
 }
 
+TEST_F(TypedOpsTest, ListInputsTakeAnyNumberOfTensors) {
+  Tensor a = A();
+  Tensor f = session_.full({1, 3}, 0.5);
+  Tensor c = session_.cat({a, f, a}, 0);  // promoted to float32, as torch.cat([a, f, a])
+  EXPECT_EQ(*c.dtype(), DType::kFloat32);
+  EXPECT_EQ(*c.sizes(), L({5, 3}));
+  EXPECT_EQ(*c.to_vector<float>(), F({0, 1, 2, 3, 4, 5, 0.5, 0.5, 0.5, 0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(*session_.stack({a, a}, 2).sizes(), L({2, 3, 2}));
+  // torch.einsum("ij,kj->ik", a, a) = a @ a.T; "ii" of it is its trace.
+  Tensor g = session_.einsum("ij,kj->ik", {a, a});
+  EXPECT_EQ(*g.to_vector<int64_t>(), L({5, 14, 14, 50}));
+  EXPECT_EQ(*session_.einsum("ii", {g}).to_vector<int64_t>(), L({55}));
+  // An empty list is a call: cat's own error, as torch's.
+  Tensor none = session_.cat({});
+  EXPECT_NE(none.status().message().find("expected a non-empty list of Tensors"),
+            std::string::npos)
+      << none.status();
+}
+
 TEST_F(TypedOpsTest, OptionalInputsMayBeNumbersTensorsOrAbsent) {
   Tensor f = session_.arange(-2, 3).to(DType::kFloat32);
   EXPECT_EQ(*f.clamp(-1.0, 1.0).to_vector<float>(), F({-1, -1, 0, 1, 1}));

@@ -93,11 +93,13 @@ void Emit(const OpDef& op, Generated& g) {
   if (op.returns_nothing) ret = "absl::Status";
   // Parameters: tensor inputs (but self), then required attributes, then optional inputs and
   // attributes.
-  // torch's order where it has one: a required `dim` comes first (t.gather(dim, index),
+  // torch's order where it has one: a required `dim` or `equation` comes first
+  // (torch.einsum(equation, operands), t.gather(dim, index),
   // t.scatter(dim, index, src), t.index_select(dim, index)).
   std::vector<std::string> required, optional;
   for (const AttrSpec& a : op.attrs) {
-    if (a.required && a.name == "dim" && !Contains(op.inputs, a.name)) {
+    const bool leads = a.name == "dim" || a.name == "equation";
+    if (a.required && leads && !Contains(op.inputs, a.name)) {
       required.push_back("const " + CppOf(a.type).type + "& " + Param(a.name));
     }
   }
@@ -107,6 +109,11 @@ void Emit(const OpDef& op, Generated& g) {
   for (size_t i = method ? 1 : 0; i < op.inputs.size(); ++i) {
     const std::string& in = op.inputs[i];
     const std::string p = Param(in);
+    if (op.variadic && i + 1 == op.inputs.size()) {  // a list of tensors
+      required.push_back("const std::vector<Tensor>& " + p);
+      body << "  inputs.insert(inputs.end(), " << p << ".begin(), " << p << ".end());\n";
+      continue;
+    }
     const bool number = Contains(op.scalar_inputs, in);
     const bool opt = Contains(op.optional_inputs, in);
     const std::string type = number ? "TensorOrScalar" : "Tensor";
@@ -128,7 +135,7 @@ void Emit(const OpDef& op, Generated& g) {
     const AttrCpp c = CppOf(a.type);
     const std::string p = Param(a.name);
     if (a.required) {
-      if (a.name != "dim") required.push_back("const " + c.type + "& " + p);
+      if (a.name != "dim" && a.name != "equation") required.push_back("const " + c.type + "& " + p);
       body << "  attrs." << c.setter << "(\"" << a.name << "\", " << p << ");\n";
     } else if (a.type == AttrType::kIntOrIntList || a.type == AttrType::kIntList) {
       // Lists are optional through IntOrList's own "absent" (a braced list cannot initialize

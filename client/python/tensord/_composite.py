@@ -3,7 +3,6 @@ unique, median, …): here they are the same compositions of server ops, so they
 device and raise at the call. install() puts each on Tensor and/or the module, under torch's names.
 """
 import builtins
-import collections
 import functools
 import math
 
@@ -1015,145 +1014,16 @@ def random_(self, from_=None, to=None, *, generator=None):
 
 # ---- einsum: diagonals, sums and pairwise batched products (no per-element loops) -------------
 
-def _einsum_parse(equation, operands):
-    eq = equation.replace(" ", "")
-    lhs, arrow, rhs = eq.partition("->")
-    inputs = lhs.split(",")
-    if len(inputs) != len(operands):
-        raise RuntimeError(
-            "einsum(): more operands were provided than specified in the equation"
-            if len(operands) > len(inputs) else
-            "einsum(): fewer operands were provided than specified in the equation")
-    ell_rank = 0
-    labels = []
-    for i, (term, t) in enumerate(zip(inputs, operands)):
-        has_ell = "..." in term
-        plain = term.replace("...", "")
-        for ch in plain:
-            if not ch.isalpha():
-                raise ValueError(f"einsum(): invalid subscript given at index {eq.index(ch)} in "
-                                 "the equation string, subscripts must be in [a-zA-Z]")
-        if has_ell:
-            rank = t.dim() - len(plain)
-            if rank < 0:
-                raise RuntimeError(f"einsum(): the number of subscripts in the equation "
-                                   f"({len(plain)}) is more than the number of dimensions "
-                                   f"({t.dim()}) for operand {i}")
-            ell_rank = max(ell_rank, rank)
-            before, after = term.split("...")
-            # Ellipsis dims get labels '0', '1', … aligned from the right, as broadcasting.
-            ell = [str(ell_rank - rank + j) for j in range(rank)]
-            labels.append(list(before) + ell + list(after))
-        else:
-            if len(plain) != t.dim():
-                raise RuntimeError(f"einsum(): the number of subscripts in the equation "
-                                   f"({len(plain)}) does not match the number of dimensions "
-                                   f"({t.dim()}) for operand {i} and no ellipsis was given")
-            labels.append(list(plain))
-    ell_labels = [str(j) for j in range(ell_rank)]
-    if arrow:
-        out = []
-        for part in rhs.split("...") if "..." in rhs else [rhs]:
-            out.append(list(part))
-        out = out[0] + ell_labels + out[1] if "..." in rhs else out[0]
-        seen = set(ch for term in labels for ch in term)
-        for ch in out:
-            if ch not in seen and not ch.isdigit():
-                raise RuntimeError(f"einsum(): output subscript {ch} does not appear in the "
-                                   "equation for any input operand")
-        if len(set(out)) != len(out):
-            dup = next(ch for ch in out if out.count(ch) > 1)
-            raise RuntimeError(f"einsum(): output subscript {dup} appears more than once in "
-                               "the output")
-    else:
-        counts = collections.Counter(ch for term in labels for ch in term if not ch.isdigit())
-        out = ell_labels + sorted(ch for ch, c in counts.items() if c == 1)
-    return labels, out
-
-
-def _einsum_unique(t, labels):
-    """Repeated labels of one operand become one dim (its diagonal)."""
-    labels = list(labels)
-    while True:
-        dup = next((ch for ch in labels if labels.count(ch) > 1), None)
-        if dup is None:
-            return t, labels
-        i = labels.index(dup)
-        j = labels.index(dup, i + 1)
-        t = t.diagonal(0, i, j)
-        labels = [ch for k, ch in enumerate(labels) if k not in (i, j)] + [dup]
-
-
-def _einsum_pair(a, la, b, lb, keep):
-    # Sizes agree or broadcast (1 against n) per label.
-    sizes = {}
-    for t, labels in ((a, la), (b, lb)):
-        for ch, n in zip(labels, t.shape):
-            if ch in sizes and sizes[ch] != n and 1 not in (sizes[ch], n):
-                raise RuntimeError("einsum(): operands do not broadcast with remapped shapes "
-                                   f"(original->remapped): {list(a.shape)} and {list(b.shape)}")
-            sizes[ch] = max(sizes.get(ch, 1), n)
-    batch = [ch for ch in la if ch in lb and ch in keep]
-    contract = [ch for ch in la if ch in lb and ch not in keep]
-    left = [ch for ch in la if ch not in lb]
-    right = [ch for ch in lb if ch not in la]
-
-    def arrange(t, labels, order):
-        t = t.permute(*[labels.index(ch) for ch in order])
-        return t.expand(tuple(sizes[ch] for ch in order))
-
-    a2 = arrange(a, la, batch + left + contract)
-    b2 = arrange(b, lb, batch + contract + right)
-    nb = math.prod(sizes[ch] for ch in batch)
-    nl = math.prod(sizes[ch] for ch in left)
-    nk = math.prod(sizes[ch] for ch in contract)
-    nr = math.prod(sizes[ch] for ch in right)
-    out = a2.reshape(nb, nl, nk).bmm(b2.reshape(nb, nk, nr))
-    return out.reshape(tuple(sizes[ch] for ch in batch + left + right)), batch + left + right
-
-
 def einsum(equation, *operands):
-    """torch.einsum: repeated labels become diagonals, labels used nowhere else are summed
-    first, and operands are contracted pairwise, left to right, as one batched matrix product
-    each (permutes and reshapes around it)."""
+    """torch.einsum: one server op (engine/ops/einsum_ops.cc), planned into diagonals, sums and
+    batched matrix products."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not operands:
-        raise RuntimeError("einsum(): must provide at least one operand")
-    labels, out = _einsum_parse(equation, operands)
-    terms = []
-    for t, la in zip(operands, labels):
-        t, la = _einsum_unique(t, la)
-        terms.append((t, la))
-
-    def needed(skip):
-        need = set(out)
-        for k, (_, la) in enumerate(terms):
-            if k not in skip:
-                need |= set(la)
-        return need
-
-    # Sum each operand's labels that appear nowhere else and not in the output.
-    for k, (t, la) in enumerate(terms):
-        need = needed({k})
-        gone = [i for i, ch in enumerate(la) if ch not in need]
-        if gone:
-            t = t.sum(gone)
-            la = [ch for ch in la if ch in need]
-        terms[k] = (t, la)
-    t, la = terms[0]
-    for k in range(1, len(terms)):
-        b, lb = terms[k]
-        keep = needed(set(range(k + 1))) | set(out)
-        keep = {ch for ch in keep if ch in out or any(ch in terms[j][1]
-                                                      for j in range(k + 1, len(terms)))}
-        t, la = _einsum_pair(t, la, b, lb, keep)
-    # Broadcast ellipsis dims that only size-1 operands had, and order as the output says.
-    missing = [ch for ch in out if ch not in la]
-    for ch in missing:
-        t = t.unsqueeze(-1)
-        la = la + [ch]
-    return t.permute(*[la.index(ch) for ch in out]) if la != out else t
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
+    from ._ops import _op  # noqa: PLC0415
+    return _op(operands[0]._session, "einsum", list(operands), {"equation": str(equation)})
 
 
 # ---- Value-returning variants of views (torch's *_copy) ------------------------------------------

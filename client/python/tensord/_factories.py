@@ -6,7 +6,7 @@ one it uses the innermost `with session:` block's session, else the default sess
 import numpy as np
 
 from . import _dtypes
-from ._ops import (TensorBase, _int, _int_list, _is_scalar, _op_on, _py_scalar, _wrap_dim,
+from ._ops import (TensorBase, _int, _int_list, _is_scalar, _op, _op_on, _py_scalar,
                    new_tensor)
 from ._random import _of as _random_of
 from ._session import current_session
@@ -246,51 +246,19 @@ def _tensors_arg(tensors, op):
 
 
 def cat(tensors, dim=0, out=None):
-    """torch.cat: an empty result, then each input copied into its slice (on the server)."""
+    """torch.cat: one server op (engine/ops/join_ops.cc)."""
     tensors = _tensors_arg(tensors, "cat")
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
-    s = tensors[0]._session
-    # Legacy rule: 1-d empty tensors are skipped whatever the others' shapes.
-    shapes = [tuple(t.shape) for t in tensors]
-    result_dtype = tensors[0].dtype
-    for t in tensors[1:]:
-        result_dtype = _dtypes.promote_types(result_dtype, t.dtype)
-    live = [(t, sh) for t, sh in zip(tensors, shapes) if sh != (0,)]
-    dev = tensors[0].device
-    for t in tensors[1:]:
-        if t.device != dev:
-            # torch 1.13's check (the copies below would move the data across devices).
-            raise RuntimeError("Expected all tensors to be on the same device, but found at "
-                               f"least two devices, {dev} and {t.device}! (when checking "
-                               "argument for argument tensors in method wrapper_cat)")
-    if not live:
-        return empty(0, dtype=result_dtype, device=dev, session=s)
-    ref_index = next(i for i, sh in enumerate(shapes) if sh != (0,))
-    ref = shapes[ref_index]
-    if len(ref) == 0:
-        raise RuntimeError(f"zero-dimensional tensor (at position {ref_index}) cannot be concatenated")
-    d = _wrap_dim(dim, len(ref), "cat")
-    total = 0
-    for i, sh in enumerate(shapes):
-        if sh == (0,):
-            continue
-        if len(sh) != len(ref):
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(ref)} and {len(sh)}")
-        for k in range(len(ref)):
-            if k != d and sh[k] != ref[k]:
-                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected "
-                                   f"size {ref[k]} but got size {sh[k]} for tensor number {i} in the list.")
-        total += sh[d]
-    shape = list(ref)
-    shape[d] = total
-    result = empty(shape, dtype=result_dtype, device=dev, session=s) if out is None else out
-    at = 0
-    for t, sh in live:
-        if sh[d]:
-            result.narrow(d, at, sh[d]).copy_(t)
-        at += sh[d]
-    return result
+    return _joined(_op(tensors[0]._session, "cat", tensors, {"dim": _int(dim, "cat", "dim")}), out, "cat")
+
+
+def _joined(result, out, op):
+    if out is None:
+        return result
+    if tuple(out.shape) != tuple(result.shape):
+        raise RuntimeError(f"tensord: {op}(out=…) needs out of shape {tuple(result.shape)}")
+    return out.copy_(result)
 
 
 concat = cat
@@ -300,16 +268,11 @@ concatenate = cat
 
 
 def stack(tensors, dim=0, out=None):
+    """torch.stack: one server op (engine/ops/join_ops.cc)."""
     tensors = _tensors_arg(tensors, "stack")
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
-    shapes = [tuple(t.shape) for t in tensors]
-    for i, sh in enumerate(shapes[1:], 1):
-        if sh != shapes[0]:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shapes[0])} "
-                               f"at entry 0 and {list(sh)} at entry {i}")
-    d = _wrap_dim(dim, len(shapes[0]) + 1, "stack")
-    return cat([t.unsqueeze(d) for t in tensors], d, out=out)
+    return _joined(_op(tensors[0]._session, "stack", tensors, {"dim": _int(dim, "stack", "dim")}), out, "stack")
 
 
 def hstack(tensors):

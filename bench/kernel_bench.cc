@@ -111,6 +111,15 @@ int main(int argc, char** argv) {
                      50});
     Tensor b1 = Rand({64, 128, 128}), b2 = Rand({64, 128, 128});
     cases.push_back({"bmm_64x128x128", op("bmm", {b1, b2}), 50});
+    // einsum as attention uses it: scores q k^T per head, then the weighted sum of v.
+    Tensor q = Rand({8, 8, 256, 64}), k = Rand({8, 8, 256, 64});
+    const Attrs scores = Attrs().Set("equation", std::string("bhqd,bhkd->bhqk"));
+    cases.push_back({"einsum_bhqd_bhkd_8x8x256x64", op("einsum", {q, k}, scores), 20});
+    Tensor w = Rand({8, 8, 256, 256});
+    const Attrs mix = Attrs().Set("equation", std::string("bhqk,bhkd->bqhd"));
+    cases.push_back({"einsum_bhqk_bhkd_to_bqhd", op("einsum", {w, q}, mix), 20});
+    cases.push_back({"cat_4x_1000x1000_dim1", op("cat", {rows, rows, rows, rows},
+                                                 Attrs().Set("dim", int64_t{1})), 20});
     // A well-conditioned system: rand + 64 on the diagonal.
     Tensor sys = Rand({1024, 1024}), rhs = Rand({1024, 64});
     Check(RunNow(PlanOp("add_", {Check(Diagonal(sys, 0, 0, 1), "diagonal")},

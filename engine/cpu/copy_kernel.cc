@@ -304,4 +304,35 @@ void ArangeContiguous(char* out, DType dtype, int64_t n, const Scalar& start, co
   });
 }
 
+void Concat(const ConcatCall& call) {
+  const auto copy_rows = [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      char* dst = call.out + r * call.row_bytes;
+      for (size_t i = 0; i < call.inputs.size(); ++i) {
+        const int64_t n = call.bytes[i];
+        if (n > 0) std::memcpy(dst, call.inputs[i] + r * n, static_cast<size_t>(n));
+        dst += n;
+      }
+    }
+  };
+  if (call.outer >= 2 * ParallelismDegree() || call.row_bytes < 2 * kParallelGrainBytes) {
+    const int64_t grain = std::max<int64_t>(1, kParallelGrainBytes / std::max<int64_t>(
+                                                                         call.row_bytes, 1));
+    ParallelFor(0, call.outer, grain, copy_rows);
+    return;
+  }
+  // A few long rows (cat along dim 0): each piece split in parallel.
+  for (int64_t r = 0; r < call.outer; ++r) {
+    char* dst = call.out + r * call.row_bytes;
+    for (size_t i = 0; i < call.inputs.size(); ++i) {
+      const int64_t n = call.bytes[i];
+      const char* src = call.inputs[i] + r * n;
+      ParallelFor(0, n, kParallelGrainBytes, [&](int64_t begin, int64_t end) {
+        std::memcpy(dst + begin, src + begin, static_cast<size_t>(end - begin));
+      });
+      dst += n;
+    }
+  }
+}
+
 }  // namespace tensord::engine::cpu

@@ -6,6 +6,7 @@
 
 #include "engine/core/dtype.h"
 #include "engine/core/scalar.h"
+#include "engine/runtime/backend.h"
 #include "engine/tensor/strided_ref.h"
 #include "engine/tensor/tensor_meta.h"
 
@@ -21,6 +22,9 @@ void FillStrided(IntList sizes, const StridedRef& dst, const Scalar& value);
 // out[i] = start + i * step for i in [0, n), computed in double for floating dtypes and int64
 // for integral ones (as PyTorch), on contiguous `out`.
 void ArangeContiguous(char* out, DType dtype, int64_t n, const Scalar& start, const Scalar& step);
+
+// cat of contiguous pieces (runtime/backend.h's ConcatCall), every row in one parallel pass.
+void Concat(const ConcatCall& call);
 
 }  // namespace tensord::engine::cpu
 

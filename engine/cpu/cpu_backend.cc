@@ -115,6 +115,10 @@ class CpuBackendImpl final : public Backend {
     cpu::Matmul(call);
     return absl::OkStatus();
   }
+  absl::Status Concat(const ConcatCall& call) override {
+    cpu::Concat(call);
+    return absl::OkStatus();
+  }
   absl::Status Random(const DistArgs& dist, const StridedRef& out, int64_t n,
                       const double* probs) override {
     return cpu::Random(dist, out, n, probs);

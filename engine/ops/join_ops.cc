@@ -12,6 +12,7 @@
 #include "engine/ops/factory_ops.h"
 #include "engine/ops/op_registry_internal.h"
 #include "engine/ops/type_promotion.h"
+#include "engine/runtime/backend.h"
 #include "engine/tensor/shape_util.h"
 #include "engine/views/view_ops.h"
 
@@ -81,6 +82,39 @@ absl::StatusOr<PlannedOp> PlanCat(absl::string_view op, Inputs tensors, int64_t 
   shape[d] = total;
   TENSORD_ASSIGN_OR_RETURN(Tensor out,
                            AllocateTensor(op, TensorMeta::Contiguous(dtype, shape), device));
+  // Contiguous inputs of out's dtype: one kernel copies every row's pieces (Backend::Concat).
+  bool plain = true;
+  for (const Tensor& t : tensors) {
+    if (!skipped(t)) plain = plain && t.dtype() == dtype && t.is_contiguous();
+  }
+  if (plain) {
+    int64_t outer = 1, inner = ItemSize(dtype);
+    for (int64_t k = 0; k < d; ++k) outer *= shape[k];  // out's sizes: no overflow
+    for (int64_t k = d + 1; k < static_cast<int64_t>(shape.size()); ++k) inner *= shape[k];
+    std::vector<Tensor> pieces;
+    for (const Tensor& t : tensors) {
+      if (!skipped(t) && t.sizes()[d] > 0) pieces.push_back(t);
+    }
+    TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(device));
+    PlannedOp step;
+    step.outputs = {out};
+    for (const Tensor& t : pieces) step.reads.push_back(t.storage());
+    step.writes = {out.storage()};
+    step.kernel = [backend, pieces, out, outer, inner, d]() -> absl::Status {
+      ConcatCall call;
+      call.out = out.data();
+      call.outer = outer;
+      for (const Tensor& t : pieces) {
+        call.inputs.push_back(t.data());
+        call.bytes.push_back(t.sizes()[d] * inner);
+        call.row_bytes += call.bytes.back();
+      }
+      if (outer == 0 || call.row_bytes == 0) return absl::OkStatus();
+      return backend->Concat(call);
+    };
+    c.Add(std::move(step));
+    return std::move(c).Finish({out});
+  }
   int64_t at = 0;
   for (const Tensor& t : tensors) {
     if (skipped(t) || t.sizes()[d] == 0) continue;

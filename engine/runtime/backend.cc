@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/core/errors.h"
+#include "engine/core/status_macros.h"
 #include "engine/runtime/meta_backend.h"
 
 namespace tensord::engine {
@@ -35,6 +36,20 @@ absl::Status Backend::CrossEntropy(const CrossEntropyCall& call) {
   return Missing(call.log_probs ? "nll_loss" : "cross_entropy");
 }
 absl::Status Backend::Matmul(const MatmulCall&) { return Missing("matmul"); }
+absl::Status Backend::Concat(const ConcatCall& call) {
+  int64_t at = 0;
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    const int64_t n = call.bytes[i];
+    const int64_t dst_strides[] = {call.row_bytes, 1};
+    const int64_t src_strides[] = {n, 1};
+    const int64_t sizes[] = {call.outer, n};
+    TENSORD_RETURN_IF_ERROR(Copy(sizes, StridedRef{call.out + at, DType::kUInt8, dst_strides},
+                                 StridedRef{const_cast<char*>(call.inputs[i]), DType::kUInt8,
+                                            src_strides}));
+    at += n;
+  }
+  return absl::OkStatus();
+}
 absl::Status Backend::Random(const DistArgs&, const StridedRef&, int64_t, const double*) {
   return Missing("random sampling");
 }

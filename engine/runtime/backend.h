@@ -2,6 +2,8 @@
 #ifndef TENSORD_ENGINE_RUNTIME_BACKEND_H_
 #define TENSORD_ENGINE_RUNTIME_BACKEND_H_
 
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "engine/runtime/allocator.h"
 #include "engine/core/device.h"
@@ -17,6 +19,16 @@
 #include "engine/tensor/tensor.h"
 
 namespace tensord::engine {
+
+// cat of contiguous inputs of the output's dtype into the contiguous `out`: each of out's
+// `outer` rows (`row_bytes` bytes) is the inputs' rows side by side, input i's `bytes[i]` long.
+struct ConcatCall {
+  char* out = nullptr;
+  int64_t outer = 0;
+  int64_t row_bytes = 0;
+  std::vector<const char*> inputs;
+  std::vector<int64_t> bytes;
+};
 
 // One per device. The CPU backend always exists; a CUDA backend (engine/cuda/) implements the
 // same interface with device kernels. Kernels receive operands that are already validated (shape,
@@ -89,6 +101,9 @@ class Backend {
   virtual absl::Status CrossEntropy(const CrossEntropyCall& call);
   // Batched matrix products (kernels/matmul.h).
   virtual absl::Status Matmul(const MatmulCall& call);
+  // cat of contiguous pieces (ConcatCall). By default one strided copy per piece; the CPU
+  // copies every piece of a row in one parallel pass.
+  virtual absl::Status Concat(const ConcatCall& call);
   // A 2-d convolution (kernels/matmul.h). Only the CPU has its own kernel: other devices run
   // conv2d's planned composition (im2col by copy, then their batched product).
   virtual absl::Status Conv2d(const Conv2dCall& call);

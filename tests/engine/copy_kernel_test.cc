@@ -10,6 +10,7 @@
 #include "engine/kernels/convert.h"
 #include "engine/cpu/copy_kernel.h"
 #include "engine/core/dtype.h"
+#include "engine/runtime/backend.h"
 #include "gtest/gtest.h"
 #include "tests/engine/layout_test_util.h"
 
@@ -102,6 +103,46 @@ TEST(ArangeKernelTest, IntegersAndFloats) {
   ArangeContiguous(reinterpret_cast<char*>(d.data()), DType::kFloat64, 4, Scalar(0.5),
                    Scalar(0.25));
   EXPECT_EQ(d, (std::vector<double>{0.5, 0.75, 1.0, 1.25}));
+}
+
+// cat's kernel (Concat) and the Backend default that other devices run (one strided copy per
+// piece) lay out every shape of rows and pieces as the reference does: rows many or few (the
+// CPU's two ways to split the work), pieces empty, short or long.
+TEST(CopyKernelTest, ConcatMatchesTheDefaultAndTheReference) {
+  std::mt19937 rng(99);
+  absl::StatusOr<Backend*> backend = BackendFor(kCpu);
+  ASSERT_TRUE(backend.ok());
+  const std::vector<std::pair<int64_t, std::vector<int64_t>>> shapes = {
+      {1000, {16, 0, 4000, 12}}, {1, {3 << 20, 5, 1 << 20}}, {3, {600000, 600001}},
+      {7, {1, 2, 3}}, {0, {8, 8}}};
+  for (const auto& [outer, bytes] : shapes) {
+    std::vector<std::vector<char>> inputs;
+    ConcatCall call;
+    call.outer = outer;
+    for (int64_t n : bytes) {
+      std::vector<char> in(static_cast<size_t>(outer * n));
+      for (char& c : in) c = static_cast<char>(rng());
+      inputs.push_back(std::move(in));
+      call.bytes.push_back(n);
+      call.row_bytes += n;
+    }
+    for (const auto& in : inputs) call.inputs.push_back(in.data());
+    std::vector<char> expected;
+    for (int64_t r = 0; r < outer; ++r) {
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        const char* row = inputs[i].data() + r * bytes[i];
+        expected.insert(expected.end(), row, row + bytes[i]);
+      }
+    }
+    std::vector<char> kernel(expected.size() + 1, 7), fallback(expected.size() + 1, 7);
+    call.out = kernel.data();
+    Concat(call);
+    call.out = fallback.data();
+    ASSERT_TRUE((*backend)->Backend::Concat(call).ok());
+    expected.push_back(7);  // nothing written past the end
+    EXPECT_TRUE(kernel == expected) << "outer " << outer;
+    EXPECT_TRUE(fallback == expected) << "outer " << outer;
+  }
 }
 
 }  // namespace

@@ -31,6 +31,9 @@ absl::Status ValueError(absl::string_view op, absl::string_view message) {
 absl::Status TypeError(absl::string_view op, absl::string_view message) {
   return Make(absl::StatusCode::kInvalidArgument, op, message, "TypeError");
 }
+absl::Status NotImplementedError(absl::string_view op, absl::string_view message) {
+  return Make(absl::StatusCode::kInvalidArgument, op, message, "NotImplementedError");
+}
 absl::Status RuntimeError(absl::string_view op, absl::string_view message) {
   return Make(absl::StatusCode::kInvalidArgument, op, message, nullptr);
 }

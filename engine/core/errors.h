@@ -5,6 +5,7 @@
 //   IndexError   -> OUT_OF_RANGE       (dims and indices out of range)
 //   ValueError   -> INVALID_ARGUMENT   (+ kind payload)
 //   TypeError    -> INVALID_ARGUMENT   (+ kind payload)
+//   NotImplementedError -> INVALID_ARGUMENT (+ kind payload)
 //   RuntimeError -> INVALID_ARGUMENT   (everything else about a bad argument)
 #ifndef TENSORD_ENGINE_CORE_ERRORS_H_
 #define TENSORD_ENGINE_CORE_ERRORS_H_
@@ -28,6 +29,9 @@ std::string FormatList(absl::Span<const int64_t> values);
 absl::Status IndexError(absl::string_view op, absl::string_view message);
 absl::Status ValueError(absl::string_view op, absl::string_view message);
 absl::Status TypeError(absl::string_view op, absl::string_view message);
+// NotImplementedError: an argument torch accepts in form but has no implementation for
+// (F.pad's modes on unsupported ranks). INVALID_ARGUMENT.
+absl::Status NotImplementedError(absl::string_view op, absl::string_view message);
 absl::Status RuntimeError(absl::string_view op, absl::string_view message);
 absl::Status ResourceError(absl::string_view op, absl::string_view message);
 

@@ -581,6 +581,7 @@ OpRegistry::OpRegistry() {
   RegisterConvOps(ops_);
   RegisterJoinOps(ops_);
   RegisterEinsumOps(ops_);
+  RegisterPadOps(ops_);
   RegisterRandomOps(ops_);
   for (OpDef& op : ops_) {
     // Inputs that may come as numbers are also listed as (optional) scalar attributes.

@@ -32,6 +32,7 @@ void RegisterLossOps(std::vector<OpDef>& ops);
 void RegisterConvOps(std::vector<OpDef>& ops);
 void RegisterJoinOps(std::vector<OpDef>& ops);
 void RegisterEinsumOps(std::vector<OpDef>& ops);
+void RegisterPadOps(std::vector<OpDef>& ops);
 
 }  // namespace tensord::engine
 

@@ -2,7 +2,7 @@
 import grpc
 
 _KINDS = {"RuntimeError": RuntimeError, "IndexError": IndexError, "ValueError": ValueError,
-          "TypeError": TypeError}
+          "TypeError": TypeError, "NotImplementedError": NotImplementedError}
 
 
 class _LinAlgError(RuntimeError):

@@ -50,6 +50,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
 # ---- More activations: one server op each (softsign, tanhshrink: torch's own compositions) ----
 
 from .._compute import _inplace, _run  # noqa: E402
+from .._ops import _Ints  # noqa: E402
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -439,58 +440,12 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
 
 
 def pad(input, pad, mode="constant", value=None):
-    """torch.nn.functional.pad: constant, reflect, replicate and circular."""
-    if len(pad) % 2:
-        raise RuntimeError("Padding length must be divisible by 2")
-    if len(pad) // 2 > input.dim():
-        raise RuntimeError("Padding length too large")
-    out = input
-    for i in range(len(pad) // 2):
-        dim = input.dim() - 1 - i
-        before, after = pad[2 * i], pad[2 * i + 1]
-        out = _pad_dim(out, dim, before, after, mode, 0.0 if value is None else value, input)
-    return out
-
-
-def _pad_dim(x, dim, before, after, mode, value, original):
-    from .._factories import arange, cat  # noqa: PLC0415
-    size = x.size(dim)
-    if mode == "constant":
-        if before < 0:
-            x = x.narrow(dim, -before, size + before)
-            size, before = size + before, 0
-        if after < 0:
-            x = x.narrow(dim, 0, size + after)
-            size, after = size + after, 0
-        parts = []
-        if before:
-            shape = list(x.shape)
-            shape[dim] = before
-            parts.append(x.new_full(tuple(shape), value))
-        parts.append(x)
-        if after:
-            shape = list(x.shape)
-            shape[dim] = after
-            parts.append(x.new_full(tuple(shape), value))
-        return cat(parts, dim) if len(parts) > 1 else x
-    if mode == "reflect":
-        if before >= size or after >= size:
-            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
-                               f"input dimension, but got: padding ({before}, {after}) at "
-                               f"dimension {dim} of input {list(original.shape)}")
-        index = [before - j for j in range(before)] + list(range(size)) + \
-                [size - 2 - j for j in range(after)]
-    elif mode == "replicate":
-        index = [0] * before + list(range(size)) + [size - 1] * after
-    elif mode == "circular":
-        if before > size or after > size:
-            raise RuntimeError("Padding value causes wrapping around more than once.")
-        index = [(size - before + j) for j in range(before)] + list(range(size)) + \
-                list(range(after))
-    else:
-        raise NotImplementedError(f"Unrecognised padding mode {mode}")
-    from .._factories import tensor  # noqa: PLC0415
-    return x.index_select(dim, tensor(index, device=x.device, session=x._session))
+    """torch.nn.functional.pad: constant, reflect, replicate and circular; one server op
+    (engine/ops/pad_ops.cc)."""
+    attrs = {"pad": _Ints(int(p) for p in pad), "mode": str(mode)}
+    if value is not None:
+        attrs["value"] = value
+    return _run("pad", [("input", input)], attrs)
 
 
 # ---- Convolution and pooling: windows as strided views (im2col without a copy until the
@@ -1047,7 +1002,8 @@ def _torch_namespace():
     out["instance_norm"] = lambda input, weight, bias, running_mean, running_var, \
         use_input_stats, momentum, eps, cudnn_enabled=True: instance_norm(
             input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
-    out["constant_pad_nd"] = lambda input, pad_, value=0: pad(input, pad_, value=value)
+    out["constant_pad_nd"] = lambda input, pad, value=0: _run(
+        "constant_pad_nd", [("input", input)], {"pad": _Ints(int(p) for p in pad), "value": value})
     # torch's top-level losses take the reduction as an enum (0 none, 1 mean, 2 sum), and torch
     # 1.13's bindings read their declared default as 0: unreduced unless one is given.
     red = ("none", "mean", "sum")

@@ -582,6 +582,7 @@ OpRegistry::OpRegistry() {
   RegisterJoinOps(ops_);
   RegisterEinsumOps(ops_);
   RegisterPadOps(ops_);
+  RegisterPoolOps(ops_);
   RegisterRandomOps(ops_);
   for (OpDef& op : ops_) {
     // Inputs that may come as numbers are also listed as (optional) scalar attributes.

@@ -33,6 +33,7 @@ void RegisterConvOps(std::vector<OpDef>& ops);
 void RegisterJoinOps(std::vector<OpDef>& ops);
 void RegisterEinsumOps(std::vector<OpDef>& ops);
 void RegisterPadOps(std::vector<OpDef>& ops);
+void RegisterPoolOps(std::vector<OpDef>& ops);
 
 }  // namespace tensord::engine
 

@@ -49,7 +49,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
 
 # ---- More activations: one server op each (softsign, tanhshrink: torch's own compositions) ----
 
-from .._compute import _inplace, _run  # noqa: E402
+from .._compute import _inplace, _run, _run_n  # noqa: E402
 from .._ops import _Ints  # noqa: E402
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -598,48 +598,33 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return out if batched else out.squeeze(0)
 
 
-def _pool_windows(input, kernel_size, stride, padding, dilation, ceil_mode, fill):
-    k = _pair(kernel_size)
-    s = _pair(stride) if stride not in (None, [], ()) else k
-    p, d = _pair(padding), _pair(dilation)
-    if p[0] > k[0] // 2 or p[1] > k[1] // 2:
-        raise RuntimeError("pad should be at most half of kernel size, but got "
-                           f"pad={p[0] if p[0] > k[0] // 2 else p[1]} and kernel_size="
-                           f"{k[0] if p[0] > k[0] // 2 else k[1]}")
-    batched = input.dim() == 4
-    x = input if batched else input.unsqueeze(0)
-    n, c, h, w = x.shape
-    oh = _out_size(h, k[0], s[0], p[0], d[0], ceil_mode)
-    ow = _out_size(w, k[1], s[1], p[1], d[1], ceil_mode)
-    # Padded so that every window (the ceil-mode ones too) lies inside.
-    need_h = (oh - 1) * s[0] + d[0] * (k[0] - 1) + 1
-    need_w = (ow - 1) * s[1] + d[1] * (k[1] - 1) + 1
-    xp = pad(x, (p[1], max(need_w - w - p[1], 0), p[0], max(need_h - h - p[0], 0)),
-             value=fill).contiguous()
-    return _windows(xp, k, d, s, (oh, ow)), batched, (k, s, p, d, oh, ow, h, w)
+def _pool_attrs(kernel_size, stride, padding, ceil_mode, **more):
+    def ints(v):
+        return _Ints(int(x) for x in v) if isinstance(v, (list, tuple)) else _Ints([int(v)])
+    attrs = {"kernel_size": ints(kernel_size), "padding": ints(padding),
+             "ceil_mode": bool(ceil_mode)}
+    if stride is not None and not (isinstance(stride, (list, tuple)) and len(stride) == 0):
+        attrs["stride"] = ints(stride)
+    for key, value in more.items():
+        if value is not None:
+            attrs[key] = ints(value) if key == "dilation" else value
+    return attrs
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
-    win, batched, (k, s, p, d, oh, ow, h, w) = _pool_windows(
-        input, kernel_size, stride, padding, dilation, ceil_mode, float("-inf"))
-    n, c = win.shape[0], win.shape[1]
-    flat = win.permute(0, 1, 4, 5, 2, 3).reshape(n, c, oh, ow, k[0] * k[1])
-    out = flat.amax(-1)
-    if not return_indices:
-        return out if batched else out.squeeze(0)
-    from .._factories import arange  # noqa: PLC0415
-    at = flat.argmax(-1)  # the window position of the max
-    ki, kj = at // k[1], at % k[1]
-    dev, sess = input.device, input._session
-    rows = arange(oh, device=dev, session=sess).view(oh, 1) * s[0] - p[0] + ki * d[0]
-    cols = arange(ow, device=dev, session=sess).view(1, ow) * s[1] - p[1] + kj * d[1]
-    idx = rows * w + cols
-    return (out, idx) if batched else (out.squeeze(0), idx.squeeze(0))
+    """One server op (engine/ops/pool_ops.cc); with indices, max_pool2d_with_indices."""
+    attrs = _pool_attrs(kernel_size, stride, padding, ceil_mode, dilation=dilation)
+    if return_indices:
+        return tuple(_run_n("max_pool2d_with_indices", [input], attrs, 2))
+    return _run("max_pool2d", [("self", input)], attrs)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
+    if input.dim() not in (2, 3):
+        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
+                           f"dim batch size for input, but got:{list(input.shape)}")
     r = max_pool2d(input.unsqueeze(-2), (1, _pair(kernel_size, 1)[0]),
                    None if stride is None else (1, _pair(stride, 1)[0]),
                    (0, _pair(padding, 1)[0]), (1, _pair(dilation, 1)[0]), ceil_mode,
@@ -651,32 +636,19 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
-    win, batched, (k, s, p, d, oh, ow, h, w) = _pool_windows(
-        input, kernel_size, stride, padding, 1, ceil_mode, 0.0)
-    total = win.sum((2, 3))
-    if divisor_override:
-        out = total / divisor_override
-    elif count_include_pad and not ceil_mode:
-        # Every window lies inside the padded input: each counts kh * kw elements.
-        out = total / (k[0] * k[1])
-    else:
-        from .._factories import arange  # noqa: PLC0415
-        dev, sess = input.device, input._session
-        hs = arange(oh, device=dev, session=sess) * s[0] - p[0]
-        ws = arange(ow, device=dev, session=sess) * s[1] - p[1]
-        he = (hs + k[0]).clamp_max(h + p[0])
-        we = (ws + k[1]).clamp_max(w + p[1])
-        if count_include_pad:
-            count = (he - hs).view(oh, 1) * (we - ws).view(1, ow)
-        else:
-            count = ((he.clamp_max(h) - hs.clamp_min(0)).view(oh, 1) *
-                     (we.clamp_max(w) - ws.clamp_min(0)).view(1, ow))
-        out = total / count.to(total.dtype)
-    return out if batched else out.squeeze(0)
+    """One server op (engine/ops/pool_ops.cc)."""
+    return _run("avg_pool2d", [("self", input)],
+                _pool_attrs(kernel_size, stride, padding, ceil_mode,
+                            count_include_pad=bool(count_include_pad),
+                            divisor_override=divisor_override))
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional "
+                           "tensor for argument #1 'self' (while checking arguments for "
+                           "avg_pool1d)")
     return avg_pool2d(input.unsqueeze(-2), (1, _pair(kernel_size, 1)[0]),
                       None if stride is None else (1, _pair(stride, 1)[0]),
                       (0, _pair(padding, 1)[0]), ceil_mode, count_include_pad).squeeze(-2)

@@ -271,6 +271,170 @@ absl::StatusOr<PlannedOp> PlanAvgPool2d(const Tensor& input, AttrReader& a) {
   return std::move(c).Finish({out});
 }
 
+// ---- Adaptive pooling: output position i of a dim of size L pools the bin
+// [floor(i L / o), ceil((i + 1) L / o)). Bins differ in length by at most one element and may
+// overlap, so each dim is gathered into (o, K) with K the longest bin, positions past a bin's
+// end repeating its last element (which changes no max) and masked out of sums.
+
+struct Bins {
+  int64_t in, out, k;  // L, o and the longest bin
+  Tensor starts, ends;  // int64 (o, 1)
+  Tensor index;         // int64 (o * K): the gathered positions
+  Tensor mask;          // bool (o, K): which gathered positions lie in their bin
+};
+
+absl::StatusOr<Bins> MakeBins(Composition& c, int64_t in, int64_t out, const Device& device) {
+  Bins b;
+  b.in = in, b.out = out, b.k = 0;
+  for (int64_t i = 0; i < out; ++i) {
+    const int64_t start = (i * in) / out, end = ((i + 1) * in + out - 1) / out;
+    b.k = std::max(b.k, end - start);
+  }
+  TENSORD_ASSIGN_OR_RETURN(const Tensor i, Positions(c, out, 1, 0, {out, 1}, device));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor j, Positions(c, b.k, 1, 0, {1, b.k}, device));
+  const auto number = [](int64_t v) { return WrapNumber(Scalar(v)); };
+  TENSORD_ASSIGN_OR_RETURN(const Tensor len, number(in));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor bins, number(out));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor one, number(1));
+  TENSORD_ASSIGN_OR_RETURN(Tensor scaled, c.Op1("mul", {i, len}));
+  TENSORD_ASSIGN_OR_RETURN(b.starts, c.Op1("floor_divide", {scaled, bins}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor next, c.Op1("add", {i, one}));
+  TENSORD_ASSIGN_OR_RETURN(next, c.Op1("mul", {next, len}));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor round_up, number(out - 1));
+  TENSORD_ASSIGN_OR_RETURN(next, c.Op1("add", {next, round_up}));
+  TENSORD_ASSIGN_OR_RETURN(b.ends, c.Op1("floor_divide", {next, bins}));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor at, c.Op1("add", {b.starts, j}));
+  TENSORD_ASSIGN_OR_RETURN(b.mask, c.Op1("lt", {at, b.ends}));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor last, c.Op1("sub", {b.ends, one}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor index, c.Op1("minimum", {at, last}));
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp flat, PlanReshape(index, {out * b.k}));
+  b.index = c.Add(std::move(flat)).at(0);
+  return b;
+}
+
+// x with dim `dim` (of size bins.in) replaced by (bins.out, bins.k): every bin's elements.
+absl::StatusOr<Tensor> Gather(Composition& c, const Tensor& x, int64_t dim, const Bins& bins) {
+  TENSORD_ASSIGN_OR_RETURN(Tensor g, c.Op1("index_select", {x, bins.index},
+                                           Attrs().Set("dim", dim)));
+  return Unflatten(g, dim, {bins.out, bins.k});
+}
+
+// The bins' mean along `dim` (gathered (o, K) at dim, dim + 1): masked sum over the length.
+absl::StatusOr<Tensor> BinMean(Composition& c, const Tensor& g, int64_t dim, const Bins& bins) {
+  DimVector shape(g.dim(), 1);
+  shape[dim] = bins.out, shape[dim + 1] = bins.k;
+  TENSORD_ASSIGN_OR_RETURN(const Tensor mask, View(bins.mask, shape));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor zero, WrapNumber(Scalar(int64_t{0})));
+  TENSORD_ASSIGN_OR_RETURN(Tensor kept, c.Op1("where", {mask, g, zero}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor sum, c.Op1("sum", {kept}, Attrs().Set("dim", dim + 1)));
+  TENSORD_ASSIGN_OR_RETURN(Tensor length, c.Op1("sub", {bins.ends, bins.starts}));
+  TENSORD_ASSIGN_OR_RETURN(length, c.ToDType(length, g.dtype()));
+  shape.erase(shape.begin() + dim + 1);
+  shape[dim] = bins.out;
+  TENSORD_ASSIGN_OR_RETURN(length, View(length, shape));
+  return c.Op1("div", {sum, length});
+}
+
+absl::StatusOr<PlannedOp> PlanAdaptivePool2d(absl::string_view op, const Tensor& input,
+                                             AttrReader& a, bool max, bool with_indices) {
+  bool was_list = false;
+  TENSORD_ASSIGN_OR_RETURN(std::vector<int64_t> size, a.IntOrIntList("output_size", &was_list));
+  if (size.size() == 1) size.push_back(size[0]);
+  if (size.size() != 2) return RuntimeError(op, absl::StrCat(op, ": output_size must be 2"));
+  if (size[0] < 0 || size[1] < 0) {
+    return RuntimeError(op, absl::StrCat(op, ": elements of output_size must be greater than "
+                                             "or equal to 0 but received {", size[0], ", ",
+                                         size[1], "}"));
+  }
+  if (input.dim() != 3 && input.dim() != 4) {
+    return RuntimeError(op, absl::StrCat(op, "(): Expected 3D or 4D tensor, but got ",
+                                         FormatList(input.sizes())));
+  }
+  const int64_t nd = input.dim();
+  for (int64_t d = 1; d < nd; ++d) {
+    if (input.sizes()[d] == 0 && (max || d >= nd - 2)) {
+      return RuntimeError(op, absl::StrCat(op, "(): Expected input to have non-zero size for "
+                                               "non-batch dimensions, but input has sizes ",
+                                           FormatList(input.sizes()), " with dimension ", d,
+                                           " being empty"));
+    }
+  }
+  const DType dtype = input.dtype();
+  if (!IsFloating(dtype) || (input.device().is_cpu() && dtype == DType::kFloat16)) {
+    return RuntimeError(op, absl::StrCat("\"", max ? "adaptive_max_pool2d" : "adaptive_avg_pool2d",
+                                         "\" not implemented for '", DTypeLegacyName(dtype),
+                                         "'"));
+  }
+  DimVector out_shape(input.sizes().begin(), input.sizes().end());
+  out_shape[nd - 2] = size[0], out_shape[nd - 1] = size[1];
+  Composition c({input});
+  const int64_t numel = [&] {
+    int64_t n = 1;
+    for (int64_t s : out_shape) n *= s;  // bounded by the input's and the sizes' product
+    return n;
+  }();
+  if (numel == 0 || input.numel() == 0) {  // nothing to pool: empty outputs
+    TENSORD_ASSIGN_OR_RETURN(
+        Tensor values, AllocateTensor(op, TensorMeta::Contiguous(dtype, out_shape),
+                                      input.device()));
+    std::vector<Tensor> outs = {values};
+    if (with_indices) {
+      TENSORD_ASSIGN_OR_RETURN(
+          Tensor index, AllocateTensor(op, TensorMeta::Contiguous(DType::kInt64, out_shape),
+                                       input.device()));
+      outs.push_back(index);
+    }
+    return std::move(c).Finish(outs);
+  }
+  const int64_t h = input.sizes()[nd - 2], w = input.sizes()[nd - 1];
+  if (!max && h % size[0] == 0 && w % size[1] == 0) {
+    // Equal bins (global average pooling among them): one mean over (…, oh, h/oh, ow, w/ow).
+    DimVector split(input.sizes().begin(), input.sizes().end() - 2);
+    for (int64_t v : {size[0], h / size[0], size[1], w / size[1]}) split.push_back(v);
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp reshape, PlanReshape(input, split));
+    const Tensor binned = c.Add(std::move(reshape)).at(0);
+    TENSORD_ASSIGN_OR_RETURN(
+        Tensor out, c.Op1("mean", {binned}, Attrs().Set("dim", std::vector<int64_t>{nd - 1,
+                                                                                    nd + 1})));
+    TENSORD_ASSIGN_OR_RETURN(out, c.Contiguous(out));
+    return std::move(c).Finish({out});
+  }
+  TENSORD_ASSIGN_OR_RETURN(const Bins bh, MakeBins(c, h, size[0], input.device()));
+  TENSORD_ASSIGN_OR_RETURN(const Bins bw, MakeBins(c, w, size[1], input.device()));
+  // (…, oh, Kh, W), then (…, oh, Kh, ow, Kw).
+  TENSORD_ASSIGN_OR_RETURN(Tensor g, Gather(c, input, nd - 2, bh));
+  if (!max) {
+    TENSORD_ASSIGN_OR_RETURN(g, BinMean(c, g, nd - 2, bh));           // (…, oh, W)
+    TENSORD_ASSIGN_OR_RETURN(g, Gather(c, g, nd - 1, bw));           // (…, oh, ow, Kw)
+    TENSORD_ASSIGN_OR_RETURN(Tensor out, BinMean(c, g, nd - 1, bw));  // (…, oh, ow)
+    TENSORD_ASSIGN_OR_RETURN(out, c.Contiguous(out));
+    return std::move(c).Finish({out});
+  }
+  TENSORD_ASSIGN_OR_RETURN(g, Gather(c, g, nd, bw));
+  // (…, oh, ow, Kh, Kw) flattened to (…, oh, ow, Kh * Kw): the max and where it is.
+  DimVector perm;
+  for (int64_t d = 0; d < nd - 2; ++d) perm.push_back(d);
+  for (int64_t d : {nd - 2, nd, nd - 1, nd + 1}) perm.push_back(d);
+  TENSORD_ASSIGN_OR_RETURN(g, Permute(g, perm));
+  DimVector flat_shape(out_shape.begin(), out_shape.end());
+  flat_shape.push_back(bh.k * bw.k);
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp reshape, PlanReshape(g, flat_shape));
+  g = c.Add(std::move(reshape)).at(0);
+  TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> mx,
+                           c.Op("max.dim", {g}, Attrs().Set("dim", int64_t{-1})));
+  if (!with_indices) return std::move(c).Finish({mx[0]});
+  TENSORD_ASSIGN_OR_RETURN(const Tensor kw, WrapNumber(Scalar(bw.k)));
+  TENSORD_ASSIGN_OR_RETURN(Tensor row, c.Op1("floor_divide", {mx[1], kw}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor col, c.Op1("remainder", {mx[1], kw}));
+  TENSORD_ASSIGN_OR_RETURN(row, c.Op1("add", {row, bh.starts}));  // + (oh, 1)
+  TENSORD_ASSIGN_OR_RETURN(const Tensor col0, View(bw.starts, {bw.out}));
+  TENSORD_ASSIGN_OR_RETURN(col, c.Op1("add", {col, col0}));        // + (ow)
+  TENSORD_ASSIGN_OR_RETURN(const Tensor width, WrapNumber(Scalar(w)));
+  TENSORD_ASSIGN_OR_RETURN(row, c.Op1("mul", {row, width}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor index, c.Op1("add", {row, col}));
+  return std::move(c).Finish({mx[0], index});
+}
+
 std::vector<AttrSpec> PoolAttrs(bool max) {
   std::vector<AttrSpec> attrs = {
       Req("kernel_size", AttrType::kIntList, "one int or (kH, kW)"),
@@ -305,6 +469,19 @@ void RegisterPoolOps(std::vector<OpDef>& ops) {
                  "torch.nn.functional.avg_pool2d: the mean of every window (the padding "
                  "counted or not, or a fixed divisor).",
                  false, [](Inputs in, AttrReader& a) { return PlanAvgPool2d(in[0], a); }});
+  const AttrSpec output_size =
+      Req("output_size", AttrType::kIntOrIntList, "one int or (oH, oW)");
+  ops.push_back({"adaptive_avg_pool2d", OpKind::kCompute, {"self"}, {output_size},
+                 "torch.nn.functional.adaptive_avg_pool2d: the mean of each of oH x oW bins.",
+                 false, [](Inputs in, AttrReader& a) {
+                   return PlanAdaptivePool2d("adaptive_avg_pool2d", in[0], a, false, false);
+                 }});
+  ops.push_back({"adaptive_max_pool2d", OpKind::kCompute, {"self"}, {output_size},
+                 "torch.nn.functional.adaptive_max_pool2d: the max of each bin and its flat "
+                 "index in its input plane.",
+                 true, [](Inputs in, AttrReader& a) {
+                   return PlanAdaptivePool2d("adaptive_max_pool2d", in[0], a, true, true);
+                 }});
 }
 
 }  // namespace tensord::engine

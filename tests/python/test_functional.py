@@ -516,6 +516,32 @@ CASES = {
     "adaptive_avg_pool2d(1)": lambda m: fn(m).adaptive_avg_pool2d(T(m, "big"), 1),
     "adaptive_max_pool2d": lambda m: fn(m).adaptive_max_pool2d(T(m, "big"), (4, 5)),
     "adaptive_avg_pool1d": lambda m: fn(m).adaptive_avg_pool1d(T(m, "seq"), 4),
+    "adaptive_avg_pool2d(None)": lambda m: fn(m).adaptive_avg_pool2d(T(m, "big"), (None, 5)),
+    "adaptive_avg_pool2d(larger)": lambda m: fn(m).adaptive_avg_pool2d(T(m, "big"), (9, 13)),
+    "adaptive_avg_pool2d(0)": lambda m: fn(m).adaptive_avg_pool2d(T(m, "big"), (0, 5)),
+    "adaptive_avg_pool2d(negative)": lambda m: fn(m).adaptive_avg_pool2d(T(m, "big"), (-1, 5)),
+    "adaptive_avg_pool2d(three sizes)": lambda m: fn(m).adaptive_avg_pool2d(T(m, "big"),
+                                                                            (1, 2, 3)),
+    "adaptive_avg_pool2d(5-d input)": lambda m: fn(m).adaptive_avg_pool2d(
+        T(m, "big").unsqueeze(0), 2),
+    "adaptive_avg_pool2d(empty channels)": lambda m: fn(m).adaptive_avg_pool2d(
+        T(m, "big")[:, :0], (1, 2)),
+    "adaptive_avg_pool2d(int)": lambda m: fn(m).adaptive_avg_pool2d(T(m, "big").long(), 2),
+    "adaptive_avg_pool2d(bfloat16)": lambda m: fn(m).adaptive_avg_pool2d(T(m, "big").bfloat16(),
+                                                                         (3, 2)),
+    "adaptive_avg_pool2d(transposed, 3-d)": lambda m: fn(m).adaptive_avg_pool2d(
+        T(m, "big")[0].transpose(1, 2), (4, 5)),
+    "adaptive_max_pool2d(indices)": lambda m: fn(m).adaptive_max_pool2d(
+        T(m, "big"), (4, 5), return_indices=True)[1],
+    "adaptive_max_pool2d(3-d, indices)": lambda m: fn(m).adaptive_max_pool2d(
+        T(m, "big")[0], (5, 4), return_indices=True)[1],
+    "adaptive_max_pool2d(equal bins)": lambda m: fn(m).adaptive_max_pool2d(T(m, "big"), (7, 3)),
+    "adaptive_max_pool2d(larger, values)": lambda m: fn(m).adaptive_max_pool2d(
+        T(m, "big"), (9, 8), return_indices=True)[0],
+    "adaptive_max_pool2d(int)": lambda m: fn(m).adaptive_max_pool2d(T(m, "big").long(), 2),
+    "adaptive_max_pool1d(indices)": lambda m: fn(m).adaptive_max_pool1d(
+        T(m, "seq"), 4, return_indices=True)[1],
+    "adaptive_max_pool1d(4-d input)": lambda m: fn(m).adaptive_max_pool1d(T(m, "big"), 4),
     "pixel_shuffle": lambda m: fn(m).pixel_shuffle(T(m, "ps"), 2),
     "pixel_unshuffle": lambda m: fn(m).pixel_unshuffle(T(m, "big")[:, :, :6], 2),
     "channel_shuffle": lambda m: fn(m).channel_shuffle(T(m, "big"), 3),

@@ -654,54 +654,46 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                       (0, _pair(padding, 1)[0]), ceil_mode, count_include_pad).squeeze(-2)
 
 
-def _adaptive(input, output_size, reduce, nd):
-    from .._factories import stack  # noqa: PLC0415
-    sizes = input.shape[-nd:]
-    out = _pair(output_size, nd)
-    out = tuple(sizes[i] if out[i] is None else out[i] for i in range(nd))
-    if all(o > 0 and length % o == 0 for length, o in zip(sizes, out)):
-        # Equal bins in every dim: one reduction over (..., o1, step1, o2, step2)'s steps.
-        shape = list(input.shape[:-nd])
-        for length, o in zip(sizes, out):
-            shape += [o, length // o]
-        return reduce(input.reshape(shape), tuple(range(-2 * nd + 1, 0, 2)))
-    x = input
-    for i in range(nd):  # one spatial dim at a time: bins [floor(j*L/o), ceil((j+1)*L/o))
-        dim = x.dim() - nd + i
-        length, o = sizes[i], out[i]
-        if length % o == 0:
-            step = length // o
-            shape = list(x.shape)
-            shape[dim:dim + 1] = [o, step]
-            x = reduce(x.reshape(shape), dim + 1)
-            continue
-        parts = []
-        for j in range(o):
-            start = (j * length) // o
-            end = -((-(j + 1) * length) // o)
-            parts.append(reduce(x.narrow(dim, start, end - start), dim))
-        x = stack(parts, dim)
-    return x
+def _adaptive(name, input, output_size, nd):
+    """adaptive_{avg,max}_pool{1,2}d: one server op (engine/ops/pool_ops.cc); 1-d pools as 2-d
+    ones over a unit height. Returns (values, indices) for max."""
+    if nd == 1:
+        if input.dim() not in (2, 3):
+            raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional "
+                               f"tensor for argument #1 'self' (while checking arguments for "
+                               f"{name}1d)")
+        out = _pair(output_size, 1)
+        if len(out) != 1:
+            raise RuntimeError(f"{name}1d: output_size must be 1")
+        r = _adaptive(name, input.unsqueeze(-2), (1, out[0]), 2)
+        return tuple(t.squeeze(-2) for t in r) if isinstance(r, tuple) else r.squeeze(-2)
+    if input.dim() < 2:
+        raise ValueError("Input dimension should be at least 3")
+    out = _pair(output_size, 2)
+    if len(out) == 2:  # None keeps the input's size there
+        out = tuple(input.shape[-2 + i] if out[i] is None else out[i] for i in range(2))
+    attrs = {"output_size": _Ints(int(o) for o in out)}
+    if name == "adaptive_max_pool":
+        return tuple(_run_n("adaptive_max_pool2d", [input], attrs, 2))
+    return _run("adaptive_avg_pool2d", [("self", input)], attrs)
 
 
 def adaptive_avg_pool2d(input, output_size):
-    return _adaptive(input, output_size, lambda t, d: t.mean(d), 2)
+    return _adaptive("adaptive_avg_pool", input, output_size, 2)
 
 
 def adaptive_avg_pool1d(input, output_size):
-    return _adaptive(input, output_size, lambda t, d: t.mean(d), 1)
+    return _adaptive("adaptive_avg_pool", input, output_size, 1)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
-    if return_indices:
-        raise RuntimeError("tensord: adaptive_max_pool2d(return_indices=True) is not supported")
-    return _adaptive(input, output_size, lambda t, d: t.amax(d), 2)
+    values, indices = _adaptive("adaptive_max_pool", input, output_size, 2)
+    return (values, indices) if return_indices else values
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
-    if return_indices:
-        raise RuntimeError("tensord: adaptive_max_pool1d(return_indices=True) is not supported")
-    return _adaptive(input, output_size, lambda t, d: t.amax(d), 1)
+    values, indices = _adaptive("adaptive_max_pool", input, output_size, 1)
+    return (values, indices) if return_indices else values
 
 
 def pixel_shuffle(input, upscale_factor):
@@ -954,6 +946,8 @@ def _torch_namespace():
             "channel_shuffle", "prelu", "rrelu", "rrelu_", "cosine_similarity",
             "pairwise_distance", "threshold", "threshold_", "bilinear", "hardshrink"]
     out = {name: globals()[name] for name in same if name in globals()}
+    out["adaptive_max_pool1d"] = lambda input, output_size: adaptive_max_pool1d(
+        input, output_size, return_indices=True)  # torch's binding returns both
     out["rrelu_"] = lambda input, lower=1.0 / 8, upper=1.0 / 3, training=False: rrelu(
         input, lower, upper, training, inplace=True)
     out["dropout"] = lambda input, p, train: dropout(input, p, train)

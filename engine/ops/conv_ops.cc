@@ -1,5 +1,5 @@
 // Convolution: conv2d (torch.nn.functional.conv2d; conv1d is conv2d over a height of 1 in the
-// clients). torch's checks and output geometry, then either the device's own kernel
+// clients), conv_transpose2d, and unfold/fold (im2col/col2im). torch's checks and output geometry, then either the device's own kernel
 // (Backend::Conv2d: the CPU's tiled im2col + GEMM) or, on devices without one, a composition:
 // the zero-padded input, its windows as a strided view copied into im2col columns, and the
 // device's batched product with the weights.
@@ -95,6 +95,312 @@ absl::StatusOr<Tensor> ComposedConv(Composition& c, const Tensor& x, const Tenso
     TENSORD_ASSIGN_OR_RETURN(out, c.Op1("add", {out, b}));
   }
   return out;
+}
+
+// The window geometry of im2col / col2im / conv_transpose2d, per spatial dim.
+struct Window {
+  int64_t kernel[2], dilation[2], padding[2], stride[2];
+};
+
+// torch's im2col_shape_check / col2im_shape_check argument rules.
+absl::Status CheckWindow(absl::string_view op, const Window& w) {
+  if (w.kernel[0] <= 0 || w.kernel[1] <= 0) {
+    return RuntimeError(op, absl::StrCat("kernel size should be greater than zero, but got "
+                                         "kernel_height: ", w.kernel[0], " kernel_width: ",
+                                         w.kernel[1]));
+  }
+  if (w.stride[0] <= 0 || w.stride[1] <= 0) {
+    return RuntimeError(op, absl::StrCat("stride should be greater than zero, but got "
+                                         "stride_height: ", w.stride[0], " stride_width: ",
+                                         w.stride[1]));
+  }
+  if (w.dilation[0] <= 0 || w.dilation[1] <= 0) {
+    return RuntimeError(op, absl::StrCat("dilation should be greater than zero, but got "
+                                         "dilation_height: ", w.dilation[0], " dilation_width: ",
+                                         w.dilation[1]));
+  }
+  if (w.padding[0] < 0 || w.padding[1] < 0) {
+    return RuntimeError(op, absl::StrCat("padding should be non-negative, but got pad_height: ",
+                                         w.padding[0], " pad_width: ", w.padding[1]));
+  }
+  for (int d = 0; d < 2; ++d) {
+    for (int64_t v : {w.kernel[d], w.dilation[d], w.padding[d], w.stride[d]}) {
+      if (v > (int64_t{1} << 31)) {
+        return RuntimeError(op, absl::StrCat("window argument ", v, " is out of range"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The number of sliding blocks along a dim of `size` (torch's formula; < 1 when none fits).
+int64_t Blocks(int64_t size, const Window& w, int d) {
+  return (size + 2 * w.padding[d] - (w.dilation[d] * (w.kernel[d] - 1) + 1)) / w.stride[d] + 1;
+}
+
+// A dtype im2col / col2im have no CPU kernel for (torch's message names the kernel).
+absl::Status CheckFoldDType(absl::string_view op, absl::string_view kernel, DType dtype,
+                            const Device& device) {
+  if (!IsFloating(dtype) || (device.is_cpu() && dtype == DType::kFloat16)) {
+    return RuntimeError(op, absl::StrCat("\"", kernel, "\" not implemented for '",
+                                         DTypeLegacyName(dtype), "'"));
+  }
+  return absl::OkStatus();
+}
+
+// col2im: columns `cols` (n, ch, kh, kw, bh, bw), contiguous, summed into a new (n, ch, oh, ow)
+// tensor: block (i, j) of kernel offset (ki, kj) adds at padded position
+// (i * sh + ki * dh, j * sw + kj * dw). One in-place add of a strided view per kernel offset.
+absl::StatusOr<Tensor> Col2Im(Composition& c, const Tensor& cols, int64_t n, int64_t ch,
+                              int64_t oh, int64_t ow, int64_t bh, int64_t bw, const Window& w) {
+  const int64_t hp = oh + 2 * w.padding[0], wp = ow + 2 * w.padding[1];
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp zeros, PlanFull({n, ch, hp, wp}, Scalar(int64_t{0}),
+                                                     cols.dtype(), cols.device()));
+  Tensor out = c.Add(std::move(zeros)).at(0);
+  for (int64_t ki = 0; ki < w.kernel[0]; ++ki) {
+    TENSORD_ASSIGN_OR_RETURN(Tensor row, Select(cols, 2, ki));
+    for (int64_t kj = 0; kj < w.kernel[1]; ++kj) {
+      TENSORD_ASSIGN_OR_RETURN(Tensor src, Select(row, 2, kj));
+      TENSORD_ASSIGN_OR_RETURN(
+          Tensor dst,
+          AsStrided(out, {n, ch, bh, bw}, {ch * hp * wp, hp * wp, w.stride[0] * wp, w.stride[1]},
+                    out.storage_offset() + ki * w.dilation[0] * wp + kj * w.dilation[1]));
+      TENSORD_RETURN_IF_ERROR(c.Op1("add_", {dst, src}).status());
+    }
+  }
+  if (w.padding[0] == 0 && w.padding[1] == 0) return out;
+  TENSORD_ASSIGN_OR_RETURN(Tensor rows, Narrow(out, 2, w.padding[0], oh));
+  TENSORD_ASSIGN_OR_RETURN(Tensor inside, Narrow(rows, 3, w.padding[1], ow));
+  return c.Contiguous(inside);
+}
+
+absl::StatusOr<Window> ReadWindow(AttrReader& a, bool with_kernel) {
+  Window w;
+  std::vector<std::tuple<const char*, int64_t, int64_t*>> params = {
+      {"dilation", 1, w.dilation}, {"padding", 0, w.padding}, {"stride", 1, w.stride}};
+  if (with_kernel) params.insert(params.begin(), {"kernel_size", 1, w.kernel});
+  for (const auto& [name, dflt, dst] : params) {
+    TENSORD_ASSIGN_OR_RETURN(std::vector<int64_t> v, PairParam(a, name, dflt));
+    dst[0] = v[0], dst[1] = v[1];
+  }
+  return w;
+}
+
+// torch.nn.functional.unfold (im2col): (N, C, H, W) or (C, H, W) -> (N, C * kh * kw, L), every
+// sliding block's elements as a column.
+absl::StatusOr<PlannedOp> PlanUnfold(const Tensor& input, const Window& w) {
+  constexpr absl::string_view op = "im2col";
+  TENSORD_RETURN_IF_ERROR(CheckWindow(op, w));
+  const int64_t nd = input.dim();
+  const IntList s = input.sizes();
+  if ((nd != 3 && nd != 4) || s[nd - 1] == 0 || s[nd - 2] == 0 || s[nd - 3] == 0) {
+    return RuntimeError(op, absl::StrCat("Expected 3D or 4D (batch mode) tensor with possibly 0 "
+                                         "batch size and other non-zero dimensions for input, "
+                                         "but got: ", FormatList(s)));
+  }
+  const int64_t n = nd == 4 ? s[0] : 1, ch = s[nd - 3], h = s[nd - 2], wd = s[nd - 1];
+  const int64_t bh = Blocks(h, w, 0), bw = Blocks(wd, w, 1);
+  if (bh < 1 || bw < 1) {
+    return RuntimeError(op, absl::StrCat("Given input with spatial size (", h, ", ", wd,
+                                         "), kernel_size=(", w.kernel[0], ", ", w.kernel[1],
+                                         "), dilation=(", w.dilation[0], ", ", w.dilation[1],
+                                         "), padding=(", w.padding[0], ", ", w.padding[1],
+                                         "), calculated shape of the array of sliding blocks as (",
+                                         bh, ", ", bw, "), but its components must be at least "
+                                         "one."));
+  }
+  TENSORD_RETURN_IF_ERROR(CheckFoldDType(op, "im2col_out_cpu", input.dtype(), input.device()));
+  Composition c({input});
+  TENSORD_ASSIGN_OR_RETURN(Tensor x, View(input, {n, ch, h, wd}));
+  if (w.padding[0] > 0 || w.padding[1] > 0) {
+    TENSORD_ASSIGN_OR_RETURN(
+        x, c.Op1("constant_pad_nd", {x},
+                 Attrs().Set("pad", std::vector<int64_t>{w.padding[1], w.padding[1],
+                                                         w.padding[0], w.padding[0]})));
+  }
+  const IntList st = x.strides();
+  TENSORD_ASSIGN_OR_RETURN(
+      Tensor windows,
+      AsStrided(x, {n, ch, w.kernel[0], w.kernel[1], bh, bw},
+                {st[0], st[1], w.dilation[0] * st[2], w.dilation[1] * st[3],
+                 w.stride[0] * st[2], w.stride[1] * st[3]},
+                x.storage_offset()));
+  TENSORD_ASSIGN_OR_RETURN(Tensor cols, c.Contiguous(windows));
+  DimVector shape = {ch * w.kernel[0] * w.kernel[1], bh * bw};
+  if (nd == 4) shape.insert(shape.begin(), n);
+  TENSORD_ASSIGN_OR_RETURN(cols, View(cols, shape));
+  return std::move(c).Finish({cols});
+}
+
+// torch.nn.functional.fold (col2im): (N, C * kh * kw, L) or (C * kh * kw, L) -> (N, C, oh, ow),
+// overlapping blocks summed.
+absl::StatusOr<PlannedOp> PlanFold(const Tensor& input, const std::vector<int64_t>& out_size,
+                                   const Window& w) {
+  constexpr absl::string_view op = "col2im";
+  if (out_size.size() != 2) {
+    return RuntimeError(op, absl::StrCat("It is expected output_size equals to 2, but got size ",
+                                         out_size.size()));
+  }
+  if (out_size[0] <= 0 || out_size[1] <= 0) {
+    return RuntimeError(op, absl::StrCat("output_size should be greater than zero, but got "
+                                         "output_height: ", out_size[0], " output_width: ",
+                                         out_size[1]));
+  }
+  TENSORD_RETURN_IF_ERROR(CheckWindow(op, w));
+  const int64_t nd = input.dim();
+  const IntList s = input.sizes();
+  if ((nd != 2 && nd != 3) || s[nd - 1] == 0 || s[nd - 2] == 0) {
+    return RuntimeError(op, absl::StrCat("Expected 2D or 3D (batch mode) tensor for input with "
+                                         "possibly 0 batch size and non-zero dimensions for "
+                                         "input, but got: ", FormatList(s)));
+  }
+  const int64_t kk = w.kernel[0] * w.kernel[1];
+  const int64_t n = nd == 3 ? s[0] : 1, rows = s[nd - 2], length = s[nd - 1];
+  if (rows % kk != 0) {
+    return RuntimeError(op, absl::StrCat("Expected size of input's dimension 1 to be divisible "
+                                         "by the product of kernel_size, but got input.size(1)=",
+                                         rows, " and kernel_size=(", w.kernel[0], ", ",
+                                         w.kernel[1], ")."));
+  }
+  const int64_t bh = Blocks(out_size[0], w, 0), bw = Blocks(out_size[1], w, 1);
+  if (bh < 1 || bw < 1 || bh * bw != length) {
+    return RuntimeError(op, absl::StrCat("Given output_size=(", out_size[0], ", ", out_size[1],
+                                         "), kernel_size=(", w.kernel[0], ", ", w.kernel[1],
+                                         "), dilation=(", w.dilation[0], ", ", w.dilation[1],
+                                         "), padding=(", w.padding[0], ", ", w.padding[1],
+                                         "), stride=(", w.stride[0], ", ", w.stride[1],
+                                         "), expected size of input's dimension 2 to match the "
+                                         "calculated number of sliding blocks ", bh, " * ", bw,
+                                         " = ", bh * bw, ", but got input.size(2)=", length,
+                                         "."));
+  }
+  TENSORD_RETURN_IF_ERROR(CheckFoldDType(op, "col2im_out_cpu", input.dtype(), input.device()));
+  const int64_t ch = rows / kk;
+  Composition c({input});
+  TENSORD_ASSIGN_OR_RETURN(Tensor cols, c.Contiguous(input));
+  TENSORD_ASSIGN_OR_RETURN(cols, View(cols, {n, ch, w.kernel[0], w.kernel[1], bh, bw}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor out, Col2Im(c, cols, n, ch, out_size[0], out_size[1], bh, bw, w));
+  if (nd == 2) {
+    TENSORD_ASSIGN_OR_RETURN(out, View(out, {ch, out_size[0], out_size[1]}));
+  }
+  return std::move(c).Finish({out});
+}
+
+// torch.nn.functional.conv_transpose2d: each input position scatters weight * value over its
+// window of the output: columns weight^T @ input per group, summed into place by col2im.
+absl::StatusOr<PlannedOp> PlanConvTranspose2d(const Tensor& input, const Tensor& weight,
+                                              const Tensor& bias, const Window& w,
+                                              const int64_t output_padding[2], int64_t groups) {
+  constexpr absl::string_view op = "conv_transpose2d";
+  if (input.dim() != 3 && input.dim() != 4) {
+    return RuntimeError(op, absl::StrCat("Expected 3D (unbatched) or 4D (batched) input to "
+                                         "conv_transpose2d, but got input of size: ",
+                                         FormatList(input.sizes())));
+  }
+  if (weight.dim() != 4) {
+    return RuntimeError(op, absl::StrCat("expected stride to be a single integer value or a "
+                                         "list of ", weight.dim() - 2, " values to match the "
+                                         "convolution dimensions, but got stride=",
+                                         FormatList({w.stride[0], w.stride[1]})));
+  }
+  if (groups <= 0) return RuntimeError(op, "non-positive groups is not supported");
+  if (w.padding[0] < 0 || w.padding[1] < 0) {
+    return RuntimeError(op, "negative padding is not supported");
+  }
+  if (output_padding[0] < 0 || output_padding[1] < 0) {
+    return RuntimeError(op, "negative output_padding is not supported");
+  }
+  if (w.stride[0] <= 0 || w.stride[1] <= 0) {
+    return RuntimeError(op, "non-positive stride is not supported");
+  }
+  if (w.dilation[0] <= 0 || w.dilation[1] <= 0) {
+    return RuntimeError(op, "non-positive dilation is not supported");
+  }
+  const bool batched = input.dim() == 4;
+  DimVector in(input.sizes().begin(), input.sizes().end());
+  if (!batched) in.insert(in.begin(), 1);
+  const std::string wsizes = FormatList(weight.sizes());
+  const int64_t cin = weight.size(0);
+  if (cin % groups != 0) {
+    return RuntimeError(op, absl::StrCat("Given groups=", groups, ", expected weight to be "
+                                         "divisible by ", groups, " at dimension 0, but got "
+                                         "weight of size [", wsizes, "] instead"));
+  }
+  if (in[1] != cin) {
+    return RuntimeError(op, absl::StrCat("Given transposed=1, weight of size ", wsizes,
+                                         ", expected input", FormatList(in), " to have ", cin,
+                                         " channels, but got ", in[1], " channels instead"));
+  }
+  const std::optional<int64_t> cout = CheckedMul(weight.size(1), groups);
+  if (!cout) return RuntimeError(op, "the output channels overflow int64");
+  if (bias.defined() && (bias.dim() != 1 || bias.size(0) != *cout)) {
+    return RuntimeError(op, absl::StrCat("Given transposed=1, weight of size ", wsizes,
+                                         ", expected bias to be 1-dimensional with ", *cout,
+                                         " elements, but got bias of size ",
+                                         FormatList(bias.sizes()), " instead"));
+  }
+  for (int d = 0; d < 2; ++d) {
+    if (output_padding[d] >= w.stride[d] && output_padding[d] >= w.dilation[d]) {
+      return RuntimeError(op, absl::StrCat("output padding must be smaller than either stride "
+                                           "or dilation, but got output_padding_height: ",
+                                           output_padding[0], " output_padding_width: ",
+                                           output_padding[1], " stride_height: ", w.stride[0],
+                                           " stride_width: ", w.stride[1], " dilation_height: ",
+                                           w.dilation[0], " dilation_width: ", w.dilation[1]));
+    }
+  }
+  Window g = w;
+  g.kernel[0] = weight.size(2), g.kernel[1] = weight.size(3);
+  TENSORD_RETURN_IF_ERROR(CheckWindow(op, g));
+  int64_t out_hw[2];
+  for (int d = 0; d < 2; ++d) {
+    // (size - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1
+    const std::optional<int64_t> grown = CheckedMul(in[2 + d] - 1, g.stride[d]);
+    const std::optional<int64_t> reach = CheckedMul(g.dilation[d], g.kernel[d] - 1);
+    if (!grown || !reach) return RuntimeError(op, "the output size overflows int64");
+    out_hw[d] = *grown - 2 * g.padding[d] + *reach + output_padding[d] + 1;
+  }
+  if (out_hw[0] < 1 || out_hw[1] < 1) {
+    return RuntimeError(op, absl::StrCat("Given input size per channel: (", in[2], " x ", in[3],
+                                         "). Calculated output size per channel: (", out_hw[0],
+                                         " x ", out_hw[1], "). Output size is too small"));
+  }
+  const DType dtype = input.dtype();
+  if (weight.dtype() != dtype) {
+    return RuntimeError(op, absl::StrCat("expected scalar type ", DTypeLegacyName(dtype),
+                                         " but found ", DTypeLegacyName(weight.dtype())));
+  }
+  if (bias.defined() && bias.dtype() != dtype) {
+    return RuntimeError(op, absl::StrCat("Input type (", CppTypeName(dtype), ") and bias type (",
+                                         CppTypeName(bias.dtype()), ") should be the same"));
+  }
+  std::vector<Tensor> operands = {input, weight};
+  if (bias.defined()) operands.push_back(bias);
+  TENSORD_ASSIGN_OR_RETURN(const Device device, CommonDevice(op, operands));
+  if (dtype == DType::kBool || (device.is_cpu() && dtype == DType::kFloat16)) {
+    return RuntimeError(op, absl::StrCat("\"slow_conv_transpose2d_out_cpu\" not implemented "
+                                         "for '", DTypeLegacyName(dtype), "'"));
+  }
+  const int64_t n = in[0], h = in[2], wd = in[3], cg = cin / groups, og = weight.size(1);
+  const int64_t kk = g.kernel[0] * g.kernel[1];
+  Composition c(operands);
+  TENSORD_ASSIGN_OR_RETURN(Tensor x, c.Contiguous(input));
+  TENSORD_ASSIGN_OR_RETURN(x, View(x, {n, groups, cg, h * wd}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor wt, c.Contiguous(weight));
+  TENSORD_ASSIGN_OR_RETURN(wt, View(wt, {groups, cg, og * kk}));
+  TENSORD_ASSIGN_OR_RETURN(wt, Transpose(wt, 1, 2));
+  TENSORD_ASSIGN_OR_RETURN(Tensor cols, c.Op1("matmul", {wt, x}));  // (n, groups, og*kk, h*w)
+  TENSORD_ASSIGN_OR_RETURN(cols, c.Contiguous(cols));
+  TENSORD_ASSIGN_OR_RETURN(cols, View(cols, {n, *cout, g.kernel[0], g.kernel[1], h, wd}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor out, Col2Im(c, cols, n, *cout, out_hw[0], out_hw[1], h, wd, g));
+  if (bias.defined()) {
+    TENSORD_ASSIGN_OR_RETURN(Tensor b, View(bias, {1, *cout, 1, 1}));
+    TENSORD_ASSIGN_OR_RETURN(out, c.Op1("add_", {out, b}));
+  }
+  if (!batched) {
+    TENSORD_ASSIGN_OR_RETURN(out, View(out, {*cout, out_hw[0], out_hw[1]}));
+  }
+  return std::move(c).Finish({out});
 }
 
 }  // namespace
@@ -250,6 +556,48 @@ void RegisterConvOps(std::vector<OpDef>& ops) {
   def.scalar_inputs = {"bias"};
   def.optional_inputs = {"bias"};
   ops.push_back(std::move(def));
+
+  const AttrSpec dilation = Opt("dilation", AttrType::kIntOrIntList, "1", "an int or (dh, dw)");
+  const AttrSpec padding = Opt("padding", AttrType::kIntOrIntList, "0", "an int or (ph, pw)");
+  const AttrSpec stride = Opt("stride", AttrType::kIntOrIntList, "1", "an int or (sh, sw)");
+  const AttrSpec kernel = Req("kernel_size", AttrType::kIntOrIntList, "an int or (kh, kw)");
+  ops.push_back({"im2col", OpKind::kCompute, {"self"}, {kernel, dilation, padding, stride},
+                 "torch.nn.functional.unfold: every sliding block of (N, C, H, W) or (C, H, W) "
+                 "as a column of (N, C * kh * kw, L).",
+                 false, [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(Window w, ReadWindow(a, true));
+                   return PlanUnfold(in[0], w);
+                 }});
+  ops.push_back({"col2im", OpKind::kCompute, {"self"},
+                 {Req("output_size", AttrType::kIntOrIntList, "(oh, ow)"), kernel, dilation,
+                  padding, stride},
+                 "torch.nn.functional.fold: columns (N, C * kh * kw, L) summed into their "
+                 "sliding blocks of (N, C, oh, ow).",
+                 false, [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(Window w, ReadWindow(a, true));
+                   bool was_list = false;
+                   TENSORD_ASSIGN_OR_RETURN(std::vector<int64_t> size,
+                                            a.IntOrIntList("output_size", &was_list));
+                   if (size.size() == 1) size.push_back(size[0]);
+                   return PlanFold(in[0], size, w);
+                 }});
+  OpDef transposed{
+      "conv_transpose2d", OpKind::kCompute, {"input", "weight", "bias"},
+      {stride, padding, Opt("output_padding", AttrType::kIntOrIntList, "0", "an int or two"),
+       Opt("groups", AttrType::kInt, "1"), dilation},
+      "torch.nn.functional.conv_transpose2d of a (N, C, H, W) or (C, H, W) input with "
+      "(C, O / groups, kh, kw) weights and an optional (O) bias; the result is contiguous.",
+      false,
+      [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+        TENSORD_ASSIGN_OR_RETURN(Window w, ReadWindow(a, false));
+        TENSORD_ASSIGN_OR_RETURN(std::vector<int64_t> op, PairParam(a, "output_padding", 0));
+        TENSORD_ASSIGN_OR_RETURN(int64_t groups, a.Int("groups", 1));
+        const int64_t output_padding[2] = {op[0], op[1]};
+        return PlanConvTranspose2d(in[0], in[1], in[2], w, output_padding, groups);
+      }};
+  transposed.scalar_inputs = {"bias"};
+  transposed.optional_inputs = {"bias"};
+  ops.push_back(std::move(transposed));
 }
 
 }  // namespace tensord::engine

@@ -1967,7 +1967,7 @@ OPTIONAL_NONE = {("clamp", "min"), ("clamp", "max"), ("clamp_", "min"), ("clamp_
                  ("clip", "min"), ("clip", "max"), ("clip_", "min"), ("clip_", "max"),
                  ("cross_entropy", "weight"), ("nll_loss", "weight"), ("conv2d", "bias"),
                  ("batch_norm", "bias"), ("group_norm", "bias"),
-                 ("binary_cross_entropy", "weight"),
+                 ("binary_cross_entropy", "weight"), ("conv_transpose2d", "bias"),
                  ("binary_cross_entropy_with_logits", "pos_weight")}
 
 

@@ -459,81 +459,26 @@ def _pair(v, n=2):
     return (v,) * n
 
 
-def _padded(input, pad_hw, value=0.0):
-    ph, pw = pad_hw
-    if ph == 0 and pw == 0:
-        return input.contiguous()
-    return pad(input, (pw, pw, ph, ph), value=value).contiguous()
-
-
-def _windows(x, kernel, dilation, stride, out_hw):
-    """(N, C, kh, kw, oh, ow): every window of the contiguous 4-d x, as a view."""
-    n, c, h, w = x.shape
-    kh, kw = kernel
-    dh, dw = dilation
-    sh, sw = stride
-    oh, ow = out_hw
-    return x.as_strided((n, c, kh, kw, oh, ow),
-                        (c * h * w, h * w, dh * w, dw, sh * w, sw), x.storage_offset())
-
-
-def _out_size(size, k, s, p, d, ceil_mode=False):
-    span = size + 2 * p - d * (k - 1) - 1
-    out = (span + (s - 1 if ceil_mode else 0)) // s + 1
-    if ceil_mode and (out - 1) * s >= size + p:  # the last window must start inside
-        out -= 1
-    return out
+def _window_attrs(kernel_size=None, dilation=1, padding=0, stride=1, **more):
+    def ints(v):
+        return _Ints(int(x) for x in v) if isinstance(v, (list, tuple)) else int(v)
+    attrs = {"dilation": ints(dilation), "padding": ints(padding), "stride": ints(stride)}
+    if kernel_size is not None:
+        attrs["kernel_size"] = ints(kernel_size)
+    attrs.update({k: ints(v) if isinstance(v, (list, tuple)) else v for k, v in more.items()})
+    return attrs
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
-    if input.dim() != 4:
-        raise NotImplementedError(f"Input Error: Only 4D input Tensors are supported (got "
-                                  f"{input.dim()}D)")
-    k, d, p, s = _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride)
-    n, c, h, w = input.shape
-    oh = _out_size(h, k[0], s[0], p[0], d[0])
-    ow = _out_size(w, k[1], s[1], p[1], d[1])
-    if oh <= 0 or ow <= 0:
-        raise RuntimeError(f"Given input with spatial size ({h}, {w}), kernel_size ({k[0]}, "
-                           f"{k[1]}), dilation ({d[0]}, {d[1]}), padding ({p[0]}, {p[1]}), "
-                           "calculated shape of the array of sliding blocks as "
-                           f"({oh}, {ow}), but its components must be at least one.")
-    win = _windows(_padded(input, p), k, d, s, (oh, ow))
-    return win.reshape(n, c * k[0] * k[1], oh * ow)
+    """torch.nn.functional.unfold: one server op (im2col, engine/ops/conv_ops.cc)."""
+    return _run("im2col", [("self", input)], _window_attrs(kernel_size, dilation, padding, stride))
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
-    from .._factories import arange  # noqa: PLC0415
-    k, d, p, s = _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride)
-    oh_full, ow_full = _pair(output_size)
-    batched = input.dim() == 3
-    cols = input if batched else input.unsqueeze(0)
-    n, ckk, length = cols.shape
-    c = ckk // (k[0] * k[1])
-    if c * k[0] * k[1] != ckk:
-        raise RuntimeError("Expected size of input's dimension 1 to be divisible by the product "
-                           f"of kernel_size, but got input.size(1)={ckk} and kernel_size="
-                           f"({k[0]}, {k[1]})")
-    hp, wp = oh_full + 2 * p[0], ow_full + 2 * p[1]
-    bh = _out_size(oh_full, k[0], s[0], p[0], d[0])
-    bw = _out_size(ow_full, k[1], s[1], p[1], d[1])
-    if bh * bw != length:
-        raise RuntimeError(f"Given output_size=({oh_full}, {ow_full}), kernel_size=({k[0]}, "
-                           f"{k[1]}), dilation=({d[0]}, {d[1]}), padding=({p[0]}, {p[1]}), "
-                           f"stride=({s[0]}, {s[1]}), expected size of input's dimension 2 to "
-                           f"match the calculated number of sliding blocks {bh} * {bw} = "
-                           f"{bh * bw}, but got input.size(2)={length}.")
-    dev, sess = input.device, input._session
-    ki = arange(k[0], device=dev, session=sess).view(k[0], 1, 1, 1) * d[0]
-    kj = arange(k[1], device=dev, session=sess).view(1, k[1], 1, 1) * d[1]
-    bi = arange(bh, device=dev, session=sess).view(1, 1, bh, 1) * s[0]
-    bj = arange(bw, device=dev, session=sess).view(1, 1, 1, bw) * s[1]
-    target = ((ki + bi) * wp + (kj + bj)).reshape(1, 1, k[0] * k[1] * bh * bw)
-    target = target.expand(n, c, k[0] * k[1] * bh * bw)
-    out = cols.new_zeros((n, c, hp * wp))
-    out.scatter_add_(2, target, cols.reshape(n, c, k[0] * k[1] * length))
-    out = out.view(n, c, hp, wp)[:, :, p[0]:p[0] + oh_full, p[1]:p[1] + ow_full]
-    return out if batched else out.squeeze(0)
+    """torch.nn.functional.fold: one server op (col2im): overlapping blocks summed."""
+    return _run("col2im", [("self", input)],
+                _window_attrs(kernel_size, dilation, padding, stride,
+                              output_size=_Ints(int(v) for v in _pair(output_size))))
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -576,26 +521,28 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
-    from .._factories import cat  # noqa: PLC0415
-    batched = input.dim() == 4
-    x = input if batched else input.unsqueeze(0)
-    n, c, h, w = x.shape
-    cin, og, kh, kw = weight.shape
-    s, p, op, d = _pair(stride), _pair(padding), _pair(output_padding), _pair(dilation)
-    oh = (h - 1) * s[0] - 2 * p[0] + d[0] * (kh - 1) + op[0] + 1
-    ow = (w - 1) * s[1] - 2 * p[1] + d[1] * (kw - 1) + op[1] + 1
-    cg = c // groups
-    outs = []
-    for g in range(groups):
-        wg = weight[g * cg:(g + 1) * cg].reshape(cg, og * kh * kw)
-        xg = x[:, g * cg:(g + 1) * cg].reshape(n, cg, h * w)
-        cols = wg.t().matmul(xg)  # (N, og*kh*kw, h*w)
-        # Summed into place by fold; output_padding's extra rows and columns get no window.
-        outs.append(fold(cols, (oh, ow), (kh, kw), d, p, s))
-    out = cat(outs, 1) if groups > 1 else outs[0]
-    if bias is not None:
-        out = out + bias.view(1, -1, 1, 1)
-    return out if batched else out.squeeze(0)
+    """One server op (engine/ops/conv_ops.cc): weight^T @ input per group, summed into the
+    output's windows (col2im), plus bias."""
+    attrs = _window_attrs(None, dilation, padding, stride, groups=int(groups))
+    attrs["output_padding"] = (_Ints(int(v) for v in output_padding)
+                               if isinstance(output_padding, (list, tuple)) else int(output_padding))
+    return _run("conv_transpose2d", [("input", input), ("weight", weight), ("bias", bias)], attrs)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """conv_transpose2d over a height of 1."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError("Expected 2D (unbatched) or 3D (batched) input to conv_transpose1d, "
+                           f"but got input of size: {list(input.shape)}")
+    if weight.dim() != 3:
+        raise RuntimeError("expected stride to be a single integer value or a list of "
+                           f"{weight.dim() - 2} values to match the convolution dimensions, but "
+                           f"got stride={list(_pair(stride, 1))}")
+    one = lambda v: (1, _pair(v, 1)[0])  # noqa: E731
+    return conv_transpose2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias, one(stride),
+                            (0, _pair(padding, 1)[0]), (0, _pair(output_padding, 1)[0]), groups,
+                            one(dilation)).squeeze(-2)
 
 
 def _pool_attrs(kernel_size, stride, padding, ceil_mode, **more):
@@ -941,7 +888,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 def _torch_namespace():
     """The functions torch also has at its top level (torch.conv2d, torch.layer_norm, …), with
     the argument orders of torch's own bindings where they differ from nn.functional's."""
-    same = ["conv1d", "conv2d", "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d",
+    same = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d",
             "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle", "pixel_unshuffle",
             "channel_shuffle", "prelu", "rrelu", "rrelu_", "cosine_similarity",
             "pairwise_distance", "threshold", "threshold_", "bilinear", "hardshrink"]

@@ -583,6 +583,7 @@ OpRegistry::OpRegistry() {
   RegisterEinsumOps(ops_);
   RegisterPadOps(ops_);
   RegisterPoolOps(ops_);
+  RegisterUpsampleOps(ops_);
   RegisterRandomOps(ops_);
   for (OpDef& op : ops_) {
     // Inputs that may come as numbers are also listed as (optional) scalar attributes.

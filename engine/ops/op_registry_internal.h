@@ -34,6 +34,7 @@ void RegisterJoinOps(std::vector<OpDef>& ops);
 void RegisterEinsumOps(std::vector<OpDef>& ops);
 void RegisterPadOps(std::vector<OpDef>& ops);
 void RegisterPoolOps(std::vector<OpDef>& ops);
+void RegisterUpsampleOps(std::vector<OpDef>& ops);
 
 }  // namespace tensord::engine
 

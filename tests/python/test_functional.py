@@ -590,6 +590,48 @@ CASES = {
     "interpolate(bilinear, scale)": lambda m: fn(m).interpolate(T(m, "big"), scale_factor=1.5,
                                                                 mode="bilinear"),
     "interpolate(linear)": lambda m: fn(m).interpolate(T(m, "seq"), size=9, mode="linear"),
+    "interpolate(nearest, downscale)": lambda m: fn(m).interpolate(T(m, "big"), size=(3, 4)),
+    "interpolate(nearest, scale 2.1)": lambda m: fn(m).interpolate(T(m, "big"), scale_factor=2.1),
+    "interpolate(nearest, scale 2.1, one channel)": lambda m: fn(m).interpolate(
+        T(m, "big")[:1, :1], scale_factor=2.1),
+    "interpolate(nearest, scale 2.1, 1-d)": lambda m: fn(m).interpolate(T(m, "seq"),
+                                                                        scale_factor=2.1),
+    "interpolate(nearest, scales, recompute)": lambda m: fn(m).interpolate(
+        T(m, "big"), scale_factor=(1.7, 0.6), recompute_scale_factor=True),
+    "interpolate(nearest-exact)": lambda m: fn(m).interpolate(T(m, "big"), size=(11, 5),
+                                                              mode="nearest-exact"),
+    "interpolate(nearest-exact, scale)": lambda m: fn(m).interpolate(
+        T(m, "big"), scale_factor=1.3, mode="nearest-exact"),
+    "interpolate(nearest, 1-d)": lambda m: fn(m).interpolate(T(m, "seq"), scale_factor=2.5),
+    "interpolate(nearest, 3-d)": lambda m: fn(m).interpolate(T(m, "big")[None], size=(3, 5, 2)),
+    "interpolate(nearest, uint8)": lambda m: fn(m).interpolate((T(m, "big") * 9).abs().to(
+        m.uint8), size=(9, 4)),
+    "interpolate(nearest, int64)": lambda m: fn(m).interpolate(T(m, "big").long(), size=(9, 4)),
+    "interpolate(nearest, float16)": lambda m: fn(m).interpolate(T(m, "big").half(), size=(9, 4)),
+    "interpolate(bilinear, bfloat16)": lambda m: fn(m).interpolate(
+        T(m, "big").bfloat16(), size=(9, 4), mode="bilinear"),
+    "interpolate(bilinear, downscale, scale)": lambda m: fn(m).interpolate(
+        T(m, "big"), scale_factor=0.45, mode="bilinear"),
+    "interpolate(bilinear, transposed input)": lambda m: fn(m).interpolate(
+        T(m, "big").transpose(2, 3), size=(8, 8), mode="bilinear", align_corners=True),
+    "interpolate(bilinear, size 1, align_corners)": lambda m: fn(m).interpolate(
+        T(m, "big"), size=(1, 3), mode="bilinear", align_corners=True),
+    "interpolate(trilinear)": lambda m: fn(m).interpolate(T(m, "big")[None], size=(3, 9, 5),
+                                                          mode="trilinear"),
+    "interpolate(linear, float64, scale)": lambda m: fn(m).interpolate(
+        T(m, "seq").double(), scale_factor=1.75, mode="linear"),
+    "interpolate(linear, int)": lambda m: fn(m).interpolate(T(m, "seq").long(), size=9,
+                                                            mode="linear"),
+    "interpolate(bilinear on 3-d)": lambda m: fn(m).interpolate(T(m, "seq"), size=9,
+                                                                mode="bilinear"),
+    "interpolate(area)": lambda m: fn(m).interpolate(T(m, "big"), size=(3, 4), mode="area"),
+    "interpolate(area, scale)": lambda m: fn(m).interpolate(T(m, "big"), scale_factor=0.5,
+                                                            mode="area"),
+    "interpolate(size 0)": lambda m: fn(m).interpolate(T(m, "big"), size=(0, 4)),
+    "interpolate(size and scale)": lambda m: fn(m).interpolate(T(m, "big"), size=3,
+                                                               scale_factor=2),
+    "interpolate(wrong number of sizes)": lambda m: fn(m).interpolate(T(m, "big"), size=(3,)),
+    "interpolate(2-d input)": lambda m: fn(m).interpolate(T(m, "x"), size=3),
     "interpolate(nearest, align_corners)": lambda m: fn(m).interpolate(
         T(m, "big"), size=(9, 4), align_corners=True),
     "prelu": lambda m: fn(m).prelu(T(m, "img"), T(m, "w4") - 1),

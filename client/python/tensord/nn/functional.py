@@ -673,60 +673,80 @@ def channel_shuffle(input, groups):
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
-    from .._factories import arange  # noqa: PLC0415
-    nd = input.dim() - 2
-    if nd < 1:
-        raise ValueError("Input Error: interpolate expects at least 3-d input")
-    in_sizes = input.shape[2:]
-    if size is not None and scale_factor is not None:
-        raise ValueError("only one of size or scale_factor should be defined")
-    if size is None and scale_factor is None:
-        raise ValueError("either size or scale_factor should be defined")
-    if size is not None:
-        out_sizes = _pair(size, nd)
-        scales = [None] * nd
-    else:
-        factors = _pair(scale_factor, nd)
-        out_sizes = tuple(int(in_sizes[i] * factors[i]) for i in range(nd))
-        scales = [None if recompute_scale_factor else factors[i] for i in range(nd)]
-    if mode in ("nearest", "nearest-exact"):
+    """torch.nn.functional.interpolate, with torch 1.13's argument rules; the resampling is one
+    server op (upsample, engine/ops/upsample_ops.cc), area mode adaptive average pooling."""
+    if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating modes: "
                              "linear | bilinear | bicubic | trilinear")
-        x = input
-        for i in range(nd):
-            dim = 2 + i
-            scale = (1.0 / scales[i]) if scales[i] else in_sizes[i] / out_sizes[i]
-            dst = arange(out_sizes[i], dtype=_dtypes.float32, device=input.device,
-                         session=input._session)
-            src = ((dst + 0.5) * scale - 0.5).round() if mode == "nearest-exact" else \
-                (dst * scale).floor()
-            x = x.index_select(dim, src.clamp(0, in_sizes[i] - 1).to(_dtypes.int64))
-        return x
-    if mode in ("linear", "bilinear", "trilinear"):
-        x = input
-        ac = bool(align_corners)
-        for i in range(nd):
-            dim = 2 + i
-            n_in, n_out = in_sizes[i], out_sizes[i]
-            dst = arange(n_out, dtype=_dtypes.float32, device=input.device,
-                         session=input._session)
-            if ac:
-                src = dst * ((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
-            else:
-                scale = (1.0 / scales[i]) if scales[i] else n_in / n_out
-                src = ((dst + 0.5) * scale - 0.5).clamp_min(0)
-            lo = src.floor().to(_dtypes.int64).clamp_max(n_in - 1)
-            hi = (lo + 1).clamp_max(n_in - 1)
-            frac = (src - lo.to(_dtypes.float32)).to(input.dtype)
-            shape = [1] * x.dim()
-            shape[dim] = n_out
-            frac = frac.view(shape)
-            # torch's blend, w0 * x0 + w1 * x1 (not lerp, which differs at infinities).
-            x = x.index_select(dim, lo) * (1 - frac) + x.index_select(dim, hi) * frac
-        return x
-    raise NotImplementedError(f"tensord: interpolate mode '{mode}' is not supported (nearest, "
-                              "nearest-exact, linear, bilinear and trilinear are)")
+    elif align_corners is None:
+        align_corners = False
+    dim = input.dim() - 2
+    scale_factors = None
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError("Input and output must have the same number of spatial "
+                                 "dimensions, but got input with spatial dimensions of "
+                                 f"{list(input.shape[2:])} and output size of {size}. Please "
+                                 "provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                                 "output size in (o1, o2, ...,oK) format.")
+            output_size = [int(v) for v in size]
+        else:
+            output_size = [int(size)] * dim
+    elif scale_factor is not None:
+        output_size = None
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError("Input and scale_factor must have the same number of spatial "
+                                 "dimensions, but got input with spatial dimensions of "
+                                 f"{list(input.shape[2:])} and scale_factor of shape "
+                                 f"{scale_factor}. Please provide input tensor in (N, C, d1, d2, "
+                                 "...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
+            scale_factors = [float(v) for v in scale_factor]
+        else:
+            scale_factors = [float(scale_factor)] * dim
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and output_size is None:
+        recompute_scale_factor = True
+    if recompute_scale_factor:
+        output_size = [_math.floor(float(input.shape[i + 2]) * scale_factors[i])
+                       for i in range(dim)]
+        scale_factors = None
+    if antialias and not (mode in ("bilinear", "bicubic") and input.dim() == 4):
+        raise ValueError("Anti-alias option is only supported for bilinear and bicubic modes")
+    if antialias:
+        raise NotImplementedError("tensord: interpolate(antialias=True) is not implemented")
+    wants = {"nearest": None, "nearest-exact": None, "area": None, "linear": 3, "bilinear": 4,
+             "trilinear": 5}
+    if mode in wants and (wants[mode] in (None, input.dim())) and input.dim() in (3, 4, 5):
+        if output_size is None:  # torch: floor of size times scale, the scale passed on
+            output_size = [int(input.shape[i + 2] * scale_factors[i]) for i in range(dim)]
+        if mode == "area":
+            pool = adaptive_avg_pool1d if dim == 1 else adaptive_avg_pool2d if dim == 2 else None
+            if pool is None:
+                raise NotImplementedError("tensord: adaptive_avg_pool3d is not implemented")
+            return pool(input, output_size)
+        attrs = {"output_size": _Ints(output_size), "mode": mode,
+                 "align_corners": bool(align_corners)}
+        for name, value in zip(("scales_d", "scales_h", "scales_w")[3 - dim:],
+                               scale_factors or [None] * dim):
+            if value is not None:
+                attrs[name] = value
+        return _run("upsample", [("self", input)], attrs)
+    if mode in ("bilinear", "trilinear", "linear") and input.dim() in (3, 4, 5):
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
+                                  f"{wants[mode]}D input")
+    if mode == "bicubic" and input.dim() == 4:
+        raise NotImplementedError("tensord: interpolate mode 'bicubic' is not implemented")
+    raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+                              f"{input.dim()}D) for the modes: nearest | linear | bilinear | "
+                              f"bicubic | trilinear | area | nearest-exact (got {mode})")
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

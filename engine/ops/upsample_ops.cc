@@ -1,0 +1,213 @@
+// Upsampling (torch.nn.functional.interpolate's nearest, nearest-exact, linear, bilinear and
+// trilinear modes), as torch 1.13's CPU kernels compute it (UpSample.h): one spatial dim at a
+// time, each output position's source computed in float32 on the device from an arange, then a
+// gather (nearest) or the blend of two gathers, w0 * x[lo] + w1 * x[hi] (linear). The client
+// resolves size and scale_factor into output_size and the scales torch passes on.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/core/errors.h"
+#include "engine/core/status_macros.h"
+#include "engine/ops/composition.h"
+#include "engine/ops/elementwise.h"
+#include "engine/ops/factory_ops.h"
+#include "engine/ops/op_registry_internal.h"
+#include "engine/tensor/tensor_meta.h"
+#include "engine/views/view_ops.h"
+
+namespace tensord::engine {
+namespace {
+
+constexpr absl::string_view kOp = "upsample";
+
+enum class Mode { kNearest, kNearestExact, kLinear };
+
+// out[i] = (i + pre) * scale + post in float32, for i < n, rounded step by step as torch's
+// kernels compute it.
+absl::StatusOr<Tensor> Affine(Composition& c, int64_t n, double pre, float scale, double post,
+                              const Device& device) {
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp range, PlanArange(Scalar(int64_t{0}), Scalar(n),
+                                                       Scalar(int64_t{1}), DType::kFloat32,
+                                                       device));
+  Tensor t = c.Add(std::move(range)).at(0);
+  for (const auto& [value, op] : {std::pair<double, const char*>{pre, "add"},
+                                  std::pair<double, const char*>{scale, "mul"},
+                                  std::pair<double, const char*>{post, "add"}}) {
+    if (value == (std::string(op) == "mul" ? 1.0 : 0.0)) continue;
+    TENSORD_ASSIGN_OR_RETURN(const Tensor number, WrapNumber(Scalar(value)));
+    TENSORD_ASSIGN_OR_RETURN(t, c.Op1(op, {t, number}));
+  }
+  return t;
+}
+
+// torch's compute_scales_value: 1 / the given scale, else in / out.
+double Scale(std::optional<double> given, int64_t in, int64_t out) {
+  return given.has_value() && *given > 0 ? 1.0 / *given
+                                         : static_cast<double>(in) / static_cast<double>(out);
+}
+
+absl::StatusOr<Tensor> Clamped(Composition& c, const Tensor& t, int64_t hi) {
+  return c.Op1("clamp", {t}, Attrs().Set("min", Scalar(int64_t{0})).Set("max", Scalar(hi)));
+}
+
+// Whether a 4-d or 5-d tensor is contiguous in channels-last order (size-1 dims ignored, as
+// torch's is_contiguous(memory_format=channels_last)).
+bool ChannelsLastContiguous(const Tensor& t) {
+  if (t.dim() != 4 && t.dim() != 5) return false;
+  DimVector sizes = {t.sizes()[0]}, strides = {t.strides()[0]};
+  for (int64_t d = 2; d < t.dim(); ++d) sizes.push_back(t.sizes()[d]);
+  for (int64_t d = 2; d < t.dim(); ++d) strides.push_back(t.strides()[d]);
+  sizes.push_back(t.sizes()[1]);
+  strides.push_back(t.strides()[1]);
+  return IsContiguousLayout(sizes, strides, t.numel());
+}
+
+// One spatial dim of x resized from `in` to `out` positions. `shortcuts`: torch's
+// channels-last nearest kernel (nearest_idx), which copies equal sizes and takes i >> 1 for
+// twice the size whatever the scale given; its other kernels always compute floor(i * scale).
+absl::StatusOr<Tensor> ResizeDim(Composition& c, const Tensor& x, int64_t dim, int64_t in,
+                                 int64_t out, Mode mode, bool align_corners,
+                                 std::optional<double> given, bool shortcuts) {
+  const Device device = x.device();
+  if (mode != Mode::kLinear) {
+    // nearest: floor(i * scale); nearest-exact: floor((i + 0.5) * scale); then min(., in - 1).
+    const float scale = mode == Mode::kNearest && shortcuts && out == 2 * in
+                            ? 0.5f
+                            : static_cast<float>(Scale(given, in, out));
+    TENSORD_ASSIGN_OR_RETURN(
+        Tensor src, Affine(c, out, mode == Mode::kNearestExact ? 0.5 : 0, scale, 0, device));
+    TENSORD_ASSIGN_OR_RETURN(src, c.Op1("floor", {src}));
+    TENSORD_ASSIGN_OR_RETURN(src, c.ToDType(src, DType::kInt64));
+    TENSORD_ASSIGN_OR_RETURN(src, Clamped(c, src, in - 1));
+    return c.Op1("index_select", {x, src}, Attrs().Set("dim", dim));
+  }
+  // linear: the source position, its two neighbours and their weights.
+  Tensor src;
+  if (align_corners) {
+    const double scale = out > 1 ? static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0;
+    TENSORD_ASSIGN_OR_RETURN(src, Affine(c, out, 0, static_cast<float>(scale), 0, device));
+  } else {
+    const float scale = static_cast<float>(Scale(given, in, out));
+    TENSORD_ASSIGN_OR_RETURN(src, Affine(c, out, 0.5, scale, -0.5, device));
+    TENSORD_ASSIGN_OR_RETURN(src, c.Op1("clamp_min", {src}, Attrs().Set("min",
+                                                                         Scalar(int64_t{0}))));
+  }
+  TENSORD_ASSIGN_OR_RETURN(Tensor lo, c.Op1("floor", {src}));
+  TENSORD_ASSIGN_OR_RETURN(lo, c.ToDType(lo, DType::kInt64));
+  TENSORD_ASSIGN_OR_RETURN(lo, c.Op1("clamp_max", {lo}, Attrs().Set("max", Scalar(in - 1))));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor one, WrapNumber(Scalar(int64_t{1})));
+  TENSORD_ASSIGN_OR_RETURN(Tensor hi, c.Op1("add", {lo, one}));
+  TENSORD_ASSIGN_OR_RETURN(hi, c.Op1("clamp_max", {hi}, Attrs().Set("max", Scalar(in - 1))));
+  TENSORD_ASSIGN_OR_RETURN(Tensor w1, c.Op1("sub", {src, lo}));
+  TENSORD_ASSIGN_OR_RETURN(w1, Clamped(c, w1, 1));
+  TENSORD_ASSIGN_OR_RETURN(Tensor w0, c.Op1("sub", {one, w1}));
+  DimVector shape(x.dim(), 1);
+  shape[dim] = out;
+  TENSORD_ASSIGN_OR_RETURN(w0, c.ToDType(w0, x.dtype()));
+  TENSORD_ASSIGN_OR_RETURN(w1, c.ToDType(w1, x.dtype()));
+  TENSORD_ASSIGN_OR_RETURN(w0, View(w0, shape));
+  TENSORD_ASSIGN_OR_RETURN(w1, View(w1, shape));
+  TENSORD_ASSIGN_OR_RETURN(Tensor x0, c.Op1("index_select", {x, lo}, Attrs().Set("dim", dim)));
+  TENSORD_ASSIGN_OR_RETURN(Tensor x1, c.Op1("index_select", {x, hi}, Attrs().Set("dim", dim)));
+  TENSORD_ASSIGN_OR_RETURN(x0, c.Op1("mul_", {x0, w0}));
+  TENSORD_ASSIGN_OR_RETURN(x1, c.Op1("mul_", {x1, w1}));
+  return c.Op1("add_", {x0, x1});
+}
+
+absl::StatusOr<PlannedOp> PlanUpsample(const Tensor& input, const std::vector<int64_t>& size,
+                                       absl::string_view mode_name, bool align_corners,
+                                       const std::vector<std::optional<double>>& scales) {
+  Mode mode;
+  std::string kernel = "compute_indices_weights_nearest";
+  if (mode_name == "nearest") {
+    mode = Mode::kNearest;
+  } else if (mode_name == "nearest-exact") {
+    mode = Mode::kNearestExact;
+  } else if (mode_name == "linear" || mode_name == "bilinear" || mode_name == "trilinear") {
+    mode = Mode::kLinear;
+    kernel = "compute_indices_weights_linear";
+  } else {
+    return NotImplementedError(kOp, absl::StrCat("upsample mode '", mode_name, "' is not "
+                                                 "supported (nearest, nearest-exact, linear, "
+                                                 "bilinear, trilinear are)"));
+  }
+  const int64_t nd = static_cast<int64_t>(size.size());
+  if (nd < 1 || nd > 3 || input.dim() != nd + 2) {
+    return RuntimeError(kOp, absl::StrCat("expected a ", nd + 2, "-d input for ", nd,
+                                          " output sizes, but got input of size ",
+                                          FormatList(input.sizes())));
+  }
+  const IntList in = input.sizes().subspan(2);
+  bool positive = true;
+  for (int64_t d = 0; d < nd; ++d) positive = positive && in[d] > 0 && size[d] > 0;
+  if (!positive) {
+    static constexpr const char* kNames[3][3] = {{"W"}, {"H", "W"}, {"D", "H", "W"}};
+    std::string ins, outs;
+    for (int64_t d = 0; d < nd; ++d) {
+      absl::StrAppend(&ins, d ? ", " : "", kNames[nd - 1][d], ": ", in[d]);
+      absl::StrAppend(&outs, d ? ", " : "", kNames[nd - 1][d], ": ", size[d]);
+    }
+    return RuntimeError(kOp, absl::StrCat("Input and output sizes should be greater than 0, "
+                                          "but got input (", ins, ") output (", outs, ")"));
+  }
+  const DType dtype = input.dtype();
+  const bool cpu = input.device().is_cpu();
+  bool ok = dtype == DType::kFloat32 || dtype == DType::kFloat64 ||
+            (dtype == DType::kBFloat16 && mode != Mode::kNearestExact) ||
+            (dtype == DType::kUInt8 && mode != Mode::kLinear) ||
+            (!cpu && dtype == DType::kFloat16);
+  if (!ok) {
+    return RuntimeError(kOp, absl::StrCat("\"", kernel, "\" not implemented for '",
+                                          DTypeLegacyName(dtype), "'"));
+  }
+  Composition c({input});
+  Tensor x = input;
+  const bool shortcuts = ChannelsLastContiguous(input);
+  for (int64_t d = 0; d < nd; ++d) {
+    if (in[d] == size[d] && mode == Mode::kNearest && shortcuts) continue;
+    TENSORD_ASSIGN_OR_RETURN(x, ResizeDim(c, x, 2 + d, in[d], size[d], mode, align_corners,
+                                          scales[static_cast<size_t>(d)], shortcuts));
+  }
+  TENSORD_ASSIGN_OR_RETURN(x, c.Contiguous(x));
+  if (x.storage() == input.storage()) {  // nothing resized: still a new tensor, as torch's
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp clone, PlanOp("clone", {x}, Attrs()));
+    x = c.Add(std::move(clone)).at(0);
+  }
+  return std::move(c).Finish({x});
+}
+
+}  // namespace
+
+void RegisterUpsampleOps(std::vector<OpDef>& ops) {
+  ops.push_back(
+      {"upsample", OpKind::kCompute, {"self"},
+       {Req("output_size", AttrType::kIntList, "the spatial sizes (1 to 3 of them)"),
+        Opt("mode", AttrType::kString, "nearest",
+            "nearest, nearest-exact, linear, bilinear or trilinear"),
+        Opt("align_corners", AttrType::kBool, "false", "linear modes: corners to corners"),
+        Opt("scales_d", AttrType::kScalar, "None", "the scale factor torch uses for depth"),
+        Opt("scales_h", AttrType::kScalar, "None", "... for height"),
+        Opt("scales_w", AttrType::kScalar, "None", "... for width")},
+       "torch.nn.functional.interpolate's resampling of (N, C, [D, [H,]] W) to output_size.",
+       false,
+       [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+         TENSORD_ASSIGN_OR_RETURN(std::vector<int64_t> size, a.IntList("output_size"));
+         TENSORD_ASSIGN_OR_RETURN(std::string mode, a.String("mode", "nearest"));
+         TENSORD_ASSIGN_OR_RETURN(bool corners, a.Bool("align_corners", false));
+         std::vector<std::optional<double>> given;
+         const char* names[3] = {"scales_d", "scales_h", "scales_w"};
+         for (size_t k = 3 - std::min<size_t>(size.size(), 3); k < 3; ++k) {
+           std::optional<double> v;
+           if (a.Has(names[k])) {
+             TENSORD_ASSIGN_OR_RETURN(Scalar s, a.GetScalar(names[k]));
+             v = s.to_double();
+           }
+           given.push_back(v);
+         }
+         return PlanUpsample(in[0], size, mode, corners, given);
+       }});
+}
+
+}  // namespace tensord::engine

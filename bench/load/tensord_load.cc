@@ -29,6 +29,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <fstream>
@@ -1163,6 +1164,14 @@ int main(int argc, char** argv) {
 
   Engine engine(workloads, o);
   std::vector<std::unique_ptr<Point>> points;
+  // Calls still in flight when the tool ends would complete into freed state: then it exits
+  // without running destructors (the pollers would deliver them).
+  bool abandoned = false;
+  const auto finish = [&](int code) {
+    if (!abandoned) return code;
+    std::fflush(nullptr);
+    std::_Exit(code);
+  };
   const int64_t run_t0 = NowNs();
   for (double r : rates) {
     if (sessions.empty()) break;
@@ -1231,8 +1240,9 @@ int main(int argc, char** argv) {
     if (point.open) {
       for (auto& s : sessions) engine.DropQueued(s.get());
     }
-    // Calls in flight end by themselves (each has a deadline).
-    const int64_t drain_deadline = NowNs() + static_cast<int64_t>((o.timeout_s + 5) * 1e9);
+    // Calls in flight end by themselves: each has a deadline, and an op chains at most three
+    // (churn: open, work, close).
+    const int64_t drain_deadline = NowNs() + static_cast<int64_t>((3 * o.timeout_s + 5) * 1e9);
     while (engine.in_flight.load() > 0 && NowNs() < drain_deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
@@ -1245,6 +1255,7 @@ int main(int argc, char** argv) {
     if (engine.in_flight.load() > 0) {
       std::fprintf(stderr, "tensord-load: %lld calls still in flight past their deadline\n",
                    static_cast<long long>(engine.in_flight.load()));
+      abandoned = true;
     }
     points.push_back(std::move(p));
   }
@@ -1349,11 +1360,11 @@ int main(int argc, char** argv) {
   }
   if (sessions.empty()) {
     std::printf("\nno session could be opened: nothing was measured\n");
-    return 1;
+    return finish(1);
   }
   if (errors > 0) {
     std::printf("\n%lld errors (see above)\n", static_cast<long long>(errors));
-    return 1;
+    return finish(1);
   }
-  return 0;
+  return finish(0);
 }

@@ -133,9 +133,15 @@ absl::Status CheckWindow(absl::string_view op, const Window& w) {
   return absl::OkStatus();
 }
 
-// The number of sliding blocks along a dim of `size` (torch's formula; < 1 when none fits).
-int64_t Blocks(int64_t size, const Window& w, int d) {
-  return (size + 2 * w.padding[d] - (w.dilation[d] * (w.kernel[d] - 1) + 1)) / w.stride[d] + 1;
+// The number of sliding blocks along a dim of `size`: torch's formula, its division rounding
+// down (< 1 when none fits); nullopt when the sizes overflow.
+std::optional<int64_t> Blocks(int64_t size, const Window& w, int d) {
+  // The window arguments are at most 2^31 (CheckWindow): only `size` can overflow.
+  const std::optional<int64_t> padded = CheckedAdd(size, 2 * w.padding[d]);
+  if (!padded) return std::nullopt;
+  const int64_t span = *padded - (w.dilation[d] * (w.kernel[d] - 1) + 1);
+  const int64_t q = span / w.stride[d];
+  return (span % w.stride[d] != 0 && span < 0 ? q - 1 : q) + 1;
 }
 
 // A dtype im2col / col2im have no CPU kernel for (torch's message names the kernel).
@@ -150,22 +156,46 @@ absl::Status CheckFoldDType(absl::string_view op, absl::string_view kernel, DTyp
 
 // col2im: columns `cols` (n, ch, kh, kw, bh, bw), contiguous, summed into a new (n, ch, oh, ow)
 // tensor: block (i, j) of kernel offset (ki, kj) adds at padded position
-// (i * sh + ki * dh, j * sw + kj * dw). One in-place add of a strided view per kernel offset.
-absl::StatusOr<Tensor> Col2Im(Composition& c, const Tensor& cols, int64_t n, int64_t ch,
-                              int64_t oh, int64_t ow, int64_t bh, int64_t bw, const Window& w) {
-  const int64_t hp = oh + 2 * w.padding[0], wp = ow + 2 * w.padding[1];
-  TENSORD_ASSIGN_OR_RETURN(PlannedOp zeros, PlanFull({n, ch, hp, wp}, Scalar(int64_t{0}),
+// (i * sh + ki * dh, j * sw + kj * dw). One in-place add of a strided view per kernel offset,
+// or per block where there are fewer blocks (at most sqrt of the columns' size either way).
+absl::StatusOr<Tensor> Col2Im(absl::string_view op, Composition& c, const Tensor& cols,
+                              int64_t n, int64_t ch, int64_t oh, int64_t ow, int64_t bh,
+                              int64_t bw, const Window& w) {
+  const std::optional<int64_t> hp = CheckedAdd(oh, 2 * w.padding[0]);
+  const std::optional<int64_t> wp = CheckedAdd(ow, 2 * w.padding[1]);
+  if (!hp || !wp) return RuntimeError(op, "the padded output size overflows int64");
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp zeros, PlanFull({n, ch, *hp, *wp}, Scalar(int64_t{0}),
                                                      cols.dtype(), cols.device()));
   Tensor out = c.Add(std::move(zeros)).at(0);
-  for (int64_t ki = 0; ki < w.kernel[0]; ++ki) {
-    TENSORD_ASSIGN_OR_RETURN(Tensor row, Select(cols, 2, ki));
-    for (int64_t kj = 0; kj < w.kernel[1]; ++kj) {
-      TENSORD_ASSIGN_OR_RETURN(Tensor src, Select(row, 2, kj));
-      TENSORD_ASSIGN_OR_RETURN(
-          Tensor dst,
-          AsStrided(out, {n, ch, bh, bw}, {ch * hp * wp, hp * wp, w.stride[0] * wp, w.stride[1]},
-                    out.storage_offset() + ki * w.dilation[0] * wp + kj * w.dilation[1]));
-      TENSORD_RETURN_IF_ERROR(c.Op1("add_", {dst, src}).status());
+  // Strides within out's storage (the output fits in int64, the steps may not).
+  const std::optional<int64_t> row_step = CheckedMul(w.stride[0], *wp);
+  const std::optional<int64_t> row_dilation = CheckedMul(w.dilation[0], *wp);
+  if (!row_step || !row_dilation) return RuntimeError(op, "the window steps overflow int64");
+  const int64_t plane = *hp * *wp;
+  const int64_t kh = w.kernel[0], kw = w.kernel[1];
+  if (cols.numel() > 0 && kh * kw <= bh * bw) {
+    for (int64_t ki = 0; ki < kh; ++ki) {
+      TENSORD_ASSIGN_OR_RETURN(Tensor row, Select(cols, 2, ki));
+      for (int64_t kj = 0; kj < kw; ++kj) {
+        TENSORD_ASSIGN_OR_RETURN(Tensor src, Select(row, 2, kj));
+        TENSORD_ASSIGN_OR_RETURN(
+            Tensor dst, AsStrided(out, {n, ch, bh, bw}, {ch * plane, plane, *row_step,
+                                                         w.stride[1]},
+                                  out.storage_offset() + ki * *row_dilation + kj * w.dilation[1]));
+        TENSORD_RETURN_IF_ERROR(c.Op1("add_", {dst, src}).status());
+      }
+    }
+  } else if (cols.numel() > 0) {
+    for (int64_t i = 0; i < bh; ++i) {
+      TENSORD_ASSIGN_OR_RETURN(Tensor row, Select(cols, 4, i));  // (n, ch, kh, kw, bw)
+      for (int64_t j = 0; j < bw; ++j) {
+        TENSORD_ASSIGN_OR_RETURN(Tensor src, Select(row, 4, j));
+        TENSORD_ASSIGN_OR_RETURN(
+            Tensor dst, AsStrided(out, {n, ch, kh, kw}, {ch * plane, plane, *row_dilation,
+                                                         w.dilation[1]},
+                                  out.storage_offset() + i * *row_step + j * w.stride[1]));
+        TENSORD_RETURN_IF_ERROR(c.Op1("add_", {dst, src}).status());
+      }
     }
   }
   if (w.padding[0] == 0 && w.padding[1] == 0) return out;
@@ -199,9 +229,12 @@ absl::StatusOr<PlannedOp> PlanUnfold(const Tensor& input, const Window& w) {
                                          "but got: ", FormatList(s)));
   }
   const int64_t n = nd == 4 ? s[0] : 1, ch = s[nd - 3], h = s[nd - 2], wd = s[nd - 1];
-  const int64_t bh = Blocks(h, w, 0), bw = Blocks(wd, w, 1);
+  const std::optional<int64_t> blocks_h = Blocks(h, w, 0), blocks_w = Blocks(wd, w, 1);
+  if (!blocks_h || !blocks_w) return RuntimeError(op, "the padded input size overflows int64");
+  const int64_t bh = *blocks_h, bw = *blocks_w;
   if (bh < 1 || bw < 1) {
-    return RuntimeError(op, absl::StrCat("Given input with spatial size (", h, ", ", wd,
+    // torch 1.13's message names the height twice (its im2col_shape_check prints it so).
+    return RuntimeError(op, absl::StrCat("Given input with spatial size (", h, ", ", h,
                                          "), kernel_size=(", w.kernel[0], ", ", w.kernel[1],
                                          "), dilation=(", w.dilation[0], ", ", w.dilation[1],
                                          "), padding=(", w.padding[0], ", ", w.padding[1],
@@ -219,14 +252,22 @@ absl::StatusOr<PlannedOp> PlanUnfold(const Tensor& input, const Window& w) {
                                                          w.padding[0], w.padding[0]})));
   }
   const IntList st = x.strides();
-  TENSORD_ASSIGN_OR_RETURN(
-      Tensor windows,
-      AsStrided(x, {n, ch, w.kernel[0], w.kernel[1], bh, bw},
-                {st[0], st[1], w.dilation[0] * st[2], w.dilation[1] * st[3],
-                 w.stride[0] * st[2], w.stride[1] * st[3]},
-                x.storage_offset()));
+  DimVector strides = {st[0], st[1]};
+  for (auto [step, stride] :
+       {std::make_pair(w.dilation[0], st[2]), std::make_pair(w.dilation[1], st[3]),
+        std::make_pair(w.stride[0], st[2]), std::make_pair(w.stride[1], st[3])}) {
+    const std::optional<int64_t> s = CheckedMul(step, stride);
+    if (!s) return RuntimeError(op, "the window's strides overflow int64");
+    strides.push_back(*s);
+  }
+  TENSORD_ASSIGN_OR_RETURN(Tensor windows,
+                           AsStrided(x, {n, ch, w.kernel[0], w.kernel[1], bh, bw}, strides,
+                                     x.storage_offset()));
   TENSORD_ASSIGN_OR_RETURN(Tensor cols, c.Contiguous(windows));
-  DimVector shape = {ch * w.kernel[0] * w.kernel[1], bh * bw};
+  const std::optional<int64_t> rows = CheckedMul(ch, w.kernel[0] * w.kernel[1]);
+  const std::optional<int64_t> length = CheckedMul(bh, bw);
+  if (!rows || !length) return RuntimeError(op, "the columns' sizes overflow int64");
+  DimVector shape = {*rows, *length};
   if (nd == 4) shape.insert(shape.begin(), n);
   TENSORD_ASSIGN_OR_RETURN(cols, View(cols, shape));
   return std::move(c).Finish({cols});
@@ -262,8 +303,13 @@ absl::StatusOr<PlannedOp> PlanFold(const Tensor& input, const std::vector<int64_
                                          rows, " and kernel_size=(", w.kernel[0], ", ",
                                          w.kernel[1], ")."));
   }
-  const int64_t bh = Blocks(out_size[0], w, 0), bw = Blocks(out_size[1], w, 1);
-  if (bh < 1 || bw < 1 || bh * bw != length) {
+  const std::optional<int64_t> blocks_h = Blocks(out_size[0], w, 0);
+  const std::optional<int64_t> blocks_w = Blocks(out_size[1], w, 1);
+  if (!blocks_h || !blocks_w) return RuntimeError(op, "the padded output size overflows int64");
+  const int64_t bh = *blocks_h, bw = *blocks_w;
+  const std::optional<int64_t> blocks =
+      bh < 1 || bw < 1 ? std::optional<int64_t>(0) : CheckedMul(bh, bw);
+  if (bh < 1 || bw < 1 || blocks != length) {
     return RuntimeError(op, absl::StrCat("Given output_size=(", out_size[0], ", ", out_size[1],
                                          "), kernel_size=(", w.kernel[0], ", ", w.kernel[1],
                                          "), dilation=(", w.dilation[0], ", ", w.dilation[1],
@@ -271,7 +317,8 @@ absl::StatusOr<PlannedOp> PlanFold(const Tensor& input, const std::vector<int64_
                                          "), stride=(", w.stride[0], ", ", w.stride[1],
                                          "), expected size of input's dimension 2 to match the "
                                          "calculated number of sliding blocks ", bh, " * ", bw,
-                                         " = ", bh * bw, ", but got input.size(2)=", length,
+                                         " = ", blocks.value_or(-1),
+                                         ", but got input.size(2)=", length,
                                          "."));
   }
   TENSORD_RETURN_IF_ERROR(CheckFoldDType(op, "col2im_out_cpu", input.dtype(), input.device()));
@@ -279,7 +326,7 @@ absl::StatusOr<PlannedOp> PlanFold(const Tensor& input, const std::vector<int64_
   Composition c({input});
   TENSORD_ASSIGN_OR_RETURN(Tensor cols, c.Contiguous(input));
   TENSORD_ASSIGN_OR_RETURN(cols, View(cols, {n, ch, w.kernel[0], w.kernel[1], bh, bw}));
-  TENSORD_ASSIGN_OR_RETURN(Tensor out, Col2Im(c, cols, n, ch, out_size[0], out_size[1], bh, bw, w));
+  TENSORD_ASSIGN_OR_RETURN(Tensor out, Col2Im(op, c, cols, n, ch, out_size[0], out_size[1], bh, bw, w));
   if (nd == 2) {
     TENSORD_ASSIGN_OR_RETURN(out, View(out, {ch, out_size[0], out_size[1]}));
   }
@@ -357,13 +404,19 @@ absl::StatusOr<PlannedOp> PlanConvTranspose2d(const Tensor& input, const Tensor&
     // (size - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1
     const std::optional<int64_t> grown = CheckedMul(in[2 + d] - 1, g.stride[d]);
     const std::optional<int64_t> reach = CheckedMul(g.dilation[d], g.kernel[d] - 1);
-    if (!grown || !reach) return RuntimeError(op, "the output size overflows int64");
-    out_hw[d] = *grown - 2 * g.padding[d] + *reach + output_padding[d] + 1;
+    const std::optional<int64_t> sum =
+        grown && reach ? CheckedAdd(*grown - 2 * g.padding[d], *reach) : std::nullopt;
+    if (!sum) return RuntimeError(op, "the output size overflows int64");
+    out_hw[d] = *sum + output_padding[d] + 1;  // output_padding < 2^31 (checked above)
   }
   if (out_hw[0] < 1 || out_hw[1] < 1) {
     return RuntimeError(op, absl::StrCat("Given input size per channel: (", in[2], " x ", in[3],
                                          "). Calculated output size per channel: (", out_hw[0],
                                          " x ", out_hw[1], "). Output size is too small"));
+  }
+  if (weight.numel() == 0) {
+    return RuntimeError(op, absl::StrCat("non-empty 2D or 4D weight tensor expected, but got: ",
+                                         wsizes));
   }
   const DType dtype = input.dtype();
   if (weight.dtype() != dtype) {
@@ -392,7 +445,7 @@ absl::StatusOr<PlannedOp> PlanConvTranspose2d(const Tensor& input, const Tensor&
   TENSORD_ASSIGN_OR_RETURN(Tensor cols, c.Op1("matmul", {wt, x}));  // (n, groups, og*kk, h*w)
   TENSORD_ASSIGN_OR_RETURN(cols, c.Contiguous(cols));
   TENSORD_ASSIGN_OR_RETURN(cols, View(cols, {n, *cout, g.kernel[0], g.kernel[1], h, wd}));
-  TENSORD_ASSIGN_OR_RETURN(Tensor out, Col2Im(c, cols, n, *cout, out_hw[0], out_hw[1], h, wd, g));
+  TENSORD_ASSIGN_OR_RETURN(Tensor out, Col2Im(op, c, cols, n, *cout, out_hw[0], out_hw[1], h, wd, g));
   if (bias.defined()) {
     TENSORD_ASSIGN_OR_RETURN(Tensor b, View(bias, {1, *cout, 1, 1}));
     TENSORD_ASSIGN_OR_RETURN(out, c.Op1("add_", {out, b}));

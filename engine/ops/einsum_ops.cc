@@ -202,7 +202,8 @@ absl::StatusOr<Term> Pair(Composition& c, const Term& a, const Term& b, const La
                                               FormatList(a.t.sizes()), " and ",
                                               FormatList(b.t.sizes())));
       }
-      sizes[l] = std::max(sizes[l], n);
+      // Broadcasting: a size of 1 takes the other's (0 included).
+      if (sizes[l] < 0 || sizes[l] == 1) sizes[l] = n;
     }
   }
   Labels batch, contract, left, right;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/core/checked_math.h"
 #include "engine/core/errors.h"
 #include "engine/core/status_macros.h"
 #include "engine/ops/composition.h"
@@ -32,8 +33,20 @@ absl::StatusOr<PadMode> ParseMode(absl::string_view op, absl::string_view mode) 
 }
 
 // torch.constant_pad_nd: pad[2k], pad[2k + 1] pad dim (ndim - 1 - k) before and after.
+// Pads beyond +-2^62 elements cannot be allocated; refusing them keeps every size sum in range.
+absl::Status CheckPadRange(absl::string_view op, const std::vector<int64_t>& pad) {
+  constexpr int64_t kLimit = int64_t{1} << 62;
+  for (int64_t p : pad) {
+    if (p <= -kLimit || p >= kLimit) {
+      return RuntimeError(op, absl::StrCat("padding ", p, " is out of range"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<PlannedOp> PlanConstantPad(absl::string_view op, const Tensor& input,
                                           const std::vector<int64_t>& pad, const Scalar& value) {
+  TENSORD_RETURN_IF_ERROR(CheckPadRange(op, pad));
   const int64_t ndim = input.dim();
   const int64_t npad = static_cast<int64_t>(pad.size()) / 2;
   if (pad.size() % 2 != 0) {
@@ -80,6 +93,7 @@ absl::StatusOr<PlannedOp> PlanConstantPad(absl::string_view op, const Tensor& in
     }
     shape[dim] = size;
   }
+  TENSORD_RETURN_IF_ERROR(CheckShape(op, shape).status());
   TENSORD_ASSIGN_OR_RETURN(
       Tensor out,
       AllocateTensor(op, TensorMeta::Contiguous(input.dtype(), shape), input.device()));
@@ -99,8 +113,10 @@ absl::StatusOr<PlannedOp> PlanConstantPad(absl::string_view op, const Tensor& in
 // The index of the input element each output position along one dim takes.
 absl::StatusOr<Tensor> GatherIndex(Composition& c, PadMode mode, int64_t size, int64_t before,
                                    int64_t after, const Device& device) {
+  const std::optional<int64_t> end = CheckedAdd(size, after);
+  if (!end) return RuntimeError("pad", "the padded size overflows int64");
   TENSORD_ASSIGN_OR_RETURN(
-      PlannedOp range, PlanArange(Scalar(-before), Scalar(size + after), Scalar(int64_t{1}),
+      PlannedOp range, PlanArange(Scalar(-before), Scalar(*end), Scalar(int64_t{1}),
                                   DType::kInt64, device));
   Tensor i = c.Add(std::move(range)).at(0);
   const auto number = [](int64_t v) { return WrapNumber(Scalar(v)); };
@@ -220,6 +236,7 @@ absl::StatusOr<PlannedOp> PlanPad(const Tensor& input, const std::vector<int64_t
     return RuntimeError(op, "Padding length too large");
   }
   TENSORD_ASSIGN_OR_RETURN(const PadMode mode, ParseMode(op, mode_name));
+  TENSORD_RETURN_IF_ERROR(CheckPadRange(op, pad));
   if (mode == PadMode::kConstant) {
     return PlanConstantPad(op, input, pad, value.value_or(Scalar(0.0)));
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "engine/core/checked_math.h"
 #include "engine/core/errors.h"
 #include "engine/core/status_macros.h"
 #include "engine/ops/composition.h"
@@ -16,6 +17,7 @@
 #include "engine/ops/elementwise.h"
 #include "engine/ops/factory_ops.h"
 #include "engine/ops/op_registry_internal.h"
+#include "engine/tensor/tensor_meta.h"
 #include "engine/views/view_ops.h"
 
 namespace tensord::engine {
@@ -140,9 +142,14 @@ absl::StatusOr<Tensor> Windows(Composition& c, const Pool2d& g, const Tensor& x,
                      .Set("value", fill)));
   }
   const IntList st = p.strides();
-  return AsStrided(p, {g.n, g.c, g.kh, g.kw, g.oh, g.ow},
-                   {st[0], st[1], g.dh * st[2], g.dw * st[3], g.sh * st[2], g.sw * st[3]},
-                   p.storage_offset());
+  DimVector strides = {st[0], st[1]};
+  for (auto [step, stride] : {std::make_pair(g.dh, st[2]), std::make_pair(g.dw, st[3]),
+                              std::make_pair(g.sh, st[2]), std::make_pair(g.sw, st[3])}) {
+    const std::optional<int64_t> s = CheckedMul(step, stride);
+    if (!s) return RuntimeError("pool", "the window's strides overflow int64");
+    strides.push_back(*s);
+  }
+  return AsStrided(p, {g.n, g.c, g.kh, g.kw, g.oh, g.ow}, strides, p.storage_offset());
 }
 
 absl::StatusOr<Tensor> Batched(const Pool2d& g, const Tensor& input) {
@@ -201,7 +208,15 @@ absl::StatusOr<PlannedOp> PlanMaxPool2d(absl::string_view op, const Tensor& inpu
   TENSORD_ASSIGN_OR_RETURN(ki, c.Op1("mul", {ki, dh}));
   TENSORD_ASSIGN_OR_RETURN(Tensor rows, c.Op1("add", {ki, rows0}));
   TENSORD_ASSIGN_OR_RETURN(kj, c.Op1("mul", {kj, dw}));
-  TENSORD_ASSIGN_OR_RETURN(const Tensor cols, c.Op1("add", {kj, cols0}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor cols, c.Op1("add", {kj, cols0}));
+  // A window of -inf only: its max is the padding's first -inf; torch names the window's first
+  // position inside the input.
+  const auto inside = [&](const Tensor& t, int64_t size) {
+    return c.Op1("clamp", {t}, Attrs().Set("min", Scalar(int64_t{0})).Set("max",
+                                                                         Scalar(size - 1)));
+  };
+  TENSORD_ASSIGN_OR_RETURN(rows, inside(rows, g.h));
+  TENSORD_ASSIGN_OR_RETURN(cols, inside(cols, g.w));
   TENSORD_ASSIGN_OR_RETURN(const Tensor width, WrapNumber(Scalar(g.w)));
   TENSORD_ASSIGN_OR_RETURN(rows, c.Op1("mul", {rows, width}));
   TENSORD_ASSIGN_OR_RETURN(Tensor index, c.Op1("add", {rows, cols}));
@@ -283,12 +298,16 @@ struct Bins {
   Tensor mask;          // bool (o, K): which gathered positions lie in their bin
 };
 
-absl::StatusOr<Bins> MakeBins(Composition& c, int64_t in, int64_t out, const Device& device) {
+absl::StatusOr<Bins> MakeBins(absl::string_view op, Composition& c, int64_t in, int64_t out,
+                              const Device& device) {
   Bins b;
-  b.in = in, b.out = out, b.k = 0;
-  for (int64_t i = 0; i < out; ++i) {
-    const int64_t start = (i * in) / out, end = ((i + 1) * in + out - 1) / out;
-    b.k = std::max(b.k, end - start);
+  b.in = in, b.out = out;
+  // A bin spans at most ceil(L / o) + 1 elements (exactly L / o when o divides L); an upper
+  // bound is enough: the extra positions are masked.
+  b.k = in % out == 0 ? in / out : in / out + 2;
+  if (!CheckedMul(out + 1, in) || !CheckedMul(out, b.k)) {
+    return RuntimeError(op, absl::StrCat("output_size ", out, " for an input size of ", in,
+                                         " overflows int64"));
   }
   TENSORD_ASSIGN_OR_RETURN(const Tensor i, Positions(c, out, 1, 0, {out, 1}, device));
   TENSORD_ASSIGN_OR_RETURN(const Tensor j, Positions(c, b.k, 1, 0, {1, b.k}, device));
@@ -368,11 +387,7 @@ absl::StatusOr<PlannedOp> PlanAdaptivePool2d(absl::string_view op, const Tensor&
   DimVector out_shape(input.sizes().begin(), input.sizes().end());
   out_shape[nd - 2] = size[0], out_shape[nd - 1] = size[1];
   Composition c({input});
-  const int64_t numel = [&] {
-    int64_t n = 1;
-    for (int64_t s : out_shape) n *= s;  // bounded by the input's and the sizes' product
-    return n;
-  }();
+  TENSORD_ASSIGN_OR_RETURN(const int64_t numel, CheckShape(op, out_shape));
   if (numel == 0 || input.numel() == 0) {  // nothing to pool: empty outputs
     TENSORD_ASSIGN_OR_RETURN(
         Tensor values, AllocateTensor(op, TensorMeta::Contiguous(dtype, out_shape),
@@ -399,8 +414,8 @@ absl::StatusOr<PlannedOp> PlanAdaptivePool2d(absl::string_view op, const Tensor&
     TENSORD_ASSIGN_OR_RETURN(out, c.Contiguous(out));
     return std::move(c).Finish({out});
   }
-  TENSORD_ASSIGN_OR_RETURN(const Bins bh, MakeBins(c, h, size[0], input.device()));
-  TENSORD_ASSIGN_OR_RETURN(const Bins bw, MakeBins(c, w, size[1], input.device()));
+  TENSORD_ASSIGN_OR_RETURN(const Bins bh, MakeBins(op, c, h, size[0], input.device()));
+  TENSORD_ASSIGN_OR_RETURN(const Bins bw, MakeBins(op, c, w, size[1], input.device()));
   // (…, oh, Kh, W), then (…, oh, Kh, ow, Kw).
   TENSORD_ASSIGN_OR_RETURN(Tensor g, Gather(c, input, nd - 2, bh));
   if (!max) {

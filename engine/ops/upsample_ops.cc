@@ -3,6 +3,7 @@
 // time, each output position's source computed in float32 on the device from an arange, then a
 // gather (nearest) or the blend of two gathers, w0 * x[lo] + w1 * x[hi] (linear). The client
 // resolves size and scale_factor into output_size and the scales torch passes on.
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,13 +25,13 @@ constexpr absl::string_view kOp = "upsample";
 
 enum class Mode { kNearest, kNearestExact, kLinear };
 
-// out[i] = (i + pre) * scale + post in float32, for i < n, rounded step by step as torch's
-// kernels compute it.
-absl::StatusOr<Tensor> Affine(Composition& c, int64_t n, double pre, float scale, double post,
-                              const Device& device) {
+// out[i] = (i + pre) * scale + post in `dtype` (float32, or float64 for float64 inputs' linear
+// weights), for i < n, rounded step by step as torch's kernels compute it.
+absl::StatusOr<Tensor> Affine(Composition& c, int64_t n, double pre, double scale, double post,
+                              DType dtype, const Device& device) {
+  if (dtype == DType::kFloat32) scale = static_cast<float>(scale);
   TENSORD_ASSIGN_OR_RETURN(PlannedOp range, PlanArange(Scalar(int64_t{0}), Scalar(n),
-                                                       Scalar(int64_t{1}), DType::kFloat32,
-                                                       device));
+                                                       Scalar(int64_t{1}), dtype, device));
   Tensor t = c.Add(std::move(range)).at(0);
   for (const auto& [value, op] : {std::pair<double, const char*>{pre, "add"},
                                   std::pair<double, const char*>{scale, "mul"},
@@ -77,20 +78,22 @@ absl::StatusOr<Tensor> ResizeDim(Composition& c, const Tensor& x, int64_t dim, i
                             ? 0.5f
                             : static_cast<float>(Scale(given, in, out));
     TENSORD_ASSIGN_OR_RETURN(
-        Tensor src, Affine(c, out, mode == Mode::kNearestExact ? 0.5 : 0, scale, 0, device));
+        Tensor src, Affine(c, out, mode == Mode::kNearestExact ? 0.5 : 0, scale, 0,
+                           DType::kFloat32, device));
     TENSORD_ASSIGN_OR_RETURN(src, c.Op1("floor", {src}));
     TENSORD_ASSIGN_OR_RETURN(src, c.ToDType(src, DType::kInt64));
     TENSORD_ASSIGN_OR_RETURN(src, Clamped(c, src, in - 1));
     return c.Op1("index_select", {x, src}, Attrs().Set("dim", dim));
   }
-  // linear: the source position, its two neighbours and their weights.
+  // linear: the source position, its two neighbours and their weights, in the input's
+  // floating type's precision (float32 for 16-bit types, as torch's opmath).
+  const DType calc = x.dtype() == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
   Tensor src;
   if (align_corners) {
     const double scale = out > 1 ? static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0;
-    TENSORD_ASSIGN_OR_RETURN(src, Affine(c, out, 0, static_cast<float>(scale), 0, device));
+    TENSORD_ASSIGN_OR_RETURN(src, Affine(c, out, 0, scale, 0, calc, device));
   } else {
-    const float scale = static_cast<float>(Scale(given, in, out));
-    TENSORD_ASSIGN_OR_RETURN(src, Affine(c, out, 0.5, scale, -0.5, device));
+    TENSORD_ASSIGN_OR_RETURN(src, Affine(c, out, 0.5, Scale(given, in, out), -0.5, calc, device));
     TENSORD_ASSIGN_OR_RETURN(src, c.Op1("clamp_min", {src}, Attrs().Set("min",
                                                                          Scalar(int64_t{0}))));
   }
@@ -151,6 +154,11 @@ absl::StatusOr<PlannedOp> PlanUpsample(const Tensor& input, const std::vector<in
     }
     return RuntimeError(kOp, absl::StrCat("Input and output sizes should be greater than 0, "
                                           "but got input (", ins, ") output (", outs, ")"));
+  }
+  for (const std::optional<double>& s : scales) {
+    if (s.has_value() && *s > 0 && !std::isfinite(1.0 / *s)) {
+      return RuntimeError(kOp, absl::StrCat("scale factor ", *s, " is too small to invert"));
+    }
   }
   const DType dtype = input.dtype();
   const bool cpu = input.device().is_cpu();

@@ -94,7 +94,9 @@ DimVector ContiguousStrides(IntList sizes) {
   int64_t s = 1;
   for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
     strides[d] = s;
-    s *= std::max<int64_t>(sizes[d], 1);
+    // A shape whose numel overflows saturates here; the validator then refuses its numel, so
+    // every caller that allocates it gets an error rather than wrapped strides.
+    if (__builtin_mul_overflow(s, std::max<int64_t>(sizes[d], 1), &s)) s = INT64_MAX;
   }
   return strides;
 }

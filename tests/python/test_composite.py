@@ -230,6 +230,8 @@ CASES = {
         "ij,jk,j->ik", T(m, "x"), T(m, "c3"), T(m, "v4")),
     "einsum(broadcast a size-1 label)": lambda m: m.einsum("ij,ij->ij", T(m, "x")[:1],
                                                            T(m, "x")),
+    "einsum(a size-1 label broadcast to 0)": lambda m: m.einsum("i,i->i", m.zeros(0),
+                                                                  m.ones(1)),
     "einsum(sizes do not match)": lambda m: m.einsum("ij,ij->ij", T(m, "x"), T(m, "c3")),
     "einsum(diagonal sizes differ)": lambda m: m.einsum("ii->i", T(m, "x")),
     "einsum(output label twice)": lambda m: m.einsum("ij->ii", T(m, "x")),

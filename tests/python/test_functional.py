@@ -486,6 +486,16 @@ CASES = {
     "unfold(5-d input)": lambda m: fn(m).unfold(T(m, "big")[None], 2),
     "unfold(int)": lambda m: fn(m).unfold(T(m, "big").long(), 2),
     "unfold(kernel 0)": lambda m: fn(m).unfold(T(m, "big"), 0),
+    "fold(more kernel offsets than blocks)": lambda m: fn(m).fold(
+        fn(m).unfold(T(m, "big"), (5, 4), stride=(2, 1)), (7, 6), (5, 4), stride=(2, 1)),
+    "conv_transpose2d(more kernel offsets than blocks)": lambda m: fn(m).conv_transpose2d(
+        T(m, "img")[:, :, :1, :2], T(m, "kgs"), stride=(1, 2), dilation=(2, 1)),
+    "unfold(no whole block)": lambda m: fn(m).unfold(T(m, "big")[:, :, :1], (2, 1),
+                                                     stride=(2, 1)),
+    "conv_transpose2d(empty weight, wide kernel)": lambda m: fn(m).conv_transpose2d(
+        m.zeros(1, 1, 1, 1), m.zeros(1, 0, 1, 2 ** 20)),
+    "max_pool2d(indices, windows of -inf)": lambda m: fn(m).max_pool2d(
+        m.full((1, 1, 3, 3), float("-inf")), 3, 1, 1, return_indices=True)[1],
     "unfold(transposed)": lambda m: fn(m).unfold(T(m, "big").transpose(2, 3), 3, padding=1),
     "fold(2-d input)": lambda m: fn(m).fold(fn(m).unfold(T(m, "big"), 3, padding=1)[0], (7, 6),
                                             3, padding=1),

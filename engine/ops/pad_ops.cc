@@ -97,8 +97,20 @@ absl::StatusOr<PlannedOp> PlanConstantPad(absl::string_view op, const Tensor& in
   TENSORD_ASSIGN_OR_RETURN(
       Tensor out,
       AllocateTensor(op, TensorMeta::Contiguous(input.dtype(), shape), input.device()));
-  TENSORD_ASSIGN_OR_RETURN(PlannedOp fill, PlanFill(out, value));
-  c.Add(std::move(fill));
+  // The value goes only where the input does not: each padded dim's slabs before and after
+  // (corners filled more than once), so every element is written once or a few times.
+  for (int64_t k = 0; k < npad; ++k) {
+    const int64_t dim = ndim - 1 - k;
+    const int64_t before = std::max<int64_t>(pad[2 * k], 0);
+    const int64_t after = std::max<int64_t>(pad[2 * k + 1], 0);
+    for (const auto& [start, length] : {std::make_pair(int64_t{0}, before),
+                                        std::make_pair(shape[dim] - after, after)}) {
+      if (length == 0) continue;
+      TENSORD_ASSIGN_OR_RETURN(Tensor slab, Narrow(out, dim, start, length));
+      TENSORD_ASSIGN_OR_RETURN(PlannedOp fill, PlanFill(slab, value));
+      c.Add(std::move(fill));
+    }
+  }
   Tensor middle = out;
   for (int64_t k = 0; k < npad; ++k) {
     const int64_t dim = ndim - 1 - k;

@@ -24,6 +24,14 @@
 
 namespace tensord::engine::cpu {
 
+// c[0] x^(N-1) + c[1] x^(N-2) + ... + c[N-1] by Horner's rule: p = p * x + c[i], step by step.
+template <int N>
+[[gnu::always_inline]] inline float Horner(float x, const float (&c)[N]) {
+  float p = c[0];
+  for (int i = 1; i < N; ++i) p = p * x + c[i];
+  return p;
+}
+
 // exp(x) in float32 within 1.5 ulps (Cephes' expf: x = k ln 2 + r with |r| <= ln 2 / 2, a
 // degree-7 polynomial for e^r, 2^k from exponent bits, in two halves so that results near the
 // float range's ends, subnormal ones included, come out as libm's). exp(-inf) = 0,
@@ -41,12 +49,8 @@ namespace tensord::engine::cpu {
   xc = x != x ? 0.0f : xc;
   const float kf = (xc * kLog2e + kRound) - kRound;
   const float r = (xc - kf * kLn2Hi) - kf * kLn2Lo;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
+  float p = Horner(r, {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f,
+                       1.6666665459e-1f, 5.0000001201e-1f});
   p = p * r * r + r + 1.0f;
   const int32_t k = static_cast<int32_t>(kf);  // in [-150, 129]: each half a normal power of 2
   const int32_t k1 = k / 2, k2 = k - k1;
@@ -61,11 +65,8 @@ namespace tensord::engine::cpu {
 [[gnu::always_inline]] inline float VecTanh(float x) {
   const float a = x < 0 ? -x : x;
   const float z = x * x;
-  float p = -5.70498872745e-3f;
-  p = p * z + 2.06390887954e-2f;
-  p = p * z - 5.37397155531e-2f;
-  p = p * z + 1.33314422036e-1f;
-  p = p * z - 3.33332819422e-1f;
+  const float p = Horner(z, {-5.70498872745e-3f, 2.06390887954e-2f, -5.37397155531e-2f,
+                             1.33314422036e-1f, -3.33332819422e-1f});
   const float small = x + x * z * p;
   const float large = 1.0f - 2.0f / (VecExp(2.0f * a) + 1.0f);
   const float signed_large = x < 0 ? -large : large;
@@ -78,21 +79,14 @@ namespace tensord::engine::cpu {
 // t = 1 / (1 + 0.3275911 |x|), signed as x. NaN stays NaN.
 [[gnu::always_inline]] inline float VecErf(float x) {
   const float z = x * x;
-  float s = 7.853861353153693e-5f;
-  s = s * z - 8.010193625184903e-4f;
-  s = s * z + 5.188327685732524e-3f;
-  s = s * z - 2.685381193529856e-2f;
-  s = s * z + 1.128358514861418e-1f;
-  s = s * z - 3.761262582423300e-1f;
-  s = s * z + 1.128379165726710e+0f;
+  const float s = Horner(z, {7.853861353153693e-5f, -8.010193625184903e-4f, 5.188327685732524e-3f,
+                             -2.685381193529856e-2f, 1.128358514861418e-1f,
+                             -3.761262582423300e-1f, 1.128379165726710e+0f});
   const float small = x * s;
   const float a = x < 0 ? -x : x;
   const float t = 1.0f / (0.3275911f * a + 1.0f);
-  float r = 1.061405429f;
-  r = r * t - 1.453152027f;
-  r = r * t + 1.421413741f;
-  r = r * t - 0.284496736f;
-  r = r * t + 0.254829592f;
+  const float r =
+      Horner(t, {1.061405429f, -1.453152027f, 1.421413741f, -0.284496736f, 0.254829592f});
   const float y = 1.0f - t * r * VecExp(-z);
   const float large = x < 0 ? -y : y;
   return a < 1.0f ? small : (x != x ? x : large);
@@ -111,15 +105,9 @@ namespace tensord::engine::cpu {
   e = low ? e - 1.0f : e;
   const float f = low ? m + m - 1.0f : m - 1.0f;
   const float z = f * f;
-  float p = 7.0376836292e-2f;
-  p = p * f - 1.1514610310e-1f;
-  p = p * f + 1.1676998740e-1f;
-  p = p * f - 1.2420140846e-1f;
-  p = p * f + 1.4249322787e-1f;
-  p = p * f - 1.6668057665e-1f;
-  p = p * f + 2.0000714765e-1f;
-  p = p * f - 2.4999993993e-1f;
-  p = p * f + 3.3333331174e-1f;
+  const float p = Horner(f, {7.0376836292e-2f, -1.1514610310e-1f, 1.1676998740e-1f,
+                             -1.2420140846e-1f, 1.4249322787e-1f, -1.6668057665e-1f,
+                             2.0000714765e-1f, -2.4999993993e-1f, 3.3333331174e-1f});
   float y = f * z * p;
   y += -2.12194440e-4f * e;
   y += -0.5f * z;

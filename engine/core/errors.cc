@@ -77,7 +77,11 @@ absl::Status WithPayloadsOf(const absl::Status& from, absl::Status to) {
 }
 
 absl::Status DTypeNotImplemented(absl::string_view op, DType dtype) {
-  return RuntimeError(op, absl::StrCat("\"", op, "_cpu\" not implemented for '",
+  return KernelNotImplemented(op, absl::StrCat(op, "_cpu"), dtype);
+}
+
+absl::Status KernelNotImplemented(absl::string_view op, absl::string_view kernel, DType dtype) {
+  return RuntimeError(op, absl::StrCat("\"", kernel, "\" not implemented for '",
                                        DTypeLegacyName(dtype), "'"));
 }
 

@@ -51,6 +51,8 @@ absl::Status NameOp(absl::string_view op, const absl::Status& status);
 // torch's "\"<op>_cpu\" not implemented for '<Dtype>'" (RuntimeError): a dtype an op has no CPU
 // kernel for.
 absl::Status DTypeNotImplemented(absl::string_view op, DType dtype);
+// The same for a kernel torch names otherwise: "\"<kernel>\" not implemented for '<Dtype>'".
+absl::Status KernelNotImplemented(absl::string_view op, absl::string_view kernel, DType dtype);
 
 // The standard "Dimension out of range" error (IndexError).
 absl::Status DimOutOfRange(absl::string_view op, int64_t dim, int64_t ndim);

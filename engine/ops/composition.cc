@@ -4,6 +4,7 @@
 
 #include "engine/core/status_macros.h"
 #include "engine/ops/copy_ops.h"
+#include "engine/ops/factory_ops.h"
 
 namespace tensord::engine {
 
@@ -66,6 +67,18 @@ absl::StatusOr<Tensor> Composition::ToDType(const Tensor& t, DType dtype) {
   if (!t.defined() || t.dtype() == dtype) return t;
   TENSORD_ASSIGN_OR_RETURN(PlannedOp step, PlanToDType(t, dtype));
   return Add(std::move(step)).at(0);
+}
+
+absl::StatusOr<Tensor> Composition::Reshape(const Tensor& t, IntList shape) {
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp step, PlanReshape(t, shape));
+  return Add(std::move(step)).at(0);
+}
+
+absl::StatusOr<Tensor> Composition::Arange(const Scalar& start, const Scalar& end,
+                                           const Scalar& step, DType dtype,
+                                           const Device& device) {
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp range, PlanArange(start, end, step, dtype, device));
+  return Add(std::move(range)).at(0);
 }
 
 }  // namespace tensord::engine

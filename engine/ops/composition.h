@@ -34,6 +34,12 @@ class Composition {
   absl::StatusOr<Tensor> Contiguous(const Tensor& t);
   // `t` in `dtype`: itself, or a converted copy made by a step (undefined stays undefined).
   absl::StatusOr<Tensor> ToDType(const Tensor& t, DType dtype);
+  // `t` reshaped: a view where the strides allow, else a copy made by a step.
+  absl::StatusOr<Tensor> Reshape(const Tensor& t, IntList shape);
+  // arange(start, end, step) in `dtype` on `device`, made by a step (index arithmetic of
+  // compositions: window starts, gather positions).
+  absl::StatusOr<Tensor> Arange(const Scalar& start, const Scalar& end, const Scalar& step,
+                                DType dtype, const Device& device);
 
   // The composed op, returning `outputs`.
   PlannedOp Finish(std::vector<Tensor> outputs) &&;

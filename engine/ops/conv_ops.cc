@@ -97,6 +97,34 @@ absl::StatusOr<Tensor> ComposedConv(Composition& c, const Tensor& x, const Tenso
   return out;
 }
 
+// A convolution's operands (input, weight and the optional bias) with torch's dtype and device
+// checks, conv2d's and conv_transpose2d's alike; `kernel` names torch's CPU kernel.
+struct ConvOperands {
+  std::vector<Tensor> tensors;
+  Device device;
+};
+absl::StatusOr<ConvOperands> CheckConvOperands(absl::string_view op, absl::string_view kernel,
+                                               const Tensor& input, const Tensor& weight,
+                                               const Tensor& bias) {
+  const DType dtype = input.dtype();
+  if (weight.dtype() != dtype) {
+    return RuntimeError(op, absl::StrCat("expected scalar type ", DTypeLegacyName(dtype),
+                                         " but found ", DTypeLegacyName(weight.dtype())));
+  }
+  if (bias.defined() && bias.dtype() != dtype) {
+    return RuntimeError(op, absl::StrCat("Input type (", CppTypeName(dtype), ") and bias type (",
+                                         CppTypeName(bias.dtype()), ") should be the same"));
+  }
+  ConvOperands o;
+  o.tensors = {input, weight};
+  if (bias.defined()) o.tensors.push_back(bias);
+  TENSORD_ASSIGN_OR_RETURN(o.device, CommonDevice(op, o.tensors));
+  if (dtype == DType::kBool || (o.device.is_cpu() && dtype == DType::kFloat16)) {
+    return KernelNotImplemented(op, kernel, dtype);
+  }
+  return o;
+}
+
 // The window geometry of im2col / col2im / conv_transpose2d, per spatial dim.
 struct Window {
   int64_t kernel[2], dilation[2], padding[2], stride[2];
@@ -142,16 +170,6 @@ std::optional<int64_t> Blocks(int64_t size, const Window& w, int d) {
   const int64_t span = *padded - (w.dilation[d] * (w.kernel[d] - 1) + 1);
   const int64_t q = span / w.stride[d];
   return (span % w.stride[d] != 0 && span < 0 ? q - 1 : q) + 1;
-}
-
-// A dtype im2col / col2im have no CPU kernel for (torch's message names the kernel).
-absl::Status CheckFoldDType(absl::string_view op, absl::string_view kernel, DType dtype,
-                            const Device& device) {
-  if (!IsFloating(dtype) || (device.is_cpu() && dtype == DType::kFloat16)) {
-    return RuntimeError(op, absl::StrCat("\"", kernel, "\" not implemented for '",
-                                         DTypeLegacyName(dtype), "'"));
-  }
-  return absl::OkStatus();
 }
 
 // col2im: columns `cols` (n, ch, kh, kw, bh, bw), contiguous, summed into a new (n, ch, oh, ow)
@@ -242,7 +260,7 @@ absl::StatusOr<PlannedOp> PlanUnfold(const Tensor& input, const Window& w) {
                                          bh, ", ", bw, "), but its components must be at least "
                                          "one."));
   }
-  TENSORD_RETURN_IF_ERROR(CheckFoldDType(op, "im2col_out_cpu", input.dtype(), input.device()));
+  TENSORD_RETURN_IF_ERROR(CheckFloatingKernel(op, "im2col_out_cpu", input.dtype(), input.device()));
   Composition c({input});
   TENSORD_ASSIGN_OR_RETURN(Tensor x, View(input, {n, ch, h, wd}));
   if (w.padding[0] > 0 || w.padding[1] > 0) {
@@ -321,7 +339,7 @@ absl::StatusOr<PlannedOp> PlanFold(const Tensor& input, const std::vector<int64_
                                          ", but got input.size(2)=", length,
                                          "."));
   }
-  TENSORD_RETURN_IF_ERROR(CheckFoldDType(op, "col2im_out_cpu", input.dtype(), input.device()));
+  TENSORD_RETURN_IF_ERROR(CheckFloatingKernel(op, "col2im_out_cpu", input.dtype(), input.device()));
   const int64_t ch = rows / kk;
   Composition c({input});
   TENSORD_ASSIGN_OR_RETURN(Tensor cols, c.Contiguous(input));
@@ -418,25 +436,12 @@ absl::StatusOr<PlannedOp> PlanConvTranspose2d(const Tensor& input, const Tensor&
     return RuntimeError(op, absl::StrCat("non-empty 2D or 4D weight tensor expected, but got: ",
                                          wsizes));
   }
-  const DType dtype = input.dtype();
-  if (weight.dtype() != dtype) {
-    return RuntimeError(op, absl::StrCat("expected scalar type ", DTypeLegacyName(dtype),
-                                         " but found ", DTypeLegacyName(weight.dtype())));
-  }
-  if (bias.defined() && bias.dtype() != dtype) {
-    return RuntimeError(op, absl::StrCat("Input type (", CppTypeName(dtype), ") and bias type (",
-                                         CppTypeName(bias.dtype()), ") should be the same"));
-  }
-  std::vector<Tensor> operands = {input, weight};
-  if (bias.defined()) operands.push_back(bias);
-  TENSORD_ASSIGN_OR_RETURN(const Device device, CommonDevice(op, operands));
-  if (dtype == DType::kBool || (device.is_cpu() && dtype == DType::kFloat16)) {
-    return RuntimeError(op, absl::StrCat("\"slow_conv_transpose2d_out_cpu\" not implemented "
-                                         "for '", DTypeLegacyName(dtype), "'"));
-  }
+  TENSORD_ASSIGN_OR_RETURN(
+      const ConvOperands operands,
+      CheckConvOperands(op, "slow_conv_transpose2d_out_cpu", input, weight, bias));
   const int64_t n = in[0], h = in[2], wd = in[3], cg = cin / groups, og = weight.size(1);
   const int64_t kk = g.kernel[0] * g.kernel[1];
-  Composition c(operands);
+  Composition c(operands.tensors);
   TENSORD_ASSIGN_OR_RETURN(Tensor x, c.Contiguous(input));
   TENSORD_ASSIGN_OR_RETURN(x, View(x, {n, groups, cg, h * wd}));
   TENSORD_ASSIGN_OR_RETURN(Tensor wt, c.Contiguous(weight));
@@ -533,24 +538,12 @@ absl::StatusOr<PlannedOp> PlanConv2d(const Tensor& input, const Tensor& weight,
                                           span[0], " x ", span[1], "). Kernel size can't be "
                                           "greater than actual input size"));
   }
+  TENSORD_ASSIGN_OR_RETURN(const ConvOperands operands,
+                           CheckConvOperands(kOp, "slow_conv2d_cpu", input, weight, bias));
   const DType dtype = input.dtype();
-  if (weight.dtype() != dtype) {
-    return RuntimeError(kOp, absl::StrCat("expected scalar type ", DTypeLegacyName(dtype),
-                                          " but found ", DTypeLegacyName(weight.dtype())));
-  }
-  if (bias.defined() && bias.dtype() != dtype) {
-    return RuntimeError(kOp, absl::StrCat("Input type (", CppTypeName(dtype), ") and bias type (",
-                                          CppTypeName(bias.dtype()), ") should be the same"));
-  }
-  std::vector<Tensor> operands = {input, weight};
-  if (bias.defined()) operands.push_back(bias);
-  TENSORD_ASSIGN_OR_RETURN(const Device device, CommonDevice(kOp, operands));
-  if (dtype == DType::kBool || (device.is_cpu() && dtype == DType::kFloat16)) {
-    return RuntimeError(kOp, absl::StrCat("\"slow_conv2d_cpu\" not implemented for '",
-                                          DTypeLegacyName(dtype), "'"));
-  }
+  const Device device = operands.device;
   DimVector out_sizes = {g.batch, o, g.out_size[0], g.out_size[1]};
-  Composition c(operands);
+  Composition c(operands.tensors);
   TENSORD_ASSIGN_OR_RETURN(Tensor x, c.Contiguous(input));
   TENSORD_ASSIGN_OR_RETURN(Tensor w, c.Contiguous(weight));
   TENSORD_ASSIGN_OR_RETURN(Tensor b, c.Contiguous(bias));

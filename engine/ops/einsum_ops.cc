@@ -179,11 +179,6 @@ absl::StatusOr<Term> Unique(Term term, size_t operand) {
   }
 }
 
-absl::StatusOr<Tensor> Reshape(Composition& c, const Tensor& t, IntList shape) {
-  TENSORD_ASSIGN_OR_RETURN(PlannedOp step, PlanReshape(t, shape));
-  return c.Add(std::move(step)).at(0);
-}
-
 // a and b contracted over their shared labels that `keep` lacks: one bmm of
 // (batch, left, contract) by (batch, contract, right).
 absl::StatusOr<Term> Pair(Composition& c, const Term& a, const Term& b, const Labels& keep) {
@@ -243,8 +238,8 @@ absl::StatusOr<Term> Pair(Composition& c, const Term& a, const Term& b, const La
   TENSORD_ASSIGN_OR_RETURN(const int64_t nl, product(left));
   TENSORD_ASSIGN_OR_RETURN(const int64_t nk, product(contract));
   TENSORD_ASSIGN_OR_RETURN(const int64_t nr, product(right));
-  TENSORD_ASSIGN_OR_RETURN(a2, Reshape(c, a2, {nb, nl, nk}));
-  TENSORD_ASSIGN_OR_RETURN(b2, Reshape(c, b2, {nb, nk, nr}));
+  TENSORD_ASSIGN_OR_RETURN(a2, c.Reshape(a2, {nb, nl, nk}));
+  TENSORD_ASSIGN_OR_RETURN(b2, c.Reshape(b2, {nb, nk, nr}));
   TENSORD_ASSIGN_OR_RETURN(Tensor out, c.Op1("bmm", {a2, b2}));
   Term result;
   result.labels = batch;
@@ -252,7 +247,7 @@ absl::StatusOr<Term> Pair(Composition& c, const Term& a, const Term& b, const La
   result.labels.insert(result.labels.end(), right.begin(), right.end());
   DimVector shape;
   for (int l : result.labels) shape.push_back(sizes[l]);
-  TENSORD_ASSIGN_OR_RETURN(result.t, Reshape(c, out, shape));
+  TENSORD_ASSIGN_OR_RETURN(result.t, c.Reshape(out, shape));
   return result;
 }
 

@@ -32,8 +32,7 @@ absl::Status CheckMatmulDtypes(absl::string_view op, const Tensor& a, const Tens
     }
   } else if (!IsFloating(a.dtype())) {
     // cuBLAS multiplies floating types only (as torch's CUDA products).
-    return RuntimeError(op, absl::StrCat("\"addmm_cuda\" not implemented for '",
-                                         DTypeLegacyName(a.dtype()), "'"));
+    return KernelNotImplemented(op, "addmm_cuda", a.dtype());
   }
   return absl::OkStatus();
 }

@@ -6,6 +6,7 @@
 // rules: (C), (N, C) and (N, C, d1, ...) inputs). Pointwise: mse_loss, l1_loss,
 // smooth_l1_loss, huber_loss, soft_margin_loss, binary_cross_entropy(_with_logits) and kl_div,
 // each element's loss then the reduction.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,15 +32,6 @@ absl::StatusOr<LossReduction> ParseReduction(absl::string_view op, absl::string_
   return ValueError(op, absl::StrCat(name, " is not a valid value for reduction"));
 }
 
-// A kernel that torch's CPU backend does not have for `dtype` (its name in torch's message).
-absl::Status CheckLossDType(absl::string_view op, absl::string_view kernel, DType dtype,
-                            const Device& device) {
-  if (!IsFloating(dtype) || (device.is_cpu() && dtype == DType::kFloat16)) {
-    return RuntimeError(op, absl::StrCat("\"", kernel, "\" not implemented for '",
-                                         DTypeLegacyName(dtype), "'"));
-  }
-  return absl::OkStatus();
-}
 
 struct LossArgs {
   LossReduction reduction = LossReduction::kMean;
@@ -86,7 +78,7 @@ absl::StatusOr<PlannedOp> PlanIndexLoss(absl::string_view op, bool log_probs, co
                                         const LossArgs& args) {
   const int64_t nd = input.dim();
   if (!log_probs) {  // log_softmax over the class dim runs first in torch
-    TENSORD_RETURN_IF_ERROR(CheckLossDType(
+    TENSORD_RETURN_IF_ERROR(CheckFloatingKernel(
         op, nd <= 2 ? "log_softmax_lastdim_kernel_impl" : "softmax_kernel_impl", input.dtype(),
         input.device()));
   }
@@ -140,7 +132,7 @@ absl::StatusOr<PlannedOp> PlanIndexLoss(absl::string_view op, bool log_probs, co
     }
   }
   if (log_probs) {
-    TENSORD_RETURN_IF_ERROR(CheckLossDType(
+    TENSORD_RETURN_IF_ERROR(CheckFloatingKernel(
         op, nd <= 2 ? "nll_loss_out_frame" : "nll_loss2d_forward_out_frame", input.dtype(),
         input.device()));
   }
@@ -195,7 +187,7 @@ absl::StatusOr<PlannedOp> PlanProbabilityLoss(absl::string_view op, const Tensor
   if (nd == 0) {
     return IndexError(op, "Dimension specified as 1 but tensor has no dimensions");
   }
-  TENSORD_RETURN_IF_ERROR(CheckLossDType(
+  TENSORD_RETURN_IF_ERROR(CheckFloatingKernel(
       op, nd <= 2 ? "log_softmax_lastdim_kernel_impl" : "softmax_kernel_impl", input.dtype(),
       input.device()));
   const int64_t classes = input.size(nd == 1 ? 0 : 1);
@@ -208,7 +200,7 @@ absl::StatusOr<PlannedOp> PlanProbabilityLoss(absl::string_view op, const Tensor
   if (weight.defined()) operands.push_back(weight);
   TENSORD_ASSIGN_OR_RETURN(const Device device, CommonDevice(op, operands));
   const DType dtype = ResultType(operands);
-  TENSORD_RETURN_IF_ERROR(CheckLossDType(op, "log_softmax_lastdim_kernel_impl", dtype, device));
+  TENSORD_RETURN_IF_ERROR(CheckFloatingKernel(op, "log_softmax_lastdim_kernel_impl", dtype, device));
   DimVector out_sizes;
   if (nd >= 2) {
     out_sizes.assign(input.sizes().begin(), input.sizes().end());
@@ -272,8 +264,8 @@ absl::Status CheckPointwiseLossDType(absl::string_view op, absl::string_view ker
       (device.is_cpu() && ((dtype == DType::kFloat16 && !half_on_cpu) ||
                            (dtype == DType::kBFloat16 && !bf16_on_cpu)));
   if (!missing) return absl::OkStatus();
-  return RuntimeError(op, absl::StrCat("\"", kernel, device.is_cpu() ? "_cpu" : "_cuda",
-                                       "\" not implemented for '", DTypeLegacyName(dtype), "'"));
+  return KernelNotImplemented(op, absl::StrCat(kernel, device.is_cpu() ? "_cpu" : "_cuda"),
+                              dtype);
 }
 
 std::string TorchSize(IntList sizes) {
@@ -281,23 +273,23 @@ std::string TorchSize(IntList sizes) {
 }
 
 // `kind`'s loss of each element (binary_ops.h), in the inputs' promoted dtype; `param` is
-// smooth_l1's beta or huber's delta.
+// smooth_l1's beta or huber's delta; `check_input`, a check of input's values first.
 absl::StatusOr<Tensor> PointwiseLoss(Composition& c, absl::string_view op, BinaryOp kind,
                                      const Tensor& input, const Tensor& target, DType dtype,
-                                     double param, ValueCheck check_input = ValueCheck::kNonzero,
-                                     bool checked = false) {
+                                     double param,
+                                     std::optional<ValueCheck> check_input = std::nullopt) {
   ElementwiseSpec spec{op};
   spec.compute_dtype = dtype;
   const std::string name(op);
   TENSORD_ASSIGN_OR_RETURN(
       PlannedOp step,
       PlanElementwise(spec, {input, target},
-                      [kind, param, check_input, checked, name](
+                      [kind, param, check_input, name](
                           Backend& backend, IntList shape, const StridedRef& out,
                           absl::Span<const StridedRef> ins) -> absl::Status {
-                        if (checked) {
+                        if (check_input.has_value()) {
                           TENSORD_RETURN_IF_ERROR(
-                              backend.CheckValues(check_input, name, shape, ins[0]));
+                              backend.CheckValues(*check_input, name, shape, ins[0]));
                         }
                         return backend.Binary(kind, shape, out, ins[0], ins[1], Scalar(param));
                       }));
@@ -390,13 +382,12 @@ absl::StatusOr<PlannedOp> PlanBinaryCrossEntropy(const Tensor& input, const Tens
   if (!IsFloating(input.dtype()) ||
       (device.is_cpu() && (input.dtype() == DType::kFloat16 ||
                            input.dtype() == DType::kBFloat16))) {
-    return RuntimeError(op, absl::StrCat("\"binary_cross_entropy\" not implemented for '",
-                                         DTypeLegacyName(input.dtype()), "'"));
+    return KernelNotImplemented(op, "binary_cross_entropy", input.dtype());
   }
   Composition c(operands);
   TENSORD_ASSIGN_OR_RETURN(
       Tensor loss, PointwiseLoss(c, op, BinaryOp::kBinaryCrossEntropy, input, target,
-                                 input.dtype(), 0, ValueCheck::kUnitInterval, true));
+                                 input.dtype(), 0, ValueCheck::kUnitInterval));
   if (weight.defined()) {
     TENSORD_ASSIGN_OR_RETURN(loss, c.Op1("mul_", {loss, weight}));
   }

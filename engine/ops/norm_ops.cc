@@ -53,10 +53,7 @@ absl::StatusOr<PlannedOp> PlanLayerNorm(const Tensor& input, const Tensor& weigh
   if (bias.defined()) operands.push_back(bias);
   TENSORD_ASSIGN_OR_RETURN(const Device device, CommonDevice(op, operands));
   const DType dtype = input.dtype();
-  if (!IsFloating(dtype) || (device.is_cpu() && dtype == DType::kFloat16)) {
-    return RuntimeError(op, absl::StrCat("\"LayerNormKernelImpl\" not implemented for '",
-                                         DTypeLegacyName(dtype), "'"));
-  }
+  TENSORD_RETURN_IF_ERROR(CheckFloatingKernel(op, "LayerNormKernelImpl", dtype, device));
   for (const Tensor& t : {weight, bias}) {
     if (t.defined() && t.dtype() != dtype) {
       return RuntimeError(op, absl::StrCat("expected scalar type ", DTypeLegacyName(dtype),
@@ -187,10 +184,7 @@ absl::StatusOr<PlannedOp> PlanBatchNorm(const Tensor& input, const Tensor& runni
   }
   TENSORD_ASSIGN_OR_RETURN(const Device device, CommonDevice(op, operands));
   const DType dtype = input.dtype();
-  if (!IsFloating(dtype) || (device.is_cpu() && dtype == DType::kFloat16)) {
-    return RuntimeError(op, absl::StrCat("\"batch_norm\" not implemented for '",
-                                         DTypeLegacyName(dtype), "'"));
-  }
+  TENSORD_RETURN_IF_ERROR(CheckFloatingKernel(op, "batch_norm", dtype, device));
   // Statistics and parameters in float32 for the 16-bit types (torch's mixed dtypes), else in
   // the input's dtype.
   const bool reduced = dtype == DType::kFloat16 || dtype == DType::kBFloat16;
@@ -272,10 +266,7 @@ absl::StatusOr<PlannedOp> PlanGroupNorm(const Tensor& input, int64_t groups, con
   }
   TENSORD_ASSIGN_OR_RETURN(const Device device, CommonDevice(op, operands));
   const DType dtype = input.dtype();
-  if (!IsFloating(dtype) || (device.is_cpu() && dtype == DType::kFloat16)) {
-    return RuntimeError(op, absl::StrCat("\"GroupNormKernelImpl\" not implemented for '",
-                                         DTypeLegacyName(dtype), "'"));
-  }
+  TENSORD_RETURN_IF_ERROR(CheckFloatingKernel(op, "GroupNormKernelImpl", dtype, device));
   for (const Tensor& t : {weight, bias}) {
     if (t.defined() && t.dtype() != dtype) {
       return RuntimeError(op, absl::StrCat("expected scalar type ", DTypeLegacyName(dtype),

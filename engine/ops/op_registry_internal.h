@@ -6,6 +6,9 @@
 #include <utility>
 #include <vector>
 
+#include "engine/core/device.h"
+#include "engine/core/dtype.h"
+#include "engine/core/errors.h"
 #include "engine/ops/op_registry.h"
 
 namespace tensord::engine {
@@ -17,6 +20,16 @@ inline AttrSpec Req(std::string name, AttrType type, std::string doc = "") {
 }
 inline AttrSpec Opt(std::string name, AttrType type, std::string dflt, std::string doc = "") {
   return AttrSpec{std::move(name), type, false, std::move(dflt), std::move(doc)};
+}
+
+// The floating dtypes, float16 only off the CPU (torch's CPU kernels lack it for most ops):
+// else torch's "\"<kernel>\" not implemented for '<Dtype>'".
+inline absl::Status CheckFloatingKernel(absl::string_view op, absl::string_view kernel,
+                                        DType dtype, const Device& device) {
+  if (IsFloating(dtype) && !(device.is_cpu() && dtype == DType::kFloat16)) {
+    return absl::OkStatus();
+  }
+  return KernelNotImplemented(op, kernel, dtype);
 }
 
 // Each adds its family of ops to the registry.

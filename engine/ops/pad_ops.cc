@@ -93,7 +93,6 @@ absl::StatusOr<PlannedOp> PlanConstantPad(absl::string_view op, const Tensor& in
     }
     shape[dim] = size;
   }
-  TENSORD_RETURN_IF_ERROR(CheckShape(op, shape).status());
   TENSORD_ASSIGN_OR_RETURN(
       Tensor out,
       AllocateTensor(op, TensorMeta::Contiguous(input.dtype(), shape), input.device()));
@@ -127,10 +126,8 @@ absl::StatusOr<Tensor> GatherIndex(Composition& c, PadMode mode, int64_t size, i
                                    int64_t after, const Device& device) {
   const std::optional<int64_t> end = CheckedAdd(size, after);
   if (!end) return RuntimeError("pad", "the padded size overflows int64");
-  TENSORD_ASSIGN_OR_RETURN(
-      PlannedOp range, PlanArange(Scalar(-before), Scalar(*end), Scalar(int64_t{1}),
-                                  DType::kInt64, device));
-  Tensor i = c.Add(std::move(range)).at(0);
+  TENSORD_ASSIGN_OR_RETURN(Tensor i, c.Arange(Scalar(-before), Scalar(*end),
+                                               Scalar(int64_t{1}), DType::kInt64, device));
   const auto number = [](int64_t v) { return WrapNumber(Scalar(v)); };
   TENSORD_ASSIGN_OR_RETURN(const Tensor last, number(size - 1));
   switch (mode) {
@@ -173,8 +170,7 @@ absl::StatusOr<PlannedOp> PlanGatherPad(absl::string_view op, const Tensor& inpu
       const std::string kernel =
           absl::StrCat(reflect ? "reflection_pad" : "replication_pad", npad, "d",
                        (!reflect || npad == 3) ? "_cpu" : "");
-      return RuntimeError(op, absl::StrCat("\"", kernel, "\" not implemented for '",
-                                           DTypeLegacyName(dtype), "'"));
+      return KernelNotImplemented(op, kernel, dtype);
     }
     for (int64_t d = ndim - npad; d < ndim; ++d) {
       if (input.sizes()[d] == 0 || (ndim == npad + 2 && input.sizes()[1] == 0)) {

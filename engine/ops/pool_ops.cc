@@ -162,20 +162,16 @@ absl::StatusOr<Tensor> Unbatched(const Pool2d& g, const Tensor& out) {
 // An arange of n positions times `step` plus `start`, as int64, shaped `shape`.
 absl::StatusOr<Tensor> Positions(Composition& c, int64_t n, int64_t step, int64_t start,
                                  IntList shape, const Device& device) {
-  TENSORD_ASSIGN_OR_RETURN(PlannedOp range,
-                           PlanArange(Scalar(start), Scalar(start + n * step), Scalar(step),
-                                      DType::kInt64, device));
-  return View(c.Add(std::move(range)).at(0), shape);
+  TENSORD_ASSIGN_OR_RETURN(Tensor range, c.Arange(Scalar(start), Scalar(start + n * step),
+                                                    Scalar(step), DType::kInt64, device));
+  return View(range, shape);
 }
 
 absl::StatusOr<PlannedOp> PlanMaxPool2d(absl::string_view op, const Tensor& input, AttrReader& a,
                                         bool with_indices) {
   TENSORD_ASSIGN_OR_RETURN(const Pool2d g, Geometry(op, input, a, true));
   const DType dtype = input.dtype();
-  if (!IsFloating(dtype) || (input.device().is_cpu() && dtype == DType::kFloat16)) {
-    return RuntimeError(op, absl::StrCat("\"max_pool2d\" not implemented for '",
-                                         DTypeLegacyName(dtype), "'"));
-  }
+  TENSORD_RETURN_IF_ERROR(CheckFloatingKernel(op, "max_pool2d", dtype, input.device()));
   Composition c({input});
   TENSORD_ASSIGN_OR_RETURN(const Tensor x, Batched(g, input));
   TENSORD_ASSIGN_OR_RETURN(
@@ -190,9 +186,7 @@ absl::StatusOr<PlannedOp> PlanMaxPool2d(absl::string_view op, const Tensor& inpu
   }
   // The windows laid out (n, c, oh, ow, kh * kw): the max and where in the window it is.
   TENSORD_ASSIGN_OR_RETURN(Tensor flat, Permute(win, {0, 1, 4, 5, 2, 3}));
-  TENSORD_ASSIGN_OR_RETURN(PlannedOp reshape,
-                           PlanReshape(flat, {g.n, g.c, g.oh, g.ow, g.kh * g.kw}));
-  flat = c.Add(std::move(reshape)).at(0);
+  TENSORD_ASSIGN_OR_RETURN(flat, c.Reshape(flat, {g.n, g.c, g.oh, g.ow, g.kh * g.kw}));
   TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> mx,
                            c.Op("max.dim", {flat}, Attrs().Set("dim", int64_t{-1})));
   TENSORD_ASSIGN_OR_RETURN(const Tensor kw, WrapNumber(Scalar(g.kw)));
@@ -238,8 +232,7 @@ absl::StatusOr<PlannedOp> PlanAvgPool2d(const Tensor& input, AttrReader& a) {
   // torch's kernels: floating types (float16 off the CPU) and int64.
   if ((!IsFloating(dtype) && dtype != DType::kInt64) ||
       (input.device().is_cpu() && dtype == DType::kFloat16)) {
-    return RuntimeError(op, absl::StrCat("\"avg_pool2d\" not implemented for '",
-                                         DTypeLegacyName(dtype), "'"));
+    return KernelNotImplemented(op, "avg_pool2d", dtype);
   }
   Composition c({input});
   TENSORD_ASSIGN_OR_RETURN(const Tensor x, Batched(g, input));
@@ -326,8 +319,7 @@ absl::StatusOr<Bins> MakeBins(absl::string_view op, Composition& c, int64_t in, 
   TENSORD_ASSIGN_OR_RETURN(b.mask, c.Op1("lt", {at, b.ends}));
   TENSORD_ASSIGN_OR_RETURN(const Tensor last, c.Op1("sub", {b.ends, one}));
   TENSORD_ASSIGN_OR_RETURN(Tensor index, c.Op1("minimum", {at, last}));
-  TENSORD_ASSIGN_OR_RETURN(PlannedOp flat, PlanReshape(index, {out * b.k}));
-  b.index = c.Add(std::move(flat)).at(0);
+  TENSORD_ASSIGN_OR_RETURN(b.index, c.Reshape(index, {out * b.k}));
   return b;
 }
 
@@ -379,11 +371,8 @@ absl::StatusOr<PlannedOp> PlanAdaptivePool2d(absl::string_view op, const Tensor&
     }
   }
   const DType dtype = input.dtype();
-  if (!IsFloating(dtype) || (input.device().is_cpu() && dtype == DType::kFloat16)) {
-    return RuntimeError(op, absl::StrCat("\"", max ? "adaptive_max_pool2d" : "adaptive_avg_pool2d",
-                                         "\" not implemented for '", DTypeLegacyName(dtype),
-                                         "'"));
-  }
+  TENSORD_RETURN_IF_ERROR(CheckFloatingKernel(
+      op, max ? "adaptive_max_pool2d" : "adaptive_avg_pool2d", dtype, input.device()));
   DimVector out_shape(input.sizes().begin(), input.sizes().end());
   out_shape[nd - 2] = size[0], out_shape[nd - 1] = size[1];
   Composition c({input});
@@ -406,8 +395,7 @@ absl::StatusOr<PlannedOp> PlanAdaptivePool2d(absl::string_view op, const Tensor&
     // Equal bins (global average pooling among them): one mean over (…, oh, h/oh, ow, w/ow).
     DimVector split(input.sizes().begin(), input.sizes().end() - 2);
     for (int64_t v : {size[0], h / size[0], size[1], w / size[1]}) split.push_back(v);
-    TENSORD_ASSIGN_OR_RETURN(PlannedOp reshape, PlanReshape(input, split));
-    const Tensor binned = c.Add(std::move(reshape)).at(0);
+    TENSORD_ASSIGN_OR_RETURN(const Tensor binned, c.Reshape(input, split));
     TENSORD_ASSIGN_OR_RETURN(
         Tensor out, c.Op1("mean", {binned}, Attrs().Set("dim", std::vector<int64_t>{nd - 1,
                                                                                     nd + 1})));
@@ -433,8 +421,7 @@ absl::StatusOr<PlannedOp> PlanAdaptivePool2d(absl::string_view op, const Tensor&
   TENSORD_ASSIGN_OR_RETURN(g, Permute(g, perm));
   DimVector flat_shape(out_shape.begin(), out_shape.end());
   flat_shape.push_back(bh.k * bw.k);
-  TENSORD_ASSIGN_OR_RETURN(PlannedOp reshape, PlanReshape(g, flat_shape));
-  g = c.Add(std::move(reshape)).at(0);
+  TENSORD_ASSIGN_OR_RETURN(g, c.Reshape(g, flat_shape));
   TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> mx,
                            c.Op("max.dim", {g}, Attrs().Set("dim", int64_t{-1})));
   if (!with_indices) return std::move(c).Finish({mx[0]});

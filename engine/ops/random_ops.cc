@@ -88,8 +88,7 @@ absl::StatusOr<Tensor> NewFactoryTensor(absl::string_view op, AttrReader& a, DTy
 
 absl::Status CheckFloat(absl::string_view op, DType d) {
   if (!IsFloating(d)) {
-    return RuntimeError(op, absl::StrCat("\"", op, "\" not implemented for '",
-                                         DTypeLegacyName(d), "'"));
+    return KernelNotImplemented(op, op, d);
   }
   return absl::OkStatus();
 }

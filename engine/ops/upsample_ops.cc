@@ -12,6 +12,7 @@
 #include "engine/core/errors.h"
 #include "engine/core/status_macros.h"
 #include "engine/ops/composition.h"
+#include "engine/ops/copy_ops.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/factory_ops.h"
 #include "engine/ops/op_registry_internal.h"
@@ -30,9 +31,8 @@ enum class Mode { kNearest, kNearestExact, kLinear };
 absl::StatusOr<Tensor> Affine(Composition& c, int64_t n, double pre, double scale, double post,
                               DType dtype, const Device& device) {
   if (dtype == DType::kFloat32) scale = static_cast<float>(scale);
-  TENSORD_ASSIGN_OR_RETURN(PlannedOp range, PlanArange(Scalar(int64_t{0}), Scalar(n),
-                                                       Scalar(int64_t{1}), dtype, device));
-  Tensor t = c.Add(std::move(range)).at(0);
+  TENSORD_ASSIGN_OR_RETURN(Tensor t, c.Arange(Scalar(int64_t{0}), Scalar(n),
+                                               Scalar(int64_t{1}), dtype, device));
   for (const auto& [value, op] : {std::pair<double, const char*>{pre, "add"},
                                   std::pair<double, const char*>{scale, "mul"},
                                   std::pair<double, const char*>{post, "add"}}) {
@@ -167,8 +167,7 @@ absl::StatusOr<PlannedOp> PlanUpsample(const Tensor& input, const std::vector<in
             (dtype == DType::kUInt8 && mode != Mode::kLinear) ||
             (!cpu && dtype == DType::kFloat16);
   if (!ok) {
-    return RuntimeError(kOp, absl::StrCat("\"", kernel, "\" not implemented for '",
-                                          DTypeLegacyName(dtype), "'"));
+    return KernelNotImplemented(kOp, kernel, dtype);
   }
   Composition c({input});
   Tensor x = input;
@@ -180,7 +179,7 @@ absl::StatusOr<PlannedOp> PlanUpsample(const Tensor& input, const std::vector<in
   }
   TENSORD_ASSIGN_OR_RETURN(x, c.Contiguous(x));
   if (x.storage() == input.storage()) {  // nothing resized: still a new tensor, as torch's
-    TENSORD_ASSIGN_OR_RETURN(PlannedOp clone, PlanOp("clone", {x}, Attrs()));
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp clone, PlanCloneContiguous(x));
     x = c.Add(std::move(clone)).at(0);
   }
   return std::move(c).Finish({x});

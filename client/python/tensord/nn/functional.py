@@ -442,7 +442,7 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
 def pad(input, pad, mode="constant", value=None):
     """torch.nn.functional.pad: constant, reflect, replicate and circular; one server op
     (engine/ops/pad_ops.cc)."""
-    attrs = {"pad": _Ints(int(p) for p in pad), "mode": str(mode)}
+    attrs = {"pad": _ints(pad), "mode": str(mode)}
     if value is not None:
         attrs["value"] = value
     return _run("pad", [("input", input)], attrs)
@@ -450,6 +450,11 @@ def pad(input, pad, mode="constant", value=None):
 
 # ---- Convolution and pooling: windows as strided views (im2col without a copy until the
 # product), products on the server's GEMM; fold accumulates with scatter_add.
+
+def _ints(v):
+    """An int or a sequence of ints as a list attribute of ints."""
+    return _Ints(int(x) for x in v) if isinstance(v, (list, tuple)) else _Ints([int(v)])
+
 
 def _pair(v, n=2):
     if isinstance(v, (list, tuple)):
@@ -460,12 +465,10 @@ def _pair(v, n=2):
 
 
 def _window_attrs(kernel_size=None, dilation=1, padding=0, stride=1, **more):
-    def ints(v):
-        return _Ints(int(x) for x in v) if isinstance(v, (list, tuple)) else int(v)
-    attrs = {"dilation": ints(dilation), "padding": ints(padding), "stride": ints(stride)}
+    attrs = {"dilation": _ints(dilation), "padding": _ints(padding), "stride": _ints(stride)}
     if kernel_size is not None:
-        attrs["kernel_size"] = ints(kernel_size)
-    attrs.update({k: ints(v) if isinstance(v, (list, tuple)) else v for k, v in more.items()})
+        attrs["kernel_size"] = _ints(kernel_size)
+    attrs.update(more)
     return attrs
 
 
@@ -478,7 +481,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """torch.nn.functional.fold: one server op (col2im): overlapping blocks summed."""
     return _run("col2im", [("self", input)],
                 _window_attrs(kernel_size, dilation, padding, stride,
-                              output_size=_Ints(int(v) for v in _pair(output_size))))
+                              output_size=_ints(output_size)))
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -524,8 +527,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     """One server op (engine/ops/conv_ops.cc): weight^T @ input per group, summed into the
     output's windows (col2im), plus bias."""
     attrs = _window_attrs(None, dilation, padding, stride, groups=int(groups))
-    attrs["output_padding"] = (_Ints(int(v) for v in output_padding)
-                               if isinstance(output_padding, (list, tuple)) else int(output_padding))
+    attrs["output_padding"] = _ints(output_padding)
     return _run("conv_transpose2d", [("input", input), ("weight", weight), ("bias", bias)], attrs)
 
 
@@ -546,15 +548,13 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 
 def _pool_attrs(kernel_size, stride, padding, ceil_mode, **more):
-    def ints(v):
-        return _Ints(int(x) for x in v) if isinstance(v, (list, tuple)) else _Ints([int(v)])
-    attrs = {"kernel_size": ints(kernel_size), "padding": ints(padding),
+    attrs = {"kernel_size": _ints(kernel_size), "padding": _ints(padding),
              "ceil_mode": bool(ceil_mode)}
     if stride is not None and not (isinstance(stride, (list, tuple)) and len(stride) == 0):
-        attrs["stride"] = ints(stride)
+        attrs["stride"] = _ints(stride)
     for key, value in more.items():
         if value is not None:
-            attrs[key] = ints(value) if key == "dilation" else value
+            attrs[key] = _ints(value) if key == "dilation" else value
     return attrs
 
 
@@ -619,7 +619,7 @@ def _adaptive(name, input, output_size, nd):
     out = _pair(output_size, 2)
     if len(out) == 2:  # None keeps the input's size there
         out = tuple(input.shape[-2 + i] if out[i] is None else out[i] for i in range(2))
-    attrs = {"output_size": _Ints(int(o) for o in out)}
+    attrs = {"output_size": _ints(out)}
     if name == "adaptive_max_pool":
         return tuple(_run_n("adaptive_max_pool2d", [input], attrs, 2))
     return _run("adaptive_avg_pool2d", [("self", input)], attrs)
@@ -732,7 +732,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             if pool is None:
                 raise NotImplementedError("tensord: adaptive_avg_pool3d is not implemented")
             return pool(input, output_size)
-        attrs = {"output_size": _Ints(output_size), "mode": mode,
+        attrs = {"output_size": _ints(output_size), "mode": mode,
                  "align_corners": bool(align_corners)}
         for name, value in zip(("scales_d", "scales_h", "scales_w")[3 - dim:],
                                scale_factors or [None] * dim):
@@ -936,7 +936,7 @@ def _torch_namespace():
         use_input_stats, momentum, eps, cudnn_enabled=True: instance_norm(
             input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
     out["constant_pad_nd"] = lambda input, pad, value=0: _run(
-        "constant_pad_nd", [("input", input)], {"pad": _Ints(int(p) for p in pad), "value": value})
+        "constant_pad_nd", [("input", input)], {"pad": _ints(pad), "value": value})
     # torch's top-level losses take the reduction as an enum (0 none, 1 mean, 2 sum), and torch
     # 1.13's bindings read their declared default as 0: unreduced unless one is given.
     red = ("none", "mean", "sum")

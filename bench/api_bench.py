@@ -48,22 +48,39 @@ DATA = {
     "rhs": rng.standard_normal((1024, 64)).astype(np.float32),
     "small": (rng.standard_normal((256, 8, 8)) + 16 * np.eye(8)).astype(np.float64),
     "small_rhs": rng.standard_normal((256, 8, 1)),
+    "maps": rng.standard_normal((8, 64, 112, 112)).astype(np.float32),
 }
+
+
+def functional(m):
+    return F if m is torch else TF
+
 
 CASES = [
     ("sort 1000x1000 rows", lambda m, d: d["rows"].sort(dim=1).values),
     ("sort 1M", lambda m, d: d["flat"].sort().values),
     ("topk 10 of 1000x1000 rows", lambda m, d: d["rows"].topk(10, dim=1).values),
-    ("layer_norm 4096x1024", lambda m, d: (F if m is torch else TF).layer_norm(d["act"], (1024,))),
-    ("cross_entropy 4096x1000", lambda m, d: (F if m is torch else TF).cross_entropy(
+    ("layer_norm 4096x1024", lambda m, d: functional(m).layer_norm(d["act"], (1024,))),
+    ("cross_entropy 4096x1000", lambda m, d: functional(m).cross_entropy(
         d["logits"], d["labels"])),
     ("einsum bij,bjk->bik 64x128^2", lambda m, d: m.einsum("bij,bjk->bik", d["b1"], d["b2"])),
-    ("conv2d 8x64x56x56, 64x3x3", lambda m, d: (F if m is torch else TF).conv2d(
+    ("conv2d 8x64x56x56, 64x3x3", lambda m, d: functional(m).conv2d(
         d["img"], d["ker"], padding=1)),
     ("linalg.solve 1024^2, 64 rhs", lambda m, d: m.linalg.solve(d["sys"], d["rhs"])),
     ("linalg.solve 256 x 8^2 float64", lambda m, d: m.linalg.solve(d["small"], d["small_rhs"])),
     ("linalg.inv 1024^2", lambda m, d: m.linalg.inv(d["sys"])),
     ("linalg.eigh 512^2", lambda m, d: m.linalg.eigh(d["sys"][:512, :512]).eigenvalues),
+    # The compositions planned in the engine, on 8x64x112x112 feature maps.
+    ("max_pool2d 3/2/1", lambda m, d: functional(m).max_pool2d(d["maps"], 3, 2, 1)),
+    ("max_pool2d 3/2/1 with indices", lambda m, d: functional(m).max_pool2d(
+        d["maps"], 3, 2, 1, return_indices=True)[1]),
+    ("avg_pool2d 2", lambda m, d: functional(m).avg_pool2d(d["maps"], 2)),
+    ("adaptive_avg_pool2d to 1", lambda m, d: functional(m).adaptive_avg_pool2d(d["maps"], 1)),
+    ("pad reflect 1", lambda m, d: functional(m).pad(d["maps"], (1, 1, 1, 1), mode="reflect")),
+    ("pad constant 1", lambda m, d: functional(m).pad(d["maps"], (1, 1, 1, 1))),
+    ("interpolate bilinear x2 of 2 maps", lambda m, d: functional(m).interpolate(
+        d["maps"][:2], scale_factor=2, mode="bilinear")),
+    ("mse_loss", lambda m, d: functional(m).mse_loss(d["maps"], d["maps"] * 0.5)),
 ]
 
 

@@ -20,6 +20,7 @@ enum class BinaryOp {
   kAdd, kSub, kMul, kDiv, kDivTrunc, kDivFloor, kRemainder, kFmod, kPow, kMaximum, kMinimum,
   kFmax, kFmin, kAtan2, kHypot, kCopysign, kBitAnd, kBitOr, kBitXor, kLshift, kRshift,
   kLogicalAnd, kLogicalOr, kLogicalXor, kEq, kNe, kLt, kLe, kGt, kGe, kXlogy,
+  kLogAddExp, kLogAddExp2, kNextafter, kHeaviside, kGcd, kLcm,
   // The pointwise losses (engine/ops/loss_ops.cc); smooth_l1's beta and huber's delta ride in
   // alpha.
   kMseLoss, kSmoothL1Loss, kHuberLoss, kBinaryCrossEntropy,
@@ -162,6 +163,84 @@ struct Xlogy {
   }
 };
 
+// log(exp(x) + exp(y)) and log2(2^x + 2^y) without overflow; equal infinities give
+// themselves (as torch's logaddexp kernels).
+template <typename T>
+struct LogAddExp {
+  using C = Calc<T>;
+  TENSORD_HD C operator()(C x, C y) const {
+    if (std::isinf(x) && x == y) return x;
+    const C m = x < y ? y : x;
+    return m + std::log1p(std::exp(-std::abs(x - y)));
+  }
+};
+template <typename T>
+struct LogAddExp2 {
+  using C = Calc<T>;
+  TENSORD_HD C operator()(C x, C y) const {
+    if (std::isinf(x) && x == y) return x;
+    const C m = x < y ? y : x;
+    return m + std::log1p(std::exp2(-std::abs(x - y))) * C(1.4426950408889634);
+  }
+};
+// The next value of T after x towards y; for bfloat16 a step of its own 16 bits (the float
+// that carries it holds every bfloat16 exactly).
+template <typename T>
+struct Nextafter {
+  using C = Calc<T>;
+  TENSORD_HD C operator()(C x, C y) const {
+    if constexpr (std::is_same_v<T, BFloat16>) {
+      if (x != x || y != y) return x + y;
+      if (x == y) return y;
+      uint32_t bits;
+      if (x == C(0)) {
+        bits = (detail::FloatBits(y) & 0x80000000u) | 0x10000u;  // the least subnormal
+      } else {
+        const bool away = (x < y) == (x > C(0));  // away from zero
+        bits = away ? detail::FloatBits(x) + 0x10000u : detail::FloatBits(x) - 0x10000u;
+      }
+      return detail::BitsFloat(bits);
+    } else {
+      return std::nextafter(x, y);
+    }
+  }
+};
+// 0 for x < 0, y for x == 0, 1 for x > 0 (NaN gives 0, as torch's).
+template <typename T>
+struct Heaviside {
+  using C = Calc<T>;
+  TENSORD_HD C operator()(C x, C y) const { return x == C(0) ? y : static_cast<C>(x > C(0)); }
+};
+// Greatest common divisor and least common multiple of integers, non-negative (torch's
+// calc_gcd; the magnitudes wrap as its int arithmetic does at the type's minimum).
+template <typename T>
+TENSORD_HD inline Calc<T> GcdOf(Calc<T> a, Calc<T> b) {
+  using C = Calc<T>;
+  a = a < C(0) ? WrapSub(C(0), a) : a;
+  b = b < C(0) ? WrapSub(C(0), b) : b;
+  while (a != C(0)) {
+    const C c = a;
+    a = static_cast<C>(b % a);
+    b = c;
+  }
+  return b;
+}
+template <typename T>
+struct Gcd {
+  using C = Calc<T>;
+  TENSORD_HD C operator()(C x, C y) const { return GcdOf<T>(x, y); }
+};
+template <typename T>
+struct Lcm {
+  using C = Calc<T>;
+  TENSORD_HD C operator()(C x, C y) const {
+    const C g = GcdOf<T>(x, y);
+    if (g == C(0)) return C(0);
+    const C v = WrapMul(static_cast<C>(x / g), y);
+    return v < C(0) ? WrapSub(C(0), v) : v;
+  }
+};
+
 // The pointwise losses, as ATen's CPU kernels (aten/src/ATen/native/cpu/*Loss*): the loss of
 // one element given input x and target y.
 template <typename T>
@@ -265,6 +344,10 @@ void VisitBinary(BinaryOp op, Calc<T> alpha_value, bool alpha_is_one, Fn&& fn) {
       case BinaryOp::kHypot: return fn(Hypot<T>{}, T{});
       case BinaryOp::kCopysign: return fn(Copysign<T>{}, T{});
       case BinaryOp::kXlogy: return fn(Xlogy<T>{}, T{});
+      case BinaryOp::kLogAddExp: return fn(LogAddExp<T>{}, T{});
+      case BinaryOp::kLogAddExp2: return fn(LogAddExp2<T>{}, T{});
+      case BinaryOp::kNextafter: return fn(Nextafter<T>{}, T{});
+      case BinaryOp::kHeaviside: return fn(Heaviside<T>{}, T{});
       case BinaryOp::kMseLoss: return fn(MseLoss<T>{}, T{});
       case BinaryOp::kSmoothL1Loss: return fn(SmoothL1Loss<T>{alpha_value}, T{});
       case BinaryOp::kHuberLoss: return fn(HuberLoss<T>{alpha_value}, T{});
@@ -283,6 +366,9 @@ void VisitBinary(BinaryOp op, Calc<T> alpha_value, bool alpha_is_one, Fn&& fn) {
       case BinaryOp::kBitXor: return fn(BitXor<T>{}, T{});
       case BinaryOp::kLshift: return fn(Lshift<T>{}, T{});
       case BinaryOp::kRshift: return fn(Rshift<T>{}, T{});
+      case BinaryOp::kGcd: return fn(Gcd<T>{}, T{});
+      case BinaryOp::kLcm: return fn(Lcm<T>{}, T{});
+      case BinaryOp::kHeaviside: return fn(Heaviside<T>{}, T{});
       default: return;
     }
   } else {  // bool
@@ -290,6 +376,7 @@ void VisitBinary(BinaryOp op, Calc<T> alpha_value, bool alpha_is_one, Fn&& fn) {
       case BinaryOp::kBitAnd: return fn(BoolAnd<T>{}, T{});
       case BinaryOp::kBitOr: return fn(BoolOr<T>{}, T{});
       case BinaryOp::kBitXor: return fn(BoolXor<T>{}, T{});
+      case BinaryOp::kHeaviside: return fn(Heaviside<T>{}, T{});
       default: return;
     }
   }

@@ -89,8 +89,9 @@ enum class BinaryRule {
   kFloatPromote,  // atan2 (no float16), copysign: integers computed in float32
   kFloatNoHalf,   // hypot: float32/float64/bfloat16
   kBitwise,       // bool and integers
-  kShift,         // integers
+  kShift,         // integers: shifts, gcd, lcm
   kBoolOut,       // comparisons, logical ops
+  kSameDType,     // heaviside: both operands of one dtype, any dtype
 };
 
 absl::StatusOr<PlannedOp> PlanBinary(const std::string& name, BinaryOp op, BinaryRule rule,
@@ -141,6 +142,12 @@ absl::StatusOr<PlannedOp> PlanBinary(const std::string& name, BinaryOp op, Binar
       if (!IsIntegral(common, false)) return DTypeNotImplemented(name, common);
       break;
     case BinaryRule::kBoolOut: spec.result_dtype = DType::kBool; break;
+    case BinaryRule::kSameDType:
+      if (a.dtype() != b.dtype()) {
+        return RuntimeError(name, "heaviside is not yet implemented for tensors with different "
+                                  "dtypes.");
+      }
+      break;
   }
   // int ** negative int, with the exponent a number: an error, as torch.
   if (rule == BinaryRule::kPow && IsIntegral(common, false) && b.is_wrapped_number() &&
@@ -278,6 +285,12 @@ constexpr BinaryDef kBinaryOps[] = {
     {"copysign", BinaryOp::kCopysign, BinaryRule::kFloatPromote, true},
     {"hypot", BinaryOp::kHypot, BinaryRule::kFloatNoHalf, true},
     {"xlogy", BinaryOp::kXlogy, BinaryRule::kFloatPromote, true},
+    {"logaddexp", BinaryOp::kLogAddExp, BinaryRule::kFloatNoHalf, false},
+    {"logaddexp2", BinaryOp::kLogAddExp2, BinaryRule::kFloatNoHalf, false},
+    {"nextafter", BinaryOp::kNextafter, BinaryRule::kFloatNoHalf, true},
+    {"heaviside", BinaryOp::kHeaviside, BinaryRule::kSameDType, true},
+    {"gcd", BinaryOp::kGcd, BinaryRule::kShift, true},
+    {"lcm", BinaryOp::kLcm, BinaryRule::kShift, true},
     {"bitwise_and", BinaryOp::kBitAnd, BinaryRule::kBitwise, true},
     {"bitwise_or", BinaryOp::kBitOr, BinaryRule::kBitwise, true},
     {"bitwise_xor", BinaryOp::kBitXor, BinaryRule::kBitwise, true},

@@ -1,18 +1,23 @@
 // Matrix products: dot, mv, mm, bmm, matmul (every rank case, batch dims broadcast), addmm,
-// outer. float32/float64 go to BLAS (OpenBLAS) with transposed operands passed as such, not
+// addmv, baddbmm, addbmm (beta * self + alpha * product, in one BLAS call), addr, outer, inner,
+// tensordot and chain_matmul. float32/float64 go to BLAS (OpenBLAS) with transposed operands passed as such, not
 // copied; integer and bfloat16 products use a blocked loop. Outputs are contiguous, as torch's.
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "engine/ops/composition.h"
 #include "engine/ops/copy_ops.h"
 #include "engine/kernels/convert.h"
 #include "engine/kernels/matmul.h"
 #include "engine/runtime/backend.h"
 #include "engine/ops/elementwise.h"
+#include "engine/core/checked_math.h"
 #include "engine/core/errors.h"
 #include "engine/ops/factory_ops.h"
 #include "engine/ops/op_registry_internal.h"
+#include "engine/ops/type_promotion.h"
 #include "engine/tensor/shape_util.h"
 #include "engine/core/status_macros.h"
 #include "engine/views/view_ops.h"
@@ -27,6 +32,15 @@ absl::Status CheckMatmulDtypes(absl::string_view op, const Tensor& a, const Tens
                                          " but found ", DTypeLegacyName(b.dtype())));
   }
   if (device.is_cpu()) {
+    if (a.dtype() == DType::kBool) {
+      // torch's CPU products have no bool kernel; its error names the kernel the op reaches.
+      const absl::string_view kernel = op == "mv" || op == "addmv" ? "addmv_impl_cpu"
+                                       : op == "dot"                ? "dot"
+                                       : op == "bmm" || op == "baddbmm" || op == "matmul"
+                                           ? (op == "baddbmm" ? "baddbmm" : "bmm")
+                                           : "addmm_impl_cpu_";
+      return KernelNotImplemented(op, kernel, a.dtype());
+    }
     if (a.dtype() == DType::kFloat16 && a.numel() > 0 && b.numel() > 0) {
       return RuntimeError(op, "\"addmm_impl_cpu_\" not implemented for 'Half'");
     }
@@ -148,6 +162,204 @@ absl::StatusOr<PlannedOp> PlanMatmul(absl::string_view op, const Tensor& a, cons
   return PlanBatchedGemm(op, am, bm, batch, n, k, m, out_shape);
 }
 
+
+// beta and alpha of the add* products.
+struct Scaling {
+  double beta = 1, alpha = 1;
+};
+absl::StatusOr<Scaling> ReadScaling(AttrReader& a) {
+  TENSORD_ASSIGN_OR_RETURN(Scalar beta, a.GetScalar("beta", Scalar(int64_t{1})));
+  TENSORD_ASSIGN_OR_RETURN(Scalar alpha, a.GetScalar("alpha", Scalar(int64_t{1})));
+  return Scaling{beta.to_double(), alpha.to_double()};
+}
+
+// self broadcast to `shape` (torch's expand error otherwise).
+absl::Status CheckExpandsTo(const Tensor& self, IntList shape) {
+  return Expand(self, shape).status();
+}
+
+// addmv: beta * self + alpha * (mat @ vec); self is cast to the product's dtype, as torch's CPU
+// kernel writes into a result of mat's dtype.
+absl::StatusOr<PlannedOp> PlanAddmv(const Tensor& self, const Tensor& mat, const Tensor& vec,
+                                    Scaling s) {
+  constexpr absl::string_view op = "addmv";
+  TENSORD_RETURN_IF_ERROR(CommonDevice(op, {self, mat, vec}).status());
+  if (mat.dim() != 2 || vec.dim() != 1 || self.dim() > 1) {
+    return RuntimeError(op, absl::StrCat("vector + matrix @ vector expected, got ", self.dim(),
+                                         ", ", mat.dim(), ", ", vec.dim()));
+  }
+  const int64_t n = mat.size(0), k = mat.size(1);
+  if (k != vec.size(0) || (self.dim() == 1 && self.size(0) != n && self.size(0) != 1)) {
+    return RuntimeError(op, absl::StrCat("size mismatch, got ", self.dim() == 0 ? 1 : self.size(0),
+                                         ", ", n, "x", k, ",", vec.size(0)));
+  }
+  TENSORD_RETURN_IF_ERROR(CheckMatmulDtypes(op, mat, vec));
+  TENSORD_ASSIGN_OR_RETURN(Tensor col, Unsqueeze(vec, 1));
+  TENSORD_ASSIGN_OR_RETURN(Tensor init, self.dim() == 1 ? Unsqueeze(self, 1)
+                                                        : absl::StatusOr<Tensor>(self));
+  return PlanBatchedGemm(op, mat, col, {}, n, k, 1, {n}, &init, s.alpha, s.beta);
+}
+
+// baddbmm: beta * self + alpha * bmm(batch1, batch2), self cast to the product's dtype.
+absl::StatusOr<PlannedOp> PlanBaddbmm(const Tensor& self, const Tensor& b1, const Tensor& b2,
+                                      Scaling s) {
+  constexpr absl::string_view op = "baddbmm";
+  TENSORD_RETURN_IF_ERROR(CommonDevice(op, {self, b1, b2}).status());
+  if (b1.dim() != 3) return RuntimeError(op, "batch1 must be a 3D tensor");
+  if (b2.dim() != 3) return RuntimeError(op, "batch2 must be a 3D tensor");
+  if (b1.size(0) != b2.size(0) || b1.size(2) != b2.size(1)) {
+    return RuntimeError(op, absl::StrCat(
+        "Expected size for first two dimensions of batch2 tensor to be: [", b1.size(0), ", ",
+        b1.size(2), "] but got: [", b2.size(0), ", ", b2.size(1), "]."));
+  }
+  TENSORD_RETURN_IF_ERROR(CheckMatmulDtypes(op, b1, b2));
+  const DimVector shape = {b1.size(0), b1.size(1), b2.size(2)};
+  TENSORD_RETURN_IF_ERROR(CheckExpandsTo(self, shape));
+  return PlanBatchedGemm(op, b1, b2, {b1.size(0)}, b1.size(1), b1.size(2), b2.size(2), shape,
+                         &self, s.alpha, s.beta);
+}
+
+// addbmm: beta * self + alpha * sum_i batch1[i] @ batch2[i], as one product of batch1's
+// matrices side by side [n, b*k] with batch2's stacked [b*k, m].
+absl::StatusOr<PlannedOp> PlanAddbmm(const Tensor& self, const Tensor& b1, const Tensor& b2,
+                                     Scaling s) {
+  constexpr absl::string_view op = "addbmm";
+  TENSORD_RETURN_IF_ERROR(CommonDevice(op, {self, b1, b2}).status());
+  if (b1.dim() != 3) return RuntimeError(op, "batch1 must be a 3D tensor");
+  if (b2.dim() != 3) return RuntimeError(op, "batch2 must be a 3D tensor");
+  if (b1.size(0) != b2.size(0)) {
+    return RuntimeError(op, absl::StrCat("batch1 and batch2 must have same number of batches, "
+                                         "got ", b1.size(0), " and ", b2.size(0)));
+  }
+  if (b1.size(2) != b2.size(1)) {
+    return RuntimeError(op, absl::StrCat("Incompatible matrix sizes for bmm (", b1.size(1), "x",
+                                         b1.size(2), " and ", b2.size(1), "x", b2.size(2), ")"));
+  }
+  if (self.dtype() != b1.dtype() || b1.dtype() != b2.dtype()) {
+    return RuntimeError(op, "self and mat2 must have the same dtype");
+  }
+  TENSORD_RETURN_IF_ERROR(CheckMatmulDtypes(op, b1, b2));
+  const int64_t b = b1.size(0), n = b1.size(1), k = b1.size(2), m = b2.size(2);
+  const DimVector shape = {n, m};
+  TENSORD_RETURN_IF_ERROR(CheckExpandsTo(self, shape));
+  const std::optional<int64_t> bk_or = CheckedMul(b, k);
+  if (!bk_or) return RuntimeError(op, "batch1's sizes overflow int64");
+  const int64_t bk = *bk_or;
+  Composition c({self, b1, b2});
+  TENSORD_ASSIGN_OR_RETURN(Tensor side, Permute(b1, {1, 0, 2}));
+  TENSORD_ASSIGN_OR_RETURN(side, c.Reshape(side, {n, bk}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor stacked, c.Reshape(b2, {bk, m}));
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp product, PlanBatchedGemm(op, side, stacked, {}, n, bk, m,
+                                                              shape, &self, s.alpha, s.beta));
+  return std::move(c).Finish(c.Add(std::move(product)));
+}
+
+// addr: beta * self + alpha * outer(vec1, vec2), elementwise in the three operands' promoted
+// dtype (torch's addr kernel; integers and bool included); beta 0 ignores self's values.
+absl::StatusOr<PlannedOp> PlanAddr(const Tensor& self, const Tensor& v1, const Tensor& v2,
+                                   const Scalar& beta, const Scalar& alpha) {
+  constexpr absl::string_view op = "addr";
+  if (v1.dim() != 1) {
+    return RuntimeError(op, absl::StrCat("addr: Expected 1-D argument vec1, but got ", v1.dim(),
+                                         "-D"));
+  }
+  if (v2.dim() != 1) {
+    return RuntimeError(op, absl::StrCat("addr: Expected 1-D argument vec2, but got ", v2.dim(),
+                                         "-D"));
+  }
+  TENSORD_RETURN_IF_ERROR(CommonDevice(op, {self, v1, v2}).status());
+  const DType common = ResultType({self, v1, v2});
+  Scalar b = beta, al = alpha;
+  if (common == DType::kBool) {
+    b = Scalar(beta.to_bool());  // bool results take any beta and alpha as truth values
+    al = Scalar(alpha.to_bool());
+  } else if (beta.is_bool() || alpha.is_bool()) {
+    return RuntimeError(op, absl::StrCat("Boolean ", beta.is_bool() ? "beta" : "alpha",
+                                         " only supported for Boolean results."));
+  } else if (IsIntegral(common, false) && (beta.is_float() || alpha.is_float())) {
+    return RuntimeError(op, absl::StrCat("For integral input tensors, argument ",
+                                         beta.is_float() ? "beta" : "alpha",
+                                         " must not be a floating point number."));
+  }
+  const DimVector shape = {v1.size(0), v2.size(0)};
+  TENSORD_RETURN_IF_ERROR(CheckExpandsTo(self, shape));
+  // The result's layout is self's where self has the result's shape (torch's addr iterates
+  // self first), else contiguous.
+  Composition c({self, v1, v2});
+  TENSORD_ASSIGN_OR_RETURN(Tensor a, c.ToDType(v1, common));
+  TENSORD_ASSIGN_OR_RETURN(Tensor bv, c.ToDType(v2, common));
+  TENSORD_ASSIGN_OR_RETURN(a, Unsqueeze(a, 1));
+  TENSORD_ASSIGN_OR_RETURN(Tensor out, c.Op1("mul", {a, bv}));
+  if (al.to_double() != 1) {
+    TENSORD_ASSIGN_OR_RETURN(const Tensor s, WrapNumber(al));
+    TENSORD_ASSIGN_OR_RETURN(out, c.Op1("mul", {out, s}));
+  }
+  if (b.to_double() != 0) {
+    TENSORD_ASSIGN_OR_RETURN(Tensor in, c.ToDType(self, common));
+    if (b.to_double() != 1) {
+      TENSORD_ASSIGN_OR_RETURN(const Tensor s, WrapNumber(b));
+      TENSORD_ASSIGN_OR_RETURN(in, c.Op1("mul", {in, s}));
+    }
+    TENSORD_ASSIGN_OR_RETURN(out, c.Op1("add", {in, out}));
+  } else if (std::equal(shape.begin(), shape.end(), self.sizes().begin(), self.sizes().end())) {
+    TENSORD_ASSIGN_OR_RETURN(
+        Tensor laid, AllocateTensor(op, PreservedLayout(self.meta(), common), self.device()));
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp copy, PlanCopyInto(laid, out));
+    c.Add(std::move(copy));
+    out = laid;
+  }
+  return std::move(c).Finish({out});
+}
+
+// tensordot: a's contracted dims moved last and b's first, each flattened into a matrix, one
+// product, the free dims unflattened.
+absl::StatusOr<PlannedOp> PlanTensordot(absl::string_view op, const Tensor& a, const Tensor& b,
+                                        IntList dims_a_in, IntList dims_b_in) {
+  if (dims_a_in.size() != dims_b_in.size()) {
+    return RuntimeError(op, "both dimension lists should have same length");
+  }
+  TENSORD_RETURN_IF_ERROR(CheckMatmulDtypes(op, a, b));
+  DimVector dims_a, dims_b;
+  std::vector<bool> used_a(a.dim()), used_b(b.dim());
+  int64_t k = 1;
+  for (size_t i = 0; i < dims_a_in.size(); ++i) {
+    TENSORD_ASSIGN_OR_RETURN(const int64_t da, WrapDim(op, dims_a_in[i], a.dim()));
+    TENSORD_ASSIGN_OR_RETURN(const int64_t db, WrapDim(op, dims_b_in[i], b.dim()));
+    if (a.size(da) != b.size(db)) {
+      return RuntimeError(op, absl::StrCat("contracted dimensions need to match, but first has "
+                                           "size ", a.size(da), " in dim ", dims_a_in[i],
+                                           " and second has size ", b.size(db), " in dim ",
+                                           dims_b_in[i]));
+    }
+    if (used_a[da] || used_b[db]) {
+      return RuntimeError(op, absl::StrCat("dim ", used_a[da] ? da : db,
+                                           " appears multiple times in the list of dims"));
+    }
+    used_a[da] = used_b[db] = true;
+    dims_a.push_back(da);
+    dims_b.push_back(db);
+    k *= a.size(da);
+  }
+  DimVector perm_a, perm_b = dims_b, shape;
+  int64_t n = 1, m = 1;
+  for (int64_t d = 0; d < a.dim(); ++d) {
+    if (!used_a[d]) perm_a.push_back(d), shape.push_back(a.size(d)), n *= a.size(d);
+  }
+  perm_a.insert(perm_a.end(), dims_a.begin(), dims_a.end());
+  for (int64_t d = 0; d < b.dim(); ++d) {
+    if (!used_b[d]) perm_b.push_back(d), shape.push_back(b.size(d)), m *= b.size(d);
+  }
+  TENSORD_RETURN_IF_ERROR(CheckShape(op, shape).status());
+  Composition c({a, b});
+  TENSORD_ASSIGN_OR_RETURN(Tensor left, Permute(a, perm_a));
+  TENSORD_ASSIGN_OR_RETURN(left, c.Reshape(left, {n, k}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor right, Permute(b, perm_b));
+  TENSORD_ASSIGN_OR_RETURN(right, c.Reshape(right, {k, m}));
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp product,
+                           PlanBatchedGemm(op, left, right, {}, n, k, m, shape));
+  return std::move(c).Finish(c.Add(std::move(product)));
+}
+
 }  // namespace
 
 void RegisterLinalgOps(std::vector<OpDef>& ops) {
@@ -223,6 +435,80 @@ void RegisterLinalgOps(std::vector<OpDef>& ops) {
                    return PlanBatchedGemm("addmm", m1, m2, {}, shape[0], m1.size(1), shape[1],
                                           shape, &self, alpha.to_double(), beta.to_double());
                  }});
+  ops.push_back({"addmv", OpKind::kCompute, {"self", "mat", "vec"},
+                 {Opt("beta", AttrType::kScalar, "1"), Opt("alpha", AttrType::kScalar, "1")},
+                 "beta * self + alpha * (mat @ vec); self broadcasts to the product's shape.",
+                 false, [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(Scaling s, ReadScaling(a));
+                   return PlanAddmv(in[0], in[1], in[2], s);
+                 }});
+  ops.push_back({"baddbmm", OpKind::kCompute, {"self", "batch1", "batch2"},
+                 {Opt("beta", AttrType::kScalar, "1"), Opt("alpha", AttrType::kScalar, "1")},
+                 "beta * self + alpha * bmm(batch1, batch2).", false,
+                 [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(Scaling s, ReadScaling(a));
+                   return PlanBaddbmm(in[0], in[1], in[2], s);
+                 }});
+  ops.push_back({"addbmm", OpKind::kCompute, {"self", "batch1", "batch2"},
+                 {Opt("beta", AttrType::kScalar, "1"), Opt("alpha", AttrType::kScalar, "1")},
+                 "beta * self + alpha * the sum over the batch of batch1[i] @ batch2[i].", false,
+                 [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(Scaling s, ReadScaling(a));
+                   return PlanAddbmm(in[0], in[1], in[2], s);
+                 }});
+  ops.push_back({"addr", OpKind::kCompute, {"self", "vec1", "vec2"},
+                 {Opt("beta", AttrType::kScalar, "1"), Opt("alpha", AttrType::kScalar, "1")},
+                 "beta * self + alpha * outer(vec1, vec2), in the promoted dtype.", false,
+                 [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(Scalar beta, a.GetScalar("beta", Scalar(int64_t{1})));
+                   TENSORD_ASSIGN_OR_RETURN(Scalar alpha, a.GetScalar("alpha", Scalar(int64_t{1})));
+                   return PlanAddr(in[0], in[1], in[2], beta, alpha);
+                 }});
+  ops.push_back({"tensordot", OpKind::kCompute, ab,
+                 {Req("dims_self", AttrType::kIntList, "self's contracted dims"),
+                  Req("dims_other", AttrType::kIntList, "other's, in the same order")},
+                 "Sum of products over the given dims of self and other (one matrix product).",
+                 false, [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(std::vector<int64_t> da, a.IntList("dims_self"));
+                   TENSORD_ASSIGN_OR_RETURN(std::vector<int64_t> db, a.IntList("dims_other"));
+                   return PlanTensordot("tensordot", in[0], in[1], da, db);
+                 }});
+  ops.push_back({"inner", OpKind::kCompute, ab, {},
+                 "Sum of products over the last dims (a product with a 0-d operand).", false,
+                 [](Inputs in, AttrReader&) -> absl::StatusOr<PlannedOp> {
+                   const Tensor &a = in[0], &b = in[1];
+                   if (a.dim() == 0 || b.dim() == 0) return PlanMul("inner", a, b);
+                   if (a.size(a.dim() - 1) != b.size(b.dim() - 1)) {
+                     return RuntimeError("inner", absl::StrCat(
+                         "inner() the last dimension must match on both input tensors but got "
+                         "shapes ", FormatList(a.sizes()), " and ", FormatList(b.sizes())));
+                   }
+                   return PlanTensordot("inner", a, b, {-1}, {-1});
+                 }});
+  OpDef chain{"chain_matmul", OpKind::kCompute, {"matrices"}, {},
+              "The product of a list of matrices, left to right.", false,
+              [](Inputs in, AttrReader&) -> absl::StatusOr<PlannedOp> {
+                constexpr absl::string_view op = "chain_matmul";
+                if (in.empty()) {
+                  return RuntimeError(op, "chain_matmul(): Expected one or more matrices");
+                }
+                for (size_t i = 0; i < in.size(); ++i) {
+                  if (in[i].dim() != 2) {
+                    return RuntimeError(op, absl::StrCat("Tensor dimension is ", in[i].dim(),
+                                                         ", expected 2 instead."));
+                  }
+                }
+                if (in.size() == 1) return PlanClone(in[0]);
+                Composition c(in);
+                Tensor acc = in[0];
+                for (size_t i = 1; i < in.size(); ++i) {
+                  TENSORD_ASSIGN_OR_RETURN(PlannedOp step, PlanMm(op, acc, in[i]));
+                  acc = c.Add(std::move(step)).at(0);
+                }
+                return std::move(c).Finish({acc});
+              }};
+  chain.variadic = true;
+  ops.push_back(std::move(chain));
   ops.push_back({"outer", OpKind::kCompute, {"self", "vec2"}, {},
                  "Outer product of 1-d tensors (self[:, None] * vec2).", false,
                  [](Inputs in, AttrReader&) -> absl::StatusOr<PlannedOp> {

@@ -573,6 +573,7 @@ OpRegistry::OpRegistry() {
   RegisterElementwiseOps(ops_);
   RegisterReductionOps(ops_);
   RegisterLinalgOps(ops_);
+  RegisterMatrixOps(ops_);
   RegisterIndexingOps(ops_);
   RegisterSortOps(ops_);
   RegisterDecompositionOps(ops_);

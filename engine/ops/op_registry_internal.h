@@ -36,6 +36,7 @@ inline absl::Status CheckFloatingKernel(absl::string_view op, absl::string_view 
 void RegisterElementwiseOps(std::vector<OpDef>& ops);
 void RegisterReductionOps(std::vector<OpDef>& ops);
 void RegisterLinalgOps(std::vector<OpDef>& ops);
+void RegisterMatrixOps(std::vector<OpDef>& ops);
 void RegisterIndexingOps(std::vector<OpDef>& ops);
 void RegisterRandomOps(std::vector<OpDef>& ops);
 void RegisterSortOps(std::vector<OpDef>& ops);

@@ -8,6 +8,7 @@ import math
 
 from . import _dtypes
 from ._compute import _return_type
+from ._ops import _Ints, _py_scalar
 
 
 def _api():
@@ -26,32 +27,32 @@ _median = _return_type("median", ["values", "indices"])
 
 # ---- Products with beta and alpha ----------------------------------------------------------------
 
-def _scaled_sum(input, product, beta, alpha):
-    """beta * input + alpha * product; beta == 0 ignores input (its NaN too), as torch."""
-    out = product if alpha == 1 else product * alpha
-    if beta == 0:
-        return out.expand(tuple(broadcast_shapes(input.shape, out.shape))).clone()
-    return out + (input if beta == 1 else input * beta)
+def _server(name, operands, attrs=None):
+    from ._compute import _run  # noqa: PLC0415 - the layer below, imported late as _api is
+    return _run(name, operands, attrs)
+
+
+def _scaling(beta, alpha):
+    return {"beta": _py_scalar(beta), "alpha": _py_scalar(alpha)}
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
-    return _scaled_sum(input, mat.mv(vec), beta, alpha)
+    return _server("addmv", [("self", input), ("mat", mat), ("vec", vec)], _scaling(beta, alpha))
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
-    if vec1.dim() != 1 or vec2.dim() != 1:
-        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.dim()}-D"
-                           if vec1.dim() != 1 else
-                           f"addr: Expected 1-D argument vec2, but got {vec2.dim()}-D")
-    return _scaled_sum(input, vec1.outer(vec2), beta, alpha)
+    return _server("addr", [("self", input), ("vec1", vec1), ("vec2", vec2)],
+                   _scaling(beta, alpha))
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    return _scaled_sum(input, batch1.bmm(batch2), beta, alpha)
+    return _server("baddbmm", [("self", input), ("batch1", batch1), ("batch2", batch2)],
+                   _scaling(beta, alpha))
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    return _scaled_sum(input, batch1.bmm(batch2).sum(0), beta, alpha)
+    return _server("addbmm", [("self", input), ("batch1", batch1), ("batch2", batch2)],
+                   _scaling(beta, alpha))
 
 
 def _in_place(fn):
@@ -193,36 +194,20 @@ def tile(input, dims):
 # ---- Diagonals -------------------------------------------------------------------------------------
 
 def diag(input, diagonal=0):
-    if input.dim() == 1:
-        n = input.size(0) + builtins.abs(diagonal)
-        out = input.new_zeros((n, n))
-        out.diagonal(diagonal).copy_(input)
-        return out
-    if input.dim() == 2:
-        return input.diagonal(diagonal).clone()
-    raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.dim()}D")
+    return _server("diag", [("self", input)], {"diagonal": int(diagonal)})
 
 
 def diagflat(input, offset=0):
-    return diag(input.reshape(-1), offset)
+    return _server("diagflat", [("self", input)], {"offset": int(offset)})
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
-    n = input.size(-1) + builtins.abs(offset)
-    nd = input.dim() + 1
-    d1, d2 = dim1 % nd, dim2 % nd
-    shape = list(input.shape[:-1])
-    for d in sorted((d1, d2)):
-        shape.insert(d, n)
-    out = input.new_zeros(tuple(shape))
-    out.diagonal(offset, d1, d2).copy_(input)
-    return out
+    return _server("diag_embed", [("self", input)],
+                   {"offset": int(offset), "dim1": int(dim1), "dim2": int(dim2)})
 
 
 def trace(input):
-    if input.dim() != 2:
-        raise RuntimeError("trace: expected a matrix, but got tensor with dim " + str(input.dim()))
-    return input.diagonal().sum()
+    return _server("trace", [("self", input)])
 
 
 def _scatter_into(name):
@@ -248,25 +233,6 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
 
 
 # ---- Elementwise compositions ---------------------------------------------------------------------
-
-def logaddexp(input, other):
-    m = input.maximum(other)
-    m = _api().where(m.isinf(), m.new_zeros(()), m)
-    return ((input - m).exp() + (other - m).exp()).log() + m
-
-
-def logaddexp2(input, other):
-    m = input.maximum(other)
-    m = _api().where(m.isinf(), m.new_zeros(()), m)
-    return ((input - m).exp2() + (other - m).exp2()).log2() + m
-
-
-def heaviside(input, values):
-    if input.dtype is not values.dtype:
-        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
-    api = _api()
-    return api.where(input == 0, values, (input > 0).to(input.dtype))
-
 
 def ldexp(input, other):
     """input * 2 ** other (in a floating dtype, as torch computes it)."""
@@ -421,16 +387,7 @@ index_fill = _cloned(index_fill_)
 # ---- Products ---------------------------------------------------------------------------------------
 
 def kron(input, other):
-    nd = max(input.dim(), other.dim())
-    a = input.reshape((1,) * (nd - input.dim()) + tuple(input.shape))
-    b = other.reshape((1,) * (nd - other.dim()) + tuple(other.shape))
-    a_shape, b_shape = a.shape, b.shape
-    inter_a, inter_b = [], []
-    for i in range(nd):
-        inter_a += [a_shape[i], 1]
-        inter_b += [1, b_shape[i]]
-    out = a.reshape(inter_a) * b.reshape(inter_b)
-    return out.reshape(tuple(a_shape[i] * b_shape[i] for i in range(nd)))
+    return _server("kron", [("self", input), ("other", other)])
 
 
 def vdot(input, other):
@@ -438,41 +395,31 @@ def vdot(input, other):
 
 
 def chain_matmul(*matrices):
-    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
-        matrices = tuple(matrices[0])
-    return functools.reduce(lambda a, b: a.mm(b), matrices)
+    for i, m in enumerate(matrices):
+        if not isinstance(m, _t()):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(m).__name__}")
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    return matrices[0]._op("chain_matmul", matrices[1:])
 
 
 def tensordot(a, b, dims=2, out=None):
     if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
         dims_a, dims_b = list(range(a.dim() - dims, a.dim())), list(range(dims))
     else:
+        if len(dims) != 2:
+            raise RuntimeError("tensordot expects dims to be a pair of lists of dims")
         dims_a, dims_b = [list(d) if isinstance(d, (list, tuple)) else [d] for d in dims]
-    dims_a = [d % a.dim() for d in dims_a]
-    dims_b = [d % b.dim() for d in dims_b]
-    free_a = [d for d in range(a.dim()) if d not in dims_a]
-    free_b = [d for d in range(b.dim()) if d not in dims_b]
-    k = 1
-    for d in dims_a:
-        k *= a.size(d)
-    left = a.permute(*(free_a + dims_a)).reshape(-1, k)
-    right = b.permute(*(dims_b + free_b)).reshape(k, -1)
-    shape = [a.size(d) for d in free_a] + [b.size(d) for d in free_b]
-    return left.mm(right).reshape(tuple(shape))
+    result = a._op("tensordot", [b], {"dims_self": _Ints(dims_a), "dims_other": _Ints(dims_b)})
+    return result if out is None else out.copy_(result)
 
 
 def cross(input, other, dim=None):
-    if dim is None:
-        dim = next((d for d in range(input.dim()) if input.size(d) == 3), None)
-        if dim is None:
-            raise RuntimeError("no dimension of size 3 in input")
-    d = dim % input.dim()
-    if input.size(d) != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {d} must have length 3. Got "
-                           f"{input.size(d)} and {other.size(d)}")
-    a0, a1, a2 = input.unbind(d)
-    b0, b1, b2 = other.unbind(d)
-    return _api().stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
+    return _server("cross", [("self", input), ("other", other)],
+                   None if dim is None else {"dim": int(dim)})
 
 
 def dist(input, other, p=2):
@@ -496,19 +443,9 @@ def renorm(input, p, dim, maxnorm):
 
 
 def block_diag(*tensors):
-    api = _api()
-    mats = [t.reshape(1, -1) if t.dim() < 2 else t for t in tensors]
-    mats = [t.reshape(1, 1) if t.dim() == 0 else t for t in mats]
-    rows = sum(m.size(0) for m in mats)
-    cols = sum(m.size(1) for m in mats)
-    dtype = functools.reduce(lambda a, b: api.promote_types(a, b), [m.dtype for m in mats])
-    out = mats[0].new_zeros((rows, cols), dtype=dtype)
-    r = c = 0
-    for m in mats:
-        out[r:r + m.size(0), c:c + m.size(1)] = m
-        r += m.size(0)
-        c += m.size(1)
-    return out
+    if not tensors:
+        return _api().zeros(1, 0)
+    return tensors[0]._op("block_diag", tensors[1:])
 
 
 def trapezoid(y, x=None, *, dx=None, dim=-1):
@@ -1055,7 +992,7 @@ def split_with_sizes(input, split_sizes, dim=0):
 # Tensor methods (self first) and torch functions that share the composition.
 _BOTH = ["addmv", "addr", "baddbmm", "addbmm", "fliplr", "flipud", "rot90", "ravel", "tile",
          "diag", "diagflat", "diag_embed", "trace", "select_scatter", "diagonal_scatter",
-         "slice_scatter", "logaddexp", "logaddexp2", "heaviside", "ldexp", "positive",
+         "slice_scatter", "ldexp", "positive",
          "nansum", "nanmean", "aminmax", "diff", "logcumsumexp", "take_along_dim", "is_nonzero",
          "is_same_size", "is_signed", "kron", "vdot", "cross", "dist", "renorm",
          "isin", "bincount", "histc", "median", "quantile", "unique", "unique_consecutive",
@@ -1073,7 +1010,7 @@ _FUNCTIONS_ONLY = ["broadcast_shapes", "broadcast_tensors", "atleast_1d", "atlea
                    "argwhere", "asarray", "typename", "combinations", "frobenius_norm",
                    "is_storage", "einsum"]
 # In-place forms computed then copied into self.
-_IN_PLACE = ["addmv", "addr", "baddbmm", "addbmm", "heaviside", "ldexp", "renorm"]
+_IN_PLACE = ["addmv", "addr", "baddbmm", "addbmm", "ldexp", "renorm"]
 # torch's module-level in-place functions: input.<name>(…).
 _MODULE_IN_PLACE = ["abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
                     "arctan_", "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_",

@@ -77,12 +77,13 @@ _UNARY_NO_INPLACE = ["logical_not", "isnan", "isinf", "isposinf", "isneginf", "i
 
 _BINARY = ["mul", "multiply", "true_divide", "floor_divide", "remainder", "fmod", "pow",
            "atan2", "arctan2", "copysign", "hypot", "xlogy", "bitwise_and", "bitwise_or", "bitwise_xor",
-           "bitwise_left_shift", "bitwise_right_shift", "eq", "ne", "lt", "le", "gt", "ge"]
+           "bitwise_left_shift", "bitwise_right_shift", "eq", "ne", "lt", "le", "gt", "ge",
+           "nextafter", "heaviside", "gcd", "lcm"]
 
 
 _BINARY_NO_INPLACE = ["maximum", "minimum", "fmax", "fmin", "logical_and", "logical_or",
                       "logical_xor", "greater", "less", "greater_equal", "less_equal",
-                      "not_equal", "float_power"]
+                      "not_equal", "float_power", "logaddexp", "logaddexp2"]
 
 
 def _unary(name):
@@ -100,7 +101,8 @@ def _unary_(name):
 
 
 _TENSOR_OTHER = {"maximum", "minimum", "fmax", "fmin", "atan2", "arctan2", "hypot", "logical_and",
-                 "logical_or", "logical_xor"}
+                 "logical_or", "logical_xor", "logaddexp", "logaddexp2", "nextafter", "heaviside",
+                 "gcd", "lcm"}
 
 
 _NUMBER_FIRST = {"add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "pow",
@@ -651,6 +653,16 @@ class _ComputeMethods(TensorBase):
     hypot_ = _binary_("hypot")
     xlogy = _binary("xlogy")
     xlogy_ = _binary_("xlogy")
+    nextafter = _binary("nextafter")
+    nextafter_ = _binary_("nextafter")
+    heaviside = _binary("heaviside")
+    heaviside_ = _binary_("heaviside")
+    gcd = _binary("gcd")
+    gcd_ = _binary_("gcd")
+    lcm = _binary("lcm")
+    lcm_ = _binary_("lcm")
+    logaddexp = _binary("logaddexp")
+    logaddexp2 = _binary("logaddexp2")
     bitwise_and = _binary("bitwise_and")
     bitwise_and_ = _binary_("bitwise_and")
     bitwise_or = _binary("bitwise_or")
@@ -787,7 +799,7 @@ class _ComputeMethods(TensorBase):
     mv = _matrix_product("mv", "vec")
     outer = _matrix_product("outer", "vec2")
     ger = outer
-    inner = lambda self, other: self.dot(other) if self.dim() == 1 and other.dim() == 1 else (self.unsqueeze(-2) @ other.unsqueeze(-1)).squeeze(-1).squeeze(-1)
+    inner = lambda self, other: _run("inner", [("self", self), ("other", other)])
     addmm = _addmm
     index_select = _index_select
     gather = _gather

@@ -1,0 +1,269 @@
+// Matrices built from their parts or reduced to them: trace, diag, diagflat, diag_embed,
+// block_diag, kron and cross. Each is a composition (composition.h) of views, fills, copies and
+// elementwise ops, so it runs on every device; dtype rules and errors are torch 1.13's.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/core/checked_math.h"
+#include "engine/core/errors.h"
+#include "engine/core/status_macros.h"
+#include "engine/ops/composition.h"
+#include "engine/ops/copy_ops.h"
+#include "engine/ops/elementwise.h"
+#include "engine/ops/factory_ops.h"
+#include "engine/ops/op_registry_internal.h"
+#include "engine/ops/type_promotion.h"
+#include "engine/tensor/shape_util.h"
+#include "engine/views/view_ops.h"
+
+namespace tensord::engine {
+namespace {
+
+// torch's CPU kernels for trace and cross take neither bool nor float16, trace not bfloat16
+// either ("\"<kernel>\" not implemented for 'Half'").
+absl::Status CheckNotReduced(absl::string_view op, absl::string_view kernel, DType dtype,
+                             const Device& device, bool bfloat16) {
+  const bool missing = dtype == DType::kBool ||
+                       (device.is_cpu() && (dtype == DType::kFloat16 ||
+                                            (dtype == DType::kBFloat16 && !bfloat16)));
+  return missing ? KernelNotImplemented(op, kernel, dtype) : absl::OkStatus();
+}
+
+// A new tensor of `shape` filled with zeros, made by a step of `c`.
+absl::StatusOr<Tensor> ZerosStep(Composition& c, IntList shape, DType dtype,
+                                 const Device& device) {
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp zeros, PlanFull(shape, Scalar(int64_t{0}), dtype, device));
+  return c.Add(std::move(zeros)).at(0);
+}
+
+absl::Status CopyStep(Composition& c, const Tensor& into, const Tensor& src) {
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp copy, PlanCopyInto(into, src));
+  c.Add(std::move(copy));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PlannedOp> PlanTrace(const Tensor& self) {
+  constexpr absl::string_view op = "trace";
+  if (self.dim() != 2) {
+    return RuntimeError(op, absl::StrCat("trace: expected a matrix, but got tensor with dim ",
+                                         self.dim()));
+  }
+  TENSORD_RETURN_IF_ERROR(CheckNotReduced(op, "trace", self.dtype(), self.device(), false));
+  Composition c({self});
+  TENSORD_ASSIGN_OR_RETURN(Tensor diagonal, Diagonal(self, 0, 0, 1));
+  TENSORD_ASSIGN_OR_RETURN(Tensor sum, c.Op1("sum", {diagonal}));
+  return std::move(c).Finish({sum});
+}
+
+// diag_embed: `self`'s last dim written on the `offset` diagonal of (dim1, dim2) of a new zero
+// tensor with one more dim.
+absl::StatusOr<PlannedOp> PlanDiagEmbed(absl::string_view op, const Tensor& self, int64_t offset,
+                                        int64_t dim1_in, int64_t dim2_in) {
+  const int64_t rank = self.dim() + 1;
+  TENSORD_ASSIGN_OR_RETURN(const int64_t dim1, WrapDim(op, dim1_in, rank));
+  TENSORD_ASSIGN_OR_RETURN(const int64_t dim2, WrapDim(op, dim2_in, rank));
+  if (dim1 == dim2) {
+    return RuntimeError(op, absl::StrCat("diagonal dimensions cannot be identical ", dim1_in,
+                                         ", ", dim2_in));
+  }
+  const int64_t last = self.dim() == 0 ? 1 : self.size(self.dim() - 1);
+  const int64_t n = last + (offset < 0 ? -offset : offset);
+  DimVector shape;
+  int64_t batch = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == dim1 || d == dim2) {
+      shape.push_back(n);
+    } else {
+      shape.push_back(self.size(batch++));
+    }
+  }
+  TENSORD_RETURN_IF_ERROR(CheckShape(op, shape).status());
+  Composition c({self});
+  TENSORD_ASSIGN_OR_RETURN(Tensor out, ZerosStep(c, shape, self.dtype(), self.device()));
+  TENSORD_ASSIGN_OR_RETURN(Tensor diagonal, Diagonal(out, offset, dim1, dim2));
+  TENSORD_RETURN_IF_ERROR(CopyStep(c, diagonal, self));
+  return std::move(c).Finish({out});
+}
+
+// diag: a vector onto the `offset` diagonal of a new square matrix, or a matrix's diagonal as
+// a new vector.
+absl::StatusOr<PlannedOp> PlanDiag(absl::string_view op, const Tensor& self, int64_t offset) {
+  if (self.dim() != 1 && self.dim() != 2) {
+    return RuntimeError(op, "matrix or a vector expected");
+  }
+  if (self.device().is_cpu() && self.dtype() == DType::kFloat16) {
+    return KernelNotImplemented(op, "diag", self.dtype());
+  }
+  if (self.dim() == 1) return PlanDiagEmbed(op, self, offset, 0, 1);
+  TENSORD_ASSIGN_OR_RETURN(Tensor diagonal, Diagonal(self, offset, 0, 1));
+  return PlanCloneContiguous(diagonal);
+}
+
+absl::StatusOr<PlannedOp> PlanBlockDiag(absl::Span<const Tensor> in) {
+  constexpr absl::string_view op = "block_diag";
+  if (in.empty()) return PlanFull({1, 0}, Scalar(0.0), DType::kFloat32);
+  TENSORD_ASSIGN_OR_RETURN(const Device device, CommonDevice(op, in));
+  int64_t rows = 0, cols = 0;
+  std::vector<Tensor> blocks;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const Tensor& t = in[i];
+    if (t.dim() > 2) {
+      return RuntimeError(op, absl::StrCat("torch.block_diag: Input tensors must have 2 or fewer "
+                                           "dimensions. Input ", i, " has ", t.dim(),
+                                           " dimensions"));
+    }
+    Tensor block = t;
+    if (t.dim() < 2) {
+      TENSORD_ASSIGN_OR_RETURN(block, AsStrided(t, {1, t.numel()}, {0, t.dim() == 0 ? 1 : t.stride(0)},
+                                                t.storage_offset()));
+    }
+    rows += block.size(0);
+    cols += block.size(1);
+    blocks.push_back(block);
+  }
+  const DType dtype = ResultType(in);
+  Composition c(in);
+  TENSORD_ASSIGN_OR_RETURN(Tensor out, ZerosStep(c, {rows, cols}, dtype, device));
+  int64_t r = 0, col = 0;
+  for (const Tensor& block : blocks) {
+    TENSORD_ASSIGN_OR_RETURN(Tensor part, Narrow(out, 0, r, block.size(0)));
+    TENSORD_ASSIGN_OR_RETURN(part, Narrow(part, 1, col, block.size(1)));
+    if (block.numel() > 0) TENSORD_RETURN_IF_ERROR(CopyStep(c, part, block));
+    r += block.size(0);
+    col += block.size(1);
+  }
+  return std::move(c).Finish({out});
+}
+
+// kron: self viewed as [a0, 1, a1, 1, …] times other as [1, b0, 1, b1, …], the product viewed
+// as [a0 b0, a1 b1, …] (views, as torch's: an input its strides cannot view so is an error).
+absl::StatusOr<PlannedOp> PlanKron(const Tensor& a, const Tensor& b) {
+  constexpr absl::string_view op = "kron";
+  const int64_t nd = std::max(a.dim(), b.dim());
+  DimVector va, vb, shape;
+  for (int64_t i = 0; i < nd; ++i) {
+    const int64_t ai = i - (nd - a.dim()), bi = i - (nd - b.dim());
+    const int64_t sa = ai >= 0 ? a.size(ai) : 1, sb = bi >= 0 ? b.size(bi) : 1;
+    va.insert(va.end(), {sa, 1});
+    vb.insert(vb.end(), {1, sb});
+    const std::optional<int64_t> size = CheckedMul(sa, sb);
+    if (!size) return RuntimeError(op, "the product's sizes overflow int64");
+    shape.push_back(*size);
+  }
+  TENSORD_RETURN_IF_ERROR(CheckShape(op, shape).status());
+  TENSORD_ASSIGN_OR_RETURN(Tensor av, View(a, va));
+  TENSORD_ASSIGN_OR_RETURN(Tensor bv, View(b, vb));
+  Composition c({a, b});
+  TENSORD_ASSIGN_OR_RETURN(Tensor product, c.Op1("mul", {av, bv}));
+  TENSORD_ASSIGN_OR_RETURN(product, View(product, shape));
+  return std::move(c).Finish({product});
+}
+
+// cross: along `dim` (torch.cross's default: the first dim of size 3), the three components
+// a1 b2 - a2 b1, a2 b0 - a0 b2, a0 b1 - a1 b0 (the others broadcast), stacked.
+absl::StatusOr<PlannedOp> PlanCross(const Tensor& a, const Tensor& b,
+                                    std::optional<int64_t> dim_in) {
+  constexpr absl::string_view op = "cross";
+  TENSORD_ASSIGN_OR_RETURN(const Device device, CommonDevice(op, {a, b}));
+  if (a.dim() != b.dim()) {
+    return RuntimeError(op, "linalg.cross: inputs must have the same number of dimensions.");
+  }
+  if (a.dtype() != b.dtype()) {
+    return RuntimeError(op, absl::StrCat("expected scalar type ", DTypeLegacyName(a.dtype()),
+                                         " but found ", DTypeLegacyName(b.dtype())));
+  }
+  int64_t dim = -1;
+  if (dim_in.has_value()) {
+    TENSORD_ASSIGN_OR_RETURN(dim, WrapDim(op, *dim_in, a.dim()));
+  } else {
+    for (int64_t d = 0; d < a.dim() && dim < 0; ++d) {
+      if (a.size(d) == 3) dim = d;
+    }
+    if (dim < 0) return RuntimeError(op, "no dimension of size 3 in input");
+  }
+  if (a.size(dim) != 3 || b.size(dim) != 3) {
+    return RuntimeError(op, absl::StrCat("linalg.cross: inputs dimension ", dim,
+                                         " must have length 3. Got ", a.size(dim), " and ",
+                                         b.size(dim)));
+  }
+  TENSORD_RETURN_IF_ERROR(BroadcastShapes(op, a.sizes(), b.sizes()).status());
+  TENSORD_RETURN_IF_ERROR(CheckNotReduced(op, "cross", a.dtype(), device, true));
+  Composition c({a, b});
+  std::vector<Tensor> ca, cb;
+  for (int64_t i = 0; i < 3; ++i) {
+    TENSORD_ASSIGN_OR_RETURN(Tensor x, Narrow(a, dim, i, 1));
+    TENSORD_ASSIGN_OR_RETURN(Tensor y, Narrow(b, dim, i, 1));
+    ca.push_back(x);
+    cb.push_back(y);
+  }
+  std::vector<Tensor> parts;
+  for (int64_t i = 0; i < 3; ++i) {
+    const int64_t j = (i + 1) % 3, k = (i + 2) % 3;
+    TENSORD_ASSIGN_OR_RETURN(Tensor p, c.Op1("mul", {ca[j], cb[k]}));
+    TENSORD_ASSIGN_OR_RETURN(Tensor q, c.Op1("mul", {ca[k], cb[j]}));
+    TENSORD_ASSIGN_OR_RETURN(Tensor part, c.Op1("sub", {p, q}));
+    parts.push_back(part);
+  }
+  Attrs at;
+  at.Set("dim", dim);
+  TENSORD_ASSIGN_OR_RETURN(Tensor out, c.Op1("cat", parts, at));
+  return std::move(c).Finish({out});
+}
+
+}  // namespace
+
+void RegisterMatrixOps(std::vector<OpDef>& ops) {
+  ops.push_back({"trace", OpKind::kCompute, {"self"}, {},
+                 "Sum of a matrix's main diagonal (integers summed in int64).", false,
+                 [](Inputs in, AttrReader&) { return PlanTrace(in[0]); }});
+  ops.push_back({"diag", OpKind::kCompute, {"self"},
+                 {Opt("diagonal", AttrType::kInt, "0", "0: main, > 0 above, < 0 below")},
+                 "A vector onto a diagonal of a new square matrix, or a matrix's diagonal as a "
+                 "new vector.",
+                 false, [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(int64_t d, a.Int("diagonal", 0));
+                   return PlanDiag("diag", in[0], d);
+                 }});
+  ops.push_back({"diagflat", OpKind::kCompute, {"self"},
+                 {Opt("offset", AttrType::kInt, "0")},
+                 "self flattened onto a diagonal of a new square matrix.", false,
+                 [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(int64_t d, a.Int("offset", 0));
+                   Composition c(in);
+                   TENSORD_ASSIGN_OR_RETURN(Tensor flat, c.Reshape(in[0], {in[0].numel()}));
+                   TENSORD_ASSIGN_OR_RETURN(PlannedOp diag, PlanDiag("diagflat", flat, d));
+                   return std::move(c).Finish(c.Add(std::move(diag)));
+                 }});
+  ops.push_back({"diag_embed", OpKind::kCompute, {"self"},
+                 {Opt("offset", AttrType::kInt, "0"), Opt("dim1", AttrType::kInt, "-2"),
+                  Opt("dim2", AttrType::kInt, "-1")},
+                 "self's last dim onto the offset diagonal of dims (dim1, dim2) of a new zero "
+                 "tensor with one more dim.",
+                 false, [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(int64_t offset, a.Int("offset", 0));
+                   TENSORD_ASSIGN_OR_RETURN(int64_t dim1, a.Int("dim1", -2));
+                   TENSORD_ASSIGN_OR_RETURN(int64_t dim2, a.Int("dim2", -1));
+                   return PlanDiagEmbed("diag_embed", in[0], offset, dim1, dim2);
+                 }});
+  OpDef block{"block_diag", OpKind::kCompute, {"tensors"}, {},
+              "The tensors (0, 1 or 2-d) as blocks on the diagonal of a new zero matrix of their "
+              "promoted dtype.",
+              false, [](Inputs in, AttrReader&) { return PlanBlockDiag(in); }};
+  block.variadic = true;
+  ops.push_back(std::move(block));
+  ops.push_back({"kron", OpKind::kCompute, {"self", "other"}, {},
+                 "Kronecker product: every element of self times all of other.", false,
+                 [](Inputs in, AttrReader&) { return PlanKron(in[0], in[1]); }});
+  ops.push_back({"cross", OpKind::kCompute, {"self", "other"},
+                 {Opt("dim", AttrType::kInt, "None", "None: the first dim of size 3")},
+                 "Cross product of 3-vectors along dim, the other dims broadcast.", false,
+                 [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(std::optional<int64_t> dim, a.OptionalInt("dim"));
+                   return PlanCross(in[0], in[1], dim);
+                 }});
+}
+
+}  // namespace tensord::engine

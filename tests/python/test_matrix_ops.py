@@ -1,0 +1,256 @@
+"""Server ops for matrices and their products (engine/ops/matrix_ops.cc, linalg_ops.cc) and the
+binary ops logaddexp, logaddexp2, nextafter, heaviside, gcd and lcm, against torch 1.13 over
+dtypes and layouts: values, dtypes, shapes, strides of results and exception classes.
+"""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import tensord
+from oracle import as_torch, outcome
+
+rng = np.random.default_rng(7)
+
+DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "uint8", "bool"]
+
+
+def data(m, shape, dtype, layout="contiguous", low=-5, high=5):
+    """A tensor of `shape` in `dtype`, made by module `m` from the same numbers for both modules;
+    layout 'transposed' makes it as the transpose of its last two dims' contiguous tensor."""
+    shape = tuple(shape)
+    made = shape if layout == "contiguous" else shape[:-2] + (shape[-1], shape[-2])
+    values = rng_values[(made, low, high)]
+    t = m.tensor(values).to(getattr(m, dtype)) if dtype != "bool" else m.tensor(values > 0)
+    return t if layout == "contiguous" else t.transpose(-1, -2)
+
+
+class _Values(dict):
+    def __missing__(self, key):
+        shape, low, high = key
+        self[key] = rng.integers(low, high, size=shape).astype(np.float64) + \
+            rng.choice([0.0, 0.25, 0.5], size=shape)
+        return self[key]
+
+
+rng_values = _Values()
+
+
+def _binary_cases():
+    cases = {}
+    for name in ["logaddexp", "logaddexp2", "nextafter", "heaviside", "gcd", "lcm"]:
+        for dtype in DTYPES:
+            for layout in ["contiguous", "transposed"]:
+                cases[f"{name}[{dtype},{layout}]"] = (
+                    lambda m, n=name, d=dtype, lo=layout:
+                    getattr(m, n)(data(m, (3, 4), d, lo), data(m, (3, 4), d)))
+        cases[f"{name}[float32,int64]"] = lambda m, n=name: getattr(m, n)(
+            data(m, (3, 4), "float32"), data(m, (3, 4), "int64"))
+        cases[f"{name}[broadcast]"] = lambda m, n=name: getattr(m, n)(
+            data(m, (3, 1), "int64"), data(m, (4,), "int64"))
+        cases[f"{name}[number other]"] = lambda m, n=name: getattr(m, n)(data(m, (3,), "int64"), 2)
+    cases["logaddexp(infinities)"] = lambda m: m.logaddexp(
+        m.tensor([float("inf"), -float("inf"), float("inf"), float("nan"), 1.0]),
+        m.tensor([float("inf"), -float("inf"), -float("inf"), 1.0, float("nan")]))
+    cases["logaddexp2(large)"] = lambda m: m.logaddexp2(m.tensor([1000.0, -1000.0]),
+                                                        m.tensor([1000.0, -999.0]))
+    cases["nextafter(zero, signs)"] = lambda m: m.nextafter(
+        m.tensor([0.0, 0.0, -0.0, 1.0, -1.0, float("nan")]),
+        m.tensor([1.0, -1.0, 1.0, 0.0, -2.0, 1.0]))
+    cases["nextafter(bfloat16 steps)"] = lambda m: m.nextafter(
+        m.tensor([0.0, 1.0, -1.0, 3.0, 1e-38]).bfloat16(),
+        m.tensor([-1.0, 2.0, 0.0, -3.0, 0.0]).bfloat16())
+    cases["gcd(signs and zeros)"] = lambda m: m.gcd(m.tensor([0, -12, 12, 7, 0]),
+                                                    m.tensor([0, 18, -8, 0, -5]))
+    cases["lcm(signs and zeros)"] = lambda m: m.lcm(m.tensor([0, -4, 6, 7]),
+                                                    m.tensor([3, 6, -4, 0]))
+    cases["gcd(int8 minimum)"] = lambda m: m.gcd(m.tensor([-128, -128], dtype=m.int8),
+                                                 m.tensor([0, 6], dtype=m.int8))
+    cases["heaviside(nan)"] = lambda m: m.heaviside(m.tensor([float("nan"), 0.0]),
+                                                    m.tensor([2.0]))
+    cases["heaviside(0-d values of another dtype)"] = lambda m: m.heaviside(
+        m.tensor([1.0, 0.0]), m.tensor(1.0, dtype=m.float64))
+    cases["Tensor.gcd_"] = lambda m: m.tensor([4, 6]).gcd_(m.tensor([6, 9]))
+    cases["Tensor.lcm_"] = lambda m: m.tensor([4, 6]).lcm_(m.tensor([6, 9]))
+    cases["Tensor.heaviside_"] = lambda m: m.tensor([-1.0, 0.0]).heaviside_(m.tensor([3.0, 3.0]))
+    cases["Tensor.nextafter_"] = lambda m: m.tensor([1.0, 2.0]).nextafter_(m.tensor([0.0, 3.0]))
+    cases["Tensor.gcd_(int into float)"] = lambda m: m.tensor([4.0]).gcd_(m.tensor([6]))
+    return cases
+
+
+MATRIX_DTYPES = ["float32", "float64", "int64", "int32", "float16", "bfloat16", "bool"]
+
+
+def _matrix_cases():
+    cases = {}
+    for d in MATRIX_DTYPES:
+        for lo in ["contiguous", "transposed"]:
+            k = f"[{d},{lo}]"
+            cases["trace" + k] = lambda m, d=d, lo=lo: m.trace(data(m, (3, 4), d, lo))
+            cases["diag(matrix)" + k] = lambda m, d=d, lo=lo: m.diag(data(m, (3, 4), d, lo), 1)
+            cases["diag(matrix, below)" + k] = lambda m, d=d, lo=lo: data(m, (4, 3), d, lo).diag(-2)
+            cases["diagflat" + k] = lambda m, d=d, lo=lo: m.diagflat(data(m, (2, 3), d, lo), -1)
+            cases["diag_embed" + k] = lambda m, d=d, lo=lo: m.diag_embed(
+                data(m, (2, 3), d, lo), 1, 0, 2)
+            cases["kron" + k] = lambda m, d=d, lo=lo: m.kron(data(m, (2, 3), d),
+                                                             data(m, (2, 2), d, lo))
+            cases["cross" + k] = lambda m, d=d, lo=lo: m.cross(data(m, (3, 3), d, lo),
+                                                               data(m, (3, 3), d), dim=0)
+            cases["block_diag" + k] = lambda m, d=d, lo=lo: m.block_diag(
+                data(m, (2, 3), d, lo), data(m, (3,), "int64"), data(m, (), d))
+            cases["tensordot" + k] = lambda m, d=d, lo=lo: m.tensordot(
+                data(m, (2, 3, 4), d, lo), data(m, (3, 2), d), dims=([1, 0], [0, 1]))
+            cases["inner" + k] = lambda m, d=d, lo=lo: m.inner(data(m, (2, 3), d, lo),
+                                                               data(m, (4, 3), d))
+            cases["addmv" + k] = lambda m, d=d, lo=lo: m.addmv(
+                data(m, (3,), d), data(m, (3, 4), d, lo), data(m, (4,), d), beta=2, alpha=3)
+            cases["addr" + k] = lambda m, d=d, lo=lo: m.addr(
+                data(m, (3, 4), d, lo), data(m, (3,), d), data(m, (4,), d), beta=2)
+            cases["baddbmm" + k] = lambda m, d=d, lo=lo: m.baddbmm(
+                data(m, (2, 3, 5), d), data(m, (2, 3, 4), d, lo), data(m, (2, 4, 5), d),
+                beta=0.5, alpha=2)
+            cases["addbmm" + k] = lambda m, d=d, lo=lo: m.addbmm(
+                data(m, (3, 5), d), data(m, (2, 3, 4), d, lo), data(m, (2, 4, 5), d, lo))
+            cases["chain_matmul" + k] = lambda m, d=d, lo=lo: m.chain_matmul(
+                data(m, (2, 3), d, lo), data(m, (3, 4), d), data(m, (4, 2), d, lo))
+    cases.update({
+        "trace(not a matrix)": lambda m: m.trace(data(m, (2, 2, 2), "float32")),
+        "diag(3-d)": lambda m: m.diag(data(m, (2, 2, 2), "float32")),
+        "diag(0-d)": lambda m: m.diag(data(m, (), "float32")),
+        "diag(vector, offset)": lambda m: m.diag(data(m, (3,), "int64"), -2),
+        "diagflat(0-d)": lambda m: m.diagflat(data(m, (), "float32")),
+        "diag_embed(0-d)": lambda m: m.diag_embed(data(m, (), "float32")),
+        "diag_embed(same dims)": lambda m: m.diag_embed(data(m, (2, 3), "float32"), 0, 1, 1),
+        "diag_embed(negative dims)": lambda m: m.diag_embed(data(m, (2, 3), "float32"), -1, 2, 0),
+        "block_diag(empty blocks)": lambda m: m.block_diag(data(m, (2, 0), "float32"),
+                                                           data(m, (0, 3), "float32")),
+        "block_diag(3-d)": lambda m: m.block_diag(data(m, (2, 2, 2), "float32")),
+        "block_diag(one)": lambda m: m.block_diag(data(m, (2, 3), "float32", "transposed")),
+        "kron(ranks differ)": lambda m: m.kron(data(m, (2,), "float32"), data(m, (2, 3), "float32")),
+        "kron(bool)": lambda m: m.kron(m.tensor([True, False]), m.tensor([True])),
+        "kron(promotes)": lambda m: m.kron(data(m, (2,), "int64"), data(m, (3,), "float32")),
+        "cross(default dim)": lambda m: m.cross(data(m, (4, 3), "float32"), data(m, (4, 3), "float32")),
+        "cross(first dim of size 3)": lambda m: m.cross(data(m, (3, 3), "float32"),
+                                                        data(m, (3, 3), "float32")),
+        "cross(broadcast)": lambda m: m.cross(data(m, (3, 1), "float32"),
+                                              data(m, (3, 4), "float32"), dim=0),
+        "cross(no dim of size 3)": lambda m: m.cross(data(m, (2, 4), "float32"),
+                                                     data(m, (2, 4), "float32")),
+        "cross(dtypes differ)": lambda m: m.cross(data(m, (3,), "float32"), data(m, (3,), "float64")),
+        "cross(ranks differ)": lambda m: m.cross(data(m, (2, 3), "float32"),
+                                                 data(m, (3,), "float32"), dim=1),
+        "cross(dim not of size 3)": lambda m: m.cross(data(m, (3, 1), "float32"),
+                                                      data(m, (1, 3), "float32")),
+        "cross(negative dim)": lambda m: m.cross(data(m, (3, 4), "float32"),
+                                                 data(m, (3, 4), "float32"), dim=-2),
+        "tensordot(int dims)": lambda m: m.tensordot(data(m, (2, 3, 4), "float32"),
+                                                     data(m, (3, 4, 5), "float32"), dims=2),
+        "tensordot(dims 0)": lambda m: m.tensordot(data(m, (2,), "float32"),
+                                                   data(m, (3,), "float32"), dims=0),
+        "tensordot(sizes differ)": lambda m: m.tensordot(data(m, (2, 3), "float32"),
+                                                         data(m, (4, 3), "float32"), dims=1),
+        "tensordot(dtypes differ)": lambda m: m.tensordot(data(m, (2, 3), "float32"),
+                                                          data(m, (3, 2), "float64"), dims=1),
+        "inner(0-d)": lambda m: m.inner(data(m, (2, 3), "float32"), data(m, (), "float32")),
+        "inner(vectors)": lambda m: m.inner(data(m, (3,), "float32"), data(m, (3,), "float32")),
+        "inner(sizes differ)": lambda m: m.inner(data(m, (2, 3), "float32"),
+                                                 data(m, (2, 4), "float32")),
+        "Tensor.inner(3-d)": lambda m: data(m, (2, 2, 3), "float64").inner(data(m, (4, 3), "float64")),
+        "addmv(beta 0 ignores nan)": lambda m: m.addmv(m.full((3,), float("nan")),
+                                                       data(m, (3, 4), "float32"),
+                                                       data(m, (4,), "float32"), beta=0),
+        "addmv(self of another dtype)": lambda m: m.addmv(data(m, (3,), "float64"),
+                                                          data(m, (3, 4), "float32"),
+                                                          data(m, (4,), "float32")),
+        "addmv(self broadcast)": lambda m: m.addmv(data(m, (1,), "float32"),
+                                                   data(m, (3, 4), "float32"),
+                                                   data(m, (4,), "float32")),
+        "addmv(size mismatch)": lambda m: m.addmv(data(m, (2,), "float32"),
+                                                  data(m, (3, 4), "float32"),
+                                                  data(m, (4,), "float32")),
+        "addmv(vec of another dtype)": lambda m: m.addmv(data(m, (3,), "float32"),
+                                                         data(m, (3, 4), "float32"),
+                                                         data(m, (4,), "float64")),
+        "addmv(matrix rank)": lambda m: m.addmv(data(m, (3,), "float32"),
+                                                data(m, (3,), "float32"), data(m, (3,), "float32")),
+        "addmv(k = 0)": lambda m: m.addmv(data(m, (3,), "float32"), m.zeros(3, 0), m.zeros(0),
+                                          beta=2),
+        "Tensor.addmv_": lambda m: data(m, (3,), "float32").addmv_(data(m, (3, 4), "float32"),
+                                                                   data(m, (4,), "float32")),
+        "addr(beta 0 ignores nan)": lambda m: m.addr(m.full((3, 4), float("nan")),
+                                                     data(m, (3,), "float32"),
+                                                     data(m, (4,), "float32"), beta=0),
+        "addr(promotes)": lambda m: m.addr(m.zeros(3, 4), m.arange(3), m.arange(4)),
+        "addr(float alpha, integers)": lambda m: m.addr(m.zeros(3, 4, dtype=m.int64),
+                                                        m.arange(3), m.arange(4), alpha=0.5),
+        "addr(bool)": lambda m: m.addr(m.zeros(3, 4, dtype=m.bool), m.arange(3) > 0,
+                                       m.arange(4) > 1),
+        "addr(self does not broadcast)": lambda m: m.addr(m.zeros(4, 4), data(m, (4,), "float32"),
+                                                          data(m, (3,), "float32")),
+        "addr(vec1 2-d)": lambda m: m.addr(m.zeros(3, 4), data(m, (3, 1), "float32"),
+                                           data(m, (4,), "float32")),
+        "baddbmm(self broadcast)": lambda m: m.baddbmm(data(m, (5,), "float64"),
+                                                       data(m, (2, 3, 4), "float32"),
+                                                       data(m, (2, 4, 5), "float32")),
+        "baddbmm(batch mismatch)": lambda m: m.baddbmm(data(m, (3, 5), "float32"),
+                                                       data(m, (2, 3, 4), "float32"),
+                                                       data(m, (3, 4, 5), "float32")),
+        "baddbmm(self does not expand)": lambda m: m.baddbmm(data(m, (3, 3, 5), "float32"),
+                                                             data(m, (2, 3, 4), "float32"),
+                                                             data(m, (2, 4, 5), "float32")),
+        "addbmm(self of another dtype)": lambda m: m.addbmm(data(m, (3, 5), "float64"),
+                                                            data(m, (2, 3, 4), "float32"),
+                                                            data(m, (2, 4, 5), "float32")),
+        "addbmm(sizes differ)": lambda m: m.addbmm(data(m, (5,), "float32"),
+                                                   data(m, (2, 3, 4), "float32"),
+                                                   data(m, (2, 5, 5), "float32")),
+        "addbmm(2-d batch)": lambda m: m.addbmm(data(m, (5,), "float32"),
+                                                data(m, (3, 4), "float32"),
+                                                data(m, (2, 4, 5), "float32")),
+        "addbmm(no batches)": lambda m: m.addbmm(data(m, (3, 5), "float32"), m.zeros(0, 3, 4),
+                                                 m.zeros(0, 4, 5), beta=3),
+        "chain_matmul(one)": lambda m: m.chain_matmul(data(m, (2, 3), "float32", "transposed")),
+        "chain_matmul(list)": lambda m: m.chain_matmul([data(m, (2, 3), "float32"),
+                                                        data(m, (3, 2), "float32")]),
+        "chain_matmul(sizes differ)": lambda m: m.chain_matmul(data(m, (2, 3), "float32"),
+                                                               data(m, (2, 3), "float32")),
+        "chain_matmul(vector)": lambda m: m.chain_matmul(data(m, (2, 3), "float32"),
+                                                         data(m, (3,), "float32")),
+    })
+    return cases
+
+
+CASES = {**_binary_cases(), **_matrix_cases()}
+
+# Tolerances by result dtype (products of reduced floats round at other points than torch's).
+TOLERANCE = {torch.float16: 2e-2, torch.bfloat16: 5e-2, torch.float32: 1e-5, torch.float64: 1e-12}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_matches_torch(name, session):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want, werr = outcome(lambda: CASES[name](torch))
+        got, gerr = outcome(lambda: CASES[name](tensord))
+    if werr:
+        assert gerr is not None, f"torch raised {werr}, tensord returned {got}"
+        assert gerr[0] == werr[0], (gerr, werr)
+        return
+    assert gerr is None, gerr
+    assert str(got.dtype) == str(want.dtype)
+    assert tuple(got.shape) == tuple(want.shape)
+    if want.numel() > 1:
+        assert got.stride() == want.stride(), (got.stride(), want.stride())
+    if want.is_floating_point():
+        tol = TOLERANCE[want.dtype]
+        torch.testing.assert_close(as_torch(got), want, rtol=tol, atol=tol, equal_nan=True)
+    else:
+        assert torch.equal(as_torch(got), want)
+
+
+def test_the_cases_cover_every_dtype_and_both_layouts():
+    """The matrix above is what it says: each op over every dtype in both layouts."""
+    for op in ["logaddexp", "gcd", "heaviside", "trace", "kron", "addmv", "addbmm"]:
+        names = [n for n in CASES if n.startswith(op + "[")]
+        assert len(names) >= 2 * len(MATRIX_DTYPES), (op, names)

@@ -83,9 +83,9 @@ class CpuBackendImpl final : public Backend {
     cpu::Reduce(op, g, in, out, out_dtype, indices, args);
     return absl::OkStatus();
   }
-  absl::Status Scan(bool product, IntList shape, int64_t dim, const StridedRef& in,
+  absl::Status Scan(ScanOp op, IntList shape, int64_t dim, const StridedRef& in,
                     const StridedRef& out) override {
-    cpu::Scan(product, shape, dim, in, out);
+    cpu::Scan(op, shape, dim, in, out);
     return absl::OkStatus();
   }
   absl::Status Softmax(bool log, IntList shape, int64_t dim, const StridedRef& in,

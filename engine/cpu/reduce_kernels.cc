@@ -790,7 +790,7 @@ void Reduce(ReduceOp op, const ReduceGeometry& g, const StridedRef& in, char* ou
   });
 }
 
-void Scan(bool product, IntList shape, int64_t dim, const StridedRef& in, const StridedRef& out) {
+void Scan(ScanOp op, IntList shape, int64_t dim, const StridedRef& in, const StridedRef& out) {
   const int64_t n = shape.empty() ? 1 : shape[dim];
   const int64_t is = shape.empty() ? 0 : in.strides[dim];
   const int64_t os = shape.empty() ? 0 : out.strides[dim];
@@ -801,7 +801,7 @@ void Scan(bool product, IntList shape, int64_t dim, const StridedRef& in, const 
       if constexpr (std::is_same_v<O, T> || std::is_same_v<O, int64_t>) {
         ForEachLine(shape, dim, in, out, [&](const char* x, char* y) {
           ScanLine<T>(
-              product, n, [&](int64_t i) { return Load<T>(x + i * is * sizeof(T)); },
+              op, n, [&](int64_t i) { return Load<T>(x + i * is * sizeof(T)); },
               [&](int64_t i, SumAcc<T> acc) {
                 *reinterpret_cast<O*>(y + i * os * sizeof(O)) = Convert<O>(acc);
               });

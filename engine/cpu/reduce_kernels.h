@@ -18,8 +18,8 @@ namespace tensord::engine::cpu {
 void Reduce(ReduceOp op, const ReduceGeometry& g, const StridedRef& in, char* out, DType out_dtype,
             int64_t* indices, const ReduceArgs& args);
 
-// Cumulative sum/product along `dim`: out (same shape, its own strides) = scan of in.
-void Scan(bool product, IntList shape, int64_t dim, const StridedRef& in, const StridedRef& out);
+// Cumulative sum/product/logsumexp along `dim`: out (same shape, its own strides) = scan of in.
+void Scan(ScanOp op, IntList shape, int64_t dim, const StridedRef& in, const StridedRef& out);
 
 // softmax / log_softmax along `dim` (floating dtypes; in and out of the same dtype).
 void Softmax(bool log, IntList shape, int64_t dim, const StridedRef& in, const StridedRef& out);

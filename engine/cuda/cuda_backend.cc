@@ -457,11 +457,11 @@ class CudaBackend final : public Backend {
     return status;
   }
 
-  absl::Status Scan(bool product, IntList shape, int64_t dim, const StridedRef& in,
+  absl::Status Scan(ScanOp op, IntList shape, int64_t dim, const StridedRef& in,
                     const StridedRef& out) override {
     TENSORD_CUDA_TRY(UseDevice(device_.index), "scan");
     const LaunchTarget to = TargetFor(this, device_.index);
-    return Finish(LaunchScan(product, shape, dim, in, out, to.stream), to, "scan");
+    return Finish(LaunchScan(op, shape, dim, in, out, to.stream), to, "scan");
   }
 
   absl::Status Softmax(bool log, IntList shape, int64_t dim, const StridedRef& in,

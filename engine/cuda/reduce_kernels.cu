@@ -200,14 +200,14 @@ Lines MakeLines(IntList shape, int64_t dim, const StridedRef& in, const StridedR
 }
 
 template <typename T, typename O>
-__global__ void ScanKernel(Lines l, bool product, const T* in, O* out) {
+__global__ void ScanKernel(Lines l, ScanOp op, const T* in, O* out) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t line = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        line < l.count; line += step) {
     const T* x = in + OffsetOf(l.in, line);
     O* y = out + OffsetOf(l.out, line);
     ScanLine<T>(
-        product, l.n, [&](int64_t i) { return static_cast<Calc<T>>(x[i * l.in_step]); },
+        op, l.n, [&](int64_t i) { return static_cast<Calc<T>>(x[i * l.in_step]); },
         [&](int64_t i, SumAcc<T> acc) { y[i * l.out_step] = Convert<O>(acc); });
   }
 }
@@ -308,7 +308,7 @@ cudaError_t LaunchReduce(ReduceOp op, const ReduceGeometry& g, const StridedRef&
   return cudaGetLastError();
 }
 
-cudaError_t LaunchScan(bool product, IntList shape, int64_t dim, const StridedRef& in,
+cudaError_t LaunchScan(ScanOp op, IntList shape, int64_t dim, const StridedRef& in,
                        const StridedRef& out, cudaStream_t stream) {
   const Lines l = MakeLines(shape, dim, in, out);
   if (l.count == 0 || l.n == 0) return cudaSuccess;
@@ -316,7 +316,7 @@ cudaError_t LaunchScan(bool product, IntList shape, int64_t dim, const StridedRe
     using T = decltype(t);
     const auto launch = [&](auto* y) {
       ScanKernel<<<GridFor(l.count, 128), 128, 0, stream>>>(
-          l, product, reinterpret_cast<const T*>(in.data), y);
+          l, op, reinterpret_cast<const T*>(in.data), y);
     };
     if (out.dtype == in.dtype) {
       launch(reinterpret_cast<T*>(out.data));

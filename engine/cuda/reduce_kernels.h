@@ -32,9 +32,9 @@ cudaError_t LaunchReduce(ReduceOp op, const ReduceGeometry& g, const StridedRef&
                          DType out_dtype, int64_t* indices, const ReduceArgs& args,
                          const ReduceLaunch& how, void* scratch, cudaStream_t stream);
 
-// cumsum/cumprod along `dim`, a thread per line; softmax/log_softmax, a thread per short line
+// cumsum/cumprod/logcumsumexp along `dim`, a thread per line; softmax/log_softmax, a thread per short line
 // and a block per line of 1024 elements or more.
-cudaError_t LaunchScan(bool product, IntList shape, int64_t dim, const StridedRef& in,
+cudaError_t LaunchScan(ScanOp op, IntList shape, int64_t dim, const StridedRef& in,
                        const StridedRef& out, cudaStream_t stream);
 // layer_norm, a block per row (kernels/reduce_ops.h).
 cudaError_t LaunchLayerNorm(const LayerNormCall& call, cudaStream_t stream);

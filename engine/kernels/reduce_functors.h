@@ -260,13 +260,35 @@ struct LseOp {
 
 // ---- Along one dim: scans and softmax ----------------------------------------------------------
 
-// One line of cumsum/cumprod: at(i) reads element i (as T), put(i, acc) writes the running
-// result (an accumulator as SumOp's).
+// log(exp(x) + exp(acc)) for logcumsumexp's running value, as ATen's _log_add_exp_helper:
+// equal infinities stay themselves, a NaN accumulator stays NaN.
+template <typename A>
+TENSORD_HD inline A LogAddExpStep(A x, A acc) {
+  const A lo = acc != acc ? acc : (acc < x ? acc : x);
+  const A hi = acc != acc ? acc : (x < acc ? acc : x);
+  if (lo != hi || std::isfinite(lo)) return hi + std::log1p(std::exp(lo - hi));
+  return x;
+}
+
+// One line of cumsum/cumprod/logcumsumexp: at(i) reads element i (as T), put(i, acc) writes
+// the running result (an accumulator as SumOp's: double for floating T, as torch's CPU scans).
 template <typename T, typename At, typename Put>
-TENSORD_HD inline void ScanLine(bool product, int64_t n, At at, Put put) {
-  SumAcc<T> acc = product ? 1 : 0;
+TENSORD_HD inline void ScanLine(ScanOp op, int64_t n, At at, Put put) {
+  using A = SumAcc<T>;
+  if constexpr (kIsFloat<T>) {
+    if (op == ScanOp::kLogSumExp) {
+      A acc = -std::numeric_limits<A>::infinity();
+      for (int64_t i = 0; i < n; ++i) {
+        acc = LogAddExpStep<A>(static_cast<A>(at(i)), acc);
+        put(i, acc);
+      }
+      return;
+    }
+  }
+  const bool product = op == ScanOp::kProd;
+  A acc = product ? 1 : 0;
   for (int64_t i = 0; i < n; ++i) {
-    const auto v = static_cast<SumAcc<T>>(at(i));
+    const auto v = static_cast<A>(at(i));
     acc = product ? WrapMul(acc, v) : WrapAdd(acc, v);
     put(i, acc);
   }

@@ -12,6 +12,9 @@ enum class ReduceOp {
   kCountNonzero,
 };
 
+// The scans along one dim: cumsum, cumprod and logcumsumexp.
+enum class ScanOp { kSum, kProd, kLogSumExp };
+
 // The index spaces of a reduction: outputs over the kept dims, each reducing the elements over
 // the reduced dims (logical order, so arg-reductions report row-major positions). Strides are
 // the input's, in elements.

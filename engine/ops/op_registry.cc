@@ -574,6 +574,7 @@ OpRegistry::OpRegistry() {
   RegisterReductionOps(ops_);
   RegisterLinalgOps(ops_);
   RegisterMatrixOps(ops_);
+  RegisterStatisticsOps(ops_);
   RegisterIndexingOps(ops_);
   RegisterSortOps(ops_);
   RegisterDecompositionOps(ops_);

@@ -115,6 +115,8 @@ class AttrReader {
   absl::StatusOr<std::vector<IndexItem>> Index(absl::string_view name) const;
   absl::StatusOr<std::string> String(absl::string_view name, std::optional<std::string> dflt = {}) const;
   bool Has(absl::string_view name) const { return attrs_.Has(name); }
+  // The call's attributes as given (a composition hands them on to the op it is made of).
+  const Attrs& attrs() const { return attrs_; }
 
  private:
   absl::Status Missing(absl::string_view name) const;

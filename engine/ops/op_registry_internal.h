@@ -37,6 +37,7 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops);
 void RegisterReductionOps(std::vector<OpDef>& ops);
 void RegisterLinalgOps(std::vector<OpDef>& ops);
 void RegisterMatrixOps(std::vector<OpDef>& ops);
+void RegisterStatisticsOps(std::vector<OpDef>& ops);
 void RegisterIndexingOps(std::vector<OpDef>& ops);
 void RegisterRandomOps(std::vector<OpDef>& ops);
 void RegisterSortOps(std::vector<OpDef>& ops);

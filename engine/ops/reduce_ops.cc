@@ -343,12 +343,16 @@ void RegisterReductionOps(std::vector<OpDef>& ops) {
       });
 
   // Scans and softmax: along one dim, a contiguous output of the same shape.
-  for (const char* n : {"cumsum", "cumprod", "softmax", "log_softmax"}) {
+  for (const char* n : {"cumsum", "cumprod", "logcumsumexp", "softmax", "log_softmax"}) {
     const std::string name = n;
-    const bool scan = name.rfind("cum", 0) == 0;
-    Add(ops, name, {Req("dim", AttrType::kInt), Opt("dtype", AttrType::kDType, "None")},
-        scan ? "Cumulative sum/product along dim (integers give int64)."
-             : "softmax / log_softmax along dim (floating dtypes).",
+    const bool scan = name.rfind("cum", 0) == 0 || name == "logcumsumexp";
+    std::vector<AttrSpec> attrs = {Req("dim", AttrType::kInt)};
+    if (name != "logcumsumexp") attrs.push_back(Opt("dtype", AttrType::kDType, "None"));
+    Add(ops, name, attrs,
+        name == "logcumsumexp"
+            ? "log(cumsum(exp(self))) along dim, computed stably (floating dtypes)."
+        : scan ? "Cumulative sum/product along dim (integers give int64)."
+               : "softmax / log_softmax along dim (floating dtypes).",
         [name, scan](const Tensor& self, AttrReader& a) -> absl::StatusOr<PlannedOp> {
           TENSORD_ASSIGN_OR_RETURN(int64_t dim, a.Int("dim"));
           TENSORD_ASSIGN_OR_RETURN(int64_t d, WrapDim(name, dim, self.dim()));
@@ -357,7 +361,9 @@ void RegisterReductionOps(std::vector<OpDef>& ops) {
           DType out_dtype = in;
           // torch runs no kernel for empty tensors (and copies 0-d ones for scans).
           const bool kernel_runs = self.numel() > 0 && !(scan && self.dim() == 0);
-          if (scan) {
+          if (name == "logcumsumexp") {
+            if (!IsFloating(in) || in == DType::kFloat16) return DTypeNotImplemented(name, in);
+          } else if (scan) {
             if (!dtype && IsInt(in)) out_dtype = DType::kInt64;
             if (in == DType::kFloat16 && kernel_runs) return DTypeNotImplemented(name, in);
           } else if ((!IsFloating(in) || in == DType::kFloat16) && self.numel() > 0) {
@@ -375,9 +381,12 @@ void RegisterReductionOps(std::vector<OpDef>& ops) {
             TENSORD_ASSIGN_OR_RETURN(converted,
                                      AllocateTensor(name, TensorMeta::Contiguous(in, self.sizes()), self.device()));
           }
-          const bool product = name == "cumprod", log = name == "log_softmax";
+          const ScanOp scan_op = name == "cumprod"        ? ScanOp::kProd
+                                 : name == "logcumsumexp" ? ScanOp::kLogSumExp
+                                                          : ScanOp::kSum;
+          const bool log = name == "log_softmax";
           TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
-          plan.kernel = [backend, self, converted, out, d, scan, product,
+          plan.kernel = [backend, self, converted, out, d, scan, scan_op,
                          log]() -> absl::Status {
             StridedRef src = StridedRef::Of(self);
             if (converted.defined()) {
@@ -385,7 +394,7 @@ void RegisterReductionOps(std::vector<OpDef>& ops) {
                   backend->Copy(self.sizes(), StridedRef::Of(converted), src));
               src = StridedRef::Of(converted);
             }
-            if (scan) return backend->Scan(product, self.sizes(), d, src, StridedRef::Of(out));
+            if (scan) return backend->Scan(scan_op, self.sizes(), d, src, StridedRef::Of(out));
             return backend->Softmax(log, self.sizes(), d, src, StridedRef::Of(out));
           };
           return plan;

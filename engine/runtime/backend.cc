@@ -23,7 +23,7 @@ absl::Status Backend::Reduce(ReduceOp, const ReduceGeometry&, const StridedRef&,
                              int64_t*, const ReduceArgs&) {
   return Missing("reductions");
 }
-absl::Status Backend::Scan(bool, IntList, int64_t, const StridedRef&, const StridedRef&) {
+absl::Status Backend::Scan(ScanOp, IntList, int64_t, const StridedRef&, const StridedRef&) {
   return Missing("cumsum/cumprod");
 }
 absl::Status Backend::Softmax(bool, IntList, int64_t, const StridedRef&, const StridedRef&) {

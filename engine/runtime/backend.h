@@ -87,8 +87,8 @@ class Backend {
   virtual absl::Status Reduce(ReduceOp op, const ReduceGeometry& g, const StridedRef& in,
                               char* out, DType out_dtype, int64_t* indices,
                               const ReduceArgs& args);
-  // Cumulative sum/product along `dim`: out (same shape, its own strides) = scan of in.
-  virtual absl::Status Scan(bool product, IntList shape, int64_t dim, const StridedRef& in,
+  // Cumulative sum/product/logsumexp along `dim`: out (same shape, its own strides) = scan of in.
+  virtual absl::Status Scan(ScanOp op, IntList shape, int64_t dim, const StridedRef& in,
                             const StridedRef& out);
   // softmax / log_softmax along `dim` (floating dtypes; in and out of the same dtype).
   virtual absl::Status Softmax(bool log, IntList shape, int64_t dim, const StridedRef& in,

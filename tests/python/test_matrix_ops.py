@@ -223,6 +223,74 @@ def _matrix_cases():
 
 CASES = {**_binary_cases(), **_matrix_cases()}
 
+# ---- Statistics (engine/ops/statistics_ops.cc) and logcumsumexp's scan ----------------------
+
+STAT_DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "bool"]
+
+
+def _statistics_cases():
+    cases = {}
+    nan = float("nan")
+    for d in STAT_DTYPES:
+        for lo in ["contiguous", "transposed"]:
+            k = f"[{d},{lo}]"
+            x = lambda m, d=d, lo=lo: data(m, (3, 4), d, lo)  # noqa: E731
+            cases["nansum" + k] = lambda m, x=x: m.nansum(x(m))
+            cases["nansum(dim, keepdim)" + k] = lambda m, x=x: x(m).nansum(1, keepdim=True)
+            cases["nanmean(dim)" + k] = lambda m, x=x: m.nanmean(x(m), 0)
+            cases["std_mean(dim)" + k] = lambda m, x=x: m.std_mean(x(m), 1)[0]
+            cases["var_mean(all) mean" + k] = lambda m, x=x: m.var_mean(x(m), unbiased=False)[1]
+            cases["aminmax" + k] = lambda m, x=x: m.aminmax(x(m)).max
+            cases["aminmax(dim)" + k] = lambda m, x=x: m.aminmax(x(m), dim=0, keepdim=True).min
+            cases["diff" + k] = lambda m, x=x: m.diff(x(m))
+            cases["diff(n=2, dim 0)" + k] = lambda m, x=x: m.diff(x(m), n=2, dim=0)
+            cases["logcumsumexp" + k] = lambda m, x=x: m.logcumsumexp(x(m), 1)
+            cases["logcumsumexp(dim 0)" + k] = lambda m, x=x: x(m).logcumsumexp(0)
+    with_nan = lambda m: m.tensor([[1.0, nan, 3.0], [nan, nan, 6.0]])  # noqa: E731
+    cases.update({
+        "nansum(nan)": lambda m: m.nansum(with_nan(m)),
+        "nansum(dim list, dtype)": lambda m: m.nansum(with_nan(m), [0, 1], dtype=m.float64),
+        "nansum(int8 into int64)": lambda m: m.nansum(m.arange(3, dtype=m.int8)),
+        "nanmean(nan)": lambda m: m.nanmean(with_nan(m), 1),
+        "nanmean(all nan)": lambda m: m.nanmean(with_nan(m), 0, keepdim=True),
+        "nanmean(int)": lambda m: m.nanmean(m.arange(3)),
+        "std_mean(correction 0, keepdim)": lambda m: m.std_mean(with_nan(m).nan_to_num(), 1,
+                                                                correction=0, keepdim=True)[0],
+        "var_mean(unbiased as second arg)": lambda m: m.var_mean(data(m, (3, 4), "float32"),
+                                                                 False)[0],
+        "var_mean(int)": lambda m: m.var_mean(m.arange(3)),
+        "std_mean(dim out of range)": lambda m: m.std_mean(data(m, (3, 4), "float32"), 2),
+        "aminmax(empty)": lambda m: m.aminmax(m.zeros(0)),
+        "aminmax(empty dim)": lambda m: m.aminmax(m.zeros(2, 0), dim=1),
+        "aminmax(keepdim, no dim)": lambda m: m.aminmax(data(m, (3, 4), "float32"),
+                                                        keepdim=True).min,
+        "aminmax(nan)": lambda m: m.aminmax(with_nan(m), dim=1).max,
+        "aminmax(0-d)": lambda m: m.aminmax(m.tensor(2.5)).min,
+        "diff(prepend, append)": lambda m: m.diff(data(m, (4,), "int64"), prepend=m.tensor([1, 2]),
+                                                  append=m.tensor([7])),
+        "diff(prepend promotes)": lambda m: m.diff(data(m, (3,), "int64"), prepend=m.tensor([1.5])),
+        "diff(prepend of another rank)": lambda m: m.diff(data(m, (3,), "int64"),
+                                                          prepend=m.tensor([[1]])),
+        "diff(append a number)": lambda m: m.diff(data(m, (3,), "int64"), append=3),
+        "diff(n larger than the dim)": lambda m: m.diff(data(m, (3,), "int64"), n=5),
+        "diff(n = 0)": lambda m: m.diff(data(m, (3,), "float32"), n=0),
+        "diff(0-d)": lambda m: m.diff(m.tensor(1.0)),
+        "diff(dim out of range)": lambda m: m.diff(data(m, (3,), "float32"), dim=1),
+        "diff(prepend on dim 0)": lambda m: m.diff(data(m, (2, 3), "float32"),
+                                                   prepend=data(m, (1, 3), "float32"), dim=0),
+        "logcumsumexp(far apart)": lambda m: m.logcumsumexp(m.tensor([-1000.0, 0.0, 1.0]), 0),
+        "logcumsumexp(infinities, nan)": lambda m: m.logcumsumexp(
+            m.tensor([-float("inf"), -float("inf"), float("inf"), 1.0, nan, 2.0]), 0),
+        "logcumsumexp(0-d)": lambda m: m.logcumsumexp(m.tensor(2.0), 0),
+        "logcumsumexp(empty)": lambda m: m.logcumsumexp(m.zeros(0, 3), 0),
+        "logcumsumexp(dim out of range)": lambda m: m.logcumsumexp(m.zeros(2), 1),
+    })
+    return cases
+
+
+CASES.update(_statistics_cases())
+
+
 # Tolerances by result dtype (products of reduced floats round at other points than torch's).
 TOLERANCE = {torch.float16: 2e-2, torch.bfloat16: 5e-2, torch.float32: 1e-5, torch.float64: 1e-12}
 

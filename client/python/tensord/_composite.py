@@ -7,7 +7,7 @@ import functools
 import math
 
 from . import _dtypes
-from ._compute import _return_type
+from ._compute import _reduce_attrs, _return_type, _run, _run_n
 from ._ops import _Ints, _py_scalar
 
 
@@ -27,31 +27,26 @@ _median = _return_type("median", ["values", "indices"])
 
 # ---- Products with beta and alpha ----------------------------------------------------------------
 
-def _server(name, operands, attrs=None):
-    from ._compute import _run  # noqa: PLC0415 - the layer below, imported late as _api is
-    return _run(name, operands, attrs)
-
-
 def _scaling(beta, alpha):
     return {"beta": _py_scalar(beta), "alpha": _py_scalar(alpha)}
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
-    return _server("addmv", [("self", input), ("mat", mat), ("vec", vec)], _scaling(beta, alpha))
+    return _run("addmv", [("self", input), ("mat", mat), ("vec", vec)], _scaling(beta, alpha))
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
-    return _server("addr", [("self", input), ("vec1", vec1), ("vec2", vec2)],
+    return _run("addr", [("self", input), ("vec1", vec1), ("vec2", vec2)],
                    _scaling(beta, alpha))
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    return _server("baddbmm", [("self", input), ("batch1", batch1), ("batch2", batch2)],
+    return _run("baddbmm", [("self", input), ("batch1", batch1), ("batch2", batch2)],
                    _scaling(beta, alpha))
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    return _server("addbmm", [("self", input), ("batch1", batch1), ("batch2", batch2)],
+    return _run("addbmm", [("self", input), ("batch1", batch1), ("batch2", batch2)],
                    _scaling(beta, alpha))
 
 
@@ -194,20 +189,20 @@ def tile(input, dims):
 # ---- Diagonals -------------------------------------------------------------------------------------
 
 def diag(input, diagonal=0):
-    return _server("diag", [("self", input)], {"diagonal": int(diagonal)})
+    return _run("diag", [("self", input)], {"diagonal": int(diagonal)})
 
 
 def diagflat(input, offset=0):
-    return _server("diagflat", [("self", input)], {"offset": int(offset)})
+    return _run("diagflat", [("self", input)], {"offset": int(offset)})
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
-    return _server("diag_embed", [("self", input)],
+    return _run("diag_embed", [("self", input)],
                    {"offset": int(offset), "dim1": int(dim1), "dim2": int(dim2)})
 
 
 def trace(input):
-    return _server("trace", [("self", input)])
+    return _run("trace", [("self", input)])
 
 
 def _scatter_into(name):
@@ -250,32 +245,20 @@ def rsub(input, other, alpha=1):
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
-    clean = _api().where(input.isnan(), input.new_zeros(()), input) \
-        if input.dtype.is_floating_point else input
-    return clean.sum(dim, keepdim=keepdim, dtype=dtype)
+    return _run("nansum", [("self", input)], _reduce_attrs("nansum", dim, keepdim, dtype))
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
-    if not input.dtype.is_floating_point:
-        raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got "
-                           f"{input.dtype._legacy}")
-    count = (~input.isnan()).sum(dim, keepdim=keepdim)
-    return nansum(input, dim, keepdim, dtype=dtype) / count
+    return _run("nanmean", [("self", input)], _reduce_attrs("nanmean", dim, keepdim, dtype))
 
 
 def _moments(name):
     def both(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-        kwargs = {"keepdim": keepdim}
-        if correction is not None:
-            kwargs["correction"] = correction
-        elif unbiased is not None:
-            kwargs["unbiased"] = unbiased
-        first = getattr(input, name)(dim, **kwargs) if dim is not None else \
-            getattr(input, name)(**{k: v for k, v in kwargs.items() if k != "keepdim"}) \
-            if not keepdim else getattr(input, name)(list(range(input.dim())), **kwargs)
-        mean = input.mean(dim, keepdim=keepdim) if dim is not None else \
-            (input.mean() if not keepdim else input.mean(list(range(input.dim())), keepdim=True))
-        return first, mean
+        if isinstance(dim, bool):  # std_mean(input, unbiased)
+            dim, unbiased = None, dim
+        c = correction if correction is not None else (0 if unbiased is False else 1)
+        attrs = _reduce_attrs(name, dim, keepdim, correction=_py_scalar(c))
+        return tuple(_run_n(name + "_mean", [input], attrs, 2))
     both.__name__ = name + "_mean"
     return both
 
@@ -285,35 +268,22 @@ var_mean = _moments("var")
 
 
 def aminmax(input, *, dim=None, keepdim=False):
-    if dim is None:
-        lo, hi = input.amin(), input.amax()
-        if keepdim:
-            lo = lo.reshape((1,) * input.dim())
-            hi = hi.reshape((1,) * input.dim())
-        return _aminmax(lo, hi)
-    return _aminmax(input.amin(dim, keepdim=keepdim), input.amax(dim, keepdim=keepdim))
+    attrs = {"keepdim": bool(keepdim)}
+    if dim is not None:
+        attrs["dim"] = int(dim)
+    return _aminmax(*_run_n("aminmax", [input], attrs, 2))
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):
-    if input.dim() == 0:
-        raise RuntimeError("diff expects input to be at least one-dimensional")
-    api = _api()
-    x = input
-    if prepend is not None or append is not None:
-        x = api.cat([p for p in (prepend, x, append) if p is not None], dim)
-    for _ in range(n):
-        length = x.size(dim)
-        if length == 0:
-            break
-        a, b = x.narrow(dim, 1, length - 1), x.narrow(dim, 0, length - 1)
-        x = (a != b) if x.dtype is _dtypes.bool_ else a - b
-    return x
+    for name, t in (("prepend", prepend), ("append", append)):
+        if t is not None and not isinstance(t, _t()):
+            raise TypeError(f"diff(): argument '{name}' must be Tensor, not {type(t).__name__}")
+    return _run("diff", [("self", input), ("prepend", prepend), ("append", append)],
+                   {"n": int(n), "dim": int(dim)})
 
 
 def logcumsumexp(input, dim):
-    m = input.amax(dim, keepdim=True)
-    m = _api().where(m.isinf(), m.new_zeros(()), m)
-    return (input - m).exp().cumsum(dim).log() + m
+    return _run("logcumsumexp", [("self", input)], {"dim": int(dim)})
 
 
 def take_along_dim(input, indices, dim=None):
@@ -387,7 +357,7 @@ index_fill = _cloned(index_fill_)
 # ---- Products ---------------------------------------------------------------------------------------
 
 def kron(input, other):
-    return _server("kron", [("self", input), ("other", other)])
+    return _run("kron", [("self", input), ("other", other)])
 
 
 def vdot(input, other):
@@ -418,7 +388,7 @@ def tensordot(a, b, dims=2, out=None):
 
 
 def cross(input, other, dim=None):
-    return _server("cross", [("self", input), ("other", other)],
+    return _run("cross", [("self", input), ("other", other)],
                    None if dim is None else {"dim": int(dim)})
 
 

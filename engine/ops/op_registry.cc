@@ -575,6 +575,7 @@ OpRegistry::OpRegistry() {
   RegisterLinalgOps(ops_);
   RegisterMatrixOps(ops_);
   RegisterStatisticsOps(ops_);
+  RegisterFunctionalOps(ops_);
   RegisterIndexingOps(ops_);
   RegisterSortOps(ops_);
   RegisterDecompositionOps(ops_);

@@ -38,6 +38,7 @@ void RegisterReductionOps(std::vector<OpDef>& ops);
 void RegisterLinalgOps(std::vector<OpDef>& ops);
 void RegisterMatrixOps(std::vector<OpDef>& ops);
 void RegisterStatisticsOps(std::vector<OpDef>& ops);
+void RegisterFunctionalOps(std::vector<OpDef>& ops);
 void RegisterIndexingOps(std::vector<OpDef>& ops);
 void RegisterRandomOps(std::vector<OpDef>& ops);
 void RegisterSortOps(std::vector<OpDef>& ops);

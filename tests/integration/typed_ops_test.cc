@@ -76,6 +76,29 @@ TEST_F(TypedOpsTest, ListInputsTakeAnyNumberOfTensors) {
       << none.status();
 }
 
+TEST_F(TypedOpsTest, OpsTheEngineComposesAreMethodsToo) {
+  // Compositions planned in the engine (matrix_ops, statistics_ops, functional_ops) are ops of
+  // the registry like any other, so this client has them with no code of its own.
+  Tensor a = A();  // [[0, 1, 2], [3, 4, 5]]
+  EXPECT_EQ(*a.trace().to_vector<int64_t>(), L({4}));
+  Tensor k = a.kron(session_.ones({1, 2}, DType::kInt64));
+  EXPECT_EQ(*k.sizes(), L({2, 6}));
+  EXPECT_EQ(*k.to_vector<int64_t>(), L({0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5}));
+  EXPECT_EQ(*a.diff().to_vector<int64_t>(), L({1, 1, 1, 1}));
+  EXPECT_EQ(*a.gcd(session_.full({3}, 4, DType::kInt64)).to_vector<int64_t>(),
+            L({4, 1, 2, 1, 4, 1}));
+  Tensor m = a.to(DType::kFloat32);
+  EXPECT_EQ(*m.tensordot(m, {1}, {1}).to_vector<float>(), F({5, 14, 14, 50}));
+  absl::StatusOr<std::vector<Tensor>> minmax = m.aminmax();
+  ASSERT_OK(minmax.status());
+  EXPECT_EQ(*(*minmax)[1].to_vector<float>(), F({5}));
+  Tensor cos = session_.cosine_similarity(m, m);
+  EXPECT_EQ(*cos.sizes(), L({2}));
+  // An error is the engine's, from the call that made it.
+  Tensor bad = a.to(DType::kFloat32).trace().add(session_.ones({2, 2, 2}).trace());
+  EXPECT_NE(bad.status().message().find("expected a matrix"), std::string::npos) << bad.status();
+}
+
 TEST_F(TypedOpsTest, OptionalInputsMayBeNumbersTensorsOrAbsent) {
   Tensor f = session_.arange(-2, 3).to(DType::kFloat32);
   EXPECT_EQ(*f.clamp(-1.0, 1.0).to_vector<float>(), F({-1, -1, 0, 1, 1}));

@@ -291,6 +291,91 @@ def _statistics_cases():
 CASES.update(_statistics_cases())
 
 
+# ---- nn.functional compositions (engine/ops/functional_ops.cc) ------------------------------
+
+def _functional_cases():
+    import torch.nn.functional  # noqa: F401,PLC0415 - torch.nn.functional as an attribute
+    import tensord.nn.functional  # noqa: F401,PLC0415
+    F = lambda m: m.nn.functional  # noqa: E731
+    cases = {}
+    for d in STAT_DTYPES:
+        for lo in ["contiguous", "transposed"]:
+            k = f"[{d},{lo}]"
+            x = lambda m, d=d, lo=lo: data(m, (4, 6), d, lo)  # noqa: E731
+            y = lambda m, d=d: data(m, (4, 6), d)  # noqa: E731
+            cases["cosine_similarity" + k] = lambda m, x=x, y=y: F(m).cosine_similarity(x(m), y(m))
+            cases["cosine_similarity(dim 0)" + k] = lambda m, x=x, y=y: F(m).cosine_similarity(
+                x(m), y(m), dim=0)
+            cases["pairwise_distance" + k] = lambda m, x=x, y=y: F(m).pairwise_distance(x(m), y(m))
+            cases["normalize" + k] = lambda m, x=x: F(m).normalize(x(m))
+            cases["normalize(p=1, dim 0)" + k] = lambda m, x=x: F(m).normalize(x(m), 1.0, 0)
+            cases["glu" + k] = lambda m, x=x: F(m).glu(x(m))
+            cases["glu(dim 0)" + k] = lambda m, x=x: F(m).glu(x(m), 0)
+            cases["softmin" + k] = lambda m, x=x: F(m).softmin(x(m), 1)
+            cases["embedding" + k] = lambda m, x=x: F(m).embedding(m.tensor([[3, 0], [1, 3]]), x(m))
+    cases.update({
+        "cosine_similarity(broadcast)": lambda m: F(m).cosine_similarity(
+            data(m, (4, 6), "float32"), data(m, (6,), "float32"), dim=-1),
+        "cosine_similarity(dtypes mix)": lambda m: F(m).cosine_similarity(
+            data(m, (4, 6), "float32"), data(m, (4, 6), "float64")),
+        "cosine_similarity(int with float)": lambda m: F(m).cosine_similarity(
+            data(m, (4, 6), "int64"), data(m, (4, 6), "float32")),
+        "cosine_similarity(zeros)": lambda m: F(m).cosine_similarity(m.zeros(2, 3), m.zeros(2, 3)),
+        "cosine_similarity(dim out of range)": lambda m: F(m).cosine_similarity(
+            data(m, (4, 6), "float32"), data(m, (4, 6), "float32"), dim=2),
+        "pairwise_distance(1-d)": lambda m: F(m).pairwise_distance(data(m, (3,), "float32"),
+                                                                   data(m, (3,), "float32")),
+        "pairwise_distance(keepdim, p=1)": lambda m: F(m).pairwise_distance(
+            data(m, (4, 6), "float32"), data(m, (4, 6), "float32"), 1.0, keepdim=True),
+        "normalize(int)": lambda m: F(m).normalize(data(m, (4, 6), "int64")),
+        "glu(odd)": lambda m: F(m).glu(data(m, (3, 5), "float32")),
+        "glu(0-d)": lambda m: F(m).glu(data(m, (), "float32")),
+        "glu(dim out of range)": lambda m: F(m).glu(data(m, (4, 6), "float32"), 2),
+        "softmin(dtype)": lambda m: F(m).softmin(data(m, (4, 6), "float32"), 0, dtype=m.float64),
+        "softmin(implicit dim)": lambda m: F(m).softmin(data(m, (4, 6), "float32")),
+        "embedding(int32 indices)": lambda m: F(m).embedding(m.tensor([1, 2], dtype=m.int32),
+                                                             data(m, (4, 3), "float32")),
+        "embedding(0-d indices)": lambda m: F(m).embedding(m.tensor(2), data(m, (4, 3), "float32")),
+        "embedding(int16 indices)": lambda m: F(m).embedding(m.tensor([1], dtype=m.int16),
+                                                             data(m, (4, 3), "float32")),
+        "embedding(1-d weight)": lambda m: F(m).embedding(m.tensor([1]), data(m, (4,), "float32")),
+        "one_hot(2-d)": lambda m: F(m).one_hot(m.tensor([[1, 2], [0, 3]]), 5),
+        "one_hot(transposed)": lambda m: F(m).one_hot(m.tensor([[1, 2], [0, 3]]).t()),
+        "one_hot(empty)": lambda m: F(m).one_hot(m.zeros(0, dtype=m.int64), 3),
+        "one_hot(negative)": lambda m: F(m).one_hot(m.tensor([1, -1]), 3),
+        "dropout(p=1)": lambda m: F(m).dropout(data(m, (4, 6), "float32", "transposed"), 1.0),
+        "dropout(bad p)": lambda m: F(m).dropout(data(m, (4, 6), "float32"), -0.1),
+    })
+    return cases
+
+
+CASES.update(_functional_cases())
+
+
+def test_dropout_is_one_seeded_server_op(session):
+    """dropout's mask comes from the generator's stream (the same seed, the same mask), scales
+    what it keeps by 1 / (1 - p), keeps about 1 - p of the elements, follows input's layout and
+    leaves the generator as far on as torch's numel draws would."""
+    import tensord.nn.functional as TF  # noqa: PLC0415
+    x = tensord.ones(64, 256).t()
+    tensord.manual_seed(5)
+    a = TF.dropout(x, 0.25)
+    after = tensord.default_generator.offset
+    tensord.manual_seed(5)
+    b = TF.dropout(x, 0.25)
+    assert torch.equal(as_torch(a), as_torch(b))
+    assert after == x.numel()
+    assert a.stride() == x.stride()
+    values = set(as_torch(a).unique().tolist())
+    assert values <= {0.0, float(torch.tensor(1 / 0.75))}, values
+    kept = float((as_torch(a) != 0).float().mean())
+    assert 0.72 < kept < 0.78, kept
+    maps = as_torch(TF.dropout2d(tensord.ones(8, 16, 5, 5), 0.5))
+    per_map = maps.reshape(8, 16, 25)
+    assert torch.all(per_map.amin(-1) == per_map.amax(-1))  # one draw per feature map
+    assert set(per_map[:, :, 0].unique().tolist()) <= {0.0, 2.0}
+
+
 # Tolerances by result dtype (products of reduced floats round at other points than torch's).
 TOLERANCE = {torch.float16: 2e-2, torch.bfloat16: 5e-2, torch.float32: 1e-5, torch.float64: 1e-12}
 

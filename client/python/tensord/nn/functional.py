@@ -43,8 +43,11 @@ def linear(input, weight, bias=None):
     return out if bias is None else out + bias
 
 
-def normalize(input, p=2.0, dim=1, eps=1e-12):
-    return input / input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """One server op (engine/ops/functional_ops.cc)."""
+    result = _run("normalize", [("self", input)],
+                 {"p": float(p), "dim": int(dim), "eps": float(eps)})
+    return result if out is None else out.copy_(result)
 
 
 # ---- More activations: one server op each (softsign, tanhshrink: torch's own compositions) ----
@@ -268,6 +271,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 
 def one_hot(tensor, num_classes=-1):
+    """One server op (engine/ops/functional_ops.cc). Classes out of range are checked here, as
+    torch checks them (it reads the values first); -1 asks for the maximum, a sync as torch's."""
     if tensor.dtype is not _dtypes.int64:
         raise RuntimeError("one_hot is only applicable to index tensor.")
     if num_classes == -1:
@@ -279,34 +284,29 @@ def one_hot(tensor, num_classes=-1):
             raise RuntimeError("Class values must be non-negative.")
         if bool((tensor >= num_classes).any().item()):
             raise RuntimeError("Class values must be smaller than num_classes.")
-    from .._factories import arange  # noqa: PLC0415
-    classes = arange(num_classes, device=tensor.device, session=tensor._session)
-    return (tensor.unsqueeze(-1) == classes).long()
+    return _run("one_hot", [("self", tensor)], {"num_classes": int(num_classes)})
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    w12 = (x1 * x2).sum(dim)
-    n1 = (x1 * x1).sum(dim)
-    n2 = (x2 * x2).sum(dim)
-    return w12 / (n1 * n2).clamp_min(eps * eps).sqrt()
+    return _run("cosine_similarity", [("x1", x1), ("x2", x2)], {"dim": int(dim), "eps": float(eps)})
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
+    return _run("pairwise_distance", [("x1", x1), ("x2", x2)],
+                {"p": float(p), "eps": float(eps), "keepdim": bool(keepdim)})
 
 
 def glu(input, dim=-1):
-    if input.dim() == 0:
-        raise RuntimeError("glu does not support scalars because halving size must be even")
-    if input.size(dim) % 2:
-        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is "
-                           f"size {input.size(dim)}")
-    a, b = input.chunk(2, dim)
-    return a * b.sigmoid()
+    return _run("glu", [("self", input)], {"dim": int(dim)})
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    return softmax(-input, dim, dtype=dtype)
+    if dim is None:
+        dim = 0 if input.dim() in (0, 1, 3) else 1  # torch's _get_softmax_dim
+    attrs = {"dim": int(dim)}
+    if dtype is not None:
+        attrs["dtype"] = dtype
+    return _run("softmin", [("self", input)], attrs)
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -384,11 +384,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
-    if input.dtype not in (_dtypes.int64, _dtypes.int32):
-        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
-                           "following scalar types: Long, Int; but got "
-                           f"torch.{input.dtype._legacy}Tensor instead (while checking "
-                           "arguments for embedding)")
+    """One server op (engine/ops/functional_ops.cc); max_norm renormalises weight's rows in place
+    first, as torch does."""
     if padding_idx is not None:
         if padding_idx > 0 and padding_idx >= weight.size(0):
             raise AssertionError("Padding_idx must be within num_embeddings")
@@ -397,7 +394,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if max_norm is not None:
         norms = weight.norm(norm_type, 1, keepdim=True)
         weight.copy_(_where(norms > max_norm, weight * (max_norm / (norms + 1e-7)), weight))
-    return weight.index_select(0, input.reshape(-1)).view(tuple(input.shape) + (weight.size(1),))
+    return _run("embedding", [("weight", weight), ("indices", input)])
 
 
 def _check_dropout_p(p):
@@ -405,26 +402,29 @@ def _check_dropout_p(p):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
+def _dropped(input, p, noise_dims, inplace, generator=None):
+    """dropout in training: one server op whose mask is drawn from the generator's stream."""
+    from .._random import _of  # noqa: PLC0415
+    n = input.numel() if noise_dims is None else _math.prod(input.shape[:noise_dims])
+    attrs = {"p": float(p), **_of(generator).take(n)}
+    if noise_dims is not None:
+        attrs["noise_dims"] = int(noise_dims)
+    out = _run("dropout", [("self", input)], attrs)
+    return input.copy_(out) if inplace else out
+
+
 def dropout(input, p=0.5, training=True, inplace=False):
     _check_dropout_p(p)
     if not training or p == 0:
         return input
-    if p == 1:
-        out = input * 0
-    else:
-        keep = input.new_empty(tuple(input.shape)).bernoulli_(1 - p)
-        out = input * keep * (1.0 / (1 - p))
-    return input.copy_(out) if inplace else out
+    return _dropped(input, p, None, inplace)
 
 
 def _feature_dropout(input, p, training, inplace, batched_dim):
     _check_dropout_p(p)
     if not training or p == 0:
         return input
-    feature = list(input.shape[:batched_dim]) + [1] * (input.dim() - batched_dim)
-    keep = input.new_empty(tuple(feature)).bernoulli_(1 - p)
-    out = input * keep * (1.0 / (1 - p)) if p < 1 else input * 0
-    return input.copy_(out) if inplace else out
+    return _dropped(input, p, batched_dim, inplace)
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):

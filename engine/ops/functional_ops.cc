@@ -1,0 +1,277 @@
+// torch.nn.functional's ops that ATen (or torch/nn/functional.py) composes of others:
+// cosine_similarity, pairwise_distance, normalize, glu, softmin, embedding, one_hot and
+// dropout (seeded: its mask is a counter-based draw, random_ops.cc). Each is one server op
+// planned as its composition (composition.h), so it runs on every device; dtype rules and
+// errors are torch 1.13's.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/core/errors.h"
+#include "engine/core/status_macros.h"
+#include "engine/ops/composition.h"
+#include "engine/ops/copy_ops.h"
+#include "engine/ops/elementwise.h"
+#include "engine/ops/factory_ops.h"
+#include "engine/ops/op_registry_internal.h"
+#include "engine/ops/type_promotion.h"
+#include "engine/tensor/shape_util.h"
+#include "engine/views/view_ops.h"
+
+namespace tensord::engine {
+namespace {
+
+Attrs DimAttrs(int64_t dim, bool keepdim = false) {
+  Attrs a;
+  a.Set("dim", std::vector<int64_t>{dim});
+  a.Set("keepdim", keepdim);
+  return a;
+}
+
+// ATen's cosine_similarity: in the operands' common (floating) dtype, broadcast,
+// sum(x1 x2) / sqrt(max(sum(x1^2) sum(x2^2), eps^2)) over dim.
+absl::StatusOr<PlannedOp> PlanCosineSimilarity(const Tensor& x1, const Tensor& x2, int64_t dim,
+                                               double eps) {
+  constexpr absl::string_view op = "cosine_similarity";
+  TENSORD_RETURN_IF_ERROR(CommonDevice(op, {x1, x2}).status());
+  const DType common = ResultType({x1, x2});
+  if (!IsFloating(common)) {
+    return RuntimeError(op, absl::StrCat("expected common dtype to be floating point, yet "
+                                         "common dtype is ", DTypeLegacyName(common)));
+  }
+  TENSORD_ASSIGN_OR_RETURN(const DimVector shape, BroadcastShapes(op, x1.sizes(), x2.sizes()));
+  TENSORD_RETURN_IF_ERROR(WrapDim(op, dim, static_cast<int64_t>(shape.size())).status());
+  Composition c({x1, x2});
+  TENSORD_ASSIGN_OR_RETURN(Tensor a, c.ToDType(x1, common));
+  TENSORD_ASSIGN_OR_RETURN(Tensor b, c.ToDType(x2, common));
+  TENSORD_ASSIGN_OR_RETURN(a, Expand(a, shape));
+  TENSORD_ASSIGN_OR_RETURN(b, Expand(b, shape));
+  const Attrs over = DimAttrs(dim);
+  TENSORD_ASSIGN_OR_RETURN(Tensor ab, c.Op1("mul", {a, b}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor w12, c.Op1("sum", {ab}, over));
+  TENSORD_ASSIGN_OR_RETURN(Tensor aa, c.Op1("mul", {a, a}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor w1, c.Op1("sum", {aa}, over));
+  TENSORD_ASSIGN_OR_RETURN(Tensor bb, c.Op1("mul", {b, b}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor w2, c.Op1("sum", {bb}, over));
+  TENSORD_ASSIGN_OR_RETURN(Tensor n12, c.Op1("mul", {w1, w2}));
+  TENSORD_ASSIGN_OR_RETURN(n12, c.Op1("clamp_min", {n12}, Attrs().Set("min", Scalar(eps * eps))));
+  TENSORD_ASSIGN_OR_RETURN(n12, c.Op1("sqrt", {n12}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor out, c.Op1("div", {w12, n12}));
+  return std::move(c).Finish({out});
+}
+
+// pairwise_distance: the p-norm of x1 - x2 + eps over the last dim of the broadcast shape.
+absl::StatusOr<PlannedOp> PlanPairwiseDistance(const Tensor& x1, const Tensor& x2, double p,
+                                               double eps, bool keepdim) {
+  constexpr absl::string_view op = "pairwise_distance";
+  TENSORD_RETURN_IF_ERROR(CommonDevice(op, {x1, x2}).status());
+  const int64_t rank = std::max(x1.dim(), x2.dim());
+  Composition c({x1, x2});
+  TENSORD_ASSIGN_OR_RETURN(Tensor d, c.Op1("sub", {x1, x2}));
+  TENSORD_ASSIGN_OR_RETURN(d, c.Op1("add", {d}, Attrs().Set("other", Scalar(eps))));
+  Attrs norm;
+  norm.Set("p", Scalar(p));
+  if (rank > 0) norm = DimAttrs(rank - 1, keepdim).Set("p", Scalar(p));
+  TENSORD_ASSIGN_OR_RETURN(Tensor out, c.Op1("norm", {d}, norm));
+  return std::move(c).Finish({out});
+}
+
+// normalize: input / max(||input||_p over dim, eps).
+absl::StatusOr<PlannedOp> PlanNormalize(const Tensor& self, double p, int64_t dim, double eps) {
+  Composition c({self});
+  TENSORD_ASSIGN_OR_RETURN(Tensor norm, c.Op1("norm", {self}, DimAttrs(dim, true).Set("p", Scalar(p))));
+  TENSORD_ASSIGN_OR_RETURN(norm, c.Op1("clamp_min", {norm}, Attrs().Set("min", Scalar(eps))));
+  TENSORD_ASSIGN_OR_RETURN(norm, Expand(norm, self.sizes()));
+  TENSORD_ASSIGN_OR_RETURN(Tensor out, c.Op1("div", {self, norm}));
+  return std::move(c).Finish({out});
+}
+
+// glu: the first half of dim times the sigmoid of the second.
+absl::StatusOr<PlannedOp> PlanGlu(const Tensor& self, int64_t dim_in) {
+  constexpr absl::string_view op = "glu";
+  if (self.dim() == 0) {
+    return RuntimeError(op, "glu does not support scalars because halving size must be even");
+  }
+  TENSORD_ASSIGN_OR_RETURN(const int64_t dim, WrapDim(op, dim_in, self.dim()));
+  if (self.size(dim) % 2 != 0) {
+    return RuntimeError(op, absl::StrCat("Halving dimension must be even, but dimension ", dim,
+                                         " is size ", self.size(dim)));
+  }
+  if (!IsFloating(self.dtype()) || (self.device().is_cpu() && self.dtype() == DType::kFloat16)) {
+    return KernelNotImplemented(op, self.device().is_cpu() ? "glu_cpu" : "glu_cuda",
+                                self.dtype());
+  }
+  const int64_t half = self.size(dim) / 2;
+  TENSORD_ASSIGN_OR_RETURN(const Tensor a, Narrow(self, dim, 0, half));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor b, Narrow(self, dim, half, half));
+  Composition c({self});
+  TENSORD_ASSIGN_OR_RETURN(const Tensor gate, c.Op1("sigmoid", {b}));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor out, c.Op1("mul", {a, gate}));
+  return std::move(c).Finish({out});
+}
+
+// embedding: the rows of weight at indices, shaped indices' shape + [embedding size].
+absl::StatusOr<PlannedOp> PlanEmbedding(const Tensor& weight, const Tensor& indices) {
+  constexpr absl::string_view op = "embedding";
+  if (indices.dtype() != DType::kInt64 && indices.dtype() != DType::kInt32) {
+    return RuntimeError(op, absl::StrCat("Expected tensor for argument #1 'indices' to have one "
+                                         "of the following scalar types: Long, Int; but got "
+                                         "torch.", DTypeLegacyName(indices.dtype()),
+                                         "Tensor instead (while checking arguments for "
+                                         "embedding)"));
+  }
+  if (weight.dim() != 2) return RuntimeError(op, "'weight' must be 2-D");
+  DimVector shape(indices.sizes().begin(), indices.sizes().end());
+  shape.push_back(weight.size(1));
+  Composition c({weight, indices});
+  TENSORD_ASSIGN_OR_RETURN(const Tensor flat, c.Reshape(indices, {indices.numel()}));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor rows,
+                           c.Op1("index_select", {weight, flat}, Attrs().Set("dim", int64_t{0})));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor out, View(rows, shape));
+  return std::move(c).Finish({out});
+}
+
+// one_hot: int64 zeros of shape + [num_classes] with a 1 scattered at each class (a class out
+// of range fails the op where its kernel runs, as an index out of range does).
+absl::StatusOr<PlannedOp> PlanOneHot(const Tensor& self, int64_t classes) {
+  constexpr absl::string_view op = "one_hot";
+  if (self.dtype() != DType::kInt64) {
+    return RuntimeError(op, "one_hot is only applicable to index tensor.");
+  }
+  if (classes < 0) {
+    return RuntimeError(op, absl::StrCat("num_classes must be given (>= 0) to the server op, "
+                                         "got ", classes));
+  }
+  DimVector shape(self.sizes().begin(), self.sizes().end());
+  shape.push_back(classes);
+  TENSORD_RETURN_IF_ERROR(CheckShape(op, shape).status());
+  Composition c({self});
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp zeros,
+                           PlanFull(shape, Scalar(int64_t{0}), DType::kInt64, self.device()));
+  const Tensor out = c.Add(std::move(zeros)).at(0);
+  if (self.numel() > 0) {
+    TENSORD_ASSIGN_OR_RETURN(const Tensor index, Unsqueeze(self, self.dim()));
+    Attrs at;
+    at.Set("dim", int64_t{-1});
+    at.Set("src", Scalar(int64_t{1}));
+    TENSORD_RETURN_IF_ERROR(c.Op("scatter_", {out, index}, at).status());
+  }
+  return std::move(c).Finish({out});
+}
+
+// dropout (training): input * bernoulli(1 - p) / (1 - p), the mask drawn per element, or per
+// feature map (the first `noise_dims` dims drawn, the rest broadcast: dropout1d/2d/3d);
+// p == 1 gives input * 0.
+absl::StatusOr<PlannedOp> PlanDropout(const Tensor& self, double p,
+                                      std::optional<int64_t> noise_dims, const Attrs& seed) {
+  constexpr absl::string_view op = "dropout";
+  if (!(p >= 0 && p <= 1)) {
+    return ValueError(op, absl::StrCat("dropout probability has to be between 0 and 1, but got ",
+                                       p));
+  }
+  Composition c({self});
+  if (p == 1) {
+    TENSORD_ASSIGN_OR_RETURN(const Tensor zero, WrapNumber(Scalar(int64_t{0})));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor out, c.Op1("mul", {self, zero}));
+    return std::move(c).Finish({out});
+  }
+  DimVector noise_shape(self.sizes().begin(), self.sizes().end());
+  if (noise_dims.has_value()) {
+    if (*noise_dims < 0 || *noise_dims > self.dim()) {
+      return RuntimeError(op, absl::StrCat("noise_dims must be in [0, ", self.dim(), "], got ",
+                                           *noise_dims));
+    }
+    for (int64_t d = *noise_dims; d < self.dim(); ++d) noise_shape[d] = 1;
+  }
+  TENSORD_ASSIGN_OR_RETURN(
+      const Tensor noise,
+      AllocateTensor(op, TensorMeta::Contiguous(self.dtype(), noise_shape), self.device()));
+  Attrs draw = seed;
+  draw.Set("p", Scalar(1 - p));
+  TENSORD_RETURN_IF_ERROR(c.Op("bernoulli_", {noise}, draw).status());
+  TENSORD_RETURN_IF_ERROR(c.Op("div_", {noise}, Attrs().Set("other", Scalar(1 - p))).status());
+  TENSORD_ASSIGN_OR_RETURN(const Tensor out, c.Op1("mul", {self, noise}));
+  return std::move(c).Finish({out});
+}
+
+}  // namespace
+
+void RegisterFunctionalOps(std::vector<OpDef>& ops) {
+  ops.push_back({"cosine_similarity", OpKind::kCompute, {"x1", "x2"},
+                 {Opt("dim", AttrType::kInt, "1"), Opt("eps", AttrType::kScalar, "1e-8")},
+                 "torch.nn.functional.cosine_similarity: <x1, x2> / max(|x1| |x2|, eps) over "
+                 "dim, broadcast, in the common floating dtype.",
+                 false, [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(int64_t dim, a.Int("dim", 1));
+                   TENSORD_ASSIGN_OR_RETURN(Scalar eps, a.GetScalar("eps", Scalar(1e-8)));
+                   return PlanCosineSimilarity(in[0], in[1], dim, eps.to_double());
+                 }});
+  ops.push_back({"pairwise_distance", OpKind::kCompute, {"x1", "x2"},
+                 {Opt("p", AttrType::kScalar, "2.0"), Opt("eps", AttrType::kScalar, "1e-6"),
+                  Opt("keepdim", AttrType::kBool, "false")},
+                 "torch.nn.functional.pairwise_distance: the p-norm of x1 - x2 + eps over the "
+                 "last dim.",
+                 false, [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(Scalar p, a.GetScalar("p", Scalar(2.0)));
+                   TENSORD_ASSIGN_OR_RETURN(Scalar eps, a.GetScalar("eps", Scalar(1e-6)));
+                   TENSORD_ASSIGN_OR_RETURN(bool keepdim, a.Bool("keepdim", false));
+                   return PlanPairwiseDistance(in[0], in[1], p.to_double(), eps.to_double(),
+                                               keepdim);
+                 }});
+  ops.push_back({"normalize", OpKind::kCompute, {"self"},
+                 {Opt("p", AttrType::kScalar, "2.0"), Opt("dim", AttrType::kInt, "1"),
+                  Opt("eps", AttrType::kScalar, "1e-12")},
+                 "torch.nn.functional.normalize: self / max(||self||_p over dim, eps).", false,
+                 [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(Scalar p, a.GetScalar("p", Scalar(2.0)));
+                   TENSORD_ASSIGN_OR_RETURN(int64_t dim, a.Int("dim", 1));
+                   TENSORD_ASSIGN_OR_RETURN(Scalar eps, a.GetScalar("eps", Scalar(1e-12)));
+                   return PlanNormalize(in[0], p.to_double(), dim, eps.to_double());
+                 }});
+  ops.push_back({"glu", OpKind::kCompute, {"self"}, {Opt("dim", AttrType::kInt, "-1")},
+                 "torch.nn.functional.glu: a * sigmoid(b) for the halves a, b of dim.", false,
+                 [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(int64_t dim, a.Int("dim", -1));
+                   return PlanGlu(in[0], dim);
+                 }});
+  ops.push_back({"softmin", OpKind::kCompute, {"self"},
+                 {Req("dim", AttrType::kInt), Opt("dtype", AttrType::kDType, "None")},
+                 "torch.nn.functional.softmin: softmax(-self) along dim.", false,
+                 [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   Composition c(in);
+                   TENSORD_ASSIGN_OR_RETURN(const Tensor neg, c.Op1("neg", {in[0]}));
+                   TENSORD_ASSIGN_OR_RETURN(const Tensor out, c.Op1("softmax", {neg}, a.attrs()));
+                   return std::move(c).Finish({out});
+                 }});
+  ops.push_back({"embedding", OpKind::kCompute, {"weight", "indices"}, {},
+                 "torch.nn.functional.embedding: the rows of weight at indices (int64/int32).",
+                 false, [](Inputs in, AttrReader&) { return PlanEmbedding(in[0], in[1]); }});
+  ops.push_back({"one_hot", OpKind::kCompute, {"self"},
+                 {Req("num_classes", AttrType::kInt, "classes (the client finds -1's maximum)")},
+                 "torch.nn.functional.one_hot: int64, a 1 at each element's class in a new last "
+                 "dim of num_classes.",
+                 false, [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(int64_t n, a.Int("num_classes"));
+                   return PlanOneHot(in[0], n);
+                 }});
+  ops.push_back({"dropout", OpKind::kCompute, {"self"},
+                 {Opt("p", AttrType::kScalar, "0.5"),
+                  Opt("noise_dims", AttrType::kInt, "None",
+                      "None: a draw per element; k: per slice of the first k dims (dropout2d)"),
+                  Opt("seed", AttrType::kInt, "a fresh random seed", "generator key"),
+                  Opt("offset", AttrType::kInt, "0", "counter of the first draw")},
+                 "torch.nn.functional.dropout in training: self * bernoulli(1 - p) / (1 - p), "
+                 "the mask drawn from (seed, offset) as every random op.",
+                 false, [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(Scalar p, a.GetScalar("p", Scalar(0.5)));
+                   TENSORD_ASSIGN_OR_RETURN(std::optional<int64_t> noise, a.OptionalInt("noise_dims"));
+                   Attrs seed;
+                   for (const char* name : {"seed", "offset"}) {
+                     if (const AttrValue* v = a.attrs().Find(name)) seed.Set(name, *v);
+                   }
+                   return PlanDropout(in[0], p.to_double(), noise, seed);
+                 }});
+}
+
+}  // namespace tensord::engine

@@ -131,6 +131,10 @@ class CpuBackendImpl final : public Backend {
                     const Tensor& indices) override {
     return cpu::Sort(self, dim, descending, values, indices);
   }
+  absl::Status SearchSorted(const SearchSortedCall& call) override {
+    cpu::SearchSorted(call);
+    return absl::OkStatus();
+  }
   absl::Status TopK(const Tensor& self, int64_t k, int64_t dim, bool largest,
                     const Tensor& values, const Tensor& indices) override {
     return cpu::TopK(self, k, dim, largest, values, indices);

@@ -209,4 +209,25 @@ absl::Status TopK(const Tensor& self, int64_t k, int64_t dim, bool largest, cons
   return FirstK(self, k, dim, largest, values, indices);
 }
 
+void SearchSorted(const SearchSortedCall& call) {
+  DispatchDType(call.dtype, [&](auto t) {
+    using T = decltype(t);
+    using C = Calc<T>;
+    const T* seq = reinterpret_cast<const T*>(call.sequence);
+    const T* values = reinterpret_cast<const T*>(call.values);
+    ParallelFor(0, call.count, 2048, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const T* row = call.one_row ? seq : seq + (i / call.per_row) * call.length;
+        const int64_t pos = SearchPosition<C>(row, call.length, static_cast<C>(values[i]),
+                                              call.right);
+        if (call.out_dtype == DType::kInt32) {
+          reinterpret_cast<int32_t*>(call.out)[i] = static_cast<int32_t>(pos);
+        } else {
+          reinterpret_cast<int64_t*>(call.out)[i] = pos;
+        }
+      }
+    });
+  });
+}
+
 }  // namespace tensord::engine::cpu

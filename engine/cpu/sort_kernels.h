@@ -1,10 +1,12 @@
-// CPU kernels of sort and topk (engine/ops/sort_ops.cc plans them; Backend::Sort, ::TopK).
+// CPU kernels of sort, topk and searchsorted (engine/ops/sort_ops.cc plans them;
+// Backend::Sort, ::TopK, ::SearchSorted).
 #ifndef TENSORD_ENGINE_CPU_SORT_KERNELS_H_
 #define TENSORD_ENGINE_CPU_SORT_KERNELS_H_
 
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "engine/kernels/search.h"
 #include "engine/tensor/tensor.h"
 
 namespace tensord::engine::cpu {
@@ -17,6 +19,8 @@ absl::Status Sort(const Tensor& self, int64_t dim, bool descending, const Tensor
 // along `dim`, in order (NaN counts as the largest), as torch.topk.
 absl::Status TopK(const Tensor& self, int64_t k, int64_t dim, bool largest, const Tensor& values,
                   const Tensor& indices);
+// The positions of call.values in call.sequence (kernels/search.h), in parallel.
+void SearchSorted(const SearchSortedCall& call);
 
 }  // namespace tensord::engine::cpu
 

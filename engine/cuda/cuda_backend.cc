@@ -579,6 +579,12 @@ class CudaBackend final : public Backend {
                     const Tensor& values, const Tensor& indices) override {
     return SortSlices("topk", self, dim, k, largest, values, indices);
   }
+  absl::Status SearchSorted(const SearchSortedCall& call) override {
+    if (call.count == 0) return absl::OkStatus();
+    TENSORD_CUDA_TRY(UseDevice(device_.index), "searchsorted");
+    const LaunchTarget to = TargetFor(this, device_.index);
+    return Finish(LaunchSearchSorted(call, to.stream), to, "searchsorted");
+  }
   absl::Status SortSlices(const char* what, const Tensor& self, int64_t dim, int64_t k,
                           bool descending, const Tensor& values, const Tensor& indices) {
     if (self.numel() == 0 || k == 0) return absl::OkStatus();

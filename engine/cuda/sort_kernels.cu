@@ -107,6 +107,17 @@ __global__ void WriteFirstK(const T* in, T* values, int64_t* indices, const int6
 
 size_t Align(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
+template <typename T, typename O>
+__global__ void SearchSortedKernel(SearchSortedCall c, const T* seq, const T* values, O* out) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < c.count;
+       i += step) {
+    const T* row = c.one_row ? seq : seq + (i / c.per_row) * c.length;
+    out[i] = static_cast<O>(
+        SearchPosition<Calc<T>>(row, c.length, static_cast<Calc<T>>(values[i]), c.right));
+  }
+}
+
 }  // namespace
 
 size_t SortScratchBytes(const Tensor& self) {
@@ -147,6 +158,22 @@ cudaError_t LaunchSortSlices(const Tensor& self, int64_t dim, int64_t k, bool de
     e = cudaGetLastError();
   });
   return e;
+}
+
+cudaError_t LaunchSearchSorted(const SearchSortedCall& call, cudaStream_t stream) {
+  DispatchDType(call.dtype, [&](auto t) {
+    using T = decltype(t);
+    const T* seq = reinterpret_cast<const T*>(call.sequence);
+    const T* values = reinterpret_cast<const T*>(call.values);
+    if (call.out_dtype == DType::kInt32) {
+      SearchSortedKernel<T><<<GridFor(call.count, kThreads), kThreads, 0, stream>>>(
+          call, seq, values, reinterpret_cast<int32_t*>(call.out));
+    } else {
+      SearchSortedKernel<T><<<GridFor(call.count, kThreads), kThreads, 0, stream>>>(
+          call, seq, values, reinterpret_cast<int64_t*>(call.out));
+    }
+  });
+  return cudaGetLastError();
 }
 
 }  // namespace tensord::engine::cuda

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "engine/kernels/search.h"
 #include "engine/tensor/tensor.h"
 
 namespace tensord::engine::cuda {
@@ -23,6 +24,9 @@ size_t SortScratchBytes(const Tensor& self);
 cudaError_t LaunchSortSlices(const Tensor& self, int64_t dim, int64_t k, bool descending,
                              const Tensor& values, const Tensor& indices, void* scratch,
                              size_t scratch_bytes, cudaStream_t stream);
+
+// The positions of call.values in call.sequence (kernels/search.h), a thread per value.
+cudaError_t LaunchSearchSorted(const SearchSortedCall& call, cudaStream_t stream);
 
 }  // namespace tensord::engine::cuda
 

@@ -1,6 +1,8 @@
-// Sorting and selection along a dim: sort, argsort, topk, kthvalue. Each device runs them with
-// its Backend::Sort and Backend::TopK; the planners here check the arguments as torch does and
-// lay the outputs out as torch does (sort: self's dense layout; topk, kthvalue: contiguous).
+// Sorting and selection along a dim: sort, argsort, topk, kthvalue, and the binary searches
+// searchsorted and bucketize. Each device runs them with its Backend::Sort, ::TopK and
+// ::SearchSorted; the planners here check the arguments as torch does and lay the outputs out
+// as torch does (sort: self's dense layout; the others: contiguous).
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -8,9 +10,12 @@
 #include "absl/strings/str_cat.h"
 #include "engine/core/errors.h"
 #include "engine/core/status_macros.h"
+#include "engine/ops/composition.h"
+#include "engine/ops/elementwise.h"
 #include "engine/ops/factory_ops.h"
 #include "engine/ops/op_registry_internal.h"
 #include "engine/runtime/backend.h"
+#include "engine/ops/type_promotion.h"
 #include "engine/tensor/shape_util.h"
 
 namespace tensord::engine {
@@ -132,6 +137,82 @@ absl::StatusOr<PlannedOp> PlanKthValue(const Tensor& self, int64_t k, int64_t di
   return plan;
 }
 
+// searchsorted: the position of each of `values` in `sequence` (1-d, or a row per leading
+// index of values), both in their common dtype, through `sorter` when given; bucketize is the
+// 1-d case with its own argument checks.
+absl::StatusOr<PlannedOp> PlanSearchSorted(absl::string_view op, const Tensor& sequence,
+                                           const Tensor& values, bool out_int32, bool right,
+                                           const Tensor& sorter) {
+  constexpr absl::string_view where = "torch.searchsorted(): ";
+  TENSORD_ASSIGN_OR_RETURN(const Device device, CommonDevice(op, {sequence, values}));
+  if (sequence.dim() == 0) {
+    return RuntimeError(op, absl::StrCat(where, "boundaries tensor should have positive "
+                                                "dimension, but got 0 dimension"));
+  }
+  if (sequence.dim() > 1) {
+    bool match = values.dim() == sequence.dim();
+    for (int64_t d = 0; match && d + 1 < sequence.dim(); ++d) {
+      match = values.size(d) == sequence.size(d);
+    }
+    if (!match) {
+      return RuntimeError(op, absl::StrCat(
+          where, "boundaries tensor should be 1 dimension or the first N-1 dimensions of "
+                 "boundaries tensor and input value tensor must match, but we got boundaries "
+                 "tensor ", FormatList(sequence.sizes()), " and input value tensor ",
+          FormatList(values.sizes())));
+    }
+  }
+  if (sorter.defined()) {
+    if (sorter.dtype() != DType::kInt64) {
+      return RuntimeError(op, absl::StrCat(where, "sorter must be a tensor of long dtype but "
+                                                  "got dtype ", DTypeLegacyName(sorter.dtype())));
+    }
+    if (!std::equal(sorter.sizes().begin(), sorter.sizes().end(), sequence.sizes().begin(),
+                    sequence.sizes().end())) {
+      return RuntimeError(op, absl::StrCat(where, "boundary and sorter must have the same size, "
+                                                  "but got boundary tensor ",
+                                           FormatList(sequence.sizes()), "and got sorter tensor ",
+                                           FormatList(sorter.sizes())));
+    }
+  }
+  const DType common = ResultType({sequence, values});
+  if (common == DType::kBool) {
+    return KernelNotImplemented(op, device.is_cpu() ? "searchsorted_out_cpu" : "searchsorted_cuda",
+                                common);
+  }
+  Composition c({sequence, values, sorter});
+  Tensor seq = sequence;
+  if (sorter.defined()) {
+    TENSORD_ASSIGN_OR_RETURN(seq, c.Op1("gather", {sequence, sorter},
+                                        Attrs().Set("dim", int64_t{-1})));
+  }
+  TENSORD_ASSIGN_OR_RETURN(seq, c.ToDType(seq, common));
+  TENSORD_ASSIGN_OR_RETURN(seq, c.Contiguous(seq));
+  TENSORD_ASSIGN_OR_RETURN(Tensor vals, c.ToDType(values, common));
+  TENSORD_ASSIGN_OR_RETURN(vals, c.Contiguous(vals));
+  const DType out_dtype = out_int32 ? DType::kInt32 : DType::kInt64;
+  TENSORD_ASSIGN_OR_RETURN(
+      const Tensor out,
+      AllocateTensor(op, TensorMeta::Contiguous(out_dtype, values.sizes()), device));
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(device));
+  SearchSortedCall call{common, nullptr, sequence.size(sequence.dim() - 1), sequence.dim() == 1,
+                        nullptr, values.numel(),
+                        values.dim() == 0 ? 1 : std::max<int64_t>(values.size(values.dim() - 1), 1),
+                        right, nullptr, out_dtype};
+  PlannedOp search;
+  search.outputs = {out};
+  search.reads = {seq.storage(), vals.storage()};
+  search.writes = {out.storage()};
+  search.kernel = [backend, call, seq, vals, out]() mutable -> absl::Status {
+    if (call.count == 0) return absl::OkStatus();
+    call.sequence = seq.data();
+    call.values = vals.data();
+    call.out = out.data();
+    return backend->SearchSorted(call);
+  };
+  return std::move(c).Finish(c.Add(std::move(search)));
+}
+
 void Add(std::vector<OpDef>& ops, std::string name, std::vector<AttrSpec> attrs, std::string doc,
          std::function<absl::StatusOr<PlannedOp>(const Tensor&, AttrReader&)> plan,
          bool two_outputs = true) {
@@ -180,6 +261,49 @@ void RegisterSortOps(std::vector<OpDef>& ops) {
         TENSORD_ASSIGN_OR_RETURN(bool keepdim, a.Bool("keepdim", false));
         return PlanKthValue(self, k, dim, keepdim);
       });
+  OpDef search{"searchsorted", OpKind::kCompute, {"sorted_sequence", "self", "sorter"},
+               {Opt("out_int32", AttrType::kBool, "false"), Opt("right", AttrType::kBool, "false"),
+                Opt("side", AttrType::kString, "None", "'left' or 'right' (right's other name)")},
+               "The position of each value of self in sorted_sequence's row (1-d, or one per "
+               "leading index), by binary search; sorter orders an unsorted sequence.",
+               false, [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                 constexpr absl::string_view op = "searchsorted";
+                 TENSORD_ASSIGN_OR_RETURN(bool out_int32, a.Bool("out_int32", false));
+                 TENSORD_ASSIGN_OR_RETURN(bool right, a.Bool("right", false));
+                 if (a.Has("side")) {
+                   TENSORD_ASSIGN_OR_RETURN(std::string side, a.String("side"));
+                   if (side != "left" && side != "right") {
+                     return RuntimeError(op, absl::StrCat("torch.searchsorted(): side can only "
+                                                          "be 'left' or 'right' but got ", side));
+                   }
+                   if (side == "left" && right) {
+                     return RuntimeError(op, "torch.searchsorted(): side and right can't be set "
+                                             "to opposites, got side of left while right was "
+                                             "True");
+                   }
+                   right = side == "right";
+                 }
+                 return PlanSearchSorted(op, in[0], in[1], out_int32, right, in[2]);
+               }};
+  search.scalar_inputs = {"self", "sorter"};
+  search.optional_inputs = {"sorter"};
+  ops.push_back(std::move(search));
+  OpDef bucketize{"bucketize", OpKind::kCompute, {"self", "boundaries"},
+                  {Opt("out_int32", AttrType::kBool, "false"),
+                   Opt("right", AttrType::kBool, "false")},
+                  "The bucket of each value of self among the 1-d sorted boundaries.", false,
+                  [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                    TENSORD_ASSIGN_OR_RETURN(bool out_int32, a.Bool("out_int32", false));
+                    TENSORD_ASSIGN_OR_RETURN(bool right, a.Bool("right", false));
+                    if (in[1].dim() != 1) {
+                      return RuntimeError("bucketize", absl::StrCat(
+                          "boundaries tensor must be 1 dimension, but got dim(", in[1].dim(),
+                          ")"));
+                    }
+                    return PlanSearchSorted("bucketize", in[1], in[0], out_int32, right, Tensor());
+                  }};
+  bucketize.scalar_inputs = {"self"};
+  ops.push_back(std::move(bucketize));
 }
 
 }  // namespace tensord::engine

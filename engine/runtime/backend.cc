@@ -62,6 +62,7 @@ absl::Status Backend::Sort(const Tensor&, int64_t, bool, const Tensor&, const Te
 absl::Status Backend::TopK(const Tensor&, int64_t, int64_t, bool, const Tensor&, const Tensor&) {
   return Missing("topk");
 }
+absl::Status Backend::SearchSorted(const SearchSortedCall&) { return Missing("searchsorted"); }
 absl::Status Backend::Gather(const Tensor&, const Tensor&, int64_t, const Tensor&) {
   return Missing("gather");
 }

@@ -12,6 +12,7 @@
 #include "engine/kernels/matmul.h"
 #include "engine/kernels/random.h"
 #include "engine/kernels/reduce_ops.h"
+#include "engine/kernels/search.h"
 #include "engine/kernels/unary_ops.h"
 #include "engine/kernels/value_check.h"
 #include "engine/core/scalar.h"
@@ -140,6 +141,8 @@ class Backend {
                             const Tensor& values, const Tensor& indices);
   virtual absl::Status TopK(const Tensor& self, int64_t k, int64_t dim, bool largest,
                             const Tensor& values, const Tensor& indices);
+  // searchsorted / bucketize: the position of every value in its sorted row (kernels/search.h).
+  virtual absl::Status SearchSorted(const SearchSortedCall& call);
   // Dense linear algebra (engine/ops/decomposition_ops.cc): column-major batches factored in
   // place (kernels/linalg.h). A matrix whose factorization reports a positive info fails the op
   // with LinalgFailure(spec, …) unless spec.check is kNone.

@@ -376,6 +376,73 @@ def test_dropout_is_one_seeded_server_op(session):
     assert set(per_map[:, :, 0].unique().tolist()) <= {0.0, 2.0}
 
 
+# ---- searchsorted / bucketize (Backend::SearchSorted) ----------------------------------------
+
+def _search_cases():
+    cases = {}
+    seq = lambda m, d: m.tensor([-3.0, -1.0, 0.0, 0.5, 2.0, 2.0, 4.0]).to(getattr(m, d))  # noqa: E731
+    rows = lambda m, d: m.tensor([[-3.0, 0.0, 2.0], [-1.0, 1.0, 1.5], [0.0, 0.25, 4.0]]).to(  # noqa: E731
+        getattr(m, d))
+    for d in ["float32", "float64", "float16", "bfloat16", "int64", "int32", "uint8", "bool"]:
+        for lo in ["contiguous", "transposed"]:
+            k = f"[{d},{lo}]"
+            v = lambda m, d=d, lo=lo: data(m, (3, 4), d, lo)  # noqa: E731
+            cases["searchsorted" + k] = lambda m, d=d, v=v: m.searchsorted(seq(m, d), v(m))
+            cases["searchsorted(right)" + k] = lambda m, d=d, v=v: m.searchsorted(
+                seq(m, d), v(m), right=True)
+            cases["searchsorted(rows)" + k] = lambda m, d=d, v=v: m.searchsorted(rows(m, d), v(m))
+            cases["bucketize" + k] = lambda m, d=d, v=v: m.bucketize(v(m), seq(m, d))
+            cases["bucketize(right, int32)" + k] = lambda m, d=d, v=v: m.bucketize(
+                v(m), seq(m, d), right=True, out_int32=True)
+    nan = float("nan")
+    cases.update({
+        "searchsorted(mixed dtypes)": lambda m: m.searchsorted(seq(m, "float32"),
+                                                               data(m, (3, 4), "float64")),
+        "searchsorted(int sequence, float values)": lambda m: m.searchsorted(
+            seq(m, "int64"), data(m, (3, 4), "float32")),
+        "searchsorted(number)": lambda m: m.searchsorted(seq(m, "float32"), 2),
+        "searchsorted(number, side)": lambda m: m.searchsorted(seq(m, "float32"), 2.0, side="right"),
+        "searchsorted(side left, right)": lambda m: m.searchsorted(seq(m, "float32"), 2.0,
+                                                                   side="left", right=True),
+        "searchsorted(bad side)": lambda m: m.searchsorted(seq(m, "float32"), 2.0, side="middle"),
+        "searchsorted(sorter)": lambda m: m.searchsorted(m.tensor([5.0, 1.0, 3.0]),
+                                                         data(m, (3, 4), "float32"),
+                                                         sorter=m.tensor([1, 2, 0])),
+        "searchsorted(sorter of another size)": lambda m: m.searchsorted(
+            m.tensor([5.0, 1.0, 3.0]), data(m, (3, 4), "float32"), sorter=m.tensor([1, 2])),
+        "searchsorted(rows do not match)": lambda m: m.searchsorted(rows(m, "float32")[:2],
+                                                                    data(m, (3, 4), "float32")),
+        "searchsorted(0-d sequence)": lambda m: m.searchsorted(m.tensor(1.0),
+                                                               data(m, (3,), "float32")),
+        "searchsorted(empty sequence)": lambda m: m.searchsorted(m.zeros(0),
+                                                                 data(m, (3,), "float32")),
+        "searchsorted(empty values)": lambda m: m.searchsorted(seq(m, "float32"), m.zeros(0, 2)),
+        "searchsorted(nan)": lambda m: m.searchsorted(m.tensor([1.0, nan]), m.tensor([nan, 2.0, 0.0])),
+        "searchsorted(out_int32)": lambda m: m.searchsorted(seq(m, "float32"),
+                                                            data(m, (3, 4), "float32"),
+                                                            out_int32=True),
+        "searchsorted(0-d values, rows)": lambda m: m.searchsorted(rows(m, "float32"), m.tensor(1.0)),
+        "bucketize(number)": lambda m: m.bucketize(3, seq(m, "float32")),
+        "bucketize(2-d boundaries)": lambda m: m.bucketize(data(m, (3, 4), "float32"),
+                                                           rows(m, "float32")),
+        "bucketize(0-d values)": lambda m: m.bucketize(m.tensor(0.5), seq(m, "float32")),
+    })
+    return cases
+
+
+CASES.update(_search_cases())
+
+
+def test_searchsorted_is_a_binary_search_not_a_comparison_matrix(session):
+    """A million values among 100,000 boundaries: one kernel, a binary search per value (the
+    client's old composition compared every pair, 10^11 bools); values spot-checked against
+    torch."""
+    boundaries = torch.linspace(-1, 1, 100_000)
+    values = torch.rand(1_000_000) * 2.2 - 1.1
+    got = tensord.searchsorted(tensord.tensor(boundaries.numpy()), tensord.tensor(values.numpy()))
+    assert torch.equal(as_torch(got), torch.searchsorted(boundaries, values))
+
+
 # Tolerances by result dtype (products of reduced floats round at other points than torch's).
 TOLERANCE = {torch.float16: 2e-2, torch.bfloat16: 5e-2, torch.float32: 1e-5, torch.float64: 1e-12}
 

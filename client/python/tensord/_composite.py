@@ -493,29 +493,23 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
-    if boundaries.dim() != 1:
-        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.dim()})")
-    cmp = (input.unsqueeze(-1) >= boundaries) if right else (input.unsqueeze(-1) > boundaries)
-    out = cmp.sum(-1)
-    return out.to(_dtypes.int32) if out_int32 else out
+    """One server op (engine/ops/sort_ops.cc): a binary search per value."""
+    if not isinstance(input, _t()):
+        input = _py_scalar(input)
+    return _run("bucketize", [("self", input), ("boundaries", boundaries)],
+                {"out_int32": bool(out_int32), "right": bool(right)})
 
 
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
                  sorter=None):
-    t = _t()
-    if not isinstance(input, t):
-        input = sorted_sequence.new_full((), input)
+    """One server op (engine/ops/sort_ops.cc): a binary search per value."""
+    if not isinstance(input, _t()):
+        input = _py_scalar(input)
+    attrs = {"out_int32": bool(out_int32), "right": bool(right)}
     if side is not None:
-        right = side == "right"
-    seq = sorted_sequence
-    if sorter is not None:
-        seq = seq.gather(-1, sorter)
-    if seq.dim() == 1:
-        return bucketize(input, seq, out_int32=out_int32, right=right)
-    cmp = (input.unsqueeze(-1) >= seq.unsqueeze(-2)) if right else \
-        (input.unsqueeze(-1) > seq.unsqueeze(-2))
-    out = cmp.sum(-1)
-    return out.to(_dtypes.int32) if out_int32 else out
+        attrs["side"] = str(side)
+    return _run("searchsorted", [("sorted_sequence", sorted_sequence), ("self", input),
+                                 ("sorter", sorter)], attrs)
 
 
 def bincount(input, weights=None, minlength=0):

@@ -1,5 +1,5 @@
 // Statistics composed of reductions and elementwise ops, as ATen composes them: nansum,
-// nanmean, std_mean, var_mean, aminmax and diff. Each is one server op planned as its
+// nanmean, std_mean, var_mean, aminmax, diff, quantile and nanquantile. Each is one server op planned as its
 // composition (composition.h), so it runs on every device and its errors raise at the call.
 #include <string>
 #include <vector>
@@ -10,7 +10,9 @@
 #include "engine/ops/composition.h"
 #include "engine/ops/copy_ops.h"
 #include "engine/ops/elementwise.h"
+#include "engine/ops/factory_ops.h"
 #include "engine/ops/op_registry_internal.h"
+#include "engine/runtime/backend.h"
 #include "engine/tensor/shape_util.h"
 #include "engine/views/view_ops.h"
 
@@ -140,6 +142,133 @@ absl::StatusOr<PlannedOp> PlanDiff(const Tensor& self, int64_t n, int64_t dim_in
   return std::move(c).Finish({x});
 }
 
+// quantile / nanquantile, as ATen's quantile_compute: each row sorted (NaN last), the ranks
+// q * (n - 1) (for nanquantile over the row's non-NaN count; a row with a NaN ranks its last
+// element for quantile), rounded as `interpolation` says, and the neighbours gathered and
+// interpolated. Rows are laid out as the result keeps them (keepdim's size-1 dims included),
+// with q's dim moved first: torch's strides.
+absl::StatusOr<PlannedOp> PlanQuantile(absl::string_view op, const Tensor& self, const Tensor& q,
+                                       std::optional<int64_t> dim, bool keepdim,
+                                       const std::string& interpolation, bool ignore_nan) {
+  TENSORD_ASSIGN_OR_RETURN(const Device device, CommonDevice(op, {self, q}));
+  if (self.numel() == 0) return RuntimeError(op, "quantile() input tensor must be non-empty");
+  if (q.dim() > 1) return RuntimeError(op, "quantile() q must be a scalar or 1D tensor");
+  if (self.dtype() != DType::kFloat32 && self.dtype() != DType::kFloat64) {
+    return RuntimeError(op, "quantile() input tensor must be either float or double dtype");
+  }
+  if (!q.is_wrapped_number() && q.dtype() != self.dtype()) {
+    return RuntimeError(op, "quantile() q tensor must be same dtype as the input tensor");
+  }
+  double q_number = 0;
+  if (q.is_wrapped_number()) {
+    q_number = q.dtype() == DType::kFloat64 ? *q.data_as<double>()
+                                            : static_cast<double>(*q.data_as<int64_t>());
+    if (!(q_number >= 0 && q_number <= 1)) {
+      return RuntimeError(op, absl::StrCat("quantile() q must be in the range [0, 1] but got ",
+                                           q_number));
+    }
+  }
+  const std::string& mode = interpolation;
+  if (mode != "linear" && mode != "lower" && mode != "higher" && mode != "midpoint" &&
+      mode != "nearest") {
+    return RuntimeError(op, absl::StrCat("quantile() interpolation must be one of linear, lower, "
+                                         "higher, midpoint or nearest, but got ", mode));
+  }
+  Composition c({self, q});
+  // The rows: kept dims (size 1 where keepdim keeps a reduced one), the reduced dim last.
+  Tensor rows;
+  if (dim.has_value()) {
+    TENSORD_ASSIGN_OR_RETURN(const int64_t d, WrapDim(op, *dim, self.dim()));
+    TENSORD_ASSIGN_OR_RETURN(rows, Movedim(self, {d}, {-1}));
+    if (keepdim && self.dim() > 0) {
+      TENSORD_ASSIGN_OR_RETURN(rows, Unsqueeze(rows, d));
+    }
+  } else {
+    DimVector shape(keepdim ? self.dim() : 0, 1);
+    shape.push_back(self.numel());
+    TENSORD_ASSIGN_OR_RETURN(rows, c.Reshape(self, shape));
+  }
+  TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> sorted_pair,
+                           c.Op("sort", {rows}, Attrs().Set("dim", int64_t{-1})));
+  const Tensor sorted = sorted_pair.at(0);
+  const int64_t last = sorted.size(sorted.dim() - 1) - 1;
+  // q as a tensor of self's dtype, its values checked where the kernels run.
+  Tensor qt;
+  if (q.is_wrapped_number()) {  // a number: a 0-d tensor of self's dtype, as ATen makes it
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp full, PlanFull({}, Scalar(q_number), self.dtype(), device));
+    qt = c.Add(std::move(full)).at(0);
+  } else {
+    qt = q;
+    TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(device));
+    PlannedOp check;
+    check.reads = {q.storage()};
+    const std::string name(op);
+    check.kernel = [backend, qt, name]() {
+      return backend->CheckValues(ValueCheck::kUnitInterval, name, qt.sizes(),
+                                  StridedRef::Of(qt));
+    };
+    c.Add(std::move(check));
+  }
+  TENSORD_ASSIGN_OR_RETURN(const Tensor nan, c.Op1("isnan", {sorted}));
+  Tensor ranks;
+  if (ignore_nan) {
+    TENSORD_ASSIGN_OR_RETURN(const Tensor kept, c.Op1("logical_not", {nan}));
+    TENSORD_ASSIGN_OR_RETURN(Tensor count,
+                             c.Op1("sum", {kept}, Attrs()
+                                                      .Set("dim", std::vector<int64_t>{-1})
+                                                      .Set("keepdim", true)));
+    TENSORD_ASSIGN_OR_RETURN(count, c.Op1("sub", {count}, Attrs().Set("other", Scalar(int64_t{1}))));
+    TENSORD_ASSIGN_OR_RETURN(ranks, c.Op1("mul", {qt, count}));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor negative,
+                             c.Op1("lt", {ranks}, Attrs().Set("other", Scalar(int64_t{0}))));
+    TENSORD_ASSIGN_OR_RETURN(ranks, c.Op1("masked_fill", {ranks, negative},
+                                          Attrs().Set("value", Scalar(int64_t{0}))));
+  } else {
+    TENSORD_ASSIGN_OR_RETURN(const Tensor any_nan,
+                             c.Op1("any", {nan}, Attrs()
+                                                     .Set("dim", std::vector<int64_t>{-1})
+                                                     .Set("keepdim", true)));
+    TENSORD_ASSIGN_OR_RETURN(ranks, c.Op1("mul", {qt}, Attrs().Set("other", Scalar(last))));
+    TENSORD_ASSIGN_OR_RETURN(const DimVector shape,
+                             BroadcastShapes(op, ranks.sizes(), any_nan.sizes()));
+    TENSORD_ASSIGN_OR_RETURN(ranks, Expand(ranks, shape));
+    TENSORD_ASSIGN_OR_RETURN(ranks, c.Op1("masked_fill", {ranks, any_nan},
+                                          Attrs().Set("value", Scalar(last))));
+  }
+  if (mode == "lower" || mode == "higher" || mode == "nearest") {
+    TENSORD_ASSIGN_OR_RETURN(
+        ranks, c.Op1(mode == "lower" ? "floor" : mode == "higher" ? "ceil" : "round", {ranks}));
+  }
+  const Attrs along = Attrs().Set("dim", int64_t{-1});
+  // A 0-d q ranks one position per row: a last dim of 1, squeezed at the end.
+  if (ranks.dim() < sorted.dim()) {
+    TENSORD_ASSIGN_OR_RETURN(ranks, Unsqueeze(ranks, ranks.dim()));
+    DimVector shape(sorted.sizes().begin(), sorted.sizes().end());
+    shape.back() = ranks.size(ranks.dim() - 1);
+    TENSORD_ASSIGN_OR_RETURN(ranks, Expand(ranks, shape));
+  }
+  TENSORD_ASSIGN_OR_RETURN(const Tensor below, c.ToDType(ranks, DType::kInt64));
+  TENSORD_ASSIGN_OR_RETURN(Tensor values, c.Op1("gather", {sorted, below}, along));
+  if (mode == "linear" || mode == "midpoint") {
+    Tensor weights;
+    if (mode == "midpoint") {
+      TENSORD_ASSIGN_OR_RETURN(weights, WrapNumber(Scalar(0.5)));
+    } else {
+      TENSORD_ASSIGN_OR_RETURN(weights, c.Op1("sub", {ranks, below}));
+    }
+    TENSORD_ASSIGN_OR_RETURN(Tensor above, c.Op1("ceil", {ranks}));
+    TENSORD_ASSIGN_OR_RETURN(above, c.ToDType(above, DType::kInt64));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor upper, c.Op1("gather", {sorted, above}, along));
+    TENSORD_ASSIGN_OR_RETURN(values, c.Op1("lerp", {values, upper, weights}));
+  }
+  if (q.dim() == 0) {
+    TENSORD_ASSIGN_OR_RETURN(values, SqueezeDim(values, values.dim() - 1));
+  } else {
+    TENSORD_ASSIGN_OR_RETURN(values, Movedim(values, {values.dim() - 1}, {0}));
+  }
+  return std::move(c).Finish({values});
+}
+
 std::vector<AttrSpec> ReductionAttrs(bool with_dtype) {
   std::vector<AttrSpec> attrs = {
       Opt("dim", AttrType::kIntOrIntList, "None", "dims to reduce; None: all"),
@@ -189,6 +318,25 @@ void RegisterStatisticsOps(std::vector<OpDef>& ops) {
   diff.scalar_inputs = {"prepend", "append"};
   diff.optional_inputs = {"prepend", "append"};
   ops.push_back(std::move(diff));
+  for (const bool ignore_nan : {false, true}) {
+    const std::string name = ignore_nan ? "nanquantile" : "quantile";
+    OpDef def{name, OpKind::kCompute, {"self", "q"},
+              {Opt("dim", AttrType::kInt, "None", "None: over all elements"),
+               Opt("keepdim", AttrType::kBool, "false"),
+               Opt("interpolation", AttrType::kString, "linear",
+                   "linear, lower, higher, midpoint or nearest")},
+              ignore_nan ? "The q-th quantiles over dim, NaN ignored (float32/float64)."
+                         : "The q-th quantiles over dim (q a number or a 1-d tensor in [0, 1]); "
+                           "a row with a NaN gives NaN.",
+              false, [name, ignore_nan](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                TENSORD_ASSIGN_OR_RETURN(std::optional<int64_t> dim, a.OptionalInt("dim"));
+                TENSORD_ASSIGN_OR_RETURN(bool keepdim, a.Bool("keepdim", false));
+                TENSORD_ASSIGN_OR_RETURN(std::string mode, a.String("interpolation", "linear"));
+                return PlanQuantile(name, in[0], in[1], dim, keepdim, mode, ignore_nan);
+              }};
+    def.scalar_inputs = {"q"};
+    ops.push_back(std::move(def));
+  }
 }
 
 }  // namespace tensord::engine

@@ -443,6 +443,69 @@ def test_searchsorted_is_a_binary_search_not_a_comparison_matrix(session):
     assert torch.equal(as_torch(got), torch.searchsorted(boundaries, values))
 
 
+# ---- quantile / nanquantile (engine/ops/statistics_ops.cc) ---------------------------------
+
+def _quantile_cases():
+    cases = {}
+    nan = float("nan")
+    modes = ["linear", "lower", "higher", "midpoint", "nearest"]
+    for name in ["quantile", "nanquantile"]:
+        for d in ["float32", "float64"]:
+            for lo in ["contiguous", "transposed"]:
+                for mode in modes:
+                    k = f"[{d},{lo},{mode}]"
+                    x = lambda m, d=d, lo=lo: data(m, (4, 6), d, lo)  # noqa: E731
+                    qs = lambda m, d=d: m.tensor([0.0, 0.1, 0.5, 0.9, 1.0]).to(getattr(m, d))  # noqa: E731
+                    cases[f"{name}(q tensor, dim 1)" + k] = lambda m, n=name, x=x, qs=qs, mo=mode: \
+                        getattr(m, n)(x(m), qs(m), dim=1, interpolation=mo)
+                    cases[f"{name}(number, all)" + k] = lambda m, n=name, x=x, mo=mode: \
+                        getattr(m, n)(x(m), 0.3, interpolation=mo)
+                    cases[f"{name}(q tensor, dim 0, keepdim)" + k] = \
+                        lambda m, n=name, x=x, qs=qs, mo=mode: getattr(m, n)(
+                            x(m), qs(m), 0, True, interpolation=mo)
+                    cases[f"{name}(q tensor, all, keepdim)" + k] = \
+                        lambda m, n=name, x=x, qs=qs, mo=mode: getattr(m, n)(
+                            x(m), qs(m), keepdim=True, interpolation=mo)
+        with_nan = lambda m: m.tensor([[1.0, nan, 3.0, 2.0], [nan, nan, nan, nan],  # noqa: E731
+                                       [4.0, 5.0, 6.0, 0.5]])
+        cases.update({
+            f"{name}(nan rows)": lambda m, n=name: getattr(m, n)(
+                with_nan(m), m.tensor([0.25, 0.5, 0.75]), dim=1),
+            f"{name}(nan, all)": lambda m, n=name: getattr(m, n)(with_nan(m), 0.5),
+            f"{name}(0-d q tensor)": lambda m, n=name: getattr(m, n)(
+                data(m, (4, 6), "float32"), m.tensor(0.25), dim=0, keepdim=True),
+            f"{name}(0-d input)": lambda m, n=name: getattr(m, n)(m.tensor(2.5), 0.5),
+            f"{name}(q of another dtype)": lambda m, n=name: getattr(m, n)(
+                data(m, (4, 6), "float32"), m.tensor([0.5], dtype=m.float64)),
+            f"{name}(q out of range)": lambda m, n=name: getattr(m, n)(
+                data(m, (4, 6), "float32"), 1.5),
+            f"{name}(2-d q)": lambda m, n=name: getattr(m, n)(
+                data(m, (4, 6), "float32"), m.tensor([[0.5]])),
+            f"{name}(empty)": lambda m, n=name: getattr(m, n)(m.zeros(0), 0.5),
+            f"{name}(int)": lambda m, n=name: getattr(m, n)(data(m, (4, 6), "int64"), 0.5),
+            f"{name}(float16)": lambda m, n=name: getattr(m, n)(data(m, (4, 6), "float16"), 0.5),
+            f"{name}(bad interpolation)": lambda m, n=name: getattr(m, n)(
+                data(m, (4, 6), "float32"), 0.5, interpolation="cubic"),
+            f"{name}(dim out of range)": lambda m, n=name: getattr(m, n)(
+                data(m, (4, 6), "float32"), 0.5, dim=2),
+            f"Tensor.{name}": lambda m, n=name: getattr(data(m, (4, 6), "float64"), n)(0.75, 1),
+        })
+    return cases
+
+
+CASES.update(_quantile_cases())
+
+
+def test_a_q_tensor_out_of_range_fails_that_op_where_it_runs(session):
+    """A q tensor's values are only known where the kernels run: the op fails there (its result
+    raises where it is next needed) with torch's class, and the session goes on."""
+    x = tensord.tensor([[1.0, 2.0], [3.0, 4.0]])
+    bad = tensord.quantile(x, tensord.tensor([0.5, 1.5]), dim=1)
+    with pytest.raises(RuntimeError, match="between 0 and 1"):
+        bad.tolist()
+    assert tensord.quantile(x, tensord.tensor([0.5]), dim=1).tolist() == [[1.5, 3.5]]
+
+
 # Tolerances by result dtype (products of reduced floats round at other points than torch's).
 TOLERANCE = {torch.float16: 2e-2, torch.bfloat16: 5e-2, torch.float32: 1e-5, torch.float64: 1e-12}
 

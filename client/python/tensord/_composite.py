@@ -571,44 +571,21 @@ def median(input, dim=None, keepdim=False):
     return _median(values, indices)
 
 
-def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
-    import numpy as np  # noqa: PLC0415
-    t = _t()
-    api = _api()
-    if not input.dtype.is_floating_point:
-        raise RuntimeError("quantile() input tensor must be either float or double dtype")
-    scalar_q = not isinstance(q, t)
-    qv = [float(q)] if scalar_q else q.reshape(-1).tolist()  # read once, then planned here
-    if not all(0 <= v <= 1 for v in qv):
-        raise RuntimeError("quantile() q values must be in the range [0, 1]")
-    x = input.reshape(-1) if dim is None else input
-    d = 0 if dim is None else dim % input.dim()
-    s = x.sort(d).values
-    n = s.size(d)
-    # Ranks in the input's dtype, as torch computes them.
-    pos = np.asarray(qv, dtype=input.dtype._np if input.dtype is not _dtypes.bfloat16
-                     else np.float32) * (n - 1)
-    out = []
-    for p in pos:
-        lo, hi = int(np.floor(p)), int(np.ceil(p))
-        if interpolation == "lower":
-            v = s.select(d, lo)
-        elif interpolation == "higher":
-            v = s.select(d, hi)
-        elif interpolation == "nearest":
-            v = s.select(d, int(np.round(p)))  # half to even, as torch
-        elif interpolation == "midpoint":
-            v = (s.select(d, lo) + s.select(d, hi)) / 2
-        else:
-            a = s.select(d, lo)
-            v = a + (s.select(d, hi) - a) * float(p - np.floor(p))
-        if keepdim:
-            v = v.unsqueeze(d) if dim is not None else v.reshape((1,) * input.dim())
-        out.append(v)
-    if scalar_q:
-        return out[0]
-    # q's dim first, laid out as torch lays it (the last dim of a contiguous result moved).
-    return api.stack(out, -1).movedim(-1, 0)
+def _quantile(name):
+    def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+        """One server op (engine/ops/statistics_ops.cc): sort, ranks, gather, interpolate."""
+        attrs = {"keepdim": bool(keepdim), "interpolation": str(interpolation)}
+        if dim is not None:
+            attrs["dim"] = int(dim)
+        if not isinstance(q, _t()):
+            q = float(q)
+        return _run(name, [("self", input), ("q", q)], attrs)
+    quantile.__name__ = name
+    return quantile
+
+
+quantile = _quantile("quantile")
+nanquantile = _quantile("nanquantile")
 
 
 def _runs(values, input, order=None, return_inverse=False, return_counts=False):
@@ -959,7 +936,8 @@ _BOTH = ["addmv", "addr", "baddbmm", "addbmm", "fliplr", "flipud", "rot90", "rav
          "slice_scatter", "ldexp", "positive",
          "nansum", "nanmean", "aminmax", "diff", "logcumsumexp", "take_along_dim", "is_nonzero",
          "is_same_size", "is_signed", "kron", "vdot", "cross", "dist", "renorm",
-         "isin", "bincount", "histc", "median", "quantile", "unique", "unique_consecutive",
+         "isin", "bincount", "histc", "median", "quantile", "nanquantile", "unique",
+         "unique_consecutive",
          "repeat_interleave", "index_add", "index_copy", "index_fill", "narrow_copy", "hsplit",
          "vsplit", "dsplit", "split_with_sizes"]
 _METHODS_ONLY = ["index_add_", "index_copy_", "index_fill_", "exponential_", "geometric_",

@@ -576,6 +576,7 @@ OpRegistry::OpRegistry() {
   RegisterMatrixOps(ops_);
   RegisterStatisticsOps(ops_);
   RegisterFunctionalOps(ops_);
+  RegisterCompareOps(ops_);
   RegisterIndexingOps(ops_);
   RegisterSortOps(ops_);
   RegisterDecompositionOps(ops_);

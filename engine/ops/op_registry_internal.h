@@ -39,6 +39,7 @@ void RegisterLinalgOps(std::vector<OpDef>& ops);
 void RegisterMatrixOps(std::vector<OpDef>& ops);
 void RegisterStatisticsOps(std::vector<OpDef>& ops);
 void RegisterFunctionalOps(std::vector<OpDef>& ops);
+void RegisterCompareOps(std::vector<OpDef>& ops);
 void RegisterIndexingOps(std::vector<OpDef>& ops);
 void RegisterRandomOps(std::vector<OpDef>& ops);
 void RegisterSortOps(std::vector<OpDef>& ops);

@@ -506,6 +506,25 @@ def test_a_q_tensor_out_of_range_fails_that_op_where_it_runs(session):
     assert tensord.quantile(x, tensord.tensor([0.5]), dim=1).tolist() == [[1.5, 3.5]]
 
 
+# ---- isclose / allclose / equal (engine/ops/compare_ops.cc) -------------------------------
+
+def _compare_cases():
+    cases = {}
+    for d in DTYPES:
+        for lo in ["contiguous", "transposed"]:
+            k = f"[{d},{lo}]"
+            x = lambda m, d=d, lo=lo: data(m, (3, 4), d, lo)  # noqa: E731
+            y = lambda m, d=d: (data(m, (3, 4), d).to(m.float64) * 1.0001).to(getattr(m, d))  # noqa: E731
+            cases["isclose" + k] = lambda m, x=x, y=y: m.isclose(x(m), y(m))
+            cases["isclose(atol 0.1)" + k] = lambda m, x=x, y=y: m.isclose(x(m), y(m), 0.0, 0.1)
+            cases["allclose" + k] = lambda m, x=x, y=y: m.tensor(m.allclose(x(m), y(m), 1e-3))
+            cases["equal" + k] = lambda m, x=x: m.tensor(m.equal(x(m), x(m).contiguous()))
+    return cases
+
+
+CASES.update(_compare_cases())
+
+
 # Tolerances by result dtype (products of reduced floats round at other points than torch's).
 TOLERANCE = {torch.float16: 2e-2, torch.bfloat16: 5e-2, torch.float32: 1e-5, torch.float64: 1e-12}
 

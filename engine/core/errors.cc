@@ -48,6 +48,13 @@ std::string ErrorKind(const absl::Status& status) {
   return "RuntimeError";
 }
 
+absl::Status IndexOutOfBoundsForDim(absl::string_view op, int64_t index, int64_t dim,
+                                    int64_t size) {
+  const std::string message = absl::StrCat("index ", index, " is out of bounds for dimension ",
+                                           dim, " with size ", size);
+  return absl::StartsWith(op, "index_") ? IndexError(op, message) : RuntimeError(op, message);
+}
+
 absl::Status DimOutOfRange(absl::string_view op, int64_t dim, int64_t ndim) {
   return IndexError(op, absl::StrCat("Dimension out of range (expected to be in range of [", -ndim,
                                      ", ", ndim - 1, "], but got ", dim, ")"));

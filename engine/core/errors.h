@@ -54,6 +54,12 @@ absl::Status DTypeNotImplemented(absl::string_view op, DType dtype);
 // The same for a kernel torch names otherwise: "\"<kernel>\" not implemented for '<Dtype>'".
 absl::Status KernelNotImplemented(absl::string_view op, absl::string_view kernel, DType dtype);
 
+// An index of gather/scatter outside [0, size) along `dim`: torch's message, an IndexError for
+// the index_add/index_copy/index_fill family (built on scatter here) and a RuntimeError for the
+// others, as torch raises them.
+absl::Status IndexOutOfBoundsForDim(absl::string_view op, int64_t index, int64_t dim,
+                                    int64_t size);
+
 // The standard "Dimension out of range" error (IndexError).
 absl::Status DimOutOfRange(absl::string_view op, int64_t dim, int64_t ndim);
 

@@ -181,12 +181,10 @@ absl::Status Gather(const Tensor& out, const Tensor& self, int64_t d, const Tens
   absl::Status status;
   ForEachIndex(index.sizes(), [&](const int64_t* idx) {
     int64_t k = IndexAt(index, OffsetOf(index, idx));
-    if (k < -limit || k >= limit) {
-      status = RuntimeError("gather", absl::StrCat("index ", k, " is out of bounds for "
-                                                   "dimension ", d, " with size ", limit));
+    if (k < 0 || k >= limit) {  // torch's gather takes no negative indices
+      status = IndexOutOfBoundsForDim("gather", k, d, limit);
       return false;
     }
-    if (k < 0) k += limit;
     int64_t off = 0;
     for (int64_t x = 0; x < self.dim(); ++x) off += (x == d ? k : idx[x]) * self.stride(x);
     std::memcpy(dst + (i++) * w, self.data() + off * w, static_cast<size_t>(w));
@@ -202,9 +200,8 @@ absl::Status Scatter(absl::string_view op, const Tensor& self, int64_t d, const 
   absl::Status status;
   ForEachIndex(index.sizes(), [&](const int64_t* idx) {
     const int64_t k = IndexAt(index, OffsetOf(index, idx));
-    if (k < -limit || k >= limit) {
-      status = RuntimeError(op, absl::StrCat("index ", k, " is out of bounds for dimension ", d,
-                                             " with size ", limit));
+    if (k < 0 || k >= limit) {  // torch's scatter takes no negative indices
+      status = IndexOutOfBoundsForDim(op, k, d, limit);
       return false;
     }
     return true;
@@ -219,8 +216,7 @@ absl::Status Scatter(absl::string_view op, const Tensor& self, int64_t d, const 
       std::memcpy(&fill, &bits, sizeof(T));
     }
     ForEachIndex(index.sizes(), [&](const int64_t* idx) {
-      int64_t k = IndexAt(index, OffsetOf(index, idx));
-      if (k < 0) k += limit;
+      const int64_t k = IndexAt(index, OffsetOf(index, idx));
       int64_t off = 0;
       for (int64_t x = 0; x < self.dim(); ++x) off += (x == d ? k : idx[x]) * self.stride(x);
       T* dst = self.data_as<T>() + off;

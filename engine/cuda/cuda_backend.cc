@@ -767,8 +767,7 @@ class CudaBackend final : public Backend {
 
   static KernelErrorDecoder OutOfBoundsForDim(std::string op, int64_t dim) {
     return [op = std::move(op), dim](const KernelError& e) {
-      return RuntimeError(op, absl::StrCat("index ", e.a, " is out of bounds for dimension ", dim,
-                                           " with size ", e.b));
+      return IndexOutOfBoundsForDim(op, e.a, dim, e.b);
     };
   }
 

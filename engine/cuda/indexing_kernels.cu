@@ -124,12 +124,11 @@ __global__ void GatherKernel(View out, View self, View index, int dim, int64_t l
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t p = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; p < n;
        p += step) {
-    int64_t k = LoadIndex(index, Unravel(index, p, idx));
-    if (k < -limit || k >= limit) {
+    const int64_t k = LoadIndex(index, Unravel(index, p, idx));
+    if (k < 0 || k >= limit) {  // torch's gather takes no negative indices
       ReportBadIndexAt(slot, p);
       continue;
     }
-    if (k < 0) k += limit;
     int64_t off = 0;
     for (int x = 0; x < self.n; ++x) off += (x == dim ? k : idx[x]) * self.strides[x];
     CopyElement(out.data + RowMajorOffset(out, p) * out.itemsize,
@@ -164,18 +163,20 @@ __global__ void NameFirstBadIndex(View index, int64_t limit, KernelError* slot) 
 
 // ---- scatter, put_: every index checked first, then written ---------------------------------
 
-// Reports the indices of `index` (row-major positions [0, n)) outside [-limit, limit).
-__global__ void CheckIndices(View index, int64_t limit, int64_t n, KernelError* slot) {
+// Reports the indices of `index` (row-major positions [0, n)) outside [0, limit), or outside
+// [-limit, limit) where negative indices count from the end (put_).
+__global__ void CheckIndices(View index, int64_t limit, bool negative_ok, int64_t n,
+                             KernelError* slot) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t p = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; p < n;
        p += step) {
     const int64_t k = LoadIndex(index, RowMajorOffset(index, p));
-    if (k < -limit || k >= limit) ReportBadIndexAt(slot, p);
+    if (k < (negative_ok ? -limit : 0) || k >= limit) ReportBadIndexAt(slot, p);
   }
 }
 
 template <typename T>
-__global__ void ScatterKernel(View self, View index, View src, int dim, int64_t limit,
+__global__ void ScatterKernel(View self, View index, View src, int dim,
                               bool has_value, uint64_t value, bool add, int64_t n,
                               const KernelError* slot) {
   if (Failed(slot)) return;
@@ -185,8 +186,7 @@ __global__ void ScatterKernel(View self, View index, View src, int dim, int64_t 
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t p = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; p < n;
        p += step) {
-    int64_t k = LoadIndex(index, Unravel(index, p, idx));
-    if (k < 0) k += limit;
+    const int64_t k = LoadIndex(index, Unravel(index, p, idx));
     int64_t off = 0;
     for (int x = 0; x < self.n; ++x) off += (x == dim ? k : idx[x]) * self.strides[x];
     T* dst = reinterpret_cast<T*>(self.data) + off;
@@ -317,12 +317,12 @@ cudaError_t LaunchScatter(const Tensor& self, int64_t dim, const Tensor& index, 
   const int64_t limit = self.dim() == 0 ? 1 : self.size(dim);
   const View s = MakeView(self), i = MakeView(index);
   const View from = value != nullptr ? i : MakeView(src);
-  CheckIndices<<<GridFor(n, kThreads), kThreads, 0, stream>>>(i, limit, n, slot);
+  CheckIndices<<<GridFor(n, kThreads), kThreads, 0, stream>>>(i, limit, false, n, slot);
   NameFirstBadIndex<<<1, 1, 0, stream>>>(i, limit, slot);
   DispatchDType(self.dtype(), [&](auto t) {
     using T = decltype(t);
     ScatterKernel<T><<<GridFor(n, kThreads), kThreads, 0, stream>>>(
-        s, i, from, static_cast<int>(dim), limit, value != nullptr,
+        s, i, from, static_cast<int>(dim), value != nullptr,
         value != nullptr ? *value : 0, add, n, slot);
   });
   return cudaGetLastError();
@@ -344,7 +344,7 @@ cudaError_t LaunchPut(const Tensor& self, const Tensor& index, const Tensor& sou
   const int64_t n = index.numel();
   if (n == 0) return cudaSuccess;
   const View s = MakeView(self), i = MakeView(index), src = MakeView(source);
-  CheckIndices<<<GridFor(n, kThreads), kThreads, 0, stream>>>(i, self.numel(), n, slot);
+  CheckIndices<<<GridFor(n, kThreads), kThreads, 0, stream>>>(i, self.numel(), true, n, slot);
   NameFirstBadIndex<<<1, 1, 0, stream>>>(i, self.numel(), slot);
   DispatchDType(self.dtype(), [&](auto t) {
     using T = decltype(t);

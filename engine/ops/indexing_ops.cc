@@ -1,5 +1,5 @@
-// Indexing ops: index_select, gather, scatter/scatter_add, masked_fill, and the data-dependent
-// masked_select and nonzero (which wait for their inputs' pending writes first, as torch
+// Indexing ops: index_select, gather, scatter/scatter_add, masked_fill, index_add/index_copy/
+// index_fill (scatters along one dim), and the data-dependent masked_select and nonzero (which wait for their inputs' pending writes first, as torch
 // synchronises). Indices out of range found while a kernel runs fail it (poisoning its outputs).
 #include <cstring>
 #include <optional>
@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "engine/ops/composition.h"
 #include "engine/ops/copy_ops.h"
 #include "engine/runtime/backend.h"
 #include "engine/ops/elementwise.h"
@@ -191,6 +192,144 @@ absl::StatusOr<PlannedOp> PlanScatter(absl::string_view op, const Tensor& self, 
   return plan;
 }
 
+// index_add_ / index_copy_ / index_fill_: self's slices along dim at a 1-d index updated, as a
+// scatter (add or copy) of source, or of one value, whose index is the 1-d index spread over
+// source's (or the slices') shape. torch's argument checks first; an index out of range fails
+// the scatter where it runs. Out of place: a clone first (index_add and index_copy contiguous,
+// index_fill in self's layout, as torch's).
+enum class IndexUpdate { kAdd, kCopy, kFill };
+
+absl::StatusOr<PlannedOp> PlanIndexUpdate(IndexUpdate kind, bool in_place, const Tensor& self_in,
+                                          int64_t dim_in, const Tensor& index_in,
+                                          const Tensor& source, const Scalar& alpha) {
+  const std::string op = std::string(kind == IndexUpdate::kAdd    ? "index_add"
+                                     : kind == IndexUpdate::kCopy ? "index_copy"
+                                                                  : "index_fill") +
+                         (in_place ? "_" : "");
+  const std::string checks = absl::StrCat(kind == IndexUpdate::kAdd    ? "index_add_"
+                                          : kind == IndexUpdate::kCopy ? "index_copy_"
+                                                                       : "index_fill_",
+                                          "(): ");
+  TENSORD_RETURN_IF_ERROR(CheckSameDevice(op, {self_in, index_in, source}));
+  TENSORD_ASSIGN_OR_RETURN(const int64_t dim, WrapDim(op, dim_in, self_in.dim()));
+  if (kind == IndexUpdate::kFill) {
+    if (index_in.dtype() != DType::kInt64) {
+      return IndexError(op, checks + "Expected dtype int64 for index.");
+    }
+    if (index_in.dim() > 1) return RuntimeError(op, "Index has to be a vector/scalar");
+    if (!source.is_wrapped_number() && source.dim() != 0) {
+      return RuntimeError(op, absl::StrCat("index_fill_ only supports a 0-dimensional value "
+                                           "tensor, but got tensor with ", source.dim(),
+                                           " dimension(s)."));
+    }
+  } else {
+    if (index_in.dim() > 1) {
+      return IndexError(op, absl::StrCat(checks, "Index is supposed to be a vector, but got dim: ",
+                                         index_in.dim(), " with type: ",
+                                         DTypeLegacyName(index_in.dtype()), " and size: ",
+                                         FormatList(index_in.sizes())));
+    }
+    if (kind == IndexUpdate::kCopy && index_in.dtype() != DType::kInt64) {
+      return RuntimeError(op, absl::StrCat(checks, "Expected a long tensor for index, but got ",
+                                           DTypeLegacyName(index_in.dtype())));
+    }
+    if (index_in.dtype() != DType::kInt64 && index_in.dtype() != DType::kInt32) {
+      return RuntimeError(op, absl::StrCat(checks, "Expected dtype int32/int64 for index but got: ",
+                                           DTypeLegacyName(index_in.dtype())));
+    }
+    if (source.dtype() != self_in.dtype()) {
+      return RuntimeError(op, kind == IndexUpdate::kAdd
+                                  ? absl::StrCat(checks, "self (", DTypeLegacyName(self_in.dtype()),
+                                                 ") and source (",
+                                                 DTypeLegacyName(source.dtype()),
+                                                 ") must have the same scalar type")
+                                  : absl::StrCat(checks, "self and source expected to have the "
+                                                         "same dtype, but got (self) ",
+                                                 DTypeLegacyName(self_in.dtype()),
+                                                 " and (source) ",
+                                                 DTypeLegacyName(source.dtype())));
+    }
+    const int64_t along = source.dim() == 0 ? 1 : source.size(dim < source.dim() ? dim : 0);
+    if (index_in.numel() != along) {
+      const std::string msg = kind == IndexUpdate::kAdd
+          ? absl::StrCat(checks, "Number of indices (", index_in.numel(),
+                         ") should be equal to source.size(dim): (", along, "), for dim: ", dim)
+          : absl::StrCat(checks, "Number of indices (", index_in.numel(),
+                         ") should be equal to source.size(dim) (", along, ")");
+      return kind == IndexUpdate::kAdd ? RuntimeError(op, msg) : IndexError(op, msg);
+    }
+    if (source.dim() > 0 && self_in.dim() > 0) {
+      if (source.dim() != self_in.dim()) {
+        return IndexError(op, absl::StrCat(checks, "When source and destination are not scalars, "
+                                                   "their dimensionality must match. Source "
+                                                   "dimensionality (", source.dim(),
+                                           "), destination dimensionality (", self_in.dim(),
+                                           ")"));
+      }
+      for (int64_t d = 0; d < self_in.dim(); ++d) {
+        if (d != dim && source.size(d) != self_in.size(d)) {
+          return RuntimeError(op, absl::StrCat("The size of tensor a (", self_in.size(d),
+                                               ") must match the size of tensor b (",
+                                               source.size(d), ") at non-singleton dimension ",
+                                               d));
+        }
+      }
+    }
+  }
+  Composition c({self_in, index_in, source});
+  Tensor self = self_in;
+  if (!in_place) {
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp clone, kind == IndexUpdate::kFill
+                                                  ? PlanClone(self_in)
+                                                  : PlanCloneContiguous(self_in));
+    self = c.Add(std::move(clone)).at(0);
+  }
+  if (index_in.numel() == 0) return std::move(c).Finish({self});
+  // 0-d operands as one element along dim 0.
+  Tensor target = self;
+  if (self.dim() == 0) {
+    TENSORD_ASSIGN_OR_RETURN(target, AsStrided(self, {1}, {1}, self.storage_offset()));
+  }
+  TENSORD_ASSIGN_OR_RETURN(Tensor index, c.ToDType(index_in, DType::kInt64));
+  TENSORD_ASSIGN_OR_RETURN(index, c.Reshape(index, {index_in.numel()}));
+  if (kind == IndexUpdate::kFill) {  // index_fill counts from the end for negative indices
+    TENSORD_ASSIGN_OR_RETURN(const Tensor negative,
+                             c.Op1("lt", {index}, Attrs().Set("other", Scalar(int64_t{0}))));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor wrapped,
+                             c.Op1("add", {index}, Attrs().Set("other", Scalar(target.size(dim)))));
+    TENSORD_ASSIGN_OR_RETURN(index, c.Op1("where", {negative, wrapped, index}));
+  }
+  // The slices' shape: target's, with dim as long as the index.
+  DimVector shape(target.sizes().begin(), target.sizes().end());
+  shape[dim] = index_in.numel();
+  DimVector along(shape.size(), 1);
+  along[dim] = index_in.numel();
+  TENSORD_ASSIGN_OR_RETURN(Tensor spread, View(index, along));
+  TENSORD_ASSIGN_OR_RETURN(spread, Expand(spread, shape));
+  Tensor src;
+  if (kind == IndexUpdate::kFill) {
+    if (source.is_wrapped_number()) {
+      src = source;
+    } else {
+      TENSORD_ASSIGN_OR_RETURN(src, c.ToDType(source, target.dtype()));
+      TENSORD_ASSIGN_OR_RETURN(src, Expand(src, shape));
+    }
+  } else {
+    TENSORD_ASSIGN_OR_RETURN(src, source.dim() == 0 ? View(source, {1})
+                                                    : absl::StatusOr<Tensor>(source));
+    if (kind == IndexUpdate::kAdd && alpha.to_double() != 1) {
+      const Scalar a = IsFloating(target.dtype()) ? alpha : Scalar(alpha.to_int());
+      TENSORD_ASSIGN_OR_RETURN(const Tensor scale, WrapNumber(a));
+      TENSORD_ASSIGN_OR_RETURN(src, c.Op1("mul", {src, scale}));
+      TENSORD_ASSIGN_OR_RETURN(src, c.ToDType(src, target.dtype()));
+    }
+  }
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp scatter,
+                           PlanScatterInto(op, target, dim, spread, src, kind == IndexUpdate::kAdd));
+  c.Add(std::move(scatter));
+  return std::move(c).Finish({self});
+}
+
 absl::StatusOr<PlannedOp> PlanNonzero(const Tensor& self) {
   constexpr absl::string_view op = "nonzero";
     TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
@@ -282,6 +421,29 @@ void RegisterIndexingOps(std::vector<OpDef>& ops) {
                  "Indices of the nonzero elements, shape (count, dim). Data-dependent: waits for "
                  "its input first.",
                  false, [](Inputs in, AttrReader&) { return PlanNonzero(in[0]); }});
+  for (const IndexUpdate kind : {IndexUpdate::kAdd, IndexUpdate::kCopy, IndexUpdate::kFill}) {
+    for (const bool in_place : {true, false}) {
+      const std::string base = kind == IndexUpdate::kAdd    ? "index_add"
+                               : kind == IndexUpdate::kCopy ? "index_copy"
+                                                            : "index_fill";
+      const std::string name = base + (in_place ? "_" : "");
+      std::vector<AttrSpec> attrs = {Req("dim", AttrType::kInt)};
+      if (kind == IndexUpdate::kAdd) attrs.push_back(Opt("alpha", AttrType::kScalar, "1"));
+      OpDef def{name, in_place ? OpKind::kInPlace : OpKind::kCompute,
+                {"self", "index", kind == IndexUpdate::kFill ? "value" : "source"}, attrs,
+                kind == IndexUpdate::kAdd    ? "self's slices along dim at index += alpha * source's."
+                : kind == IndexUpdate::kCopy ? "self's slices along dim at index = source's."
+                                             : "self's slices along dim at index = value.",
+                false,
+                [kind, in_place](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                  TENSORD_ASSIGN_OR_RETURN(int64_t dim, a.Int("dim"));
+                  TENSORD_ASSIGN_OR_RETURN(Scalar alpha, a.GetScalar("alpha", Scalar(int64_t{1})));
+                  return PlanIndexUpdate(kind, in_place, in[0], dim, in[1], in[2], alpha);
+                }};
+      if (kind == IndexUpdate::kFill) def.scalar_inputs = {"value"};
+      ops.push_back(std::move(def));
+    }
+  }
 }
 
 }  // namespace tensord::engine

@@ -525,6 +525,94 @@ def _compare_cases():
 CASES.update(_compare_cases())
 
 
+# ---- index_add / index_copy / index_fill (scatters along a dim) ----------------------------
+
+def _index_update_cases():
+    cases = {}
+    for d in ["float32", "float64", "float16", "bfloat16", "int64", "int32", "bool"]:
+        for lo in ["contiguous", "transposed"]:
+            k = f"[{d},{lo}]"
+            x = lambda m, d=d, lo=lo: data(m, (4, 5), d, lo)  # noqa: E731
+            src = lambda m, d=d: data(m, (4, 2), d)  # noqa: E731
+            idx = lambda m: m.tensor([3, 0])  # noqa: E731
+            cases["index_add" + k] = lambda m, x=x, s=src, i=idx: x(m).index_add(1, i(m), s(m))
+            cases["index_add_(alpha)" + k] = lambda m, x=x, s=src, i=idx: x(m).index_add_(
+                1, i(m), s(m), alpha=2)
+            cases["index_copy" + k] = lambda m, x=x, s=src, i=idx: x(m).index_copy(1, i(m), s(m))
+            cases["index_copy_(dim 0)" + k] = lambda m, x=x, d=d, i=idx: x(m).index_copy_(
+                0, i(m), data(m, (2, 5), d))
+            cases["index_fill" + k] = lambda m, x=x, i=idx: x(m).index_fill(1, i(m), 1)
+            cases["index_fill_(dim 0, negative)" + k] = lambda m, x=x: x(m).index_fill_(
+                0, m.tensor([-1, 1]), 0)
+    cases.update({
+        "index_add(int32 index)": lambda m: m.zeros(3, 4).index_add(1, m.tensor([2, 0], dtype=m.int32),
+                                                                    m.ones(3, 2)),
+        "index_add(float index)": lambda m: m.zeros(3, 4).index_add(1, m.tensor([2.0, 0.0]),
+                                                                    m.ones(3, 2)),
+        "index_add(count mismatch)": lambda m: m.zeros(3, 4).index_add(1, m.tensor([2, 0]),
+                                                                       m.ones(3, 3)),
+        "index_add(other sizes differ)": lambda m: m.zeros(3, 4).index_add(1, m.tensor([2, 0]),
+                                                                           m.ones(2, 2)),
+        "index_add(dtypes differ)": lambda m: m.zeros(3, 4).index_add(
+            1, m.tensor([2, 0]), m.ones(3, 2, dtype=m.float64)),
+        "index_add(2-d index)": lambda m: m.zeros(3, 4).index_add(1, m.tensor([[2, 0]]),
+                                                                  m.ones(3, 2)),
+        "index_add(float alpha, int)": lambda m: m.zeros(3, 4, dtype=m.int64).index_add(
+            1, m.tensor([2, 0]), m.ones(3, 2, dtype=m.int64), alpha=2.5),
+        "index_add(0-d)": lambda m: m.zeros(3).index_add_(0, m.tensor(1), m.tensor(5.0)),
+        "index_add(repeated index)": lambda m: m.zeros(3).index_add(0, m.tensor([1, 1, 1]),
+                                                                    m.ones(3)),
+        "index_add(dim out of range)": lambda m: m.zeros(3, 4).index_add(2, m.tensor([0]),
+                                                                          m.ones(3, 1)),
+        "index_add(empty index)": lambda m: m.zeros(3, 4).index_add(1, m.zeros(0, dtype=m.int64),
+                                                                    m.ones(3, 0)),
+        "index_copy(int32 index)": lambda m: m.zeros(3, 4).index_copy(
+            1, m.tensor([2, 0], dtype=m.int32), m.ones(3, 2)),
+        "index_copy(dtypes differ)": lambda m: m.zeros(3, 4).index_copy(
+            1, m.tensor([2, 0]), m.ones(3, 2, dtype=m.float64)),
+        "index_copy(count mismatch)": lambda m: m.zeros(3, 4).index_copy(1, m.tensor([2, 0]),
+                                                                         m.ones(3, 3)),
+        "index_fill(int32 index)": lambda m: m.zeros(3, 4).index_fill(
+            1, m.tensor([2], dtype=m.int32), 1.0),
+        "index_fill(0-d tensor value)": lambda m: m.zeros(3, 4).index_fill(1, m.tensor([2]),
+                                                                           m.tensor(3.0)),
+        "index_fill(1-d tensor value)": lambda m: m.zeros(3, 4).index_fill(1, m.tensor([2]),
+                                                                           m.tensor([3.0])),
+        "index_fill(2-d index)": lambda m: m.zeros(3, 4).index_fill(1, m.tensor([[2]]), 1.0),
+        "index_fill(float into int)": lambda m: m.zeros(3, 4, dtype=m.int64).index_fill(
+            1, m.tensor([2]), 2.5),
+        "torch.index_add": lambda m: m.index_add(m.zeros(3, 4), 1, m.tensor([2, 0]), m.ones(3, 2),
+                                                 alpha=3),
+        # torch's gather and scatter take no negative indices (index_fill's count from the end)
+        "gather(negative index)": lambda m: m.zeros(3).gather(0, m.tensor([-1])).tolist(),
+        "scatter_(negative index)": lambda m: m.zeros(3).scatter_(0, m.tensor([-1]), 1.0).tolist(),
+        "scatter_add(negative index)": lambda m: m.zeros(3).scatter_add(
+            0, m.tensor([-1]), m.ones(1)).tolist(),
+        "index_add(negative index)": lambda m: m.zeros(3).index_add(0, m.tensor([-1]),
+                                                                    m.ones(1)).tolist(),
+        "index_copy(negative index)": lambda m: m.zeros(3).index_copy(0, m.tensor([-1]),
+                                                                      m.ones(1)).tolist(),
+        "take_along_dim(negative index)": lambda m: m.take_along_dim(
+            m.zeros(2, 3), m.tensor([[-1]]), 1).tolist(),
+    })
+    return cases
+
+
+CASES.update(_index_update_cases())
+
+
+def test_index_updates_fail_an_index_out_of_range_where_they_run(session):
+    """An index out of range is found by the scatter's kernel: the op fails there with torch's
+    class, and other tensors stay usable."""
+    x = tensord.zeros(3, 4)
+    bad = x.index_copy(1, tensord.tensor([5, 0]), tensord.ones(3, 2))
+    with pytest.raises(IndexError):
+        bad.tolist()
+    with pytest.raises(IndexError):
+        x.index_fill(1, tensord.tensor([4]), 1.0).tolist()
+    assert x.index_add(1, tensord.tensor([3]), tensord.ones(3, 1)).sum().item() == 3.0
+
+
 # Tolerances by result dtype (products of reduced floats round at other points than torch's).
 TOLERANCE = {torch.float16: 2e-2, torch.bfloat16: 5e-2, torch.float32: 1e-5, torch.float64: 1e-12}
 

@@ -7,7 +7,7 @@ import functools
 import math
 
 from . import _dtypes
-from ._compute import _reduce_attrs, _return_type, _run, _run_n
+from ._compute import _inplace, _reduce_attrs, _return_type, _run, _run_n
 from ._ops import _Ints, _py_scalar
 
 
@@ -316,42 +316,32 @@ def is_signed(input):
 
 # ---- Index updates as scatters --------------------------------------------------------------------
 
-def _spread(index, dim, shape):
-    """index (1-d) placed along `dim` and expanded to `shape` (shape[dim] == len(index))."""
-    view = [1] * len(shape)
-    view[dim] = -1
-    return index.reshape(view).expand(tuple(shape))
+def _index_update(name):
+    """index_add(_), index_copy(_), index_fill(_): one server op each (engine/ops/
+    indexing_ops.cc), a scatter along dim."""
+    def update(self, dim, index, source, **kwargs):
+        attrs = {"dim": int(dim)}
+        if "alpha" in kwargs:
+            attrs["alpha"] = _py_scalar(kwargs.pop("alpha"))
+        if kwargs:
+            raise TypeError(f"{name}() got an unexpected keyword argument "
+                            f"'{next(iter(kwargs))}'")
+        third = "value" if name.startswith("index_fill") else "source"
+        if third == "value" and not isinstance(source, _t()):
+            source = _py_scalar(source)
+        if name.endswith("_"):
+            return _inplace(self, name, [("index", index), (third, source)], attrs)
+        return _run(name, [("self", self), ("index", index), (third, source)], attrs)
+    update.__name__ = name
+    return update
 
 
-def index_add_(self, dim, index, source, *, alpha=1):
-    d = dim % max(self.dim(), 1)
-    src = source if alpha == 1 else source * alpha
-    return self.scatter_add_(d, _spread(index, d, tuple(source.shape)), src)
-
-
-def index_copy_(self, dim, index, source):
-    d = dim % max(self.dim(), 1)
-    return self.scatter_(d, _spread(index, d, tuple(source.shape)), source)
-
-
-def index_fill_(self, dim, index, value):
-    d = dim % max(self.dim(), 1)
-    shape = list(self.shape)
-    shape[d] = index.numel()
-    return self.scatter_(d, _spread(index.reshape(-1), d, tuple(shape)),
-                         value.item() if isinstance(value, _t()) else value)
-
-
-def _cloned(fn):
-    def out_of_place(self, *args, **kwargs):
-        return fn(self.clone(), *args, **kwargs)
-    out_of_place.__name__ = fn.__name__.rstrip("_")
-    return out_of_place
-
-
-index_add = _cloned(index_add_)
-index_copy = _cloned(index_copy_)
-index_fill = _cloned(index_fill_)
+index_add_ = _index_update("index_add_")
+index_copy_ = _index_update("index_copy_")
+index_fill_ = _index_update("index_fill_")
+index_add = _index_update("index_add")
+index_copy = _index_update("index_copy")
+index_fill = _index_update("index_fill")
 
 
 # ---- Products ---------------------------------------------------------------------------------------

@@ -52,6 +52,9 @@ bool AnyFails(ValueCheck check, IntList shape, const StridedRef& t) {
         return AnyTyped<T>(shape, t, ValueFails<ValueCheck::kNonzero, T>);
       }
     } else if constexpr (ValueCheckApplies<T>(ValueCheck::kUnitInterval)) {
+      if (check == ValueCheck::kFinite) {
+        return AnyTyped<T>(shape, t, ValueFails<ValueCheck::kFinite, T>);
+      }
       return AnyTyped<T>(shape, t, ValueFails<ValueCheck::kUnitInterval, T>);
     }
     return false;

@@ -83,6 +83,11 @@ class CpuBackendImpl final : public Backend {
     cpu::Reduce(op, g, in, out, out_dtype, indices, args);
     return absl::OkStatus();
   }
+  absl::Status CumExtreme(bool max, IntList shape, int64_t dim, const StridedRef& in,
+                          const StridedRef& values, const StridedRef& indices) override {
+    cpu::CumExtreme(max, shape, dim, in, values, indices);
+    return absl::OkStatus();
+  }
   absl::Status Scan(ScanOp op, IntList shape, int64_t dim, const StridedRef& in,
                     const StridedRef& out) override {
     cpu::Scan(op, shape, dim, in, out);

@@ -811,6 +811,28 @@ void Scan(ScanOp op, IntList shape, int64_t dim, const StridedRef& in, const Str
   });
 }
 
+void CumExtreme(bool max, IntList shape, int64_t dim, const StridedRef& in,
+                const StridedRef& values, const StridedRef& indices) {
+  const int64_t n = shape.empty() ? 1 : shape[dim];
+  const int64_t is = shape.empty() ? 0 : in.strides[dim];
+  const int64_t os = shape.empty() ? 0 : values.strides[dim];
+  DispatchDType(in.dtype, [&](auto t) {
+    using T = decltype(t);
+    // values and indices are contiguous of one shape: a line's element offset is the same in
+    // both.
+    ForEachLine(shape, dim, in, values, [&](const char* x, char* y) {
+      const int64_t first = (y - values.data) / static_cast<int64_t>(sizeof(T));
+      int64_t* where = reinterpret_cast<int64_t*>(indices.data) + first;
+      CumExtremeLine<T>(
+          max, n, [&](int64_t i) { return static_cast<Calc<T>>(Load<T>(x + i * is * sizeof(T))); },
+          [&](int64_t i, Calc<T> v, int64_t k) {
+            *reinterpret_cast<T*>(y + i * os * sizeof(T)) = Convert<T>(v);
+            where[i * os] = k;
+          });
+    });
+  });
+}
+
 void LayerNorm(const LayerNormCall& c) {
   const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(c.n, 1));
   ParallelFor(0, c.rows, grain, [&](int64_t r0, int64_t r1) {

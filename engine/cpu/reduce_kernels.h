@@ -21,6 +21,10 @@ void Reduce(ReduceOp op, const ReduceGeometry& g, const StridedRef& in, char* ou
 // Cumulative sum/product/logsumexp along `dim`: out (same shape, its own strides) = scan of in.
 void Scan(ScanOp op, IntList shape, int64_t dim, const StridedRef& in, const StridedRef& out);
 
+// cummax / cummin along `dim`: values and int64 indices, both contiguous of in's shape.
+void CumExtreme(bool max, IntList shape, int64_t dim, const StridedRef& in,
+                const StridedRef& values, const StridedRef& indices);
+
 // softmax / log_softmax along `dim` (floating dtypes; in and out of the same dtype).
 void Softmax(bool log, IntList shape, int64_t dim, const StridedRef& in, const StridedRef& out);
 // layer_norm over contiguous rows (kernels/reduce_ops.h).

@@ -38,8 +38,13 @@ cudaError_t LaunchCheckValues(ValueCheck check, DType dtype, const OffsetCalcula
             <<<grid, 256, 0, stream>>>(calc, values, numel, slot);
       }
     } else if constexpr (ValueCheckApplies<T>(ValueCheck::kUnitInterval)) {
-      CheckValuesKernel<ValueCheck::kUnitInterval, T>
-          <<<grid, 256, 0, stream>>>(calc, values, numel, slot);
+      if (check == ValueCheck::kFinite) {
+        CheckValuesKernel<ValueCheck::kFinite, T>
+            <<<grid, 256, 0, stream>>>(calc, values, numel, slot);
+      } else {
+        CheckValuesKernel<ValueCheck::kUnitInterval, T>
+            <<<grid, 256, 0, stream>>>(calc, values, numel, slot);
+      }
     }
   });
   return cudaGetLastError();

@@ -457,6 +457,12 @@ class CudaBackend final : public Backend {
     return status;
   }
 
+  absl::Status CumExtreme(bool max, IntList shape, int64_t dim, const StridedRef& in,
+                          const StridedRef& values, const StridedRef& indices) override {
+    TENSORD_CUDA_TRY(UseDevice(device_.index), "cummax");
+    const LaunchTarget to = TargetFor(this, device_.index);
+    return Finish(LaunchCumExtreme(max, shape, dim, in, values, indices, to.stream), to, "cummax");
+  }
   absl::Status Scan(ScanOp op, IntList shape, int64_t dim, const StridedRef& in,
                     const StridedRef& out) override {
     TENSORD_CUDA_TRY(UseDevice(device_.index), "scan");

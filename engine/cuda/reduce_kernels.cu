@@ -212,6 +212,22 @@ __global__ void ScanKernel(Lines l, ScanOp op, const T* in, O* out) {
   }
 }
 
+template <typename T>
+__global__ void CumExtremeKernel(Lines l, bool max, const T* in, T* values, int64_t* indices) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t line = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       line < l.count; line += step) {
+    const T* x = in + OffsetOf(l.in, line);
+    const int64_t first = OffsetOf(l.out, line);
+    CumExtremeLine<T>(
+        max, l.n, [&](int64_t i) { return static_cast<Calc<T>>(x[i * l.in_step]); },
+        [&](int64_t i, Calc<T> v, int64_t k) {
+          values[first + i * l.out_step] = Convert<T>(v);
+          indices[first + i * l.out_step] = k;
+        });
+  }
+}
+
 // Long lines: a block per line, its threads striding over the line for the maximum, the sum of
 // exp(x - maximum) (each combined in shared memory) and the outputs: SoftmaxLine's arithmetic,
 // with the sum in a tree order.
@@ -304,6 +320,20 @@ cudaError_t LaunchReduce(ReduceOp op, const ReduceGeometry& g, const StridedRef&
     using T = decltype(t);
     ReduceTyped<T>(op, g, reinterpret_cast<const T*>(in.data), out, out_dtype, indices, args,
                    how, scratch, stream);
+  });
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchCumExtreme(bool max, IntList shape, int64_t dim, const StridedRef& in,
+                             const StridedRef& values, const StridedRef& indices,
+                             cudaStream_t stream) {
+  const Lines l = MakeLines(shape, dim, in, values);
+  if (l.count == 0 || l.n == 0) return cudaSuccess;
+  DispatchDType(in.dtype, [&](auto t) {
+    using T = decltype(t);
+    CumExtremeKernel<T><<<GridFor(l.count, 128), 128, 0, stream>>>(
+        l, max, reinterpret_cast<const T*>(in.data), reinterpret_cast<T*>(values.data),
+        reinterpret_cast<int64_t*>(indices.data));
   });
   return cudaGetLastError();
 }

@@ -36,6 +36,10 @@ cudaError_t LaunchReduce(ReduceOp op, const ReduceGeometry& g, const StridedRef&
 // and a block per line of 1024 elements or more.
 cudaError_t LaunchScan(ScanOp op, IntList shape, int64_t dim, const StridedRef& in,
                        const StridedRef& out, cudaStream_t stream);
+// cummax / cummin along `dim`, a thread per line (values and indices contiguous, one shape).
+cudaError_t LaunchCumExtreme(bool max, IntList shape, int64_t dim, const StridedRef& in,
+                             const StridedRef& values, const StridedRef& indices,
+                             cudaStream_t stream);
 // layer_norm, a block per row (kernels/reduce_ops.h).
 cudaError_t LaunchLayerNorm(const LayerNormCall& call, cudaStream_t stream);
 // out = x * scale + shift per channel (kernels/reduce_ops.h), a thread per element.

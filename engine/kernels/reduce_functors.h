@@ -294,6 +294,24 @@ TENSORD_HD inline void ScanLine(ScanOp op, int64_t n, At at, Put put) {
   }
 }
 
+// One line of cummax (or cummin): the running extreme and its position, as ATen's
+// cummax_cummin_helper: the latest of equal elements wins, and a NaN, once met, stays (at the
+// latest NaN's position).
+template <typename T, typename At, typename Put>
+TENSORD_HD inline void CumExtremeLine(bool max, int64_t n, At at, Put put) {
+  using C = Calc<T>;
+  C best = n > 0 ? at(0) : C{};
+  int64_t where = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const C x = at(i);
+    if (x != x || (best == best && (max ? x >= best : x <= best))) {
+      best = x;
+      where = i;
+    }
+    put(i, best, where);
+  }
+}
+
 // One line of softmax / log_softmax (floating T, computed in Calc<T>): the maximum, the sum of
 // exp(x - maximum), then each output.
 template <typename T, typename At, typename Put>

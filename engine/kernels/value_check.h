@@ -14,6 +14,7 @@ namespace tensord::engine {
 enum class ValueCheck {
   kNonzero,       // integral divisors: a zero fails ("ZeroDivisionError")
   kUnitInterval,  // floating: a value outside [0, 1], NaN included, fails
+  kFinite,        // floating: an infinity or NaN fails (histc's range)
 };
 
 // The error's message (the op's name leads it).
@@ -21,6 +22,7 @@ inline const char* ValueCheckMessage(ValueCheck check) {
   switch (check) {
     case ValueCheck::kNonzero: return "ZeroDivisionError";
     case ValueCheck::kUnitInterval: return "all elements of input should be between 0 and 1";
+    case ValueCheck::kFinite: return "range is not finite";
   }
   return "bad value";
 }
@@ -36,6 +38,9 @@ template <ValueCheck kCheck, typename T>
 TENSORD_HD bool ValueFails(T v) {
   if constexpr (kCheck == ValueCheck::kNonzero) {
     return v == T(0);
+  } else if constexpr (kCheck == ValueCheck::kFinite) {
+    const Calc<T> c = static_cast<Calc<T>>(v);
+    return !(c - c == Calc<T>(0));  // inf - inf and NaN - NaN are NaN
   } else {
     const Calc<T> c = static_cast<Calc<T>>(v);
     return !(c >= Calc<T>(0) && c <= Calc<T>(1));

@@ -1,8 +1,10 @@
 // Matrix products: dot, mv, mm, bmm, matmul (every rank case, batch dims broadcast), addmm,
 // addmv, baddbmm, addbmm (beta * self + alpha * product, in one BLAS call), addr, outer, inner,
-// tensordot and chain_matmul. float32/float64 go to BLAS (OpenBLAS) with transposed operands passed as such, not
+// tensordot, linalg.multi_dot and chain_matmul. float32/float64 go to BLAS (OpenBLAS) with transposed operands passed as such, not
 // copied; integer and bfloat16 products use a blocked loop. Outputs are contiguous, as torch's.
 #include <algorithm>
+#include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -360,6 +362,102 @@ absl::StatusOr<PlannedOp> PlanTensordot(absl::string_view op, const Tensor& a, c
   return std::move(c).Finish(c.Add(std::move(product)));
 }
 
+// linalg.multi_dot (and chain_matmul, its 2-d-only older name): the product of a chain of
+// matrices, parenthesised as ATen's multi_dot does (its cost formula for three, the classic
+// dynamic programme beyond), so that rounding matches torch's; the first and last may be 1-d
+// for multi_dot.
+absl::StatusOr<PlannedOp> PlanMultiDot(absl::string_view op, absl::Span<const Tensor> in) {
+  const bool chain = op == "chain_matmul";
+  const std::string who = chain ? "chain_matmul(): " : "multi_dot(): ";
+  const size_t n = in.size();
+  if (chain && n == 0) return RuntimeError(op, "chain_matmul(): Expected one or more matrices");
+  if (!chain && n < 2) {
+    return RuntimeError(op, absl::StrCat(who, "expected at least 2 tensors but got ", n));
+  }
+  std::vector<Tensor> mats(in.begin(), in.end());
+  bool squeeze_first = false, squeeze_last = false;
+  for (size_t i = 0; i < n; ++i) {
+    const Tensor& t = in[i];
+    const bool end = !chain && (i == 0 || i + 1 == n);
+    if (chain && t.dim() != 2) {
+      return RuntimeError(op, absl::StrCat("Tensor dimension is ", t.dim(),
+                                           ", expected 2 instead."));
+    }
+    if (!chain && !(t.dim() == 2 || (end && t.dim() == 1))) {
+      return RuntimeError(op, end ? absl::StrCat(who, "the ", i == 0 ? "first" : "last",
+                                                 " tensor must be 1D or 2D but got ", t.dim(),
+                                                 "D")
+                                  : absl::StrCat(who, "tensor ", i, " must be 2D but got ",
+                                                 t.dim(), "D"));
+    }
+    if (t.dtype() != in[0].dtype()) {
+      return RuntimeError(op, absl::StrCat(who, "all tensors must have be the same dtype but "
+                                                "tensor 0 is ", DTypeLegacyName(in[0].dtype()),
+                                           " and tensor ", i, " ", DTypeLegacyName(t.dtype())));
+    }
+  }
+  if (!chain && in[0].dim() == 1) {
+    TENSORD_ASSIGN_OR_RETURN(mats[0], Unsqueeze(in[0], 0));
+    squeeze_first = true;
+  }
+  if (!chain && in[n - 1].dim() == 1) {
+    TENSORD_ASSIGN_OR_RETURN(mats[n - 1], Unsqueeze(in[n - 1], 1));
+    squeeze_last = true;
+  }
+  for (size_t i = 0; i + 1 < n; ++i) {
+    if (mats[i].size(1) != mats[i + 1].size(0)) {
+      return RuntimeError(op, absl::StrCat(who, "tensors ", i, " and ", i + 1, " with shapes ",
+                                           FormatList(in[i].sizes()), " and ",
+                                           FormatList(in[i + 1].sizes()),
+                                           " cannot be multiplied"));
+    }
+  }
+  if (n == 1) return PlanClone(in[0]);
+  TENSORD_RETURN_IF_ERROR(CheckMatmulDtypes(op, mats[0], mats[1]));
+  // p[i] x p[i + 1] is matrix i's shape; split[i][j]: where the product of i..j divides.
+  std::vector<double> p;
+  for (const Tensor& m : mats) p.push_back(static_cast<double>(m.size(0)));
+  p.push_back(static_cast<double>(mats[n - 1].size(1)));
+  std::vector<std::vector<size_t>> split(n, std::vector<size_t>(n, 0));
+  if (n == 3) {
+    const double a = p[0], b = p[1], c = p[2], d = p[3];
+    split[0][2] = (a * c) * (b + d) > (b * d) * (a + c) ? 0 : 1;
+  } else if (n > 3) {
+    std::vector<std::vector<double>> cost(n, std::vector<double>(n, 0));
+    for (size_t len = 1; len < n; ++len) {
+      for (size_t i = 0; i + len < n; ++i) {
+        const size_t j = i + len;
+        cost[i][j] = std::numeric_limits<double>::infinity();
+        for (size_t k = i; k < j; ++k) {
+          const double q = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1];
+          if (q < cost[i][j]) {
+            cost[i][j] = q;
+            split[i][j] = k;
+          }
+        }
+      }
+    }
+  }
+  Composition c(in);
+  std::function<absl::StatusOr<Tensor>(size_t, size_t)> product =
+      [&](size_t i, size_t j) -> absl::StatusOr<Tensor> {
+    if (i == j) return mats[i];
+    const size_t k = j - i == 1 ? i : split[i][j];
+    TENSORD_ASSIGN_OR_RETURN(const Tensor left, product(i, k));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor right, product(k + 1, j));
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp step, PlanMm(op, left, right));
+    return c.Add(std::move(step)).at(0);
+  };
+  TENSORD_ASSIGN_OR_RETURN(Tensor out, product(0, n - 1));
+  if (squeeze_last) {
+    TENSORD_ASSIGN_OR_RETURN(out, SqueezeDim(out, 1));
+  }
+  if (squeeze_first) {
+    TENSORD_ASSIGN_OR_RETURN(out, SqueezeDim(out, 0));
+  }
+  return std::move(c).Finish({out});
+}
+
 }  // namespace
 
 void RegisterLinalgOps(std::vector<OpDef>& ops) {
@@ -486,29 +584,17 @@ void RegisterLinalgOps(std::vector<OpDef>& ops) {
                    return PlanTensordot("inner", a, b, {-1}, {-1});
                  }});
   OpDef chain{"chain_matmul", OpKind::kCompute, {"matrices"}, {},
-              "The product of a list of matrices, left to right.", false,
-              [](Inputs in, AttrReader&) -> absl::StatusOr<PlannedOp> {
-                constexpr absl::string_view op = "chain_matmul";
-                if (in.empty()) {
-                  return RuntimeError(op, "chain_matmul(): Expected one or more matrices");
-                }
-                for (size_t i = 0; i < in.size(); ++i) {
-                  if (in[i].dim() != 2) {
-                    return RuntimeError(op, absl::StrCat("Tensor dimension is ", in[i].dim(),
-                                                         ", expected 2 instead."));
-                  }
-                }
-                if (in.size() == 1) return PlanClone(in[0]);
-                Composition c(in);
-                Tensor acc = in[0];
-                for (size_t i = 1; i < in.size(); ++i) {
-                  TENSORD_ASSIGN_OR_RETURN(PlannedOp step, PlanMm(op, acc, in[i]));
-                  acc = c.Add(std::move(step)).at(0);
-                }
-                return std::move(c).Finish({acc});
-              }};
+              "The product of a list of matrices, in the order of fewest multiplications "
+              "(linalg.multi_dot's).",
+              false, [](Inputs in, AttrReader&) { return PlanMultiDot("chain_matmul", in); }};
   chain.variadic = true;
   ops.push_back(std::move(chain));
+  OpDef multi{"linalg_multi_dot", OpKind::kCompute, {"tensors"}, {},
+              "torch.linalg.multi_dot: the product of matrices (the first and last may be "
+              "vectors), in the order of fewest multiplications.",
+              false, [](Inputs in, AttrReader&) { return PlanMultiDot("linalg_multi_dot", in); }};
+  multi.variadic = true;
+  ops.push_back(std::move(multi));
   ops.push_back({"outer", OpKind::kCompute, {"self", "vec2"}, {},
                  "Outer product of 1-d tensors (self[:, None] * vec2).", false,
                  [](Inputs in, AttrReader&) -> absl::StatusOr<PlannedOp> {

@@ -1,5 +1,6 @@
 // Reductions (sum, mean, prod, amax/amin, max/min with indices, argmax/argmin, all/any,
-// var/std, norm, logsumexp, count_nonzero), scans (cumsum, cumprod) and softmax, with torch
+// var/std, norm, logsumexp, count_nonzero), scans (cumsum, cumprod, logcumsumexp, cummax,
+// cummin) and softmax, with torch
 // 1.13's dtype rules and errors. Outputs are contiguous, as torch's.
 #include <string>
 
@@ -399,6 +400,40 @@ void RegisterReductionOps(std::vector<OpDef>& ops) {
           };
           return plan;
         });
+  }
+  for (const char* n : {"cummax", "cummin"}) {
+    const std::string name = n;
+    Add(ops, name, {Req("dim", AttrType::kInt)},
+        "(values, indices): the running largest/smallest element along dim and where it is "
+        "(the latest of equal ones; NaN, once met, stays).",
+        [name](const Tensor& self, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+          TENSORD_ASSIGN_OR_RETURN(int64_t dim, a.Int("dim"));
+          TENSORD_ASSIGN_OR_RETURN(int64_t d, WrapDim(name, dim, self.dim()));
+          if (self.device().is_cpu() && self.dtype() == DType::kFloat16) {
+            return KernelNotImplemented(name, name + "_cpu", self.dtype());
+          }
+          TENSORD_ASSIGN_OR_RETURN(
+              Tensor values,
+              AllocateTensor(name, TensorMeta::Contiguous(self.dtype(), self.sizes()),
+                             self.device()));
+          TENSORD_ASSIGN_OR_RETURN(
+              Tensor indices,
+              AllocateTensor(name, TensorMeta::Contiguous(DType::kInt64, self.sizes()),
+                             self.device()));
+          TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
+          PlannedOp plan;
+          plan.outputs = {values, indices};
+          plan.reads = {self.storage()};
+          plan.writes = {values.storage(), indices.storage()};
+          const bool max = name == "cummax";
+          plan.kernel = [backend, self, values, indices, d, max]() -> absl::Status {
+            if (self.numel() == 0) return absl::OkStatus();
+            return backend->CumExtreme(max, self.sizes(), d, StridedRef::Of(self),
+                                       StridedRef::Of(values), StridedRef::Of(indices));
+          };
+          return plan;
+        },
+        /*multi=*/true);
   }
 }
 

@@ -1,5 +1,5 @@
 // Statistics composed of reductions and elementwise ops, as ATen composes them: nansum,
-// nanmean, std_mean, var_mean, aminmax, diff, quantile and nanquantile. Each is one server op planned as its
+// nanmean, std_mean, var_mean, aminmax, diff, quantile, nanquantile and histc. Each is one server op planned as its
 // composition (composition.h), so it runs on every device and its errors raise at the call.
 #include <string>
 #include <vector>
@@ -269,6 +269,74 @@ absl::StatusOr<PlannedOp> PlanQuantile(absl::string_view op, const Tensor& self,
   return std::move(c).Finish({values});
 }
 
+// histc: `bins` equal bins over [min, max] (the data's own range where min == max, widened by
+// 1 on each side when that is empty), each element's bin (x - lo) * bins / (hi - lo) as torch's
+// histogram kernel computes it, the last edge counted in the last bin, elements outside in
+// none (a NaN, which torch does not skip, in the first): a scatter-add of ones. A range that
+// is not finite fails where the kernels run.
+absl::StatusOr<PlannedOp> PlanHistc(const Tensor& self, int64_t bins, double min, double max) {
+  constexpr absl::string_view op = "histc";
+  if (bins <= 0) {
+    return RuntimeError(op, absl::StrCat("torch.histogram(): bins must be > 0, but got ", bins,
+                                         " for dimension 0"));
+  }
+  if (!IsFloating(self.dtype()) || (self.device().is_cpu() && self.dtype() == DType::kFloat16)) {
+    return KernelNotImplemented(op, "histogram_cpu", self.dtype());
+  }
+  if (min > max) return RuntimeError(op, "torch.histc: max must be larger than min");
+  const Device device = self.device();
+  const DType dtype = self.dtype();
+  Composition c({self});
+  TENSORD_ASSIGN_OR_RETURN(const Tensor x, c.Reshape(self, {self.numel()}));
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp zeros, PlanFull({bins}, Scalar(0.0), dtype, device));
+  const Tensor out = c.Add(std::move(zeros)).at(0);
+  if (self.numel() == 0) return std::move(c).Finish({out});
+  Tensor lo, hi;
+  if (min == max) {
+    TENSORD_ASSIGN_OR_RETURN(lo, c.Op1("amin", {x}));
+    TENSORD_ASSIGN_OR_RETURN(hi, c.Op1("amax", {x}));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor same, c.Op1("eq", {lo, hi}));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor lo1, c.Op1("sub", {lo}, Attrs().Set("other", Scalar(int64_t{1}))));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor hi1, c.Op1("add", {hi}, Attrs().Set("other", Scalar(int64_t{1}))));
+    TENSORD_ASSIGN_OR_RETURN(lo, c.Op1("where", {same, lo1, lo}));
+    TENSORD_ASSIGN_OR_RETURN(hi, c.Op1("where", {same, hi1, hi}));
+  } else {
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp l, PlanFull({}, Scalar(min), dtype, device));
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp h, PlanFull({}, Scalar(max), dtype, device));
+    lo = c.Add(std::move(l)).at(0);
+    hi = c.Add(std::move(h)).at(0);
+  }
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(device));
+  for (const Tensor& edge : {lo, hi}) {
+    PlannedOp check;
+    check.kernel = [backend, edge]() {
+      return backend->CheckValues(ValueCheck::kFinite, "histc", edge.sizes(), StridedRef::Of(edge));
+    };
+    c.Add(std::move(check));
+  }
+  // torch skips the elements below lo or above hi; a NaN is neither, and its kernel puts it
+  // in the first bin.
+  TENSORD_ASSIGN_OR_RETURN(const Tensor under, c.Op1("lt", {x, lo}));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor over, c.Op1("gt", {x, hi}));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor outside, c.Op1("logical_or", {under, over}));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor inside, c.Op1("logical_not", {outside}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor pos, c.Op1("sub", {x, lo}));
+  TENSORD_ASSIGN_OR_RETURN(pos, c.Op1("mul", {pos}, Attrs().Set("other", Scalar(bins))));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor width, c.Op1("sub", {hi, lo}));
+  TENSORD_ASSIGN_OR_RETURN(pos, c.Op1("div", {pos, width}));
+  TENSORD_ASSIGN_OR_RETURN(pos, c.Op1("clamp", {pos}, Attrs()
+                                                          .Set("min", Scalar(int64_t{0}))
+                                                          .Set("max", Scalar(bins - 1))));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor zero, WrapNumber(Scalar(int64_t{0})));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor nan, c.Op1("isnan", {pos}));
+  TENSORD_ASSIGN_OR_RETURN(pos, c.Op1("where", {nan, zero, pos}));
+  TENSORD_ASSIGN_OR_RETURN(pos, c.ToDType(pos, DType::kInt64));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor ones, c.ToDType(inside, dtype));
+  TENSORD_RETURN_IF_ERROR(
+      c.Op("scatter_add_", {out, pos, ones}, Attrs().Set("dim", int64_t{0})).status());
+  return std::move(c).Finish({out});
+}
+
 std::vector<AttrSpec> ReductionAttrs(bool with_dtype) {
   std::vector<AttrSpec> attrs = {
       Opt("dim", AttrType::kIntOrIntList, "None", "dims to reduce; None: all"),
@@ -337,6 +405,17 @@ void RegisterStatisticsOps(std::vector<OpDef>& ops) {
     def.scalar_inputs = {"q"};
     ops.push_back(std::move(def));
   }
+  ops.push_back({"histc", OpKind::kCompute, {"self"},
+                 {Opt("bins", AttrType::kInt, "100"), Opt("min", AttrType::kScalar, "0"),
+                  Opt("max", AttrType::kScalar, "0", "min == max: the data's own range")},
+                 "Counts of self's elements in bins equal bins over [min, max] (floating "
+                 "dtypes).",
+                 false, [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(int64_t bins, a.Int("bins", 100));
+                   TENSORD_ASSIGN_OR_RETURN(Scalar min, a.GetScalar("min", Scalar(int64_t{0})));
+                   TENSORD_ASSIGN_OR_RETURN(Scalar max, a.GetScalar("max", Scalar(int64_t{0})));
+                   return PlanHistc(in[0], bins, min.to_double(), max.to_double());
+                 }});
 }
 
 }  // namespace tensord::engine

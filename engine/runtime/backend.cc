@@ -23,6 +23,10 @@ absl::Status Backend::Reduce(ReduceOp, const ReduceGeometry&, const StridedRef&,
                              int64_t*, const ReduceArgs&) {
   return Missing("reductions");
 }
+absl::Status Backend::CumExtreme(bool, IntList, int64_t, const StridedRef&, const StridedRef&,
+                                const StridedRef&) {
+  return Missing("cummax");
+}
 absl::Status Backend::Scan(ScanOp, IntList, int64_t, const StridedRef&, const StridedRef&) {
   return Missing("cumsum/cumprod");
 }

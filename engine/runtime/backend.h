@@ -91,6 +91,9 @@ class Backend {
   // Cumulative sum/product/logsumexp along `dim`: out (same shape, its own strides) = scan of in.
   virtual absl::Status Scan(ScanOp op, IntList shape, int64_t dim, const StridedRef& in,
                             const StridedRef& out);
+  // cummax / cummin along `dim`: values (in's dtype) and int64 indices, both contiguous.
+  virtual absl::Status CumExtreme(bool max, IntList shape, int64_t dim, const StridedRef& in,
+                                  const StridedRef& values, const StridedRef& indices);
   // softmax / log_softmax along `dim` (floating dtypes; in and out of the same dtype).
   virtual absl::Status Softmax(bool log, IntList shape, int64_t dim, const StridedRef& in,
                                const StridedRef& out);

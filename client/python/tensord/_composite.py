@@ -282,6 +282,19 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
                    {"n": int(n), "dim": int(dim)})
 
 
+_cummax = _return_type("cummax", ["values", "indices"])
+_cummin = _return_type("cummin", ["values", "indices"])
+
+
+def cummax(input, dim):
+    """One server op with its own scan kernel (engine/ops/reduce_ops.cc)."""
+    return _cummax(*_run_n("cummax", [input], {"dim": int(dim)}, 2))
+
+
+def cummin(input, dim):
+    return _cummin(*_run_n("cummin", [input], {"dim": int(dim)}, 2))
+
+
 def logcumsumexp(input, dim):
     return _run("logcumsumexp", [("self", input)], {"dim": int(dim)})
 
@@ -519,20 +532,10 @@ def bincount(input, weights=None, minlength=0):
 
 
 def histc(input, bins=100, min=0, max=0):
-    if bins <= 0:
-        raise RuntimeError("bins must be > 0")
-    lo, hi = float(min), float(max)
-    if lo == hi and input.numel():
-        lo, hi = float(input.amin().item()), float(input.amax().item())
-    if lo == hi:
-        lo, hi = lo - 1, hi + 1
-    if lo > hi:
-        raise RuntimeError("max must be larger than min")
-    x = input.reshape(-1)
-    inside = (x >= lo) & (x <= hi)
-    idx = ((x - lo) * (bins / (hi - lo))).floor().clamp(0, bins - 1).to(_dtypes.int64)
-    out = x.new_zeros((bins,))
-    return out.scatter_add_(0, idx, inside.to(x.dtype))
+    """One server op (engine/ops/statistics_ops.cc): bins counted by a scatter-add, the range
+    found on the device where min == max (no round trip)."""
+    return _run("histc", [("self", input)], {"bins": int(bins), "min": _py_scalar(min),
+                                             "max": _py_scalar(max)})
 
 
 def median(input, dim=None, keepdim=False):
@@ -924,7 +927,8 @@ def split_with_sizes(input, split_sizes, dim=0):
 _BOTH = ["addmv", "addr", "baddbmm", "addbmm", "fliplr", "flipud", "rot90", "ravel", "tile",
          "diag", "diagflat", "diag_embed", "trace", "select_scatter", "diagonal_scatter",
          "slice_scatter", "ldexp", "positive",
-         "nansum", "nanmean", "aminmax", "diff", "logcumsumexp", "take_along_dim", "is_nonzero",
+         "nansum", "nanmean", "aminmax", "diff", "logcumsumexp", "cummax", "cummin",
+         "take_along_dim", "is_nonzero",
          "is_same_size", "is_signed", "kron", "vdot", "cross", "dist", "renorm",
          "isin", "bincount", "histc", "median", "quantile", "nanquantile", "unique",
          "unique_consecutive",

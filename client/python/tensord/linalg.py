@@ -393,18 +393,12 @@ def tensorsolve(A, B, dims=None, *, out=None):
 
 
 def multi_dot(tensors, *, out=None):
+    """One server op (engine/ops/linalg_ops.cc), parenthesised for fewest multiplications as
+    torch's is."""
     tensors = list(tensors)
     if len(tensors) < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
-    first, last = tensors[0], tensors[-1]
-    ms = [first.unsqueeze(0) if first.dim() == 1 else first] + tensors[1:-1] + \
-         [last.unsqueeze(-1) if last.dim() == 1 else last]
-    r = functools.reduce(lambda a, b: a.mm(b), ms)
-    if first.dim() == 1:
-        r = r.squeeze(0)
-    if last.dim() == 1:
-        r = r.squeeze(-1)
-    return _out(r, out)
+    return _out(tensors[0]._op("linalg_multi_dot", tensors[1:]), out)
 
 
 def vecdot(x, y, *, dim=-1, out=None):

@@ -251,6 +251,7 @@ constexpr UnaryDef kUnaryOps[] = {
     {"erfinv", UnaryOp::kErfinv, UnaryRule::kFloatPromoteNoHalf, true},
     {"lgamma", UnaryOp::kLgamma, UnaryRule::kFloatPromoteNoHalf, true},
     {"digamma", UnaryOp::kDigamma, UnaryRule::kFloatPromoteNoHalf, true},
+    {"i0", UnaryOp::kI0, UnaryRule::kFloatPromoteNoHalf, true},
     {"sinc", UnaryOp::kSinc, UnaryRule::kFloatPromoteNoHalf, true},
     {"deg2rad", UnaryOp::kDeg2Rad, UnaryRule::kFloatPromote, true},
     {"rad2deg", UnaryOp::kRad2Deg, UnaryRule::kFloatPromote, true},
@@ -413,6 +414,20 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
             UnaryArgs args;
             TENSORD_ASSIGN_OR_RETURN(args.a, a.GetScalar("negative_slope", Scalar(0.01)));
             return PlanUnary(name, UnaryOp::kLeakyRelu, UnaryRule::kFloatNoHalf, in[0], out, args);
+          });
+  AddPair(ops, "polygamma", self, {Req("n", AttrType::kInt, "the order (>= 0)")},
+          "The n-th derivative of digamma.", true, {},
+          [](const std::string& name, Inputs in, AttrReader& a, const Tensor* out)
+              -> absl::StatusOr<PlannedOp> {
+            TENSORD_ASSIGN_OR_RETURN(int64_t n, a.Int("n"));
+            if (n < 0) {
+              return RuntimeError(name, "polygamma(n, x) does not support negative n.");
+            }
+            UnaryArgs args;
+            args.a = Scalar(n);
+            args.has_a = true;
+            return PlanUnary(name, UnaryOp::kPolygamma, UnaryRule::kFloatPromoteNoHalf, in[0],
+                             out, args);
           });
   AddPair(ops, "logit", self, {Opt("eps", AttrType::kScalar, "None", "clamp to [eps, 1 - eps]")},
           "log(x / (1 - x)).", true, {},

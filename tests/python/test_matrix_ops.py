@@ -701,8 +701,37 @@ def _cum_extreme_cases():
 CASES.update(_cum_extreme_cases())
 
 
+# ---- i0 and polygamma (unary functors, engine/kernels/unary_ops.h) ------------------------
+
+def _special_cases():
+    cases = {}
+    wide = lambda m, d: m.tensor([-30.0, -9.5, -8.0, -2.5, -0.25, 0.0, 0.5, 1.0, 3.0, 7.99, 8.0,  # noqa: E731
+                                  8.5, 20.0, 85.0]).to(getattr(m, d))
+    gamma_points = lambda m, d: m.tensor([-3.5, -2.0, -0.5, 0.0, 1e-3, 0.25, 0.5, 1.0, 2.5,  # noqa: E731
+                                          7.0, 12.0, 40.0, 1e4]).to(getattr(m, d))
+    for d in ["float32", "float64", "bfloat16", "float16", "int64", "bool"]:
+        cases[f"i0[{d}]"] = lambda m, d=d: m.i0(wide(m, d) if d != "bool" else m.tensor([True, False]))
+        for n in [0, 1, 2, 3, 5]:
+            cases[f"polygamma({n})[{d}]"] = lambda m, d=d, n=n: m.polygamma(
+                n, gamma_points(m, d) if d != "bool" else m.tensor([True, False]))
+    cases.update({
+        "i0(transposed)": lambda m: data(m, (3, 4), "float32", "transposed").i0(),
+        "Tensor.i0_": lambda m: data(m, (3, 4), "float64").i0_(),
+        "polygamma(transposed)": lambda m: data(m, (3, 4), "float64", "transposed").polygamma(2),
+        "Tensor.polygamma_": lambda m: m.tensor([0.5, 2.0, 9.0]).polygamma_(1),
+        "polygamma(negative n)": lambda m: m.polygamma(-1, m.tensor([1.0])),
+        "polygamma(int into float, in place)": lambda m: m.tensor([1, 2]).polygamma_(1),
+    })
+    return cases
+
+
+CASES.update(_special_cases())
+
+
 # Tolerances by result dtype (products of reduced floats round at other points than torch's).
 TOLERANCE = {torch.float16: 2e-2, torch.bfloat16: 5e-2, torch.float32: 1e-5, torch.float64: 1e-12}
+# Special functions: a few ulps of their own (libm's exp and pow differ in the last bits).
+SPECIAL_RTOL = {torch.float16: 2e-2, torch.bfloat16: 5e-2, torch.float32: 1e-5, torch.float64: 1e-13}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -726,7 +755,11 @@ def test_matches_torch(name, session):
         assert got.stride() == want.stride(), (got.stride(), want.stride())
     if want.is_floating_point():
         tol = TOLERANCE[want.dtype]
-        torch.testing.assert_close(as_torch(got), want, rtol=tol, atol=tol, equal_nan=True)
+        if name.startswith(("i0", "polygamma", "Tensor.i0", "Tensor.polygamma")):
+            torch.testing.assert_close(as_torch(got), want, rtol=SPECIAL_RTOL[want.dtype],
+                                       atol=0, equal_nan=True)
+        else:
+            torch.testing.assert_close(as_torch(got), want, rtol=tol, atol=tol, equal_nan=True)
     else:
         assert torch.equal(as_torch(got), want)
 

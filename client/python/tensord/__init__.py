@@ -40,6 +40,7 @@ from . import distributions
 from . import linalg
 from .serialization import load, save
 from .nn.functional import celu, celu_, selu, selu_  # torch.selu, torch.celu
+from ._compute import polygamma  # torch.polygamma(n, input): the order first
 
 half = float16
 float = float32  # noqa: A001 - torch.float

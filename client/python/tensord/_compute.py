@@ -68,7 +68,7 @@ _UNARY = ["neg", "negative", "abs", "absolute", "sign", "sgn", "exp", "exp2", "e
           "fix", "frac", "reciprocal", "bitwise_not", "square"]
 # Special functions: torch.<name>, Tensor.<name> and Tensor.<name>_ (one server op each).
 _SPECIAL = ["acosh", "asinh", "atanh", "arccosh", "arcsinh", "arctanh", "arcsin", "arccos",
-            "arctan", "erfc", "erfinv", "lgamma", "digamma", "sinc", "deg2rad", "rad2deg"]
+            "arctan", "erfc", "erfinv", "lgamma", "digamma", "sinc", "deg2rad", "rad2deg", "i0"]
 
 
 _UNARY_NO_INPLACE = ["logical_not", "isnan", "isinf", "isposinf", "isneginf", "isfinite",
@@ -835,3 +835,21 @@ for _name in _SPECIAL:
     setattr(_ComputeMethods, _name, _unary(_name))
     setattr(_ComputeMethods, _name + "_", _unary_(_name))
 del _name
+
+
+def _polygamma(self, n):
+    return _run("polygamma", [("self", self)], {"n": _int(n, "polygamma", "n")})
+
+
+def _polygamma_(self, n):
+    return _inplace(self, "polygamma_", [], {"n": _int(n, "polygamma_", "n")})
+
+
+_ComputeMethods.polygamma = _polygamma
+_ComputeMethods.polygamma_ = _polygamma_
+
+
+def polygamma(n, input, *, out=None):
+    """torch.polygamma(n, input): the order first, as torch's."""
+    result = input.polygamma(n)
+    return result if out is None else out.copy_(result)

@@ -47,9 +47,11 @@ void Binary(BinaryOp op, IntList shape, const StridedRef& out, const StridedRef&
 bool AnyFails(ValueCheck check, IntList shape, const StridedRef& t) {
   return DispatchDType(t.dtype, [&](auto v) -> bool {
     using T = decltype(v);
-    if (check == ValueCheck::kNonzero) {
+    if (check == ValueCheck::kNonzero || check == ValueCheck::kEnoughSource) {
       if constexpr (ValueCheckApplies<T>(ValueCheck::kNonzero)) {
-        return AnyTyped<T>(shape, t, ValueFails<ValueCheck::kNonzero, T>);
+        return check == ValueCheck::kNonzero
+                   ? AnyTyped<T>(shape, t, ValueFails<ValueCheck::kNonzero, T>)
+                   : AnyTyped<T>(shape, t, ValueFails<ValueCheck::kEnoughSource, T>);
       }
     } else if constexpr (ValueCheckApplies<T>(ValueCheck::kUnitInterval)) {
       if (check == ValueCheck::kFinite) {

@@ -32,10 +32,15 @@ cudaError_t LaunchCheckValues(ValueCheck check, DType dtype, const OffsetCalcula
   const int grid = GridFor(numel, 256);
   DispatchDType(dtype, [&](auto t) {
     using T = decltype(t);
-    if (check == ValueCheck::kNonzero) {
+    if (check == ValueCheck::kNonzero || check == ValueCheck::kEnoughSource) {
       if constexpr (ValueCheckApplies<T>(ValueCheck::kNonzero)) {
-        CheckValuesKernel<ValueCheck::kNonzero, T>
-            <<<grid, 256, 0, stream>>>(calc, values, numel, slot);
+        if (check == ValueCheck::kNonzero) {
+          CheckValuesKernel<ValueCheck::kNonzero, T>
+              <<<grid, 256, 0, stream>>>(calc, values, numel, slot);
+        } else {
+          CheckValuesKernel<ValueCheck::kEnoughSource, T>
+              <<<grid, 256, 0, stream>>>(calc, values, numel, slot);
+        }
       }
     } else if constexpr (ValueCheckApplies<T>(ValueCheck::kUnitInterval)) {
       if (check == ValueCheck::kFinite) {

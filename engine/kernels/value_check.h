@@ -15,6 +15,7 @@ enum class ValueCheck {
   kNonzero,       // integral divisors: a zero fails ("ZeroDivisionError")
   kUnitInterval,  // floating: a value outside [0, 1], NaN included, fails
   kFinite,        // floating: an infinity or NaN fails (histc's range)
+  kEnoughSource,  // integral: a negative count fails (masked_scatter's source size - mask's ones)
 };
 
 // The error's message (the op's name leads it).
@@ -23,6 +24,7 @@ inline const char* ValueCheckMessage(ValueCheck check) {
     case ValueCheck::kNonzero: return "ZeroDivisionError";
     case ValueCheck::kUnitInterval: return "all elements of input should be between 0 and 1";
     case ValueCheck::kFinite: return "range is not finite";
+    case ValueCheck::kEnoughSource: return "Number of elements of source < number of ones in mask";
   }
   return "bad value";
 }
@@ -30,7 +32,8 @@ inline const char* ValueCheckMessage(ValueCheck check) {
 // Whether `check` applies to dtype T at all (a float divisor is never refused).
 template <typename T>
 constexpr bool ValueCheckApplies(ValueCheck check) {
-  return check == ValueCheck::kNonzero ? kIsInt<T> : kIsFloat<T>;
+  return check == ValueCheck::kNonzero || check == ValueCheck::kEnoughSource ? kIsInt<T>
+                                                                             : kIsFloat<T>;
 }
 
 // Whether v fails kCheck (T one the check applies to).
@@ -38,6 +41,8 @@ template <ValueCheck kCheck, typename T>
 TENSORD_HD bool ValueFails(T v) {
   if constexpr (kCheck == ValueCheck::kNonzero) {
     return v == T(0);
+  } else if constexpr (kCheck == ValueCheck::kEnoughSource) {
+    return v < T(0);
   } else if constexpr (kCheck == ValueCheck::kFinite) {
     const Calc<T> c = static_cast<Calc<T>>(v);
     return !(c - c == Calc<T>(0));  // inf - inf and NaN - NaN are NaN

@@ -1,5 +1,5 @@
 // Indexing ops: index_select, gather, scatter/scatter_add, masked_fill, index_add/index_copy/
-// index_fill (scatters along one dim), and the data-dependent masked_select and nonzero (which wait for their inputs' pending writes first, as torch
+// index_fill (scatters along one dim), masked_scatter, and the data-dependent masked_select and nonzero (which wait for their inputs' pending writes first, as torch
 // synchronises). Indices out of range found while a kernel runs fail it (poisoning its outputs).
 #include <cstring>
 #include <optional>
@@ -330,6 +330,58 @@ absl::StatusOr<PlannedOp> PlanIndexUpdate(IndexUpdate kind, bool in_place, const
   return std::move(c).Finish({self});
 }
 
+// masked_scatter_: self's elements where mask (broadcast to self) is true take source's
+// elements in order, as a composition: each true element's rank among the true ones (a cumsum)
+// picks its source element (take), and where() keeps the rest. A source with fewer elements
+// than the mask's ones fails where the kernels run. Out of place: a contiguous clone first.
+absl::StatusOr<PlannedOp> PlanMaskedScatter(bool in_place, const Tensor& self_in,
+                                            const Tensor& mask, const Tensor& source) {
+  const std::string op = in_place ? "masked_scatter_" : "masked_scatter";
+  TENSORD_RETURN_IF_ERROR(CheckSameDevice(op, {self_in, mask, source}));
+  if (mask.dtype() != DType::kBool && mask.dtype() != DType::kUInt8) {
+    return RuntimeError(op, absl::StrCat("masked_scatter_ only supports boolean masks, but got "
+                                         "mask with dtype ", DTypeLegacyName(mask.dtype())));
+  }
+  if (source.dtype() != self_in.dtype()) {
+    return RuntimeError(op, absl::StrCat("masked_scatter: expected self and source to have same "
+                                         "dtypes but got", DTypeLegacyName(self_in.dtype()),
+                                         " and ", DTypeLegacyName(source.dtype())));
+  }
+  TENSORD_ASSIGN_OR_RETURN(const Tensor spread, Expand(mask, self_in.sizes()));
+  Composition c({self_in, mask, source});
+  Tensor self = self_in;
+  if (!in_place) {
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp clone, PlanCloneContiguous(self_in));
+    self = c.Add(std::move(clone)).at(0);
+  }
+  if (self.numel() == 0) return std::move(c).Finish({self});
+  TENSORD_ASSIGN_OR_RETURN(Tensor flags, c.ToDType(spread, DType::kBool));
+  TENSORD_ASSIGN_OR_RETURN(Tensor ranks, c.Reshape(flags, {self.numel()}));
+  TENSORD_ASSIGN_OR_RETURN(ranks, c.Op1("cumsum", {ranks}, Attrs().Set("dim", int64_t{0})));
+  // The source must cover every true element: source.numel() - ones >= 0, checked where it runs.
+  TENSORD_ASSIGN_OR_RETURN(const Tensor ones, Select(ranks, 0, self.numel() - 1));
+  TENSORD_ASSIGN_OR_RETURN(Tensor left, c.Op1("neg", {ones}));
+  TENSORD_ASSIGN_OR_RETURN(left, c.Op1("add", {left}, Attrs().Set("other", Scalar(source.numel()))));
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
+  PlannedOp check;
+  check.kernel = [backend, left, op]() {
+    return backend->CheckValues(ValueCheck::kEnoughSource, op, left.sizes(),
+                                StridedRef::Of(left));
+  };
+  c.Add(std::move(check));
+  if (source.numel() == 0) return std::move(c).Finish({self});  // no true element, then
+  TENSORD_ASSIGN_OR_RETURN(ranks, c.Op1("sub", {ranks}, Attrs().Set("other", Scalar(int64_t{1}))));
+  TENSORD_ASSIGN_OR_RETURN(ranks, View(ranks, self.sizes()));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor zero, WrapNumber(Scalar(int64_t{0})));
+  TENSORD_ASSIGN_OR_RETURN(ranks, c.Op1("where", {flags, ranks, zero}));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor flat, c.Reshape(source, {source.numel()}));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor picked, c.Op1("take", {flat, ranks}));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor merged, c.Op1("where", {flags, picked, self}));
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp copy, PlanCopyInto(self, merged));
+  c.Add(std::move(copy));
+  return std::move(c).Finish({self});
+}
+
 absl::StatusOr<PlannedOp> PlanNonzero(const Tensor& self) {
   constexpr absl::string_view op = "nonzero";
     TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
@@ -443,6 +495,16 @@ void RegisterIndexingOps(std::vector<OpDef>& ops) {
       if (kind == IndexUpdate::kFill) def.scalar_inputs = {"value"};
       ops.push_back(std::move(def));
     }
+  }
+  for (const bool in_place : {true, false}) {
+    const std::string name = in_place ? "masked_scatter_" : "masked_scatter";
+    ops.push_back({name, in_place ? OpKind::kInPlace : OpKind::kCompute,
+                   {"self", "mask", "source"}, {},
+                   "self's elements where mask (broadcast) is true take source's elements, in "
+                   "order.",
+                   false, [in_place](Inputs in, AttrReader&) {
+                     return PlanMaskedScatter(in_place, in[0], in[1], in[2]);
+                   }});
   }
 }
 

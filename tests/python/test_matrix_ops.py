@@ -602,6 +602,26 @@ def _index_update_cases():
             1, m.tensor([2]), 2.5),
         "torch.index_add": lambda m: m.index_add(m.zeros(3, 4), 1, m.tensor([2, 0]), m.ones(3, 2),
                                                  alpha=3),
+        "masked_scatter(broadcast mask)": lambda m: m.zeros(3, 4).masked_scatter(
+            m.tensor([[True, False, True, False]]), m.arange(12.0).view(3, 4)),
+        "masked_scatter(transposed self)": lambda m: m.zeros(3, 4).t().masked_scatter(
+            m.tensor([[True, False, True, False]]).t(), m.arange(12.0).view(3, 4)),
+        "masked_scatter(transposed source)": lambda m: m.zeros(3, 4).masked_scatter(
+            m.tensor([[True, False, True, False]]), m.arange(12.0).view(3, 4).t()),
+        "masked_scatter(uint8 mask)": lambda m: m.zeros(3, 4).masked_scatter(
+            m.tensor([[1, 0, 1, 0]], dtype=m.uint8), m.arange(12.0).view(3, 4)),
+        "masked_scatter(dtypes differ)": lambda m: m.zeros(3, 4).masked_scatter(
+            m.tensor([[True, False, True, False]]), m.arange(12.0, dtype=m.float64)),
+        "masked_scatter(source too small)": lambda m: m.zeros(3, 4).masked_scatter(
+            m.ones(3, 4, dtype=m.bool), m.ones(11)).tolist(),
+        "masked_scatter(empty source, no ones)": lambda m: m.zeros(3, 4).masked_scatter(
+            m.zeros(3, 4, dtype=m.bool), m.ones(0)),
+        "masked_scatter_(mask larger than self)": lambda m: m.zeros(1, 4).masked_scatter_(
+            m.ones(3, 4, dtype=m.bool), m.ones(12)),
+        "masked_scatter_(int)": lambda m: m.zeros(2, 3, dtype=m.int64).masked_scatter_(
+            m.tensor([True, False, True]), m.arange(4)),
+        "Tensor.masked_scatter_(bool, 1-d)": lambda m: m.zeros(5, dtype=m.bool).masked_scatter_(
+            m.tensor([False, True, True, False, True]), m.tensor([True, False, True])),
         # torch's gather and scatter take no negative indices (index_fill's count from the end)
         "gather(negative index)": lambda m: m.zeros(3).gather(0, m.tensor([-1])).tolist(),
         "scatter_(negative index)": lambda m: m.zeros(3).scatter_(0, m.tensor([-1]), 1.0).tolist(),

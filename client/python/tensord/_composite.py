@@ -349,6 +349,15 @@ def _index_update(name):
     return update
 
 
+def masked_scatter_(self, mask, source):
+    """One server op (engine/ops/indexing_ops.cc): source's elements, in order, where mask."""
+    return _inplace(self, "masked_scatter_", [("mask", mask), ("source", source)])
+
+
+def masked_scatter(self, mask, source):
+    return _run("masked_scatter", [("self", self), ("mask", mask), ("source", source)])
+
+
 index_add_ = _index_update("index_add_")
 index_copy_ = _index_update("index_copy_")
 index_fill_ = _index_update("index_fill_")
@@ -932,9 +941,10 @@ _BOTH = ["addmv", "addr", "baddbmm", "addbmm", "fliplr", "flipud", "rot90", "rav
          "is_same_size", "is_signed", "kron", "vdot", "cross", "dist", "renorm",
          "isin", "bincount", "histc", "median", "quantile", "nanquantile", "unique",
          "unique_consecutive",
-         "repeat_interleave", "index_add", "index_copy", "index_fill", "narrow_copy", "hsplit",
+         "repeat_interleave", "index_add", "index_copy", "index_fill", "masked_scatter",
+         "narrow_copy", "hsplit",
          "vsplit", "dsplit", "split_with_sizes"]
-_METHODS_ONLY = ["index_add_", "index_copy_", "index_fill_", "exponential_", "geometric_",
+_METHODS_ONLY = ["index_add_", "index_copy_", "index_fill_", "masked_scatter_", "exponential_", "geometric_",
                  "cauchy_", "log_normal_", "random_"]
 _BOTH += ["frexp", "multinomial"]
 _FUNCTIONS_ONLY = ["broadcast_shapes", "broadcast_tensors", "atleast_1d", "atleast_2d",

@@ -171,8 +171,8 @@ class CpuBackendImpl final : public Backend {
     return cpu::Gather(out, self, dim, index);
   }
   absl::Status Scatter(absl::string_view op, const Tensor& self, int64_t dim, const Tensor& index,
-                       const Tensor& src, const Scalar* value, bool add) override {
-    return cpu::Scatter(op, self, dim, index, src, value, add);
+                       const Tensor& src, const Scalar* value, ScatterMode mode) override {
+    return cpu::Scatter(op, self, dim, index, src, value, mode);
   }
   absl::Status Take(const Tensor& out, const Tensor& self, const Tensor& index) override {
     return cpu::Take(out, self, index);

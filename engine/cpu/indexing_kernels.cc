@@ -194,7 +194,7 @@ absl::Status Gather(const Tensor& out, const Tensor& self, int64_t d, const Tens
 }
 
 absl::Status Scatter(absl::string_view op, const Tensor& self, int64_t d, const Tensor& index,
-                     const Tensor& src, const Scalar* value, bool add) {
+                     const Tensor& src, const Scalar* value, ScatterMode mode) {
   const int64_t limit = self.dim() == 0 ? 1 : self.size(d);
   // Every index is checked before anything is written.
   absl::Status status;
@@ -221,11 +221,9 @@ absl::Status Scatter(absl::string_view op, const Tensor& self, int64_t d, const 
       for (int64_t x = 0; x < self.dim(); ++x) off += (x == d ? k : idx[x]) * self.stride(x);
       T* dst = self.data_as<T>() + off;
       const T v = value != nullptr ? fill : src.data_as<T>()[OffsetOf(src, idx)];
-      if (add) {
-        *dst = Convert<T>(static_cast<C>(*dst) + static_cast<C>(v));
-      } else {
-        *dst = v;
-      }
+      *dst = mode == ScatterMode::kAssign
+                 ? v
+                 : Convert<T>(ScatterCombine<C>(mode, static_cast<C>(*dst), static_cast<C>(v)));
       return true;
     });
   });

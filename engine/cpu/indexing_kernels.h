@@ -6,6 +6,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "engine/core/scalar.h"
+#include "engine/kernels/reduce_ops.h"
 #include "engine/tensor/tensor.h"
 
 namespace tensord::engine::cpu {
@@ -13,7 +14,7 @@ namespace tensord::engine::cpu {
 absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t dim, const Tensor& index);
 absl::Status Gather(const Tensor& out, const Tensor& self, int64_t dim, const Tensor& index);
 absl::Status Scatter(absl::string_view op, const Tensor& self, int64_t dim, const Tensor& index,
-                     const Tensor& src, const Scalar* value, bool add);
+                     const Tensor& src, const Scalar* value, ScatterMode mode);
 absl::Status Take(const Tensor& out, const Tensor& self, const Tensor& index);
 absl::Status Put(const Tensor& self, const Tensor& index, const Tensor& source, bool accumulate);
 int64_t CountNonzero(const Tensor& self);

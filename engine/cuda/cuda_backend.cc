@@ -618,13 +618,13 @@ class CudaBackend final : public Backend {
 
   absl::Status Scatter(absl::string_view op, const Tensor& self, int64_t dim,
                        const Tensor& index, const Tensor& src, const Scalar* value,
-                       bool add) override {
+                       ScatterMode mode) override {
     TENSORD_RETURN_IF_ERROR(CheckIndexDims(op, {&self, &index, &src}));
     const uint64_t pattern = value != nullptr ? FillPattern(self.dtype(), *value) : 0;
     return LaunchChecked(op, OutOfBoundsForDim(std::string(op), dim),
                          [&](KernelError* slot, cudaStream_t stream) {
                            return LaunchScatter(self, dim, index, src,
-                                                value != nullptr ? &pattern : nullptr, add,
+                                                value != nullptr ? &pattern : nullptr, mode,
                                                 slot, stream);
                          });
   }

@@ -73,11 +73,12 @@ __device__ __forceinline__ bool Failed(const KernelError* slot) {
   return *reinterpret_cast<const volatile int32_t*>(&slot->code) != KernelError::kNone;
 }
 
-// *p += v (in T's arithmetic, wrapping integers) atomically, for elements of any size: a
+// *p = ScatterCombine(mode, *p, v) (in T's arithmetic, wrapping integers) atomically, for
+// elements of any size: a
 // compare-and-swap loop on the word holding the element (itself for 4- and 8-byte elements, the
 // aligned 32-bit word around a 1- or 2-byte one).
 template <typename T>
-__device__ void AtomicAdd(T* p, Calc<T> v) {
+__device__ void AtomicCombine(T* p, ScatterMode mode, Calc<T> v) {
   using Word = std::conditional_t<sizeof(T) == 8, unsigned long long, unsigned int>;
   const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
   Word* word = reinterpret_cast<Word*>(addr & ~uintptr_t{sizeof(Word) - 1});
@@ -90,7 +91,7 @@ __device__ void AtomicAdd(T* p, Calc<T> v) {
     const Word raw = (assumed & mask) >> shift;
     T cur;
     memcpy(&cur, &raw, sizeof(T));
-    const T next = Convert<T>(WrapAdd(static_cast<Calc<T>>(cur), v));
+    const T next = Convert<T>(ScatterCombine<Calc<T>>(mode, static_cast<Calc<T>>(cur), v));
     Word bits = 0;
     memcpy(&bits, &next, sizeof(T));
     old = atomicCAS(word, assumed, (assumed & ~mask) | (bits << shift));
@@ -177,7 +178,7 @@ __global__ void CheckIndices(View index, int64_t limit, bool negative_ok, int64_
 
 template <typename T>
 __global__ void ScatterKernel(View self, View index, View src, int dim,
-                              bool has_value, uint64_t value, bool add, int64_t n,
+                              bool has_value, uint64_t value, ScatterMode mode, int64_t n,
                               const KernelError* slot) {
   if (Failed(slot)) return;
   T fill;
@@ -196,10 +197,10 @@ __global__ void ScatterKernel(View self, View index, View src, int dim,
       for (int x = 0; x < src.n; ++x) src_off += idx[x] * src.strides[x];
       v = reinterpret_cast<const T*>(src.data)[src_off];
     }
-    if (add) {
-      AtomicAdd(dst, static_cast<Calc<T>>(v));
-    } else {
+    if (mode == ScatterMode::kAssign) {
       *dst = v;
+    } else {
+      AtomicCombine(dst, mode, static_cast<Calc<T>>(v));
     }
   }
 }
@@ -216,7 +217,7 @@ __global__ void PutKernel(View self, View index, View source, int64_t numel, boo
     T* dst = reinterpret_cast<T*>(self.data) + RowMajorOffset(self, k);
     const T v = reinterpret_cast<const T*>(source.data)[RowMajorOffset(source, p)];
     if (accumulate) {
-      AtomicAdd(dst, static_cast<Calc<T>>(v));
+      AtomicCombine(dst, ScatterMode::kAdd, static_cast<Calc<T>>(v));
     } else {
       *dst = v;
     }
@@ -310,7 +311,7 @@ cudaError_t LaunchGather(const Tensor& out, const Tensor& self, int64_t dim, con
 }
 
 cudaError_t LaunchScatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
-                          const uint64_t* value, bool add, KernelError* slot,
+                          const uint64_t* value, ScatterMode mode, KernelError* slot,
                           cudaStream_t stream) {
   const int64_t n = index.numel();
   if (n == 0) return cudaSuccess;
@@ -323,7 +324,7 @@ cudaError_t LaunchScatter(const Tensor& self, int64_t dim, const Tensor& index, 
     using T = decltype(t);
     ScatterKernel<T><<<GridFor(n, kThreads), kThreads, 0, stream>>>(
         s, i, from, static_cast<int>(dim), value != nullptr,
-        value != nullptr ? *value : 0, add, n, slot);
+        value != nullptr ? *value : 0, mode, n, slot);
   });
   return cudaGetLastError();
 }

@@ -12,6 +12,7 @@
 
 #include "engine/core/scalar.h"
 #include "engine/kernels/kernel_error.h"
+#include "engine/kernels/reduce_ops.h"
 #include "engine/tensor/tensor.h"
 
 namespace tensord::engine::cuda {
@@ -25,7 +26,7 @@ cudaError_t LaunchGather(const Tensor& out, const Tensor& self, int64_t dim, con
                          KernelError* slot, cudaStream_t stream);
 // `value`: the fill value's bit pattern in self's dtype when there is no src tensor.
 cudaError_t LaunchScatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
-                          const uint64_t* value, bool add, KernelError* slot,
+                          const uint64_t* value, ScatterMode mode, KernelError* slot,
                           cudaStream_t stream);
 cudaError_t LaunchTake(const Tensor& out, const Tensor& self, const Tensor& index,
                        KernelError* slot, cudaStream_t stream);

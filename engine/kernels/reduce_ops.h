@@ -3,6 +3,8 @@
 #ifndef TENSORD_ENGINE_KERNELS_REDUCE_OPS_H_
 #define TENSORD_ENGINE_KERNELS_REDUCE_OPS_H_
 
+#include "engine/core/host_device.h"
+#include "engine/kernels/element_math.h"
 #include "engine/tensor/tensor_meta.h"
 
 namespace tensord::engine {
@@ -11,6 +13,27 @@ enum class ReduceOp {
   kSum, kProd, kMean, kAmax, kAmin, kArgmax, kArgmin, kAll, kAny, kVar, kStd, kNorm, kLogsumexp,
   kCountNonzero,
 };
+
+// How a scatter combines a source element with the element it lands on: scatter_ assigns,
+// scatter_add_ adds, scatter_reduce_ also multiplies or keeps the larger or smaller (a NaN on
+// either side wins, as torch's).
+enum class ScatterMode { kAssign, kAdd, kMultiply, kMax, kMin };
+
+template <typename C>
+TENSORD_HD inline C ScatterCombine(ScatterMode mode, C old, C v) {
+  switch (mode) {
+    case ScatterMode::kAssign: return v;
+    case ScatterMode::kAdd:
+      if constexpr (std::is_same_v<C, bool>) return old || v;
+      else return WrapAdd(old, v);
+    case ScatterMode::kMultiply:
+      if constexpr (std::is_same_v<C, bool>) return old && v;
+      else return WrapMul(old, v);
+    case ScatterMode::kMax: return v != v ? v : (old < v ? v : old);
+    case ScatterMode::kMin: return v != v ? v : (v < old ? v : old);
+  }
+  return v;
+}
 
 // The scans along one dim: cumsum, cumprod and logcumsumexp.
 enum class ScanOp { kSum, kProd, kLogSumExp };

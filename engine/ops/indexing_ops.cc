@@ -1,7 +1,8 @@
 // Indexing ops: index_select, gather, scatter/scatter_add, masked_fill, index_add/index_copy/
-// index_fill (scatters along one dim), masked_scatter, and the data-dependent masked_select and nonzero (which wait for their inputs' pending writes first, as torch
+// index_fill (scatters along one dim), scatter_reduce, masked_scatter, and the data-dependent masked_select and nonzero (which wait for their inputs' pending writes first, as torch
 // synchronises). Indices out of range found while a kernel runs fail it (poisoning its outputs).
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -144,7 +145,8 @@ absl::StatusOr<PlannedOp> PlanGather(const Tensor& self, int64_t dim, const Tens
 
 // scatter_ / scatter_add_ into `self` (in place); src is a tensor or a 0-d value.
 absl::StatusOr<PlannedOp> PlanScatterInto(absl::string_view op, const Tensor& self, int64_t dim,
-                                          const Tensor& index, const Tensor& src, bool add) {
+                                          const Tensor& index, const Tensor& src,
+                                          ScatterMode mode) {
   TENSORD_RETURN_IF_ERROR(CheckSameDevice(op, {self, index, src}));
   if (index.dtype() != DType::kInt64) {
     return RuntimeError(op, absl::StrCat(op, "(): Expected dtype int64 for index"));
@@ -167,20 +169,20 @@ absl::StatusOr<PlannedOp> PlanScatterInto(absl::string_view op, const Tensor& se
   plan.reads = {index.storage(), src.storage()};
   plan.writes = {self.storage()};
   const std::string name(op);
-  plan.kernel = [backend, self, index, src, value, d, add, name]() -> absl::Status {
-    return backend->Scatter(name, self, d, index, src, value ? &*value : nullptr, add);
+  plan.kernel = [backend, self, index, src, value, d, mode, name]() -> absl::Status {
+    return backend->Scatter(name, self, d, index, src, value ? &*value : nullptr, mode);
   };
   return plan;
 }
 
 absl::StatusOr<PlannedOp> PlanScatter(absl::string_view op, const Tensor& self, int64_t dim,
-                                      const Tensor& index, const Tensor& src, bool add,
+                                      const Tensor& index, const Tensor& src, ScatterMode mode,
                                       bool in_place) {
-  if (in_place) return PlanScatterInto(op, self, dim, index, src, add);
+  if (in_place) return PlanScatterInto(op, self, dim, index, src, mode);
   // Out of place: a clone (self's layout), then the in-place scatter on it.
   TENSORD_ASSIGN_OR_RETURN(PlannedOp clone, PlanClone(self));
   const Tensor copy = clone.outputs[0];
-  TENSORD_ASSIGN_OR_RETURN(PlannedOp scatter, PlanScatterInto(op, copy, dim, index, src, add));
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp scatter, PlanScatterInto(op, copy, dim, index, src, mode));
   PlannedOp plan;
   plan.outputs.push_back(copy);
   plan.reads = {self.storage(), index.storage(), src.storage()};
@@ -325,8 +327,96 @@ absl::StatusOr<PlannedOp> PlanIndexUpdate(IndexUpdate kind, bool in_place, const
     }
   }
   TENSORD_ASSIGN_OR_RETURN(PlannedOp scatter,
-                           PlanScatterInto(op, target, dim, spread, src, kind == IndexUpdate::kAdd));
+                           PlanScatterInto(op, target, dim, spread, src,
+                                           kind == IndexUpdate::kAdd ? ScatterMode::kAdd
+                                                                     : ScatterMode::kAssign));
   c.Add(std::move(scatter));
+  return std::move(c).Finish({self});
+}
+
+// The identity of scatter_reduce's `mode` in `dtype`: where include_self=False resets the
+// elements that receive values (0, 1, the lowest or the largest value).
+Scalar ReduceIdentity(ScatterMode mode, DType dtype) {
+  const bool low = mode == ScatterMode::kMax;
+  if (mode == ScatterMode::kAdd) return Scalar(int64_t{0});
+  if (mode == ScatterMode::kMultiply) return Scalar(int64_t{1});
+  if (IsFloating(dtype)) {
+    return Scalar(low ? -std::numeric_limits<double>::infinity()
+                      : std::numeric_limits<double>::infinity());
+  }
+  switch (dtype) {
+    case DType::kBool: return Scalar(!low);
+    case DType::kUInt8: return Scalar(int64_t{low ? 0 : 255});
+    case DType::kInt8: return Scalar(int64_t{low ? -128 : 127});
+    case DType::kInt16: return Scalar(int64_t{low ? -32768 : 32767});
+    case DType::kInt32:
+      return Scalar(int64_t{low ? std::numeric_limits<int32_t>::min()
+                                : std::numeric_limits<int32_t>::max()});
+    default:
+      return Scalar(low ? std::numeric_limits<int64_t>::min()
+                        : std::numeric_limits<int64_t>::max());
+  }
+}
+
+// scatter_reduce_: src's elements combined into self's along dim at index by sum, prod, mean,
+// amax or amin (NaN wins the last two), over self's own values too unless include_self is
+// false; mean divides each element by how many values met in it (floor division for
+// integers), as torch's. Out of place: a contiguous clone first.
+absl::StatusOr<PlannedOp> PlanScatterReduce(bool in_place, const Tensor& self_in, int64_t dim,
+                                            const Tensor& index, const Tensor& src,
+                                            const std::string& reduce, bool include_self) {
+  const std::string op = in_place ? "scatter_reduce_" : "scatter_reduce";
+  ScatterMode mode;
+  if (reduce == "sum" || reduce == "mean") {
+    mode = ScatterMode::kAdd;
+  } else if (reduce == "prod") {
+    mode = ScatterMode::kMultiply;
+  } else if (reduce == "amax") {
+    mode = ScatterMode::kMax;
+  } else if (reduce == "amin") {
+    mode = ScatterMode::kMin;
+  } else {
+    return RuntimeError(op, absl::StrCat("reduce argument must be either sum, prod, mean, amax "
+                                         "or amin, got ", reduce));
+  }
+  if (src.is_wrapped_number()) {
+    return TypeError(op, "scatter_reduce(): argument 'src' must be Tensor, not a number");
+  }
+  TENSORD_ASSIGN_OR_RETURN(const int64_t d, WrapDim(op, dim, self_in.dim()));
+  Composition c({self_in, index, src});
+  Tensor self = self_in;
+  if (!in_place) {
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp clone, PlanCloneContiguous(self_in));
+    self = c.Add(std::move(clone)).at(0);
+  }
+  if (!include_self) {
+    TENSORD_ASSIGN_OR_RETURN(const Tensor identity,
+                             WrapNumber(ReduceIdentity(mode, self.dtype())));
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp reset, PlanScatterInto(op, self, d, index, identity,
+                                                              ScatterMode::kAssign));
+    c.Add(std::move(reset));
+  }
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp combine, PlanScatterInto(op, self, d, index, src, mode));
+  c.Add(std::move(combine));
+  if (reduce == "mean") {
+    TENSORD_ASSIGN_OR_RETURN(
+        PlannedOp counts,
+        PlanFull(self.sizes(), Scalar(int64_t{include_self ? 1 : 0}), self.dtype(), self.device()));
+    const Tensor count = c.Add(std::move(counts)).at(0);
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp ones,
+                             PlanFull(src.sizes(), Scalar(int64_t{1}), self.dtype(), self.device()));
+    const Tensor one = c.Add(std::move(ones)).at(0);
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp tally,
+                             PlanScatterInto(op, count, d, index, one, ScatterMode::kAdd));
+    c.Add(std::move(tally));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor none,
+                             c.Op1("eq", {count}, Attrs().Set("other", Scalar(int64_t{0}))));
+    TENSORD_RETURN_IF_ERROR(
+        c.Op("masked_fill_", {count, none}, Attrs().Set("value", Scalar(int64_t{1}))).status());
+    Attrs how;
+    if (!IsFloating(self.dtype())) how.Set("rounding_mode", int64_t{2});  // floor
+    TENSORD_RETURN_IF_ERROR(c.Op("div_", {self, count}, how).status());
+  }
   return std::move(c).Finish({self});
 }
 
@@ -451,7 +541,8 @@ void RegisterIndexingOps(std::vector<OpDef>& ops) {
                    false,
                    [name, in_place, add](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
                      TENSORD_ASSIGN_OR_RETURN(int64_t dim, a.Int("dim"));
-                     return PlanScatter(name, in[0], dim, in[1], in[2], add, in_place);
+                     return PlanScatter(name, in[0], dim, in[1], in[2],
+                                        add ? ScatterMode::kAdd : ScatterMode::kAssign, in_place);
                    },
                    false, add ? std::vector<std::string>{} : std::vector<std::string>{"src"}});
   }
@@ -504,6 +595,23 @@ void RegisterIndexingOps(std::vector<OpDef>& ops) {
                    "order.",
                    false, [in_place](Inputs in, AttrReader&) {
                      return PlanMaskedScatter(in_place, in[0], in[1], in[2]);
+                   }});
+  }
+  for (const bool in_place : {true, false}) {
+    const std::string name = in_place ? "scatter_reduce_" : "scatter_reduce";
+    ops.push_back({name, in_place ? OpKind::kInPlace : OpKind::kCompute,
+                   {"self", "index", "src"},
+                   {Req("dim", AttrType::kInt),
+                    Req("reduce", AttrType::kString, "sum, prod, mean, amax or amin"),
+                    Opt("include_self", AttrType::kBool, "true")},
+                   "src's elements combined into self's along dim at index by the reduction "
+                   "(self's own values included unless include_self is false).",
+                   false, [in_place](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                     TENSORD_ASSIGN_OR_RETURN(int64_t dim, a.Int("dim"));
+                     TENSORD_ASSIGN_OR_RETURN(std::string reduce, a.String("reduce"));
+                     TENSORD_ASSIGN_OR_RETURN(bool include_self, a.Bool("include_self", true));
+                     return PlanScatterReduce(in_place, in[0], dim, in[1], in[2], reduce,
+                                              include_self);
                    }});
   }
 }

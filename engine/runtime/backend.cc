@@ -71,7 +71,7 @@ absl::Status Backend::Gather(const Tensor&, const Tensor&, int64_t, const Tensor
   return Missing("gather");
 }
 absl::Status Backend::Scatter(absl::string_view op, const Tensor&, int64_t, const Tensor&,
-                              const Tensor&, const Scalar*, bool) {
+                              const Tensor&, const Scalar*, ScatterMode) {
   return Missing(op);
 }
 absl::Status Backend::Take(const Tensor&, const Tensor&, const Tensor&) { return Missing("take"); }

@@ -126,11 +126,12 @@ class Backend {
   // out (contiguous, index's sizes) = self[..., index[i][j], ...] along `dim`.
   virtual absl::Status Gather(const Tensor& out, const Tensor& self, int64_t dim,
                               const Tensor& index);
-  // self[..., index[i][j], ...] along `dim` = (or += with `add`) src[i][j] — or src's single
-  // `value` (in self's dtype) where one is given (src is then unused).
+  // self[..., index[i][j], ...] along `dim` = src[i][j] (or combined with it as `mode` says:
+  // kernels/reduce_ops.h) — or src's single `value` (in self's dtype) where one is given (src is
+  // then unused).
   virtual absl::Status Scatter(absl::string_view op, const Tensor& self, int64_t dim,
                                const Tensor& index, const Tensor& src, const Scalar* value,
-                               bool add);
+                               ScatterMode mode);
   // out (index's sizes) = self.flatten()[index].
   virtual absl::Status Take(const Tensor& out, const Tensor& self, const Tensor& index);
   // self.flatten()[index] = (or += with `accumulate`) source.

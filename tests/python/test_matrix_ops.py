@@ -748,6 +748,43 @@ def _special_cases():
 CASES.update(_special_cases())
 
 
+# ---- scatter_reduce (ScatterMode, engine/ops/indexing_ops.cc) -------------------------------
+
+def _scatter_reduce_cases():
+    cases = {}
+    nan = float("nan")
+    index = lambda m: m.tensor([[0, 1, 0], [1, 2, 0], [2, 2, 1], [0, 0, 0]])  # noqa: E731
+    for d in ["float32", "float64", "bfloat16", "float16", "int64", "int32", "uint8"]:
+        for lo in ["contiguous", "transposed"]:
+            for reduce in ["sum", "prod", "mean", "amax", "amin"]:
+                for include in [True, False]:
+                    k = f"[{d},{lo},{reduce},{'self' if include else 'no self'}]"
+                    cases["scatter_reduce" + k] = lambda m, d=d, lo=lo, r=reduce, inc=include: \
+                        data(m, (4, 3), d, lo, 1, 4).scatter_reduce(
+                            0, index(m), data(m, (4, 3), d, "contiguous", 1, 4), r,
+                            include_self=inc)
+    cases.update({
+        "scatter_reduce_(dim 1, in place)": lambda m: data(m, (3, 4), "float32").scatter_reduce_(
+            1, m.tensor([[0, 0], [3, 1], [2, 2]]), data(m, (3, 2), "float32"), "amax"),
+        "scatter_reduce(nan)": lambda m: m.tensor([1.0, 2.0, nan]).scatter_reduce(
+            0, m.tensor([0, 0, 1, 1]), m.tensor([nan, 5.0, 1.0, 3.0]), "amax"),
+        "scatter_reduce(nan, amin)": lambda m: m.tensor([1.0, 2.0, nan]).scatter_reduce(
+            0, m.tensor([0, 0, 1, 2]), m.tensor([nan, 5.0, 1.0, 3.0]), "amin"),
+        "scatter_reduce(bad reduce)": lambda m: m.zeros(3).scatter_reduce(
+            0, m.tensor([0]), m.ones(1), "max"),
+        "scatter_reduce(index out of range)": lambda m: m.zeros(3).scatter_reduce(
+            0, m.tensor([3]), m.ones(1), "sum").tolist(),
+        "scatter_reduce(dtypes differ)": lambda m: m.zeros(3).scatter_reduce(
+            0, m.tensor([0]), m.ones(1, dtype=m.float64), "sum"),
+        "torch.scatter_reduce": lambda m: m.scatter_reduce(m.zeros(3), 0, m.tensor([0, 0, 2]),
+                                                           m.tensor([1.0, 2.0, 3.0]), "mean"),
+    })
+    return cases
+
+
+CASES.update(_scatter_reduce_cases())
+
+
 # Tolerances by result dtype (products of reduced floats round at other points than torch's).
 TOLERANCE = {torch.float16: 2e-2, torch.bfloat16: 5e-2, torch.float32: 1e-5, torch.float64: 1e-12}
 # Special functions: a few ulps of their own (libm's exp and pow differ in the last bits).

@@ -349,6 +349,17 @@ def _index_update(name):
     return update
 
 
+def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    """One server op (engine/ops/indexing_ops.cc): a scatter that combines."""
+    return _inplace(self, "scatter_reduce_", [("index", index), ("src", src)],
+                    {"dim": int(dim), "reduce": str(reduce), "include_self": bool(include_self)})
+
+
+def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+    return _run("scatter_reduce", [("self", self), ("index", index), ("src", src)],
+                {"dim": int(dim), "reduce": str(reduce), "include_self": bool(include_self)})
+
+
 def masked_scatter_(self, mask, source):
     """One server op (engine/ops/indexing_ops.cc): source's elements, in order, where mask."""
     return _inplace(self, "masked_scatter_", [("mask", mask), ("source", source)])
@@ -942,9 +953,10 @@ _BOTH = ["addmv", "addr", "baddbmm", "addbmm", "fliplr", "flipud", "rot90", "rav
          "isin", "bincount", "histc", "median", "quantile", "nanquantile", "unique",
          "unique_consecutive",
          "repeat_interleave", "index_add", "index_copy", "index_fill", "masked_scatter",
+         "scatter_reduce",
          "narrow_copy", "hsplit",
          "vsplit", "dsplit", "split_with_sizes"]
-_METHODS_ONLY = ["index_add_", "index_copy_", "index_fill_", "masked_scatter_", "exponential_", "geometric_",
+_METHODS_ONLY = ["index_add_", "index_copy_", "index_fill_", "masked_scatter_", "scatter_reduce_", "exponential_", "geometric_",
                  "cauchy_", "log_normal_", "random_"]
 _BOTH += ["frexp", "multinomial"]
 _FUNCTIONS_ONLY = ["broadcast_shapes", "broadcast_tensors", "atleast_1d", "atleast_2d",

@@ -785,6 +785,37 @@ def _scatter_reduce_cases():
 CASES.update(_scatter_reduce_cases())
 
 
+# ---- Names composed in the Python client of the server ops above -------------------------
+
+CASES.update({
+    "torch.gcd_": lambda m: m.gcd_(m.tensor([4, 6]), m.tensor([6, 9])),
+    "torch.lcm_": lambda m: m.lcm_(m.tensor([4, 6]), m.tensor([6, 9])),
+    "torch.i0_": lambda m: m.i0_(m.tensor([0.5, 2.0])),
+    "torch.put": lambda m: m.put(m.zeros(3), m.tensor([0, 2]), m.tensor([1.0, 2.0]),
+                                 accumulate=True),
+    "torch.row_stack": lambda m: m.row_stack([m.ones(2), m.zeros(2)]),
+    "kaiser_window": lambda m: m.kaiser_window(5),
+    "kaiser_window(symmetric, beta, float64)": lambda m: m.kaiser_window(
+        4, periodic=False, beta=8.0, dtype=m.float64),
+    "kaiser_window(1)": lambda m: m.kaiser_window(1),
+    "kaiser_window(int)": lambda m: m.kaiser_window(4, dtype=m.int64),
+    "mvlgamma": lambda m: m.mvlgamma(m.tensor([2.5, 3.0, 7.25]), 3),
+    "Tensor.mvlgamma(p=1)": lambda m: m.tensor([[2.5, 3.0]]).t().mvlgamma(1),
+    "Tensor.mvlgamma_": lambda m: m.tensor([2.5, 3.0]).mvlgamma_(2),
+    "mvlgamma(p=0)": lambda m: m.mvlgamma(m.tensor([2.5]), 0),
+    "Tensor.cov": lambda m: data(m, (3, 5), "float64").cov(),
+    "Tensor.corrcoef": lambda m: data(m, (3, 5), "float64").corrcoef(),
+    "Tensor.float_power_": lambda m: data(m, (3,), "float64").float_power_(2),
+    "Tensor.float_power_(float32 base)": lambda m: data(m, (3,), "float32").float_power_(2),
+    "Tensor.fill_diagonal_": lambda m: m.zeros(3, 4).fill_diagonal_(5),
+    "Tensor.fill_diagonal_(tall, wrap)": lambda m: m.zeros(7, 3).fill_diagonal_(1, wrap=True),
+    "Tensor.fill_diagonal_(tall, no wrap)": lambda m: m.zeros(7, 3).fill_diagonal_(1),
+    "Tensor.fill_diagonal_(cube)": lambda m: m.zeros(2, 2, 2).fill_diagonal_(3),
+    "Tensor.fill_diagonal_(1-d)": lambda m: m.zeros(3).fill_diagonal_(3),
+    "Tensor.fill_diagonal_(transposed)": lambda m: m.zeros(4, 3).t().fill_diagonal_(2),
+})
+
+
 # Tolerances by result dtype (products of reduced floats round at other points than torch's).
 TOLERANCE = {torch.float16: 2e-2, torch.bfloat16: 5e-2, torch.float32: 1e-5, torch.float64: 1e-12}
 # Special functions: a few ulps of their own (libm's exp and pow differ in the last bits).

@@ -733,6 +733,82 @@ blackman_window = _window("blackman_window", lambda k, n: (
 bartlett_window = _window("bartlett_window",
                           lambda k, n: 1 - (k * (2.0 / (n - 1)) - 1).abs())
 
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, device=None,
+                  session=None, layout=None, requires_grad=False):
+    """torch.kaiser_window: I0(beta sqrt(1 - ((k - a) / a)^2)) / I0(beta), a = (n - 1) / 2,
+    with the server's i0."""
+    api = _api()
+    dtype = dtype or _dtypes.float32
+    if not dtype.is_floating_point:
+        raise RuntimeError(f"kaiser_window expects floating point dtypes, got: {dtype}")
+    if window_length < 0:
+        raise RuntimeError(f"kaiser_window requires non-negative window_length, got "
+                           f"window_length={window_length}")
+    if window_length == 0:
+        return api.empty(0, dtype=dtype, device=device, session=session)
+    if window_length == 1:
+        return api.ones(1, dtype=dtype, device=device, session=session)
+    n = window_length + 1 if periodic else window_length
+    k = api.arange(n, dtype=dtype, device=device, session=session)
+    alpha = (n - 1) / 2.0
+    w = (k - alpha) / alpha
+    out = (beta * (1 - w * w).sqrt()).i0() / api.tensor(float(beta), dtype=dtype, device=device,
+                                                        session=k._session).i0()
+    return out[:window_length] if periodic else out
+
+
+def put(input, index, source, accumulate=False):
+    """torch.put: put_ on a copy."""
+    return input.clone().put_(index, source, accumulate)
+
+
+def row_stack(tensors, *, out=None):
+    result = _api().vstack(tensors)
+    return result if out is None else out.copy_(result)
+
+
+def mvlgamma(input, p):
+    """The multivariate log-gamma of dimension p, as ATen composes it: the sum of lgamma over
+    input - i/2 for i < p, plus p (p - 1) / 4 log(pi)."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    api = _api()
+    steps = api.arange(-p * 0.5 + 0.5, 0.5, 0.5, dtype=input.dtype if
+                       input.dtype.is_floating_point else _dtypes.float32,
+                       device=input.device, session=input._session)
+    return (steps + input.unsqueeze(-1)).lgamma().sum(-1) + p * (p - 1) * math.log(math.pi) / 4
+
+
+def float_power_(self, exponent):
+    """In place: self must already be float64, the dtype float_power computes in."""
+    if self.dtype is not _dtypes.float64:
+        raise RuntimeError(f"the base given to float_power_ has dtype {self.dtype._legacy} but "
+                           "the operation's result requires dtype Double")
+    return self.copy_(self.float_power(exponent))
+
+
+def fill_diagonal_(self, fill_value, wrap=False):
+    """The main diagonal (of a matrix, or of an n-cube) set to fill_value: a strided view filled
+    in place; wrap continues it below a tall matrix every cols + 1 rows, as torch's."""
+    if self.dim() < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    n = self.size(0)
+    if self.dim() > 2 and any(s != n for s in self.shape):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    step = sum(self.stride())
+    length = min(self.shape)
+    if self.dim() == 2 and wrap and self.size(0) > self.size(1) + 1:
+        # torch's wrap: positions i * (cols + 1) of the flat rows, all the way down
+        rows, cols = self.size(0), self.size(1)
+        count = (rows * cols + cols) // (cols + 1)
+        flat_ok = self.stride(1) == 1 and self.stride(0) == cols
+        if not flat_ok:
+            raise RuntimeError("tensord: fill_diagonal_(wrap=True) needs a contiguous matrix")
+        length = count
+    self.as_strided((length,), (step,), self.storage_offset()).fill_(fill_value)
+    return self
+
+
 _frexp = _return_type("frexp", ["mantissa", "exponent"])
 
 
@@ -956,19 +1032,20 @@ _BOTH = ["addmv", "addr", "baddbmm", "addbmm", "fliplr", "flipud", "rot90", "rav
          "scatter_reduce",
          "narrow_copy", "hsplit",
          "vsplit", "dsplit", "split_with_sizes"]
-_METHODS_ONLY = ["index_add_", "index_copy_", "index_fill_", "masked_scatter_", "scatter_reduce_", "exponential_", "geometric_",
-                 "cauchy_", "log_normal_", "random_"]
-_BOTH += ["frexp", "multinomial"]
+_METHODS_ONLY = ["index_add_", "index_copy_", "index_fill_", "masked_scatter_", "scatter_reduce_",
+                 "exponential_", "geometric_", "cauchy_", "log_normal_", "random_",
+                 "float_power_", "fill_diagonal_"]
+_BOTH += ["frexp", "multinomial", "cov", "corrcoef", "mvlgamma"]
 _FUNCTIONS_ONLY = ["broadcast_shapes", "broadcast_tensors", "atleast_1d", "atleast_2d",
                    "atleast_3d", "column_stack", "dstack", "rsub", "std_mean", "var_mean",
                    "chain_matmul", "tensordot", "cdist", "block_diag", "trapezoid", "trapz",
-                   "cumulative_trapezoid", "vander", "cov", "corrcoef", "bucketize",
+                   "cumulative_trapezoid", "vander", "bucketize", "put", "row_stack", "kaiser_window",
                    "searchsorted", "tril_indices", "triu_indices", "logspace", "scalar_tensor",
                    "fill", "hann_window", "hamming_window", "blackman_window", "bartlett_window",
                    "argwhere", "asarray", "typename", "combinations", "frobenius_norm",
                    "is_storage", "einsum"]
 # In-place forms computed then copied into self.
-_IN_PLACE = ["addmv", "addr", "baddbmm", "addbmm", "ldexp", "renorm"]
+_IN_PLACE = ["addmv", "addr", "baddbmm", "addbmm", "ldexp", "renorm", "mvlgamma"]
 # torch's module-level in-place functions: input.<name>(…).
 _MODULE_IN_PLACE = ["abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
                     "arctan_", "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_",
@@ -977,7 +1054,8 @@ _MODULE_IN_PLACE = ["abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_",
                     "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_",
                     "negative_", "rad2deg_", "reciprocal_", "relu_", "round_", "rsqrt_",
                     "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_",
-                    "trunc_", "zero_", "fill_", "index_put_", "xlogy_", "ldexp_", "addmv_"]
+                    "trunc_", "zero_", "fill_", "index_put_", "xlogy_", "ldexp_", "addmv_",
+                    "gcd_", "lcm_", "i0_"]
 
 
 def _module_in_place(name):

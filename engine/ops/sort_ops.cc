@@ -1,5 +1,5 @@
-// Sorting and selection along a dim: sort, argsort, topk, kthvalue, and the binary searches
-// searchsorted and bucketize. Each device runs them with its Backend::Sort, ::TopK and
+// Sorting and selection along a dim: sort, argsort, topk, kthvalue, mode, and the binary
+// searches searchsorted and bucketize. Each device runs them with its Backend::Sort, ::TopK and
 // ::SearchSorted; the planners here check the arguments as torch does and lay the outputs out
 // as torch does (sort: self's dense layout; the others: contiguous).
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include "engine/runtime/backend.h"
 #include "engine/ops/type_promotion.h"
 #include "engine/tensor/shape_util.h"
+#include "engine/views/view_ops.h"
 
 namespace tensord::engine {
 namespace {
@@ -213,6 +214,78 @@ absl::StatusOr<PlannedOp> PlanSearchSorted(absl::string_view op, const Tensor& s
   return std::move(c).Finish(c.Add(std::move(search)));
 }
 
+// mode: the most frequent value along dim (the smallest of equally frequent ones) and the
+// position of its last occurrence, as torch's. Planned on the sorted rows: runs of equal values
+// (a NaN is a run of its own) are numbered by a cumsum of where they start, counted by a
+// scatter-add, the first longest chosen by argmax, and its last element gathered.
+absl::StatusOr<PlannedOp> PlanMode(const Tensor& self, int64_t dim, bool keepdim) {
+  constexpr absl::string_view op = "mode";
+  TENSORD_ASSIGN_OR_RETURN(const int64_t d, WrapDim(op, dim, self.dim()));
+  if (self.dim() > 0 && self.size(d) == 0) {
+    return IndexError(op, absl::StrCat("mode(): Expected reduction dim ", d,
+                                       " to have non-zero size."));
+  }
+  DimVector kept;  // the result's shape
+  for (int64_t i = 0; i < self.dim(); ++i) {
+    if (i != d) kept.push_back(self.size(i));
+    else if (keepdim) kept.push_back(1);
+  }
+  Composition c({self});
+  Tensor rows = self;
+  if (self.dim() == 0) {
+    TENSORD_ASSIGN_OR_RETURN(rows, View(self, {1}));
+  } else {
+    TENSORD_ASSIGN_OR_RETURN(rows, Movedim(self, {d}, {-1}));
+  }
+  const int64_t last_dim = rows.dim() - 1;
+  const int64_t n = rows.size(last_dim);
+  DimVector one_shape(rows.sizes().begin(), rows.sizes().end());
+  one_shape.back() = 1;
+  Tensor values, indices;
+  if (rows.numel() == 0) {
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp v, PlanEmpty(one_shape, self.dtype(), self.device()));
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp i, PlanEmpty(one_shape, DType::kInt64, self.device()));
+    values = c.Add(std::move(v)).at(0);
+    indices = c.Add(std::move(i)).at(0);
+  } else {
+    const Attrs along = Attrs().Set("dim", int64_t{-1});
+    TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> sorted, c.Op("sort", {rows}, along));
+    const Tensor sorted_values = sorted.at(0), order = sorted.at(1);
+    // Where each run starts: the first element, and each that differs from the one before.
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp first, PlanFull(one_shape, Scalar(true), DType::kBool,
+                                                       self.device()));
+    Tensor starts = c.Add(std::move(first)).at(0);
+    if (n > 1) {
+      TENSORD_ASSIGN_OR_RETURN(const Tensor later, Narrow(sorted_values, last_dim, 1, n - 1));
+      TENSORD_ASSIGN_OR_RETURN(const Tensor earlier, Narrow(sorted_values, last_dim, 0, n - 1));
+      TENSORD_ASSIGN_OR_RETURN(const Tensor differs, c.Op1("ne", {later, earlier}));
+      TENSORD_ASSIGN_OR_RETURN(starts, c.Op1("cat", {starts, differs}, along));
+    }
+    TENSORD_ASSIGN_OR_RETURN(Tensor run, c.Op1("cumsum", {starts}, along));
+    TENSORD_ASSIGN_OR_RETURN(run, c.Op1("sub", {run}, Attrs().Set("other", Scalar(int64_t{1}))));
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp zeros, PlanFull(rows.sizes(), Scalar(int64_t{0}),
+                                                       DType::kInt64, self.device()));
+    const Tensor counts = c.Add(std::move(zeros)).at(0);
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp ones, PlanFull(rows.sizes(), Scalar(int64_t{1}),
+                                                      DType::kInt64, self.device()));
+    const Tensor one = c.Add(std::move(ones)).at(0);
+    TENSORD_RETURN_IF_ERROR(c.Op("scatter_add_", {counts, run, one}, along).status());
+    TENSORD_ASSIGN_OR_RETURN(const Tensor best,
+                             c.Op1("argmax", {counts}, Attrs()
+                                                           .Set("dim", int64_t{-1})
+                                                           .Set("keepdim", true)));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor ends, c.Op1("cumsum", {counts}, along));
+    TENSORD_ASSIGN_OR_RETURN(Tensor at, c.Op1("gather", {ends, best}, along));
+    TENSORD_ASSIGN_OR_RETURN(at, c.Op1("sub", {at}, Attrs().Set("other", Scalar(int64_t{1}))));
+    TENSORD_ASSIGN_OR_RETURN(values, c.Op1("gather", {sorted_values, at}, along));
+    TENSORD_ASSIGN_OR_RETURN(indices, c.Op1("gather", {order, at}, along));
+  }
+  // [..., 1] in the kept dims' row-major order: the result's shape, contiguous.
+  TENSORD_ASSIGN_OR_RETURN(values, View(values, kept));
+  TENSORD_ASSIGN_OR_RETURN(indices, View(indices, kept));
+  return std::move(c).Finish({values, indices});
+}
+
 void Add(std::vector<OpDef>& ops, std::string name, std::vector<AttrSpec> attrs, std::string doc,
          std::function<absl::StatusOr<PlannedOp>(const Tensor&, AttrReader&)> plan,
          bool two_outputs = true) {
@@ -260,6 +333,14 @@ void RegisterSortOps(std::vector<OpDef>& ops) {
         TENSORD_ASSIGN_OR_RETURN(int64_t dim, a.Int("dim", -1));
         TENSORD_ASSIGN_OR_RETURN(bool keepdim, a.Bool("keepdim", false));
         return PlanKthValue(self, k, dim, keepdim);
+      });
+  Add(ops, "mode", {Opt("dim", AttrType::kInt, "-1"), Opt("keepdim", AttrType::kBool, "false")},
+      "(values, indices): the most frequent value along dim (the smallest of equally frequent "
+      "ones) and where it last occurs.",
+      [](const Tensor& self, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+        TENSORD_ASSIGN_OR_RETURN(int64_t dim, a.Int("dim", -1));
+        TENSORD_ASSIGN_OR_RETURN(bool keepdim, a.Bool("keepdim", false));
+        return PlanMode(self, dim, keepdim);
       });
   OpDef search{"searchsorted", OpKind::kCompute, {"sorted_sequence", "self", "sorter"},
                {Opt("out_int32", AttrType::kBool, "false"), Opt("right", AttrType::kBool, "false"),

@@ -785,6 +785,35 @@ def _scatter_reduce_cases():
 CASES.update(_scatter_reduce_cases())
 
 
+# ---- mode (engine/ops/sort_ops.cc) ------------------------------------------------------
+
+def _mode_cases():
+    cases = {}
+    for d in ["float32", "float64", "bfloat16", "float16", "int64", "int32", "uint8", "bool"]:
+        for lo in ["contiguous", "transposed"]:
+            k = f"[{d},{lo}]"
+            x = lambda m, d=d, lo=lo: data(m, (5, 7), d, lo, 0, 3)  # noqa: E731
+            cases["mode values" + k] = lambda m, x=x: m.mode(x(m)).values
+            cases["mode indices" + k] = lambda m, x=x: m.mode(x(m)).indices
+            cases["mode(dim 0, keepdim) values" + k] = lambda m, x=x: x(m).mode(0, True)[0]
+            cases["mode(dim 0, keepdim) indices" + k] = lambda m, x=x: x(m).mode(0, True)[1]
+    nan = float("nan")
+    cases.update({
+        "mode(ties: the smallest, its last position)": lambda m: m.mode(
+            m.tensor([[3, 1, 3, 1, 2], [5, 5, 4, 4, 4]]), 1)[1],
+        "mode(nan)": lambda m: m.mode(m.tensor([2.0, nan, nan, 1.0]))[1],
+        "mode(0-d)": lambda m: m.mode(m.tensor(3.0))[1],
+        "mode(empty dim)": lambda m: m.mode(m.zeros(0)),
+        "mode(empty other dim)": lambda m: m.mode(m.zeros(0, 3), 1)[0],
+        "mode(dim out of range)": lambda m: m.mode(m.zeros(2, 2), 2),
+        "mode(3-d, dim 1)": lambda m: m.mode(data(m, (2, 4, 3), "int64", "contiguous", 0, 2), 1)[1],
+    })
+    return cases
+
+
+CASES.update(_mode_cases())
+
+
 # ---- Names composed in the Python client of the server ops above -------------------------
 
 CASES.update({

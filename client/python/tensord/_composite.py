@@ -282,6 +282,14 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
                    {"n": int(n), "dim": int(dim)})
 
 
+_mode = _return_type("mode", ["values", "indices"])
+
+
+def mode(input, dim=-1, keepdim=False):
+    """One server op (engine/ops/sort_ops.cc): runs of the sorted rows counted on the device."""
+    return _mode(*_run_n("mode", [input], {"dim": int(dim), "keepdim": bool(keepdim)}, 2))
+
+
 _cummax = _return_type("cummax", ["values", "indices"])
 _cummin = _return_type("cummin", ["values", "indices"])
 
@@ -1035,7 +1043,7 @@ _BOTH = ["addmv", "addr", "baddbmm", "addbmm", "fliplr", "flipud", "rot90", "rav
 _METHODS_ONLY = ["index_add_", "index_copy_", "index_fill_", "masked_scatter_", "scatter_reduce_",
                  "exponential_", "geometric_", "cauchy_", "log_normal_", "random_",
                  "float_power_", "fill_diagonal_"]
-_BOTH += ["frexp", "multinomial", "cov", "corrcoef", "mvlgamma"]
+_BOTH += ["frexp", "multinomial", "cov", "corrcoef", "mvlgamma", "mode"]
 _FUNCTIONS_ONLY = ["broadcast_shapes", "broadcast_tensors", "atleast_1d", "atleast_2d",
                    "atleast_3d", "column_stack", "dstack", "rsub", "std_mean", "var_mean",
                    "chain_matmul", "tensordot", "cdist", "block_diag", "trapezoid", "trapz",

@@ -126,6 +126,27 @@ int main(int argc, char** argv) {
                         Attrs().Set("other", int64_t{64}))),
           "add_");
     cases.push_back({"linalg_solve_1024_64rhs", op("linalg_solve", {sys, rhs}), 10});
+    // Lookups and scattered reductions: a binary search per value, quantiles of rows, and the
+    // largest of a million values per one of a thousand bins.
+    Tensor bounds = Check(RunNow(PlanOp("sort", {Rand({100000})})), "sort").at(0);
+    cases.push_back({"searchsorted_1M_in_100k", op("searchsorted", {bounds, flat, Tensor()}), 20});
+    cases.push_back({"quantile_1000x1000_rows",
+                     op("quantile", {rows},
+                        Attrs().Set("q", Scalar(0.5)).Set("dim", int64_t{1})),
+                     20});
+    const Attrs bins = Attrs()
+                           .Set("low", int64_t{0})
+                           .Set("high", int64_t{1000})
+                           .Set("size", std::vector<int64_t>{1 << 20})
+                           .Set("seed", int64_t{3});
+    Tensor where = Check(RunNowSingle(PlanOp("randint", {}, bins)), "randint");
+    Tensor into = Check(RunNowSingle(PlanOp("zeros", {}, Attrs().Set(
+                                                          "size", std::vector<int64_t>{1000}))),
+                        "zeros");
+    cases.push_back({"scatter_reduce_amax_1M_to_1000",
+                     op("scatter_reduce", {into, where, flat},
+                        Attrs().Set("dim", int64_t{0}).Set("reduce", std::string("amax"))),
+                     20});
   }
   {
     // Classification losses against the log_softmax they fuse (4096 rows of 1000 classes).

@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
     cases.push_back({"linalg_solve_1024_64rhs", op("linalg_solve", {sys, rhs}), 10});
     // Lookups and scattered reductions: a binary search per value, quantiles of rows, and the
     // largest of a million values per one of a thousand bins.
-    Tensor bounds = Check(RunNow(PlanOp("sort", {Rand({100000})})), "sort").at(0);
+    Tensor bounds = Check(RunNow(PlanOp("sort", {Rand({100000})}, Attrs())), "sort").at(0);
     cases.push_back({"searchsorted_1M_in_100k", op("searchsorted", {bounds, flat, Tensor()}), 20});
     cases.push_back({"quantile_1000x1000_rows",
                      op("quantile", {rows},

@@ -1,6 +1,7 @@
 #include "engine/cpu/indexing_kernels.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -198,14 +199,23 @@ absl::Status Scatter(absl::string_view op, const Tensor& self, int64_t d, const 
   const int64_t limit = self.dim() == 0 ? 1 : self.size(d);
   // Every index is checked before anything is written.
   absl::Status status;
-  ForEachIndex(index.sizes(), [&](const int64_t* idx) {
-    const int64_t k = IndexAt(index, OffsetOf(index, idx));
-    if (k < 0 || k >= limit) {  // torch's scatter takes no negative indices
-      status = IndexOutOfBoundsForDim(op, k, d, limit);
-      return false;
+  if (index.dim() == 1 && index.dtype() == DType::kInt64) {
+    const int64_t* ip = index.data_as<int64_t>();
+    const int64_t n = index.numel(), is = index.stride(0);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t k = ip[i * is];
+      if (k < 0 || k >= limit) return IndexOutOfBoundsForDim(op, k, d, limit);
     }
-    return true;
-  });
+  } else {
+    ForEachIndex(index.sizes(), [&](const int64_t* idx) {
+      const int64_t k = IndexAt(index, OffsetOf(index, idx));
+      if (k < 0 || k >= limit) {  // torch's scatter takes no negative indices
+        status = IndexOutOfBoundsForDim(op, k, d, limit);
+        return false;
+      }
+      return true;
+    });
+  }
   if (!status.ok()) return status;
   DispatchDType(self.dtype(), [&](auto t) {
     using T = decltype(t);
@@ -214,6 +224,50 @@ absl::Status Scatter(absl::string_view op, const Tensor& self, int64_t d, const 
     if (value != nullptr) {
       const uint64_t bits = FillPattern(self.dtype(), *value);
       std::memcpy(&fill, &bits, sizeof(T));
+    }
+    if (index.dim() == 1 && self.dim() <= 1) {
+      // The common 1-d case (histograms, bincount, index_add of vectors, scatter_reduce into
+      // bins): plain strided loops, the combination chosen once per piece rather than per
+      // element by the general walk below.
+      const int64_t n = index.numel(), is = index.stride(0);
+      const int64_t ss = self.dim() == 0 ? 0 : self.stride(0);
+      const int64_t vs = value != nullptr || src.dim() == 0 ? 0 : src.stride(0);
+      T* base = self.data_as<T>();
+      const T* from = value != nullptr ? &fill : src.data_as<T>();
+      const int64_t* wide = index.dtype() == DType::kInt64 ? index.data_as<int64_t>() : nullptr;
+      constexpr int64_t kPiece = int64_t{1} << 20;
+      const auto run = [&](auto combine) {
+        for (int64_t i0 = 0; i0 < n; i0 += kPiece) {
+          const int64_t i1 = std::min(n, i0 + kPiece);
+          for (int64_t i = i0; i < i1; ++i) {
+            T* dst = base + (wide ? wide[i * is] : IndexAt(index, i * is)) * ss;
+            *dst = combine(*dst, from[i * vs]);
+          }
+          if (i1 < n) Executor::YieldToWaiting();
+        }
+      };
+      const auto combined = [&](auto m) {
+        run([](T old, T v) {
+          return Convert<T>(ScatterCombine<C>(decltype(m)::value, static_cast<C>(old),
+                                              static_cast<C>(v)));
+        });
+      };
+      switch (mode) {
+        case ScatterMode::kAssign: run([](T, T v) { return v; }); break;
+        case ScatterMode::kAdd:
+          combined(std::integral_constant<ScatterMode, ScatterMode::kAdd>{});
+          break;
+        case ScatterMode::kMultiply:
+          combined(std::integral_constant<ScatterMode, ScatterMode::kMultiply>{});
+          break;
+        case ScatterMode::kMax:
+          combined(std::integral_constant<ScatterMode, ScatterMode::kMax>{});
+          break;
+        case ScatterMode::kMin:
+          combined(std::integral_constant<ScatterMode, ScatterMode::kMin>{});
+          break;
+      }
+      return;
     }
     ForEachIndex(index.sizes(), [&](const int64_t* idx) {
       const int64_t k = IndexAt(index, OffsetOf(index, idx));

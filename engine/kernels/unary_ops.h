@@ -194,6 +194,9 @@ TENSORD_HD inline double HurwitzZeta(double x, double q) {
   if (q <= 0) {
     if (q == std::floor(q)) return std::numeric_limits<double>::infinity();
     if (x != std::floor(x)) return std::numeric_limits<double>::quiet_NaN();
+    // The direct sum below steps q up to 9 one at a time: a kernel thread would spend |q|
+    // steps (torch's does). Far below zero the answer is not worth a server's thread.
+    if (q < -1e6) return std::numeric_limits<double>::quiet_NaN();
   }
   double s = std::pow(q, -x), w = q, b = 0;
   int i = 0;
@@ -229,7 +232,7 @@ TENSORD_HD inline C Polygamma(int64_t n, C x) {
   if (n == 1) return Trigamma<C>(x);
   const C one = C(1);
   return ((n % 2) ? one : -one) * std::exp(std::lgamma(static_cast<C>(n) + one)) *
-         static_cast<C>(HurwitzZeta(static_cast<double>(n + 1), static_cast<double>(x)));
+         static_cast<C>(HurwitzZeta(static_cast<double>(n) + 1.0, static_cast<double>(x)));
 }
 
 template <typename T>

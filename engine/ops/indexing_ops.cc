@@ -423,7 +423,8 @@ absl::StatusOr<PlannedOp> PlanScatterReduce(bool in_place, const Tensor& self_in
 // masked_scatter_: self's elements where mask (broadcast to self) is true take source's
 // elements in order, as a composition: each true element's rank among the true ones (a cumsum)
 // picks its source element (take), and where() keeps the rest. A source with fewer elements
-// than the mask's ones fails where the kernels run. Out of place: a contiguous clone first.
+// than the mask's ones fails where the kernels run. Out of place: a contiguous clone of self
+// broadcast with mask first.
 absl::StatusOr<PlannedOp> PlanMaskedScatter(bool in_place, const Tensor& self_in,
                                             const Tensor& mask, const Tensor& source) {
   const std::string op = in_place ? "masked_scatter_" : "masked_scatter";
@@ -437,11 +438,17 @@ absl::StatusOr<PlannedOp> PlanMaskedScatter(bool in_place, const Tensor& self_in
                                          "dtypes but got", DTypeLegacyName(self_in.dtype()),
                                          " and ", DTypeLegacyName(source.dtype())));
   }
-  TENSORD_ASSIGN_OR_RETURN(const Tensor spread, Expand(mask, self_in.sizes()));
+  // In place, mask broadcasts to self; out of place, both to their common shape (torch's).
+  DimVector shape(self_in.sizes().begin(), self_in.sizes().end());
+  if (!in_place) {
+    TENSORD_ASSIGN_OR_RETURN(shape, BroadcastShapes(op, self_in.sizes(), mask.sizes()));
+  }
+  TENSORD_ASSIGN_OR_RETURN(const Tensor spread, Expand(mask, shape));
   Composition c({self_in, mask, source});
   Tensor self = self_in;
   if (!in_place) {
-    TENSORD_ASSIGN_OR_RETURN(PlannedOp clone, PlanCloneContiguous(self_in));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor wide, Expand(self_in, shape));
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp clone, PlanCloneContiguous(wide));
     self = c.Add(std::move(clone)).at(0);
   }
   if (self.numel() == 0) return std::move(c).Finish({self});

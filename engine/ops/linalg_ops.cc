@@ -323,7 +323,6 @@ absl::StatusOr<PlannedOp> PlanTensordot(absl::string_view op, const Tensor& a, c
   TENSORD_RETURN_IF_ERROR(CheckMatmulDtypes(op, a, b));
   DimVector dims_a, dims_b;
   std::vector<bool> used_a(a.dim()), used_b(b.dim());
-  int64_t k = 1;
   for (size_t i = 0; i < dims_a_in.size(); ++i) {
     TENSORD_ASSIGN_OR_RETURN(const int64_t da, WrapDim(op, dims_a_in[i], a.dim()));
     TENSORD_ASSIGN_OR_RETURN(const int64_t db, WrapDim(op, dims_b_in[i], b.dim()));
@@ -340,17 +339,31 @@ absl::StatusOr<PlannedOp> PlanTensordot(absl::string_view op, const Tensor& a, c
     used_a[da] = used_b[db] = true;
     dims_a.push_back(da);
     dims_b.push_back(db);
-    k *= a.size(da);
   }
-  DimVector perm_a, perm_b = dims_b, shape;
-  int64_t n = 1, m = 1;
+  DimVector perm_a, perm_b = dims_b, shape, free_b;
   for (int64_t d = 0; d < a.dim(); ++d) {
-    if (!used_a[d]) perm_a.push_back(d), shape.push_back(a.size(d)), n *= a.size(d);
+    if (!used_a[d]) perm_a.push_back(d), shape.push_back(a.size(d));
   }
   perm_a.insert(perm_a.end(), dims_a.begin(), dims_a.end());
   for (int64_t d = 0; d < b.dim(); ++d) {
-    if (!used_b[d]) perm_b.push_back(d), shape.push_back(b.size(d)), m *= b.size(d);
+    if (!used_b[d]) perm_b.push_back(d), shape.push_back(b.size(d)), free_b.push_back(b.size(d));
   }
+  // The matrices' sizes, overflow-checked (a zero-size dim beside huge ones must not wrap).
+  const auto size_of = [&](IntList sizes) -> absl::StatusOr<int64_t> {
+    int64_t p = 1;
+    for (int64_t s : sizes) {
+      const std::optional<int64_t> q = CheckedMul(p, s);
+      if (!q) return RuntimeError(op, "the operands' sizes overflow int64");
+      p = *q;
+    }
+    return p;
+  };
+  DimVector contracted;
+  for (int64_t d : dims_a) contracted.push_back(a.size(d));
+  TENSORD_ASSIGN_OR_RETURN(const int64_t k, size_of(contracted));
+  TENSORD_ASSIGN_OR_RETURN(const int64_t n,
+                           size_of(IntList(shape).subspan(0, shape.size() - free_b.size())));
+  TENSORD_ASSIGN_OR_RETURN(const int64_t m, size_of(free_b));
   TENSORD_RETURN_IF_ERROR(CheckShape(op, shape).status());
   Composition c({a, b});
   TENSORD_ASSIGN_OR_RETURN(Tensor left, Permute(a, perm_a));

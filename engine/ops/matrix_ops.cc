@@ -2,6 +2,7 @@
 // block_diag, kron and cross. Each is a composition (composition.h) of views, fills, copies and
 // elementwise ops, so it runs on every device; dtype rules and errors are torch 1.13's.
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,7 +71,12 @@ absl::StatusOr<PlannedOp> PlanDiagEmbed(absl::string_view op, const Tensor& self
                                          ", ", dim2_in));
   }
   const int64_t last = self.dim() == 0 ? 1 : self.size(self.dim() - 1);
-  const int64_t n = last + (offset < 0 ? -offset : offset);
+  const std::optional<int64_t> n_or =
+      offset == std::numeric_limits<int64_t>::min()
+          ? std::nullopt
+          : CheckedAdd(last, offset < 0 ? -offset : offset);
+  if (!n_or) return RuntimeError(op, absl::StrCat("offset ", offset, " is too large"));
+  const int64_t n = *n_or;
   DimVector shape;
   int64_t batch = 0;
   for (int64_t d = 0; d < rank; ++d) {
@@ -120,8 +126,11 @@ absl::StatusOr<PlannedOp> PlanBlockDiag(absl::Span<const Tensor> in) {
       TENSORD_ASSIGN_OR_RETURN(block, AsStrided(t, {1, t.numel()}, {0, t.dim() == 0 ? 1 : t.stride(0)},
                                                 t.storage_offset()));
     }
-    rows += block.size(0);
-    cols += block.size(1);
+    const std::optional<int64_t> r = CheckedAdd(rows, block.size(0));
+    const std::optional<int64_t> k = CheckedAdd(cols, block.size(1));
+    if (!r || !k) return RuntimeError(op, "the blocks' sizes overflow int64");
+    rows = *r;
+    cols = *k;
     blocks.push_back(block);
   }
   const DType dtype = ResultType(in);

@@ -189,8 +189,14 @@ absl::StatusOr<PlannedOp> PlanSearchSorted(absl::string_view op, const Tensor& s
   }
   TENSORD_ASSIGN_OR_RETURN(seq, c.ToDType(seq, common));
   TENSORD_ASSIGN_OR_RETURN(seq, c.Contiguous(seq));
-  TENSORD_ASSIGN_OR_RETURN(Tensor vals, c.ToDType(values, common));
-  TENSORD_ASSIGN_OR_RETURN(vals, c.Contiguous(vals));
+  Tensor vals;
+  if (values.is_wrapped_number()) {  // a number (a CPU scalar): made on the device
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp full, PlanFull({}, ScalarOf(values), common, device));
+    vals = c.Add(std::move(full)).at(0);
+  } else {
+    TENSORD_ASSIGN_OR_RETURN(vals, c.ToDType(values, common));
+    TENSORD_ASSIGN_OR_RETURN(vals, c.Contiguous(vals));
+  }
   const DType out_dtype = out_int32 ? DType::kInt32 : DType::kInt64;
   TENSORD_ASSIGN_OR_RETURN(
       const Tensor out,

@@ -117,7 +117,7 @@ absl::StatusOr<PlannedOp> PlanDiff(const Tensor& self, int64_t n, int64_t dim_in
     }
     pieces.push_back(*t);
   }
-  Composition c({self});
+  Composition c({self, prepend, append});
   Tensor x = self;
   if (pieces.size() > 1) {
     Attrs at;
@@ -161,8 +161,7 @@ absl::StatusOr<PlannedOp> PlanQuantile(absl::string_view op, const Tensor& self,
   }
   double q_number = 0;
   if (q.is_wrapped_number()) {
-    q_number = q.dtype() == DType::kFloat64 ? *q.data_as<double>()
-                                            : static_cast<double>(*q.data_as<int64_t>());
+    q_number = ScalarOf(q).to_double();
     if (!(q_number >= 0 && q_number <= 1)) {
       return RuntimeError(op, absl::StrCat("quantile() q must be in the range [0, 1] but got ",
                                            q_number));

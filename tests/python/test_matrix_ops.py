@@ -125,6 +125,7 @@ def _matrix_cases():
         "diagflat(0-d)": lambda m: m.diagflat(data(m, (), "float32")),
         "diag_embed(0-d)": lambda m: m.diag_embed(data(m, (), "float32")),
         "diag_embed(same dims)": lambda m: m.diag_embed(data(m, (2, 3), "float32"), 0, 1, 1),
+        "diag_embed(huge offset)": lambda m: m.diag_embed(data(m, (2, 3), "float32"), -2**63),
         "diag_embed(negative dims)": lambda m: m.diag_embed(data(m, (2, 3), "float32"), -1, 2, 0),
         "block_diag(empty blocks)": lambda m: m.block_diag(data(m, (2, 0), "float32"),
                                                            data(m, (0, 3), "float32")),
@@ -616,6 +617,8 @@ def _index_update_cases():
             m.ones(3, 4, dtype=m.bool), m.ones(11)).tolist(),
         "masked_scatter(empty source, no ones)": lambda m: m.zeros(3, 4).masked_scatter(
             m.zeros(3, 4, dtype=m.bool), m.ones(0)),
+        "masked_scatter(self smaller than mask)": lambda m: m.zeros(1, 4).masked_scatter(
+            m.ones(3, 4, dtype=m.bool), m.arange(12.0)),
         "masked_scatter_(mask larger than self)": lambda m: m.zeros(1, 4).masked_scatter_(
             m.ones(3, 4, dtype=m.bool), m.ones(12)),
         "masked_scatter_(int)": lambda m: m.zeros(2, 3, dtype=m.int64).masked_scatter_(
@@ -886,3 +889,15 @@ def test_the_cases_cover_every_dtype_and_both_layouts():
     for op in ["logaddexp", "gcd", "heaviside", "trace", "kron", "addmv", "addbmm"]:
         names = [n for n in CASES if n.startswith(op + "[")]
         assert len(names) >= 2 * len(MATRIX_DTYPES), (op, names)
+
+
+def test_polygamma_far_below_zero_answers_at_once(session):
+    """The Hurwitz zeta's direct sum steps its argument up to 9 one at a time (torch's too): far
+    below zero that would hold a kernel thread for |x| steps, so tensord answers NaN there."""
+    import time  # noqa: PLC0415
+    start = time.monotonic()
+    got = tensord.polygamma(2, tensord.tensor([-1e15 + 0.5, -2.5], dtype=tensord.float64))
+    values = got.tolist()
+    assert time.monotonic() - start < 5
+    assert values[0] != values[0]  # NaN
+    assert abs(values[1] - torch.polygamma(2, torch.tensor(-2.5, dtype=torch.float64)).item()) < 1e-9

@@ -324,6 +324,11 @@ absl::StatusOr<PlannedOp> PlanTensordot(absl::string_view op, const Tensor& a, c
   DimVector dims_a, dims_b;
   std::vector<bool> used_a(a.dim()), used_b(b.dim());
   for (size_t i = 0; i < dims_a_in.size(); ++i) {
+    if (a.dim() == 0 || b.dim() == 0) {
+      return IndexError(op, absl::StrCat("Dimension specified as ",
+                                         a.dim() == 0 ? dims_a_in[i] : dims_b_in[i],
+                                         " but tensor has no dimensions"));
+    }
     TENSORD_ASSIGN_OR_RETURN(const int64_t da, WrapDim(op, dims_a_in[i], a.dim()));
     TENSORD_ASSIGN_OR_RETURN(const int64_t db, WrapDim(op, dims_b_in[i], b.dim()));
     if (a.size(da) != b.size(db)) {

@@ -184,6 +184,13 @@ absl::StatusOr<PlannedOp> PlanCross(const Tensor& a, const Tensor& b,
     return RuntimeError(op, absl::StrCat("expected scalar type ", DTypeLegacyName(a.dtype()),
                                          " but found ", DTypeLegacyName(b.dtype())));
   }
+  if (a.dim() == 0) {  // torch's errors for 0-d inputs
+    if (dim_in.has_value()) {
+      return IndexError(op, absl::StrCat("Dimension specified as ", *dim_in,
+                                         " but tensor has no dimensions"));
+    }
+    return RuntimeError(op, "no dimension of size 3 in input");
+  }
   int64_t dim = -1;
   if (dim_in.has_value()) {
     TENSORD_ASSIGN_OR_RETURN(dim, WrapDim(op, *dim_in, a.dim()));

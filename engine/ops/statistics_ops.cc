@@ -176,7 +176,11 @@ absl::StatusOr<PlannedOp> PlanQuantile(absl::string_view op, const Tensor& self,
   Composition c({self, q});
   // The rows: kept dims (size 1 where keepdim keeps a reduced one), the reduced dim last.
   Tensor rows;
-  if (dim.has_value()) {
+  if (self.dim() == 0) {  // one element, whatever dim and keepdim say: a 0-d result
+    TENSORD_ASSIGN_OR_RETURN(const int64_t d, WrapDim(op, dim.value_or(0), 0));
+    (void)d;
+    TENSORD_ASSIGN_OR_RETURN(rows, View(self, {1}));
+  } else if (dim.has_value()) {
     TENSORD_ASSIGN_OR_RETURN(const int64_t d, WrapDim(op, *dim, self.dim()));
     TENSORD_ASSIGN_OR_RETURN(rows, Movedim(self, {d}, {-1}));
     if (keepdim && self.dim() > 0) {

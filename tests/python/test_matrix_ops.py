@@ -134,6 +134,10 @@ def _matrix_cases():
         "kron(ranks differ)": lambda m: m.kron(data(m, (2,), "float32"), data(m, (2, 3), "float32")),
         "kron(bool)": lambda m: m.kron(m.tensor([True, False]), m.tensor([True])),
         "kron(promotes)": lambda m: m.kron(data(m, (2,), "int64"), data(m, (3,), "float32")),
+        "cross(0-d, dim)": lambda m: m.cross(m.tensor(1.0), m.tensor(1.0), dim=-1),
+        "cross(0-d)": lambda m: m.cross(m.tensor(1.0), m.tensor(1.0)),
+        "tensordot(0-d, dims)": lambda m: m.tensordot(m.tensor(1.0), m.ones(3), dims=([0], [0])),
+        "tensordot(0-d, dims 0)": lambda m: m.tensordot(m.tensor(2.0), m.ones(3), dims=0),
         "cross(default dim)": lambda m: m.cross(data(m, (4, 3), "float32"), data(m, (4, 3), "float32")),
         "cross(first dim of size 3)": lambda m: m.cross(data(m, (3, 3), "float32"),
                                                         data(m, (3, 3), "float32")),
@@ -493,6 +497,11 @@ def _quantile_cases():
             f"{name}(0-d q tensor)": lambda m, n=name: getattr(m, n)(
                 data(m, (4, 6), "float32"), m.tensor(0.25), dim=0, keepdim=True),
             f"{name}(0-d input)": lambda m, n=name: getattr(m, n)(m.tensor(2.5), 0.5),
+            f"{name}(0-d input, dim, keepdim)": lambda m, n=name: getattr(m, n)(
+                m.tensor(2.5), 0.5, dim=0, keepdim=True),
+            f"{name}(0-d input, q tensor, dim)": lambda m, n=name: getattr(m, n)(
+                m.tensor(2.5), m.tensor([0.5, 0.1]), dim=-1),
+            f"{name}(0-d input, dim 1)": lambda m, n=name: getattr(m, n)(m.tensor(2.5), 0.5, dim=1),
             f"{name}(q of another dtype)": lambda m, n=name: getattr(m, n)(
                 data(m, (4, 6), "float32"), m.tensor([0.5], dtype=m.float64)),
             f"{name}(q out of range)": lambda m, n=name: getattr(m, n)(

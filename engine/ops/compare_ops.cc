@@ -108,9 +108,7 @@ void RegisterCompareOps(std::vector<OpDef>& ops) {
                    Tensor result;
                    if (!std::equal(a.sizes().begin(), a.sizes().end(), b.sizes().begin(),
                                    b.sizes().end())) {
-                     TENSORD_ASSIGN_OR_RETURN(PlannedOp no,
-                                              PlanFull({}, Scalar(false), DType::kBool, device));
-                     result = c.Add(std::move(no)).at(0);
+                     TENSORD_ASSIGN_OR_RETURN(result, c.Full({}, Scalar(false), DType::kBool, device));
                    } else {
                      TENSORD_ASSIGN_OR_RETURN(const Tensor eq, c.Op1("eq", {a, b}));
                      TENSORD_ASSIGN_OR_RETURN(result, c.Op1("all", {eq}));

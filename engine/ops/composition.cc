@@ -1,10 +1,12 @@
 #include "engine/ops/composition.h"
 
+#include <string>
 #include <utility>
 
 #include "engine/core/status_macros.h"
 #include "engine/ops/copy_ops.h"
 #include "engine/ops/factory_ops.h"
+#include "engine/runtime/backend.h"
 
 namespace tensord::engine {
 
@@ -79,6 +81,23 @@ absl::StatusOr<Tensor> Composition::Arange(const Scalar& start, const Scalar& en
                                            const Device& device) {
   TENSORD_ASSIGN_OR_RETURN(PlannedOp range, PlanArange(start, end, step, dtype, device));
   return Add(std::move(range)).at(0);
+}
+
+absl::StatusOr<Tensor> Composition::Full(IntList shape, const Scalar& value, DType dtype,
+                                         const Device& device) {
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp full, PlanFull(shape, value, dtype, device));
+  return Add(std::move(full)).at(0);
+}
+
+absl::Status Composition::CheckValues(ValueCheck check, absl::string_view op, const Tensor& t) {
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(t.device()));
+  PlannedOp step;
+  step.reads = {t.storage()};
+  step.kernel = [backend, check, t, name = std::string(op)]() {
+    return backend->CheckValues(check, name, t.sizes(), StridedRef::Of(t));
+  };
+  Add(std::move(step));
+  return absl::OkStatus();
 }
 
 }  // namespace tensord::engine

@@ -12,6 +12,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "engine/kernels/value_check.h"
 #include "engine/ops/op_registry.h"
 #include "engine/ops/planned_op.h"
 
@@ -40,6 +41,12 @@ class Composition {
   // compositions: window starts, gather positions).
   absl::StatusOr<Tensor> Arange(const Scalar& start, const Scalar& end, const Scalar& step,
                                 DType dtype, const Device& device);
+  // A new tensor of `shape` filled with `value` (zeros, ones, a number made on the device).
+  absl::StatusOr<Tensor> Full(IntList shape, const Scalar& value, DType dtype,
+                              const Device& device);
+  // A step that fails the op where the kernels run if `t`'s values fail `check`
+  // (Backend::CheckValues: a q tensor outside [0, 1], a range that is not finite, …).
+  absl::Status CheckValues(ValueCheck check, absl::string_view op, const Tensor& t);
 
   // The composed op, returning `outputs`.
   PlannedOp Finish(std::vector<Tensor> outputs) &&;

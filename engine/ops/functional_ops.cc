@@ -147,9 +147,7 @@ absl::StatusOr<PlannedOp> PlanOneHot(const Tensor& self, int64_t classes) {
   shape.push_back(classes);
   TENSORD_RETURN_IF_ERROR(CheckShape(op, shape).status());
   Composition c({self});
-  TENSORD_ASSIGN_OR_RETURN(PlannedOp zeros,
-                           PlanFull(shape, Scalar(int64_t{0}), DType::kInt64, self.device()));
-  const Tensor out = c.Add(std::move(zeros)).at(0);
+  TENSORD_ASSIGN_OR_RETURN(const Tensor out, c.Full(shape, Scalar(int64_t{0}), DType::kInt64, self.device()));
   if (self.numel() > 0) {
     TENSORD_ASSIGN_OR_RETURN(const Tensor index, Unsqueeze(self, self.dim()));
     Attrs at;

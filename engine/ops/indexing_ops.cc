@@ -399,13 +399,8 @@ absl::StatusOr<PlannedOp> PlanScatterReduce(bool in_place, const Tensor& self_in
   TENSORD_ASSIGN_OR_RETURN(PlannedOp combine, PlanScatterInto(op, self, d, index, src, mode));
   c.Add(std::move(combine));
   if (reduce == "mean") {
-    TENSORD_ASSIGN_OR_RETURN(
-        PlannedOp counts,
-        PlanFull(self.sizes(), Scalar(int64_t{include_self ? 1 : 0}), self.dtype(), self.device()));
-    const Tensor count = c.Add(std::move(counts)).at(0);
-    TENSORD_ASSIGN_OR_RETURN(PlannedOp ones,
-                             PlanFull(src.sizes(), Scalar(int64_t{1}), self.dtype(), self.device()));
-    const Tensor one = c.Add(std::move(ones)).at(0);
+    TENSORD_ASSIGN_OR_RETURN(const Tensor count, c.Full(self.sizes(), Scalar(int64_t{include_self ? 1 : 0}), self.dtype(), self.device()));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor one, c.Full(src.sizes(), Scalar(int64_t{1}), self.dtype(), self.device()));
     TENSORD_ASSIGN_OR_RETURN(PlannedOp tally,
                              PlanScatterInto(op, count, d, index, one, ScatterMode::kAdd));
     c.Add(std::move(tally));
@@ -459,13 +454,7 @@ absl::StatusOr<PlannedOp> PlanMaskedScatter(bool in_place, const Tensor& self_in
   TENSORD_ASSIGN_OR_RETURN(const Tensor ones, Select(ranks, 0, self.numel() - 1));
   TENSORD_ASSIGN_OR_RETURN(Tensor left, c.Op1("neg", {ones}));
   TENSORD_ASSIGN_OR_RETURN(left, c.Op1("add", {left}, Attrs().Set("other", Scalar(source.numel()))));
-  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
-  PlannedOp check;
-  check.kernel = [backend, left, op]() {
-    return backend->CheckValues(ValueCheck::kEnoughSource, op, left.sizes(),
-                                StridedRef::Of(left));
-  };
-  c.Add(std::move(check));
+  TENSORD_RETURN_IF_ERROR(c.CheckValues(ValueCheck::kEnoughSource, op, left));
   if (source.numel() == 0) return std::move(c).Finish({self});  // no true element, then
   TENSORD_ASSIGN_OR_RETURN(ranks, c.Op1("sub", {ranks}, Attrs().Set("other", Scalar(int64_t{1}))));
   TENSORD_ASSIGN_OR_RETURN(ranks, View(ranks, self.sizes()));

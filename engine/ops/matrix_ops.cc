@@ -33,13 +33,6 @@ absl::Status CheckNotReduced(absl::string_view op, absl::string_view kernel, DTy
   return missing ? KernelNotImplemented(op, kernel, dtype) : absl::OkStatus();
 }
 
-// A new tensor of `shape` filled with zeros, made by a step of `c`.
-absl::StatusOr<Tensor> ZerosStep(Composition& c, IntList shape, DType dtype,
-                                 const Device& device) {
-  TENSORD_ASSIGN_OR_RETURN(PlannedOp zeros, PlanFull(shape, Scalar(int64_t{0}), dtype, device));
-  return c.Add(std::move(zeros)).at(0);
-}
-
 absl::Status CopyStep(Composition& c, const Tensor& into, const Tensor& src) {
   TENSORD_ASSIGN_OR_RETURN(PlannedOp copy, PlanCopyInto(into, src));
   c.Add(std::move(copy));
@@ -88,7 +81,7 @@ absl::StatusOr<PlannedOp> PlanDiagEmbed(absl::string_view op, const Tensor& self
   }
   TENSORD_RETURN_IF_ERROR(CheckShape(op, shape).status());
   Composition c({self});
-  TENSORD_ASSIGN_OR_RETURN(Tensor out, ZerosStep(c, shape, self.dtype(), self.device()));
+  TENSORD_ASSIGN_OR_RETURN(Tensor out, c.Full(shape, Scalar(int64_t{0}), self.dtype(), self.device()));
   TENSORD_ASSIGN_OR_RETURN(Tensor diagonal, Diagonal(out, offset, dim1, dim2));
   TENSORD_RETURN_IF_ERROR(CopyStep(c, diagonal, self));
   return std::move(c).Finish({out});
@@ -135,7 +128,7 @@ absl::StatusOr<PlannedOp> PlanBlockDiag(absl::Span<const Tensor> in) {
   }
   const DType dtype = ResultType(in);
   Composition c(in);
-  TENSORD_ASSIGN_OR_RETURN(Tensor out, ZerosStep(c, {rows, cols}, dtype, device));
+  TENSORD_ASSIGN_OR_RETURN(Tensor out, c.Full({rows, cols}, Scalar(int64_t{0}), dtype, device));
   int64_t r = 0, col = 0;
   for (const Tensor& block : blocks) {
     TENSORD_ASSIGN_OR_RETURN(Tensor part, Narrow(out, 0, r, block.size(0)));

@@ -191,8 +191,7 @@ absl::StatusOr<PlannedOp> PlanSearchSorted(absl::string_view op, const Tensor& s
   TENSORD_ASSIGN_OR_RETURN(seq, c.Contiguous(seq));
   Tensor vals;
   if (values.is_wrapped_number()) {  // a number (a CPU scalar): made on the device
-    TENSORD_ASSIGN_OR_RETURN(PlannedOp full, PlanFull({}, ScalarOf(values), common, device));
-    vals = c.Add(std::move(full)).at(0);
+    TENSORD_ASSIGN_OR_RETURN(vals, c.Full({}, ScalarOf(values), common, device));
   } else {
     TENSORD_ASSIGN_OR_RETURN(vals, c.ToDType(values, common));
     TENSORD_ASSIGN_OR_RETURN(vals, c.Contiguous(vals));
@@ -258,9 +257,7 @@ absl::StatusOr<PlannedOp> PlanMode(const Tensor& self, int64_t dim, bool keepdim
     TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> sorted, c.Op("sort", {rows}, along));
     const Tensor sorted_values = sorted.at(0), order = sorted.at(1);
     // Where each run starts: the first element, and each that differs from the one before.
-    TENSORD_ASSIGN_OR_RETURN(PlannedOp first, PlanFull(one_shape, Scalar(true), DType::kBool,
-                                                       self.device()));
-    Tensor starts = c.Add(std::move(first)).at(0);
+    TENSORD_ASSIGN_OR_RETURN(Tensor starts, c.Full(one_shape, Scalar(true), DType::kBool, self.device()));
     if (n > 1) {
       TENSORD_ASSIGN_OR_RETURN(const Tensor later, Narrow(sorted_values, last_dim, 1, n - 1));
       TENSORD_ASSIGN_OR_RETURN(const Tensor earlier, Narrow(sorted_values, last_dim, 0, n - 1));
@@ -269,12 +266,8 @@ absl::StatusOr<PlannedOp> PlanMode(const Tensor& self, int64_t dim, bool keepdim
     }
     TENSORD_ASSIGN_OR_RETURN(Tensor run, c.Op1("cumsum", {starts}, along));
     TENSORD_ASSIGN_OR_RETURN(run, c.Op1("sub", {run}, Attrs().Set("other", Scalar(int64_t{1}))));
-    TENSORD_ASSIGN_OR_RETURN(PlannedOp zeros, PlanFull(rows.sizes(), Scalar(int64_t{0}),
-                                                       DType::kInt64, self.device()));
-    const Tensor counts = c.Add(std::move(zeros)).at(0);
-    TENSORD_ASSIGN_OR_RETURN(PlannedOp ones, PlanFull(rows.sizes(), Scalar(int64_t{1}),
-                                                      DType::kInt64, self.device()));
-    const Tensor one = c.Add(std::move(ones)).at(0);
+    TENSORD_ASSIGN_OR_RETURN(const Tensor counts, c.Full(rows.sizes(), Scalar(int64_t{0}), DType::kInt64, self.device()));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor one, c.Full(rows.sizes(), Scalar(int64_t{1}), DType::kInt64, self.device()));
     TENSORD_RETURN_IF_ERROR(c.Op("scatter_add_", {counts, run, one}, along).status());
     TENSORD_ASSIGN_OR_RETURN(const Tensor best,
                              c.Op1("argmax", {counts}, Attrs()

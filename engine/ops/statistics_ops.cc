@@ -198,19 +198,10 @@ absl::StatusOr<PlannedOp> PlanQuantile(absl::string_view op, const Tensor& self,
   // q as a tensor of self's dtype, its values checked where the kernels run.
   Tensor qt;
   if (q.is_wrapped_number()) {  // a number: a 0-d tensor of self's dtype, as ATen makes it
-    TENSORD_ASSIGN_OR_RETURN(PlannedOp full, PlanFull({}, Scalar(q_number), self.dtype(), device));
-    qt = c.Add(std::move(full)).at(0);
+    TENSORD_ASSIGN_OR_RETURN(qt, c.Full({}, Scalar(q_number), self.dtype(), device));
   } else {
     qt = q;
-    TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(device));
-    PlannedOp check;
-    check.reads = {q.storage()};
-    const std::string name(op);
-    check.kernel = [backend, qt, name]() {
-      return backend->CheckValues(ValueCheck::kUnitInterval, name, qt.sizes(),
-                                  StridedRef::Of(qt));
-    };
-    c.Add(std::move(check));
+    TENSORD_RETURN_IF_ERROR(c.CheckValues(ValueCheck::kUnitInterval, op, qt));
   }
   TENSORD_ASSIGN_OR_RETURN(const Tensor nan, c.Op1("isnan", {sorted}));
   Tensor ranks;
@@ -291,8 +282,7 @@ absl::StatusOr<PlannedOp> PlanHistc(const Tensor& self, int64_t bins, double min
   const DType dtype = self.dtype();
   Composition c({self});
   TENSORD_ASSIGN_OR_RETURN(const Tensor x, c.Reshape(self, {self.numel()}));
-  TENSORD_ASSIGN_OR_RETURN(PlannedOp zeros, PlanFull({bins}, Scalar(0.0), dtype, device));
-  const Tensor out = c.Add(std::move(zeros)).at(0);
+  TENSORD_ASSIGN_OR_RETURN(const Tensor out, c.Full({bins}, Scalar(0.0), dtype, device));
   if (self.numel() == 0) return std::move(c).Finish({out});
   Tensor lo, hi;
   if (min == max) {
@@ -304,18 +294,11 @@ absl::StatusOr<PlannedOp> PlanHistc(const Tensor& self, int64_t bins, double min
     TENSORD_ASSIGN_OR_RETURN(lo, c.Op1("where", {same, lo1, lo}));
     TENSORD_ASSIGN_OR_RETURN(hi, c.Op1("where", {same, hi1, hi}));
   } else {
-    TENSORD_ASSIGN_OR_RETURN(PlannedOp l, PlanFull({}, Scalar(min), dtype, device));
-    TENSORD_ASSIGN_OR_RETURN(PlannedOp h, PlanFull({}, Scalar(max), dtype, device));
-    lo = c.Add(std::move(l)).at(0);
-    hi = c.Add(std::move(h)).at(0);
+    TENSORD_ASSIGN_OR_RETURN(lo, c.Full({}, Scalar(min), dtype, device));
+    TENSORD_ASSIGN_OR_RETURN(hi, c.Full({}, Scalar(max), dtype, device));
   }
-  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(device));
   for (const Tensor& edge : {lo, hi}) {
-    PlannedOp check;
-    check.kernel = [backend, edge]() {
-      return backend->CheckValues(ValueCheck::kFinite, "histc", edge.sizes(), StridedRef::Of(edge));
-    };
-    c.Add(std::move(check));
+    TENSORD_RETURN_IF_ERROR(c.CheckValues(ValueCheck::kFinite, op, edge));
   }
   // torch skips the elements below lo or above hi; a NaN is neither, and its kernel puts it
   // in the first bin.

@@ -1,13 +1,13 @@
 // Indexing ops: index_select, gather, scatter/scatter_add, masked_fill, index_add/index_copy/
-// index_fill (scatters along one dim), scatter_reduce, masked_scatter, and the data-dependent masked_select and nonzero (which wait for their inputs' pending writes first, as torch
-// synchronises). Indices out of range found while a kernel runs fail it (poisoning its outputs).
+// index_fill (scatters along one dim), scatter_reduce and masked_scatter (masked_select and
+// nonzero, whose sizes depend on the data, are in data_dependent_ops.cc). Indices out of range
+// found while a kernel runs fail it (poisoning its outputs).
 #include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "engine/ops/composition.h"
 #include "engine/ops/copy_ops.h"
 #include "engine/runtime/backend.h"
@@ -26,31 +26,6 @@ namespace {
 // The operands of an indexing op on one device (torch's error otherwise).
 absl::Status CheckSameDevice(absl::string_view op, std::initializer_list<Tensor> ts) {
   return CommonDevice(op, ts).status();
-}
-
-// Runs `fn` once every write queued so far to the tensors' storages is done (a host read, as a
-// download's): what data-dependent ops plan with. A poisoned input fails it with its cause.
-absl::Status ReadNow(absl::Span<const Tensor> tensors, absl::FunctionRef<absl::Status()> fn) {
-  std::vector<std::pair<Storage*, uint64_t>> tickets;
-  for (const Tensor& t : tensors) {
-    Storage* s = t.storage().get();
-    const uint64_t ticket = s->BeginRead();
-    tickets.emplace_back(s, ticket);
-    absl::Notification ready;
-    s->WhenReadable(ticket, [&ready] { ready.Notify(); });
-    ready.WaitForNotification();
-  }
-  absl::Status status;
-  for (const Tensor& t : tensors) {
-    if (auto poison = t.storage()->poison()) {
-      status = absl::Status(poison->code(), absl::StrCat("input failed earlier: ",
-                                                         poison->message()));
-      break;
-    }
-  }
-  if (status.ok()) status = fn();
-  for (auto& [s, ticket] : tickets) s->EndRead(ticket);
-  return status;
 }
 
 absl::Status CheckIndexDtype(absl::string_view op, const Tensor& index, bool allow_int32) {
@@ -468,48 +443,6 @@ absl::StatusOr<PlannedOp> PlanMaskedScatter(bool in_place, const Tensor& self_in
   return std::move(c).Finish({self});
 }
 
-absl::StatusOr<PlannedOp> PlanNonzero(const Tensor& self) {
-  constexpr absl::string_view op = "nonzero";
-    TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
-  PlannedOp plan;
-  TENSORD_RETURN_IF_ERROR(ReadNow({self}, [&]() -> absl::Status {
-    // Count first, so the result is allocated (and charged to the session) before it is filled.
-    TENSORD_ASSIGN_OR_RETURN(const int64_t count, backend->CountNonzero(self));
-    // torch's CPU result is (count, dim) with strides (1, count): a transposed (dim, count).
-    TENSORD_ASSIGN_OR_RETURN(
-        Tensor t, AllocateTensor(op, TensorMeta::Contiguous(DType::kInt64, {self.dim(), count}),
-                                 self.device()));
-    TENSORD_RETURN_IF_ERROR(backend->NonzeroIndices(self, t));
-    TENSORD_ASSIGN_OR_RETURN(Tensor out, Transpose(t, 0, 1));
-    plan.outputs.push_back(out);
-    return absl::OkStatus();
-  }));
-  return plan;
-}
-
-absl::StatusOr<PlannedOp> PlanMaskedSelect(const Tensor& self, const Tensor& mask) {
-  constexpr absl::string_view op = "masked_select";
-  TENSORD_RETURN_IF_ERROR(CheckSameDevice(op, {self, mask}));
-  if (mask.dtype() != DType::kBool) {
-    return RuntimeError(op, absl::StrCat("masked_select: expected BoolTensor for mask"));
-  }
-  TENSORD_ASSIGN_OR_RETURN(DimVector shape, BroadcastShapes(op, self.sizes(), mask.sizes()));
-  TENSORD_ASSIGN_OR_RETURN(Tensor s, Expand(self, shape));
-  TENSORD_ASSIGN_OR_RETURN(Tensor m, Expand(mask, shape));
-  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
-  PlannedOp plan;
-  TENSORD_RETURN_IF_ERROR(ReadNow({self, mask}, [&]() -> absl::Status {
-    TENSORD_ASSIGN_OR_RETURN(const int64_t count, backend->CountNonzero(m));
-    TENSORD_ASSIGN_OR_RETURN(
-        Tensor out, AllocateTensor(op, TensorMeta::Contiguous(self.dtype(), {count}),
-                                   self.device()));
-    TENSORD_RETURN_IF_ERROR(backend->MaskedSelect(out, s, m));
-    plan.outputs.push_back(out);
-    return absl::OkStatus();
-  }));
-  return plan;
-}
-
 }  // namespace
 
 void RegisterIndexingOps(std::vector<OpDef>& ops) {
@@ -552,14 +485,6 @@ void RegisterIndexingOps(std::vector<OpDef>& ops) {
                    },
                    false, {"value"}});
   }
-  ops.push_back({"masked_select", OpKind::kDataDependent, {"self", "mask"}, {},
-                 "The elements of self where mask is true, as a 1-d tensor. Data-dependent: "
-                 "waits for its inputs first.",
-                 false, [](Inputs in, AttrReader&) { return PlanMaskedSelect(in[0], in[1]); }});
-  ops.push_back({"nonzero", OpKind::kDataDependent, {"self"}, {},
-                 "Indices of the nonzero elements, shape (count, dim). Data-dependent: waits for "
-                 "its input first.",
-                 false, [](Inputs in, AttrReader&) { return PlanNonzero(in[0]); }});
   for (const IndexUpdate kind : {IndexUpdate::kAdd, IndexUpdate::kCopy, IndexUpdate::kFill}) {
     for (const bool in_place : {true, false}) {
       const std::string base = kind == IndexUpdate::kAdd    ? "index_add"

@@ -578,6 +578,7 @@ OpRegistry::OpRegistry() {
   RegisterFunctionalOps(ops_);
   RegisterCompareOps(ops_);
   RegisterIndexingOps(ops_);
+  RegisterDataDependentOps(ops_);
   RegisterSortOps(ops_);
   RegisterDecompositionOps(ops_);
   RegisterNormOps(ops_);

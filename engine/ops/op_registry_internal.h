@@ -41,6 +41,7 @@ void RegisterStatisticsOps(std::vector<OpDef>& ops);
 void RegisterFunctionalOps(std::vector<OpDef>& ops);
 void RegisterCompareOps(std::vector<OpDef>& ops);
 void RegisterIndexingOps(std::vector<OpDef>& ops);
+void RegisterDataDependentOps(std::vector<OpDef>& ops);
 void RegisterRandomOps(std::vector<OpDef>& ops);
 void RegisterSortOps(std::vector<OpDef>& ops);
 void RegisterDecompositionOps(std::vector<OpDef>& ops);

@@ -99,6 +99,24 @@ TEST_F(TypedOpsTest, OpsTheEngineComposesAreMethodsToo) {
   EXPECT_NE(bad.status().message().find("expected a matrix"), std::string::npos) << bad.status();
 }
 
+TEST_F(TypedOpsTest, DataDependentOpsSizeTheirOutputsFromTheData) {
+  absl::StatusOr<Tensor> made = session_.from_vector(std::vector<int64_t>{3, 1, 3, 0, 1, 3}, {6});
+  ASSERT_OK(made.status());
+  Tensor x = *made;
+  absl::StatusOr<std::vector<Tensor>> u = x.unique(true, true, true);
+  ASSERT_OK(u.status());
+  ASSERT_EQ(u->size(), 3u);
+  EXPECT_EQ(*(*u)[0].to_vector<int64_t>(), L({0, 1, 3}));
+  EXPECT_EQ(*(*u)[1].to_vector<int64_t>(), L({2, 1, 2, 0, 1, 2}));
+  EXPECT_EQ(*(*u)[2].to_vector<int64_t>(), L({1, 2, 3}));
+  EXPECT_EQ(*x.bincount().to_vector<int64_t>(), L({1, 2, 0, 3}));
+  Tensor twice = x.repeat_interleave(session_.full({1}, 2, DType::kInt64));
+  EXPECT_EQ(*twice.sizes(), L({12}));
+  // The server sizes the outputs; a bad count is the engine's error, from this call.
+  Tensor bad = x.repeat_interleave(session_.full({6}, -1, DType::kInt64));
+  EXPECT_NE(bad.status().message().find("repeats"), std::string::npos) << bad.status();
+}
+
 TEST_F(TypedOpsTest, OptionalInputsMayBeNumbersTensorsOrAbsent) {
   Tensor f = session_.arange(-2, 3).to(DType::kFloat32);
   EXPECT_EQ(*f.clamp(-1.0, 1.0).to_vector<float>(), F({-1, -1, 0, 1, 1}));

@@ -1968,7 +1968,8 @@ OPTIONAL_NONE = {("clamp", "min"), ("clamp", "max"), ("clamp_", "min"), ("clamp_
                  ("cross_entropy", "weight"), ("nll_loss", "weight"), ("conv2d", "bias"),
                  ("batch_norm", "bias"), ("group_norm", "bias"),
                  ("binary_cross_entropy", "weight"), ("conv_transpose2d", "bias"),
-                 ("binary_cross_entropy_with_logits", "pos_weight"), ("diff", "append"), ("searchsorted", "sorter")}
+                 ("binary_cross_entropy_with_logits", "pos_weight"), ("diff", "append"), ("searchsorted", "sorter"),
+                 ("bincount", "weights")}
 
 
 def _out_kwargs(spec):

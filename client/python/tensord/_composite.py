@@ -544,19 +544,9 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
 
 
 def bincount(input, weights=None, minlength=0):
-    if input.dim() != 1:
-        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
-    if input.dtype.is_floating_point or input.dtype is _dtypes.bool_:
-        raise RuntimeError(f"\"bincount_cpu\" not implemented for '{input.dtype._legacy}'")
-    n = input.numel()
-    if n and bool((input < 0).any().item()):
-        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
-    size = max(int(input.max().item()) + 1 if n else 0, minlength)
-    dtype = _dtypes.int64 if weights is None else (
-        weights.dtype if weights.dtype is _dtypes.float32 else _dtypes.float64)
-    out = input.new_zeros((size,), dtype=dtype)
-    src = input.new_ones((n,), dtype=dtype) if weights is None else weights.to(dtype)
-    return out.scatter_add_(0, input.to(_dtypes.int64), src)
+    """One server op (engine/ops/data_dependent_ops.cc): the counts added on the device, only
+    the largest value read back to size them."""
+    return _run("bincount", [("self", input), ("weights", weights)], {"minlength": int(minlength)})
 
 
 def histc(input, bins=100, min=0, max=0):
@@ -609,76 +599,61 @@ quantile = _quantile("quantile")
 nanquantile = _quantile("nanquantile")
 
 
-def _runs(values, input, order=None, return_inverse=False, return_counts=False):
-    """The runs of equal neighbours in the 1-d `values`: their first elements, and on request
-    each input element's run (through `order`, the permutation that sorted it) and run lengths.
-    unique (on sorted values) and unique_consecutive share it."""
-    api = _api()
-    n = values.numel()
-    first = api.cat([values.new_ones((1,), dtype=_dtypes.bool_),
-                     values.narrow(0, 1, n - 1) != values.narrow(0, 0, n - 1)])
-    out = [values.masked_select(first)]
-    if return_inverse:
-        group = first.to(_dtypes.int64).cumsum(0) - 1
-        if order is not None:
-            group = group.new_zeros((n,)).scatter_(0, order, group)
-        out.append(group.reshape(tuple(input.shape)))
-    if return_counts:
-        starts = api.arange(n, device=input.device, session=input._session).masked_select(first)
-        ends = api.cat([starts.narrow(0, 1, starts.numel() - 1), starts.new_full((1,), n)])
-        out.append(ends - starts)
-    return out[0] if len(out) == 1 else tuple(out)
-
-
-def _no_runs(input, return_inverse, return_counts):
-    out = [input.reshape(-1)]
-    if return_inverse:
-        out.append(input.new_zeros(tuple(input.shape), dtype=_dtypes.int64))
-    if return_counts:
-        out.append(input.new_zeros((0,), dtype=_dtypes.int64))
-    return out[0] if len(out) == 1 else tuple(out)
+def _unique(name, input, attrs, return_inverse, return_counts, dim):
+    attrs.update(return_inverse=bool(return_inverse), return_counts=bool(return_counts))
+    if dim is not None:
+        attrs["dim"] = int(dim)
+    n = 1 + bool(return_inverse) + bool(return_counts)
+    out = _run_n(name, [input], attrs, n)
+    return out[0] if n == 1 else tuple(out)
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    if dim is not None:
-        raise RuntimeError("tensord: unique(dim=…) is not implemented; unique of the flattened "
-                           "tensor is")
-    if input.numel() == 0:
-        return _no_runs(input, return_inverse, return_counts)
-    s = input.reshape(-1).sort()
-    return _runs(s.values, input, s.indices, return_inverse, return_counts)
+    """One server op (engine/ops/data_dependent_ops.cc): sorted on the device, the runs' count
+    read back to size the outputs."""
+    return _unique("unique", input, {"sorted": bool(sorted)}, return_inverse, return_counts, dim)
 
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
-    if dim is not None:
-        raise RuntimeError("tensord: unique_consecutive(dim=…) is not implemented; the "
-                           "flattened form is")
-    if input.numel() == 0:
-        return _no_runs(input, return_inverse, return_counts)
-    return _runs(input.reshape(-1), input, None, return_inverse, return_counts)
+    """One server op (engine/ops/data_dependent_ops.cc)."""
+    return _unique("unique_consecutive", input, {}, return_inverse, return_counts, dim)
 
 
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """By a number: a view expanded and reshaped. By a tensor of counts: one server op
+    (engine/ops/data_dependent_ops.cc) that reads the counts back to size its output."""
     t = _t()
-    api = _api()
+    attrs = {}
+    if output_size is not None:
+        attrs["output_size"] = int(output_size)
     if repeats is None:  # torch.repeat_interleave(repeats): indices repeated by their counts
         counts = input
-        return api.arange(counts.numel(), device=counts.device,
-                          session=counts._session).repeat_interleave(counts)
+        if counts.dim() != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        positions = _api().arange(counts.numel(), device=counts.device, session=counts._session)
+        return _run("repeat_interleave", [("self", positions), ("repeats", counts)], attrs)
+    if isinstance(repeats, t):
+        if dim is not None:
+            attrs["dim"] = int(dim)
+        return _run("repeat_interleave", [("self", input), ("repeats", repeats)], attrs)
+    r = int(repeats)
+    if r < 0:
+        raise RuntimeError("repeats can not be negative")
     x = input.reshape(-1) if dim is None else input
-    d = 0 if dim is None else dim % x.dim()
-    if isinstance(repeats, t) and repeats.numel() != 1:
-        if repeats.numel() != x.size(d):
-            raise RuntimeError("repeats must have the same size as input along dim")
-        # The counts decide the output's size: read, as torch reads them (output_size aside).
-        counts = repeats.tolist()
-        picks = api.tensor([i for i, c in enumerate(counts) for _ in range(int(c))],
-                           dtype=_dtypes.int64, device=x.device, session=x._session)
-        return x.index_select(d, picks)
-    r = int(repeats.item()) if isinstance(repeats, t) else int(repeats)
+    d = 0
+    if dim is not None:
+        nd = input.dim()
+        if nd == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        if not -nd <= dim < nd:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, "
+                             f"{nd - 1}], but got {dim})")
+        d = dim % nd
     shape = list(x.shape)
     expanded = x.unsqueeze(d + 1).expand(tuple(shape[:d + 1] + [r] + shape[d + 1:]))
     shape[d] *= r
+    if output_size is not None and output_size != shape[d]:
+        raise RuntimeError("allocated size does not match required size")
     return expanded.reshape(tuple(shape))
 
 

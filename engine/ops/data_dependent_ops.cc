@@ -1,0 +1,458 @@
+// Ops whose outputs' sizes depend on the data: nonzero, masked_select, unique,
+// unique_consecutive, bincount, and repeat_interleave by a tensor of counts. Each waits for the
+// writes queued to its inputs (a host read, as torch synchronises here), runs its steps at once
+// on the inputs' device, and brings back to the host only the few numbers that size its outputs
+// (a count, a maximum, the repeats): the elements themselves never leave the device.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "engine/core/errors.h"
+#include "engine/core/status_macros.h"
+#include "engine/ops/composition.h"
+#include "engine/ops/copy_ops.h"
+#include "engine/ops/elementwise.h"
+#include "engine/ops/factory_ops.h"
+#include "engine/ops/op_registry_internal.h"
+#include "engine/runtime/backend.h"
+#include "engine/tensor/shape_util.h"
+#include "engine/views/view_ops.h"
+
+namespace tensord::engine {
+namespace {
+
+// Runs `fn` once every write queued so far to the tensors' storages is done (a host read, as a
+// download's): what data-dependent ops plan with. A poisoned input fails it with its cause.
+absl::Status ReadNow(absl::Span<const Tensor> tensors, absl::FunctionRef<absl::Status()> fn) {
+  std::vector<std::pair<Storage*, uint64_t>> tickets;
+  for (const Tensor& t : tensors) {
+    if (!t.defined()) continue;
+    Storage* s = t.storage().get();
+    const uint64_t ticket = s->BeginRead();
+    tickets.emplace_back(s, ticket);
+    absl::Notification ready;
+    s->WhenReadable(ticket, [&ready] { ready.Notify(); });
+    ready.WaitForNotification();
+  }
+  absl::Status status;
+  for (const Tensor& t : tensors) {
+    if (!t.defined()) continue;
+    if (auto poison = t.storage()->poison()) {
+      status = absl::Status(poison->code(), absl::StrCat("input failed earlier: ",
+                                                         poison->message()));
+      break;
+    }
+  }
+  if (status.ok()) status = fn();
+  for (auto& [s, ticket] : tickets) s->EndRead(ticket);
+  return status;
+}
+
+// The values of `t` (a few numbers: counts, a maximum) on the host, as int64.
+absl::StatusOr<std::vector<int64_t>> HostInts(const Tensor& t) {
+  Tensor ints = t;
+  if (t.dtype() != DType::kInt64) {
+    TENSORD_ASSIGN_OR_RETURN(ints, ToDType(t, DType::kInt64));
+  }
+  TENSORD_ASSIGN_OR_RETURN(ints, Contiguous(ints));
+  std::vector<int64_t> values(static_cast<size_t>(ints.numel()));
+  if (values.empty()) return values;
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(ints.device()));
+  TENSORD_RETURN_IF_ERROR(backend->CopyToHost(values.data(), ints.data(),
+                                              ints.numel() * static_cast<int64_t>(sizeof(int64_t))));
+  return values;
+}
+
+absl::StatusOr<PlannedOp> PlanNonzero(const Tensor& self) {
+  constexpr absl::string_view op = "nonzero";
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
+  PlannedOp plan;
+  TENSORD_RETURN_IF_ERROR(ReadNow({self}, [&]() -> absl::Status {
+    // Count first, so the result is allocated (and charged to the session) before it is filled.
+    TENSORD_ASSIGN_OR_RETURN(const int64_t count, backend->CountNonzero(self));
+    // torch's CPU result is (count, dim) with strides (1, count): a transposed (dim, count).
+    TENSORD_ASSIGN_OR_RETURN(
+        Tensor t, AllocateTensor(op, TensorMeta::Contiguous(DType::kInt64, {self.dim(), count}),
+                                 self.device()));
+    TENSORD_RETURN_IF_ERROR(backend->NonzeroIndices(self, t));
+    TENSORD_ASSIGN_OR_RETURN(Tensor out, Transpose(t, 0, 1));
+    plan.outputs.push_back(out);
+    return absl::OkStatus();
+  }));
+  return plan;
+}
+
+// The elements of `self` where `mask` (bool, self's shape) is true, in a new 1-d tensor.
+absl::StatusOr<Tensor> SelectWhere(absl::string_view op, Backend* backend, const Tensor& self,
+                                   const Tensor& mask) {
+  TENSORD_ASSIGN_OR_RETURN(const int64_t count, backend->CountNonzero(mask));
+  TENSORD_ASSIGN_OR_RETURN(
+      Tensor out, AllocateTensor(op, TensorMeta::Contiguous(self.dtype(), {count}), self.device()));
+  TENSORD_RETURN_IF_ERROR(backend->MaskedSelect(out, self, mask));
+  return out;
+}
+
+// The positions (int64, 1-d) where the 1-d bool `flags` is true.
+absl::StatusOr<Tensor> PositionsWhere(absl::string_view op, Backend* backend,
+                                      const Tensor& flags) {
+  TENSORD_ASSIGN_OR_RETURN(const int64_t count, backend->CountNonzero(flags));
+  TENSORD_ASSIGN_OR_RETURN(
+      Tensor at, AllocateTensor(op, TensorMeta::Contiguous(DType::kInt64, {1, count}),
+                                flags.device()));
+  TENSORD_RETURN_IF_ERROR(backend->NonzeroIndices(flags, at));
+  return View(at, {count});
+}
+
+absl::StatusOr<PlannedOp> PlanMaskedSelect(const Tensor& self, const Tensor& mask) {
+  constexpr absl::string_view op = "masked_select";
+  TENSORD_RETURN_IF_ERROR(CommonDevice(op, {self, mask}).status());
+  if (mask.dtype() != DType::kBool) {
+    return RuntimeError(op, absl::StrCat("masked_select: expected BoolTensor for mask"));
+  }
+  TENSORD_ASSIGN_OR_RETURN(DimVector shape, BroadcastShapes(op, self.sizes(), mask.sizes()));
+  TENSORD_ASSIGN_OR_RETURN(Tensor s, Expand(self, shape));
+  TENSORD_ASSIGN_OR_RETURN(Tensor m, Expand(mask, shape));
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(self.device()));
+  PlannedOp plan;
+  TENSORD_RETURN_IF_ERROR(ReadNow({self, mask}, [&]() -> absl::Status {
+    TENSORD_ASSIGN_OR_RETURN(Tensor out, SelectWhere(op, backend, s, m));
+    plan.outputs.push_back(out);
+    return absl::OkStatus();
+  }));
+  return plan;
+}
+
+// ---- unique, unique_consecutive -------------------------------------------------------------
+
+struct UniqueArgs {
+  bool sorted = true;       // unique (sorts first) or unique_consecutive (runs as they stand)
+  bool inverse = false;     // return_inverse
+  bool counts = false;      // return_counts
+  std::optional<int64_t> dim;
+};
+
+// The row order that sorts the rows of the 2-d `rows` lexicographically: a stable sort by each
+// column, the last first (a radix sort over columns), so equal rows keep their order.
+absl::StatusOr<Tensor> LexicographicOrder(Composition& c, const Tensor& rows) {
+  const Attrs along0 = Attrs().Set("dim", int64_t{0});
+  Tensor order;
+  for (int64_t j = rows.size(1) - 1; j >= 0; --j) {
+    TENSORD_ASSIGN_OR_RETURN(Tensor column, Select(rows, 1, j));
+    if (order.defined()) {
+      TENSORD_ASSIGN_OR_RETURN(column, c.Op1("index_select", {column, order}, along0));
+    }
+    TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> sorted,
+                             c.Op("sort", {column}, Attrs().Set("dim", int64_t{0})));
+    if (!order.defined()) {
+      order = sorted.at(1);
+    } else {
+      TENSORD_ASSIGN_OR_RETURN(order, c.Op1("index_select", {order, sorted.at(1)}, along0));
+    }
+  }
+  return order;
+}
+
+// unique and unique_consecutive, of the flattened tensor (`dim` unset: runs of equal elements)
+// or of its slices along `dim` (runs of equal slices). Outputs: the first element (slice) of
+// each run; with `inverse`, each element's (slice's) run; with `counts`, the runs' lengths.
+absl::StatusOr<PlannedOp> PlanUnique(absl::string_view op, const Tensor& self,
+                                     const UniqueArgs& args) {
+  if (self.dtype() == DType::kFloat16) {
+    return KernelNotImplemented(op, args.dim ? "unique_dim" : "unique", self.dtype());
+  }
+  int64_t d = 0;
+  if (args.dim) {
+    if (self.dim() == 0) {
+      return IndexError(op, absl::StrCat("Dimension specified as ", *args.dim,
+                                         " but tensor has no dimensions"));
+    }
+    TENSORD_ASSIGN_OR_RETURN(d, WrapDim(op, *args.dim, self.dim()));
+  }
+  const int64_t n = args.dim ? self.size(d) : self.numel();  // the elements (slices) compared
+  const Device device = self.device();
+  DimVector slice_shape;  // one slice's sizes (the dims other than d)
+  if (args.dim) {
+    for (int64_t i = 0; i < self.dim(); ++i) {
+      if (i != d) slice_shape.push_back(self.size(i));
+    }
+    if (self.numel() == 0 && n != 0) {
+      return RuntimeError(op, "There are 0 sized dimensions, and they aren't selected, so "
+                              "unique cannot be applied");
+    }
+  }
+  // The inverse has self's shape (flat) or (n,) (along a dim).
+  const DimVector inverse_shape =
+      args.dim ? DimVector{n} : DimVector(self.sizes().begin(), self.sizes().end());
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(device));
+  PlannedOp plan;
+  TENSORD_RETURN_IF_ERROR(ReadNow({self}, [&]() -> absl::Status {
+    if (n == 0) {  // nothing to compare: empty values and counts, an empty inverse
+      DimVector values_shape = {0};
+      if (args.dim) values_shape = DimVector(self.sizes().begin(), self.sizes().end());
+      TENSORD_ASSIGN_OR_RETURN(Tensor values, Empty(values_shape, self.dtype(), device));
+      plan.outputs.push_back(values);
+      if (args.inverse) {
+        TENSORD_ASSIGN_OR_RETURN(Tensor inverse, Zeros(inverse_shape, DType::kInt64, device));
+        plan.outputs.push_back(inverse);
+      }
+      if (args.counts) {
+        TENSORD_ASSIGN_OR_RETURN(Tensor counts, Empty({0}, DType::kInt64, device));
+        plan.outputs.push_back(counts);
+      }
+      return absl::OkStatus();
+    }
+    // Step 1: the compared items in order (sorted, or as they stand) as the rows of a 2-d
+    // (n, slice) tensor, the order that put them there, and where each run starts.
+    const Attrs along0 = Attrs().Set("dim", int64_t{0});
+    Composition c({self});
+    Tensor rows;
+    if (args.dim) {
+      TENSORD_ASSIGN_OR_RETURN(const Tensor moved, Movedim(self, {d}, {0}));
+      TENSORD_ASSIGN_OR_RETURN(rows, c.Reshape(moved, {n, self.numel() / n}));
+    } else {
+      TENSORD_ASSIGN_OR_RETURN(rows, c.Reshape(self, {n, 1}));
+    }
+    Tensor order;  // undefined: the items stand in their own order
+    if (args.sorted) {
+      TENSORD_ASSIGN_OR_RETURN(order, LexicographicOrder(c, rows));
+      TENSORD_ASSIGN_OR_RETURN(rows, c.Op1("index_select", {rows, order}, along0));
+    }
+    TENSORD_ASSIGN_OR_RETURN(Tensor starts, c.Full({1}, Scalar(true), DType::kBool, device));
+    if (n > 1) {
+      TENSORD_ASSIGN_OR_RETURN(const Tensor later, Narrow(rows, 0, 1, n - 1));
+      TENSORD_ASSIGN_OR_RETURN(const Tensor earlier, Narrow(rows, 0, 0, n - 1));
+      TENSORD_ASSIGN_OR_RETURN(Tensor differs, c.Op1("ne", {later, earlier}));
+      TENSORD_ASSIGN_OR_RETURN(differs, c.Op1("any", {differs}, Attrs().Set("dim", int64_t{1})));
+      TENSORD_ASSIGN_OR_RETURN(starts, c.Op1("cat", {starts, differs}, along0));
+    }
+    TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> first,
+                             RunNow(std::move(c).Finish({rows, starts})));
+    rows = first.at(0);
+    starts = first.at(1);
+    // Step 2: where the runs start (their count sizes every output), and the first items.
+    TENSORD_ASSIGN_OR_RETURN(const Tensor at, PositionsWhere(op, backend, starts));
+    const int64_t runs = at.numel();
+    Tensor values;
+    if (args.dim) {
+      TENSORD_ASSIGN_OR_RETURN(Tensor picked, RunNowSingle(PlanOp("index_select", {rows, at}, along0)));
+      DimVector shape = {runs};
+      shape.insert(shape.end(), slice_shape.begin(), slice_shape.end());
+      TENSORD_ASSIGN_OR_RETURN(picked, View(picked, shape));
+      // As torch lays it out: built along dim 0, then moved to dim.
+      TENSORD_ASSIGN_OR_RETURN(values, Movedim(picked, {0}, {d}));
+    } else {
+      TENSORD_ASSIGN_OR_RETURN(const Tensor flat, View(rows, {n}));
+      TENSORD_ASSIGN_OR_RETURN(values, RunNowSingle(PlanOp("index_select", {flat, at}, along0)));
+    }
+    plan.outputs.push_back(values);
+    // Step 3: the inverse (each item's run, put back in the items' own order) and the counts.
+    if (!args.inverse && !args.counts) return absl::OkStatus();
+    Composition rest({starts, at});
+    if (args.inverse) {
+      TENSORD_ASSIGN_OR_RETURN(Tensor run, rest.ToDType(starts, DType::kInt64));
+      TENSORD_ASSIGN_OR_RETURN(run, rest.Op1("cumsum", {run}, along0));
+      TENSORD_ASSIGN_OR_RETURN(run, rest.Op1("sub", {run}, Attrs().Set("other", Scalar(int64_t{1}))));
+      if (order.defined()) {
+        TENSORD_ASSIGN_OR_RETURN(Tensor back, rest.Full({n}, Scalar(int64_t{0}), DType::kInt64, device));
+        TENSORD_RETURN_IF_ERROR(rest.Op("scatter_", {back, order, run}, along0).status());
+        run = back;
+      }
+      TENSORD_ASSIGN_OR_RETURN(run, View(run, inverse_shape));
+      rest.Add(ViewPlan({run}));
+      plan.outputs.push_back(run);
+    }
+    if (args.counts) {
+      TENSORD_ASSIGN_OR_RETURN(const Tensor end, rest.Full({1}, Scalar(n), DType::kInt64, device));
+      TENSORD_ASSIGN_OR_RETURN(const Tensor later, Narrow(at, 0, 1, runs - 1));
+      TENSORD_ASSIGN_OR_RETURN(const Tensor ends, rest.Op1("cat", {later, end}, along0));
+      TENSORD_ASSIGN_OR_RETURN(const Tensor counts, rest.Op1("sub", {ends, at}));
+      plan.outputs.push_back(counts);
+    }
+    std::vector<Tensor> made(plan.outputs.begin() + 1, plan.outputs.end());
+    return RunNow(std::move(rest).Finish(std::move(made))).status();
+  }));
+  return plan;
+}
+
+// ---- bincount -------------------------------------------------------------------------------
+
+absl::StatusOr<PlannedOp> PlanBincount(const Tensor& self, const Tensor& weights,
+                                       int64_t minlength) {
+  constexpr absl::string_view op = "bincount";
+  if (weights.defined()) TENSORD_RETURN_IF_ERROR(CommonDevice(op, {self, weights}).status());
+  if (minlength < 0) return RuntimeError(op, "minlength should be >= 0");
+  if (self.dim() == 1 && self.numel() == 0) {
+    // torch answers int64 zeros here, whatever the weights.
+    return PlanFull({minlength}, Scalar(int64_t{0}), DType::kInt64, self.device());
+  }
+  if (self.dim() != 1 || !IsIntegral(self.dtype(), /*include_bool=*/false)) {
+    if (self.dim() == 1 && !IsIntegral(self.dtype(), /*include_bool=*/false)) {
+      return KernelNotImplemented(op, "bincount_cpu", self.dtype());
+    }
+    return RuntimeError(op, "bincount only supports 1-d non-negative integral inputs.");
+  }
+  if (weights.defined() && (weights.dim() != 1 || weights.numel() != self.numel())) {
+    return RuntimeError(op, "weights should be 1-d and have the same length as input");
+  }
+  const DType out_dtype = !weights.defined()                  ? DType::kInt64
+                          : weights.dtype() == DType::kFloat32 ? DType::kFloat32
+                                                               : DType::kFloat64;
+  PlannedOp plan;
+  TENSORD_RETURN_IF_ERROR(ReadNow({self, weights}, [&]() -> absl::Status {
+    TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> range, RunNow(PlanOp("aminmax", {self}, Attrs())));
+    TENSORD_ASSIGN_OR_RETURN(std::vector<int64_t> low, HostInts(range.at(0)));
+    TENSORD_ASSIGN_OR_RETURN(std::vector<int64_t> high, HostInts(range.at(1)));
+    if (low.at(0) < 0) {
+      return RuntimeError(op, "bincount only supports 1-d non-negative integral inputs.");
+    }
+    const int64_t size = std::max(high.at(0) + 1, minlength);
+    Composition c({self, weights});
+    TENSORD_ASSIGN_OR_RETURN(const Tensor out, c.Full({size}, Scalar(int64_t{0}), out_dtype, self.device()));
+    Tensor counted;
+    if (weights.defined()) {
+      TENSORD_ASSIGN_OR_RETURN(counted, c.ToDType(weights, out_dtype));
+    } else {
+      TENSORD_ASSIGN_OR_RETURN(counted, c.Full({self.numel()}, Scalar(int64_t{1}), out_dtype, self.device()));
+    }
+    TENSORD_ASSIGN_OR_RETURN(const Tensor index, c.ToDType(self, DType::kInt64));
+    TENSORD_RETURN_IF_ERROR(
+        c.Op("index_add_", {out, index, counted}, Attrs().Set("dim", int64_t{0})).status());
+    TENSORD_ASSIGN_OR_RETURN(plan.outputs, RunNow(std::move(c).Finish({out})));
+    return absl::OkStatus();
+  }));
+  return plan;
+}
+
+// ---- repeat_interleave ----------------------------------------------------------------------
+
+// self's slices along dim, each repeated by its count in `repeats` (1-d, one per slice, or one
+// for all); without dim, self's elements. The output's positions find their slice by a binary
+// search in the counts' running sums, on the device.
+absl::StatusOr<PlannedOp> PlanRepeatInterleave(const Tensor& self, const Tensor& repeats,
+                                               std::optional<int64_t> dim,
+                                               std::optional<int64_t> output_size) {
+  constexpr absl::string_view op = "repeat_interleave";
+  TENSORD_RETURN_IF_ERROR(CommonDevice(op, {self, repeats}).status());
+  if (repeats.dim() > 1) return RuntimeError(op, "repeats must be 0-dim or 1-dim tensor");
+  if (repeats.dtype() != DType::kInt64 && repeats.dtype() != DType::kInt32) {
+    return KernelNotImplemented(op, "repeat_interleave_cpu", repeats.dtype());
+  }
+  Tensor x = self;
+  int64_t d = 0;
+  if (dim) {
+    if (self.dim() == 0) {
+      return IndexError(op, absl::StrCat("Dimension specified as ", *dim,
+                                         " but tensor has no dimensions"));
+    }
+    TENSORD_ASSIGN_OR_RETURN(d, WrapDim(op, *dim, self.dim()));
+  } else {
+    TENSORD_ASSIGN_OR_RETURN(x, Reshape(self, {self.numel()}));
+  }
+  const int64_t n = x.size(d);
+  if (repeats.numel() != 1 && repeats.numel() != n) {
+    return RuntimeError(op, "repeats must have the same size as input along dim");
+  }
+  PlannedOp plan;
+  TENSORD_RETURN_IF_ERROR(ReadNow({self, repeats}, [&]() -> absl::Status {
+    TENSORD_ASSIGN_OR_RETURN(const std::vector<int64_t> counts, HostInts(repeats));
+    for (const int64_t r : counts) {
+      if (r < 0) return RuntimeError(op, "repeats can not be negative");
+    }
+    int64_t total = 0;
+    bool overflow = false;
+    for (const int64_t r : counts) {
+      const int64_t times = counts.size() == 1 ? n : 1;
+      int64_t part = 0;
+      overflow |= __builtin_mul_overflow(r, times, &part);
+      overflow |= __builtin_add_overflow(total, part, &total);
+    }
+    if (overflow) return RuntimeError(op, "the repeated size overflows int64");
+    if (output_size && *output_size != total) {
+      return RuntimeError(op, "allocated size does not match required size");
+    }
+    Composition c({x, repeats});
+    TENSORD_ASSIGN_OR_RETURN(Tensor ends, c.ToDType(repeats, DType::kInt64));
+    if (counts.size() == 1) {
+      TENSORD_ASSIGN_OR_RETURN(ends, Expand(ends, {n}));
+    }
+    TENSORD_ASSIGN_OR_RETURN(ends, c.Op1("cumsum", {ends}, Attrs().Set("dim", int64_t{0})));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor positions,
+                             c.Arange(Scalar(int64_t{0}), Scalar(total), Scalar(int64_t{1}),
+                                      DType::kInt64, x.device()));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor slice,
+                             c.Op1("searchsorted", {ends, positions, Tensor()}, Attrs().Set("right", true)));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor out,
+                             c.Op1("index_select", {x, slice}, Attrs().Set("dim", d)));
+    TENSORD_ASSIGN_OR_RETURN(plan.outputs, RunNow(std::move(c).Finish({out})));
+    return absl::OkStatus();
+  }));
+  return plan;
+}
+
+}  // namespace
+
+void RegisterDataDependentOps(std::vector<OpDef>& ops) {
+  ops.push_back({"masked_select", OpKind::kDataDependent, {"self", "mask"}, {},
+                 "The elements of self where mask is true, as a 1-d tensor. Data-dependent: "
+                 "waits for its inputs first.",
+                 false, [](Inputs in, AttrReader&) { return PlanMaskedSelect(in[0], in[1]); }});
+  ops.push_back({"nonzero", OpKind::kDataDependent, {"self"}, {},
+                 "Indices of the nonzero elements, shape (count, dim). Data-dependent: waits for "
+                 "its input first.",
+                 false, [](Inputs in, AttrReader&) { return PlanNonzero(in[0]); }});
+  for (const bool sorted : {true, false}) {
+    const std::string name = sorted ? "unique" : "unique_consecutive";
+    std::vector<AttrSpec> attrs = {Opt("return_inverse", AttrType::kBool, "false"),
+                                   Opt("return_counts", AttrType::kBool, "false"),
+                                   Opt("dim", AttrType::kInt, "None")};
+    if (sorted) {
+      attrs.insert(attrs.begin(), Opt("sorted", AttrType::kBool, "true",
+                                      "the values are always returned sorted here"));
+    }
+    ops.push_back(
+        {name, OpKind::kDataDependent, {"self"}, std::move(attrs),
+         sorted ? "The distinct elements (or slices along dim), sorted; then on request each "
+                  "element's position among them (return_inverse) and how often each occurs "
+                  "(return_counts). Data-dependent: waits for its input first."
+                : "The first element (or slice along dim) of each run of equal neighbours; "
+                  "then on request each element's run (return_inverse) and the runs' lengths "
+                  "(return_counts). Data-dependent: waits for its input first.",
+         /*multi_output=*/true,
+         [name, sorted](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+           UniqueArgs args;
+           args.sorted = sorted;
+           if (sorted) TENSORD_RETURN_IF_ERROR(a.Bool("sorted", true).status());
+           TENSORD_ASSIGN_OR_RETURN(args.inverse, a.Bool("return_inverse", false));
+           TENSORD_ASSIGN_OR_RETURN(args.counts, a.Bool("return_counts", false));
+           TENSORD_ASSIGN_OR_RETURN(args.dim, a.OptionalInt("dim"));
+           return PlanUnique(name, in[0], args);
+         }});
+  }
+  ops.push_back({"bincount", OpKind::kDataDependent, {"self", "weights"},
+                 {Opt("minlength", AttrType::kInt, "0")},
+                 "How often each value of the 1-d non-negative integer self occurs (or the sum "
+                 "of its weights), over max(self) + 1 or minlength bins. Data-dependent: waits "
+                 "for its inputs first.",
+                 false,
+                 [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(int64_t minlength, a.Int("minlength", 0));
+                   return PlanBincount(in[0], in[1], minlength);
+                 },
+                 false, {"weights"}, {"weights"}});
+  ops.push_back({"repeat_interleave", OpKind::kDataDependent, {"self", "repeats"},
+                 {Opt("dim", AttrType::kInt, "None"), Opt("output_size", AttrType::kInt, "None")},
+                 "self's slices along dim (or its elements, without dim) each repeated by its "
+                 "count in the int tensor repeats. Data-dependent: waits for its inputs first.",
+                 false,
+                 [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(std::optional<int64_t> dim, a.OptionalInt("dim"));
+                   TENSORD_ASSIGN_OR_RETURN(std::optional<int64_t> output_size,
+                                            a.OptionalInt("output_size"));
+                   return PlanRepeatInterleave(in[0], in[1], dim, output_size);
+                 }});
+}
+
+}  // namespace tensord::engine

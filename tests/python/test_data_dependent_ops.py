@@ -1,0 +1,262 @@
+"""Ops whose outputs' sizes depend on the data (engine/ops/data_dependent_ops.cc): unique,
+unique_consecutive, bincount and repeat_interleave by a tensor of counts; against torch 1.13
+over dtypes and layouts: values, dtypes, shapes, strides of results and exception classes.
+
+torch 1.13's CPU unique of a tensor holding NaN orders its output by std::sort with NaN (no
+order at all: NaN may land between numbers, with a count of 0); tensord sorts NaN last, each NaN
+a value of its own. Those cases are not compared; unique(sorted=False) answers sorted here
+(torch leaves the order unspecified; its CPU kernel answers in hash order), so it is compared
+as a set.
+"""
+import warnings
+import zlib
+
+import numpy as np
+import pytest
+import torch
+
+import tensord
+from oracle import as_torch, outcome
+
+DTYPES = ["float32", "float64", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool"]
+
+
+class _Values(dict):
+    """Small integers (many repeats) of a shape, drawn from a generator seeded by the key."""
+
+    def __missing__(self, key):
+        shape, low, high = key
+        gen = np.random.default_rng(zlib.crc32(repr(key).encode()))
+        self[key] = gen.integers(low, high, size=shape).astype(np.float64)
+        return self[key]
+
+
+_values = _Values()
+
+
+def data(m, shape, dtype, layout="contiguous", low=0, high=4):
+    shape = tuple(shape)
+    made = shape if layout == "contiguous" else shape[:-2] + (shape[-1], shape[-2])
+    values = _values[(made, low, high)]
+    t = m.tensor(values > 1) if dtype == "bool" else m.tensor(values).to(getattr(m, dtype))
+    return t if layout == "contiguous" else t.transpose(-1, -2)
+
+
+def _unique_cases():
+    cases = {}
+    for d in DTYPES:
+        for lo in ["contiguous", "transposed"]:
+            k = f"[{d},{lo}]"
+            x = lambda m, d=d, lo=lo: data(m, (5, 6), d, lo)  # noqa: E731
+            cases["unique" + k] = lambda m, x=x: m.unique(x(m))
+            cases["unique(inverse, counts)" + k] = lambda m, x=x: m.unique(
+                x(m), return_inverse=True, return_counts=True)
+            cases["unique(dim 0, inverse, counts)" + k] = lambda m, x=x: m.unique(
+                x(m), dim=0, return_inverse=True, return_counts=True)
+            cases["unique(dim 1)" + k] = lambda m, x=x: m.unique(x(m), dim=1)
+            cases["unique(dim -1, inverse)" + k] = lambda m, x=x: m.unique(
+                x(m), dim=-1, return_inverse=True)
+            cases["unique_consecutive" + k] = lambda m, x=x: m.unique_consecutive(x(m))
+            cases["unique_consecutive(inverse, counts)" + k] = lambda m, x=x: m.unique_consecutive(
+                x(m), return_inverse=True, return_counts=True)
+            cases["unique_consecutive(dim 0, inverse, counts)" + k] = \
+                lambda m, x=x: m.unique_consecutive(x(m), dim=0, return_inverse=True,
+                                                    return_counts=True)
+            cases["Tensor.unique(counts)" + k] = lambda m, x=x: x(m).unique(return_counts=True)
+    cases.update({
+        "unique(repeated rows, dim 0)": lambda m: m.unique(
+            m.tensor([[1, 2], [0, 5], [1, 2], [0, 1]]), dim=0, return_inverse=True,
+            return_counts=True),
+        "unique(3-d, dim 1)": lambda m: m.unique(data(m, (2, 5, 3), "int64", low=0, high=2),
+                                                 dim=1, return_inverse=True, return_counts=True),
+        "unique(0-d)": lambda m: m.unique(m.tensor(5.0), return_inverse=True, return_counts=True),
+        "unique(empty)": lambda m: m.unique(m.zeros(0, 3), return_inverse=True,
+                                            return_counts=True),
+        "unique(empty, dim 0)": lambda m: m.unique(m.zeros(0, 3), dim=0, return_inverse=True,
+                                                   return_counts=True),
+        "unique(empty, other dim)": lambda m: m.unique(m.zeros(0, 3), dim=1),
+        "unique(zero columns, dim 0)": lambda m: m.unique(m.zeros(2, 0), dim=0),
+        "unique(0-d, dim 0)": lambda m: m.unique(m.tensor(3.0), dim=0),
+        "unique(dim out of range)": lambda m: m.unique(m.zeros(2, 3), dim=2),
+        "unique(float16)": lambda m: m.unique(m.ones(3).half()),
+        "unique(float16, dim)": lambda m: m.unique(m.ones(3).half(), dim=0),
+        "unique(one element)": lambda m: m.unique(m.tensor([7]), return_inverse=True,
+                                                  return_counts=True),
+        "unique(all equal)": lambda m: m.unique(m.full((4, 3), 2), return_inverse=True,
+                                                return_counts=True),
+        "unique(negative zero)": lambda m: m.unique(m.tensor([0.0, -0.0, 1.0]),
+                                                    return_counts=True)[1],
+        "unique(strided view)": lambda m: m.unique(data(m, (6, 8), "int64")[::2, 1::3],
+                                                   return_inverse=True),
+        "unique(large)": lambda m: m.unique(data(m, (3000,), "int64", low=-50, high=50),
+                                            return_inverse=True, return_counts=True),
+        "unique_consecutive(nan)": lambda m: m.unique_consecutive(
+            m.tensor([1.0, float("nan"), float("nan"), 2.0, 2.0]), return_counts=True),
+        "unique_consecutive(0-d)": lambda m: m.unique_consecutive(m.tensor(2),
+                                                                  return_inverse=True),
+        "unique_consecutive(float16)": lambda m: m.unique_consecutive(m.ones(3).half()),
+        "unique_consecutive(dim 1)": lambda m: m.unique_consecutive(
+            m.tensor([[1, 1, 2], [3, 3, 4]]), dim=1, return_counts=True),
+    })
+    return cases
+
+
+def _bincount_cases():
+    cases = {}
+    for d in ["int64", "int32", "int16", "int8", "uint8"]:
+        x = lambda m, d=d: data(m, (40,), d, low=0, high=9)  # noqa: E731
+        cases[f"bincount[{d}]"] = lambda m, x=x: m.bincount(x(m))
+        cases[f"bincount(minlength)[{d}]"] = lambda m, x=x: m.bincount(x(m), minlength=20)
+        for w in ["float32", "float64", "float16", "int64", "bool"]:
+            cases[f"bincount(weights {w})[{d}]"] = lambda m, x=x, w=w: m.bincount(
+                x(m), data(m, (40,), w, low=-3, high=4))
+        cases[f"Tensor.bincount[{d}]"] = lambda m, x=x: x(m).bincount(minlength=3)
+    cases.update({
+        "bincount(strided)": lambda m: m.bincount(data(m, (10, 4), "int64").t()[1]),
+        "bincount(negative)": lambda m: m.bincount(m.tensor([0, -1])),
+        "bincount(float)": lambda m: m.bincount(m.tensor([0.0, 1.0])),
+        "bincount(bool)": lambda m: m.bincount(m.tensor([True, False])),
+        "bincount(2-d)": lambda m: m.bincount(m.tensor([[1]])),
+        "bincount(0-d)": lambda m: m.bincount(m.tensor(1)),
+        "bincount(empty)": lambda m: m.bincount(m.zeros(0, dtype=m.int64)),
+        "bincount(empty, weights, minlength)": lambda m: m.bincount(
+            m.zeros(0, dtype=m.int64), m.zeros(0), minlength=3),
+        "bincount(weights too short)": lambda m: m.bincount(m.tensor([1, 3]), m.tensor([1.0])),
+        "bincount(2-d weights)": lambda m: m.bincount(m.tensor([1, 3]), m.tensor([[1.0, 2.0]])),
+        "bincount(negative minlength)": lambda m: m.bincount(m.tensor([1, 3]), minlength=-1),
+    })
+    return cases
+
+
+def _repeat_interleave_cases():
+    cases = {}
+    for d in DTYPES:
+        for lo in ["contiguous", "transposed"]:
+            k = f"[{d},{lo}]"
+            x = lambda m, d=d, lo=lo: data(m, (3, 4), d, lo)  # noqa: E731
+            cases["repeat_interleave(tensor, dim 0)" + k] = lambda m, x=x: x(m).repeat_interleave(
+                m.tensor([1, 0, 3]), dim=0)
+            cases["repeat_interleave(tensor, dim -1)" + k] = lambda m, x=x: m.repeat_interleave(
+                x(m), m.tensor([2, 1, 0, 2], dtype=m.int32), dim=-1)
+            cases["repeat_interleave(tensor, flat)" + k] = lambda m, x=x: x(m).repeat_interleave(
+                m.arange(12) % 3)
+            cases["repeat_interleave(int, dim 1)" + k] = lambda m, x=x: x(m).repeat_interleave(
+                2, dim=1)
+            cases["repeat_interleave(int)" + k] = lambda m, x=x: x(m).repeat_interleave(3)
+    cases.update({
+        "repeat_interleave(one-element tensor)": lambda m: m.tensor([[1, 2], [3, 4]])
+        .repeat_interleave(m.tensor([2]), dim=1),
+        "repeat_interleave(0-d tensor)": lambda m: m.tensor([[1, 2], [3, 4]])
+        .repeat_interleave(m.tensor(2), dim=0),
+        "repeat_interleave(counts only)": lambda m: m.repeat_interleave(m.tensor([1, 0, 3])),
+        "repeat_interleave(counts only, 2-d)": lambda m: m.repeat_interleave(m.tensor([[1, 0]])),
+        "repeat_interleave(counts only, 0-d)": lambda m: m.repeat_interleave(m.tensor(2)),
+        "repeat_interleave(negative)": lambda m: m.ones(2, 2).repeat_interleave(
+            m.tensor([1, -2]), dim=0),
+        "repeat_interleave(negative int)": lambda m: m.ones(2, 2).repeat_interleave(-1),
+        "repeat_interleave(float repeats)": lambda m: m.ones(2, 2).repeat_interleave(
+            m.tensor([1.0, 2.0]), dim=0),
+        "repeat_interleave(wrong length)": lambda m: m.ones(2, 2).repeat_interleave(
+            m.tensor([1, 2, 3]), dim=0),
+        "repeat_interleave(2-d repeats)": lambda m: m.ones(2, 2).repeat_interleave(
+            m.tensor([[1, 2]]), dim=0),
+        "repeat_interleave(dim out of range)": lambda m: m.ones(2, 2).repeat_interleave(2, dim=3),
+        "repeat_interleave(tensor, dim out of range)": lambda m: m.ones(2, 2).repeat_interleave(
+            m.tensor([1, 2]), dim=3),
+        "repeat_interleave(output_size)": lambda m: m.ones(2, 2).repeat_interleave(
+            m.tensor([1, 2]), dim=0, output_size=3),
+        "repeat_interleave(wrong output_size)": lambda m: m.ones(2, 2).repeat_interleave(
+            m.tensor([1, 2]), dim=0, output_size=4),
+        "repeat_interleave(all zero)": lambda m: m.ones(2, 2).repeat_interleave(
+            m.tensor([0, 0]), dim=0),
+        "repeat_interleave(0-d self, dim 0)": lambda m: m.tensor(5.0).repeat_interleave(
+            m.tensor([3]), dim=0),
+        "repeat_interleave(0-d self, int, dim -1)": lambda m: m.tensor(5.0).repeat_interleave(
+            3, dim=-1),
+        "repeat_interleave(0-d self)": lambda m: m.tensor(5.0).repeat_interleave(m.tensor(3)),
+    })
+    return cases
+
+
+CASES = {**_unique_cases(), **_bincount_cases(), **_repeat_interleave_cases()}
+
+TOLERANCE = {torch.float16: 1e-2, torch.bfloat16: 1e-2, torch.float32: 1e-6, torch.float64: 1e-12}
+
+
+def _as_list(r):
+    return list(r) if isinstance(r, (tuple, list)) else [r]
+
+
+def _same(got, want, name):
+    assert str(got.dtype) == str(want.dtype), name
+    assert tuple(got.shape) == tuple(want.shape), name
+    if want.numel() > 1:
+        assert got.stride() == want.stride(), (name, got.stride(), want.stride())
+    g = as_torch(got)
+    if want.is_floating_point():
+        tol = TOLERANCE[want.dtype]
+        torch.testing.assert_close(g, want, rtol=tol, atol=tol, equal_nan=True)
+    else:
+        assert torch.equal(g, want), (name, g, want)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_matches_torch(name, session):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want, werr = outcome(lambda: CASES[name](torch))
+        got, gerr = outcome(lambda: CASES[name](tensord))
+    _, late = outcome(tensord.synchronize)
+    assert late is None or gerr is not None, late
+    if werr:
+        assert gerr is not None, f"torch raised {werr}, tensord returned {got}"
+        assert gerr[0] == werr[0], (gerr, werr)
+        return
+    assert gerr is None, gerr
+    got, want = _as_list(got), _as_list(want)
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        _same(g, w, f"{name} output {i}")
+
+
+def test_unique_unsorted_holds_the_same_values_and_a_consistent_inverse(session):
+    x = data(torch, (7, 5), "int64", low=-4, high=9)
+    values, inverse, counts = tensord.unique(tensord.tensor(x), sorted=False,
+                                             return_inverse=True, return_counts=True)
+    want = torch.unique(x)
+    assert sorted(as_torch(values).tolist()) == want.tolist()
+    assert torch.equal(as_torch(values)[as_torch(inverse)], x)
+    assert int(as_torch(counts).sum()) == x.numel()
+
+
+def test_unique_of_nan_keeps_each_nan(session):
+    """Each NaN differs from every value, itself included: a value of its own, sorted last."""
+    values, counts = tensord.unique(tensord.tensor([3.0, float("nan"), 1.0, float("nan"), 3.0]),
+                                    return_counts=True)
+    v = as_torch(values)
+    assert v[:2].tolist() == [1.0, 3.0] and bool(v[2:].isnan().all()) and v.numel() == 4
+    assert as_torch(counts).tolist() == [1, 2, 1, 1]
+
+
+def test_the_data_never_leaves_the_device_in_pieces(session):
+    """unique and repeat_interleave of a large tensor answer in one call each, and big outputs
+    come out right (a composition that looped on the host would time out here)."""
+    import time  # noqa: PLC0415
+    x = torch.randint(0, 1000, (2_000_000,))
+    t = tensord.tensor(x)
+    start = time.monotonic()
+    values, counts = tensord.unique(t, return_counts=True)
+    rep = tensord.repeat_interleave(t[:1000], tensord.tensor(torch.full((1000,), 500)))
+    assert rep.shape == (500_000,)
+    elapsed = time.monotonic() - start
+    want_values, want_counts = torch.unique(x, return_counts=True)
+    assert torch.equal(as_torch(values), want_values)
+    assert torch.equal(as_torch(counts), want_counts)
+    assert torch.equal(as_torch(rep), x[:1000].repeat_interleave(500))
+    assert elapsed < 20, elapsed
+
+
+def test_the_cases_cover_every_dtype_and_both_layouts():
+    for op in ["unique", "unique_consecutive", "repeat_interleave(tensor, dim 0)"]:
+        names = [n for n in CASES if n.startswith(op + "[")]
+        assert len(names) == 2 * len(DTYPES), (op, names)

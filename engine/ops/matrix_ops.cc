@@ -1,5 +1,5 @@
 // Matrices built from their parts or reduced to them: trace, diag, diagflat, diag_embed,
-// block_diag, kron and cross. Each is a composition (composition.h) of views, fills, copies and
+// block_diag, kron and cross; and the positions of a triangle, tril_indices and triu_indices. Each is a composition (composition.h) of views, fills, copies and
 // elementwise ops, so it runs on every device; dtype rules and errors are torch 1.13's.
 #include <algorithm>
 #include <limits>
@@ -222,9 +222,95 @@ absl::StatusOr<PlannedOp> PlanCross(const Tensor& a, const Tensor& b,
   return std::move(c).Finish({out});
 }
 
+
+// Σ_{i < n} clamp(i + a, 0, col), in closed form (n and col non-negative).
+__int128 SumOfClamped(int64_t n, int64_t a, int64_t col) {
+  const __int128 lo = std::clamp<__int128>(-static_cast<__int128>(a), 0, n);  // first i + a >= 0
+  const __int128 hi = std::clamp<__int128>(static_cast<__int128>(col) - a, lo, n);  // first >= col
+  const __int128 m = hi - lo;  // the terms strictly inside (0, col): lo + a, …, hi - 1 + a
+  return m * (lo + a) + m * (m - 1) / 2 + (static_cast<__int128>(n) - hi) * col;
+}
+
+// torch.tril_indices / triu_indices: the (row, col) pairs on and below (above) the offset-th
+// diagonal of a row x col matrix, row by row, as a (2, count) tensor. Row i holds the columns
+// [first_i, end_i); the k-th pair's row is found by a binary search in the rows' running ends,
+// and its column from there: a composition of index arithmetic on the device, sized at once.
+absl::StatusOr<PlannedOp> PlanTriangleIndices(absl::string_view op, bool lower, int64_t row,
+                                              int64_t col, int64_t offset, DType dtype,
+                                              const Device& device) {
+  if (row < 0) return RuntimeError(op, absl::StrCat("row must be non-negative, got", row));
+  if (col < 0) return RuntimeError(op, absl::StrCat("col must be non-negative, got", col));
+  if (dtype != DType::kInt64 && dtype != DType::kInt32) {
+    return KernelNotImplemented(op, op, dtype);
+  }
+  // Row i's columns: tril [0, clamp(i + offset + 1, 0, col)), triu [clamp(i + offset, 0, col), col).
+  const __int128 total = lower ? SumOfClamped(row, offset + (offset < INT64_MAX ? 1 : 0), col)
+                               : static_cast<__int128>(row) * col - SumOfClamped(row, offset, col);
+  if (total > std::numeric_limits<int64_t>::max() / 2) {
+    return RuntimeError(op, absl::StrCat(op, "(): ", row, " x ", col,
+                                         " has too many positions to list"));
+  }
+  const int64_t count = static_cast<int64_t>(total);
+  Composition c({});
+  if (count == 0) {
+    TENSORD_ASSIGN_OR_RETURN(const Tensor none, c.Full({2, 0}, Scalar(int64_t{0}), dtype, device));
+    return std::move(c).Finish({none});
+  }
+  // Saturated so that i + offset never overflows: beyond ±(row + col) the answer is the same.
+  const int64_t shift = std::clamp<int64_t>(offset, -row - 1, col + 1);
+  const Attrs along0 = Attrs().Set("dim", int64_t{0});
+  TENSORD_ASSIGN_OR_RETURN(const Tensor i, c.Arange(Scalar(int64_t{0}), Scalar(row),
+                                                    Scalar(int64_t{1}), DType::kInt64, device));
+  TENSORD_ASSIGN_OR_RETURN(Tensor first, c.Op1("add", {i}, Attrs().Set("other", Scalar(shift))));
+  TENSORD_ASSIGN_OR_RETURN(first, c.Op1("clamp_min", {first}, Attrs().Set("min", Scalar(int64_t{0}))));
+  TENSORD_ASSIGN_OR_RETURN(first, c.Op1("clamp_max", {first}, Attrs().Set("max", Scalar(col))));
+  Tensor widths;
+  if (lower) {  // [0, clamp(i + offset + 1, 0, col)): first is reused as the start of 0
+    TENSORD_ASSIGN_OR_RETURN(widths, c.Op1("add", {i}, Attrs().Set("other", Scalar(shift + 1))));
+    TENSORD_ASSIGN_OR_RETURN(widths, c.Op1("clamp_min", {widths}, Attrs().Set("min", Scalar(int64_t{0}))));
+    TENSORD_ASSIGN_OR_RETURN(widths, c.Op1("clamp_max", {widths}, Attrs().Set("max", Scalar(col))));
+    TENSORD_ASSIGN_OR_RETURN(first, c.Full({row}, Scalar(int64_t{0}), DType::kInt64, device));
+  } else {
+    TENSORD_ASSIGN_OR_RETURN(widths, c.Op1("neg", {first}));
+    TENSORD_ASSIGN_OR_RETURN(widths, c.Op1("add", {widths}, Attrs().Set("other", Scalar(col))));
+  }
+  TENSORD_ASSIGN_OR_RETURN(const Tensor ends, c.Op1("cumsum", {widths}, along0));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor k, c.Arange(Scalar(int64_t{0}), Scalar(count),
+                                                    Scalar(int64_t{1}), DType::kInt64, device));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor rows,
+                           c.Op1("searchsorted", {ends, k, Tensor()}, Attrs().Set("right", true)));
+  // column = k - (the row's start in k) + the row's first column
+  TENSORD_ASSIGN_OR_RETURN(Tensor starts, c.Op1("sub", {ends, widths}));
+  TENSORD_ASSIGN_OR_RETURN(starts, c.Op1("sub", {starts, first}));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor at, c.Op1("index_select", {starts, rows}, along0));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor cols, c.Op1("sub", {k, at}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor out, c.Op1("stack", {rows, cols}, along0));
+  TENSORD_ASSIGN_OR_RETURN(out, c.ToDType(out, dtype));
+  return std::move(c).Finish({out});
+}
 }  // namespace
 
 void RegisterMatrixOps(std::vector<OpDef>& ops) {
+  for (const bool lower : {true, false}) {
+    const std::string name = lower ? "tril_indices" : "triu_indices";
+    ops.push_back({name, OpKind::kFactory, {},
+                   {Req("row", AttrType::kInt), Req("col", AttrType::kInt),
+                    Opt("offset", AttrType::kInt, "0"), Opt("dtype", AttrType::kDType, "int64"),
+                    Opt("device", AttrType::kDevice, "the session's device")},
+                   lower ? "The (row, col) positions on and below the offset-th diagonal of a "
+                           "row x col matrix, row by row, as a (2, count) tensor."
+                         : "The (row, col) positions on and above the offset-th diagonal of a "
+                           "row x col matrix, row by row, as a (2, count) tensor.",
+                   false, [name, lower](Inputs, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                     TENSORD_ASSIGN_OR_RETURN(int64_t row, a.Int("row"));
+                     TENSORD_ASSIGN_OR_RETURN(int64_t col, a.Int("col"));
+                     TENSORD_ASSIGN_OR_RETURN(int64_t offset, a.Int("offset", 0));
+                     TENSORD_ASSIGN_OR_RETURN(auto dtype, a.OptionalDType("dtype"));
+                     TENSORD_ASSIGN_OR_RETURN(auto device, a.GetDevice("device", kCpu));
+                     return PlanTriangleIndices(name, lower, row, col, offset,
+                                                dtype.value_or(DType::kInt64), device);
+                   }});
+  }
   ops.push_back({"trace", OpKind::kCompute, {"self"}, {},
                  "Sum of a matrix's main diagonal (integers summed in int64).", false,
                  [](Inputs in, AttrReader&) { return PlanTrace(in[0]); }});

@@ -1,9 +1,12 @@
-// Sorting and selection along a dim: sort, argsort, topk, kthvalue, mode, and the binary
+// Sorting and selection along a dim: sort, argsort, topk, kthvalue, mode, median, nanmedian,
+// and the binary
 // searches searchsorted and bucketize. Each device runs them with its Backend::Sort, ::TopK and
 // ::SearchSorted; the planners here check the arguments as torch does and lay the outputs out
 // as torch does (sort: self's dense layout; the others: contiguous).
 #include <algorithm>
 #include <functional>
+#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -285,6 +288,88 @@ absl::StatusOr<PlannedOp> PlanMode(const Tensor& self, int64_t dim, bool keepdim
   return std::move(c).Finish({values, indices});
 }
 
+// median and nanmedian (ignore_nan): the lower median along dim, with its position; flattened
+// (value only) without dim. Planned on a stable sort, where NaN sorts last in its own order, so
+// the answer is the sorted row's k-th element with
+//   median:    k = n - nans where the row holds NaN (its first NaN), else (n - 1) / 2;
+//   nanmedian: k = (n - nans - 1) / 2 where a number is left, else (n - 1) / 2 (a NaN);
+// torch's nth_element picks the same element and position for these, ties included.
+absl::StatusOr<PlannedOp> PlanMedian(absl::string_view op, const Tensor& self,
+                                     std::optional<int64_t> dim, bool keepdim, bool ignore_nan) {
+  if (self.dtype() == DType::kBool || self.dtype() == DType::kFloat16) {
+    return KernelNotImplemented(op, dim ? "median_out" : "median_cpu", self.dtype());
+  }
+  Composition c({self});
+  if (!dim && self.numel() == 0) {
+    // torch answers NaN, converted to an integer dtype as x86's conversion does (the "integer
+    // indefinite" lowest value of int32 and int64, whose low bits give 0 for the narrower ones).
+    Scalar nan(std::numeric_limits<double>::quiet_NaN());
+    if (self.dtype() == DType::kInt64) nan = Scalar(std::numeric_limits<int64_t>::min());
+    else if (self.dtype() == DType::kInt32) nan = Scalar(int64_t{std::numeric_limits<int32_t>::min()});
+    else if (!IsFloating(self.dtype())) nan = Scalar(int64_t{0});
+    TENSORD_ASSIGN_OR_RETURN(const Tensor none, c.Full({}, nan, self.dtype(), self.device()));
+    return std::move(c).Finish({none});
+  }
+  Tensor rows = self;
+  int64_t d = 0;
+  DimVector kept;  // the result's shape
+  if (!dim) {
+    TENSORD_ASSIGN_OR_RETURN(rows, c.Reshape(self, {self.numel()}));
+  } else {
+    TENSORD_ASSIGN_OR_RETURN(d, WrapDim(op, *dim, self.dim()));
+    if (SizeAlong(self, d) == 0) {
+      return IndexError(op, absl::StrCat(op, "(): Expected reduction dim ", d,
+                                         " to have non-zero size."));
+    }
+    for (int64_t i = 0; i < self.dim(); ++i) {
+      if (i != d) kept.push_back(self.size(i));
+      else if (keepdim) kept.push_back(1);
+    }
+    if (self.dim() == 0) {
+      TENSORD_ASSIGN_OR_RETURN(rows, View(self, {1}));
+    } else {
+      TENSORD_ASSIGN_OR_RETURN(rows, Movedim(self, {d}, {-1}));
+    }
+  }
+  const int64_t last_dim = rows.dim() - 1;
+  const int64_t n = rows.size(last_dim);
+  DimVector one_shape(rows.sizes().begin(), rows.sizes().end());
+  one_shape.back() = 1;
+  Tensor values, indices;
+  if (rows.numel() == 0) {
+    TENSORD_ASSIGN_OR_RETURN(values, c.Full(one_shape, Scalar(int64_t{0}), self.dtype(), self.device()));
+    TENSORD_ASSIGN_OR_RETURN(indices, c.Full(one_shape, Scalar(int64_t{0}), DType::kInt64, self.device()));
+  } else {
+    const Attrs along = Attrs().Set("dim", int64_t{-1});
+    TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> sorted, c.Op("sort", {rows}, along));
+    TENSORD_ASSIGN_OR_RETURN(Tensor k, c.Full(one_shape, Scalar((n - 1) / 2), DType::kInt64, self.device()));
+    if (IsFloating(self.dtype())) {
+      TENSORD_ASSIGN_OR_RETURN(Tensor nans, c.Op1("isnan", {rows}));
+      TENSORD_ASSIGN_OR_RETURN(nans, c.Op1("sum", {nans}, Attrs()
+                                                             .Set("dim", std::vector<int64_t>{-1})
+                                                             .Set("keepdim", true)));
+      TENSORD_ASSIGN_OR_RETURN(Tensor left, c.Op1("neg", {nans}));
+      TENSORD_ASSIGN_OR_RETURN(left, c.Op1("add", {left}, Attrs().Set("other", Scalar(n))));
+      TENSORD_ASSIGN_OR_RETURN(const Tensor zero, WrapNumber(Scalar(int64_t{0})));
+      if (ignore_nan) {  // the numbers' lower median, where any is left
+        TENSORD_ASSIGN_OR_RETURN(Tensor mid, c.Op1("sub", {left}, Attrs().Set("other", Scalar(int64_t{1}))));
+        TENSORD_ASSIGN_OR_RETURN(mid, c.Op1("floor_divide", {mid}, Attrs().Set("other", Scalar(int64_t{2}))));
+        TENSORD_ASSIGN_OR_RETURN(const Tensor some, c.Op1("gt", {left, zero}));
+        TENSORD_ASSIGN_OR_RETURN(k, c.Op1("where", {some, mid, k}));
+      } else {  // the first NaN, where there is one
+        TENSORD_ASSIGN_OR_RETURN(const Tensor any, c.Op1("gt", {nans, zero}));
+        TENSORD_ASSIGN_OR_RETURN(k, c.Op1("where", {any, left, k}));
+      }
+    }
+    TENSORD_ASSIGN_OR_RETURN(values, c.Op1("gather", {sorted.at(0), k}, along));
+    TENSORD_ASSIGN_OR_RETURN(indices, c.Op1("gather", {sorted.at(1), k}, along));
+  }
+  TENSORD_ASSIGN_OR_RETURN(values, View(values, kept));
+  if (!dim) return std::move(c).Finish({values});
+  TENSORD_ASSIGN_OR_RETURN(indices, View(indices, kept));
+  return std::move(c).Finish({values, indices});
+}
+
 void Add(std::vector<OpDef>& ops, std::string name, std::vector<AttrSpec> attrs, std::string doc,
          std::function<absl::StatusOr<PlannedOp>(const Tensor&, AttrReader&)> plan,
          bool two_outputs = true) {
@@ -341,6 +426,21 @@ void RegisterSortOps(std::vector<OpDef>& ops) {
         TENSORD_ASSIGN_OR_RETURN(bool keepdim, a.Bool("keepdim", false));
         return PlanMode(self, dim, keepdim);
       });
+  for (const bool ignore_nan : {false, true}) {
+    const std::string name = ignore_nan ? "nanmedian" : "median";
+    Add(ops, name, {Opt("dim", AttrType::kInt, "None"), Opt("keepdim", AttrType::kBool, "false")},
+        ignore_nan ? "(values, indices): the lower median along dim of the numbers (NaN where "
+                     "a row holds none), and its position; without dim, the flattened tensor's "
+                     "(value only)."
+                   : "(values, indices): the lower median along dim (NaN, and the first NaN's "
+                     "position, where a row holds NaN); without dim, the flattened tensor's "
+                     "(value only).",
+        [name, ignore_nan](const Tensor& self, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+          TENSORD_ASSIGN_OR_RETURN(std::optional<int64_t> dim, a.OptionalInt("dim"));
+          TENSORD_ASSIGN_OR_RETURN(bool keepdim, a.Bool("keepdim", false));
+          return PlanMedian(name, self, dim, keepdim, ignore_nan);
+        });
+  }
   OpDef search{"searchsorted", OpKind::kCompute, {"sorted_sequence", "self", "sorter"},
                {Opt("out_int32", AttrType::kBool, "false"), Opt("right", AttrType::kBool, "false"),
                 Opt("side", AttrType::kString, "None", "'left' or 'right' (right's other name)")},

@@ -826,6 +826,43 @@ def _mode_cases():
 CASES.update(_mode_cases())
 
 
+def _median_cases():
+    """Rows with repeats (ties), and NaN where the dtype has it: the lower median, as torch."""
+    cases = {}
+    nan = float("nan")
+    for name in ["median", "nanmedian"]:
+        for d in ["float32", "float64", "bfloat16", "float16", "int64", "int32", "int16",
+                  "uint8", "bool"]:
+            for lo in ["contiguous", "transposed"]:
+                k = f"[{d},{lo}]"
+                x = lambda m, d=d, lo=lo: data(m, (5, 6), d, lo, 0, 4)  # noqa: E731
+                cases[f"{name}" + k] = lambda m, x=x, n=name: getattr(m, n)(x(m))
+                cases[f"{name}(dim 1) values" + k] = lambda m, x=x, n=name: getattr(m, n)(x(m), 1)[0]
+                cases[f"{name}(dim 1) indices" + k] = lambda m, x=x, n=name: getattr(m, n)(x(m), 1)[1]
+                cases[f"{name}(dim 0, keepdim)" + k] = lambda m, x=x, n=name: getattr(x(m), n)(
+                    0, keepdim=True)[1]
+        rows = [[3.0, nan, 1.0, nan, 2.0], [nan] * 5, [1.0, 2.0, 3.0, 4.0, 5.0],
+                [2.0, 2.0, 1.0, 1.0, 2.0], [nan, 4.0, 4.0, nan, 0.0]]
+        cases[f"{name}(nan rows) values"] = lambda m, n=name: getattr(m, n)(m.tensor(rows), 1)[0]
+        cases[f"{name}(nan rows) indices"] = lambda m, n=name: getattr(m, n)(m.tensor(rows), 1)[1]
+        cases[f"{name}(nan, flat)"] = lambda m, n=name: getattr(m, n)(m.tensor(rows))
+        cases[f"{name}(nan, dim 0)"] = lambda m, n=name: getattr(m, n)(m.tensor(rows).t(), 0)[1]
+        for d in ["float32", "bfloat16", "int64", "int32", "int8", "uint8"]:
+            cases[f"{name}(empty)[{d}]"] = lambda m, n=name, d=d: getattr(m, n)(
+                m.zeros(0, dtype=getattr(m, d)))
+        cases[f"{name}(empty dim)"] = lambda m, n=name: getattr(m, n)(m.zeros(0, 3), 0)
+        cases[f"{name}(empty other dim)"] = lambda m, n=name: getattr(m, n)(m.zeros(0, 3), 1)[0]
+        cases[f"{name}(0-d)"] = lambda m, n=name: getattr(m, n)(m.tensor(5.0), 0)[1]
+        cases[f"{name}(0-d, dim 1)"] = lambda m, n=name: getattr(m, n)(m.tensor(5.0), 1)
+        cases[f"{name}(3-d, dim -2)"] = lambda m, n=name: getattr(m, n)(
+            data(m, (2, 5, 3), "float32"), -2, True)[1]
+        cases[f"{name}(ties)"] = lambda m, n=name: getattr(m, n)(m.tensor([2, 7, 7, 7, 3, 7]), 0)[1]
+    return cases
+
+
+CASES.update(_median_cases())
+
+
 # ---- Names composed in the Python client of the server ops above -------------------------
 
 CASES.update({
@@ -855,6 +892,26 @@ CASES.update({
     "Tensor.fill_diagonal_(1-d)": lambda m: m.zeros(3).fill_diagonal_(3),
     "Tensor.fill_diagonal_(transposed)": lambda m: m.zeros(4, 3).t().fill_diagonal_(2),
 })
+
+
+def _triangle_cases():
+    cases = {}
+    for name in ["tril_indices", "triu_indices"]:
+        for row, col in [(0, 3), (3, 0), (1, 1), (3, 3), (4, 6), (6, 4), (7, 2)]:
+            for offset in [-8, -3, -1, 0, 1, 2, 5, 9]:
+                cases[f"{name}({row}, {col}, {offset})"] = \
+                    lambda m, n=name, r=row, c=col, o=offset: getattr(m, n)(r, c, o)
+        cases[f"{name}(int32)"] = lambda m, n=name: getattr(m, n)(4, 5, 1, dtype=m.int32)
+        for bad in ["float32", "int16", "uint8", "bool"]:
+            cases[f"{name}({bad})"] = lambda m, n=name, b=bad: getattr(m, n)(
+                3, 3, dtype=getattr(m, b))
+        cases[f"{name}(negative row)"] = lambda m, n=name: getattr(m, n)(-1, 3)
+        cases[f"{name}(negative col)"] = lambda m, n=name: getattr(m, n)(3, -1)
+        cases[f"{name}(large)"] = lambda m, n=name: getattr(m, n)(300, 200, -7)
+    return cases
+
+
+CASES.update(_triangle_cases())
 
 
 # Tolerances by result dtype (products of reduced floats round at other points than torch's).

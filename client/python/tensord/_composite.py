@@ -556,30 +556,18 @@ def histc(input, bins=100, min=0, max=0):
                                              "max": _py_scalar(max)})
 
 
-def median(input, dim=None, keepdim=False):
-    if dim is None:
-        flat = input.reshape(-1)
-        if flat.numel() == 0:
-            return input.new_full((), float("nan"))
-        values = flat.sort().values
-        # NaN sorts last: the median is NaN when any element is.
-        k = (flat.numel() - 1) // 2
-        has_nan = flat.isnan().any() if input.dtype.is_floating_point else None
-        mid = values[k]
-        return _api().where(has_nan, values[-1], mid) if has_nan is not None else mid
-    d = dim % max(input.dim(), 1)
-    n = input.size(d) if input.dim() else 1
-    s = input.sort(d)
-    k = (n - 1) // 2
-    values, indices = s.values.narrow(d, k, 1), s.indices.narrow(d, k, 1)
-    if input.dtype.is_floating_point:
-        nan = input.isnan().any(d, keepdim=True)
-        values = _api().where(nan, input.new_full((), float("nan")), values)
-        first_nan = input.isnan().to(_dtypes.int64).argmax(d, keepdim=True)
-        indices = _api().where(nan, first_nan, indices)
-    if not keepdim:
-        values, indices = values.squeeze(d), indices.squeeze(d)
-    return _median(values, indices)
+def _median_of(name, result):
+    def median(input, dim=None, keepdim=False):
+        """One server op (engine/ops/sort_ops.cc): a stable sort and one gather."""
+        if dim is None:
+            return _run_n(name, [input], {}, 1)[0]
+        return result(*_run_n(name, [input], {"dim": int(dim), "keepdim": bool(keepdim)}, 2))
+    median.__name__ = name
+    return median
+
+
+median = _median_of("median", _median)
+nanmedian = _median_of("nanmedian", _return_type("nanmedian", ["values", "indices"]))
 
 
 def _quantile(name):
@@ -657,20 +645,21 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     return expanded.reshape(tuple(shape))
 
 
-def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None, session=None):
-    pairs = [(i, j) for i in range(row) for j in range(col) if j - i <= offset]
-    return _api().tensor([[p[0] for p in pairs], [p[1] for p in pairs]],
-                         dtype=dtype or _dtypes.int64, device=device, session=session) \
-        if pairs else _api().zeros(2, 0, dtype=dtype or _dtypes.int64, device=device,
-                                   session=session)
+def _triangle_indices(name):
+    def indices(row, col, offset=0, *, dtype=None, device=None, layout=None, session=None,
+                requires_grad=False):
+        """One server op (engine/ops/matrix_ops.cc): index arithmetic on the device."""
+        from . import _factories as f  # noqa: PLC0415
+        attrs = {"row": int(row), "col": int(col), "offset": int(offset)}
+        if dtype is not None:
+            attrs["dtype"] = f._dtype_arg(dtype)
+        return f._op_on(f._session(session), f._add_device(attrs, device), name, [], attrs)
+    indices.__name__ = name
+    return indices
 
 
-def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None, session=None):
-    pairs = [(i, j) for i in range(row) for j in range(col) if j - i >= offset]
-    return _api().tensor([[p[0] for p in pairs], [p[1] for p in pairs]],
-                         dtype=dtype or _dtypes.int64, device=device, session=session) \
-        if pairs else _api().zeros(2, 0, dtype=dtype or _dtypes.int64, device=device,
-                                   session=session)
+tril_indices = _triangle_indices("tril_indices")
+triu_indices = _triangle_indices("triu_indices")
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, session=None,
@@ -1009,7 +998,7 @@ _BOTH = ["addmv", "addr", "baddbmm", "addbmm", "fliplr", "flipud", "rot90", "rav
          "nansum", "nanmean", "aminmax", "diff", "logcumsumexp", "cummax", "cummin",
          "take_along_dim", "is_nonzero",
          "is_same_size", "is_signed", "kron", "vdot", "cross", "dist", "renorm",
-         "isin", "bincount", "histc", "median", "quantile", "nanquantile", "unique",
+         "isin", "bincount", "histc", "median", "nanmedian", "quantile", "nanquantile", "unique",
          "unique_consecutive",
          "repeat_interleave", "index_add", "index_copy", "index_fill", "masked_scatter",
          "scatter_reduce",

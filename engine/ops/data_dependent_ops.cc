@@ -4,6 +4,7 @@
 // on the inputs' device, and brings back to the host only the few numbers that size its outputs
 // (a count, a maximum, the repeats): the elements themselves never leave the device.
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -134,23 +135,24 @@ struct UniqueArgs {
   std::optional<int64_t> dim;
 };
 
-// The row order that sorts the rows of the 2-d `rows` lexicographically: a stable sort by each
-// column, the last first (a radix sort over columns), so equal rows keep their order.
-absl::StatusOr<Tensor> LexicographicOrder(Composition& c, const Tensor& rows) {
+// The row order that sorts the rows of the 2-d `rows` (already computed) lexicographically: a
+// stable sort by each column, the last first (a radix sort over columns), so equal rows keep
+// their order. Each column's steps run at once, so only the order lives between them.
+absl::StatusOr<Tensor> LexicographicOrder(const Tensor& rows) {
   const Attrs along0 = Attrs().Set("dim", int64_t{0});
   Tensor order;
   for (int64_t j = rows.size(1) - 1; j >= 0; --j) {
+    Composition c({rows, order});
     TENSORD_ASSIGN_OR_RETURN(Tensor column, Select(rows, 1, j));
     if (order.defined()) {
       TENSORD_ASSIGN_OR_RETURN(column, c.Op1("index_select", {column, order}, along0));
     }
-    TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> sorted,
-                             c.Op("sort", {column}, Attrs().Set("dim", int64_t{0})));
-    if (!order.defined()) {
-      order = sorted.at(1);
-    } else {
-      TENSORD_ASSIGN_OR_RETURN(order, c.Op1("index_select", {order, sorted.at(1)}, along0));
+    TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> sorted, c.Op("sort", {column}, along0));
+    Tensor next = sorted.at(1);
+    if (order.defined()) {
+      TENSORD_ASSIGN_OR_RETURN(next, c.Op1("index_select", {order, next}, along0));
     }
+    TENSORD_ASSIGN_OR_RETURN(order, RunNowSingle(std::move(c).Finish({next})));
   }
   return order;
 }
@@ -161,7 +163,8 @@ absl::StatusOr<Tensor> LexicographicOrder(Composition& c, const Tensor& rows) {
 absl::StatusOr<PlannedOp> PlanUnique(absl::string_view op, const Tensor& self,
                                      const UniqueArgs& args) {
   if (self.dtype() == DType::kFloat16) {
-    return KernelNotImplemented(op, args.dim ? "unique_dim" : "unique", self.dtype());
+    return KernelNotImplemented(op, args.dim && args.sorted ? "unique_dim" : "unique",
+                                self.dtype());
   }
   int64_t d = 0;
   if (args.dim) {
@@ -173,11 +176,7 @@ absl::StatusOr<PlannedOp> PlanUnique(absl::string_view op, const Tensor& self,
   }
   const int64_t n = args.dim ? self.size(d) : self.numel();  // the elements (slices) compared
   const Device device = self.device();
-  DimVector slice_shape;  // one slice's sizes (the dims other than d)
   if (args.dim) {
-    for (int64_t i = 0; i < self.dim(); ++i) {
-      if (i != d) slice_shape.push_back(self.size(i));
-    }
     if (self.numel() == 0 && n != 0) {
       return RuntimeError(op, "There are 0 sized dimensions, and they aren't selected, so "
                               "unique cannot be applied");
@@ -210,14 +209,17 @@ absl::StatusOr<PlannedOp> PlanUnique(absl::string_view op, const Tensor& self,
     Composition c({self});
     Tensor rows;
     if (args.dim) {
-      TENSORD_ASSIGN_OR_RETURN(const Tensor moved, Movedim(self, {d}, {0}));
-      TENSORD_ASSIGN_OR_RETURN(rows, c.Reshape(moved, {n, self.numel() / n}));
+      // As torch's unique_dim: dim swapped with dim 0, each slice flattened in that order.
+      TENSORD_ASSIGN_OR_RETURN(const Tensor swapped, Transpose(self, 0, d));
+      TENSORD_ASSIGN_OR_RETURN(rows, c.Reshape(swapped, {n, self.numel() / n}));
     } else {
       TENSORD_ASSIGN_OR_RETURN(rows, c.Reshape(self, {n, 1}));
     }
     Tensor order;  // undefined: the items stand in their own order
     if (args.sorted) {
-      TENSORD_ASSIGN_OR_RETURN(order, LexicographicOrder(c, rows));
+      TENSORD_ASSIGN_OR_RETURN(rows, RunNowSingle(std::move(c).Finish({rows})));
+      TENSORD_ASSIGN_OR_RETURN(order, LexicographicOrder(rows));
+      c = Composition({rows, order});
       TENSORD_ASSIGN_OR_RETURN(rows, c.Op1("index_select", {rows, order}, along0));
     }
     TENSORD_ASSIGN_OR_RETURN(Tensor starts, c.Full({1}, Scalar(true), DType::kBool, device));
@@ -238,11 +240,12 @@ absl::StatusOr<PlannedOp> PlanUnique(absl::string_view op, const Tensor& self,
     Tensor values;
     if (args.dim) {
       TENSORD_ASSIGN_OR_RETURN(Tensor picked, RunNowSingle(PlanOp("index_select", {rows, at}, along0)));
-      DimVector shape = {runs};
-      shape.insert(shape.end(), slice_shape.begin(), slice_shape.end());
+      DimVector shape(self.sizes().begin(), self.sizes().end());
+      std::swap(shape[0], shape[d]);
+      shape[0] = runs;
       TENSORD_ASSIGN_OR_RETURN(picked, View(picked, shape));
-      // As torch lays it out: built along dim 0, then moved to dim.
-      TENSORD_ASSIGN_OR_RETURN(values, Movedim(picked, {0}, {d}));
+      // As torch lays it out: built along dim 0, then swapped back.
+      TENSORD_ASSIGN_OR_RETURN(values, Transpose(picked, 0, d));
     } else {
       TENSORD_ASSIGN_OR_RETURN(const Tensor flat, View(rows, {n}));
       TENSORD_ASSIGN_OR_RETURN(values, RunNowSingle(PlanOp("index_select", {flat, at}, along0)));
@@ -283,15 +286,16 @@ absl::StatusOr<PlannedOp> PlanBincount(const Tensor& self, const Tensor& weights
                                        int64_t minlength) {
   constexpr absl::string_view op = "bincount";
   if (weights.defined()) TENSORD_RETURN_IF_ERROR(CommonDevice(op, {self, weights}).status());
+  // torch's order: the dtype, then minlength, then the shapes.
+  if (!IsIntegral(self.dtype(), /*include_bool=*/false)) {
+    return KernelNotImplemented(op, "bincount_cpu", self.dtype());
+  }
   if (minlength < 0) return RuntimeError(op, "minlength should be >= 0");
   if (self.dim() == 1 && self.numel() == 0) {
     // torch answers int64 zeros here, whatever the weights.
     return PlanFull({minlength}, Scalar(int64_t{0}), DType::kInt64, self.device());
   }
-  if (self.dim() != 1 || !IsIntegral(self.dtype(), /*include_bool=*/false)) {
-    if (self.dim() == 1 && !IsIntegral(self.dtype(), /*include_bool=*/false)) {
-      return KernelNotImplemented(op, "bincount_cpu", self.dtype());
-    }
+  if (self.dim() != 1) {
     return RuntimeError(op, "bincount only supports 1-d non-negative integral inputs.");
   }
   if (weights.defined() && (weights.dim() != 1 || weights.numel() != self.numel())) {
@@ -307,6 +311,9 @@ absl::StatusOr<PlannedOp> PlanBincount(const Tensor& self, const Tensor& weights
     TENSORD_ASSIGN_OR_RETURN(std::vector<int64_t> high, HostInts(range.at(1)));
     if (low.at(0) < 0) {
       return RuntimeError(op, "bincount only supports 1-d non-negative integral inputs.");
+    }
+    if (high.at(0) == std::numeric_limits<int64_t>::max()) {
+      return RuntimeError(op, absl::StrCat("bincount: ", high.at(0), " + 1 bins overflow int64"));
     }
     const int64_t size = std::max(high.at(0) + 1, minlength);
     Composition c({self, weights});
@@ -340,7 +347,6 @@ absl::StatusOr<PlannedOp> PlanRepeatInterleave(const Tensor& self, const Tensor&
   if (repeats.dtype() != DType::kInt64 && repeats.dtype() != DType::kInt32) {
     return KernelNotImplemented(op, "repeat_interleave_cpu", repeats.dtype());
   }
-  Tensor x = self;
   int64_t d = 0;
   if (dim) {
     if (self.dim() == 0) {
@@ -348,45 +354,56 @@ absl::StatusOr<PlannedOp> PlanRepeatInterleave(const Tensor& self, const Tensor&
                                          " but tensor has no dimensions"));
     }
     TENSORD_ASSIGN_OR_RETURN(d, WrapDim(op, *dim, self.dim()));
-  } else {
-    TENSORD_ASSIGN_OR_RETURN(x, Reshape(self, {self.numel()}));
   }
-  const int64_t n = x.size(d);
+  const int64_t n = dim ? self.size(d) : self.numel();
   if (repeats.numel() != 1 && repeats.numel() != n) {
     return RuntimeError(op, "repeats must have the same size as input along dim");
   }
   PlannedOp plan;
   TENSORD_RETURN_IF_ERROR(ReadNow({self, repeats}, [&]() -> absl::Status {
-    TENSORD_ASSIGN_OR_RETURN(const std::vector<int64_t> counts, HostInts(repeats));
-    for (const int64_t r : counts) {
-      if (r < 0) return RuntimeError(op, "repeats can not be negative");
+    const Attrs along0 = Attrs().Set("dim", int64_t{0});
+    // Step 1: the counts' running sums (one per slice), and three numbers read back: the
+    // smallest count, the smallest running sum (negative only if the sums overflowed, the
+    // counts being non-negative) and the total.
+    Composition c({self, repeats});
+    Tensor x = self;
+    if (!dim) {
+      TENSORD_ASSIGN_OR_RETURN(x, c.Reshape(self, {n}));
     }
+    TENSORD_ASSIGN_OR_RETURN(Tensor ends, c.ToDType(repeats, DType::kInt64));
+    TENSORD_ASSIGN_OR_RETURN(ends, Expand(ends, {n}));
     int64_t total = 0;
-    bool overflow = false;
-    for (const int64_t r : counts) {
-      const int64_t times = counts.size() == 1 ? n : 1;
-      int64_t part = 0;
-      overflow |= __builtin_mul_overflow(r, times, &part);
-      overflow |= __builtin_add_overflow(total, part, &total);
+    if (n > 0) {
+      TENSORD_ASSIGN_OR_RETURN(ends, c.Op1("cumsum", {ends}, along0));
+      TENSORD_ASSIGN_OR_RETURN(Tensor low, c.Op1("amin", {repeats}));
+      TENSORD_ASSIGN_OR_RETURN(low, c.ToDType(low, DType::kInt64));
+      TENSORD_ASSIGN_OR_RETURN(const Tensor low_end, c.Op1("amin", {ends}));
+      TENSORD_ASSIGN_OR_RETURN(const Tensor last, Select(ends, 0, n - 1));
+      TENSORD_ASSIGN_OR_RETURN(const Tensor facts, c.Op1("stack", {low, low_end, last}, along0));
+      TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> made, RunNow(std::move(c).Finish({x, ends, facts})));
+      x = made.at(0);
+      ends = made.at(1);
+      TENSORD_ASSIGN_OR_RETURN(const std::vector<int64_t> read, HostInts(made.at(2)));
+      if (read.at(0) < 0) return RuntimeError(op, "repeats can not be negative");
+      if (read.at(1) < 0) return RuntimeError(op, "the repeated size overflows int64");
+      total = read.at(2);
+    } else {
+      TENSORD_ASSIGN_OR_RETURN(x, RunNowSingle(std::move(c).Finish({x})));
     }
-    if (overflow) return RuntimeError(op, "the repeated size overflows int64");
     if (output_size && *output_size != total) {
       return RuntimeError(op, "allocated size does not match required size");
     }
-    Composition c({x, repeats});
-    TENSORD_ASSIGN_OR_RETURN(Tensor ends, c.ToDType(repeats, DType::kInt64));
-    if (counts.size() == 1) {
-      TENSORD_ASSIGN_OR_RETURN(ends, Expand(ends, {n}));
-    }
-    TENSORD_ASSIGN_OR_RETURN(ends, c.Op1("cumsum", {ends}, Attrs().Set("dim", int64_t{0})));
+    // Step 2: each output position's slice, by binary search in the running sums.
+    Composition pick({x, ends});
     TENSORD_ASSIGN_OR_RETURN(const Tensor positions,
-                             c.Arange(Scalar(int64_t{0}), Scalar(total), Scalar(int64_t{1}),
-                                      DType::kInt64, x.device()));
+                             pick.Arange(Scalar(int64_t{0}), Scalar(total), Scalar(int64_t{1}),
+                                         DType::kInt64, self.device()));
     TENSORD_ASSIGN_OR_RETURN(const Tensor slice,
-                             c.Op1("searchsorted", {ends, positions, Tensor()}, Attrs().Set("right", true)));
+                             pick.Op1("searchsorted", {ends, positions, Tensor()},
+                                      Attrs().Set("right", true)));
     TENSORD_ASSIGN_OR_RETURN(const Tensor out,
-                             c.Op1("index_select", {x, slice}, Attrs().Set("dim", d)));
-    TENSORD_ASSIGN_OR_RETURN(plan.outputs, RunNow(std::move(c).Finish({out})));
+                             pick.Op1("index_select", {x, slice}, Attrs().Set("dim", d)));
+    TENSORD_ASSIGN_OR_RETURN(plan.outputs, RunNow(std::move(pick).Finish({out})));
     return absl::OkStatus();
   }));
   return plan;

@@ -77,6 +77,89 @@ absl::StatusOr<PlannedOp> PlanPairwiseDistance(const Tensor& x1, const Tensor& x
   return std::move(c).Finish({out});
 }
 
+// cdist: the p-norm distance between each row of x1 (..., P, M) and each row of x2 (..., R, M),
+// batch dims broadcast. For p = 2 torch (and so tensord) uses a matrix product where asked, or
+// by default where P or R exceeds 25: |a|² + |b|² - 2 a·b, as one matmul of the rows extended
+// by their squared norms and ones, clamped at 0 and rooted. Otherwise the norm of each pair's
+// difference.
+absl::StatusOr<PlannedOp> PlanCdist(const Tensor& x1, const Tensor& x2, double p,
+                                    const std::string& mode) {
+  constexpr absl::string_view op = "cdist";
+  TENSORD_RETURN_IF_ERROR(CommonDevice(op, {x1, x2}).status());
+  if (x1.dim() < 2) {
+    return RuntimeError(op, absl::StrCat("cdist only supports at least 2D tensors, X1 got: ",
+                                         x1.dim(), "D"));
+  }
+  if (x2.dim() < 2) {
+    return RuntimeError(op, absl::StrCat("cdist only supports at least 2D tensors, X2 got: ",
+                                         x2.dim(), "D"));
+  }
+  for (const auto& [t, which] : {std::pair<const Tensor&, const char*>{x1, "X1"}, {x2, "X2"}}) {
+    if (!IsFloating(t.dtype())) {
+      return RuntimeError(op, absl::StrCat("cdist only supports floating-point dtypes, ", which,
+                                           " got: ", DTypeLegacyName(t.dtype())));
+    }
+  }
+  if (x1.dtype() != x2.dtype()) {
+    return RuntimeError(op, absl::StrCat("expected scalar type ", DTypeLegacyName(x1.dtype()),
+                                         " but found ", DTypeLegacyName(x2.dtype())));
+  }
+  if (x1.dtype() == DType::kFloat16 || x1.dtype() == DType::kBFloat16) {
+    return KernelNotImplemented(op, "cdist", x1.dtype());
+  }
+  if (!(p >= 0)) return RuntimeError(op, "cdist only supports non-negative p values");
+  const int64_t m = x1.size(x1.dim() - 1);
+  if (x2.size(x2.dim() - 1) != m) {
+    return RuntimeError(op, absl::StrCat("X1 and X2 must have the same number of columns. X1: ",
+                                         m, " X2: ", x2.size(x2.dim() - 1)));
+  }
+  int mm;  // 0: never, 1: if P or R > 25, 2: always
+  if (mode == "use_mm_for_euclid_dist_if_necessary") mm = 1;
+  else if (mode == "use_mm_for_euclid_dist") mm = 2;
+  else if (mode == "donot_use_mm_for_euclid_dist") mm = 0;
+  else return ValueError(op, absl::StrCat(mode, " is not a valid value for compute_mode"));
+  // The batch dims, broadcast.
+  TENSORD_ASSIGN_OR_RETURN(
+      DimVector batch,
+      BroadcastShapes(op, x1.sizes().subspan(0, x1.dim() - 2), x2.sizes().subspan(0, x2.dim() - 2)));
+  const int64_t rows1 = x1.size(x1.dim() - 2), rows2 = x2.size(x2.dim() - 2);
+  DimVector shape1 = batch, shape2 = batch;
+  shape1.insert(shape1.end(), {rows1, m});
+  shape2.insert(shape2.end(), {rows2, m});
+  TENSORD_ASSIGN_OR_RETURN(const Tensor a, Expand(x1, shape1));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor b, Expand(x2, shape2));
+  Composition c({x1, x2});
+  const int64_t last = static_cast<int64_t>(batch.size()) + 1;
+  Tensor out;
+  if (p == 2 && (mm == 2 || (mm == 1 && (rows1 > 25 || rows2 > 25))) && m > 0) {
+    const Attrs sum_last = Attrs().Set("dim", std::vector<int64_t>{-1}).Set("keepdim", true);
+    TENSORD_ASSIGN_OR_RETURN(Tensor na, c.Op1("mul", {a, a}));
+    TENSORD_ASSIGN_OR_RETURN(na, c.Op1("sum", {na}, sum_last));
+    TENSORD_ASSIGN_OR_RETURN(Tensor nb, c.Op1("mul", {b, b}));
+    TENSORD_ASSIGN_OR_RETURN(nb, c.Op1("sum", {nb}, sum_last));
+    DimVector ones1 = shape1, ones2 = shape2;
+    ones1.back() = 1;
+    ones2.back() = 1;
+    TENSORD_ASSIGN_OR_RETURN(const Tensor pad1, c.Full(ones1, Scalar(1.0), x1.dtype(), x1.device()));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor pad2, c.Full(ones2, Scalar(1.0), x1.dtype(), x1.device()));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor scaled, c.Op1("mul", {a}, Attrs().Set("other", Scalar(-2.0))));
+    const Attrs along_last = Attrs().Set("dim", int64_t{-1});
+    TENSORD_ASSIGN_OR_RETURN(const Tensor left, c.Op1("cat", {scaled, na, pad1}, along_last));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor right, c.Op1("cat", {b, pad2, nb}, along_last));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor right_t, Transpose(right, -1, -2));
+    TENSORD_ASSIGN_OR_RETURN(out, c.Op1("matmul", {left, right_t}));
+    TENSORD_ASSIGN_OR_RETURN(out, c.Op1("clamp_min", {out}, Attrs().Set("min", Scalar(0.0))));
+    TENSORD_ASSIGN_OR_RETURN(out, c.Op1("sqrt", {out}));
+  } else {
+    TENSORD_ASSIGN_OR_RETURN(const Tensor wide1, Unsqueeze(a, last));      // (..., P, 1, M)
+    TENSORD_ASSIGN_OR_RETURN(const Tensor wide2, Unsqueeze(b, last - 1));  // (..., 1, R, M)
+    TENSORD_ASSIGN_OR_RETURN(const Tensor d, c.Op1("sub", {wide1, wide2}));
+    TENSORD_ASSIGN_OR_RETURN(out, c.Op1("norm", {d}, DimAttrs(-1, false).Set("p", Scalar(p))));
+  }
+  TENSORD_ASSIGN_OR_RETURN(out, c.Contiguous(out));
+  return std::move(c).Finish({out});
+}
+
 // normalize: input / max(||input||_p over dim, eps).
 absl::StatusOr<PlannedOp> PlanNormalize(const Tensor& self, double p, int64_t dim, double eps) {
   Composition c({self});
@@ -216,6 +299,18 @@ void RegisterFunctionalOps(std::vector<OpDef>& ops) {
                    TENSORD_ASSIGN_OR_RETURN(bool keepdim, a.Bool("keepdim", false));
                    return PlanPairwiseDistance(in[0], in[1], p.to_double(), eps.to_double(),
                                                keepdim);
+                 }});
+  ops.push_back({"cdist", OpKind::kCompute, {"x1", "x2"},
+                 {Opt("p", AttrType::kScalar, "2.0"),
+                  Opt("compute_mode", AttrType::kString, "use_mm_for_euclid_dist_if_necessary")},
+                 "torch.cdist: the p-norm distance between each row of x1 (..., P, M) and each "
+                 "row of x2 (..., R, M), batch dims broadcast: (..., P, R).",
+                 false, [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(Scalar p, a.GetScalar("p", Scalar(2.0)));
+                   TENSORD_ASSIGN_OR_RETURN(
+                       std::string mode,
+                       a.String("compute_mode", "use_mm_for_euclid_dist_if_necessary"));
+                   return PlanCdist(in[0], in[1], p.to_double(), mode);
                  }});
   ops.push_back({"normalize", OpKind::kCompute, {"self"},
                  {Opt("p", AttrType::kScalar, "2.0"), Opt("dim", AttrType::kInt, "1"),

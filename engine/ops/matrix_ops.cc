@@ -224,17 +224,19 @@ absl::StatusOr<PlannedOp> PlanCross(const Tensor& a, const Tensor& b,
 
 
 // Σ_{i < n} clamp(i + a, 0, col), in closed form (n and col non-negative).
-__int128 SumOfClamped(int64_t n, int64_t a, int64_t col) {
-  const __int128 lo = std::clamp<__int128>(-static_cast<__int128>(a), 0, n);  // first i + a >= 0
-  const __int128 hi = std::clamp<__int128>(static_cast<__int128>(col) - a, lo, n);  // first >= col
+__int128 SumOfClamped(__int128 n, __int128 a, __int128 col) {
+  const __int128 lo = std::clamp<__int128>(-a, 0, n);       // the first i with i + a >= 0
+  const __int128 hi = std::clamp<__int128>(col - a, lo, n);  // the first i with i + a >= col
   const __int128 m = hi - lo;  // the terms strictly inside (0, col): lo + a, …, hi - 1 + a
-  return m * (lo + a) + m * (m - 1) / 2 + (static_cast<__int128>(n) - hi) * col;
+  return m * (lo + a) + m * (m - 1) / 2 + (n - hi) * col;
 }
 
 // torch.tril_indices / triu_indices: the (row, col) pairs on and below (above) the offset-th
-// diagonal of a row x col matrix, row by row, as a (2, count) tensor. Row i holds the columns
-// [first_i, end_i); the k-th pair's row is found by a binary search in the rows' running ends,
-// and its column from there: a composition of index arithmetic on the device, sized at once.
+// diagonal of a row x col matrix, row by row, as a (2, count) tensor. The count is found in
+// closed form and the rows that hold any pair, [r0, r1), on the host (so nothing is sized by
+// the matrix, only by the count); on the device, row r0 + j holds the columns
+// [first_j, first_j + width_j), and the k-th pair's row is a binary search in the widths'
+// running sums. Every number stays within ±(count + col): nothing overflows.
 absl::StatusOr<PlannedOp> PlanTriangleIndices(absl::string_view op, bool lower, int64_t row,
                                               int64_t col, int64_t offset, DType dtype,
                                               const Device& device) {
@@ -243,9 +245,10 @@ absl::StatusOr<PlannedOp> PlanTriangleIndices(absl::string_view op, bool lower, 
   if (dtype != DType::kInt64 && dtype != DType::kInt32) {
     return KernelNotImplemented(op, op, dtype);
   }
+  using Wide = __int128;
   // Row i's columns: tril [0, clamp(i + offset + 1, 0, col)), triu [clamp(i + offset, 0, col), col).
-  const __int128 total = lower ? SumOfClamped(row, offset + (offset < INT64_MAX ? 1 : 0), col)
-                               : static_cast<__int128>(row) * col - SumOfClamped(row, offset, col);
+  const Wide total = lower ? SumOfClamped(row, Wide{offset} + 1, col)
+                           : Wide{row} * col - SumOfClamped(row, offset, col);
   if (total > std::numeric_limits<int64_t>::max() / 2) {
     return RuntimeError(op, absl::StrCat(op, "(): ", row, " x ", col,
                                          " has too many positions to list"));
@@ -256,38 +259,47 @@ absl::StatusOr<PlannedOp> PlanTriangleIndices(absl::string_view op, bool lower, 
     TENSORD_ASSIGN_OR_RETURN(const Tensor none, c.Full({2, 0}, Scalar(int64_t{0}), dtype, device));
     return std::move(c).Finish({none});
   }
-  // Saturated so that i + offset never overflows: beyond ±(row + col) the answer is the same.
-  const int64_t shift = std::clamp<int64_t>(offset, -row - 1, col + 1);
+  // The rows holding pairs: tril from the first with i + offset + 1 > 0, triu up to the last
+  // with i + offset < col. Each holds at least one, so there are at most `count` of them.
+  const int64_t r0 = lower ? static_cast<int64_t>(std::clamp<Wide>(-Wide{offset}, 0, row)) : 0;
+  const int64_t r1 = lower ? row : static_cast<int64_t>(std::clamp<Wide>(Wide{col} - offset, 0, row));
+  const int64_t rows_held = r1 - r0;
+  // Row r0 + j's first column and width, as clamp(j + base, …) with base saturated to the
+  // range that matters for j in [0, rows_held).
   const Attrs along0 = Attrs().Set("dim", int64_t{0});
-  TENSORD_ASSIGN_OR_RETURN(const Tensor i, c.Arange(Scalar(int64_t{0}), Scalar(row),
+  TENSORD_ASSIGN_OR_RETURN(const Tensor j, c.Arange(Scalar(int64_t{0}), Scalar(rows_held),
                                                     Scalar(int64_t{1}), DType::kInt64, device));
-  TENSORD_ASSIGN_OR_RETURN(Tensor first, c.Op1("add", {i}, Attrs().Set("other", Scalar(shift))));
-  TENSORD_ASSIGN_OR_RETURN(first, c.Op1("clamp_min", {first}, Attrs().Set("min", Scalar(int64_t{0}))));
-  TENSORD_ASSIGN_OR_RETURN(first, c.Op1("clamp_max", {first}, Attrs().Set("max", Scalar(col))));
-  Tensor widths;
-  if (lower) {  // [0, clamp(i + offset + 1, 0, col)): first is reused as the start of 0
-    TENSORD_ASSIGN_OR_RETURN(widths, c.Op1("add", {i}, Attrs().Set("other", Scalar(shift + 1))));
-    TENSORD_ASSIGN_OR_RETURN(widths, c.Op1("clamp_min", {widths}, Attrs().Set("min", Scalar(int64_t{0}))));
-    TENSORD_ASSIGN_OR_RETURN(widths, c.Op1("clamp_max", {widths}, Attrs().Set("max", Scalar(col))));
-    TENSORD_ASSIGN_OR_RETURN(first, c.Full({row}, Scalar(int64_t{0}), DType::kInt64, device));
-  } else {
+  const auto shifted = [&](Wide base, int64_t low, int64_t high) -> absl::StatusOr<Tensor> {
+    const int64_t b = static_cast<int64_t>(std::clamp<Wide>(base, -Wide{rows_held}, high));
+    TENSORD_ASSIGN_OR_RETURN(Tensor t, c.Op1("add", {j}, Attrs().Set("other", Scalar(b))));
+    TENSORD_ASSIGN_OR_RETURN(t, c.Op1("clamp_min", {t}, Attrs().Set("min", Scalar(low))));
+    return c.Op1("clamp_max", {t}, Attrs().Set("max", Scalar(high)));
+  };
+  Tensor first, widths;
+  if (lower) {  // [0, clamp(i + offset + 1, 0, col)); no row is wider than count
+    TENSORD_ASSIGN_OR_RETURN(widths, shifted(Wide{r0} + offset + 1, 0, std::min(col, count)));
+    TENSORD_ASSIGN_OR_RETURN(first, c.Full({rows_held}, Scalar(int64_t{0}), DType::kInt64, device));
+  } else {  // [clamp(i + offset, 0, col), col), where i + offset < col
+    TENSORD_ASSIGN_OR_RETURN(first, shifted(Wide{offset}, 0, col));
     TENSORD_ASSIGN_OR_RETURN(widths, c.Op1("neg", {first}));
     TENSORD_ASSIGN_OR_RETURN(widths, c.Op1("add", {widths}, Attrs().Set("other", Scalar(col))));
   }
   TENSORD_ASSIGN_OR_RETURN(const Tensor ends, c.Op1("cumsum", {widths}, along0));
   TENSORD_ASSIGN_OR_RETURN(const Tensor k, c.Arange(Scalar(int64_t{0}), Scalar(count),
                                                     Scalar(int64_t{1}), DType::kInt64, device));
-  TENSORD_ASSIGN_OR_RETURN(const Tensor rows,
+  TENSORD_ASSIGN_OR_RETURN(const Tensor held,
                            c.Op1("searchsorted", {ends, k, Tensor()}, Attrs().Set("right", true)));
   // column = k - (the row's start in k) + the row's first column
   TENSORD_ASSIGN_OR_RETURN(Tensor starts, c.Op1("sub", {ends, widths}));
   TENSORD_ASSIGN_OR_RETURN(starts, c.Op1("sub", {starts, first}));
-  TENSORD_ASSIGN_OR_RETURN(const Tensor at, c.Op1("index_select", {starts, rows}, along0));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor at, c.Op1("index_select", {starts, held}, along0));
   TENSORD_ASSIGN_OR_RETURN(const Tensor cols, c.Op1("sub", {k, at}));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor rows, c.Op1("add", {held}, Attrs().Set("other", Scalar(r0))));
   TENSORD_ASSIGN_OR_RETURN(Tensor out, c.Op1("stack", {rows, cols}, along0));
   TENSORD_ASSIGN_OR_RETURN(out, c.ToDType(out, dtype));
   return std::move(c).Finish({out});
 }
+
 }  // namespace
 
 void RegisterMatrixOps(std::vector<OpDef>& ops) {

@@ -69,6 +69,15 @@ def _unique_cases():
             return_counts=True),
         "unique(3-d, dim 1)": lambda m: m.unique(data(m, (2, 5, 3), "int64", low=0, high=2),
                                                  dim=1, return_inverse=True, return_counts=True),
+        "unique(3-d, dim 2)": lambda m: m.unique(data(m, (2, 2, 4), "int64", low=0, high=2),
+                                                 dim=2, return_inverse=True, return_counts=True),
+        "unique_consecutive(3-d, dim 2)": lambda m: m.unique_consecutive(
+            data(m, (2, 3, 4), "int64", low=0, high=2), dim=2, return_inverse=True,
+            return_counts=True),
+        "unique(4-d, dim 1)": lambda m: m.unique(data(m, (2, 3, 2, 2), "int64", low=0, high=2),
+                                                 dim=1),
+        "unique_consecutive(float16, dim)": lambda m: m.unique_consecutive(m.ones(3).half(),
+                                                                           dim=0),
         "unique(0-d)": lambda m: m.unique(m.tensor(5.0), return_inverse=True, return_counts=True),
         "unique(empty)": lambda m: m.unique(m.zeros(0, 3), return_inverse=True,
                                             return_counts=True),
@@ -124,6 +133,9 @@ def _bincount_cases():
         "bincount(weights too short)": lambda m: m.bincount(m.tensor([1, 3]), m.tensor([1.0])),
         "bincount(2-d weights)": lambda m: m.bincount(m.tensor([1, 3]), m.tensor([[1.0, 2.0]])),
         "bincount(negative minlength)": lambda m: m.bincount(m.tensor([1, 3]), minlength=-1),
+        "bincount(empty float)": lambda m: m.bincount(m.zeros(0)),
+        "bincount(2-d float)": lambda m: m.bincount(m.zeros(1, 1)),
+        "bincount(float, negative minlength)": lambda m: m.bincount(m.zeros(2), minlength=-1),
     })
     return cases
 
@@ -149,6 +161,12 @@ def _repeat_interleave_cases():
         "repeat_interleave(0-d tensor)": lambda m: m.tensor([[1, 2], [3, 4]])
         .repeat_interleave(m.tensor(2), dim=0),
         "repeat_interleave(counts only)": lambda m: m.repeat_interleave(m.tensor([1, 0, 3])),
+        "repeat_interleave(int32 counts only)": lambda m: m.repeat_interleave(
+            m.tensor([1, 0, 3], dtype=m.int32)),
+        "repeat_interleave(negative, nothing to repeat)": lambda m: m.ones(0).repeat_interleave(
+            m.tensor([-1]), dim=0),
+        "repeat_interleave(strided, flat)": lambda m: m.arange(6).view(3, 2).t()
+        .repeat_interleave(m.tensor([1, 0, 2, 1, 1, 3])),
         "repeat_interleave(counts only, 2-d)": lambda m: m.repeat_interleave(m.tensor([[1, 0]])),
         "repeat_interleave(counts only, 0-d)": lambda m: m.repeat_interleave(m.tensor(2)),
         "repeat_interleave(negative)": lambda m: m.ones(2, 2).repeat_interleave(
@@ -254,6 +272,20 @@ def test_the_data_never_leaves_the_device_in_pieces(session):
     assert torch.equal(as_torch(counts), want_counts)
     assert torch.equal(as_torch(rep), x[:1000].repeat_interleave(500))
     assert elapsed < 20, elapsed
+
+
+def test_sizes_that_would_overflow_are_refused_not_wrapped(session):
+    """torch 1.13 crashes on bincount of INT64_MAX and reports an overflowed storage size for
+    these repeats; tensord refuses both with a RuntimeError naming the op."""
+    with pytest.raises(RuntimeError, match="bincount"):
+        tensord.bincount(tensordtensor_of([2**63 - 1]))
+    with pytest.raises(RuntimeError, match="overflows"):
+        tensord.ones(2).repeat_interleave(tensordtensor_of([2**62, 2**62]))
+    tensord.synchronize()
+
+
+def tensordtensor_of(values):
+    return tensord.tensor(values, dtype=tensord.int64)
 
 
 def test_the_cases_cover_every_dtype_and_both_layouts():

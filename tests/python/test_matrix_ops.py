@@ -908,10 +908,45 @@ def _triangle_cases():
         cases[f"{name}(negative row)"] = lambda m, n=name: getattr(m, n)(-1, 3)
         cases[f"{name}(negative col)"] = lambda m, n=name: getattr(m, n)(3, -1)
         cases[f"{name}(large)"] = lambda m, n=name: getattr(m, n)(300, 200, -7)
+        # Huge matrices with few positions: sized by the count, never by the matrix.
+        cases[f"{name}(huge col)"] = lambda m, n=name: getattr(m, n)(3, 2**63 - 1, 0)
+        cases[f"{name}(huge col, far offset)"] = lambda m, n=name: getattr(m, n)(
+            2, 2**63 - 1, 2**63 - 3)
     return cases
 
 
 CASES.update(_triangle_cases())
+
+
+def _cdist_cases():
+    cases = {}
+    for d in ["float32", "float64"]:
+        for p in [2.0, 1.0, 0.0, float("inf"), 0.5, 3.0]:
+            k = f"[{d},p={p}]"
+            cases["cdist" + k] = lambda m, d=d, p=p: m.cdist(
+                data(m, (2, 5, 3), d), data(m, (2, 4, 3), d, "transposed"), p=p)
+            cases["cdist(rows > 25)" + k] = lambda m, d=d, p=p: m.cdist(
+                data(m, (30, 3), d), data(m, (1, 40, 3), d), p=p)
+        for mode in ["use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist"]:
+            cases[f"cdist({mode})[{d}]"] = lambda m, d=d, mode=mode: m.cdist(
+                data(m, (6, 4), d), data(m, (7, 4), d), compute_mode=mode)
+    cases.update({
+        "cdist(batch broadcast)": lambda m: m.cdist(data(m, (3, 1, 4, 2), "float64"),
+                                                    data(m, (2, 5, 2), "float64")),
+        "cdist(no columns)": lambda m: m.cdist(m.zeros(4, 0), m.zeros(5, 0)),
+        "cdist(no rows)": lambda m: m.cdist(m.zeros(0, 3), m.zeros(5, 3)),
+        "cdist(1-d)": lambda m: m.cdist(m.zeros(3), m.zeros(5, 3)),
+        "cdist(columns differ)": lambda m: m.cdist(m.zeros(4, 3), m.zeros(5, 2)),
+        "cdist(negative p)": lambda m: m.cdist(m.zeros(4, 3), m.zeros(5, 3), p=-1),
+        "cdist(int)": lambda m: m.cdist(m.zeros(4, 3, dtype=m.int64), m.zeros(5, 3, dtype=m.int64)),
+        "cdist(float16)": lambda m: m.cdist(m.zeros(4, 3).half(), m.zeros(5, 3).half()),
+        "cdist(dtypes differ)": lambda m: m.cdist(m.zeros(4, 3), m.zeros(5, 3).double()),
+        "cdist(bad mode)": lambda m: m.cdist(m.zeros(4, 3), m.zeros(5, 3), compute_mode="bad"),
+    })
+    return cases
+
+
+CASES.update(_cdist_cases())
 
 
 # Tolerances by result dtype (products of reduced floats round at other points than torch's).

@@ -428,12 +428,10 @@ def dist(input, other, p=2):
 
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
-    if x1.dim() < 2 or x2.dim() < 2:
-        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
-    if x1.size(-1) != x2.size(-1):
-        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.size(-1)} "
-                           f"X2: {x2.size(-1)}")
-    return (x1.unsqueeze(-2) - x2.unsqueeze(-3)).norm(p, -1)
+    """One server op (engine/ops/functional_ops.cc): a matrix product for p = 2 where torch
+    uses one, else each pair's difference's norm."""
+    return _run("cdist", [("x1", x1), ("x2", x2)], {"p": float(p),
+                                                   "compute_mode": str(compute_mode)})
 
 
 def renorm(input, p, dim, maxnorm):
@@ -618,7 +616,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         counts = input
         if counts.dim() != 1:
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-        positions = _api().arange(counts.numel(), device=counts.device, session=counts._session)
+        positions = _api().arange(counts.numel(), dtype=counts.dtype, device=counts.device,
+                                  session=counts._session)
         return _run("repeat_interleave", [("self", positions), ("repeats", counts)], attrs)
     if isinstance(repeats, t):
         if dim is not None:

@@ -279,3 +279,93 @@ def test_view_dtype_matches_torch(src, session):
                 t = make(torch).view(getattr(torch, dst)).contiguous()
                 d = make(tensord).view(getattr(tensord, dst))
                 assert d.numpy().tobytes() == t.numpy().tobytes(), (src, dst, layout)
+
+
+def _same_tensor(got, want):
+    assert str(got.dtype) == str(want.dtype)
+    assert tuple(got.shape) == tuple(want.shape)
+    assert got.stride() == want.stride()
+    assert got.storage_offset() == want.storage_offset()
+    assert torch.equal(torch.tensor(got.cpu().numpy()), want)
+
+
+IN_PLACE_VIEWS = {
+    "t_": lambda x: x.t_(),
+    "transpose_": lambda x: x.transpose_(0, 1),
+    "swapaxes_": lambda x: x.swapaxes_(1, 0),
+    "swapdims_": lambda x: x.swapdims_(0, -1),
+    "squeeze_": lambda x: x.unsqueeze(0).squeeze_(),
+    "squeeze_(dim)": lambda x: x.unsqueeze(1).squeeze_(1),
+    "unsqueeze_": lambda x: x.unsqueeze_(-1),
+    "as_strided_": lambda x: x.as_strided_((2, 2), (1, 3), 1),
+    "t_(3-d)": lambda x: x.unsqueeze(0).t_(),
+    "transpose_(out of range)": lambda x: x.transpose_(0, 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(IN_PLACE_VIEWS))
+def test_in_place_views_change_the_tensor_itself_as_torch(name, session):
+    """x.t_() and friends: x itself becomes the view (same object, same storage); a view taken
+    before keeps its own metadata; errors are torch's, at the line."""
+    results = {}
+    for m in (torch, tensord):
+        x = m.arange(12.0).view(3, 4)
+        before = x.view(3, 4)
+        outcome_ = outcome(lambda: IN_PLACE_VIEWS[name](x))
+        results[m] = (x, before, outcome_)
+    tx, tbefore, (tgot, terr) = results[torch]
+    ox, obefore, (ogot, oerr) = results[tensord]
+    if terr:
+        assert oerr is not None and oerr[0] == terr[0], (oerr, terr)
+        _same_tensor(ox, tx)  # a failed call left the tensor as it was
+        return
+    assert oerr is None, oerr
+    assert ogot is not None
+    if name.startswith(("t_", "transpose_", "swap", "unsqueeze_", "as_strided_")):
+        assert ogot is ox and tgot is tx  # the same object back
+        _same_tensor(ox, tx)
+    _same_tensor(ogot, tgot)
+    _same_tensor(obefore, tbefore)
+    ox.mul_(2)  # still a view of the same storage
+    tx.mul_(2)
+    _same_tensor(obefore, tbefore)
+
+
+SMALL_METHODS = {
+    "sum_to_size": lambda m: m.arange(24.0).view(2, 3, 4).sum_to_size(3, 1),
+    "sum_to_size(tuple)": lambda m: m.arange(24.0).view(2, 3, 4).sum_to_size((1, 3, 4)),
+    "sum_to_size(same)": lambda m: m.arange(6.0).view(2, 3).sum_to_size(2, 3),
+    "sum_to_size(bad)": lambda m: m.arange(6.0).view(2, 3).sum_to_size(2, 2),
+    "put": lambda m: m.zeros(2, 3).put(m.tensor([0, 5, 0]), m.tensor([1.0, 2.0, 3.0]), True),
+    "addmm_": lambda m: m.ones(2, 2).addmm_(m.ones(2, 3), m.ones(3, 2), beta=0.5, alpha=2),
+    "new_empty_strided": lambda m: m.ones(2, dtype=m.float64).new_empty_strided(
+        (2, 3), (1, 2)).zero_(),
+    "detach_": lambda m: m.ones(2).detach_(),
+    "torch.detach_": lambda m: m.detach_(m.ones(2)),
+    "index_reduce(prod)": lambda m: m.full((3, 4), 2.0).index_reduce(
+        0, m.tensor([0, 2, 0]), m.arange(12.0).view(3, 4) + 1, "prod"),
+    "index_reduce(amax, dim 1, exclude self)": lambda m: m.zeros(3, 4).index_reduce(
+        1, m.tensor([3, 3]), m.arange(6.0).view(3, 2) - 2, "amax", include_self=False),
+    "index_reduce_(mean)": lambda m: m.ones(4).index_reduce_(
+        0, m.tensor([1, 1, 3]), m.tensor([2.0, 4.0, 6.0]), "mean"),
+    "torch.index_reduce(amin)": lambda m: m.index_reduce(
+        m.ones(4), 0, m.tensor([1, 2]), m.tensor([-2.0, 4.0]), "amin"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SMALL_METHODS))
+def test_small_methods_match_torch(name, session):
+    want, werr = outcome(lambda: SMALL_METHODS[name](torch))
+    got, gerr = outcome(lambda: SMALL_METHODS[name](tensord))
+    if werr:
+        assert gerr is not None and gerr[0] == werr[0], (gerr, werr)
+        return
+    assert gerr is None, gerr
+    assert str(got.dtype) == str(want.dtype) and tuple(got.shape) == tuple(want.shape)
+    assert torch.equal(torch.tensor(got.cpu().numpy()), want)
+
+
+def test_is_set_to(session):
+    x = tensord.arange(6.0)
+    assert x.is_set_to(x.view(6)) and not x.is_set_to(x.view(2, 3))
+    assert not x.is_set_to(x.clone())

@@ -662,6 +662,51 @@ CASES = {
                                                                      T(m, "probs"), swap=True),
     "multilabel_soft_margin_loss": lambda m: fn(m).multilabel_soft_margin_loss(
         T(m, "x"), T(m, "target01")),
+    "max_pool2d_with_indices values": lambda m: fn(m).max_pool2d_with_indices(T(m, "big"), 2)[0],
+    "max_pool2d_with_indices indices": lambda m: fn(m).max_pool2d_with_indices(
+        T(m, "big"), 3, 2, 1)[1],
+    "max_pool1d_with_indices indices": lambda m: fn(m).max_pool1d_with_indices(T(m, "seq"), 2)[1],
+    "adaptive_max_pool2d_with_indices": lambda m: fn(m).adaptive_max_pool2d_with_indices(
+        T(m, "big"), (3, 2))[1],
+    "adaptive_max_pool1d_with_indices": lambda m: fn(m).adaptive_max_pool1d_with_indices(
+        T(m, "seq"), 4)[0],
+    "lp_pool2d": lambda m: fn(m).lp_pool2d(T(m, "big"), 2, 2),
+    "lp_pool2d(p 3, stride, ceil)": lambda m: fn(m).lp_pool2d(T(m, "big"), 3, (2, 3), 2, True),
+    "lp_pool1d": lambda m: fn(m).lp_pool1d(T(m, "seq"), 2, 3),
+    "lp_pool1d(p 1, stride)": lambda m: fn(m).lp_pool1d(T(m, "seq"), 1, 2, 1),
+    "pdist": lambda m: fn(m).pdist(T(m, "x")),
+    "pdist(p 1)": lambda m: fn(m).pdist(T(m, "x"), 1),
+    "pdist(p inf)": lambda m: fn(m).pdist(T(m, "x"), float("inf")),
+    "pdist(p 0)": lambda m: fn(m).pdist(T(m, "x"), 0),
+    "pdist(one row)": lambda m: fn(m).pdist(T(m, "x")[:1]),
+    "pdist(1-d)": lambda m: fn(m).pdist(T(m, "w5")),
+    "pdist(int)": lambda m: fn(m).pdist(T(m, "cls3")),
+    "pdist(negative p)": lambda m: fn(m).pdist(T(m, "x"), -1),
+    "native_channel_shuffle": lambda m: fn(m).native_channel_shuffle(T(m, "ps"), 4),
+    "rrelu_(eval)": lambda m: fn(m).rrelu_(T(m, "x").clone()),
+    "multi_margin_loss": lambda m: fn(m).multi_margin_loss(T(m, "x"), T(m, "cls")),
+    "multi_margin_loss(p 2, margin, weight, sum)": lambda m: fn(m).multi_margin_loss(
+        T(m, "x"), T(m, "cls"), 2, 0.5, T(m, "w5"), reduction="sum"),
+    "multi_margin_loss(none)": lambda m: fn(m).multi_margin_loss(T(m, "x"), T(m, "cls"),
+                                                                 reduction="none"),
+    "multi_margin_loss(1-d)": lambda m: fn(m).multi_margin_loss(T(m, "x")[0], T(m, "cls")[0],
+                                                                reduction="none"),
+    "multi_margin_loss(p 3)": lambda m: fn(m).multi_margin_loss(T(m, "x"), T(m, "cls"), 3),
+    "multilabel_margin_loss": lambda m: fn(m).multilabel_margin_loss(
+        T(m, "x"), m.tensor([[3, 0, -1, 1, 2], [1, 4, 2, -1, 0], [-1, 1, 2, 3, 4],
+                             [0, 1, 2, 3, 4]])),
+    "multilabel_margin_loss(none)": lambda m: fn(m).multilabel_margin_loss(
+        T(m, "x"), m.tensor([[3, 0, -1, 1, 2], [1, 1, 2, -1, 0], [4, -1, 2, 3, 4],
+                             [0, 1, 2, 3, -1]]), reduction="none"),
+    "multilabel_margin_loss(1-d)": lambda m: fn(m).multilabel_margin_loss(
+        T(m, "x")[0], m.tensor([2, 0, -1, 1, 1]), reduction="none"),
+    "triplet_margin_with_distance_loss": lambda m: fn(m).triplet_margin_with_distance_loss(
+        T(m, "x"), T(m, "y"), T(m, "probs")),
+    "triplet_margin_with_distance_loss(cosine, swap, none)":
+        lambda m: fn(m).triplet_margin_with_distance_loss(
+            T(m, "x"), T(m, "y"), T(m, "probs"),
+            distance_function=lambda a, b: 1 - fn(m).cosine_similarity(a, b), swap=True,
+            margin=0.5, reduction="none"),
     "bilinear": lambda m: fn(m).bilinear(T(m, "x"), T(m, "y"), T(m, "bil"), T(m, "b2")),
     "local_response_norm": lambda m: fn(m).local_response_norm(T(m, "img"), 3),
     "local_response_norm(3-d)": lambda m: fn(m).local_response_norm(T(m, "seq"), 2),

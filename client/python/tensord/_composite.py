@@ -980,6 +980,69 @@ _COPIES = ["alias", "as_strided", "detach", "diagonal", "expand", "permute", "se
            "squeeze", "t", "transpose", "unbind", "unfold", "unsqueeze", "view"]
 
 
+# ---- In-place views: self becomes the view (torch changes the tensor's metadata in place) ------
+
+def _becomes(view):
+    """Tensor.<view>_: self's handle takes the view's tensor (its id and metadata); the old
+    tensor goes with the view object. Other views of self keep theirs, as in torch."""
+    def method(self, *args, **kwargs):
+        out = getattr(self, view)(*args, **kwargs)
+        out._meta()  # the view's metadata is known before the handles trade places
+        self._id, out._id = out._id, self._id
+        self._info, out._info = out._info, self._info
+        self._error, out._error = out._error, self._error
+        return self
+    method.__name__ = view + "_"
+    return method
+
+
+_IN_PLACE_VIEWS = ["t", "transpose", "swapaxes", "swapdims", "squeeze", "unsqueeze",
+                   "as_strided"]
+
+
+def detach_(input):
+    return input  # no autograd yet: nothing to detach from
+
+
+def sum_to_size(self, *size):
+    """self summed over the dims where `size` (which self broadcasts to) is 1 or missing."""
+    size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (list, tuple)) else size
+    shape = tuple(self.shape)
+    if len(size) > len(shape) or any(s != 1 and s != d for s, d in
+                                     zip(size, shape[len(shape) - len(size):])):
+        raise RuntimeError(f"size {{{', '.join(str(s) for s in size)}}} is not expandable to "
+                           f"size {{{', '.join(str(d) for d in shape)}}}.")
+    lead = len(shape) - len(size)
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(size)
+                                if s == 1 and shape[lead + i] != 1]
+    out = self.sum(dims, keepdim=True) if dims else self
+    return out.reshape(size) if lead else out
+
+
+def is_set_to(self, tensor):
+    return (self.untyped_storage().data_ptr() == tensor.untyped_storage().data_ptr()
+            and self.storage_offset() == tensor.storage_offset()
+            and tuple(self.shape) == tuple(tensor.shape) and self.stride() == tensor.stride())
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """scatter_reduce along dim with index spread over source's other dims (one server op)."""
+    d = dim % max(source.dim(), 1)
+    shape = [1] * source.dim()
+    if source.dim():
+        shape[d] = index.numel()
+    spread = index.reshape(shape).expand(tuple(source.shape)) if source.dim() else index
+    return input.scatter_reduce(d, spread, source, reduce, include_self=include_self)
+
+
+def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    return self.copy_(index_reduce(self, dim, index, source, reduce, include_self=include_self))
+
+
+def _put(input, index, source, accumulate=False):
+    return input.clone().put_(index, source, accumulate)
+
+
 def narrow_copy(input, dim, start, length):
     return input.narrow(dim, start, length).clone()
 
@@ -1045,6 +1108,19 @@ def _comparison_in_place(op):
 
 def install(tensor_class, namespace):
     here = globals()
+    for view in _IN_PLACE_VIEWS:
+        setattr(tensor_class, view + "_", _becomes(view))
+    namespace["as_strided_"] = tensor_class.as_strided_
+    for name in ("detach_", "index_reduce"):
+        setattr(tensor_class, name, here[name])
+        namespace[name] = here[name]
+    for name in ("sum_to_size", "is_set_to", "index_reduce_"):
+        setattr(tensor_class, name, here[name])
+    tensor_class.put = _put
+    tensor_class.addmm_ = lambda self, mat1, mat2, *, beta=1, alpha=1: self.copy_(
+        self.addmm(mat1, mat2, beta=beta, alpha=alpha))
+    tensor_class.new_empty_strided = lambda self, size, stride, dtype=None, device=None, \
+        requires_grad=False: _api().empty_strided(size, stride, **self._new_args(dtype, device))
     for name in _BOTH:
         setattr(tensor_class, name, here[name])
         namespace[name] = here[name]

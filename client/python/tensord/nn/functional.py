@@ -581,6 +581,16 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return r.squeeze(-2)
 
 
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     """One server op (engine/ops/pool_ops.cc)."""
@@ -643,6 +653,27 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     return (values, indices) if return_indices else values
 
 
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """torch's composition: the p-th root of the window sums of x^p (an average pool times the
+    window's size), the sign kept as torch keeps it."""
+    kw, kh = _pair(kernel_size, 2)
+    out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(kw * kh).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(kernel_size).pow(1.0 / norm_type)
+
+
 def pixel_shuffle(input, upscale_factor):
     *lead, c, h, w = input.shape
     r = upscale_factor
@@ -669,6 +700,25 @@ def channel_shuffle(input, groups):
     n, c = input.shape[0], input.shape[1]
     rest = tuple(input.shape[2:])
     return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)
+
+
+native_channel_shuffle = channel_shuffle
+
+
+def pdist(input, p=2):
+    """The p-norm distance of each pair of rows i < j, in row-major order of the pairs: the
+    rows gathered by triu_indices (a server factory op) and their differences' norms."""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    n = input.size(0)
+    from .. import _composite  # noqa: PLC0415
+    pairs = _composite.triu_indices(n, n, 1, device=input.device, session=input._session)
+    a, b = input.index_select(0, pairs[0]), input.index_select(0, pairs[1])
+    return (a - b).norm(p, 1)
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
@@ -779,6 +829,10 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     return input.copy_(out) if inplace else out
 
 
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
     _check_dropout_p(p)
     if not training or p == 0:
@@ -859,6 +913,65 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     return _reduce((d_pos - d_neg + margin).clamp_min(0), reduction)
 
 
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    if margin <= 0:
+        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, "
+                         f"got {margin} instead")
+    distance = pairwise_distance if distance_function is None else distance_function
+    d_pos = distance(anchor, positive)
+    d_neg = distance(anchor, negative)
+    if swap:
+        d_neg = d_neg.minimum(distance(positive, negative))
+    return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    """Σ_{j != y} max(0, margin - x[y] + x[j])^p / C per sample (weighted by weight[y])."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if input.dim() > 2:
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, "
+                           f"but got: {list(input.shape)}")
+    x = input if input.dim() == 2 else input.reshape(1, -1)
+    t = target.reshape(-1, 1)
+    if t.size(0) != x.size(0):
+        raise RuntimeError(f"inconsistent target size, expected {x.size(0)} but got "
+                           f"{list(target.shape)}")
+    z = (x - x.gather(1, t) + margin).clamp_min(0)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * weight.index_select(0, t.reshape(-1)).unsqueeze(1)
+    loss = z.scatter(1, t, 0.0).sum(1) / x.size(1)
+    if input.dim() < 2:
+        loss = loss.reshape(tuple(target.shape))
+    return _reduce(loss, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Σ over target classes j (up to the first -1) and non-target classes i of
+    max(0, 1 - (x[j] - x[i])) / C per sample."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if input.dim() > 2 or tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    x = input if input.dim() == 2 else input.reshape(1, -1)
+    t = target.reshape(tuple(x.shape))
+    valid = (t >= 0).to(_dtypes.int64).cumprod(1)  # the targets before the first -1
+    index = t.clamp_min(0)
+    is_target = x.new_zeros(tuple(x.shape)).scatter_add(1, index, valid.to(x.dtype)) > 0
+    xj = x.gather(1, index)  # (N, T)
+    margins = (1 - (xj.unsqueeze(2) - x.unsqueeze(1))).clamp_min(0)  # (N, T, C)
+    keep = valid.to(x.dtype).unsqueeze(2) * (~is_target).to(x.dtype).unsqueeze(1)
+    loss = (margins * keep).sum((1, 2)) / x.size(1)
+    if input.dim() < 2:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
+
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
                                 reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -909,6 +1022,7 @@ def _torch_namespace():
     """The functions torch also has at its top level (torch.conv2d, torch.layer_norm, …), with
     the argument orders of torch's own bindings where they differ from nn.functional's."""
     same = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d",
+            "pdist", "native_channel_shuffle", "max_pool1d_with_indices",
             "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle", "pixel_unshuffle",
             "channel_shuffle", "prelu", "rrelu", "rrelu_", "cosine_similarity",
             "pairwise_distance", "threshold", "threshold_", "bilinear", "hardshrink"]

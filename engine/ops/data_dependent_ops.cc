@@ -1,8 +1,9 @@
 // Ops whose outputs' sizes depend on the data: nonzero, masked_select, unique,
-// unique_consecutive, bincount, and repeat_interleave by a tensor of counts. Each waits for the
-// writes queued to its inputs (a host read, as torch synchronises here), runs its steps at once
-// on the inputs' device, and brings back to the host only the few numbers that size its outputs
-// (a count, a maximum, the repeats): the elements themselves never leave the device.
+// unique_consecutive, bincount, and repeat_interleave by a tensor of counts; and multinomial,
+// whose arguments torch checks on the data before it draws. Each waits for the writes queued to
+// its inputs (a host read, as torch synchronises here), runs its steps at once on the inputs'
+// device, and brings back to the host only the few numbers that size its outputs or decide its
+// errors (a count, a maximum, a flag): the elements themselves never leave the device.
 #include <algorithm>
 #include <limits>
 #include <optional>
@@ -409,6 +410,111 @@ absl::StatusOr<PlannedOp> PlanRepeatInterleave(const Tensor& self, const Tensor&
   return plan;
 }
 
+// ---- multinomial ----------------------------------------------------------------------------
+
+// Category indices drawn per row of `self` (1-d or 2-d weights) from the (seed, offset) stream:
+// with replacement by a binary search of uniform draws in the rows' running sums, without by
+// the Gumbel-top-k trick (the num_samples largest log-weights plus Gumbel noise, which draws
+// without replacement in proportion to the weights). torch's checks of the weights (finite,
+// non-negative, a positive sum per row) read two flags back first, so they raise at the call.
+absl::StatusOr<PlannedOp> PlanMultinomial(const Tensor& self, int64_t num_samples,
+                                          bool replacement, const Attrs& seed) {
+  constexpr absl::string_view op = "multinomial";
+  if (self.dim() != 1 && self.dim() != 2) return RuntimeError(op, "prob_dist must be 1 or 2 dim");
+  if (!IsFloating(self.dtype())) {
+    return RuntimeError(op, absl::StrCat("multinomial only supports floating-point dtypes for "
+                                         "input, got: ", DTypeLegacyName(self.dtype())));
+  }
+  if (self.dtype() == DType::kFloat16 && self.device().is_cpu()) {
+    return RuntimeError(op, "multinomial is not implemented for half on CPU");
+  }
+  if (num_samples <= 0) return RuntimeError(op, "cannot sample n_sample <= 0 samples");
+  const int64_t n = self.size(self.dim() - 1);
+  if (!replacement && num_samples > n) {
+    return RuntimeError(op, "cannot sample n_sample > prob_dist.size(-1) samples without "
+                            "replacement");
+  }
+  const int64_t rows = self.dim() == 2 ? self.size(0) : 1;
+  int64_t draws = 0;
+  if (__builtin_mul_overflow(rows, replacement ? num_samples : n, &draws)) {
+    return RuntimeError(op, "multinomial: too many draws");
+  }
+  const Device device = self.device();
+  PlannedOp plan;
+  TENSORD_RETURN_IF_ERROR(ReadNow({self}, [&]() -> absl::Status {
+    Composition c({self});
+    TENSORD_ASSIGN_OR_RETURN(Tensor p, c.ToDType(self, DType::kFloat64));
+    TENSORD_ASSIGN_OR_RETURN(p, c.Reshape(p, {rows, n}));
+    if (rows > 0 && n > 0) {  // step 1: the weights' checks, two flags read back
+      // NaN fails "p >= 0" first (torch's order of checks): not_non_negative covers it.
+      TENSORD_ASSIGN_OR_RETURN(Tensor not_finite, c.Op1("isfinite", {p}));
+      TENSORD_ASSIGN_OR_RETURN(not_finite, c.Op1("logical_not", {not_finite}));
+      TENSORD_ASSIGN_OR_RETURN(not_finite, c.Op1("any", {not_finite}));
+      TENSORD_ASSIGN_OR_RETURN(Tensor not_non_negative,
+                               c.Op1("ge", {p}, Attrs().Set("other", Scalar(0.0))));
+      TENSORD_ASSIGN_OR_RETURN(not_non_negative, c.Op1("logical_not", {not_non_negative}));
+      TENSORD_ASSIGN_OR_RETURN(not_non_negative, c.Op1("any", {not_non_negative}));
+      TENSORD_ASSIGN_OR_RETURN(Tensor sums, c.Op1("sum", {p}, Attrs().Set("dim", std::vector<int64_t>{1})));
+      TENSORD_ASSIGN_OR_RETURN(sums, c.Op1("le", {sums}, Attrs().Set("other", Scalar(0.0))));
+      TENSORD_ASSIGN_OR_RETURN(sums, c.Op1("any", {sums}));
+      TENSORD_ASSIGN_OR_RETURN(const Tensor flags, c.Op1("stack", {not_non_negative, not_finite, sums},
+                                                           Attrs().Set("dim", int64_t{0})));
+      TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> made, RunNow(std::move(c).Finish({p, flags})));
+      p = made.at(0);
+      TENSORD_ASSIGN_OR_RETURN(const std::vector<int64_t> read, HostInts(made.at(1)));
+      if (!replacement && (read.at(0) != 0 || read.at(1) != 0)) {
+        return RuntimeError(op, "probability tensor contains either `inf`, `nan` or element < 0");
+      }
+      if (read.at(0) != 0) {
+        return RuntimeError(op, "invalid multinomial distribution (encountering probability "
+                                "entry < 0)");
+      }
+      if (read.at(1) != 0) {
+        return RuntimeError(op, "invalid multinomial distribution (encountering probability "
+                                "entry = infinity or NaN)");
+      }
+      if (read.at(2) != 0) {
+        return RuntimeError(op, "invalid multinomial distribution (sum of probabilities <= 0)");
+      }
+      c = Composition({p});
+    }
+    // Step 2: the draws.
+    Attrs uniform = seed;
+    uniform.Set("dtype", DType::kFloat64).Set("device", device);
+    Tensor out;
+    if (rows == 0 || n == 0) {
+      TENSORD_ASSIGN_OR_RETURN(out, c.Full({rows, num_samples}, Scalar(int64_t{0}), DType::kInt64, device));
+    } else if (replacement) {
+      const Attrs along1 = Attrs().Set("dim", int64_t{1});
+      TENSORD_ASSIGN_OR_RETURN(const Tensor cdf, c.Op1("cumsum", {p}, along1));
+      uniform.Set("size", std::vector<int64_t>{rows, num_samples});
+      TENSORD_ASSIGN_OR_RETURN(Tensor u, c.Op1("rand", {}, uniform));
+      TENSORD_ASSIGN_OR_RETURN(Tensor total, Narrow(cdf, 1, n - 1, 1));
+      TENSORD_ASSIGN_OR_RETURN(u, c.Op1("mul", {u, total}));
+      TENSORD_ASSIGN_OR_RETURN(out, c.Op1("searchsorted", {cdf, u, Tensor()}, Attrs().Set("right", true)));
+      TENSORD_ASSIGN_OR_RETURN(out, c.Op1("clamp_max", {out}, Attrs().Set("max", Scalar(n - 1))));
+    } else {
+      uniform.Set("size", std::vector<int64_t>{rows, n});
+      TENSORD_ASSIGN_OR_RETURN(Tensor u, c.Op1("rand", {}, uniform));
+      TENSORD_ASSIGN_OR_RETURN(u, c.Op1("clamp_min", {u}, Attrs().Set("min", Scalar(1e-300))));
+      TENSORD_ASSIGN_OR_RETURN(u, c.Op1("log", {u}));
+      TENSORD_ASSIGN_OR_RETURN(u, c.Op1("neg", {u}));
+      TENSORD_ASSIGN_OR_RETURN(u, c.Op1("log", {u}));
+      TENSORD_ASSIGN_OR_RETURN(Tensor keys, c.Op1("log", {p}));
+      TENSORD_ASSIGN_OR_RETURN(keys, c.Op1("sub", {keys, u}));
+      TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> top,
+                               c.Op("topk", {keys}, Attrs().Set("k", num_samples).Set("dim", int64_t{1})));
+      out = top.at(1);
+    }
+    if (self.dim() == 1) {
+      TENSORD_ASSIGN_OR_RETURN(out, View(out, {num_samples}));
+    }
+    TENSORD_ASSIGN_OR_RETURN(plan.outputs, RunNow(std::move(c).Finish({out})));
+    return absl::OkStatus();
+  }));
+  return plan;
+}
+
 }  // namespace
 
 void RegisterDataDependentOps(std::vector<OpDef>& ops) {
@@ -469,6 +575,22 @@ void RegisterDataDependentOps(std::vector<OpDef>& ops) {
                    TENSORD_ASSIGN_OR_RETURN(std::optional<int64_t> output_size,
                                             a.OptionalInt("output_size"));
                    return PlanRepeatInterleave(in[0], in[1], dim, output_size);
+                 }});
+  ops.push_back({"multinomial", OpKind::kDataDependent, {"self"},
+                 {Req("num_samples", AttrType::kInt), Opt("replacement", AttrType::kBool, "false"),
+                  Opt("seed", AttrType::kInt, "a fresh random seed", "generator key"),
+                  Opt("offset", AttrType::kInt, "0", "counter of the first draw")},
+                 "Category indices drawn by weight per row of self (1-d or 2-d), with or "
+                 "without replacement, from (seed, offset) as every random op. Waits for its "
+                 "input first: torch checks the weights before it draws.",
+                 false, [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(int64_t num_samples, a.Int("num_samples"));
+                   TENSORD_ASSIGN_OR_RETURN(bool replacement, a.Bool("replacement", false));
+                   Attrs seed;
+                   for (const char* name : {"seed", "offset"}) {
+                     if (const AttrValue* v = a.attrs().Find(name)) seed.Set(name, *v);
+                   }
+                   return PlanMultinomial(in[0], num_samples, replacement, seed);
                  }});
 }
 

@@ -292,3 +292,41 @@ def test_the_cases_cover_every_dtype_and_both_layouts():
     for op in ["unique", "unique_consecutive", "repeat_interleave(tensor, dim 0)"]:
         names = [n for n in CASES if n.startswith(op + "[")]
         assert len(names) == 2 * len(DTYPES), (op, names)
+
+
+MULTINOMIAL_ERRORS = {
+    "1-d, 0-d input": lambda m: m.multinomial(m.tensor(1.0), 1),
+    "3-d input": lambda m: m.multinomial(m.ones(2, 2, 2), 1),
+    "int input": lambda m: m.multinomial(m.tensor([1, 2]), 1),
+    "float16 input": lambda m: m.multinomial(m.tensor([1.0, 2.0]).half(), 1),
+    "no samples": lambda m: m.multinomial(m.tensor([1.0, 2.0]), 0),
+    "more than categories": lambda m: m.multinomial(m.tensor([1.0, 2.0]), 3),
+    "negative weight": lambda m: m.multinomial(m.tensor([[1.0, 2.0], [1.0, -1.0]]), 1),
+    "nan weight": lambda m: m.multinomial(m.tensor([1.0, float("nan")]), 1, True),
+    "nan weight, without replacement": lambda m: m.multinomial(m.tensor([1.0, float("nan")]), 1),
+    "infinite weight": lambda m: m.multinomial(m.tensor([1.0, float("inf")]), 1, True),
+    "negative weight, with replacement": lambda m: m.multinomial(m.tensor([1.0, -1.0]), 1, True),
+    "zero row, with replacement": lambda m: m.multinomial(m.tensor([0.0, 0.0]), 2, True),
+    "zero row": lambda m: m.multinomial(m.tensor([[1.0, 2.0], [0.0, 0.0]]), 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MULTINOMIAL_ERRORS))
+def test_multinomial_refuses_as_torch_at_the_call(name, session):
+    _, werr = outcome(lambda: MULTINOMIAL_ERRORS[name](torch))
+    _, gerr = outcome(lambda: MULTINOMIAL_ERRORS[name](tensord))
+    assert werr is not None and gerr is not None and gerr[0] == werr[0], (gerr, werr)
+    assert werr[1] in gerr[1], (gerr, werr)
+    tensord.synchronize()  # nothing left behind: the error was raised at the call
+
+
+def test_multinomial_shapes_and_zero_weights(session):
+    p = tensord.tensor([[0.0, 1.0, 0.0, 3.0], [2.0, 0.0, 0.0, 0.0]]).bfloat16()
+    with_rep = as_torch(tensord.multinomial(p, 500, replacement=True))
+    assert with_rep.shape == (2, 500) and with_rep.dtype == torch.int64
+    assert set(with_rep[0].tolist()) == {1, 3} and set(with_rep[1].tolist()) == {0}
+    without = as_torch(tensord.multinomial(p.float(), 2))
+    assert sorted(without[0].tolist()) == [1, 3] and without[1, 0].item() == 0
+    empty = tensord.multinomial(tensord.zeros(0, 3), 2)
+    assert tuple(empty.shape) == (0, 2) and empty.dtype is tensord.int64
+    assert tuple(tensord.multinomial(tensord.ones(5), 3).shape) == (3,)

@@ -866,39 +866,15 @@ def is_storage(obj):
 # ---- Sampling ----------------------------------------------------------------------------------
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):
-    """Category indices drawn by weight, per row: with replacement by the inverse CDF, without
-    by the Gumbel-top-k trick (the num_samples largest log-weights plus Gumbel noise, which draws
-    without replacement in proportion to the weights)."""
-    api = _api()
-    if input.dim() not in (1, 2):
-        raise RuntimeError("prob_dist must be 1 or 2 dim")
-    if not input.dtype.is_floating_point:
-        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
-                           f"{input.dtype._legacy}")
-    if num_samples <= 0:
-        raise RuntimeError("cannot sample n_sample <= 0 samples")
-    n = input.size(-1)
-    if not replacement and num_samples > n:
-        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
-                           "replacement")
-    p = input if input.dim() == 2 else input.unsqueeze(0)
-    if bool(((p < 0) | ~p.isfinite()).any().item()):
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    total = p.sum(-1, keepdim=True)
-    if bool((total <= 0).any().item()):
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    rows = p.size(0)
-    if replacement:
-        cdf = p.to(_dtypes.float64).cumsum(-1)
-        u = api.rand((rows, num_samples, 1), dtype=_dtypes.float64, device=input.device,
-                     session=input._session, generator=generator) * cdf[:, -1:].unsqueeze(-1)
-        out = (cdf.unsqueeze(1) <= u).sum(-1).clamp_max(n - 1)
-    else:
-        u = api.rand((rows, n), dtype=_dtypes.float64, device=input.device,
-                     session=input._session, generator=generator).clamp_min(1e-300)
-        keys = p.to(_dtypes.float64).log() - (-u.log()).log()
-        out = keys.topk(num_samples, -1).indices
-    return out if input.dim() == 2 else out.squeeze(0)
+    """One server op (engine/ops/data_dependent_ops.cc): the weights checked where they are
+    (two flags read back, so errors raise here as torch's), then the draws from the
+    generator's stream: an inverse-CDF binary search with replacement, Gumbel-top-k without."""
+    from ._random import _of  # noqa: PLC0415
+    rows = input.size(0) if input.dim() == 2 else 1
+    n = input.size(-1) if input.dim() else 0
+    attrs = {"num_samples": int(num_samples), "replacement": bool(replacement),
+             **_of(generator).take(rows * (int(num_samples) if replacement else n))}
+    return _run("multinomial", [("self", input)], attrs)
 
 
 def _fill_random(self, values):

@@ -13,6 +13,7 @@
 #include "engine/core/errors.h"
 #include "engine/core/status_macros.h"
 #include "engine/ops/composition.h"
+#include "engine/ops/copy_ops.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/factory_ops.h"
 #include "engine/ops/op_registry_internal.h"
@@ -467,6 +468,52 @@ absl::StatusOr<PlannedOp> PlanEigh(absl::string_view op, const Tensor& a, const 
 
 using Plan1 = std::function<absl::StatusOr<PlannedOp>(const Tensor&, AttrReader&)>;
 
+// linalg.matrix_power: A^n by repeated squaring (n < 0: of A's inverse); A^0 the identity and
+// A^1 a contiguous copy, as torch's.
+absl::StatusOr<PlannedOp> PlanMatrixPower(const Tensor& a, int64_t n) {
+  constexpr absl::string_view op = "linalg.matrix_power";
+  if (a.dim() < 2) {
+    return RuntimeError(op, "linalg.matrix_power: The input tensor A must have at least 2 "
+                            "dimensions.");
+  }
+  if (a.size(a.dim() - 1) != a.size(a.dim() - 2)) {
+    return RuntimeError(op, absl::StrCat("linalg.matrix_power: A must be batches of square "
+                                         "matrices, but they are ", a.size(a.dim() - 2), " by ",
+                                         a.size(a.dim() - 1), " matrices"));
+  }
+  Composition c({a});
+  if (n == 0) {
+    TENSORD_ASSIGN_OR_RETURN(const Tensor eye, c.Full(a.sizes(), Scalar(int64_t{0}), a.dtype(), a.device()));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor diagonal, Diagonal(eye, 0, -2, -1));
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp ones, PlanFill(diagonal, Scalar(int64_t{1})));
+    c.Add(std::move(ones));
+    return std::move(c).Finish({eye});
+  }
+  Tensor base = a;
+  uint64_t k = n < 0 ? 0 - static_cast<uint64_t>(n) : static_cast<uint64_t>(n);
+  if (n < 0) {
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp inverse, PlanInv(a, false));
+    base = c.Add(std::move(inverse)).at(0);
+    if (k == 1) return std::move(c).Finish({base});
+  }
+  Tensor result;
+  while (k != 0) {
+    if (k & 1) {
+      if (!result.defined()) {
+        TENSORD_ASSIGN_OR_RETURN(PlannedOp copy, PlanCloneContiguous(base));
+        result = c.Add(std::move(copy)).at(0);
+      } else {
+        TENSORD_ASSIGN_OR_RETURN(result, c.Op1("matmul", {result, base}));
+      }
+    }
+    k >>= 1;
+    if (k != 0) {
+      TENSORD_ASSIGN_OR_RETURN(base, c.Op1("matmul", {base, base}));
+    }
+  }
+  return std::move(c).Finish({result});
+}
+
 void Add(std::vector<OpDef>& ops, std::string name, std::vector<AttrSpec> attrs, std::string doc,
          bool multi_output, Plan1 plan) {
   ops.push_back({std::move(name), OpKind::kCompute, {"A"}, std::move(attrs), std::move(doc),
@@ -506,6 +553,13 @@ void RegisterDecompositionOps(std::vector<OpDef>& ops) {
           return PlanCholesky(a, upper, ex);
         });
   }
+  ops.push_back({"linalg_matrix_power", OpKind::kCompute, {"A"}, {Req("n", AttrType::kInt)},
+                 "A^n for every square matrix of A, by repeated squaring (n < 0: of the "
+                 "inverse; n = 0: the identity).",
+                 false, [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(int64_t n, a.Int("n"));
+                   return PlanMatrixPower(in[0], n);
+                 }});
   Add(ops, "linalg_det", {}, "The determinant of every square matrix of A (from its LU).", false,
       [](const Tensor& a, AttrReader&) { return PlanDet(a); });
   Add(ops, "linalg_slogdet", {}, "(sign, logabsdet) of the determinant of every matrix of A.",

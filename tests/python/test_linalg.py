@@ -328,3 +328,30 @@ def test_what_torch_does_not_raise_for(session):
     want = outcome(lambda: torch.linalg.svd(nan))
     got = outcome(lambda: tensord.linalg.svd(to_tensord(nan)))
     assert error_class(got) == error_class(want) and "non-finite" in got[1][1]
+
+
+MATRIX_POWER = {
+    "int64, 3": lambda m: m.linalg.matrix_power(m.arange(9).view(3, 3), 3),
+    "transposed, 1 (a contiguous copy)": lambda m: m.linalg.matrix_power(
+        m.arange(9.0).view(3, 3).t(), 1),
+    "batch, 0": lambda m: m.linalg.matrix_power(m.ones(2, 3, 3, dtype=m.float64), 0),
+    "batch, 5": lambda m: m.matrix_power(m.arange(8.0).view(2, 2, 2) / 4, 5),
+    "empty, 2": lambda m: m.linalg.matrix_power(m.ones(0, 0), 2),
+    "not square": lambda m: m.linalg.matrix_power(m.ones(2, 3), 2),
+    "1-d": lambda m: m.linalg.matrix_power(m.ones(3), 2),
+    "singular, -1": lambda m: m.linalg.matrix_power(m.ones(2, 2), -1),
+    "float n": lambda m: m.linalg.matrix_power(m.ones(2, 2), 2.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MATRIX_POWER))
+def test_matrix_power_matches_torch(name, session):
+    want, werr = outcome(lambda: MATRIX_POWER[name](torch))
+    got, gerr = outcome(lambda: MATRIX_POWER[name](tensord))
+    if werr:
+        assert gerr is not None and gerr[0] == werr[0], (gerr, werr)
+        return
+    assert gerr is None, gerr
+    assert str(got.dtype) == str(want.dtype) and tuple(got.shape) == tuple(want.shape)
+    assert got.stride() == want.stride()
+    torch.testing.assert_close(as_torch(got), want, rtol=1e-5, atol=1e-5)

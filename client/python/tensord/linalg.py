@@ -319,29 +319,13 @@ def lstsq(A, B, rcond=None, *, driver=None, out=None):
 
 
 def matrix_power(A, n, *, out=None):
-    if A.dim() < 2 or A.size(-1) != A.size(-2):
-        raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they "
-                           f"are {A.size(-2) if A.dim() >= 2 else 1} by "
-                           f"{A.size(-1) if A.dim() else 1} matrices")
+    """One server op (engine/ops/decomposition_ops.cc): repeated squaring, of the inverse for
+    n < 0 (whose LinAlgError raises here, as torch's)."""
     if not isinstance(n, numbers.Integral) or isinstance(n, bool):
         raise TypeError(f"linalg_matrix_power(): argument 'n' must be int, not "
                         f"{type(n).__name__}")
-    if n < 0:
-        A, n = inv(A), -n
-        if n == 1:
-            return _out(A, out)
-    if n == 1:
-        return _out(A.contiguous().clone() if A.is_contiguous() else A.contiguous(), out)
-    eye = _api().eye(A.size(-1), dtype=A.dtype, device=A.device,
-                     session=A._session).expand(tuple(A.shape)).clone()
-    result, base = eye, A
-    while n:
-        if n & 1:
-            result = result.matmul(base)
-        n >>= 1
-        if n:
-            base = base.matmul(base)
-    return _out(result, out)
+    result = _run("linalg_matrix_power", [("A", A)], {"n": int(n)})
+    return _out(_raise_now(result) if n < 0 else result, out)
 
 
 def cond(A, p=None, *, out=None):

@@ -6,7 +6,7 @@
 1. Server kernel time (build/bench/kernel_bench: ops planned and run as the server runs them)
    against torch's time for the same op on the same shapes, in this process (issue 17's ops
    among them: sort, topk, bmm (einsum's product), linalg.solve, log_softmax, cross_entropy,
-   layer_norm, conv2d, searchsorted, quantile, scatter_reduce).
+   layer_norm, conv2d, searchsorted, quantile, scatter_reduce, unique, bincount, cdist).
 2. End to end through the Python client (op sent, run, synchronized) at 64M elements against
    torch's in-process op.
 3. 10,000 small ops queued through the Python client, then one synchronize: µs per op.
@@ -93,6 +93,10 @@ def torch_cases(quick):
     cases["quantile_1000x1000_rows"] = (lambda: rows.quantile(0.5, dim=1), 20)
     cases["scatter_reduce_amax_1M_to_1000"] = (
         lambda: torch.zeros(1000).scatter_reduce(0, where, flat, "amax"), 20)
+    cases["unique_counts_1M_of_1000"] = (lambda: torch.unique(where, return_counts=True), 10)
+    cases["bincount_1M_of_1000"] = (lambda: torch.bincount(where), 20)
+    points, centers = torch.rand(2048, 64), torch.rand(512, 64)
+    cases["cdist_2048x512x64"] = (lambda: torch.cdist(points, centers), 20)
     logits, labels = torch.rand(4096, 1000), torch.randint(0, 1000, (4096,))
     cases["log_softmax_4096x1000"] = (lambda: logits.log_softmax(1), 50)
     cases["cross_entropy_4096x1000"] = (

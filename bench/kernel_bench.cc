@@ -147,6 +147,13 @@ int main(int argc, char** argv) {
                      op("scatter_reduce", {into, where, flat},
                         Attrs().Set("dim", int64_t{0}).Set("reduce", std::string("amax"))),
                      20});
+    // Sizes that depend on the data: the distinct values of a million draws from a thousand
+    // (sort, runs, counts) and their histogram; and the distances of two point sets.
+    cases.push_back({"unique_counts_1M_of_1000",
+                     op("unique", {where}, Attrs().Set("return_counts", true)), 10});
+    cases.push_back({"bincount_1M_of_1000", op("bincount", {where, Tensor()}), 20});
+    Tensor points = Rand({2048, 64}), centers = Rand({512, 64});
+    cases.push_back({"cdist_2048x512x64", op("cdist", {points, centers}), 20});
   }
   {
     // Classification losses against the log_softmax they fuse (4096 rows of 1000 classes).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <type_traits>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -347,7 +348,19 @@ absl::Status Put(const Tensor& self, const Tensor& index, const Tensor& source, 
   return absl::OkStatus();
 }
 
+// A contiguous bool tensor (a mask, the usual input of these three): its bytes, read in order.
+const uint8_t* ContiguousFlags(const Tensor& t) {
+  return t.dtype() == DType::kBool && t.is_contiguous()
+             ? reinterpret_cast<const uint8_t*>(t.data())
+             : nullptr;
+}
+
 int64_t CountNonzero(const Tensor& self) {
+  if (const uint8_t* flags = ContiguousFlags(self)) {
+    int64_t count = 0;
+    for (int64_t i = 0, n = self.numel(); i < n; ++i) count += flags[i] != 0;
+    return count;
+  }
   int64_t count = 0;
   ForEachIndex(self.sizes(), [&](const int64_t* idx) {
     count += IsNonzero(self.dtype(), self.data() + OffsetOf(self, idx) * self.itemsize());
@@ -361,6 +374,18 @@ void NonzeroIndices(const Tensor& self, const Tensor& out) {
   const int64_t count = out.dim() == 2 ? out.size(1) : 0;
   int64_t* o = out.data_as<int64_t>();
   int64_t i = 0;
+  if (const uint8_t* flags = ContiguousFlags(self)) {
+    for (int64_t at = 0, n = self.numel(); at < n && i < count; ++at) {
+      if (flags[at] == 0) continue;
+      int64_t rest = at;  // the row-major multi-index of `at`
+      for (int64_t d = nd - 1; d >= 0; --d) {
+        o[d * count + i] = rest % self.size(d);
+        rest /= self.size(d);
+      }
+      ++i;
+    }
+    return;
+  }
   ForEachIndex(self.sizes(), [&](const int64_t* idx) {
     if (IsNonzero(self.dtype(), self.data() + OffsetOf(self, idx) * self.itemsize())) {
       for (int64_t d = 0; d < nd; ++d) o[d * count + i] = idx[d];
@@ -374,6 +399,15 @@ void MaskedSelect(const Tensor& out, const Tensor& self, const Tensor& mask) {
   const int64_t w = self.itemsize();
   const int64_t count = out.numel();
   int64_t i = 0;
+  const uint8_t* flags = ContiguousFlags(mask);
+  if (flags != nullptr && self.is_contiguous()) {
+    const char* from = self.data();
+    char* to = out.data();
+    for (int64_t at = 0, n = mask.numel(); at < n && i < count; ++at) {
+      if (flags[at] != 0) std::memcpy(to + (i++) * w, from + at * w, static_cast<size_t>(w));
+    }
+    return;
+  }
   ForEachIndex(mask.sizes(), [&](const int64_t* idx) {
     if (*reinterpret_cast<const bool*>(mask.data() + OffsetOf(mask, idx))) {
       std::memcpy(out.data() + (i++) * w, self.data() + OffsetOf(self, idx) * w,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <numeric>
 #include <type_traits>
@@ -135,6 +136,67 @@ void SmallestK(const std::vector<C>& keys, int64_t n, int64_t k, Order order, in
   for (; i < n; ++i) offer(i);
 }
 
+// An unsigned key whose ascending order is `Order`'s: NaN after every number (before, for a
+// descending order), -0 equal to 0, integers by value. Sorting these keys stably sorts the
+// slice as by_key in SortSlices does.
+template <typename C, typename Order>
+uint64_t RadixKey(C x) {
+  uint64_t u;
+  if constexpr (std::is_floating_point_v<C>) {
+    if (std::isnan(x)) {
+      u = sizeof(C) == 8 ? ~uint64_t{0} : uint64_t{0xFFFFFFFFu};
+    } else {
+      if (x == 0) x = 0;  // -0 sorts with 0
+      if constexpr (sizeof(C) == 8) {
+        uint64_t b;
+        std::memcpy(&b, &x, sizeof b);
+        u = (b >> 63) != 0 ? ~b : (b | (uint64_t{1} << 63));
+      } else {
+        uint32_t b;
+        std::memcpy(&b, &x, sizeof b);
+        u = (b >> 31) != 0 ? static_cast<uint32_t>(~b) : (b | 0x80000000u);
+      }
+    }
+  } else if constexpr (std::is_same_v<C, bool>) {
+    u = x ? 1 : 0;
+  } else if constexpr (std::is_signed_v<C>) {
+    u = static_cast<uint64_t>(static_cast<int64_t>(x)) ^ (uint64_t{1} << 63);
+  } else {
+    u = static_cast<uint64_t>(x);
+  }
+  return Order::kLargestFirst ? ~u : u;
+}
+
+// A stable LSD radix sort of (key, position) pairs by key, one pass per byte that varies among
+// the keys (two for a million values below 65536): what a full sort of a slice runs, rather
+// than a comparison sort through an index (n log n random reads of the keys).
+void RadixSortPairs(std::vector<uint64_t>& key, std::vector<int64_t>& at,
+                    std::vector<uint64_t>& key_tmp, std::vector<int64_t>& at_tmp) {
+  uint64_t any = 0, all = ~uint64_t{0};
+  for (const uint64_t k : key) {
+    any |= k;
+    all &= k;
+  }
+  const uint64_t varying = any ^ all;
+  const size_t n = key.size();
+  for (int shift = 0; shift < 64; shift += 8) {
+    if (((varying >> shift) & 0xFF) == 0) continue;
+    size_t start[257] = {};
+    for (const uint64_t k : key) ++start[((k >> shift) & 0xFF) + 1];
+    for (int b = 0; b < 256; ++b) start[b + 1] += start[b];
+    for (size_t i = 0; i < n; ++i) {
+      const size_t to = start[(key[i] >> shift) & 0xFF]++;
+      key_tmp[to] = key[i];
+      at_tmp[to] = at[i];
+    }
+    key.swap(key_tmp);
+    at.swap(at_tmp);
+  }
+}
+
+// Below this many elements a slice is sorted by comparisons.
+constexpr int64_t kRadixFrom = 256;
+
 template <typename T, typename Order>
 void SortSlices(const Tensor& self, int64_t dim, const Tensor& values, const Tensor& indices,
                 int64_t k, Order order) {
@@ -150,9 +212,12 @@ void SortSlices(const Tensor& self, int64_t dim, const Tensor& values, const Ten
   int64_t* io = reinterpret_cast<int64_t*>(indices.data());
   // Parallel pieces of about 64k elements, each with its own scratch (freed with the piece).
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(n, 1));
+  const bool radix = k == n && n >= kRadixFrom;
   ParallelFor(0, slices.count(), grain, [&](int64_t begin, int64_t end) {
-    std::vector<C> keys(static_cast<size_t>(n));
+    std::vector<C> keys(static_cast<size_t>(radix ? 0 : n));
     std::vector<int64_t> order_of(static_cast<size_t>(n));
+    std::vector<uint64_t> ukeys(radix ? static_cast<size_t>(n) : 0), ukeys_tmp(ukeys.size());
+    std::vector<int64_t> order_tmp(radix ? static_cast<size_t>(n) : 0);
     // Equal keys keep their index order (stable for sort; for topk a fixed choice among ties,
     // the same on every device).
     const auto by_key = [&](int64_t a, int64_t b) {
@@ -160,8 +225,18 @@ void SortSlices(const Tensor& self, int64_t dim, const Tensor& values, const Ten
     };
     for (int64_t s = begin; s < end; ++s) {
       const T* src = in + slices.Offset(self, s);
-      for (int64_t i = 0; i < n; ++i) keys[i] = static_cast<C>(src[i * in_step]);
-      if (k <= kSmallK && k < n) {  // one pass, keeping the best k in order
+      if (radix) {
+        for (int64_t i = 0; i < n; ++i) {
+          ukeys[i] = RadixKey<C, Order>(static_cast<C>(src[i * in_step]));
+          order_of[i] = i;
+        }
+        RadixSortPairs(ukeys, order_of, ukeys_tmp, order_tmp);
+      } else {
+        for (int64_t i = 0; i < n; ++i) keys[i] = static_cast<C>(src[i * in_step]);
+      }
+      if (radix) {
+        // sorted above
+      } else if (k <= kSmallK && k < n) {  // one pass, keeping the best k in order
         SmallestK(keys, n, k, order, order_of.data());
       } else {
         std::iota(order_of.begin(), order_of.end(), int64_t{0});

@@ -216,8 +216,14 @@ absl::StatusOr<PlannedOp> PlanUnique(absl::string_view op, const Tensor& self,
     } else {
       TENSORD_ASSIGN_OR_RETURN(rows, c.Reshape(self, {n, 1}));
     }
+    const int64_t width = rows.size(1);
     Tensor order;  // undefined: the items stand in their own order
-    if (args.sorted) {
+    if (args.sorted && width == 1) {  // one sort, whose values are the items in order
+      TENSORD_ASSIGN_OR_RETURN(const Tensor column, Select(rows, 1, 0));
+      TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> sorted, c.Op("sort", {column}, along0));
+      order = sorted.at(1);
+      TENSORD_ASSIGN_OR_RETURN(rows, Unsqueeze(sorted.at(0), 1));
+    } else if (args.sorted) {
       TENSORD_ASSIGN_OR_RETURN(rows, RunNowSingle(std::move(c).Finish({rows})));
       TENSORD_ASSIGN_OR_RETURN(order, LexicographicOrder(rows));
       c = Composition({rows, order});
@@ -228,7 +234,11 @@ absl::StatusOr<PlannedOp> PlanUnique(absl::string_view op, const Tensor& self,
       TENSORD_ASSIGN_OR_RETURN(const Tensor later, Narrow(rows, 0, 1, n - 1));
       TENSORD_ASSIGN_OR_RETURN(const Tensor earlier, Narrow(rows, 0, 0, n - 1));
       TENSORD_ASSIGN_OR_RETURN(Tensor differs, c.Op1("ne", {later, earlier}));
-      TENSORD_ASSIGN_OR_RETURN(differs, c.Op1("any", {differs}, Attrs().Set("dim", int64_t{1})));
+      if (width == 1) {
+        TENSORD_ASSIGN_OR_RETURN(differs, c.Reshape(differs, {n - 1}));
+      } else {
+        TENSORD_ASSIGN_OR_RETURN(differs, c.Op1("any", {differs}, Attrs().Set("dim", int64_t{1})));
+      }
       TENSORD_ASSIGN_OR_RETURN(starts, c.Op1("cat", {starts, differs}, along0));
     }
     TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> first,

@@ -355,10 +355,28 @@ const uint8_t* ContiguousFlags(const Tensor& t) {
              : nullptr;
 }
 
+// Runs fn(begin, end) over [0, n) in pieces of ForEachIndex's size, yielding between them as
+// it does; stops early when fn returns false or the stream is cancelled.
+template <typename Fn>
+void InPieces(int64_t n, Fn&& fn) {
+  constexpr int64_t kPiece = int64_t{1} << 20;
+  for (int64_t begin = 0; begin < n; begin += kPiece) {
+    const int64_t end = std::min(n, begin + kPiece);
+    if (!fn(begin, end)) return;
+    if (end < n) {
+      Executor::YieldToWaiting();
+      if (ExecContext::CancelRequested()) return;
+    }
+  }
+}
+
 int64_t CountNonzero(const Tensor& self) {
   if (const uint8_t* flags = ContiguousFlags(self)) {
     int64_t count = 0;
-    for (int64_t i = 0, n = self.numel(); i < n; ++i) count += flags[i] != 0;
+    InPieces(self.numel(), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) count += flags[i] != 0;
+      return true;
+    });
     return count;
   }
   int64_t count = 0;
@@ -375,15 +393,18 @@ void NonzeroIndices(const Tensor& self, const Tensor& out) {
   int64_t* o = out.data_as<int64_t>();
   int64_t i = 0;
   if (const uint8_t* flags = ContiguousFlags(self)) {
-    for (int64_t at = 0, n = self.numel(); at < n && i < count; ++at) {
-      if (flags[at] == 0) continue;
-      int64_t rest = at;  // the row-major multi-index of `at`
-      for (int64_t d = nd - 1; d >= 0; --d) {
-        o[d * count + i] = rest % self.size(d);
-        rest /= self.size(d);
+    InPieces(self.numel(), [&](int64_t begin, int64_t end) {
+      for (int64_t at = begin; at < end && i < count; ++at) {
+        if (flags[at] == 0) continue;
+        int64_t rest = at;  // the row-major multi-index of `at`
+        for (int64_t d = nd - 1; d >= 0; --d) {
+          o[d * count + i] = rest % self.size(d);
+          rest /= self.size(d);
+        }
+        ++i;
       }
-      ++i;
-    }
+      return i < count;
+    });
     return;
   }
   ForEachIndex(self.sizes(), [&](const int64_t* idx) {
@@ -403,9 +424,12 @@ void MaskedSelect(const Tensor& out, const Tensor& self, const Tensor& mask) {
   if (flags != nullptr && self.is_contiguous()) {
     const char* from = self.data();
     char* to = out.data();
-    for (int64_t at = 0, n = mask.numel(); at < n && i < count; ++at) {
-      if (flags[at] != 0) std::memcpy(to + (i++) * w, from + at * w, static_cast<size_t>(w));
-    }
+    InPieces(mask.numel(), [&](int64_t begin, int64_t end) {
+      for (int64_t at = begin; at < end && i < count; ++at) {
+        if (flags[at] != 0) std::memcpy(to + (i++) * w, from + at * w, static_cast<size_t>(w));
+      }
+      return i < count;
+    });
     return;
   }
   ForEachIndex(mask.sizes(), [&](const int64_t* idx) {

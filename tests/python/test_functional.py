@@ -707,6 +707,26 @@ CASES = {
             T(m, "x"), T(m, "y"), T(m, "probs"),
             distance_function=lambda a, b: 1 - fn(m).cosine_similarity(a, b), swap=True,
             margin=0.5, reduction="none"),
+    "affine_grid": lambda m: fn(m).affine_grid(T(m, "x")[:2, :3].reshape(1, 2, 3).expand(2, 2, 3),
+                                               (2, 3, 4, 5), align_corners=False),
+    "affine_grid(align_corners)": lambda m: fn(m).affine_grid(
+        T(m, "logits3")[:, :2].reshape(2, 2, 3), (2, 1, 3, 2), align_corners=True),
+    "affine_grid(3-d)": lambda m: fn(m).affine_grid(
+        T(m, "x")[:3, :4].reshape(1, 3, 4), (1, 2, 2, 3, 4), align_corners=False),
+    "affine_grid(unit size)": lambda m: fn(m).affine_grid(
+        T(m, "x")[:2, :3].reshape(1, 2, 3), (1, 1, 1, 4), align_corners=True),
+    "affine_grid(default align_corners)": lambda m: fn(m).affine_grid(
+        T(m, "x")[:2, :3].reshape(1, 2, 3), (1, 1, 2, 2)),
+    "affine_grid(float64)": lambda m: fn(m).affine_grid(
+        T(m, "x")[:2, :3].reshape(1, 2, 3).double(), (1, 1, 3, 3), align_corners=False),
+    "affine_grid(int theta)": lambda m: fn(m).affine_grid(
+        m.ones(1, 2, 3, dtype=m.int64), (1, 1, 2, 2), align_corners=False),
+    "affine_grid(wrong theta)": lambda m: fn(m).affine_grid(m.ones(1, 3, 3), (1, 1, 2, 2),
+                                                            align_corners=False),
+    "affine_grid(3-d size)": lambda m: fn(m).affine_grid(m.ones(1, 2, 3), (1, 2, 2),
+                                                         align_corners=False),
+    "affine_grid(zero size)": lambda m: fn(m).affine_grid(m.ones(1, 2, 3), (1, 1, 0, 2),
+                                                          align_corners=False),
     "bilinear": lambda m: fn(m).bilinear(T(m, "x"), T(m, "y"), T(m, "bil"), T(m, "b2")),
     "local_response_norm": lambda m: fn(m).local_response_norm(T(m, "img"), 3),
     "local_response_norm(3-d)": lambda m: fn(m).local_response_norm(T(m, "seq"), 2),

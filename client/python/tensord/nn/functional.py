@@ -705,6 +705,66 @@ def channel_shuffle(input, groups):
 native_channel_shuffle = channel_shuffle
 
 
+def _grid_steps(n, align_corners, like):
+    """torch's linspace_from_neg_one: n points over [-1, 1] (pulled in by (n - 1) / n unless
+    align_corners), in theta's dtype on its device."""
+    from .. import _factories  # noqa: PLC0415
+    if n <= 1:
+        return _factories.zeros(1, dtype=like.dtype, device=like.device, session=like._session)
+    steps = _factories.linspace(-1, 1, n, dtype=like.dtype, device=like.device,
+                                session=like._session)
+    return steps if align_corners else steps * ((n - 1) / n)
+
+
+def affine_grid(theta, size, align_corners=None):
+    """torch's affine_grid_generator: the base grid of (x, y[, z], 1) points times theta's
+    transpose, one batched product on the server."""
+    if align_corners is None:
+        _warnings.warn("Default grid_sample and affine_grid behavior has changed to "
+                       "align_corners=False since 1.3.0. Please specify align_corners=True if the "
+                       "old behavior is desired. See the documentation of grid_sample for "
+                       "details.")
+        align_corners = False
+    if not theta.dtype.is_floating_point:
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                             f"{size}. Got {theta.shape}.")
+        spatial = list(size[-2:])
+    elif len(size) == 5:
+        if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+                             f"{size}. Got {theta.shape}.")
+        spatial = list(size[-3:])
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+                                  f"affine transforms, respectively. Got size {size}.")
+    if align_corners and min(spatial) == 1:
+        _warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size "
+                       "grids when align_corners=True. This is not an intended use case of "
+                       "affine_grid. See the documentation of affine_grid for details.")
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    n = size[0]
+    dims = len(spatial)
+    # One axis per spatial dim, x (the last) first, each broadcast over the grid, then ones.
+    axes = []
+    for k in range(dims):
+        length = spatial[dims - 1 - k]
+        shape = [1] * dims
+        shape[dims - 1 - k] = length if length > 1 else 1
+        axes.append(_grid_steps(length, align_corners, theta).reshape(shape)
+                    .expand(*spatial))
+    axes.append(theta.new_ones(tuple(spatial)))
+    from .. import _factories  # noqa: PLC0415
+    base = _factories.stack(axes, -1).reshape(1, -1, dims + 1).expand(n, -1, dims + 1)
+    grid = base.bmm(theta.transpose(1, 2))
+    return grid.reshape(n, *spatial, dims)
+
+
+
+
 def pdist(input, p=2):
     """The p-norm distance of each pair of rows i < j, in row-major order of the pairs: the
     rows gathered by triu_indices (a server factory op) and their differences' norms."""
@@ -1029,6 +1089,8 @@ def _torch_namespace():
     out = {name: globals()[name] for name in same if name in globals()}
     out["adaptive_max_pool1d"] = lambda input, output_size: adaptive_max_pool1d(
         input, output_size, return_indices=True)  # torch's binding returns both
+    out["affine_grid_generator"] = lambda theta, size, align_corners: affine_grid(
+        theta, size, align_corners)
     out["rrelu_"] = lambda input, lower=1.0 / 8, upper=1.0 / 3, training=False: rrelu(
         input, lower, upper, training, inplace=True)
     out["dropout"] = lambda input, p, train: dropout(input, p, train)

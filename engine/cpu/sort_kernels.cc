@@ -225,17 +225,15 @@ void SortSlices(const Tensor& self, int64_t dim, const Tensor& values, const Ten
     };
     for (int64_t s = begin; s < end; ++s) {
       const T* src = in + slices.Offset(self, s);
+      if (!radix) {
+        for (int64_t i = 0; i < n; ++i) keys[i] = static_cast<C>(src[i * in_step]);
+      }
       if (radix) {
         for (int64_t i = 0; i < n; ++i) {
           ukeys[i] = RadixKey<C, Order>(static_cast<C>(src[i * in_step]));
           order_of[i] = i;
         }
         RadixSortPairs(ukeys, order_of, ukeys_tmp, order_tmp);
-      } else {
-        for (int64_t i = 0; i < n; ++i) keys[i] = static_cast<C>(src[i * in_step]);
-      }
-      if (radix) {
-        // sorted above
       } else if (k <= kSmallK && k < n) {  // one pass, keeping the best k in order
         SmallestK(keys, n, k, order, order_of.data());
       } else {

@@ -317,16 +317,23 @@ absl::StatusOr<PlannedOp> PlanBincount(const Tensor& self, const Tensor& weights
                                                                : DType::kFloat64;
   PlannedOp plan;
   TENSORD_RETURN_IF_ERROR(ReadNow({self, weights}, [&]() -> absl::Status {
-    TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> range, RunNow(PlanOp("aminmax", {self}, Attrs())));
-    TENSORD_ASSIGN_OR_RETURN(std::vector<int64_t> low, HostInts(range.at(0)));
-    TENSORD_ASSIGN_OR_RETURN(std::vector<int64_t> high, HostInts(range.at(1)));
-    if (low.at(0) < 0) {
+    // The smallest and largest values, read back together.
+    Composition range({self});
+    TENSORD_ASSIGN_OR_RETURN(const std::vector<Tensor> low_high,
+                             range.Op("aminmax", {self}, Attrs()));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor both,
+                             range.Op1("stack", {low_high.at(0), low_high.at(1)},
+                                       Attrs().Set("dim", int64_t{0})));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor made, RunNowSingle(std::move(range).Finish({both})));
+    TENSORD_ASSIGN_OR_RETURN(const std::vector<int64_t> read, HostInts(made));
+    const int64_t low = read.at(0), high = read.at(1);
+    if (low < 0) {
       return RuntimeError(op, "bincount only supports 1-d non-negative integral inputs.");
     }
-    if (high.at(0) == std::numeric_limits<int64_t>::max()) {
-      return RuntimeError(op, absl::StrCat("bincount: ", high.at(0), " + 1 bins overflow int64"));
+    if (high == std::numeric_limits<int64_t>::max()) {
+      return RuntimeError(op, absl::StrCat("bincount: ", high, " + 1 bins overflow int64"));
     }
-    const int64_t size = std::max(high.at(0) + 1, minlength);
+    const int64_t size = std::max(high + 1, minlength);
     Composition c({self, weights});
     TENSORD_ASSIGN_OR_RETURN(const Tensor out, c.Full({size}, Scalar(int64_t{0}), out_dtype, self.device()));
     Tensor counted;

@@ -222,6 +222,38 @@ absl::StatusOr<PlannedOp> PlanSearchSorted(absl::string_view op, const Tensor& s
   return std::move(c).Finish(c.Add(std::move(search)));
 }
 
+// A reduction along dim d planned on rows: self with d moved last (a 0-d tensor as one
+// element), the shape of those rows with the last dim 1, and the result's shape (d dropped, or
+// kept as 1). torch's IndexError for an empty reduction dim.
+struct Rows {
+  Tensor rows;
+  int64_t n = 0;       // the rows' length
+  DimVector one;       // rows' shape with the last dim 1
+  DimVector kept;      // the result's shape
+};
+
+absl::StatusOr<Rows> RowsAlong(absl::string_view op, const Tensor& self, int64_t d,
+                               bool keepdim) {
+  if (SizeAlong(self, d) == 0) {
+    return IndexError(op, absl::StrCat(op, "(): Expected reduction dim ", d,
+                                       " to have non-zero size."));
+  }
+  Rows r;
+  for (int64_t i = 0; i < self.dim(); ++i) {
+    if (i != d) r.kept.push_back(self.size(i));
+    else if (keepdim) r.kept.push_back(1);
+  }
+  if (self.dim() == 0) {
+    TENSORD_ASSIGN_OR_RETURN(r.rows, View(self, {1}));
+  } else {
+    TENSORD_ASSIGN_OR_RETURN(r.rows, Movedim(self, {d}, {-1}));
+  }
+  r.n = r.rows.size(r.rows.dim() - 1);
+  r.one.assign(r.rows.sizes().begin(), r.rows.sizes().end());
+  r.one.back() = 1;
+  return r;
+}
+
 // mode: the most frequent value along dim (the smallest of equally frequent ones) and the
 // position of its last occurrence, as torch's. Planned on the sorted rows: runs of equal values
 // (a NaN is a run of its own) are numbered by a cumsum of where they start, counted by a
@@ -229,26 +261,13 @@ absl::StatusOr<PlannedOp> PlanSearchSorted(absl::string_view op, const Tensor& s
 absl::StatusOr<PlannedOp> PlanMode(const Tensor& self, int64_t dim, bool keepdim) {
   constexpr absl::string_view op = "mode";
   TENSORD_ASSIGN_OR_RETURN(const int64_t d, WrapDim(op, dim, self.dim()));
-  if (self.dim() > 0 && self.size(d) == 0) {
-    return IndexError(op, absl::StrCat("mode(): Expected reduction dim ", d,
-                                       " to have non-zero size."));
-  }
-  DimVector kept;  // the result's shape
-  for (int64_t i = 0; i < self.dim(); ++i) {
-    if (i != d) kept.push_back(self.size(i));
-    else if (keepdim) kept.push_back(1);
-  }
-  Composition c({self});
-  Tensor rows = self;
-  if (self.dim() == 0) {
-    TENSORD_ASSIGN_OR_RETURN(rows, View(self, {1}));
-  } else {
-    TENSORD_ASSIGN_OR_RETURN(rows, Movedim(self, {d}, {-1}));
-  }
+  TENSORD_ASSIGN_OR_RETURN(const Rows r, RowsAlong(op, self, d, keepdim));
+  const Tensor& rows = r.rows;
   const int64_t last_dim = rows.dim() - 1;
-  const int64_t n = rows.size(last_dim);
-  DimVector one_shape(rows.sizes().begin(), rows.sizes().end());
-  one_shape.back() = 1;
+  const int64_t n = r.n;
+  const DimVector& one_shape = r.one;
+  const DimVector& kept = r.kept;
+  Composition c({self});
   Tensor values, indices;
   if (rows.numel() == 0) {
     TENSORD_ASSIGN_OR_RETURN(PlannedOp v, PlanEmpty(one_shape, self.dtype(), self.device()));
@@ -310,31 +329,19 @@ absl::StatusOr<PlannedOp> PlanMedian(absl::string_view op, const Tensor& self,
     TENSORD_ASSIGN_OR_RETURN(const Tensor none, c.Full({}, nan, self.dtype(), self.device()));
     return std::move(c).Finish({none});
   }
-  Tensor rows = self;
-  int64_t d = 0;
-  DimVector kept;  // the result's shape
+  Rows r;  // without dim: the flattened tensor as one row, a 0-d result
   if (!dim) {
-    TENSORD_ASSIGN_OR_RETURN(rows, c.Reshape(self, {self.numel()}));
+    TENSORD_ASSIGN_OR_RETURN(r.rows, c.Reshape(self, {self.numel()}));
+    r.n = self.numel();
+    r.one = {1};
   } else {
-    TENSORD_ASSIGN_OR_RETURN(d, WrapDim(op, *dim, self.dim()));
-    if (SizeAlong(self, d) == 0) {
-      return IndexError(op, absl::StrCat(op, "(): Expected reduction dim ", d,
-                                         " to have non-zero size."));
-    }
-    for (int64_t i = 0; i < self.dim(); ++i) {
-      if (i != d) kept.push_back(self.size(i));
-      else if (keepdim) kept.push_back(1);
-    }
-    if (self.dim() == 0) {
-      TENSORD_ASSIGN_OR_RETURN(rows, View(self, {1}));
-    } else {
-      TENSORD_ASSIGN_OR_RETURN(rows, Movedim(self, {d}, {-1}));
-    }
+    TENSORD_ASSIGN_OR_RETURN(const int64_t d, WrapDim(op, *dim, self.dim()));
+    TENSORD_ASSIGN_OR_RETURN(r, RowsAlong(op, self, d, keepdim));
   }
-  const int64_t last_dim = rows.dim() - 1;
-  const int64_t n = rows.size(last_dim);
-  DimVector one_shape(rows.sizes().begin(), rows.sizes().end());
-  one_shape.back() = 1;
+  const Tensor& rows = r.rows;
+  const int64_t n = r.n;
+  const DimVector& one_shape = r.one;
+  const DimVector& kept = r.kept;
   Tensor values, indices;
   if (rows.numel() == 0) {
     TENSORD_ASSIGN_OR_RETURN(values, c.Full(one_shape, Scalar(int64_t{0}), self.dtype(), self.device()));

@@ -461,6 +461,16 @@ absl::Status Session::RunOneOp(const v1::OpCall& call, bool omit_metadata,
   if (op->kind == engine::OpKind::kFactory && !attrs.Has("device")) {
     attrs.Set("device", device_);
   }
+  engine::DType default_dtype = engine::DType::kFloat32;
+  if (call.default_dtype() != tensord::v1::DTYPE_UNSPECIFIED) {
+    absl::StatusOr<engine::DType> d = engine::DTypeFromWire(call.default_dtype(), op->name);
+    if (!d.ok() || !engine::IsFloating(*d)) {
+      return engine::TypeError(op->name, "only floating-point types are supported as the "
+                                         "default type");
+    }
+    default_dtype = *d;
+  }
+  const engine::DefaultFloatDTypeScope default_dtype_scope(default_dtype);
   TENSORD_ASSIGN_OR_RETURN(engine::PlannedOp plan, engine::PlanOp(op->name, inputs, attrs));
 
   // The ids of the outputs, now that their number is known.

@@ -39,6 +39,18 @@ bool IsIntegral(DType dtype, bool include_bool) {
 
 bool IsValidDType(int value) { return value >= 0 && value < kNumDTypes; }
 
+namespace {
+thread_local DType default_float_dtype = DType::kFloat32;
+}  // namespace
+
+DType DefaultFloatDType() { return default_float_dtype; }
+
+DefaultFloatDTypeScope::DefaultFloatDTypeScope(DType dtype) : previous_(default_float_dtype) {
+  default_float_dtype = IsFloating(dtype) ? dtype : DType::kFloat32;
+}
+
+DefaultFloatDTypeScope::~DefaultFloatDTypeScope() { default_float_dtype = previous_; }
+
 absl::StatusOr<DType> ParseDType(absl::string_view name) {
   absl::ConsumePrefix(&name, "torch.");
   for (int i = 0; i < kNumDTypes; ++i) {

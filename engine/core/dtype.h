@@ -39,6 +39,25 @@ const char* DTypeLegacyName(DType dtype);
 absl::StatusOr<DType> ParseDType(absl::string_view name);
 bool IsValidDType(int value);
 
+// torch.get_default_dtype() of the op being planned: the dtype of Python floats, of floating
+// factories given no dtype, and of integer inputs that an op computes in floating point (sqrt,
+// true division). float32 unless a DefaultFloatDTypeScope on this thread says otherwise; each
+// op call carries its client's default (OpCall.default_dtype) and the server plans it in scope.
+DType DefaultFloatDType();
+
+// Sets DefaultFloatDType() on this thread for the scope's life (planning is synchronous on the
+// thread that plans, compositions and data-dependent steps included). `dtype` must be floating.
+class DefaultFloatDTypeScope {
+ public:
+  explicit DefaultFloatDTypeScope(DType dtype);
+  ~DefaultFloatDTypeScope();
+  DefaultFloatDTypeScope(const DefaultFloatDTypeScope&) = delete;
+  DefaultFloatDTypeScope& operator=(const DefaultFloatDTypeScope&) = delete;
+
+ private:
+  DType previous_;
+};
+
 // C++ type for each dtype.
 template <DType D> struct DTypeTraits;
 template <> struct DTypeTraits<DType::kBool> { using type = bool; };

@@ -44,7 +44,7 @@ class Scalar {
       case Kind::kInt: return DType::kInt64;
       case Kind::kFloat: break;
     }
-    return DType::kFloat32;
+    return DefaultFloatDType();
   }
   std::string ToString() const;
 

@@ -51,11 +51,13 @@ absl::StatusOr<PlannedOp> PlanUnary(const std::string& name, UnaryOp op, UnaryRu
         return DTypeNotImplemented(name, in);
       }
       break;
-    case UnaryRule::kFloatPromoteNoHalf:
-      if (is_half) return DTypeNotImplemented(name, in);
-      [[fallthrough]];
     case UnaryRule::kFloatPromote:
-      if (!IsFloating(in)) spec.compute_dtype = DType::kFloat32;
+    case UnaryRule::kFloatPromoteNoHalf:
+      // Integers are computed in the default dtype, which may itself be half.
+      if (!IsFloating(in)) spec.compute_dtype = DefaultFloatDType();
+      if (rule == UnaryRule::kFloatPromoteNoHalf && spec.compute_dtype == DType::kFloat16) {
+        return DTypeNotImplemented(name, DType::kFloat16);
+      }
       break;
     case UnaryRule::kFloat32Or64:
       if (in == DType::kBFloat16) return DTypeNotImplemented(name, in);
@@ -121,7 +123,7 @@ absl::StatusOr<PlannedOp> PlanBinary(const std::string& name, BinaryOp op, Binar
       }
       break;
     case BinaryRule::kTrueDiv:
-      if (!IsFloating(common)) spec.compute_dtype = DType::kFloat32;
+      if (!IsFloating(common)) spec.compute_dtype = DefaultFloatDType();
       break;
     case BinaryRule::kIntDiv:
     case BinaryRule::kPow:
@@ -129,8 +131,10 @@ absl::StatusOr<PlannedOp> PlanBinary(const std::string& name, BinaryOp op, Binar
       break;
     case BinaryRule::kSame: break;
     case BinaryRule::kFloatPromote:
-      if (op == BinaryOp::kAtan2 && common == DType::kFloat16) return DTypeNotImplemented(name, common);
-      if (!IsFloating(common)) spec.compute_dtype = DType::kFloat32;
+      if (!IsFloating(common)) spec.compute_dtype = DefaultFloatDType();
+      if (op == BinaryOp::kAtan2 && spec.compute_dtype == DType::kFloat16) {
+        return DTypeNotImplemented(name, DType::kFloat16);
+      }
       break;
     case BinaryRule::kFloatNoHalf:
       if (!IsFloating(common) || common == DType::kFloat16) return DTypeNotImplemented(name, common);

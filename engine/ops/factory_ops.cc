@@ -94,7 +94,7 @@ absl::StatusOr<PlannedOp> PlanArange(const Scalar& start, const Scalar& end, con
                                      std::optional<DType> dtype, Device device) {
   constexpr absl::string_view op = "arange";
   const bool any_float = start.is_float() || end.is_float() || step.is_float();
-  const DType dt = dtype.value_or(any_float ? DType::kFloat32 : DType::kInt64);
+  const DType dt = dtype.value_or(any_float ? DefaultFloatDType() : DType::kInt64);
   if (dt == DType::kBool) return RuntimeError(op, "\"arange_cpu\" not implemented for 'Bool'");
   int64_t size;
   Scalar first = start, delta = step;

@@ -103,7 +103,7 @@ absl::StatusOr<PlannedOp> PlanDiag(absl::string_view op, const Tensor& self, int
 
 absl::StatusOr<PlannedOp> PlanBlockDiag(absl::Span<const Tensor> in) {
   constexpr absl::string_view op = "block_diag";
-  if (in.empty()) return PlanFull({1, 0}, Scalar(0.0), DType::kFloat32);
+  if (in.empty()) return PlanFull({1, 0}, Scalar(0.0), DefaultFloatDType());
   TENSORD_ASSIGN_OR_RETURN(const Device device, CommonDevice(op, in));
   int64_t rows = 0, cols = 0;
   std::vector<Tensor> blocks;

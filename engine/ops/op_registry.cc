@@ -469,7 +469,7 @@ void RegisterFactoryOps(std::vector<OpDef>& ops) {
       }
       TENSORD_ASSIGN_OR_RETURN(auto dtype, a.OptionalDType("dtype"));
       TENSORD_ASSIGN_OR_RETURN(auto device, a.GetDevice("device", kCpu));
-      if (!has_value_attr && !dtype) dtype = DType::kFloat32;
+      if (!has_value_attr && !dtype) dtype = DefaultFloatDType();
       return PlanFull(size, v, dtype, device);
     };
   };
@@ -480,7 +480,7 @@ void RegisterFactoryOps(std::vector<OpDef>& ops) {
                    TENSORD_ASSIGN_OR_RETURN(auto size, a.IntList("size"));
                    TENSORD_ASSIGN_OR_RETURN(auto dtype, a.OptionalDType("dtype"));
                    TENSORD_ASSIGN_OR_RETURN(auto device, a.GetDevice("device", kCpu));
-                   return PlanEmpty(size, dtype.value_or(DType::kFloat32), device);
+                   return PlanEmpty(size, dtype.value_or(DefaultFloatDType()), device);
                  }});
   ops.push_back({"zeros", OpKind::kFactory, {},
                  WithFactoryAttrs({Req("size", AttrType::kIntList)}, "float32"), "All zeros.",
@@ -502,7 +502,7 @@ void RegisterFactoryOps(std::vector<OpDef>& ops) {
                    TENSORD_ASSIGN_OR_RETURN(auto stride, a.IntList("stride"));
                    TENSORD_ASSIGN_OR_RETURN(auto dtype, a.OptionalDType("dtype"));
                    TENSORD_ASSIGN_OR_RETURN(auto device, a.GetDevice("device", kCpu));
-                   return PlanEmptyStrided(size, stride, dtype.value_or(DType::kFloat32), device);
+                   return PlanEmptyStrided(size, stride, dtype.value_or(DefaultFloatDType()), device);
                  }});
   ops.push_back({"arange", OpKind::kFactory, {},
                  WithFactoryAttrs({Opt("start", AttrType::kScalar, "0"),

@@ -112,7 +112,7 @@ void RegisterRandomOps(std::vector<OpDef>& ops) {
                  [](Inputs, AttrReader& a) -> absl::StatusOr<PlannedOp> {
                    DistArgs d{Dist::kUniform};
                    TENSORD_ASSIGN_OR_RETURN(d.seed, ReadSeed(a, &d.offset));
-                   TENSORD_ASSIGN_OR_RETURN(Tensor t, NewFactoryTensor("rand", a, DType::kFloat32));
+                   TENSORD_ASSIGN_OR_RETURN(Tensor t, NewFactoryTensor("rand", a, DefaultFloatDType()));
                    TENSORD_RETURN_IF_ERROR(CheckFloat("check_uniform_bounds", t.dtype()));
                    return PlanDraw("rand", t, d);
                  }});
@@ -121,7 +121,7 @@ void RegisterRandomOps(std::vector<OpDef>& ops) {
                  [](Inputs, AttrReader& a) -> absl::StatusOr<PlannedOp> {
                    DistArgs d{Dist::kNormal};
                    TENSORD_ASSIGN_OR_RETURN(d.seed, ReadSeed(a, &d.offset));
-                   TENSORD_ASSIGN_OR_RETURN(Tensor t, NewFactoryTensor("randn", a, DType::kFloat32));
+                   TENSORD_ASSIGN_OR_RETURN(Tensor t, NewFactoryTensor("randn", a, DefaultFloatDType()));
                    TENSORD_RETURN_IF_ERROR(CheckFloat(NormalKernelName(t), t.dtype()));
                    return PlanDraw("randn", t, d);
                  }});

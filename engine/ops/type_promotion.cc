@@ -59,7 +59,7 @@ DType ResultType(absl::Span<const Tensor> operands) {
     if (!t.defined()) continue;
     DType current = t.dtype();
     if (t.is_wrapped_number()) {
-      if (IsFloating(current)) current = DType::kFloat32;
+      if (IsFloating(current)) current = DefaultFloatDType();
       wrapped_result = Promote(wrapped_result, current);
     } else if (t.dim() == 0) {
       zero_result = Promote(zero_result, current);
@@ -67,7 +67,7 @@ DType ResultType(absl::Span<const Tensor> operands) {
       dim_result = Promote(dim_result, current);
     }
   }
-  return Combine(dim_result, Combine(zero_result, wrapped_result)).value_or(DType::kFloat32);
+  return Combine(dim_result, Combine(zero_result, wrapped_result)).value_or(DefaultFloatDType());
 }
 
 DType WrappedNumberDType(const Scalar& value) {

@@ -14,11 +14,11 @@ DType PromoteTypes(DType a, DType b);
 
 // torch.result_type over the operands: tensors with dims outrank 0-d tensors, which outrank
 // wrapped numbers; a lower-priority operand matters only when its category (bool < integer <
-// floating) is higher. A wrapped float counts as the default dtype (float32).
+// floating) is higher. A wrapped float counts as the default dtype (DefaultFloatDType()).
 DType ResultType(absl::Span<const Tensor> operands);
 
 // The dtype a Python number is wrapped as (bool, int64 or float64; promotion treats the float
-// as float32).
+// as the default dtype).
 DType WrappedNumberDType(const Scalar& value);
 
 }  // namespace tensord::engine

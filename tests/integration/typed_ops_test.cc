@@ -166,6 +166,31 @@ TEST_F(TypedOpsTest, FactoriesMatchTheUntypedCall) {
   EXPECT_EQ(*session_.randint({100}, 5, 2, DType::kInt32).dtype(), DType::kInt32);
 }
 
+// torch.set_default_dtype(torch.float64) in torch 1.13: ones(2) and arange(0., 1., .5) are
+// float64, as are int / int and an int tensor times 2.5; explicit dtypes and float32 tensors
+// keep theirs. The planner here and the server's agree (each call carries the default).
+TEST_F(TypedOpsTest, TheDefaultDTypeTypesFloatsAndFloatingFactories) {
+  ASSERT_OK(session_.SetDefaultDType(DType::kFloat64));
+  EXPECT_EQ(*session_.ones({2}).dtype(), DType::kFloat64);
+  EXPECT_EQ(*session_.arange(0.0, 1.0, 0.5).dtype(), DType::kFloat64);
+  EXPECT_EQ(*session_.ones({2}, DType::kFloat32).dtype(), DType::kFloat32);
+  Tensor ints = A();
+  Tensor quotient = ints.true_divide(ints.add(1));
+  EXPECT_EQ(*quotient.dtype(), DType::kFloat64);
+  EXPECT_EQ(*quotient.to_vector<double>(), std::vector<double>({0, 0.5, 2.0 / 3, 0.75, 0.8,
+                                                               5.0 / 6}));
+  EXPECT_EQ(*ints.mul(2.5).dtype(), DType::kFloat64);
+  EXPECT_EQ(*session_.ones({2}, DType::kFloat32).mul(2.5).dtype(), DType::kFloat32);
+  // Not a floating dtype: refused, the default unchanged.
+  absl::Status refused = session_.SetDefaultDType(DType::kInt64);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("only floating-point types"), std::string::npos) << refused;
+  EXPECT_EQ(session_.default_dtype(), DType::kFloat64);
+  ASSERT_OK(session_.SetDefaultDType(DType::kFloat32));
+  EXPECT_EQ(*session_.ones({2}).dtype(), DType::kFloat32);
+  EXPECT_EQ(*ints.sqrt().dtype(), DType::kFloat32);
+}
+
 TEST_F(TypedOpsTest, AnOpsErrorIsTorchsAndNamesTheOp) {
   Tensor m = A().to(DType::kFloat32);
   Tensor bad = m.matmul(session_.zeros({4}));

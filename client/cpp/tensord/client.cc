@@ -363,6 +363,7 @@ struct SessionState {
   absl::Mutex release_mu ABSL_ACQUIRED_AFTER(mu);
   std::vector<uint64_t> releases ABSL_GUARDED_BY(release_mu);
   Stream current_stream ABSL_GUARDED_BY(mu);
+  DType default_dtype ABSL_GUARDED_BY(mu) = DType::kFloat32;
   int64_t ops_sent ABSL_GUARDED_BY(mu) = 0;
   int64_t batches_sent ABSL_GUARDED_BY(mu) = 0;
 
@@ -575,6 +576,8 @@ absl::StatusOr<std::optional<std::vector<TensorInfo>>> SessionState::PlanLocked(
   for (const auto& [name, value] : attrs.values()) {
     wire.emplace_back(name, wire::WireAttrFromProto(value));
   }
+  const engine::DefaultFloatDTypeScope default_dtype_scope(
+      static_cast<engine::DType>(static_cast<int>(default_dtype)));
   absl::StatusOr<std::optional<std::vector<engine::MetaOutput>>> planned =
       engine::PlanOnMetadata(op, metas, wire, default_device);
   if (!planned.ok()) return planned.status();
@@ -655,13 +658,15 @@ const std::string& Session::device() const { return state_->device; }
 
 namespace {
 
-// The op's call with its inputs, stream and attributes.
+// The op's call with its inputs, stream, default dtype and attributes.
 v1::OpCall MakeCall(const std::string& op, const std::vector<Tensor>& inputs, const Attrs& attrs,
-                    uint64_t stream, const std::function<uint64_t(const Tensor&)>& id_of) {
+                    uint64_t stream, DType default_dtype,
+                    const std::function<uint64_t(const Tensor&)>& id_of) {
   v1::OpCall call;
   call.set_op(op);
   for (const Tensor& input : inputs) call.add_inputs(id_of(input));
   call.set_stream(stream);
+  if (default_dtype != DType::kFloat32) call.set_default_dtype(ToProto(default_dtype));
   for (const auto& [name, value] : attrs.values()) (*call.mutable_attrs())[name] = value;
   return call;
 }
@@ -704,7 +709,7 @@ Tensor Session::Call(const std::string& op, const std::vector<Tensor>& inputs,
     out->known = true;
   }
   out->id = s.next_id++;
-  v1::OpCall call = MakeCall(op, inputs, attrs, s.current_stream.id,
+  v1::OpCall call = MakeCall(op, inputs, attrs, s.current_stream.id, s.default_dtype,
                              [](const Tensor& t) { return t.state_->id; });
   call.add_outputs(out->id);
   s.QueueLocked(std::move(call), PendingOp{{out}});
@@ -719,7 +724,7 @@ absl::Status Session::CallNoOutput(const std::string& op, const std::vector<Tens
       InputsUsable(op, inputs, [](const Tensor& t) { return t.state_->error; }));
   absl::StatusOr<std::optional<std::vector<TensorInfo>>> planned = s.PlanLocked(op, inputs, attrs);
   if (!planned.ok()) return planned.status();  // refused here, as torch raises: nothing sent
-  s.QueueLocked(MakeCall(op, inputs, attrs, s.current_stream.id,
+  s.QueueLocked(MakeCall(op, inputs, attrs, s.current_stream.id, s.default_dtype,
                          [](const Tensor& t) { return t.state_->id; }),
                 PendingOp{});
   return absl::OkStatus();
@@ -734,7 +739,7 @@ absl::StatusOr<std::vector<Tensor>> Session::CallMulti(const std::string& op,
       InputsUsable(op, inputs, [](const Tensor& t) { return t.state_->error; }));
   absl::StatusOr<std::optional<std::vector<TensorInfo>>> planned = s.PlanLocked(op, inputs, attrs);
   if (!planned.ok()) return planned.status();
-  v1::OpCall call = MakeCall(op, inputs, attrs, s.current_stream.id,
+  v1::OpCall call = MakeCall(op, inputs, attrs, s.current_stream.id, s.default_dtype,
                              [](const Tensor& t) { return t.state_->id; });
   std::vector<Tensor> result;
   if (planned->has_value()) {  // as many tensors as planned: queued like any op
@@ -832,6 +837,23 @@ absl::StatusOr<Stream> Session::CreateStream() {
   return Stream{response->stream()};
 }
 
+absl::Status Session::SetDefaultDType(DType dtype) {
+  if (dtype != DType::kFloat16 && dtype != DType::kBFloat16 && dtype != DType::kFloat32 &&
+      dtype != DType::kFloat64) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "set_default_dtype: only floating-point types are supported as the default type, got ",
+        DTypeName(dtype)));
+  }
+  absl::MutexLock lock(&state_->mu);
+  state_->default_dtype = dtype;
+  return absl::OkStatus();
+}
+
+DType Session::default_dtype() const {
+  absl::MutexLock lock(&state_->mu);
+  return state_->default_dtype;
+}
+
 void Session::SetCurrentStream(Stream stream) {
   absl::MutexLock lock(&state_->mu);
   state_->current_stream = stream;
@@ -902,14 +924,23 @@ Tensor Session::arange(const Scalar& start, const Scalar& end, const Scalar& ste
   return Call("arange", {}, a);
 }
 
-Tensor Session::zeros(const std::vector<int64_t>& size, DType dtype) {
-  return Call("zeros", {}, Attrs().Ints("size", size).Dtype("dtype", dtype));
+namespace {
+Attrs SizeAndDType(const std::vector<int64_t>& size, std::optional<DType> dtype) {
+  Attrs a;
+  a.Ints("size", size);
+  if (dtype) a.Dtype("dtype", *dtype);
+  return a;
 }
-Tensor Session::ones(const std::vector<int64_t>& size, DType dtype) {
-  return Call("ones", {}, Attrs().Ints("size", size).Dtype("dtype", dtype));
+}  // namespace
+
+Tensor Session::zeros(const std::vector<int64_t>& size, std::optional<DType> dtype) {
+  return Call("zeros", {}, SizeAndDType(size, dtype));
 }
-Tensor Session::empty(const std::vector<int64_t>& size, DType dtype) {
-  return Call("empty", {}, Attrs().Ints("size", size).Dtype("dtype", dtype));
+Tensor Session::ones(const std::vector<int64_t>& size, std::optional<DType> dtype) {
+  return Call("ones", {}, SizeAndDType(size, dtype));
+}
+Tensor Session::empty(const std::vector<int64_t>& size, std::optional<DType> dtype) {
+  return Call("empty", {}, SizeAndDType(size, dtype));
 }
 Tensor Session::full(const std::vector<int64_t>& size, const Scalar& value,
                      std::optional<DType> dtype) {
@@ -919,9 +950,8 @@ Tensor Session::full(const std::vector<int64_t>& size, const Scalar& value,
   return Call("full", {}, a);
 }
 Tensor Session::empty_strided(const std::vector<int64_t>& size, const std::vector<int64_t>& stride,
-                              DType dtype) {
-  return Call("empty_strided", {},
-              Attrs().Ints("size", size).Ints("stride", stride).Dtype("dtype", dtype));
+                              std::optional<DType> dtype) {
+  return Call("empty_strided", {}, SizeAndDType(size, dtype).Ints("stride", stride));
 }
 
 absl::StatusOr<Tensor> Session::from_bytes(const std::vector<int64_t>& sizes, DType dtype,

@@ -343,13 +343,14 @@ class Session {
   Tensor arange(const Scalar& end, std::optional<DType> dtype = std::nullopt);
   Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = Scalar(int64_t{1}),
                 std::optional<DType> dtype = std::nullopt);
-  Tensor zeros(const std::vector<int64_t>& size, DType dtype = DType::kFloat32);
-  Tensor ones(const std::vector<int64_t>& size, DType dtype = DType::kFloat32);
-  Tensor empty(const std::vector<int64_t>& size, DType dtype = DType::kFloat32);
+  // Without a dtype: the session's default dtype (SetDefaultDType; float32 at first).
+  Tensor zeros(const std::vector<int64_t>& size, std::optional<DType> dtype = std::nullopt);
+  Tensor ones(const std::vector<int64_t>& size, std::optional<DType> dtype = std::nullopt);
+  Tensor empty(const std::vector<int64_t>& size, std::optional<DType> dtype = std::nullopt);
   Tensor full(const std::vector<int64_t>& size, const Scalar& value,
               std::optional<DType> dtype = std::nullopt);
   Tensor empty_strided(const std::vector<int64_t>& size, const std::vector<int64_t>& stride,
-                       DType dtype = DType::kFloat32);
+                       std::optional<DType> dtype = std::nullopt);
   // Uploads bytes (numel * itemsize of them) as a new contiguous tensor.
   absl::StatusOr<Tensor> from_bytes(const std::vector<int64_t>& sizes, DType dtype,
                                     const std::string& bytes);
@@ -391,6 +392,12 @@ class Session {
   // a read (that wait then ends). Returns how many ops were dropped.
   absl::StatusOr<int64_t> Cancel();
   absl::StatusOr<int64_t> Cancel(Stream stream);
+
+  // torch::set_default_dtype for this session's later ops: the dtype of floating numbers, of
+  // floating factories given no dtype and of integers computed in floating point (sqrt, true
+  // division). A floating dtype (else INVALID_ARGUMENT, nothing changed); float32 at first.
+  absl::Status SetDefaultDType(DType dtype);
+  DType default_dtype() const;
 
   absl::StatusOr<Stream> CreateStream();
   void SetCurrentStream(Stream stream);

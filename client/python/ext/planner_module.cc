@@ -198,6 +198,24 @@ EncodedAttrs EncodeAttrs(const py::handle& attrs) {
   return out;
 }
 
+// torch.set_default_dtype's dtype, as the wire's DType number (0: unset, float32): process-wide,
+// as torch's. Every op planned here is planned with it and every OpCall carries it (field 7).
+int64_t default_dtype_wire = 0;
+
+engine::DType DefaultDType() {
+  return default_dtype_wire == 0 ? engine::DType::kFloat32
+                                 : static_cast<engine::DType>(default_dtype_wire - 1);
+}
+
+// set_default_dtype(wire number): a floating dtype's, or 0 for float32 (TypeError otherwise).
+void SetDefaultDType(int64_t wire) {
+  if (wire != 0 && (!engine::IsValidDType(static_cast<int>(wire - 1)) ||
+                    !engine::IsFloating(static_cast<engine::DType>(wire - 1)))) {
+    throw py::type_error("only floating-point types are supported as the default type");
+  }
+  default_dtype_wire = wire == static_cast<int64_t>(engine::DType::kFloat32) + 1 ? 0 : wire;
+}
+
 // An OpCall's bytes; `outputs`: the output ids, already packed (field 4's payload).
 std::string EncodeCall(absl::string_view name, const std::vector<uint64_t>& inputs,
                        const EncodedAttrs& attrs, const std::string& outputs, uint64_t stream) {
@@ -207,6 +225,7 @@ std::string EncodeCall(absl::string_view name, const std::vector<uint64_t>& inpu
   out += attrs.entries;
   if (!outputs.empty()) PutBytes(out, 4, outputs);
   if (stream != 0) PutInt(out, 6, static_cast<int64_t>(stream));
+  if (default_dtype_wire != 0) PutInt(out, 7, default_dtype_wire);
   return out;
 }
 
@@ -435,12 +454,14 @@ class SessionPlanner {
       PutVarint(key, static_cast<uint64_t>(in.storage_nbytes));
     }
     key.push_back('\0');
+    PutVarint(key, static_cast<uint64_t>(default_dtype_wire));
     key += attrs.entries;
     if (auto it = cache_.find(key); it != cache_.end()) return &it->second;
 
     std::vector<engine::MetaInput> metas;
     metas.reserve(inputs.size());
     for (const Meta* m : inputs) metas.push_back(m->in);
+    const engine::DefaultFloatDTypeScope default_dtype(DefaultDType());
     TENSORD_ASSIGN_OR_RETURN(Planned planned,
                              engine::PlanOnMetadata(name, metas, attrs.wire, default_device_));
     if (!attrs.cacheable) {
@@ -489,6 +510,8 @@ class SessionPlanner {
 PYBIND11_MODULE(_planner, m) {
   namespace planner = tensord::planner;
   m.doc() = "The tensord engine's op planner on metadata alone (see planner_module.cc).";
+  m.def("set_default_dtype", &planner::SetDefaultDType,
+        "Plans and sends every later op with this default dtype (a floating dtype's wire number).");
   m.def("fingerprint", &tensord::engine::RegistryFingerprint,
         "The op registry's fingerprint; planning locally is right only when the server's agrees.");
   py::class_<planner::Meta>(m, "Meta", "A tensor's metadata, as TensorInfo says it.")

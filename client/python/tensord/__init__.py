@@ -26,8 +26,8 @@ globals().update(_legacy_types())  # FloatTensor, LongTensor, …
 from ._api import (arange, as_tensor, cancel, cartesian_prod, cat, concat, concatenate, connect,
                    current_session, empty, empty_like, empty_strided, eye, from_numpy, frombuffer,
                    full, full_like, get_default_dtype, hstack, is_floating_point, is_tensor,
-                   linspace, meshgrid, numel, ones, ones_like,
-                   set_default_session, stack, synchronize, tensor, vstack, zeros, zeros_like)
+                   linspace, meshgrid, numel, ones, ones_like, set_default_dtype,
+                   set_default_session, set_default_tensor_type, stack, synchronize, tensor, vstack, zeros, zeros_like)
 from ._api import (Generator, get_rng_state, set_rng_state)
 from ._api import (bernoulli, default_generator, initial_seed, manual_seed, nonzero, normal,
                    rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed,

@@ -30,8 +30,26 @@ def cancel(session=None):
     return _session(session).cancel()
 
 
-def get_default_dtype():
-    return _dtypes.float32
+get_default_dtype = _dtypes.get_default_dtype
+set_default_dtype = _dtypes.set_default_dtype
+
+
+def set_default_tensor_type(t):
+    """torch.set_default_tensor_type: a floating legacy type (tensord.DoubleTensor) or its name
+    ("torch.DoubleTensor") sets the default dtype; tensors are made on the session's device."""
+    if isinstance(t, str):
+        module, _, name = t.rpartition(".")
+        if module != "torch":  # torch imports the module the name is in
+            raise ModuleNotFoundError(f"No module named '{module or t}'")
+        d = next((x for x in _dtypes.ALL if f"{x._legacy}Tensor" == name), None)
+        if d is None:
+            raise AttributeError(f"module 'torch' has no attribute '{name}'")
+    else:
+        d = getattr(t, "dtype", None)
+        if not isinstance(d, _dtypes.dtype):
+            raise TypeError("invalid type object: only floating-point types are supported as the "
+                            "default type")
+    set_default_dtype(d)
 
 
 def is_tensor(obj):

@@ -491,7 +491,7 @@ def vander(x, N=None, increasing=False):
 def cov(input, *, correction=1, fweights=None, aweights=None):
     x = input if input.dim() == 2 else input.reshape(1, -1)
     if not x.dtype.is_floating_point:
-        x = x.to(_dtypes.float32)
+        x = x.to(_dtypes.get_default_dtype())
     n = x.size(1)
     mean = x.mean(1, keepdim=True)
     xm = x - mean
@@ -666,11 +666,11 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, session=N
     api = _api()
     exps = api.linspace(start, end, steps, dtype=_dtypes.float64, device=device, session=session)
     out = exps.new_full((), float(base)) ** exps
-    return out.to(dtype or _dtypes.float32)
+    return out.to(dtype or _dtypes.get_default_dtype())
 
 
 def scalar_tensor(s, *, dtype=None, device=None, session=None, requires_grad=False):
-    return _api().full((), s, dtype=dtype or _dtypes.float32, device=device, session=session)
+    return _api().full((), s, dtype=dtype or _dtypes.get_default_dtype(), device=device, session=session)
 
 
 def fill(input, value):
@@ -681,35 +681,47 @@ def _window(name, fn):
     def window(window_length, periodic=True, *, dtype=None, device=None, session=None,
                layout=None, requires_grad=False):
         api = _api()
-        dtype = dtype or _dtypes.float32
+        dtype = dtype or _dtypes.get_default_dtype()
         if not dtype.is_floating_point:
             raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}")
         if window_length == 0:
             return api.empty(0, dtype=dtype, device=device, session=session)
         if window_length == 1:
             return api.ones(1, dtype=dtype, device=device, session=session)
+        # As torch's: computed in `dtype` (so a dtype whose CPU cos torch lacks is refused).
         n = window_length + 1 if periodic else window_length
-        k = api.arange(window_length, dtype=_dtypes.float64, device=device, session=session)
-        out = fn(k, n)
-        return out.to(dtype)
+        k = api.arange(window_length, dtype=dtype, device=device, session=session)
+        return fn(k, n)
     window.__name__ = name
     return window
 
 
-hann_window = _window("hann_window", lambda k, n: 0.5 - 0.5 * (k * (2 * math.pi / (n - 1))).cos())
+def _bartlett(k, n):
+    w = k * (2.0 / (n - 1))
+    first_half = ((n - 1) >> 1) + 1
+    if first_half < k.numel():
+        w[first_half:] = 2 - w[first_half:]
+    return w
+
+
+hann_window = _window("hann_window",
+                      lambda k, n: (k * (2 * math.pi / (n - 1))).cos_().mul_(-0.5).add_(0.5))
 hamming_window = _window("hamming_window",
-                         lambda k, n: 0.54 - 0.46 * (k * (2 * math.pi / (n - 1))).cos())
-blackman_window = _window("blackman_window", lambda k, n: (
-    0.42 - 0.5 * (k * (2 * math.pi / (n - 1))).cos() + 0.08 * (k * (4 * math.pi / (n - 1))).cos()))
-bartlett_window = _window("bartlett_window",
-                          lambda k, n: 1 - (k * (2.0 / (n - 1)) - 1).abs())
+                         lambda k, n: (k * (2 * math.pi / (n - 1))).cos_().mul_(-0.46).add_(0.54))
+def _blackman(k, n):
+    w = k * (math.pi / (n - 1))
+    return (w * 4).cos_().mul_(0.08) - (w * 2).cos_().mul_(0.5) + 0.42
+
+
+blackman_window = _window("blackman_window", _blackman)
+bartlett_window = _window("bartlett_window", _bartlett)
 
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, device=None,
                   session=None, layout=None, requires_grad=False):
     """torch.kaiser_window: I0(beta sqrt(1 - ((k - a) / a)^2)) / I0(beta), a = (n - 1) / 2,
     with the server's i0."""
     api = _api()
-    dtype = dtype or _dtypes.float32
+    dtype = dtype or _dtypes.get_default_dtype()
     if not dtype.is_floating_point:
         raise RuntimeError(f"kaiser_window expects floating point dtypes, got: {dtype}")
     if window_length < 0:
@@ -745,7 +757,7 @@ def mvlgamma(input, p):
         raise RuntimeError("p has to be greater than or equal to 1")
     api = _api()
     steps = api.arange(-p * 0.5 + 0.5, 0.5, 0.5, dtype=input.dtype if
-                       input.dtype.is_floating_point else _dtypes.float32,
+                       input.dtype.is_floating_point else _dtypes.get_default_dtype(),
                        device=input.device, session=input._session)
     return (steps + input.unsqueeze(-1)).lgamma().sum(-1) + p * (p - 1) * math.log(math.pi) / 4
 
@@ -849,7 +861,7 @@ def range_(start=0, end=None, step=1, *, dtype=None, device=None, session=None,
         start, end = 0, start
     count = int(math.floor((end - start) / step)) + 1
     return _api().arange(count, dtype=_dtypes.float64, device=device,
-                         session=session).mul(step).add(start).to(dtype or _dtypes.float32)
+                         session=session).mul(step).add(start).to(dtype or _dtypes.get_default_dtype())
 
 
 def frobenius_norm(input, dim=(), keepdim=False):

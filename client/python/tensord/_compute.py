@@ -272,7 +272,7 @@ def _rpow(self, other):
     other = _py_scalar(other)
     d = self.dtype
     if isinstance(other, float) and not d.is_floating_point:
-        d = _dtypes.float32
+        d = _dtypes.get_default_dtype()
     elif isinstance(other, int) and not isinstance(other, bool) and d is _dtypes.bool_:
         d = _dtypes.int64
     return _factories.full((), other, dtype=d, device=self.device, session=self._session) ** self

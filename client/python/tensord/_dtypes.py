@@ -53,6 +53,34 @@ _BY_NP = {np.dtype(np.bool_): bool_, np.dtype(np.uint8): uint8, np.dtype(np.int8
           np.dtype(np.float64): float64}
 
 
+_default_float = float32
+
+
+def get_default_dtype():
+    """torch.get_default_dtype(): float32 unless set_default_dtype changed it."""
+    return _default_float
+
+
+def set_default_dtype(d):
+    """torch.set_default_dtype: the dtype of Python floats, of floating factories given no dtype
+    and of integer inputs computed in floating point (sqrt, true division). Process-wide, as
+    torch's; every op sent afterwards carries it (OpCall.default_dtype), so the server plans it
+    with the same rule."""
+    global _default_float
+    if not isinstance(d, dtype):
+        raise TypeError("invalid dtype object: only floating-point types are supported as the "
+                        "default type")
+    if not d.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    try:
+        from . import _planner  # noqa: PLC0415 - the extension is optional
+    except ImportError:
+        _planner = None
+    if _planner is not None:
+        _planner.set_default_dtype(d.proto)
+    _default_float = d
+
+
 def _dtype_by_name(name):
     return _BY_NAME[name]
 

@@ -129,7 +129,7 @@ def linspace(start, end, steps, dtype=None, device=None, session=None, requires_
     steps = _int(steps, "linspace", "steps")
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
-    d = _dtype_arg(dtype, _dtypes.float32)
+    d = _dtype_arg(dtype, _dtypes.get_default_dtype())
     work = np.float64 if d is _dtypes.float64 else np.float32
     # torch's kernel: the first half counts up from start, the second half down from end.
     if steps == 1:
@@ -162,7 +162,7 @@ def _infer_python_dtype(arr):
     if kind in "iu":
         return _dtypes.int64
     if kind == "f":
-        return _dtypes.float32
+        return _dtypes.get_default_dtype()
     raise TypeError(f"tensord: can't make a tensor of {arr.dtype} values")
 
 

@@ -14,7 +14,7 @@ class finfo:
     """Machine limits of a floating dtype (torch.finfo); the default dtype when none is given."""
 
     def __init__(self, type=None):
-        d = _dtypes.float32 if type is None else type
+        d = _dtypes.get_default_dtype() if type is None else type
         if not isinstance(d, _dtypes.dtype) or not d.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo "
                             "to handle 'torch.finfo'")
@@ -109,7 +109,7 @@ def result_type(tensor1, tensor2):
         elif isinstance(x, int):
             slot, d = 2, _dtypes.int64
         elif isinstance(x, float):
-            slot, d = 2, _dtypes.float32  # the default dtype
+            slot, d = 2, _dtypes.get_default_dtype()
         else:
             raise TypeError("result_type() received an invalid combination of arguments - got "
                             f"({type(tensor1).__name__}, {type(tensor2).__name__})")

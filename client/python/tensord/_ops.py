@@ -175,6 +175,8 @@ def _op_on(session, device, name, inputs, attrs):
 def _call(name, inputs, attrs):
     """The OpCall message (for calls sent on their own: run_now)."""
     call = pb.OpCall(op=name, inputs=[t._id for t in inputs])
+    if _dtypes._default_float is not _dtypes.float32:
+        call.default_dtype = _dtypes._default_float.proto
     if attrs:
         for k, v in attrs.items():
             _fill_attr(call.attrs[k], v)
@@ -189,6 +191,8 @@ def _encode(session, name, input_ids, attrs, output_ids):
     if planner is not None:
         return planner.encode_op(name, input_ids, attrs, output_ids, stream)
     call = pb.OpCall(op=name, inputs=input_ids, outputs=output_ids, stream=stream)
+    if _dtypes._default_float is not _dtypes.float32:
+        call.default_dtype = _dtypes._default_float.proto
     if attrs:
         for k, v in attrs.items():
             _fill_attr(call.attrs[k], v)

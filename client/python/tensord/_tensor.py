@@ -152,7 +152,7 @@ class Tensor(_ComputeMethods):
     # torch's legacy constructor: Tensor(2, 3) (sizes: zeros here, as every new tensord tensor's
     # memory is), Tensor([1, 2]) (data), Tensor() (empty), all float32 on the session's device.
     def __new__(cls, *args, device=None, session=None):
-        return _legacy_new(_dtypes.float32, args, device, session, strict=False)
+        return _legacy_new(_dtypes.get_default_dtype(), args, device, session, strict=False)
 
     def __init__(self, *args, **kwargs):
         pass  # made by __new__
@@ -832,11 +832,11 @@ def _repr(t):
     if numel == 0:
         if len(shape) != 1:
             suffixes.append("size=" + str(shape))
-        if d is not _dtypes.float32:
+        if d is not _dtypes.get_default_dtype():
             suffixes.append("dtype=" + str(d))
         body = "[]"
     else:
-        if d not in (_dtypes.float32, _dtypes.int64, _dtypes.bool_):
+        if d not in (_dtypes.get_default_dtype(), _dtypes.int64, _dtypes.bool_):
             suffixes.append("dtype=" + str(d))
         summarize = numel > _format.PRINT_OPTS.threshold
         values = (_summarized(t) if summarize else t)._numpy_any()

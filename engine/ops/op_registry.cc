@@ -589,6 +589,7 @@ OpRegistry::OpRegistry() {
   RegisterPadOps(ops_);
   RegisterPoolOps(ops_);
   RegisterUpsampleOps(ops_);
+  RegisterGridSampleOps(ops_);
   RegisterRandomOps(ops_);
   for (OpDef& op : ops_) {
     // Inputs that may come as numbers are also listed as (optional) scalar attributes.

@@ -53,6 +53,7 @@ void RegisterEinsumOps(std::vector<OpDef>& ops);
 void RegisterPadOps(std::vector<OpDef>& ops);
 void RegisterPoolOps(std::vector<OpDef>& ops);
 void RegisterUpsampleOps(std::vector<OpDef>& ops);
+void RegisterGridSampleOps(std::vector<OpDef>& ops);
 
 }  // namespace tensord::engine
 

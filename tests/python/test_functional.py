@@ -45,6 +45,12 @@ A = {
     "sign5": np.array([1.0, -1.0, 1.0, 1.0, -1.0], dtype=np.float32),
     "sign4": np.array([1.0, -1.0, -1.0, 1.0], dtype=np.float32),
     "bil": rng.standard_normal((2, 5, 5)).astype(np.float32),
+    # grid_sample: points inside [-1, 1] and past it (padding), some far past (many reflections).
+    "gs_in": rng.standard_normal((2, 3, 5, 6)).astype(np.float32),
+    "gs_grid": rng.uniform(-1.4, 1.4, (2, 4, 7, 2)).astype(np.float32),
+    "gs_far": rng.uniform(-3.5, 3.5, (2, 3, 3, 2)).astype(np.float32),
+    "gs_in3": rng.standard_normal((2, 2, 3, 4, 5)).astype(np.float32),
+    "gs_grid3": rng.uniform(-1.3, 1.3, (2, 2, 3, 4, 3)).astype(np.float32),
 }
 I = {
     "cls": np.array([1, 0, 4, 2]),
@@ -728,9 +734,83 @@ CASES = {
     "affine_grid(zero size)": lambda m: fn(m).affine_grid(m.ones(1, 2, 3), (1, 1, 0, 2),
                                                           align_corners=False),
     "bilinear": lambda m: fn(m).bilinear(T(m, "x"), T(m, "y"), T(m, "bil"), T(m, "b2")),
+    "grid_sample(default align_corners)": lambda m: fn(m).grid_sample(T(m, "gs_in"),
+                                                                      T(m, "gs_grid")),
+    # Exact grid points: nodes, midpoints (nearest rounds half to even), the corners.
+    "grid_sample(exact points, nearest)": lambda m: fn(m).grid_sample(
+        T(m, "gs_in"), m.stack(m.meshgrid(m.linspace(-1, 1, 9), m.linspace(-1, 1, 11),
+                                          indexing="xy"), -1).expand(2, 11, 9, 2),
+        mode="nearest", align_corners=False),
+    "grid_sample(exact points, bilinear, align)": lambda m: fn(m).grid_sample(
+        T(m, "gs_in"), m.stack(m.meshgrid(m.linspace(-1, 1, 11), m.linspace(-1, 1, 9),
+                                          indexing="xy"), -1).expand(2, 9, 11, 2),
+        align_corners=True),
+    "grid_sample(float64)": lambda m: fn(m).grid_sample(
+        T(m, "gs_in").double(), T(m, "gs_grid").double(), mode="bicubic",
+        padding_mode="reflection", align_corners=False),
+    "grid_sample(strided input and grid)": lambda m: fn(m).grid_sample(
+        T(m, "gs_in").transpose(2, 3), T(m, "gs_grid").transpose(1, 2), align_corners=False),
+    "grid_sample(channels last)": lambda m: fn(m).grid_sample(
+        T(m, "gs_in").permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2), T(m, "gs_grid"),
+        padding_mode="border", align_corners=True),
+    "grid_sample(empty batch)": lambda m: fn(m).grid_sample(
+        T(m, "gs_in")[:0], T(m, "gs_grid")[:0], align_corners=False),
+    "grid_sample(empty output)": lambda m: fn(m).grid_sample(
+        T(m, "gs_in"), T(m, "gs_grid")[:, :0], mode="bicubic", align_corners=False),
+    "grid_sample(no channels)": lambda m: fn(m).grid_sample(
+        T(m, "gs_in")[:, :0], T(m, "gs_grid"), align_corners=False),
+    "grid_sample(bad mode)": lambda m: fn(m).grid_sample(T(m, "gs_in"), T(m, "gs_grid"),
+                                                         mode="area"),
+    "grid_sample(bad padding)": lambda m: fn(m).grid_sample(T(m, "gs_in"), T(m, "gs_grid"),
+                                                            padding_mode="wrap"),
+    "grid_sample(dtype mismatch)": lambda m: fn(m).grid_sample(
+        T(m, "gs_in"), T(m, "gs_grid").double(), align_corners=False),
+    "grid_sample(int)": lambda m: fn(m).grid_sample(
+        T(m, "gs_in").long(), T(m, "gs_grid").long(), align_corners=False),
+    "grid_sample(float16)": lambda m: fn(m).grid_sample(
+        T(m, "gs_in").half(), T(m, "gs_grid").half(), align_corners=False),
+    "grid_sample(batch mismatch)": lambda m: fn(m).grid_sample(
+        T(m, "gs_in"), T(m, "gs_grid")[:1], align_corners=False),
+    "grid_sample(grid of 3 dims)": lambda m: fn(m).grid_sample(
+        T(m, "gs_in"), T(m, "gs_grid")[0], align_corners=False),
+    "grid_sample(last dim 3)": lambda m: fn(m).grid_sample(
+        T(m, "gs_in"), T(m, "gs_grid3")[:, 0], align_corners=False),
+    "grid_sample(empty spatial)": lambda m: fn(m).grid_sample(
+        T(m, "gs_in")[:, :, :0], T(m, "gs_grid"), align_corners=False),
+    "grid_sample(2-d input)": lambda m: fn(m).grid_sample(
+        T(m, "x"), T(m, "y"), align_corners=False),
+    "grid_sample(5-d bicubic)": lambda m: fn(m).grid_sample(
+        T(m, "gs_in3"), T(m, "gs_grid3"), mode="bicubic", align_corners=False),
+    "grid_sample(4-d grid, 5-d input)": lambda m: fn(m).grid_sample(
+        T(m, "gs_in3"), T(m, "gs_grid"), align_corners=False),
+    "torch.grid_sampler": lambda m: m.grid_sampler(T(m, "gs_in"), T(m, "gs_grid"), 0, 2, True),
+    "torch.grid_sampler_2d": lambda m: m.grid_sampler_2d(T(m, "gs_in"), T(m, "gs_grid"), 1, 1,
+                                                         False),
+    "torch.grid_sampler_3d": lambda m: m.grid_sampler_3d(T(m, "gs_in3"), T(m, "gs_grid3"), 0, 0,
+                                                         False),
+    "torch.grid_sampler_2d(5-d)": lambda m: m.grid_sampler_2d(T(m, "gs_in3"), T(m, "gs_grid3"),
+                                                              0, 0, False),
     "local_response_norm": lambda m: fn(m).local_response_norm(T(m, "img"), 3),
     "local_response_norm(3-d)": lambda m: fn(m).local_response_norm(T(m, "seq"), 2),
 }
+
+
+for _mode in ("bilinear", "nearest", "bicubic"):
+    for _pad in ("zeros", "border", "reflection"):
+        for _align in (False, True):
+            CASES[f"grid_sample({_mode}, {_pad}, align_corners={_align})"] = (
+                lambda m, mode=_mode, pad=_pad, align=_align: fn(m).grid_sample(
+                    T(m, "gs_in"), T(m, "gs_grid"), mode=mode, padding_mode=pad,
+                    align_corners=align))
+            CASES[f"grid_sample({_mode}, {_pad}, align_corners={_align}, far)"] = (
+                lambda m, mode=_mode, pad=_pad, align=_align: fn(m).grid_sample(
+                    T(m, "gs_in"), T(m, "gs_far"), mode=mode, padding_mode=pad,
+                    align_corners=align))
+            if _mode != "bicubic":
+                CASES[f"grid_sample(5-d, {_mode}, {_pad}, align_corners={_align})"] = (
+                    lambda m, mode=_mode, pad=_pad, align=_align: fn(m).grid_sample(
+                        T(m, "gs_in3"), T(m, "gs_grid3"), mode=mode, padding_mode=pad,
+                        align_corners=align))
 
 
 @pytest.mark.filterwarnings("ignore")

@@ -765,6 +765,37 @@ def affine_grid(theta, size, align_corners=None):
 
 
 
+_GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+_GRID_PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """torch.nn.functional.grid_sample: one server op (grid_sampler,
+    engine/ops/grid_sample_ops.cc)."""
+    if mode not in _GRID_MODES:
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
+                         f"'nearest' or 'bicubic', but got: '{mode}'")
+    if padding_mode not in _GRID_PADDINGS:
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+                         f"'border', or 'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        _warnings.warn("Default grid_sample and affine_grid behavior has changed to "
+                       "align_corners=False since 1.3.0. Please specify align_corners=True if the "
+                       "old behavior is desired. See the documentation of grid_sample for "
+                       "details.")
+        align_corners = False
+    return grid_sampler(input, grid, _GRID_MODES[mode], _GRID_PADDINGS[padding_mode],
+                        align_corners)
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    """torch.grid_sampler: modes as numbers (0 bilinear, 1 nearest, 2 bicubic; 0 zeros,
+    1 border, 2 reflection)."""
+    return _run("grid_sampler", [("input", input), ("grid", grid)],
+                {"interpolation_mode": int(interpolation_mode),
+                 "padding_mode": int(padding_mode), "align_corners": bool(align_corners)})
+
+
 def pdist(input, p=2):
     """The p-norm distance of each pair of rows i < j, in row-major order of the pairs: the
     rows gathered by triu_indices (a server factory op) and their differences' norms."""
@@ -1091,6 +1122,19 @@ def _torch_namespace():
         input, output_size, return_indices=True)  # torch's binding returns both
     out["affine_grid_generator"] = lambda theta, size, align_corners: affine_grid(
         theta, size, align_corners)
+    out["grid_sampler"] = grid_sampler
+
+    def _grid_sampler_nd(nd):
+        def sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+            if input.dim() != nd + 2 or grid.dim() != nd + 2:
+                raise RuntimeError(f"grid_sampler(): expected {nd + 2}D input and grid with same "
+                                   f"number of dimensions, but got input with sizes "
+                                   f"{list(input.shape)} and grid with sizes {list(grid.shape)}")
+            return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+        sampler.__name__ = f"grid_sampler_{nd}d"
+        return sampler
+    out["grid_sampler_2d"] = _grid_sampler_nd(2)
+    out["grid_sampler_3d"] = _grid_sampler_nd(3)
     out["rrelu_"] = lambda input, lower=1.0 / 8, upper=1.0 / 3, training=False: rrelu(
         input, lower, upper, training, inplace=True)
     out["dropout"] = lambda input, p, train: dropout(input, p, train)

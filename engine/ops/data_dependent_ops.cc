@@ -351,6 +351,172 @@ absl::StatusOr<PlannedOp> PlanBincount(const Tensor& self, const Tensor& weights
   return plan;
 }
 
+// ---- embedding_bag ---------------------------------------------------------------------------
+
+// torch's embedding_bag (F.embedding_bag's output): the rows of weight at indices, pooled per
+// bag by sum (each times its per_sample_weight), mean or max; an empty bag is zeros. Bags are
+// the rows of 2-d indices, or the runs of 1-d indices that start at each offset (the last
+// offset closing the last bag when include_last_offset). Indices equal to padding_idx count in
+// no bag. Data-dependent only for torch's checks of the first and last offset (two numbers read
+// back); the pooling is queued as any op: a gather of rows, then an index_add_ (or a
+// scatter_reduce for max) into one more bag than there are, where skipped rows go.
+absl::StatusOr<PlannedOp> PlanEmbeddingBag(const Tensor& weight, const Tensor& indices,
+                                           const Tensor& offsets, const Tensor& per_sample,
+                                           absl::string_view mode, bool include_last_offset,
+                                           std::optional<int64_t> padding_idx) {
+  constexpr absl::string_view op = "embedding_bag";
+  std::vector<Tensor> operands = {weight, indices};
+  for (const Tensor& t : {offsets, per_sample}) {
+    if (t.defined()) operands.push_back(t);
+  }
+  TENSORD_RETURN_IF_ERROR(CommonDevice(op, operands).status());
+  const auto check_type = [&](const Tensor& t, absl::string_view what, int position,
+                              bool floating) -> absl::Status {
+    const DType d = t.dtype();
+    const bool ok = floating ? (d == DType::kFloat16 || d == DType::kFloat32 ||
+                                d == DType::kFloat64)
+                             : (d == DType::kInt64 || d == DType::kInt32);
+    if (ok) return absl::OkStatus();
+    return RuntimeError(op, absl::StrCat("Expected tensor for argument #", position, " '", what,
+                                         "' to have one of the following scalar types: ",
+                                         floating ? "Half, Float, Double" : "Long, Int",
+                                         "; but got torch.", DTypeLegacyName(d), "Tensor "
+                                         "instead (while checking arguments for embedding_bag)"));
+  };
+  TENSORD_RETURN_IF_ERROR(check_type(indices, "indices", 1, false));
+  if (offsets.defined()) TENSORD_RETURN_IF_ERROR(check_type(offsets, "offsets", 1, false));
+  TENSORD_RETURN_IF_ERROR(check_type(weight, "weight", 1, true));
+  if (mode != "sum" && mode != "mean" && mode != "max") {
+    return RuntimeError(op, absl::StrCat("mode has to be one of sum, mean or max, got '", mode,
+                                         "'"));
+  }
+  if (weight.dim() != 2) {
+    return RuntimeError(op, absl::StrCat("weight has to be a 2D Tensor, but got Tensor of "
+                                         "dimension ", weight.dim()));
+  }
+  if (indices.dim() == 2) {
+    if (offsets.defined()) {
+      return RuntimeError(op, "if input is 2D, then offsets has to be None");
+    }
+  } else if (indices.dim() != 1 || !offsets.defined() || offsets.dim() != 1) {
+    return RuntimeError(op, "input has to be 1D or 2D Tensor, and 1D input needs 1D offsets");
+  }
+  if (per_sample.defined()) {
+    if (mode != "sum") {
+      return RuntimeError(op, absl::StrCat("embedding_bag: per_sample_weights was not None. "
+                                           "per_sample_weights is only supported for "
+                                           "mode='sum' (got mode='", mode, "')."));
+    }
+    if (per_sample.sizes() != indices.sizes()) {
+      return RuntimeError(op, absl::StrCat("embedding_bag: If per_sample_weights (",
+                                           FormatList(per_sample.sizes()), ") is not None, then "
+                                           "it must have the same shape as the input (",
+                                           FormatList(indices.sizes()), ")"));
+    }
+    if (per_sample.dtype() != weight.dtype()) {
+      return RuntimeError(op, absl::StrCat("expected scalar type ",
+                                           DTypeLegacyName(weight.dtype()), " but found ",
+                                           DTypeLegacyName(per_sample.dtype())));
+    }
+  }
+  const int64_t m = indices.numel(), dim = weight.size(1);
+  int64_t bags;
+  if (indices.dim() == 2) {
+    bags = indices.size(0);
+  } else {
+    bags = offsets.numel() - (include_last_offset ? 1 : 0);
+    if (bags < 0) bags = 0;
+  }
+  const Device device = weight.device();
+  const DType dtype = weight.dtype();
+  // torch's checks of the offsets, on the two numbers they need.
+  int64_t end = m;
+  if (offsets.defined() && offsets.numel() > 0) {
+    TENSORD_RETURN_IF_ERROR(ReadNow({offsets}, [&]() -> absl::Status {
+      Composition ends({offsets});
+      TENSORD_ASSIGN_OR_RETURN(const Tensor first, Select(offsets, 0, 0));
+      TENSORD_ASSIGN_OR_RETURN(const Tensor last, Select(offsets, 0, offsets.numel() - 1));
+      TENSORD_ASSIGN_OR_RETURN(const Tensor both,
+                               ends.Op1("stack", {first, last}, Attrs().Set("dim", int64_t{0})));
+      TENSORD_ASSIGN_OR_RETURN(const Tensor made, RunNowSingle(std::move(ends).Finish({both})));
+      TENSORD_ASSIGN_OR_RETURN(const std::vector<int64_t> read, HostInts(made));
+      if (read.at(0) != 0) {
+        return RuntimeError(op, absl::StrCat("offsets[0] has to be 0, i.e., the first sequence "
+                                             "in the mini-batch has to start from position 0. "
+                                             "However, got ", read.at(0)));
+      }
+      if (read.at(1) > m) {
+        return RuntimeError(op, absl::StrCat("offsets[-1] can not be greater than input's "
+                                             "length ", m, " but got offsets[-1] of ",
+                                             read.at(1)));
+      }
+      if (include_last_offset) end = read.at(1);
+      return absl::OkStatus();
+    }));
+  }
+  Composition c(operands);
+  TENSORD_ASSIGN_OR_RETURN(Tensor flat, c.Reshape(indices, {m}));
+  TENSORD_ASSIGN_OR_RETURN(flat, c.ToDType(flat, DType::kInt64));
+  TENSORD_ASSIGN_OR_RETURN(Tensor out, c.Full({bags + 1, dim}, Scalar(0.0), dtype, device));
+  if (m > 0 && bags > 0) {
+    TENSORD_ASSIGN_OR_RETURN(const Tensor pos, c.Arange(Scalar(int64_t{0}), Scalar(m),
+                                                        Scalar(int64_t{1}), DType::kInt64, device));
+    // Each index's bag; the indices that count in none go to the extra bag `bags`.
+    Tensor bag;
+    if (indices.dim() == 2) {
+      TENSORD_ASSIGN_OR_RETURN(bag, c.Op1("floor_divide", {pos}, Attrs().Set(
+                                                                  "other", Scalar(indices.size(1)))));
+    } else {
+      TENSORD_ASSIGN_OR_RETURN(Tensor starts, Narrow(offsets, 0, 0, bags));
+      TENSORD_ASSIGN_OR_RETURN(starts, c.ToDType(starts, DType::kInt64));
+      TENSORD_ASSIGN_OR_RETURN(starts, c.Contiguous(starts));
+      TENSORD_ASSIGN_OR_RETURN(bag, c.Op1("searchsorted", {starts, pos, Tensor()},
+                                          Attrs().Set("right", true)));
+      TENSORD_ASSIGN_OR_RETURN(bag, c.Op1("sub", {bag}, Attrs().Set("other", Scalar(int64_t{1}))));
+    }
+    TENSORD_ASSIGN_OR_RETURN(Tensor skip, c.Op1("ge", {pos}, Attrs().Set("other", Scalar(end))));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor before, c.Op1("lt", {bag}, Attrs().Set(
+                                                                      "other", Scalar(int64_t{0}))));
+    TENSORD_ASSIGN_OR_RETURN(skip, c.Op1("logical_or", {skip, before}));
+    if (padding_idx.has_value()) {
+      TENSORD_ASSIGN_OR_RETURN(const Tensor pad, c.Op1("eq", {flat}, Attrs().Set(
+                                                                     "other", Scalar(*padding_idx))));
+      TENSORD_ASSIGN_OR_RETURN(skip, c.Op1("logical_or", {skip, pad}));
+    }
+    TENSORD_ASSIGN_OR_RETURN(const Tensor spare, WrapNumber(Scalar(bags)));
+    TENSORD_ASSIGN_OR_RETURN(bag, c.Op1("where", {skip, spare, bag}));
+    TENSORD_ASSIGN_OR_RETURN(Tensor rows, c.Op1("index_select", {weight, flat},
+                                                Attrs().Set("dim", int64_t{0})));
+    if (per_sample.defined()) {
+      TENSORD_ASSIGN_OR_RETURN(Tensor w, c.Reshape(per_sample, {m, 1}));
+      TENSORD_ASSIGN_OR_RETURN(rows, c.Op1("mul", {rows, w}));
+    }
+    if (mode == "max") {
+      TENSORD_ASSIGN_OR_RETURN(Tensor at, View(bag, {m, 1}));
+      TENSORD_ASSIGN_OR_RETURN(at, Expand(at, {m, dim}));
+      TENSORD_RETURN_IF_ERROR(c.Op("scatter_reduce_", {out, at, rows},
+                                   Attrs().Set("dim", int64_t{0}).Set("reduce", std::string("amax"))
+                                       .Set("include_self", false)).status());
+    } else {
+      TENSORD_RETURN_IF_ERROR(
+          c.Op("index_add_", {out, bag, rows}, Attrs().Set("dim", int64_t{0})).status());
+      if (mode == "mean") {
+        TENSORD_ASSIGN_OR_RETURN(const Tensor counts, c.Full({bags + 1}, Scalar(0.0), dtype, device));
+        TENSORD_ASSIGN_OR_RETURN(const Tensor ones, c.Full({m}, Scalar(1.0), dtype, device));
+        TENSORD_RETURN_IF_ERROR(
+            c.Op("index_add_", {counts, bag, ones}, Attrs().Set("dim", int64_t{0})).status());
+        TENSORD_ASSIGN_OR_RETURN(Tensor divisor, c.Op1("clamp_min", {counts}, Attrs().Set(
+                                                                             "min", Scalar(1.0))));
+        TENSORD_ASSIGN_OR_RETURN(divisor, View(divisor, {bags + 1, 1}));
+        TENSORD_ASSIGN_OR_RETURN(out, c.Op1("div", {out, divisor}));
+      }
+    }
+  }
+  TENSORD_ASSIGN_OR_RETURN(Tensor result, Narrow(out, 0, 0, bags));
+  TENSORD_ASSIGN_OR_RETURN(result, c.Contiguous(result));
+  return std::move(c).Finish({result});
+}
+
 // ---- repeat_interleave ----------------------------------------------------------------------
 
 // self's slices along dim, each repeated by its count in `repeats` (1-d, one per slice, or one
@@ -535,6 +701,23 @@ absl::StatusOr<PlannedOp> PlanMultinomial(const Tensor& self, int64_t num_sample
 }  // namespace
 
 void RegisterDataDependentOps(std::vector<OpDef>& ops) {
+  ops.push_back({"embedding_bag", OpKind::kDataDependent,
+                 {"weight", "indices", "offsets", "per_sample_weights"},
+                 {Opt("mode", AttrType::kString, "mean", "sum, mean or max"),
+                  Opt("include_last_offset", AttrType::kBool, "false"),
+                  Opt("padding_idx", AttrType::kInt, "None")},
+                 "torch.nn.functional.embedding_bag: weight's rows at indices pooled per bag "
+                 "(the rows of 2-d indices, or the runs of 1-d indices from each offset). "
+                 "Data-dependent: reads the first and last offset to check them, as torch.",
+                 false,
+                 [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(std::string mode, a.String("mode", "mean"));
+                   TENSORD_ASSIGN_OR_RETURN(bool last, a.Bool("include_last_offset", false));
+                   TENSORD_ASSIGN_OR_RETURN(std::optional<int64_t> padding,
+                                            a.OptionalInt("padding_idx"));
+                   return PlanEmbeddingBag(in[0], in[1], in[2], in[3], mode, last, padding);
+                 },
+                 false, {"offsets", "per_sample_weights"}, {"offsets", "per_sample_weights"}});
   ops.push_back({"masked_select", OpKind::kDataDependent, {"self", "mask"}, {},
                  "The elements of self where mask is true, as a 1-d tensor. Data-dependent: "
                  "waits for its inputs first.",

@@ -437,6 +437,69 @@ absl::StatusOr<PlannedOp> PlanAdaptivePool2d(absl::string_view op, const Tensor&
   return std::move(c).Finish({mx[0], index});
 }
 
+// max_unpool2d / max_unpool3d: zeros of (N, C, *output_size) with each value of self put at its
+// index (a flat position in its output plane or volume, as max_pool's indices): one scatter
+// along the flattened plane. An index outside the plane fails the op where its kernel runs.
+absl::StatusOr<PlannedOp> PlanMaxUnpool(absl::string_view op, int64_t nd, const Tensor& self,
+                                        const Tensor& indices, IntList output_size) {
+  TENSORD_RETURN_IF_ERROR(CommonDevice(op, {self, indices}).status());
+  if (indices.dtype() != DType::kInt64) {
+    return RuntimeError(op, absl::StrCat("elements in indices should be type int64 but got: ",
+                                         DTypeLegacyName(indices.dtype())));
+  }
+  if (static_cast<int64_t>(output_size.size()) != nd) {
+    return RuntimeError(op, absl::StrCat("There should be exactly ", nd, " elements (",
+                                         nd == 2 ? "height, width" : "depth, height, width",
+                                         ") in output_size, but got ", output_size.size(),
+                                         " elements."));
+  }
+  if (self.dim() != nd + 1 && self.dim() != nd + 2) {
+    return RuntimeError(op, absl::StrCat("Input to ", op, " should be a ", nd + 1, "d or ",
+                                         nd + 2, "d Tensor, but got a tensor with ", self.dim(),
+                                         " dimensions."));
+  }
+  if (indices.sizes() != self.sizes()) {
+    return RuntimeError(op, absl::StrCat("Expected shape of indices to be same as that of the "
+                                         "input tensor (", FormatList(self.sizes()), ") but got "
+                                         "indices tensor with shape: ",
+                                         FormatList(indices.sizes())));
+  }
+  for (int64_t i = 1; i < self.dim(); ++i) {
+    if (self.size(i) <= 0) {
+      return RuntimeError(op, absl::StrCat(op, "(): Expected input to have non-zero size for "
+                                           "non-batch dimensions, but got ",
+                                           FormatList(self.sizes()), " with dimension ", i,
+                                           " being empty."));
+    }
+  }
+  for (int64_t s : output_size) {
+    if (s < 0) return RuntimeError(op, absl::StrCat("output_size must be non-negative, got ", s));
+  }
+  const DType dtype = self.dtype();
+  if (!IsFloating(dtype) || (self.device().is_cpu() && dtype == DType::kFloat16)) {
+    return KernelNotImplemented(op, std::string(op), dtype);
+  }
+  const bool batched = self.dim() == nd + 2;
+  const int64_t n = batched ? self.size(0) : 1, ch = self.size(batched ? 1 : 0);
+  TENSORD_ASSIGN_OR_RETURN(const int64_t plane, CheckShape(op, output_size));
+  const int64_t in_plane = self.numel() / std::max<int64_t>(n * ch, 1);
+  DimVector out_shape;
+  if (batched) out_shape.push_back(n);
+  out_shape.push_back(ch);
+  for (int64_t s : output_size) out_shape.push_back(s);
+  TENSORD_RETURN_IF_ERROR(CheckShape(op, out_shape).status());
+  Composition c({self, indices});
+  TENSORD_ASSIGN_OR_RETURN(Tensor out, c.Full({n, ch, plane}, Scalar(0.0), dtype, self.device()));
+  if (self.numel() > 0) {
+    TENSORD_ASSIGN_OR_RETURN(const Tensor src, c.Reshape(self, {n, ch, in_plane}));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor at, c.Reshape(indices, {n, ch, in_plane}));
+    TENSORD_RETURN_IF_ERROR(
+        c.Op("scatter_", {out, at, src}, Attrs().Set("dim", int64_t{2})).status());
+  }
+  TENSORD_ASSIGN_OR_RETURN(out, View(out, out_shape));
+  return std::move(c).Finish({out});
+}
+
 std::vector<AttrSpec> PoolAttrs(bool max) {
   std::vector<AttrSpec> attrs = {
       Req("kernel_size", AttrType::kIntList, "one int or (kH, kW)"),
@@ -471,6 +534,19 @@ void RegisterPoolOps(std::vector<OpDef>& ops) {
                  "torch.nn.functional.avg_pool2d: the mean of every window (the padding "
                  "counted or not, or a fixed divisor).",
                  false, [](Inputs in, AttrReader& a) { return PlanAvgPool2d(in[0], a); }});
+  for (int64_t nd : {2, 3}) {
+    const std::string name = absl::StrCat("max_unpool", nd, "d");
+    ops.push_back({name, OpKind::kCompute, {"self", "indices"},
+                   {Req("output_size", AttrType::kIntList,
+                        nd == 2 ? "(oH, oW)" : "(oD, oH, oW)")},
+                   absl::StrCat("torch's max_unpool", nd, "d: zeros of (N, C, *output_size) with "
+                                "self's values put at indices (flat positions in each output ",
+                                nd == 2 ? "plane" : "volume", ", as max_pool's)."),
+                   false, [nd, name](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                     TENSORD_ASSIGN_OR_RETURN(std::vector<int64_t> size, a.IntList("output_size"));
+                     return PlanMaxUnpool(name, nd, in[0], in[1], size);
+                   }});
+  }
   const AttrSpec output_size =
       Req("output_size", AttrType::kIntOrIntList, "one int or (oH, oW)");
   ops.push_back({"adaptive_avg_pool2d", OpKind::kCompute, {"self"}, {output_size},

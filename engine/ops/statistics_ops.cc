@@ -1,7 +1,10 @@
 // Statistics composed of reductions and elementwise ops, as ATen composes them: nansum,
 // nanmean, std_mean, var_mean, aminmax, diff, quantile, nanquantile and histc. Each is one server op planned as its
 // composition (composition.h), so it runs on every device and its errors raise at the call.
+#include <cmath>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -323,6 +326,164 @@ absl::StatusOr<PlannedOp> PlanHistc(const Tensor& self, int64_t bins, double min
   return std::move(c).Finish({out});
 }
 
+// histogram (torch.histogram, 1-d histogramdd): counts (or summed weights) of self's elements
+// in the bins between consecutive edges; edges either given (`edges`, 1-d, self's dtype) or
+// `bins` + 1 of them spaced as torch.linspace over `range` (the data's own where none is given,
+// widened by 0.5 each side where empty). An element falls in the bin upper_bound(edges) - 1,
+// the last edge (and NaN, as torch's kernel) in the last bin; elements outside [first, last]
+// edge in none.
+// density: divided by the total, then by each bin's width. Returns (hist, bin_edges).
+absl::StatusOr<PlannedOp> PlanHistogram(const Tensor& self, int64_t bins, const Tensor& edges_in,
+                                        std::optional<std::pair<double, double>> range,
+                                        const Tensor& weight, bool density) {
+  constexpr absl::string_view op = "histogram";
+  // torch's messages name the dtypes by their C types here.
+  const auto c_type = [](DType d) -> std::string {
+    return d == DType::kFloat32 ? "float" : d == DType::kFloat64 ? "double" : DTypeName(d);
+  };
+  const DType dtype = self.dtype();
+  const Device device = self.device();
+  std::vector<Tensor> operands = {self};
+  for (const Tensor& t : {edges_in, weight}) {
+    if (t.defined()) operands.push_back(t);
+  }
+  TENSORD_RETURN_IF_ERROR(CommonDevice(op, operands).status());
+  // torch's CPU: the data's range is found for float32/float64 only; the counting kernel also
+  // takes bfloat16.
+  const bool data_range = !edges_in.defined() && !range.has_value();
+  if (!IsFloating(dtype) ||
+      (device.is_cpu() && (dtype == DType::kFloat16 || dtype == DType::kBFloat16) &&
+       data_range)) {
+    return KernelNotImplemented(op, "histogramdd", dtype);
+  }
+  if (device.is_cpu() && dtype == DType::kFloat16) {
+    return KernelNotImplemented(op, "histogram_cpu", dtype);
+  }
+  if (edges_in.defined()) {
+    if (edges_in.dim() != 1) {
+      return RuntimeError(op, absl::StrCat("torch.histogramdd: bins tensor should have one "
+                                           "dimension, but got ", edges_in.dim(), " dimensions "
+                                           "in the bins tensor for dimension 0"));
+    }
+    if (edges_in.dtype() != dtype) {
+      return RuntimeError(op, absl::StrCat("torch.histogramdd: input tensor and bins tensors "
+                                           "should have the same dtype, but got input with "
+                                           "dtype ", c_type(dtype), " and bins for dimension 0 "
+                                           "with dtype ", c_type(edges_in.dtype())));
+    }
+    bins = edges_in.numel() - 1;
+  }
+  if (bins <= 0) {
+    return RuntimeError(op, absl::StrCat("torch.histogram(): bins must be > 0, but got ", bins,
+                                         " for dimension 0"));
+  }
+  if (weight.defined()) {
+    // torch flattens both: only the element counts must agree.
+    if (weight.numel() != self.numel()) {
+      return RuntimeError(op, absl::StrCat("torch.histogramdd: if weight tensor is provided it "
+                                           "should have the same shape as the input tensor "
+                                           "excluding its innermost dimension, but got input "
+                                           "with shape [", self.numel(), ", 1] and weight with "
+                                           "shape ", FormatList(weight.sizes())));
+    }
+    if (weight.dtype() != dtype) {
+      return RuntimeError(op, absl::StrCat("torch.histogramdd: if weight tensor is provided, "
+                                           "input tensor and weight tensor should have the "
+                                           "same dtype, but got input(", c_type(dtype),
+                                           "), and weight(", c_type(weight.dtype()), ")"));
+    }
+  }
+  if (range && range->first > range->second) {
+    return RuntimeError(op, absl::StrCat("torch.histogramdd: min should not exceed max, but got "
+                                         "min ", range->first, " max ", range->second,
+                                         " for dimension 0"));
+  }
+  if (range && !(std::isfinite(range->first) && std::isfinite(range->second))) {
+    return RuntimeError(op, absl::StrCat("torch.histogramdd: dimension 0's range [",
+                                         range->first, ", ", range->second, "] is not finite"));
+  }
+  Composition c(operands);
+  TENSORD_ASSIGN_OR_RETURN(const Tensor x, c.Reshape(self, {self.numel()}));
+  Tensor edges, lo, hi;
+  if (edges_in.defined()) {
+    TENSORD_ASSIGN_OR_RETURN(edges, c.Contiguous(edges_in));
+    if (edges.storage() == edges_in.storage()) {
+      TENSORD_ASSIGN_OR_RETURN(edges, c.Op1("clone", {edges_in}));
+    }
+    TENSORD_ASSIGN_OR_RETURN(lo, Select(edges, 0, 0));
+    TENSORD_ASSIGN_OR_RETURN(hi, Select(edges, 0, bins));
+  } else {
+    if (range) {
+      double a = range->first, b = range->second;
+      if (a == b) a -= 0.5, b += 0.5;
+      TENSORD_ASSIGN_OR_RETURN(lo, c.Full({}, Scalar(a), dtype, device));
+      TENSORD_ASSIGN_OR_RETURN(hi, c.Full({}, Scalar(b), dtype, device));
+    } else if (x.numel() == 0) {
+      TENSORD_ASSIGN_OR_RETURN(lo, c.Full({}, Scalar(0.0), dtype, device));
+      TENSORD_ASSIGN_OR_RETURN(hi, c.Full({}, Scalar(1.0), dtype, device));
+    } else {
+      TENSORD_ASSIGN_OR_RETURN(lo, c.Op1("amin", {x}));
+      TENSORD_ASSIGN_OR_RETURN(hi, c.Op1("amax", {x}));
+      for (const Tensor& edge : {lo, hi}) {
+        TENSORD_RETURN_IF_ERROR(c.CheckValues(ValueCheck::kFinite, op, edge));
+      }
+      TENSORD_ASSIGN_OR_RETURN(const Tensor same, c.Op1("eq", {lo, hi}));
+      TENSORD_ASSIGN_OR_RETURN(const Tensor lo1, c.Op1("sub", {lo}, Attrs().Set("other", Scalar(0.5))));
+      TENSORD_ASSIGN_OR_RETURN(const Tensor hi1, c.Op1("add", {hi}, Attrs().Set("other", Scalar(0.5))));
+      TENSORD_ASSIGN_OR_RETURN(lo, c.Op1("where", {same, lo1, lo}));
+      TENSORD_ASSIGN_OR_RETURN(hi, c.Op1("where", {same, hi1, hi}));
+    }
+    // torch.linspace(lo, hi, bins + 1): the first half counted up from lo, the rest down from hi.
+    TENSORD_ASSIGN_OR_RETURN(const Tensor i, c.Arange(Scalar(int64_t{0}), Scalar(bins + 1),
+                                                      Scalar(int64_t{1}), dtype, device));
+    TENSORD_ASSIGN_OR_RETURN(Tensor step, c.Op1("sub", {hi, lo}));
+    TENSORD_ASSIGN_OR_RETURN(step, c.Op1("div", {step}, Attrs().Set("other", Scalar(bins))));
+    TENSORD_ASSIGN_OR_RETURN(Tensor up, c.Op1("mul", {i, step}));
+    TENSORD_ASSIGN_OR_RETURN(up, c.Op1("add", {up, lo}));
+    TENSORD_ASSIGN_OR_RETURN(Tensor left, c.Op1("neg", {i}));
+    TENSORD_ASSIGN_OR_RETURN(left, c.Op1("add", {left}, Attrs().Set("other", Scalar(bins))));
+    TENSORD_ASSIGN_OR_RETURN(Tensor down, c.Op1("mul", {left, step}));
+    TENSORD_ASSIGN_OR_RETURN(down, c.Op1("sub", {hi, down}));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor first_half,
+                             c.Op1("lt", {i}, Attrs().Set("other", Scalar((bins + 1) / 2))));
+    TENSORD_ASSIGN_OR_RETURN(edges, c.Op1("where", {first_half, up, down}));
+  }
+  TENSORD_ASSIGN_OR_RETURN(Tensor hist, c.Full({bins}, Scalar(0.0), dtype, device));
+  if (x.numel() > 0) {
+    // As torch's kernel: below the first edge or above the last is skipped; NaN is neither
+    // and lands in the last bin (upper_bound puts it past every edge).
+    TENSORD_ASSIGN_OR_RETURN(const Tensor under, c.Op1("lt", {x, lo}));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor over, c.Op1("gt", {x, hi}));
+    TENSORD_ASSIGN_OR_RETURN(Tensor inside, c.Op1("logical_or", {under, over}));
+    TENSORD_ASSIGN_OR_RETURN(inside, c.Op1("logical_not", {inside}));
+    TENSORD_ASSIGN_OR_RETURN(Tensor pos, c.Op1("searchsorted", {edges, x, Tensor()},
+                                               Attrs().Set("right", true)));
+    TENSORD_ASSIGN_OR_RETURN(pos, c.Op1("clamp", {pos}, Attrs()
+                                                            .Set("min", Scalar(int64_t{1}))
+                                                            .Set("max", Scalar(bins))));
+    TENSORD_ASSIGN_OR_RETURN(pos, c.Op1("sub", {pos}, Attrs().Set("other", Scalar(int64_t{1}))));
+    Tensor amount;
+    if (weight.defined()) {
+      TENSORD_ASSIGN_OR_RETURN(const Tensor w, c.Reshape(weight, {self.numel()}));
+      TENSORD_ASSIGN_OR_RETURN(const Tensor zero, c.Full({}, Scalar(0.0), dtype, device));
+      TENSORD_ASSIGN_OR_RETURN(amount, c.Op1("where", {inside, w, zero}));
+    } else {
+      TENSORD_ASSIGN_OR_RETURN(amount, c.ToDType(inside, dtype));
+    }
+    TENSORD_RETURN_IF_ERROR(
+        c.Op("scatter_add_", {hist, pos, amount}, Attrs().Set("dim", int64_t{0})).status());
+  }
+  if (density) {
+    TENSORD_ASSIGN_OR_RETURN(const Tensor total, c.Op1("sum", {hist}));
+    TENSORD_ASSIGN_OR_RETURN(hist, c.Op1("div", {hist, total}));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor right, Narrow(edges, 0, 1, bins));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor left, Narrow(edges, 0, 0, bins));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor widths, c.Op1("sub", {right, left}));
+    TENSORD_ASSIGN_OR_RETURN(hist, c.Op1("div", {hist, widths}));
+  }
+  return std::move(c).Finish({hist, edges});
+}
+
 std::vector<AttrSpec> ReductionAttrs(bool with_dtype) {
   std::vector<AttrSpec> attrs = {
       Opt("dim", AttrType::kIntOrIntList, "None", "dims to reduce; None: all"),
@@ -391,6 +552,36 @@ void RegisterStatisticsOps(std::vector<OpDef>& ops) {
     def.scalar_inputs = {"q"};
     ops.push_back(std::move(def));
   }
+  const auto histogram = [](bool edges_given) {
+    return [edges_given](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+      int64_t bins = 0;
+      if (!edges_given) {
+        TENSORD_ASSIGN_OR_RETURN(bins, a.Int("bins", 100));
+      }
+      std::optional<std::pair<double, double>> range;
+      if (a.Has("min") || a.Has("max")) {
+        TENSORD_ASSIGN_OR_RETURN(Scalar lo, a.GetScalar("min", Scalar(0.0)));
+        TENSORD_ASSIGN_OR_RETURN(Scalar hi, a.GetScalar("max", Scalar(0.0)));
+        range = std::make_pair(lo.to_double(), hi.to_double());
+      }
+      TENSORD_ASSIGN_OR_RETURN(bool density, a.Bool("density", false));
+      return PlanHistogram(in[0], bins, edges_given ? in[1] : Tensor(), range,
+                           in[edges_given ? 2 : 1], density);
+    };
+  };
+  const std::vector<AttrSpec> range_attrs = {
+      Opt("min", AttrType::kScalar, "None", "range=(min, max); None: the data's own"),
+      Opt("max", AttrType::kScalar, "None"), Opt("density", AttrType::kBool, "false")};
+  std::vector<AttrSpec> count_attrs = range_attrs;
+  count_attrs.insert(count_attrs.begin(), Opt("bins", AttrType::kInt, "100"));
+  ops.push_back({"histogram", OpKind::kCompute, {"self", "weight"}, count_attrs,
+                 "torch.histogram: (hist, bin_edges), bins equal bins over range (floating "
+                 "dtypes); weight (optional) sums instead of counting; density normalizes.",
+                 true, histogram(false), false, {"weight"}, {"weight"}});
+  ops.push_back({"histogram.bins_tensor", OpKind::kCompute, {"self", "bins", "weight"},
+                 range_attrs,
+                 "torch.histogram with the bins' edges given (1-d, increasing, self's dtype).",
+                 true, histogram(true), false, {"weight"}, {"weight"}});
   ops.push_back({"histc", OpKind::kCompute, {"self"},
                  {Opt("bins", AttrType::kInt, "100"), Opt("min", AttrType::kScalar, "0"),
                   Opt("max", AttrType::kScalar, "0", "min == max: the data's own range")},

@@ -1969,7 +1969,8 @@ OPTIONAL_NONE = {("clamp", "min"), ("clamp", "max"), ("clamp_", "min"), ("clamp_
                  ("batch_norm", "bias"), ("group_norm", "bias"),
                  ("binary_cross_entropy", "weight"), ("conv_transpose2d", "bias"),
                  ("binary_cross_entropy_with_logits", "pos_weight"), ("diff", "append"), ("searchsorted", "sorter"),
-                 ("bincount", "weights")}
+                 ("bincount", "weights"), ("histogram", "weight"), ("histogram.bins_tensor", "weight"),
+                 ("embedding_bag", "per_sample_weights")}
 
 
 def _out_kwargs(spec):

@@ -783,6 +783,89 @@ CASES = {
         T(m, "gs_in3"), T(m, "gs_grid3"), mode="bicubic", align_corners=False),
     "grid_sample(4-d grid, 5-d input)": lambda m: fn(m).grid_sample(
         T(m, "gs_in3"), T(m, "gs_grid"), align_corners=False),
+    # embedding_bag: bags by offsets (an empty one among them) or by the rows of 2-d input.
+    "embedding_bag(mean)": lambda m: fn(m).embedding_bag(
+        m.tensor([1, 2, 4, 5, 4, 3, 2, 0]), T(m, "emb"), m.tensor([0, 3, 3, 6])),
+    "embedding_bag(sum)": lambda m: fn(m).embedding_bag(
+        m.tensor([1, 2, 4, 5, 4, 3, 2, 0]), T(m, "emb"), m.tensor([0, 3, 3, 6]), mode="sum"),
+    "embedding_bag(max)": lambda m: fn(m).embedding_bag(
+        m.tensor([1, 2, 4, 5, 4, 3, 2, 0]), T(m, "emb"), m.tensor([0, 3, 3, 6]), mode="max"),
+    "embedding_bag(2-d, max)": lambda m: fn(m).embedding_bag(
+        m.tensor([[1, 2, 9, 5], [4, 3, 2, 0]]), T(m, "emb"), mode="max"),
+    "embedding_bag(2-d, sum, per_sample_weights)": lambda m: fn(m).embedding_bag(
+        m.tensor([[1, 2, 9, 5], [4, 3, 2, 0]]), T(m, "emb"), mode="sum",
+        per_sample_weights=T(m, "x")[:2, :4]),
+    "embedding_bag(per_sample_weights)": lambda m: fn(m).embedding_bag(
+        m.tensor([1, 2, 4, 5, 4, 3, 2, 0]), T(m, "emb"), m.tensor([0, 3, 3, 6]), mode="sum",
+        per_sample_weights=T(m, "x").reshape(-1)[:8]),
+    "embedding_bag(include_last_offset)": lambda m: fn(m).embedding_bag(
+        m.tensor([1, 2, 4, 5, 4, 3, 2, 0]), T(m, "emb"), m.tensor([0, 3, 3, 6, 8]),
+        mode="sum", include_last_offset=True),
+    # A last offset short of the input's end is left out: torch 1.13 reads past its buffers
+    # there (max aborts in free(), mean divides by the count to the end).
+    "embedding_bag(padding_idx, mean)": lambda m: fn(m).embedding_bag(
+        m.tensor([1, 2, 4, 5, 4, 3, 2, 0]), T(m, "emb"), m.tensor([0, 3, 3, 6]),
+        padding_idx=2),
+    "embedding_bag(negative padding_idx, max)": lambda m: fn(m).embedding_bag(
+        m.tensor([9, 9, 4, 5, 4, 3, 2, 0]), T(m, "emb"), m.tensor([0, 2, 6]), mode="max",
+        padding_idx=-1),
+    "embedding_bag(int32 indices and offsets)": lambda m: fn(m).embedding_bag(
+        m.tensor([1, 2, 4, 5], dtype=m.int32), T(m, "emb"), m.tensor([0, 1], dtype=m.int32)),
+    "embedding_bag(float64)": lambda m: fn(m).embedding_bag(
+        m.tensor([1, 2, 4, 5]), T(m, "emb").double(), m.tensor([0, 1])),
+    "embedding_bag(float16)": lambda m: fn(m).embedding_bag(
+        m.tensor([1, 2, 4, 5]), T(m, "emb").half(), m.tensor([0, 1]), mode="sum"),
+    "embedding_bag(no indices)": lambda m: fn(m).embedding_bag(
+        m.tensor([], dtype=m.int64), T(m, "emb"), m.tensor([0, 0])),
+    "embedding_bag(offsets past the end)": lambda m: fn(m).embedding_bag(
+        m.tensor([1, 2, 4]), T(m, "emb"), m.tensor([0, 9])),
+    "embedding_bag(no offsets)": lambda m: fn(m).embedding_bag(m.tensor([1, 2]), T(m, "emb")),
+    "embedding_bag(float indices)": lambda m: fn(m).embedding_bag(
+        m.tensor([1.0, 2.0]), T(m, "emb"), m.tensor([0])),
+    "embedding_bag(int weight)": lambda m: fn(m).embedding_bag(
+        m.tensor([1, 2]), T(m, "emb").long(), m.tensor([0])),
+    "embedding_bag(bad mode)": lambda m: fn(m).embedding_bag(
+        m.tensor([1, 2]), T(m, "emb"), m.tensor([0]), mode="min"),
+    "embedding_bag(per_sample_weights with max)": lambda m: fn(m).embedding_bag(
+        m.tensor([1, 2]), T(m, "emb"), m.tensor([0]), mode="max",
+        per_sample_weights=T(m, "x")[0, :2]),
+    "embedding_bag(padding_idx out of range)": lambda m: fn(m).embedding_bag(
+        m.tensor([1, 2]), T(m, "emb"), m.tensor([0]), padding_idx=10),
+    "embedding(max_norm renorms only the rows used)": lambda m: (
+        lambda w: (fn(m).embedding(m.tensor([[1, 3]]), w, max_norm=1.0), w)[1])(
+        T(m, "emb").clone()),
+    "embedding_bag(max_norm)": lambda m: (
+        lambda w: (fn(m).embedding_bag(m.tensor([1, 3, 3]), w, m.tensor([0, 1]),
+                                       max_norm=0.5), w)[1])(T(m, "emb").clone()),
+    # max_unpool: the inverse of max_pool's indices, into zeros.
+    "max_unpool2d": lambda m: fn(m).max_unpool2d(*fn(m).max_pool2d(T(m, "big"), 2,
+                                                                  return_indices=True), 2),
+    "max_unpool2d(stride, padding, output_size)": lambda m: fn(m).max_unpool2d(
+        *fn(m).max_pool2d(T(m, "big"), 3, stride=2, padding=1, return_indices=True), 3,
+        stride=2, padding=1, output_size=(2, 3, 7, 6)),
+    "max_unpool2d(unbatched)": lambda m: fn(m).max_unpool2d(
+        *fn(m).max_pool2d(T(m, "big")[0], 2, return_indices=True), 2),
+    "max_unpool2d(float64)": lambda m: fn(m).max_unpool2d(
+        *fn(m).max_pool2d(T(m, "big").double(), 2, return_indices=True), (2, 2)),
+    "max_unpool1d": lambda m: fn(m).max_unpool1d(
+        *fn(m).max_pool1d(T(m, "seq"), 2, return_indices=True), 2),
+    "max_unpool1d(output_size)": lambda m: fn(m).max_unpool1d(
+        *fn(m).max_pool1d(T(m, "seq"), 2, return_indices=True), 2, output_size=[7]),
+    "max_unpool3d": lambda m: fn(m).max_unpool3d(
+        T(m, "gs_in3")[:, :, :2, :2, :2], m.tensor([[[[[0, 5], [10, 15]], [[20, 25], [30, 63]]]] * 2] * 2),
+        2),
+    "max_unpool2d(bad output_size)": lambda m: fn(m).max_unpool2d(
+        *fn(m).max_pool2d(T(m, "big"), 2, return_indices=True), 2, output_size=(9, 9)),
+    "max_unpool2d(output_size of 3)": lambda m: fn(m).max_unpool2d(
+        *fn(m).max_pool2d(T(m, "big"), 2, return_indices=True), 2, output_size=(2, 6, 4)),
+    "max_unpool2d(float indices)": lambda m: fn(m).max_unpool2d(
+        T(m, "img"), T(m, "img"), 2),
+    "max_unpool2d(indices of another shape)": lambda m: fn(m).max_unpool2d(
+        T(m, "img"), T(m, "img").long()[:, :2], 2),
+    "max_unpool2d(int)": lambda m: fn(m).max_unpool2d(
+        T(m, "img").long(), T(m, "img").long(), 2),
+    "Tensor.prelu": lambda m: T(m, "img").prelu(T(m, "w4")),
+    "Tensor.prelu(one weight)": lambda m: T(m, "x").prelu(T(m, "w4")[:1]),
     "torch.grid_sampler": lambda m: m.grid_sampler(T(m, "gs_in"), T(m, "gs_grid"), 0, 2, True),
     "torch.grid_sampler_2d": lambda m: m.grid_sampler_2d(T(m, "gs_in"), T(m, "gs_grid"), 1, 1,
                                                          False),
@@ -861,3 +944,43 @@ def test_batch_norm_training_updates_running_stats_as_torch(session):
     torch.testing.assert_close(as_torch(got), want, rtol=2e-5, atol=2e-5)
     torch.testing.assert_close(as_torch(trm), rm, rtol=2e-5, atol=2e-5)
     torch.testing.assert_close(as_torch(trv), rv, rtol=2e-5, atol=2e-5)
+
+
+def test_max_unpool_index_out_of_range_fails_its_op_where_it_runs(session):
+    """torch checks each index in its kernel ("Found an invalid max index"); tensord's scatter
+    does too, where the op runs: the same class, a message naming the op, the index and the
+    plane's size, and the session goes on."""
+    values = tensord.tensor(A["img"])
+    with pytest.raises(RuntimeError) as torch_error:
+        F.max_unpool2d(torch.tensor(A["img"]), torch.full((2, 4, 3, 3), 99), 2)
+    assert "invalid max index: 99" in str(torch_error.value)
+    with pytest.raises(RuntimeError, match=r"max_unpool2d.*index 99 is out of bounds.*size 36"):
+        waited(tensord, lambda: TF.max_unpool2d(values, tensord.full((2, 4, 3, 3), 99), 2))
+    assert TF.max_unpool2d(values, tensord.zeros(2, 4, 3, 3, dtype=tensord.int64), 2).shape == \
+        (2, 4, 6, 6)
+
+
+def test_embedding_bag_checks_its_offsets_as_torch(session):
+    """The checks whose torch messages name torch's own types: the same class and text."""
+    weight = A["emb"]
+    for m, f in ((torch, F), (tensord, TF)):
+        with pytest.raises(RuntimeError, match=r"offsets\[0\] has to be 0, i.e., the first "
+                                               r"sequence in the mini-batch has to start from "
+                                               r"position 0. However, got 1"):
+            f.embedding_bag(m.tensor([1, 2, 4]), m.tensor(weight), m.tensor([1, 2]))
+        with pytest.raises(ValueError, match=r"if input is 2D, then offsets has to be None, as "
+                                             r"input is treated is a mini-batch of fixed length "
+                                             r"sequences. However, found offsets of type"):
+            f.embedding_bag(m.tensor([[1, 2]]), m.tensor(weight), m.tensor([0]))
+
+
+def test_embedding_bag_last_offset_short_of_the_end_closes_the_last_bag(session):
+    """include_last_offset with offsets[-1] < len(input): the indices past it are in no bag
+    (torch 1.13 overruns its buffers here, so this is checked against sums made by hand)."""
+    weight = tensord.tensor(A["emb"])
+    indices = [1, 2, 4, 5, 4, 3, 2, 0]
+    for mode, pool in (("sum", np.sum), ("mean", np.mean), ("max", np.max)):
+        got = TF.embedding_bag(tensord.tensor(indices), weight, tensord.tensor([0, 3, 5]),
+                               mode=mode, include_last_offset=True)
+        want = np.stack([pool(A["emb"][indices[0:3]], 0), pool(A["emb"][indices[3:5]], 0)])
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)

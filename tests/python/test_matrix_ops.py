@@ -693,6 +693,52 @@ def _histc_cases():
 CASES.update(_histc_cases())
 
 
+def _histogram_cases():
+    """torch.histogram: (hist, bin_edges) compared as a pair."""
+    cases = {}
+    nan = float("nan")
+    for d in ["float32", "float64", "bfloat16", "float16", "int64"]:
+        for lo in ["contiguous", "transposed"]:
+            k = f"[{d},{lo}]"
+            x = lambda m, d=d, lo=lo: data(m, (4, 6), d, lo)  # noqa: E731
+            cases["histogram" + k] = lambda m, x=x: tuple(m.histogram(x(m), 7))
+            cases["histogram(range, weight, density)" + k] = lambda m, x=x: tuple(m.histogram(
+                x(m), 4, range=(-2.0, 3.0), weight=x(m).abs(), density=True))
+            cases["Tensor.histogram(edges)" + k] = lambda m, x=x: tuple(x(m).histogram(
+                m.tensor([-3.0, -1.0, 0.0, 0.5, 2.0]).to(x(m).dtype)))
+    cases.update({
+        "histogram(edges exactly)": lambda m: tuple(m.histogram(
+            m.tensor([0.1, 0.2, 0.30000001, 0.9999999, 1.0, 0.0]), 10, range=(0.0, 1.0))),
+        "histogram(all equal)": lambda m: tuple(m.histogram(m.full((3,), 2.0), 2)),
+        "histogram(range of one point)": lambda m: tuple(m.histogram(m.ones(3), 2,
+                                                                     range=(1.0, 1.0))),
+        "histogram(empty)": lambda m: tuple(m.histogram(m.zeros(0), 3)),
+        "histogram(empty, density)": lambda m: tuple(m.histogram(m.zeros(0), 3, density=True)),
+        "histogram(outside ignored, nan in the last bin)": lambda m: tuple(m.histogram(
+            m.tensor([-5.0, 0.5, nan, 9.0]), 2, range=(0.0, 1.0))),
+        "histogram(decreasing edges)": lambda m: tuple(m.histogram(m.tensor([1.0, 2.0]),
+                                                                   m.tensor([3.0, 1.0]))),
+        "histogram(2-d weight)": lambda m: tuple(m.histogram(m.arange(6.0).view(2, 3), 3,
+                                                             weight=m.ones(3, 2))),
+        "histogram(0 bins)": lambda m: m.histogram(m.zeros(3), 0),
+        "histogram(one edge)": lambda m: m.histogram(m.zeros(3), m.tensor([1.0])),
+        "histogram(min above max)": lambda m: m.histogram(m.zeros(3), 3, range=(2.0, 1.0)),
+        "histogram(infinite range)": lambda m: m.histogram(m.zeros(3), 3,
+                                                          range=(0.0, float("inf"))),
+        "histogram(2-d edges)": lambda m: m.histogram(m.zeros(3), m.ones(2, 2)),
+        "histogram(edges of another dtype)": lambda m: m.histogram(m.zeros(3),
+                                                                  m.ones(3).double()),
+        "histogram(weight of another dtype)": lambda m: m.histogram(m.zeros(3), 2,
+                                                                   weight=m.ones(3).double()),
+        "histogram(weight of another size)": lambda m: m.histogram(m.zeros(3), 2,
+                                                                  weight=m.ones(2)),
+    })
+    return cases
+
+
+CASES.update(_histogram_cases())
+
+
 def test_histc_of_a_range_that_is_not_finite_fails_where_it_runs(session):
     """torch reads the data's range on the host; here it stays on the device, so an infinite
     or NaN range fails the op where its kernels run, with torch's class."""

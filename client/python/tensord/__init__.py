@@ -62,5 +62,6 @@ linalg.install(Tensor, globals())
 for _name, _f in nn.functional._torch_namespace().items():
     globals().setdefault(_name, _f)
 del _name, _f
+Tensor.prelu = nn.functional.prelu  # torch's Tensor.prelu(weight)
 
 _signatures.install(Tensor, globals(), ("empty", "zeros", "ones", "rand", "randn"))

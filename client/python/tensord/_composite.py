@@ -547,6 +547,35 @@ def bincount(input, weights=None, minlength=0):
     return _run("bincount", [("self", input), ("weights", weights)], {"minlength": int(minlength)})
 
 
+_histogram = _return_type("histogram", ["hist", "bin_edges"])
+
+
+def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
+    """torch.histogram: (hist, bin_edges), one server op (engine/ops/statistics_ops.cc): the
+    edges (given, or spaced over the range, the data's own found on the device) and the bins'
+    counts or summed weights by searchsorted and a scatter-add; no round trip."""
+    from ._tensor import Tensor  # noqa: PLC0415 - import cycle
+    attrs = {"density": bool(density)}
+    if range is not None:
+        lo, hi = range
+        attrs["min"], attrs["max"] = float(lo), float(hi)
+    if isinstance(bins, Tensor):
+        operands, name = [input, bins], "histogram.bins_tensor"
+    else:
+        operands, name = [input], "histogram"
+        attrs["bins"] = int(bins)
+    if weight is None:
+        attrs["weight"] = None
+    else:
+        operands.append(weight)
+    result = _histogram(*_run_n(name, operands, attrs, 2))
+    if out is not None:
+        out[0].copy_(result[0])
+        out[1].copy_(result[1])
+        return _histogram(*out)
+    return result
+
+
 def histc(input, bins=100, min=0, max=0):
     """One server op (engine/ops/statistics_ops.cc): bins counted by a scatter-add, the range
     found on the device where min == max (no round trip)."""
@@ -1048,7 +1077,7 @@ _BOTH = ["addmv", "addr", "baddbmm", "addbmm", "fliplr", "flipud", "rot90", "rav
          "nansum", "nanmean", "aminmax", "diff", "logcumsumexp", "cummax", "cummin",
          "take_along_dim", "is_nonzero",
          "is_same_size", "is_signed", "kron", "vdot", "cross", "dist", "renorm",
-         "isin", "bincount", "histc", "median", "nanmedian", "quantile", "nanquantile", "unique",
+         "isin", "bincount", "histc", "histogram", "median", "nanmedian", "quantile", "nanquantile", "unique",
          "unique_consecutive",
          "repeat_interleave", "index_add", "index_copy", "index_fill", "masked_scatter",
          "scatter_reduce",

@@ -392,9 +392,70 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         if padding_idx < 0 and padding_idx < -weight.size(0):
             raise AssertionError("Padding_idx must be within num_embeddings")
     if max_norm is not None:
-        norms = weight.norm(norm_type, 1, keepdim=True)
-        weight.copy_(_where(norms > max_norm, weight * (max_norm / (norms + 1e-7)), weight))
+        _embedding_renorm_(weight, input, max_norm, norm_type)
     return _run("embedding", [("weight", weight), ("indices", input)])
+
+
+def _embedding_renorm_(weight, input, max_norm, norm_type):
+    """torch.embedding_renorm_: the rows of weight that input names, scaled in place to norm
+    max_norm where theirs is larger (the other rows untouched)."""
+    used = weight.new_zeros(weight.size(0), dtype=_dtypes.bool_)
+    used = used.index_fill(0, input.reshape(-1).long(), True).unsqueeze(1)
+    norms = weight.norm(norm_type, 1, keepdim=True)
+    weight.copy_(_where(used & (norms > max_norm), weight * (max_norm / (norms + 1e-7)), weight))
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
+                  mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
+                  padding_idx=None):
+    """torch.nn.functional.embedding_bag, with torch's argument checks; the pooling is one server
+    op (engine/ops/data_dependent_ops.cc)."""
+    if weight.dtype is _dtypes.int64 and input.is_floating_point():
+        _warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
+                       "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
+                       "`embedding_bag(input, weight, ...)`.")
+        weight, input = input, weight
+    if per_sample_weights is not None and input.size() != per_sample_weights.size():
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "
+                         f"not None, then it must have the same shape as the input "
+                         f"({input.shape})")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is "
+                             "a mini-batch of fixed length sequences. However, found offsets of "
+                             f"type {type(offsets)}")
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{input.dim()}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    if padding_idx is not None:
+        rows = weight.size(0)
+        if not -rows <= padding_idx < rows:
+            raise RuntimeError(f"padding_idx must be within the number of embeddings, {-rows} "
+                               f"through {rows - 1}, but got {padding_idx}")
+        padding_idx %= rows
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(
+            "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+            f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+            "GitHub.")
+    attrs = {"mode": mode, "include_last_offset": bool(include_last_offset)}
+    if padding_idx is not None:
+        attrs["padding_idx"] = int(padding_idx)
+    return _run("embedding_bag", [("weight", weight), ("indices", input), ("offsets", offsets),
+                                  ("per_sample_weights", per_sample_weights)], attrs)
 
 
 def _check_dropout_p(p):
@@ -763,6 +824,56 @@ def affine_grid(theta, size, align_corners=None):
     return grid.reshape(n, *spatial, dims)
 
 
+
+
+def _unpool_output_size(input, kernel_size, stride, padding, output_size):
+    """torch's: the default output size, or `output_size` (optionally with N and C) when it
+    lies strictly within a stride of it."""
+    n = len(kernel_size)
+    default = [(input.shape[-n + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d]
+               for d in range(n)]
+    if output_size is None:
+        return default
+    output_size = list(output_size)
+    if len(output_size) == n + 2:
+        output_size = output_size[2:]
+    if len(output_size) != n:
+        raise ValueError(f"output_size should be a sequence containing {n} or {n + 2} elements, "
+                         f"but it has a length of '{len(output_size)}'")
+    for d in range(n):
+        lo, hi = default[d] - stride[d], default[d] + stride[d]
+        if not lo < output_size[d] < hi:
+            raise ValueError(f'invalid output_size "{tuple(output_size)}" (dim {d} must be '
+                             f'between {lo} and {hi})')
+    return output_size
+
+
+def _max_unpool(nd, input, indices, kernel_size, stride, padding, output_size):
+    kernel_size = _pair(kernel_size, nd)
+    stride = kernel_size if stride is None else _pair(stride, nd)
+    size = _unpool_output_size(input, kernel_size, stride, _pair(padding, nd), output_size)
+    return _run(f"max_unpool{nd}d", [("self", input), ("indices", indices)],
+                {"output_size": _ints(size)})
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """One server op (max_unpool2d over a unit last dim, as torch's)."""
+    kernel_size = _pair(kernel_size, 1)
+    stride = kernel_size if stride is None else _pair(stride, 1)
+    size = _unpool_output_size(input, kernel_size, stride, _pair(padding, 1), output_size)
+    return _run("max_unpool2d", [("self", input.unsqueeze(-1)),
+                                 ("indices", indices.unsqueeze(-1))],
+                {"output_size": _ints(list(size) + [1])}).squeeze(-1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """One server op (engine/ops/pool_ops.cc): a scatter into zeros."""
+    return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """One server op (engine/ops/pool_ops.cc): a scatter into zeros."""
+    return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
 
 
 _GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}

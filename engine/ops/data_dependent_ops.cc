@@ -420,17 +420,18 @@ absl::StatusOr<PlannedOp> PlanEmbeddingBag(const Tensor& weight, const Tensor& i
     }
   }
   const int64_t m = indices.numel(), dim = weight.size(1);
-  int64_t bags;
-  if (indices.dim() == 2) {
-    bags = indices.size(0);
-  } else {
-    bags = offsets.numel() - (include_last_offset ? 1 : 0);
-    if (bags < 0) bags = 0;
+  // torch turns 2-d indices into an offset per row; include_last_offset then makes the last
+  // offset the end of the bags before it (the last row in no bag).
+  const int64_t given = indices.dim() == 2 ? indices.size(0) : offsets.numel();
+  if (include_last_offset && given < 1) {
+    return RuntimeError(op, "include_last_offset: number of offset should be at least 1");
   }
+  const int64_t bags = given - (include_last_offset ? 1 : 0);
   const Device device = weight.device();
   const DType dtype = weight.dtype();
   // torch's checks of the offsets, on the two numbers they need.
   int64_t end = m;
+  if (indices.dim() == 2 && include_last_offset) end = bags * indices.size(1);
   if (offsets.defined() && offsets.numel() > 0) {
     TENSORD_RETURN_IF_ERROR(ReadNow({offsets}, [&]() -> absl::Status {
       Composition ends({offsets});

@@ -86,10 +86,12 @@ absl::Status CheckArgs(const Tensor& input, const Tensor& grid, int64_t mode, in
 
 class GridSampler {
  public:
-  // `q`: the number of output positions per batch entry (the grid's middle sizes' product).
-  GridSampler(Composition& c, const Tensor& input, int64_t q, bool align_corners,
-              int64_t padding)
-      : c_(c), input_(input), q_(q), align_(align_corners), padding_(padding) {}
+  // `source`: the input as (N, C, D*H*W); `q`: the number of output positions per batch entry
+  // (the grid's middle sizes' product).
+  GridSampler(Composition& c, const Tensor& input, const Tensor& source, int64_t q,
+              bool align_corners, int64_t padding)
+      : c_(c), input_(input), source_(source), q_(q), align_(align_corners),
+        padding_(padding) {}
 
   // `t` op number, in the input's dtype (torch's scalar arithmetic).
   absl::StatusOr<Tensor> Num(absl::string_view op, const Tensor& t, double v) {
@@ -118,8 +120,12 @@ class GridSampler {
       const int64_t low = align_ ? 0 : -1, high = align_ ? 2 * (size - 1) : 2 * size - 1;
       TENSORD_ASSIGN_OR_RETURN(p, Reflect(x, low, high));
     }
-    return c_.Op1("clamp", {p}, Attrs().Set("min", Scalar(0.0))
-                                    .Set("max", Scalar(static_cast<double>(size - 1))));
+    TENSORD_ASSIGN_OR_RETURN(p, c_.Op1("clamp", {p}, Attrs().Set("min", Scalar(0.0)).Set(
+                                                         "max", Scalar(static_cast<double>(size - 1)))));
+    // A NaN coordinate clips to 0, as torch's clip_coordinates.
+    TENSORD_ASSIGN_OR_RETURN(const Tensor nan, c_.Op1("isnan", {p}));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor zero, Zeros(p));
+    return c_.Op1("where", {nan, zero, p});
   }
 
   // The value at integer positions `pos` (one per spatial dim, last dim first, as the grid's
@@ -139,9 +145,9 @@ class GridSampler {
       } else {
         inside = ok;
       }
-      TENSORD_ASSIGN_OR_RETURN(
-          Tensor i, c_.Op1("clamp", {pos[k]}, Attrs().Set("min", Scalar(0.0)).Set(
-                                                  "max", Scalar(static_cast<double>(size - 1)))));
+      // Positions outside (NaN included) read element 0, masked out below.
+      TENSORD_ASSIGN_OR_RETURN(const Tensor zero, Zeros(pos[k]));
+      TENSORD_ASSIGN_OR_RETURN(Tensor i, c_.Op1("where", {ok, pos[k], zero}));
       TENSORD_ASSIGN_OR_RETURN(i, c_.ToDType(i, DType::kInt64));
       if (stride != 1) {
         TENSORD_ASSIGN_OR_RETURN(i, c_.Op1("mul", {i}, Attrs().Set("other", Scalar(stride))));
@@ -157,19 +163,23 @@ class GridSampler {
     const int64_t n = input_.size(0), ch = input_.size(1), q = q_;
     TENSORD_ASSIGN_OR_RETURN(Tensor index, c_.Reshape(flat_index, {n, 1, q}));
     TENSORD_ASSIGN_OR_RETURN(index, Expand(index, {n, ch, q}));
-    TENSORD_ASSIGN_OR_RETURN(Tensor source, c_.Reshape(input_, {n, ch, stride}));
     TENSORD_ASSIGN_OR_RETURN(Tensor values,
-                             c_.Op1("gather", {source, index}, Attrs().Set("dim", int64_t{2})));
+                             c_.Op1("gather", {source_, index}, Attrs().Set("dim", int64_t{2})));
     TENSORD_ASSIGN_OR_RETURN(inside, c_.Reshape(inside, {n, 1, q}));
     TENSORD_ASSIGN_OR_RETURN(const Tensor zero, c_.Full({}, Scalar(0.0), input_.dtype(),
                                                         input_.device()));
     return c_.Op1("where", {inside, values, zero});
   }
 
+  // Zeros shaped as `like` (the composition's dtype and device).
+  absl::StatusOr<Tensor> Zeros(const Tensor& like) {
+    return c_.Full(like.sizes(), Scalar(0.0), like.dtype(), like.device());
+  }
+
  private:
   // reflect_coordinates(x, twice_low, twice_high).
   absl::StatusOr<Tensor> Reflect(const Tensor& x, int64_t twice_low, int64_t twice_high) {
-    if (twice_low == twice_high) return c_.Op1("mul", {x}, Attrs().Set("other", Scalar(0.0)));
+    if (twice_low == twice_high) return Zeros(x);  // 0 whatever x is (inf and NaN too)
     const double min = twice_low / 2.0, span = (twice_high - twice_low) / 2.0;
     TENSORD_ASSIGN_OR_RETURN(Tensor in, Num("sub", x, min));
     TENSORD_ASSIGN_OR_RETURN(in, c_.Op1("abs", {in}));
@@ -187,6 +197,7 @@ class GridSampler {
 
   Composition& c_;
   const Tensor& input_;
+  const Tensor& source_;
   int64_t q_;
   bool align_;
   int64_t padding_;
@@ -209,7 +220,10 @@ absl::StatusOr<PlannedOp> PlanGridSampler(const Tensor& input, const Tensor& gri
     }
     q = *next;
   }
-  GridSampler s(c, input, q, align_corners, padding);
+  int64_t plane = 1;  // the input's spatial element count: at most its numel
+  for (int64_t i = 2; i < input.dim(); ++i) plane *= input.size(i);
+  TENSORD_ASSIGN_OR_RETURN(const Tensor source, c.Reshape(input, {n, ch, plane}));
+  GridSampler s(c, input, source, q, align_corners, padding);
   // The source position along each spatial dim, last dim first: (N, Q) each.
   std::vector<Tensor> coords;
   for (int64_t k = 0; k < nd; ++k) {

@@ -338,7 +338,7 @@ void RegisterReductionOps(std::vector<OpDef>& ops) {
         ra.kind = ReduceOp::kLogsumexp;
         TENSORD_RETURN_IF_ERROR(ReadDims(a, ra));
         if (self.dtype() == DType::kFloat16) return DTypeNotImplemented("logsumexp", self.dtype());
-        ra.out_dtype = IsFloating(self.dtype()) ? self.dtype() : DType::kFloat32;
+        ra.out_dtype = IsFloating(self.dtype()) ? self.dtype() : DefaultFloatDType();
         if (self.numel() == 0 && ra.dims.empty()) ra.dims.clear();
         return PlanReduce(self, ra);
       });

@@ -2,6 +2,7 @@
 // nanmean, std_mean, var_mean, aminmax, diff, quantile, nanquantile and histc. Each is one server op planned as its
 // composition (composition.h), so it runs on every device and its errors raise at the call.
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -376,6 +377,10 @@ absl::StatusOr<PlannedOp> PlanHistogram(const Tensor& self, int64_t bins, const 
   if (bins <= 0) {
     return RuntimeError(op, absl::StrCat("torch.histogram(): bins must be > 0, but got ", bins,
                                          " for dimension 0"));
+  }
+  if (bins == std::numeric_limits<int64_t>::max()) {
+    return RuntimeError(op, absl::StrCat("torch.histogram(): ", bins, " bins' edges overflow "
+                                         "int64"));
   }
   if (weight.defined()) {
     // torch flattens both: only the element counts must agree.

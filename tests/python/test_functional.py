@@ -745,6 +745,20 @@ CASES = {
         T(m, "gs_in"), m.stack(m.meshgrid(m.linspace(-1, 1, 11), m.linspace(-1, 1, 9),
                                           indexing="xy"), -1).expand(2, 9, 11, 2),
         align_corners=True),
+    # A NaN coordinate: out of bounds for nearest, NaN weights for bilinear, clipped to 0 by
+    # border padding.
+    "grid_sample(nan in the grid, nearest)": lambda m: fn(m).grid_sample(
+        T(m, "gs_in"), m.tensor([[[[float("nan"), 0.0], [0.3, -0.2]]]] * 2), mode="nearest",
+        align_corners=False),
+    "grid_sample(nan in the grid, bilinear)": lambda m: fn(m).grid_sample(
+        T(m, "gs_in"), m.tensor([[[[float("nan"), 0.0], [0.3, -0.2]]]] * 2),
+        align_corners=False),
+    "grid_sample(nan in the grid, border)": lambda m: fn(m).grid_sample(
+        T(m, "gs_in"), m.tensor([[[[float("nan"), 0.0], [0.3, -0.2]]]] * 2), mode="nearest",
+        padding_mode="border", align_corners=False),
+    "grid_sample(inf input, reflection of a unit dim)": lambda m: fn(m).grid_sample(
+        T(m, "gs_in")[:, :, :1] * float("inf"), T(m, "gs_grid"), padding_mode="reflection",
+        mode="nearest", align_corners=True),
     "grid_sample(float64)": lambda m: fn(m).grid_sample(
         T(m, "gs_in").double(), T(m, "gs_grid").double(), mode="bicubic",
         padding_mode="reflection", align_corners=False),
@@ -811,6 +825,11 @@ CASES = {
         padding_idx=-1),
     "embedding_bag(int32 indices and offsets)": lambda m: fn(m).embedding_bag(
         m.tensor([1, 2, 4, 5], dtype=m.int32), T(m, "emb"), m.tensor([0, 1], dtype=m.int32)),
+    "embedding_bag(2-d, include_last_offset)": lambda m: fn(m).embedding_bag(
+        m.tensor([[1, 2], [3, 4], [5, 6]]), T(m, "emb"), mode="sum", include_last_offset=True),
+    "embedding_bag(no offsets, include_last_offset)": lambda m: fn(m).embedding_bag(
+        m.tensor([1, 2]), T(m, "emb"), m.tensor([], dtype=m.int64), mode="sum",
+        include_last_offset=True),
     "embedding_bag(float64)": lambda m: fn(m).embedding_bag(
         m.tensor([1, 2, 4, 5]), T(m, "emb").double(), m.tensor([0, 1])),
     "embedding_bag(float16)": lambda m: fn(m).embedding_bag(

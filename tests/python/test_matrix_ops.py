@@ -721,6 +721,8 @@ def _histogram_cases():
         "histogram(2-d weight)": lambda m: tuple(m.histogram(m.arange(6.0).view(2, 3), 3,
                                                              weight=m.ones(3, 2))),
         "histogram(0 bins)": lambda m: m.histogram(m.zeros(3), 0),
+        "histogram(edges and a range)": lambda m: m.histogram(m.zeros(3), m.ones(2),
+                                                             range=(0.0, 1.0)),
         "histogram(one edge)": lambda m: m.histogram(m.zeros(3), m.tensor([1.0])),
         "histogram(min above max)": lambda m: m.histogram(m.zeros(3), 3, range=(2.0, 1.0)),
         "histogram(infinite range)": lambda m: m.histogram(m.zeros(3), 3,

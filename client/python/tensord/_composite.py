@@ -560,6 +560,9 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
         lo, hi = range
         attrs["min"], attrs["max"] = float(lo), float(hi)
     if isinstance(bins, Tensor):
+        if range is not None:  # torch's overloads: edges take no range
+            raise TypeError("histogram() received an invalid combination of arguments - got "
+                            "(Tensor, Tensor, range=tuple): bins given as a tensor take no range")
         operands, name = [input, bins], "histogram.bins_tensor"
     else:
         operands, name = [input], "histogram"

@@ -15,6 +15,7 @@
 #include "engine/core/errors.h"
 #include "engine/core/status_macros.h"
 #include "engine/ops/composition.h"
+#include "engine/ops/elementwise.h"
 #include "engine/ops/op_registry_internal.h"
 #include "engine/tensor/shape_util.h"
 #include "engine/views/view_ops.h"
@@ -88,9 +89,11 @@ class GridSampler {
  public:
   // `source`: the input as (N, C, D*H*W); `q`: the number of output positions per batch entry
   // (the grid's middle sizes' product).
-  GridSampler(Composition& c, const Tensor& input, const Tensor& source, int64_t q,
-              bool align_corners, int64_t padding)
-      : c_(c), input_(input), source_(source), q_(q), align_(align_corners),
+  // `zero`: 0 as a Python number (the lowest promotion priority, so `where` keeps the other
+  // operand's dtype; nothing allocated per tap).
+  GridSampler(Composition& c, const Tensor& input, const Tensor& source, const Tensor& zero,
+              int64_t q, bool align_corners, int64_t padding)
+      : c_(c), input_(input), source_(source), zero_(zero), q_(q), align_(align_corners),
         padding_(padding) {}
 
   // `t` op number, in the input's dtype (torch's scalar arithmetic).
@@ -124,8 +127,7 @@ class GridSampler {
                                                          "max", Scalar(static_cast<double>(size - 1)))));
     // A NaN coordinate clips to 0, as torch's clip_coordinates.
     TENSORD_ASSIGN_OR_RETURN(const Tensor nan, c_.Op1("isnan", {p}));
-    TENSORD_ASSIGN_OR_RETURN(const Tensor zero, Zeros(p));
-    return c_.Op1("where", {nan, zero, p});
+    return c_.Op1("where", {nan, zero_, p});
   }
 
   // The value at integer positions `pos` (one per spatial dim, last dim first, as the grid's
@@ -146,8 +148,7 @@ class GridSampler {
         inside = ok;
       }
       // Positions outside (NaN included) read element 0, masked out below.
-      TENSORD_ASSIGN_OR_RETURN(const Tensor zero, Zeros(pos[k]));
-      TENSORD_ASSIGN_OR_RETURN(Tensor i, c_.Op1("where", {ok, pos[k], zero}));
+      TENSORD_ASSIGN_OR_RETURN(Tensor i, c_.Op1("where", {ok, pos[k], zero_}));
       TENSORD_ASSIGN_OR_RETURN(i, c_.ToDType(i, DType::kInt64));
       if (stride != 1) {
         TENSORD_ASSIGN_OR_RETURN(i, c_.Op1("mul", {i}, Attrs().Set("other", Scalar(stride))));
@@ -166,20 +167,15 @@ class GridSampler {
     TENSORD_ASSIGN_OR_RETURN(Tensor values,
                              c_.Op1("gather", {source_, index}, Attrs().Set("dim", int64_t{2})));
     TENSORD_ASSIGN_OR_RETURN(inside, c_.Reshape(inside, {n, 1, q}));
-    TENSORD_ASSIGN_OR_RETURN(const Tensor zero, c_.Full({}, Scalar(0.0), input_.dtype(),
-                                                        input_.device()));
-    return c_.Op1("where", {inside, values, zero});
-  }
-
-  // Zeros shaped as `like` (the composition's dtype and device).
-  absl::StatusOr<Tensor> Zeros(const Tensor& like) {
-    return c_.Full(like.sizes(), Scalar(0.0), like.dtype(), like.device());
+    return c_.Op1("where", {inside, values, zero_});
   }
 
  private:
   // reflect_coordinates(x, twice_low, twice_high).
   absl::StatusOr<Tensor> Reflect(const Tensor& x, int64_t twice_low, int64_t twice_high) {
-    if (twice_low == twice_high) return Zeros(x);  // 0 whatever x is (inf and NaN too)
+    if (twice_low == twice_high) {  // 0 whatever x is (inf and NaN too)
+      return c_.Full(x.sizes(), Scalar(0.0), x.dtype(), x.device());
+    }
     const double min = twice_low / 2.0, span = (twice_high - twice_low) / 2.0;
     TENSORD_ASSIGN_OR_RETURN(Tensor in, Num("sub", x, min));
     TENSORD_ASSIGN_OR_RETURN(in, c_.Op1("abs", {in}));
@@ -198,6 +194,7 @@ class GridSampler {
   Composition& c_;
   const Tensor& input_;
   const Tensor& source_;
+  const Tensor& zero_;
   int64_t q_;
   bool align_;
   int64_t padding_;
@@ -223,7 +220,8 @@ absl::StatusOr<PlannedOp> PlanGridSampler(const Tensor& input, const Tensor& gri
   int64_t plane = 1;  // the input's spatial element count: at most its numel
   for (int64_t i = 2; i < input.dim(); ++i) plane *= input.size(i);
   TENSORD_ASSIGN_OR_RETURN(const Tensor source, c.Reshape(input, {n, ch, plane}));
-  GridSampler s(c, input, source, q, align_corners, padding);
+  TENSORD_ASSIGN_OR_RETURN(const Tensor zero, WrapNumber(Scalar(0.0)));
+  GridSampler s(c, input, source, zero, q, align_corners, padding);
   // The source position along each spatial dim, last dim first: (N, Q) each.
   std::vector<Tensor> coords;
   for (int64_t k = 0; k < nd; ++k) {

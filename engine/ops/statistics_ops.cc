@@ -411,10 +411,8 @@ absl::StatusOr<PlannedOp> PlanHistogram(const Tensor& self, int64_t bins, const 
   TENSORD_ASSIGN_OR_RETURN(const Tensor x, c.Reshape(self, {self.numel()}));
   Tensor edges, lo, hi;
   if (edges_in.defined()) {
-    TENSORD_ASSIGN_OR_RETURN(edges, c.Contiguous(edges_in));
-    if (edges.storage() == edges_in.storage()) {
-      TENSORD_ASSIGN_OR_RETURN(edges, c.Op1("clone", {edges_in}));
-    }
+    // bin_edges is a new contiguous tensor (clone makes a 1-d tensor dense).
+    TENSORD_ASSIGN_OR_RETURN(edges, c.Op1("clone", {edges_in}));
     TENSORD_ASSIGN_OR_RETURN(lo, Select(edges, 0, 0));
     TENSORD_ASSIGN_OR_RETURN(hi, Select(edges, 0, bins));
   } else {

@@ -667,16 +667,20 @@ def test_index_updates_fail_an_index_out_of_range_where_they_run(session):
 
 # ---- histc (engine/ops/statistics_ops.cc) -------------------------------------------------
 
+def _histogram_inputs():
+    """(name suffix, input maker) over every dtype and both layouts: histc's and histogram's."""
+    for d in ["float32", "float64", "bfloat16", "float16", "int64"]:
+        for lo in ["contiguous", "transposed"]:
+            yield f"[{d},{lo}]", lambda m, d=d, lo=lo: data(m, (4, 6), d, lo)
+
+
 def _histc_cases():
     cases = {}
     nan = float("nan")
-    for d in ["float32", "float64", "bfloat16", "float16", "int64"]:
-        for lo in ["contiguous", "transposed"]:
-            k = f"[{d},{lo}]"
-            x = lambda m, d=d, lo=lo: data(m, (4, 6), d, lo)  # noqa: E731
-            cases["histc" + k] = lambda m, x=x: m.histc(x(m), 7)
-            cases["histc(range)" + k] = lambda m, x=x: m.histc(x(m), 4, -2, 3)
-            cases["Tensor.histc(range, 1 bin)" + k] = lambda m, x=x: x(m).histc(1, -1, 1)
+    for k, x in _histogram_inputs():
+        cases["histc" + k] = lambda m, x=x: m.histc(x(m), 7)
+        cases["histc(range)" + k] = lambda m, x=x: m.histc(x(m), 4, -2, 3)
+        cases["Tensor.histc(range, 1 bin)" + k] = lambda m, x=x: x(m).histc(1, -1, 1)
     cases.update({
         "histc(edges)": lambda m: m.histc(m.tensor([0.1, 0.2, 0.30000001, 0.9999999, 1.0, 0.0]),
                                           10, 0, 1),
@@ -697,15 +701,12 @@ def _histogram_cases():
     """torch.histogram: (hist, bin_edges) compared as a pair."""
     cases = {}
     nan = float("nan")
-    for d in ["float32", "float64", "bfloat16", "float16", "int64"]:
-        for lo in ["contiguous", "transposed"]:
-            k = f"[{d},{lo}]"
-            x = lambda m, d=d, lo=lo: data(m, (4, 6), d, lo)  # noqa: E731
-            cases["histogram" + k] = lambda m, x=x: tuple(m.histogram(x(m), 7))
-            cases["histogram(range, weight, density)" + k] = lambda m, x=x: tuple(m.histogram(
-                x(m), 4, range=(-2.0, 3.0), weight=x(m).abs(), density=True))
-            cases["Tensor.histogram(edges)" + k] = lambda m, x=x: tuple(x(m).histogram(
-                m.tensor([-3.0, -1.0, 0.0, 0.5, 2.0]).to(x(m).dtype)))
+    for k, x in _histogram_inputs():
+        cases["histogram" + k] = lambda m, x=x: tuple(m.histogram(x(m), 7))
+        cases["histogram(range, weight, density)" + k] = lambda m, x=x: tuple(m.histogram(
+            x(m), 4, range=(-2.0, 3.0), weight=x(m).abs(), density=True))
+        cases["Tensor.histogram(edges)" + k] = lambda m, x=x: tuple(x(m).histogram(
+            m.tensor([-3.0, -1.0, 0.0, 0.5, 2.0]).to(x(m).dtype)))
     cases.update({
         "histogram(edges exactly)": lambda m: tuple(m.histogram(
             m.tensor([0.1, 0.2, 0.30000001, 0.9999999, 1.0, 0.0]), 10, range=(0.0, 1.0))),

@@ -777,15 +777,21 @@ def _grid_steps(n, align_corners, like):
     return steps if align_corners else steps * ((n - 1) / n)
 
 
-def affine_grid(theta, size, align_corners=None):
-    """torch's affine_grid_generator: the base grid of (x, y[, z], 1) points times theta's
-    transpose, one batched product on the server."""
+def _align_corners_default(align_corners):
+    """affine_grid's and grid_sample's align_corners: None warns, as torch's, and means False."""
     if align_corners is None:
         _warnings.warn("Default grid_sample and affine_grid behavior has changed to "
                        "align_corners=False since 1.3.0. Please specify align_corners=True if the "
                        "old behavior is desired. See the documentation of grid_sample for "
                        "details.")
-        align_corners = False
+        return False
+    return align_corners
+
+
+def affine_grid(theta, size, align_corners=None):
+    """torch's affine_grid_generator: the base grid of (x, y[, z], 1) points times theta's
+    transpose, one batched product on the server."""
+    align_corners = _align_corners_default(align_corners)
     if not theta.dtype.is_floating_point:
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
     if len(size) == 4:
@@ -889,12 +895,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if padding_mode not in _GRID_PADDINGS:
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
-    if align_corners is None:
-        _warnings.warn("Default grid_sample and affine_grid behavior has changed to "
-                       "align_corners=False since 1.3.0. Please specify align_corners=True if the "
-                       "old behavior is desired. See the documentation of grid_sample for "
-                       "details.")
-        align_corners = False
+    align_corners = _align_corners_default(align_corners)
     return grid_sampler(input, grid, _GRID_MODES[mode], _GRID_PADDINGS[padding_mode],
                         align_corners)
 

@@ -1,14 +1,17 @@
-// Pooling: max_pool2d (values, or values and indices) and avg_pool2d, with torch 1.13's argument
-// rules and messages (Pool.h's pooling_output_shape and pool2d_shape_check). Planned as a
+// Pooling: max_pool2d/3d (values, or values and indices), avg_pool2d/3d and the adaptive pools,
+// with torch 1.13's argument rules and messages (Pool.h's pooling_output_shape,
+// pool2d_shape_check and pool3d_shape_check). Planned as a
 // composition: the input padded where a window reaches past it (-inf for max, 0 for avg), every
-// window a strided view of it, and one reduction over the window dims; avg_pool2d's divisor per
-// output position, and max_pool2d's indices from the argmax inside each window. Every device
+// window a strided view of it, and one reduction over the window dims; avg_pool's divisor per
+// output position, and max_pool's indices from the argmax inside each window. Every device
 // runs them with the kernels it has.
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "engine/core/checked_math.h"
 #include "engine/core/errors.h"
 #include "engine/core/status_macros.h"
@@ -23,11 +26,14 @@
 namespace tensord::engine {
 namespace {
 
-struct Pool2d {
-  int64_t kh, kw, sh, sw, ph, pw, dh, dw;
-  bool ceil_mode;
-  int64_t n, c, h, w, oh, ow;  // the input as (n, c, h, w) and the output's spatial sizes
-  bool batched;
+// A pool's window geometry over its nd spatial dims (2 or 3): per dim the kernel, stride,
+// padding and dilation, the input's and the output's sizes; the input seen as (n, c, *in).
+struct Pool {
+  int64_t nd = 2;
+  DimVector k, s, p, d, in, out;
+  bool ceil_mode = false;
+  int64_t n = 1, c = 1;
+  bool batched = true;
 };
 
 // torch's pooling_output_shape: floor (or ceil) of the span over the stride, plus one; in ceil
@@ -40,21 +46,48 @@ int64_t OutputSize(int64_t size, int64_t k, int64_t pad, int64_t stride, int64_t
   return out;
 }
 
-absl::StatusOr<std::pair<int64_t, int64_t>> Pair(absl::string_view op, absl::string_view name,
-                                                 const std::vector<int64_t>& v, bool may_omit,
-                                                 int64_t h_default, int64_t w_default) {
-  if (v.empty() && may_omit) return std::make_pair(h_default, w_default);
-  if (v.size() == 1) return std::make_pair(v[0], v[0]);
-  if (v.size() == 2) return std::make_pair(v[0], v[1]);
-  return RuntimeError(op, absl::StrCat(op, ": ", name,
-                                       may_omit ? " must either be omitted, a single int, or a "
-                                                  "tuple of two ints"
-                                                : " must either be a single int, or a tuple of "
-                                                  "two ints"));
+// "kT: 1 kH: 2 kW: 3" (or "kH: 2 kW: 3" in 2-d): torch's way of naming a window argument.
+std::string PerDim(absl::string_view prefix, IntList v) {
+  static constexpr const char* kLetters[] = {"T", "H", "W"};
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    absl::StrAppend(&out, i ? " " : "", prefix, kLetters[3 - v.size() + i], ": ", v[i]);
+  }
+  return out;
 }
 
-absl::StatusOr<Pool2d> Geometry(absl::string_view op, const Tensor& input, AttrReader& a,
-                                bool has_dilation) {
+// A window argument of one int or nd ints, as nd ints (`dflt` when omitted and allowed);
+// else torch's message for `family` (max_pool2d, avg_pool3d, …).
+absl::StatusOr<DimVector> PerDimArg(absl::string_view family, int64_t nd, bool avg,
+                                    absl::string_view name, const std::vector<int64_t>& v,
+                                    bool may_omit, IntList dflt) {
+  if (v.empty() && may_omit) return DimVector(dflt.begin(), dflt.end());
+  if (v.size() == 1) return DimVector(nd, v[0]);
+  if (static_cast<int64_t>(v.size()) == nd) return DimVector(v.begin(), v.end());
+  const std::string ints = nd == 2 ? "two" : "three";
+  std::string rule;
+  if (nd == 2) {
+    rule = may_omit ? "must either be omitted, a single int, or a tuple of two ints"
+                    : "must either be a single int, or a tuple of two ints";
+  } else if (avg) {
+    rule = may_omit ? "must be omitted, a single int, or a tuple of three ints"
+                    : "must be a single int, or a tuple of three ints";
+  } else if (name == "padding") {  // torch 1.13's wording, word for word
+    rule = "must be either be a single int, or a tuple of three ints";
+  } else if (name == "dilation") {
+    rule = "must be either a single int, or a tuple of three ints";
+  } else {
+    rule = may_omit ? "must either be omitted, a single int, or a tuple of three ints"
+                    : "must either be a single int, or a tuple of three ints";
+  }
+  return RuntimeError(family, absl::StrCat(family, ": ", name, " ", rule));
+}
+
+// The geometry of max_pool{2,3}d / avg_pool{2,3}d with torch 1.13's checks in its order:
+// pooling_output_shape's per dim, then pool2d_shape_check's or pool3d_shape_check's.
+absl::StatusOr<Pool> Geometry(absl::string_view op, int64_t nd, bool avg, const Tensor& input,
+                              AttrReader& a) {
+  const std::string family = absl::StrCat(avg ? "avg_pool" : "max_pool", nd, "d");
   TENSORD_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, a.IntList("kernel_size"));
   std::vector<int64_t> stride, padding = {0}, dilation = {1};
   if (a.Has("stride")) {
@@ -63,99 +96,136 @@ absl::StatusOr<Pool2d> Geometry(absl::string_view op, const Tensor& input, AttrR
   if (a.Has("padding")) {
     TENSORD_ASSIGN_OR_RETURN(padding, a.IntList("padding"));
   }
-  if (has_dilation && a.Has("dilation")) {
+  if (!avg && a.Has("dilation")) {
     TENSORD_ASSIGN_OR_RETURN(dilation, a.IntList("dilation"));
   }
-  Pool2d g;
+  Pool g;
+  g.nd = nd;
   TENSORD_ASSIGN_OR_RETURN(g.ceil_mode, a.Bool("ceil_mode", false));
-  TENSORD_ASSIGN_OR_RETURN(auto k, Pair(op, "kernel_size", kernel, false, 0, 0));
-  TENSORD_ASSIGN_OR_RETURN(auto s, Pair(op, "stride", stride, true, k.first, k.second));
-  TENSORD_ASSIGN_OR_RETURN(auto p, Pair(op, "padding", padding, false, 0, 0));
-  TENSORD_ASSIGN_OR_RETURN(auto d, Pair(op, "dilation", dilation, false, 1, 1));
-  g.kh = k.first, g.kw = k.second, g.sh = s.first, g.sw = s.second;
-  g.ph = p.first, g.pw = p.second, g.dh = d.first, g.dw = d.second;
-  if (input.dim() != 3 && input.dim() != 4) {
-    return RuntimeError(op, "non-empty 3D or 4D (batch mode) tensor expected for input");
+  TENSORD_ASSIGN_OR_RETURN(g.k, PerDimArg(family, nd, avg, "kernel_size", kernel, false, {}));
+  TENSORD_ASSIGN_OR_RETURN(g.s, PerDimArg(family, nd, avg, "stride", stride, true, g.k));
+  TENSORD_ASSIGN_OR_RETURN(g.p, PerDimArg(family, nd, avg, "padding", padding, false, {}));
+  TENSORD_ASSIGN_OR_RETURN(g.d, PerDimArg(family, nd, avg, "dilation", dilation, false, {}));
+  if (input.dim() != nd + 1 && input.dim() != nd + 2) {
+    return RuntimeError(op, nd == 2 ? "non-empty 3D or 4D (batch mode) tensor expected for input"
+                                    : "non-empty 4D or 5D (batch mode) tensor expected for input");
   }
-  g.batched = input.dim() == 4;
+  if (avg && nd == 3) {
+    TENSORD_ASSIGN_OR_RETURN(const std::optional<int64_t> divisor,
+                             a.OptionalInt("divisor_override"));
+    if (divisor.has_value() && *divisor == 0) {
+      return RuntimeError(op, "divisor must be not zero");
+    }
+  }
+  g.batched = input.dim() == nd + 2;
   const IntList sz = input.sizes();
   g.n = g.batched ? sz[0] : 1;
-  g.c = sz[sz.size() - 3], g.h = sz[sz.size() - 2], g.w = sz[sz.size() - 1];
-  // pooling_output_shape's checks, then pool2d_shape_check's, in torch's order.
-  if (g.sh == 0 || g.sw == 0) return RuntimeError(op, "stride should not be zero");
-  if (g.ph < 0 || g.pw < 0) {
-    return RuntimeError(op, absl::StrCat("pad must be non-negative, but got pad: ",
-                                         g.ph < 0 ? g.ph : g.pw));
-  }
-  for (auto [pad, kern] : {std::make_pair(g.ph, g.kh), std::make_pair(g.pw, g.kw)}) {
-    if (pad > kern / 2) {
+  g.c = sz[sz.size() - nd - 1];
+  g.in.assign(sz.end() - nd, sz.end());
+  for (int64_t i = 0; i < nd; ++i) {  // pooling_output_shape, dim by dim
+    if (g.s[i] == 0) return RuntimeError(op, "stride should not be zero");
+    if (g.p[i] < 0) {
+      return RuntimeError(op, absl::StrCat("pad must be non-negative, but got pad: ", g.p[i]));
+    }
+    if (g.p[i] > g.k[i] / 2) {
       return RuntimeError(op, absl::StrCat("pad should be at most half of kernel size, but got "
-                                           "pad=", pad, " and kernel_size=", kern));
+                                           "pad=", g.p[i], " and kernel_size=", g.k[i]));
     }
   }
-  if (g.kh <= 0 || g.kw <= 0) {
-    return RuntimeError(op, absl::StrCat("kernel size should be greater than zero, but got kH: ",
-                                         g.kh, " kW: ", g.kw));
+  const auto positive = [](IntList v) {
+    return std::all_of(v.begin(), v.end(), [](int64_t x) { return x > 0; });
+  };
+  if (!positive(g.k)) {
+    return RuntimeError(op, absl::StrCat("kernel size should be greater than zero, but got ",
+                                         PerDim("k", g.k)));
   }
-  if (g.sh < 0 || g.sw < 0) {
-    return RuntimeError(op, absl::StrCat("stride should be greater than zero, but got dH: ",
-                                         g.sh, " dW: ", g.sw));
+  if (!positive(g.s)) {
+    return RuntimeError(op, absl::StrCat("stride should be greater than zero, but got ",
+                                         PerDim("d", g.s)));
   }
-  if (g.dh <= 0 || g.dw <= 0) {
-    return RuntimeError(op, absl::StrCat("dilation should be greater than zero, but got "
-                                         "dilationH: ", g.dh, " dilationW: ", g.dw));
+  if (!positive(g.d)) {
+    return RuntimeError(op, absl::StrCat("dilation should be greater than zero, but got ",
+                                         PerDim("dilation", g.d)));
   }
-  for (int64_t v : {g.kh, g.kw, g.sh, g.sw, g.dh, g.dw}) {
-    if (v > (int64_t{1} << 31)) {
-      return RuntimeError(op, absl::StrCat("window argument ", v, " is out of range"));
+  for (const DimVector* v : {&g.k, &g.s, &g.d}) {
+    for (int64_t x : *v) {
+      if (x > (int64_t{1} << 31)) {
+        return RuntimeError(op, absl::StrCat("window argument ", x, " is out of range"));
+      }
     }
   }
-  if (g.c == 0 || g.h == 0 || g.w == 0 || (!g.batched && g.n == 0)) {
-    return RuntimeError(op, absl::StrCat("Expected 3D or 4D (batch mode) tensor with optional 0 "
-                                         "dim batch size for input, but got:",
-                                         FormatList(sz)));
+  if (nd == 2) {
+    if (g.c == 0 || g.in[0] == 0 || g.in[1] == 0 || (!g.batched && g.n == 0)) {
+      return RuntimeError(op, absl::StrCat("Expected 3D or 4D (batch mode) tensor with optional "
+                                           "0 dim batch size for input, but got:",
+                                           FormatList(sz)));
+    }
+  } else {
+    for (int64_t i = g.batched ? 1 : 0; i < input.dim(); ++i) {
+      if (sz[i] == 0) {
+        return RuntimeError(
+            op, absl::StrCat(avg ? "avg_pool3d()" : "max_pool3d_with_indices_out_cpu_template()",
+                             ": Expected input's non-batch dimensions to have positive length, "
+                             "but input has a shape of ", FormatList(sz),
+                             " and non-batch dimension 0 has length zero!"));
+      }
+    }
+    if (avg && !(g.in[0] >= g.k[0] && g.in[1] >= g.k[1] && g.in[2] >= g.k[2])) {
+      return RuntimeError(op, absl::StrCat("input image (T: ", g.in[0], " H: ", g.in[1],
+                                           " W: ", g.in[2], ") smaller than kernel size (",
+                                           PerDim("k", g.k), ")"));
+    }
   }
-  g.oh = OutputSize(g.h, g.kh, g.ph, g.sh, g.dh, g.ceil_mode);
-  g.ow = OutputSize(g.w, g.kw, g.pw, g.sw, g.dw, g.ceil_mode);
-  if (g.oh < 1 || g.ow < 1) {
-    return RuntimeError(op, absl::StrCat("Given input size: (", g.c, "x", g.h, "x", g.w,
-                                         "). Calculated output size: (", g.c, "x", g.oh, "x",
-                                         g.ow, "). Output size is too small"));
+  g.out.resize(nd);
+  bool too_small = false;
+  for (int64_t i = 0; i < nd; ++i) {
+    g.out[i] = OutputSize(g.in[i], g.k[i], g.p[i], g.s[i], g.d[i], g.ceil_mode);
+    too_small = too_small || g.out[i] < 1;
+  }
+  if (too_small) {
+    return RuntimeError(op, absl::StrCat("Given input size: (", g.c, "x",
+                                         absl::StrJoin(g.in, "x"), "). Calculated output size: (",
+                                         g.c, "x", absl::StrJoin(g.out, "x"),
+                                         "). Output size is too small"));
   }
   return g;
 }
 
-// Every window of `x` (n, c, h, w), padded with `fill` where a window reaches past it, as the
-// view (n, c, kh, kw, oh, ow).
-absl::StatusOr<Tensor> Windows(Composition& c, const Pool2d& g, const Tensor& x,
+// Every window of `x` (n, c, *in), padded with `fill` where a window reaches past it, as the
+// view (n, c, *k, *out).
+absl::StatusOr<Tensor> Windows(Composition& c, const Pool& g, const Tensor& x,
                                const Scalar& fill) {
-  const int64_t need_h = (g.oh - 1) * g.sh + g.dh * (g.kh - 1) + 1;
-  const int64_t need_w = (g.ow - 1) * g.sw + g.dw * (g.kw - 1) + 1;
-  const int64_t bottom = std::max<int64_t>(need_h - g.h - g.ph, 0);
-  const int64_t right = std::max<int64_t>(need_w - g.w - g.pw, 0);
+  std::vector<int64_t> pad;  // constant_pad_nd's order: the last dim first
+  bool padded = false;
+  for (int64_t i = g.nd - 1; i >= 0; --i) {
+    const int64_t need = (g.out[i] - 1) * g.s[i] + g.d[i] * (g.k[i] - 1) + 1;
+    const int64_t after = std::max<int64_t>(need - g.in[i] - g.p[i], 0);
+    pad.push_back(g.p[i]);
+    pad.push_back(after);
+    padded = padded || g.p[i] > 0 || after > 0;
+  }
   Tensor p = x;
-  if (g.ph > 0 || g.pw > 0 || bottom > 0 || right > 0) {
+  if (padded) {
     TENSORD_ASSIGN_OR_RETURN(
-        p, c.Op1("constant_pad_nd", {x},
-                 Attrs()
-                     .Set("pad", std::vector<int64_t>{g.pw, right, g.ph, bottom})
-                     .Set("value", fill)));
+        p, c.Op1("constant_pad_nd", {x}, Attrs().Set("pad", pad).Set("value", fill)));
   }
   const IntList st = p.strides();
-  DimVector strides = {st[0], st[1]};
-  for (auto [step, stride] : {std::make_pair(g.dh, st[2]), std::make_pair(g.dw, st[3]),
-                              std::make_pair(g.sh, st[2]), std::make_pair(g.sw, st[3])}) {
-    const std::optional<int64_t> s = CheckedMul(step, stride);
-    if (!s) return RuntimeError("pool", "the window's strides overflow int64");
-    strides.push_back(*s);
+  DimVector sizes = {g.n, g.c}, strides = {st[0], st[1]};
+  for (const DimVector* step : {&g.d, &g.s}) {
+    for (int64_t i = 0; i < g.nd; ++i) {
+      const std::optional<int64_t> s = CheckedMul((*step)[i], st[2 + i]);
+      if (!s) return RuntimeError("pool", "the window's strides overflow int64");
+      strides.push_back(*s);
+      sizes.push_back(step == &g.d ? g.k[i] : g.out[i]);
+    }
   }
-  return AsStrided(p, {g.n, g.c, g.kh, g.kw, g.oh, g.ow}, strides, p.storage_offset());
+  return AsStrided(p, sizes, strides, p.storage_offset());
 }
 
-absl::StatusOr<Tensor> Batched(const Pool2d& g, const Tensor& input) {
+absl::StatusOr<Tensor> Batched(const Pool& g, const Tensor& input) {
   return g.batched ? input : Unsqueeze(input, 0);
 }
-absl::StatusOr<Tensor> Unbatched(const Pool2d& g, const Tensor& out) {
+absl::StatusOr<Tensor> Unbatched(const Pool& g, const Tensor& out) {
   return g.batched ? out : SqueezeDim(out, 0);
 }
 
@@ -167,110 +237,160 @@ absl::StatusOr<Tensor> Positions(Composition& c, int64_t n, int64_t step, int64_
   return View(range, shape);
 }
 
-absl::StatusOr<PlannedOp> PlanMaxPool2d(absl::string_view op, const Tensor& input, AttrReader& a,
-                                        bool with_indices) {
-  TENSORD_ASSIGN_OR_RETURN(const Pool2d g, Geometry(op, input, a, true));
+// Shape (1, …, size, …, 1) of `rank` dims with `size` at dim `at`.
+DimVector Along(int64_t rank, int64_t at, int64_t size) {
+  DimVector shape(rank, 1);
+  shape[at] = size;
+  return shape;
+}
+
+// The flat index of each position in its input plane or volume: (((i0) * in1 + i1) * in2 + i2)
+// for `coords` each broadcastable to the output.
+absl::StatusOr<Tensor> FlatIndex(Composition& c, const std::vector<Tensor>& coords, IntList in) {
+  Tensor index = coords[0];
+  for (size_t i = 1; i < coords.size(); ++i) {
+    TENSORD_ASSIGN_OR_RETURN(const Tensor size, WrapNumber(Scalar(in[i])));
+    TENSORD_ASSIGN_OR_RETURN(index, c.Op1("mul", {index, size}));
+    TENSORD_ASSIGN_OR_RETURN(index, c.Op1("add", {index, coords[i]}));
+  }
+  return index;
+}
+
+// `flat` positions in a window of sizes `k` (row-major) as one coordinate per dim.
+absl::StatusOr<std::vector<Tensor>> Unravel(Composition& c, const Tensor& flat, IntList k) {
+  std::vector<Tensor> coords(k.size());
+  Tensor rest = flat;
+  for (int64_t i = static_cast<int64_t>(k.size()) - 1; i >= 0; --i) {
+    if (i == 0) {
+      coords[0] = rest;
+      break;
+    }
+    TENSORD_ASSIGN_OR_RETURN(const Tensor size, WrapNumber(Scalar(k[i])));
+    TENSORD_ASSIGN_OR_RETURN(coords[i], c.Op1("remainder", {rest, size}));
+    TENSORD_ASSIGN_OR_RETURN(rest, c.Op1("floor_divide", {rest, size}));
+  }
+  return coords;
+}
+
+// The dtypes torch 1.13's pooling kernels take: floating types (float16 off the CPU; 3-d pools
+// on the CPU float32 and float64 only), and int64 for avg_pool.
+absl::Status CheckPoolDType(absl::string_view op, const Pool& g, bool avg, const Tensor& input) {
   const DType dtype = input.dtype();
-  TENSORD_RETURN_IF_ERROR(CheckFloatingKernel(op, "max_pool2d", dtype, input.device()));
+  const bool cpu = input.device().is_cpu();
+  bool ok = IsFloating(dtype) || (avg && dtype == DType::kInt64);
+  if (cpu && dtype == DType::kFloat16) ok = false;
+  if (cpu && g.nd == 3 && dtype == DType::kBFloat16) ok = false;
+  if (ok) return absl::OkStatus();
+  const char* kernel = g.nd == 2 ? (avg ? "avg_pool2d" : "max_pool2d")
+                                 : (avg ? "avg_pool3d_out_frame" : "max_pool3d_with_indices_cpu");
+  return KernelNotImplemented(op, kernel, dtype);
+}
+
+absl::StatusOr<PlannedOp> PlanMaxPool(absl::string_view op, int64_t nd, const Tensor& input,
+                                      AttrReader& a, bool with_indices) {
+  TENSORD_ASSIGN_OR_RETURN(const Pool g, Geometry(op, nd, /*avg=*/false, input, a));
+  TENSORD_RETURN_IF_ERROR(CheckPoolDType(op, g, false, input));
   Composition c({input});
   TENSORD_ASSIGN_OR_RETURN(const Tensor x, Batched(g, input));
   TENSORD_ASSIGN_OR_RETURN(
       const Tensor win,
       Windows(c, g, x, Scalar(-std::numeric_limits<double>::infinity())));
+  std::vector<int64_t> window_dims;
+  for (int64_t i = 0; i < nd; ++i) window_dims.push_back(2 + i);
   if (!with_indices) {
-    TENSORD_ASSIGN_OR_RETURN(Tensor out, c.Op1("amax", {win}, Attrs().Set(
-                                                                  "dim", std::vector<int64_t>{2, 3})));
+    TENSORD_ASSIGN_OR_RETURN(Tensor out, c.Op1("amax", {win}, Attrs().Set("dim", window_dims)));
     TENSORD_ASSIGN_OR_RETURN(out, c.Contiguous(out));
     TENSORD_ASSIGN_OR_RETURN(out, Unbatched(g, out));
     return std::move(c).Finish({out});
   }
-  // The windows laid out (n, c, oh, ow, kh * kw): the max and where in the window it is.
-  TENSORD_ASSIGN_OR_RETURN(Tensor flat, Permute(win, {0, 1, 4, 5, 2, 3}));
-  TENSORD_ASSIGN_OR_RETURN(flat, c.Reshape(flat, {g.n, g.c, g.oh, g.ow, g.kh * g.kw}));
+  // The windows laid out (n, c, *out, prod(k)): the max and where in the window it is.
+  DimVector perm = {0, 1}, flat_shape = {g.n, g.c};
+  int64_t volume = 1;
+  for (int64_t i = 0; i < nd; ++i) {
+    perm.push_back(2 + nd + i);
+    flat_shape.push_back(g.out[i]);
+    volume *= g.k[i];  // each below 2^31 and the windows a view of the input: no overflow
+  }
+  for (int64_t i = 0; i < nd; ++i) perm.push_back(2 + i);
+  flat_shape.push_back(volume);
+  TENSORD_ASSIGN_OR_RETURN(Tensor flat, Permute(win, perm));
+  TENSORD_ASSIGN_OR_RETURN(flat, c.Reshape(flat, flat_shape));
   TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> mx,
                            c.Op("max.dim", {flat}, Attrs().Set("dim", int64_t{-1})));
-  TENSORD_ASSIGN_OR_RETURN(const Tensor kw, WrapNumber(Scalar(g.kw)));
-  TENSORD_ASSIGN_OR_RETURN(Tensor ki, c.Op1("floor_divide", {mx[1], kw}));
-  TENSORD_ASSIGN_OR_RETURN(Tensor kj, c.Op1("remainder", {mx[1], kw}));
-  // The input row and column of each max: window start plus its offset, dilated.
-  TENSORD_ASSIGN_OR_RETURN(const Tensor dh, WrapNumber(Scalar(g.dh)));
-  TENSORD_ASSIGN_OR_RETURN(const Tensor dw, WrapNumber(Scalar(g.dw)));
-  TENSORD_ASSIGN_OR_RETURN(const Tensor rows0,
-                           Positions(c, g.oh, g.sh, -g.ph, {g.oh, 1}, input.device()));
-  TENSORD_ASSIGN_OR_RETURN(const Tensor cols0,
-                           Positions(c, g.ow, g.sw, -g.pw, {1, g.ow}, input.device()));
-  TENSORD_ASSIGN_OR_RETURN(ki, c.Op1("mul", {ki, dh}));
-  TENSORD_ASSIGN_OR_RETURN(Tensor rows, c.Op1("add", {ki, rows0}));
-  TENSORD_ASSIGN_OR_RETURN(kj, c.Op1("mul", {kj, dw}));
-  TENSORD_ASSIGN_OR_RETURN(Tensor cols, c.Op1("add", {kj, cols0}));
-  // A window of -inf only: its max is the padding's first -inf; torch names the window's first
-  // position inside the input.
-  const auto inside = [&](const Tensor& t, int64_t size) {
-    return c.Op1("clamp", {t}, Attrs().Set("min", Scalar(int64_t{0})).Set("max",
-                                                                         Scalar(size - 1)));
-  };
-  TENSORD_ASSIGN_OR_RETURN(rows, inside(rows, g.h));
-  TENSORD_ASSIGN_OR_RETURN(cols, inside(cols, g.w));
-  TENSORD_ASSIGN_OR_RETURN(const Tensor width, WrapNumber(Scalar(g.w)));
-  TENSORD_ASSIGN_OR_RETURN(rows, c.Op1("mul", {rows, width}));
-  TENSORD_ASSIGN_OR_RETURN(Tensor index, c.Op1("add", {rows, cols}));
+  TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> coords, Unravel(c, mx[1], g.k));
+  for (int64_t i = 0; i < nd; ++i) {
+    // The input position of each max: window start plus its offset, dilated. A window of -inf
+    // only has its max at the padding's first -inf; torch names the window's first position
+    // inside the input.
+    TENSORD_ASSIGN_OR_RETURN(const Tensor dil, WrapNumber(Scalar(g.d[i])));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor start,
+                             Positions(c, g.out[i], g.s[i], -g.p[i], Along(nd, i, g.out[i]),
+                                       input.device()));
+    TENSORD_ASSIGN_OR_RETURN(Tensor at, c.Op1("mul", {coords[i], dil}));
+    TENSORD_ASSIGN_OR_RETURN(at, c.Op1("add", {at, start}));
+    TENSORD_ASSIGN_OR_RETURN(coords[i], c.Op1("clamp", {at}, Attrs()
+                                                                 .Set("min", Scalar(int64_t{0}))
+                                                                 .Set("max", Scalar(g.in[i] - 1))));
+  }
+  TENSORD_ASSIGN_OR_RETURN(Tensor index, FlatIndex(c, coords, g.in));
   TENSORD_ASSIGN_OR_RETURN(Tensor values, Unbatched(g, mx[0]));
   TENSORD_ASSIGN_OR_RETURN(index, Unbatched(g, index));
   return std::move(c).Finish({values, index});
 }
 
-absl::StatusOr<PlannedOp> PlanAvgPool2d(const Tensor& input, AttrReader& a) {
-  constexpr absl::string_view op = "avg_pool2d";
-  TENSORD_ASSIGN_OR_RETURN(const Pool2d g, Geometry(op, input, a, false));
+absl::StatusOr<PlannedOp> PlanAvgPool(absl::string_view op, int64_t nd, const Tensor& input,
+                                      AttrReader& a) {
+  TENSORD_ASSIGN_OR_RETURN(const Pool g, Geometry(op, nd, /*avg=*/true, input, a));
   TENSORD_ASSIGN_OR_RETURN(const bool count_include_pad, a.Bool("count_include_pad", true));
   TENSORD_ASSIGN_OR_RETURN(const std::optional<int64_t> divisor,
                            a.OptionalInt("divisor_override"));
   if (divisor.has_value() && *divisor == 0) {
     return RuntimeError(op, "divisor must be not zero");
   }
+  TENSORD_RETURN_IF_ERROR(CheckPoolDType(op, g, true, input));
   const DType dtype = input.dtype();
-  // torch's kernels: floating types (float16 off the CPU) and int64.
-  if ((!IsFloating(dtype) && dtype != DType::kInt64) ||
-      (input.device().is_cpu() && dtype == DType::kFloat16)) {
-    return KernelNotImplemented(op, "avg_pool2d", dtype);
-  }
   Composition c({input});
   TENSORD_ASSIGN_OR_RETURN(const Tensor x, Batched(g, input));
   TENSORD_ASSIGN_OR_RETURN(const Tensor win, Windows(c, g, x, Scalar(int64_t{0})));
+  std::vector<int64_t> window_dims;
+  int64_t volume = 1;
+  for (int64_t i = 0; i < nd; ++i) {
+    window_dims.push_back(2 + i);
+    volume *= g.k[i];  // each below 2^31, the product below the padded input's size
+  }
   TENSORD_ASSIGN_OR_RETURN(
-      Tensor total,
-      c.Op1("sum", {win}, Attrs().Set("dim", std::vector<int64_t>{2, 3}).Set("dtype", dtype)));
+      Tensor total, c.Op1("sum", {win}, Attrs().Set("dim", window_dims).Set("dtype", dtype)));
   // Integers divide as torch's kernel does, truncating; floating types divide exactly.
   Attrs div;
   if (!IsFloating(dtype)) div.Set("rounding_mode", int64_t{1});
   Tensor count;
   if (divisor.has_value() || (count_include_pad && !g.ceil_mode)) {
-    TENSORD_ASSIGN_OR_RETURN(count, WrapNumber(Scalar(divisor.value_or(g.kh * g.kw))));
+    TENSORD_ASSIGN_OR_RETURN(count, WrapNumber(Scalar(divisor.value_or(volume))));
   } else {
-    // Each window's extent, clipped to the padded input (and to the input itself when padding
-    // does not count).
-    const Device device = input.device();
-    TENSORD_ASSIGN_OR_RETURN(Tensor hs, Positions(c, g.oh, g.sh, -g.ph, {g.oh}, device));
-    TENSORD_ASSIGN_OR_RETURN(Tensor ws, Positions(c, g.ow, g.sw, -g.pw, {g.ow}, device));
-    const auto extent = [&](const Tensor& start, int64_t k, int64_t size,
-                            int64_t pad) -> absl::StatusOr<Tensor> {
-      TENSORD_ASSIGN_OR_RETURN(const Tensor kk, WrapNumber(Scalar(k)));
+    // Each window's extent per dim, clipped to the padded input (and to the input itself when
+    // padding does not count), multiplied over the dims.
+    for (int64_t i = 0; i < nd; ++i) {
+      TENSORD_ASSIGN_OR_RETURN(const Tensor start,
+                               Positions(c, g.out[i], g.s[i], -g.p[i], Along(nd, i, g.out[i]),
+                                         input.device()));
+      TENSORD_ASSIGN_OR_RETURN(const Tensor kk, WrapNumber(Scalar(g.k[i])));
       TENSORD_ASSIGN_OR_RETURN(Tensor end, c.Op1("add", {start, kk}));
-      TENSORD_ASSIGN_OR_RETURN(end, c.Op1("clamp_max", {end}, Attrs().Set("max",
-                                                                          Scalar(size + pad))));
+      TENSORD_ASSIGN_OR_RETURN(
+          end, c.Op1("clamp_max", {end}, Attrs().Set("max", Scalar(g.in[i] + g.p[i]))));
       Tensor begin = start;
       if (!count_include_pad) {
-        TENSORD_ASSIGN_OR_RETURN(end, c.Op1("clamp_max", {end}, Attrs().Set("max",
-                                                                            Scalar(size))));
-        TENSORD_ASSIGN_OR_RETURN(begin, c.Op1("clamp_min", {start},
-                                              Attrs().Set("min", Scalar(int64_t{0}))));
+        TENSORD_ASSIGN_OR_RETURN(end,
+                                 c.Op1("clamp_max", {end}, Attrs().Set("max", Scalar(g.in[i]))));
+        TENSORD_ASSIGN_OR_RETURN(
+            begin, c.Op1("clamp_min", {start}, Attrs().Set("min", Scalar(int64_t{0}))));
       }
-      return c.Op1("sub", {end, begin});
-    };
-    TENSORD_ASSIGN_OR_RETURN(Tensor eh, extent(hs, g.kh, g.h, g.ph));
-    TENSORD_ASSIGN_OR_RETURN(Tensor ew, extent(ws, g.kw, g.w, g.pw));
-    TENSORD_ASSIGN_OR_RETURN(eh, View(eh, {g.oh, 1}));
-    TENSORD_ASSIGN_OR_RETURN(count, c.Op1("mul", {eh, ew}));
+      TENSORD_ASSIGN_OR_RETURN(Tensor extent, c.Op1("sub", {end, begin}));
+      if (count.defined()) {
+        TENSORD_ASSIGN_OR_RETURN(count, c.Op1("mul", {count, extent}));
+      } else {
+        count = extent;
+      }
+    }
     TENSORD_ASSIGN_OR_RETURN(count, c.ToDType(count, dtype));
   }
   TENSORD_ASSIGN_OR_RETURN(Tensor out, c.Op1("div", {total, count}, div));
@@ -346,24 +466,36 @@ absl::StatusOr<Tensor> BinMean(Composition& c, const Tensor& g, int64_t dim, con
   return c.Op1("div", {sum, length});
 }
 
-absl::StatusOr<PlannedOp> PlanAdaptivePool2d(absl::string_view op, const Tensor& input,
-                                             AttrReader& a, bool max, bool with_indices) {
+absl::StatusOr<PlannedOp> PlanAdaptivePool(absl::string_view op, int64_t nd,
+                                           const Tensor& input, AttrReader& a, bool max,
+                                           bool with_indices) {
   bool was_list = false;
   TENSORD_ASSIGN_OR_RETURN(std::vector<int64_t> size, a.IntOrIntList("output_size", &was_list));
-  if (size.size() == 1) size.push_back(size[0]);
-  if (size.size() != 2) return RuntimeError(op, absl::StrCat(op, ": output_size must be 2"));
-  if (size[0] < 0 || size[1] < 0) {
-    return RuntimeError(op, absl::StrCat(op, ": elements of output_size must be greater than "
-                                             "or equal to 0 but received {", size[0], ", ",
-                                         size[1], "}"));
+  if (size.size() == 1) size.assign(nd, size[0]);
+  if (static_cast<int64_t>(size.size()) != nd) {
+    return RuntimeError(op, nd == 3 && max
+                                ? "adaptive_max_pool3d(): internal error: output_size.size() "
+                                  "must be 3"
+                                : absl::StrCat(op, ": output_size must be ", nd));
   }
-  if (input.dim() != 3 && input.dim() != 4) {
-    return RuntimeError(op, absl::StrCat(op, "(): Expected 3D or 4D tensor, but got ",
+  const bool negative = std::any_of(size.begin(), size.end(), [](int64_t s) { return s < 0; });
+  if (negative && !(max && nd == 3)) {
+    // torch 1.13's words, its 3-d pool naming the 2-d one.
+    return RuntimeError(
+        op, nd == 2 ? absl::StrCat(op, ": elements of output_size must be greater than or "
+                                       "equal to 0 but received {", size[0], ", ", size[1], "}")
+                    : absl::StrCat("adaptive_avg_pool2d: elements of output_size must be "
+                                   "greater than or equal to 0 but received {", size[0], ", ",
+                                   size[1], ",", size[2], "}"));
+  }
+  if (input.dim() != nd + 1 && input.dim() != nd + 2) {
+    return RuntimeError(op, absl::StrCat(op, "(): Expected ", nd + 1, "D or ", nd + 2,
+                                         "D tensor, but got", nd == 3 && max ? ": " : " ",
                                          FormatList(input.sizes())));
   }
-  const int64_t nd = input.dim();
-  for (int64_t d = 1; d < nd; ++d) {
-    if (input.sizes()[d] == 0 && (max || d >= nd - 2)) {
+  const int64_t rank = input.dim();
+  for (int64_t d = 1; d < rank; ++d) {
+    if (input.sizes()[d] == 0 && (max || nd == 3 || d >= rank - 2)) {
       return RuntimeError(op, absl::StrCat(op, "(): Expected input to have non-zero size for "
                                                "non-batch dimensions, but input has sizes ",
                                            FormatList(input.sizes()), " with dimension ", d,
@@ -371,10 +503,25 @@ absl::StatusOr<PlannedOp> PlanAdaptivePool2d(absl::string_view op, const Tensor&
     }
   }
   const DType dtype = input.dtype();
-  TENSORD_RETURN_IF_ERROR(CheckFloatingKernel(
-      op, max ? "adaptive_max_pool2d" : "adaptive_avg_pool2d", dtype, input.device()));
+  const bool cpu = input.device().is_cpu();
+  const std::string kernel = nd == 2 ? std::string(op) : absl::StrCat(op, "_cpu");
+  // torch 1.13's CPU kernels: adaptive_max_pool3d float32/float64 only, adaptive_avg_pool3d
+  // float16 but not bfloat16; on other devices every floating type.
+  if (cpu && nd == 3 && (dtype == DType::kBFloat16 || (max && dtype == DType::kFloat16))) {
+    return KernelNotImplemented(op, kernel, dtype);
+  }
+  if (!(cpu && nd == 3 && !max && dtype == DType::kFloat16)) {
+    TENSORD_RETURN_IF_ERROR(CheckFloatingKernel(op, kernel, dtype, input.device()));
+  } else if (!IsFloating(dtype)) {
+    return KernelNotImplemented(op, kernel, dtype);
+  }
   DimVector out_shape(input.sizes().begin(), input.sizes().end());
-  out_shape[nd - 2] = size[0], out_shape[nd - 1] = size[1];
+  for (int64_t i = 0; i < nd; ++i) out_shape[rank - nd + i] = size[i];
+  if (negative) {
+    return RuntimeError(op, absl::StrCat("Trying to create tensor with negative dimension ",
+                                         *std::min_element(size.begin(), size.end()), ": ",
+                                         FormatList(out_shape)));
+  }
   Composition c({input});
   TENSORD_ASSIGN_OR_RETURN(const int64_t numel, CheckShape(op, out_shape));
   if (numel == 0 || input.numel() == 0) {  // nothing to pool: empty outputs
@@ -390,50 +537,67 @@ absl::StatusOr<PlannedOp> PlanAdaptivePool2d(absl::string_view op, const Tensor&
     }
     return std::move(c).Finish(outs);
   }
-  const int64_t h = input.sizes()[nd - 2], w = input.sizes()[nd - 1];
-  if (!max && h % size[0] == 0 && w % size[1] == 0) {
-    // Equal bins (global average pooling among them): one mean over (…, oh, h/oh, ow, w/ow).
-    DimVector split(input.sizes().begin(), input.sizes().end() - 2);
-    for (int64_t v : {size[0], h / size[0], size[1], w / size[1]}) split.push_back(v);
+  const IntList in = input.sizes().subspan(rank - nd);
+  bool equal_bins = !max;
+  for (int64_t i = 0; i < nd; ++i) equal_bins = equal_bins && in[i] % size[i] == 0;
+  if (equal_bins) {
+    // Equal bins (global average pooling among them): one mean over
+    // (…, o0, L0/o0, o1, L1/o1, …).
+    DimVector split(input.sizes().begin(), input.sizes().end() - nd);
+    std::vector<int64_t> dims;
+    for (int64_t i = 0; i < nd; ++i) {
+      split.push_back(size[i]);
+      split.push_back(in[i] / size[i]);
+      dims.push_back(rank - nd + 2 * i + 1);
+    }
     TENSORD_ASSIGN_OR_RETURN(const Tensor binned, c.Reshape(input, split));
-    TENSORD_ASSIGN_OR_RETURN(
-        Tensor out, c.Op1("mean", {binned}, Attrs().Set("dim", std::vector<int64_t>{nd - 1,
-                                                                                    nd + 1})));
+    TENSORD_ASSIGN_OR_RETURN(Tensor out, c.Op1("mean", {binned}, Attrs().Set("dim", dims)));
     TENSORD_ASSIGN_OR_RETURN(out, c.Contiguous(out));
     return std::move(c).Finish({out});
   }
-  TENSORD_ASSIGN_OR_RETURN(const Bins bh, MakeBins(op, c, h, size[0], input.device()));
-  TENSORD_ASSIGN_OR_RETURN(const Bins bw, MakeBins(op, c, w, size[1], input.device()));
-  // (…, oh, Kh, W), then (…, oh, Kh, ow, Kw).
-  TENSORD_ASSIGN_OR_RETURN(Tensor g, Gather(c, input, nd - 2, bh));
+  std::vector<Bins> bins;
+  for (int64_t i = 0; i < nd; ++i) {
+    TENSORD_ASSIGN_OR_RETURN(Bins b, MakeBins(op, c, in[i], size[i], input.device()));
+    bins.push_back(std::move(b));
+  }
+  const int64_t first = rank - nd;  // the first spatial dim
   if (!max) {
-    TENSORD_ASSIGN_OR_RETURN(g, BinMean(c, g, nd - 2, bh));           // (…, oh, W)
-    TENSORD_ASSIGN_OR_RETURN(g, Gather(c, g, nd - 1, bw));           // (…, oh, ow, Kw)
-    TENSORD_ASSIGN_OR_RETURN(Tensor out, BinMean(c, g, nd - 1, bw));  // (…, oh, ow)
-    TENSORD_ASSIGN_OR_RETURN(out, c.Contiguous(out));
-    return std::move(c).Finish({out});
+    // Dim by dim: (…, L0, L1, …) -> (…, o0, K0, L1, …) -> (…, o0, L1, …) -> …
+    Tensor g = input;
+    for (int64_t i = 0; i < nd; ++i) {
+      TENSORD_ASSIGN_OR_RETURN(g, Gather(c, g, first + i, bins[i]));
+      TENSORD_ASSIGN_OR_RETURN(g, BinMean(c, g, first + i, bins[i]));
+    }
+    TENSORD_ASSIGN_OR_RETURN(g, c.Contiguous(g));
+    return std::move(c).Finish({g});
   }
-  TENSORD_ASSIGN_OR_RETURN(g, Gather(c, g, nd, bw));
-  // (…, oh, ow, Kh, Kw) flattened to (…, oh, ow, Kh * Kw): the max and where it is.
-  DimVector perm;
-  for (int64_t d = 0; d < nd - 2; ++d) perm.push_back(d);
-  for (int64_t d : {nd - 2, nd, nd - 1, nd + 1}) perm.push_back(d);
+  // Gathered (…, o0, K0, o1, K1, …), laid out (…, o0, o1, …, K0, K1, …) and the bins
+  // flattened: the max and where it is.
+  Tensor g = input;
+  for (int64_t i = 0; i < nd; ++i) {
+    TENSORD_ASSIGN_OR_RETURN(g, Gather(c, g, first + 2 * i, bins[i]));
+  }
+  DimVector perm, flat_shape(out_shape.begin(), out_shape.end()), k;
+  for (int64_t d = 0; d < first; ++d) perm.push_back(d);
+  for (int64_t i = 0; i < nd; ++i) perm.push_back(first + 2 * i);
+  int64_t volume = 1;
+  for (int64_t i = 0; i < nd; ++i) {
+    perm.push_back(first + 2 * i + 1);
+    k.push_back(bins[i].k);
+    volume *= bins[i].k;  // the gathered tensor's size bounds it
+  }
+  flat_shape.push_back(volume);
   TENSORD_ASSIGN_OR_RETURN(g, Permute(g, perm));
-  DimVector flat_shape(out_shape.begin(), out_shape.end());
-  flat_shape.push_back(bh.k * bw.k);
   TENSORD_ASSIGN_OR_RETURN(g, c.Reshape(g, flat_shape));
   TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> mx,
                            c.Op("max.dim", {g}, Attrs().Set("dim", int64_t{-1})));
   if (!with_indices) return std::move(c).Finish({mx[0]});
-  TENSORD_ASSIGN_OR_RETURN(const Tensor kw, WrapNumber(Scalar(bw.k)));
-  TENSORD_ASSIGN_OR_RETURN(Tensor row, c.Op1("floor_divide", {mx[1], kw}));
-  TENSORD_ASSIGN_OR_RETURN(Tensor col, c.Op1("remainder", {mx[1], kw}));
-  TENSORD_ASSIGN_OR_RETURN(row, c.Op1("add", {row, bh.starts}));  // + (oh, 1)
-  TENSORD_ASSIGN_OR_RETURN(const Tensor col0, View(bw.starts, {bw.out}));
-  TENSORD_ASSIGN_OR_RETURN(col, c.Op1("add", {col, col0}));        // + (ow)
-  TENSORD_ASSIGN_OR_RETURN(const Tensor width, WrapNumber(Scalar(w)));
-  TENSORD_ASSIGN_OR_RETURN(row, c.Op1("mul", {row, width}));
-  TENSORD_ASSIGN_OR_RETURN(Tensor index, c.Op1("add", {row, col}));
+  TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> coords, Unravel(c, mx[1], k));
+  for (int64_t i = 0; i < nd; ++i) {
+    TENSORD_ASSIGN_OR_RETURN(const Tensor start, View(bins[i].starts, Along(nd, i, size[i])));
+    TENSORD_ASSIGN_OR_RETURN(coords[i], c.Op1("add", {coords[i], start}));
+  }
+  TENSORD_ASSIGN_OR_RETURN(Tensor index, FlatIndex(c, coords, in));
   return std::move(c).Finish({mx[0], index});
 }
 
@@ -500,14 +664,17 @@ absl::StatusOr<PlannedOp> PlanMaxUnpool(absl::string_view op, int64_t nd, const 
   return std::move(c).Finish({out});
 }
 
-std::vector<AttrSpec> PoolAttrs(bool max) {
+std::vector<AttrSpec> PoolAttrs(int64_t nd, bool max) {
+  const bool two = nd == 2;
   std::vector<AttrSpec> attrs = {
-      Req("kernel_size", AttrType::kIntList, "one int or (kH, kW)"),
-      Opt("stride", AttrType::kIntList, "kernel_size", "one int or (sH, sW)"),
-      Opt("padding", AttrType::kIntList, "0", "one int or (pH, pW), at most half the kernel"),
+      Req("kernel_size", AttrType::kIntList, two ? "one int or (kH, kW)" : "one int or (kD, kH, kW)"),
+      Opt("stride", AttrType::kIntList, "kernel_size", two ? "one int or (sH, sW)" : "one int or three"),
+      Opt("padding", AttrType::kIntList, "0", two ? "one int or (pH, pW), at most half the kernel"
+                                              : "one int or three, at most half the kernel"),
       Opt("ceil_mode", AttrType::kBool, "false", "ceil instead of floor for the output size")};
   if (max) {
-    attrs.insert(attrs.begin() + 3, Opt("dilation", AttrType::kIntList, "1", "one int or two"));
+    attrs.insert(attrs.begin() + 3,
+                 Opt("dilation", AttrType::kIntList, "1", two ? "one int or two" : "one int or three"));
   } else {
     attrs.push_back(Opt("count_include_pad", AttrType::kBool, "true"));
     attrs.push_back(Opt("divisor_override", AttrType::kInt, "None"));
@@ -518,48 +685,59 @@ std::vector<AttrSpec> PoolAttrs(bool max) {
 }  // namespace
 
 void RegisterPoolOps(std::vector<OpDef>& ops) {
-  ops.push_back({"max_pool2d", OpKind::kCompute, {"self"}, PoolAttrs(true),
-                 "torch.nn.functional.max_pool2d: the max of every window of (C, H, W) or "
-                 "(N, C, H, W).",
-                 false,
-                 [](Inputs in, AttrReader& a) {
-                   return PlanMaxPool2d("max_pool2d", in[0], a, false);
-                 }});
-  ops.push_back({"max_pool2d_with_indices", OpKind::kCompute, {"self"}, PoolAttrs(true),
-                 "max_pool2d and each max's flat index in its input plane (h * W + w).", true,
-                 [](Inputs in, AttrReader& a) {
-                   return PlanMaxPool2d("max_pool2d_with_indices", in[0], a, true);
-                 }});
-  ops.push_back({"avg_pool2d", OpKind::kCompute, {"self"}, PoolAttrs(false),
-                 "torch.nn.functional.avg_pool2d: the mean of every window (the padding "
-                 "counted or not, or a fixed divisor).",
-                 false, [](Inputs in, AttrReader& a) { return PlanAvgPool2d(in[0], a); }});
   for (int64_t nd : {2, 3}) {
-    const std::string name = absl::StrCat("max_unpool", nd, "d");
-    ops.push_back({name, OpKind::kCompute, {"self", "indices"},
+    const std::string max = absl::StrCat("max_pool", nd, "d");
+    const std::string with_indices = max + "_with_indices";
+    const std::string avg = absl::StrCat("avg_pool", nd, "d");
+    const char* layout = nd == 2 ? "(C, H, W) or (N, C, H, W)" : "(C, D, H, W) or (N, C, D, H, W)";
+    ops.push_back({max, OpKind::kCompute, {"self"}, PoolAttrs(nd, true),
+                   absl::StrCat("torch.nn.functional.", max, ": the max of every window of ",
+                                layout, "."),
+                   false, [nd, max](Inputs in, AttrReader& a) {
+                     return PlanMaxPool(max, nd, in[0], a, false);
+                   }});
+    ops.push_back({with_indices, OpKind::kCompute, {"self"}, PoolAttrs(nd, true),
+                   absl::StrCat(max, " and each max's flat index in its input ",
+                                nd == 2 ? "plane (h * W + w)." : "volume ((d * H + h) * W + w)."),
+                   true, [nd, with_indices](Inputs in, AttrReader& a) {
+                     return PlanMaxPool(with_indices, nd, in[0], a, true);
+                   }});
+    ops.push_back({avg, OpKind::kCompute, {"self"}, PoolAttrs(nd, false),
+                   absl::StrCat("torch.nn.functional.", avg, ": the mean of every window of ",
+                                layout, " (the padding counted or not, or a fixed divisor)."),
+                   false, [nd, avg](Inputs in, AttrReader& a) {
+                     return PlanAvgPool(avg, nd, in[0], a);
+                   }});
+    const std::string unpool = absl::StrCat("max_unpool", nd, "d");
+    ops.push_back({unpool, OpKind::kCompute, {"self", "indices"},
                    {Req("output_size", AttrType::kIntList,
                         nd == 2 ? "(oH, oW)" : "(oD, oH, oW)")},
                    absl::StrCat("torch's max_unpool", nd, "d: zeros of (N, C, *output_size) with "
                                 "self's values put at indices (flat positions in each output ",
                                 nd == 2 ? "plane" : "volume", ", as max_pool's)."),
-                   false, [nd, name](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   false, [nd, unpool](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
                      TENSORD_ASSIGN_OR_RETURN(std::vector<int64_t> size, a.IntList("output_size"));
-                     return PlanMaxUnpool(name, nd, in[0], in[1], size);
+                     return PlanMaxUnpool(unpool, nd, in[0], in[1], size);
+                   }});
+    const AttrSpec output_size =
+        Req("output_size", AttrType::kIntOrIntList, nd == 2 ? "one int or (oH, oW)"
+                                                            : "one int or (oD, oH, oW)");
+    const std::string adaptive_avg = absl::StrCat("adaptive_avg_pool", nd, "d");
+    const std::string adaptive_max = absl::StrCat("adaptive_max_pool", nd, "d");
+    ops.push_back({adaptive_avg, OpKind::kCompute, {"self"}, {output_size},
+                   absl::StrCat("torch.nn.functional.", adaptive_avg,
+                                ": the mean of each of the output_size bins."),
+                   false, [nd, adaptive_avg](Inputs in, AttrReader& a) {
+                     return PlanAdaptivePool(adaptive_avg, nd, in[0], a, false, false);
+                   }});
+    ops.push_back({adaptive_max, OpKind::kCompute, {"self"}, {output_size},
+                   absl::StrCat("torch.nn.functional.", adaptive_max,
+                                ": the max of each bin and its flat index in its input ",
+                                nd == 2 ? "plane." : "volume."),
+                   true, [nd, adaptive_max](Inputs in, AttrReader& a) {
+                     return PlanAdaptivePool(adaptive_max, nd, in[0], a, true, true);
                    }});
   }
-  const AttrSpec output_size =
-      Req("output_size", AttrType::kIntOrIntList, "one int or (oH, oW)");
-  ops.push_back({"adaptive_avg_pool2d", OpKind::kCompute, {"self"}, {output_size},
-                 "torch.nn.functional.adaptive_avg_pool2d: the mean of each of oH x oW bins.",
-                 false, [](Inputs in, AttrReader& a) {
-                   return PlanAdaptivePool2d("adaptive_avg_pool2d", in[0], a, false, false);
-                 }});
-  ops.push_back({"adaptive_max_pool2d", OpKind::kCompute, {"self"}, {output_size},
-                 "torch.nn.functional.adaptive_max_pool2d: the max of each bin and its flat "
-                 "index in its input plane.",
-                 true, [](Inputs in, AttrReader& a) {
-                   return PlanAdaptivePool2d("adaptive_max_pool2d", in[0], a, true, true);
-                 }});
 }
 
 }  // namespace tensord::engine

@@ -51,6 +51,7 @@ A = {
     "gs_far": rng.uniform(-3.5, 3.5, (2, 3, 3, 2)).astype(np.float32),
     "gs_in3": rng.standard_normal((2, 2, 3, 4, 5)).astype(np.float32),
     "gs_grid3": rng.uniform(-1.3, 1.3, (2, 2, 3, 4, 3)).astype(np.float32),
+    "vol": rng.standard_normal((2, 3, 5, 6, 7)).astype(np.float32),  # (N, C, D, H, W)
 }
 I = {
     "cls": np.array([1, 0, 4, 2]),
@@ -896,6 +897,117 @@ CASES = {
     "local_response_norm(3-d)": lambda m: fn(m).local_response_norm(T(m, "seq"), 2),
 }
 
+
+# 3-d pooling: every argument over a (2, 3, 5, 6, 7) volume, and torch's errors word for word.
+POOL3D = {
+    "max_pool3d": lambda m: fn(m).max_pool3d(T(m, "vol"), 2),
+    "max_pool3d(stride, padding)": lambda m: fn(m).max_pool3d(T(m, "vol"), 3, 2, 1),
+    "max_pool3d(per-dim, ceil_mode)": lambda m: fn(m).max_pool3d(T(m, "vol"), (2, 3, 2),
+                                                                 (1, 2, 3), (1, 0, 1),
+                                                                 ceil_mode=True),
+    "max_pool3d(dilation)": lambda m: fn(m).max_pool3d(T(m, "vol"), 2, 1, 0, (2, 1, 3)),
+    "max_pool3d(indices)": lambda m: fn(m).max_pool3d(T(m, "vol"), 3, 2, 1,
+                                                      return_indices=True)[1],
+    "max_pool3d(indices, ceil, dilation)": lambda m: fn(m).max_pool3d(
+        T(m, "vol"), 2, 2, 1, 2, True, True)[1],
+    "max_pool3d(values with indices)": lambda m: fn(m).max_pool3d(
+        T(m, "vol"), (3, 2, 2), 2, 1, 1, True, True)[0],
+    "max_pool3d(unbatched, indices)": lambda m: fn(m).max_pool3d(T(m, "vol")[0], 2,
+                                                                 return_indices=True)[1],
+    "max_pool3d(indices, windows of -inf)": lambda m: fn(m).max_pool3d(
+        m.full((1, 1, 3, 3, 3), float("-inf")), 3, 1, 1, return_indices=True)[1],
+    "max_pool3d(channels last)": lambda m: fn(m).max_pool3d(
+        T(m, "vol").permute(0, 2, 3, 4, 1).contiguous().permute(0, 4, 1, 2, 3), 2),
+    "max_pool3d(float64)": lambda m: fn(m).max_pool3d(T(m, "vol").double(), 2),
+    "max_pool3d(empty batch)": lambda m: fn(m).max_pool3d(T(m, "vol")[:0], 2),
+    "max_pool3d_with_indices": lambda m: fn(m).max_pool3d_with_indices(T(m, "vol"), 2)[1],
+    "torch.max_pool3d": lambda m: m.max_pool3d(T(m, "vol"), 2, 1, 1, 1, False),
+    "avg_pool3d": lambda m: fn(m).avg_pool3d(T(m, "vol"), 2),
+    "avg_pool3d(stride, padding)": lambda m: fn(m).avg_pool3d(T(m, "vol"), 3, 2, 1),
+    "avg_pool3d(padding not counted)": lambda m: fn(m).avg_pool3d(T(m, "vol"), 3, 2, 1,
+                                                                  count_include_pad=False),
+    "avg_pool3d(ceil_mode)": lambda m: fn(m).avg_pool3d(T(m, "vol"), (2, 4, 3), (2, 3, 2),
+                                                        (1, 2, 0), True),
+    "avg_pool3d(ceil_mode, padding not counted)": lambda m: fn(m).avg_pool3d(
+        T(m, "vol"), 3, 2, 1, True, False),
+    "avg_pool3d(divisor_override)": lambda m: fn(m).avg_pool3d(T(m, "vol"), 2,
+                                                               divisor_override=3),
+    "avg_pool3d(int64)": lambda m: fn(m).avg_pool3d((T(m, "vol") * 50).long(), 2, 1, 1),
+    "avg_pool3d(unbatched)": lambda m: fn(m).avg_pool3d(T(m, "vol")[1], 2),
+    "avg_pool3d(float64)": lambda m: fn(m).avg_pool3d(T(m, "vol").double(), (1, 2, 3)),
+    "adaptive_avg_pool3d": lambda m: fn(m).adaptive_avg_pool3d(T(m, "vol"), (2, 4, 3)),
+    "adaptive_avg_pool3d(equal bins)": lambda m: fn(m).adaptive_avg_pool3d(T(m, "vol"),
+                                                                           (5, 3, 7)),
+    "adaptive_avg_pool3d(global)": lambda m: fn(m).adaptive_avg_pool3d(T(m, "vol"), 1),
+    "adaptive_avg_pool3d(larger)": lambda m: fn(m).adaptive_avg_pool3d(T(m, "vol"), (7, 8, 9)),
+    "adaptive_avg_pool3d(None)": lambda m: fn(m).adaptive_avg_pool3d(T(m, "vol"), (None, 4, 2)),
+    "adaptive_avg_pool3d(unbatched)": lambda m: fn(m).adaptive_avg_pool3d(T(m, "vol")[0], 3),
+    "adaptive_avg_pool3d(float16)": lambda m: fn(m).adaptive_avg_pool3d(T(m, "vol").half(), 3),
+    "adaptive_avg_pool3d(empty output)": lambda m: fn(m).adaptive_avg_pool3d(T(m, "vol"), 0),
+    "adaptive_avg_pool3d(empty batch)": lambda m: fn(m).adaptive_avg_pool3d(T(m, "vol")[:0], 2),
+    "adaptive_max_pool3d": lambda m: fn(m).adaptive_max_pool3d(T(m, "vol"), (2, 4, 3)),
+    "adaptive_max_pool3d(indices)": lambda m: fn(m).adaptive_max_pool3d(
+        T(m, "vol"), (2, 4, 3), True)[1],
+    "adaptive_max_pool3d(larger, indices)": lambda m: fn(m).adaptive_max_pool3d(
+        T(m, "vol"), (6, 7, 9), True)[1],
+    "adaptive_max_pool3d(unbatched, indices)": lambda m: fn(m).adaptive_max_pool3d(
+        T(m, "vol")[0], 3, True)[1],
+    "adaptive_max_pool3d(equal bins)": lambda m: fn(m).adaptive_max_pool3d(T(m, "vol"), (5, 2, 7)),
+    "adaptive_max_pool3d_with_indices": lambda m: fn(m).adaptive_max_pool3d_with_indices(
+        T(m, "vol"), 2)[1],
+    # Errors, in torch's order and words.
+    "max_pool3d(kernel of 2)": lambda m: fn(m).max_pool3d(T(m, "vol"), (2, 2)),
+    "max_pool3d(stride of 2)": lambda m: fn(m).max_pool3d(T(m, "vol"), 2, (2, 2)),
+    "max_pool3d(padding of 2)": lambda m: fn(m).max_pool3d(T(m, "vol"), 2, 2, (0, 0)),
+    "max_pool3d(dilation of 2)": lambda m: fn(m).max_pool3d(T(m, "vol"), 2, 2, 0, (1, 1)),
+    "max_pool3d(kernel 0)": lambda m: fn(m).max_pool3d(T(m, "vol"), 0),
+    "max_pool3d(kernel 0, stride 1)": lambda m: fn(m).max_pool3d(T(m, "vol"), 0, 1),
+    "max_pool3d(stride -1)": lambda m: fn(m).max_pool3d(T(m, "vol"), 2, -1),
+    "max_pool3d(dilation 0)": lambda m: fn(m).max_pool3d(T(m, "vol"), 2, dilation=0),
+    "max_pool3d(padding -1)": lambda m: fn(m).max_pool3d(T(m, "vol"), 2, padding=-1),
+    "max_pool3d(padding past half)": lambda m: fn(m).max_pool3d(T(m, "vol"), 2, padding=2),
+    "max_pool3d(errors in two dims)": lambda m: fn(m).max_pool3d(T(m, "vol"), (0, 2, 2),
+                                                                 (1, 0, 1), (0, 0, -1)),
+    "max_pool3d(output too small)": lambda m: fn(m).max_pool3d(T(m, "vol"), 6),
+    "max_pool3d(3-d input)": lambda m: fn(m).max_pool3d(T(m, "vol")[0, 0], 2),
+    "max_pool3d(empty channels)": lambda m: fn(m).max_pool3d(T(m, "vol")[:, :0], 2),
+    "max_pool3d(int)": lambda m: fn(m).max_pool3d(T(m, "vol").long(), 2),
+    "max_pool3d(float16)": lambda m: fn(m).max_pool3d(T(m, "vol").half(), 2),
+    "max_pool3d(bfloat16)": lambda m: fn(m).max_pool3d(T(m, "vol").bfloat16(), 2),
+    "avg_pool3d(kernel of 2)": lambda m: fn(m).avg_pool3d(T(m, "vol"), (2, 2)),
+    "avg_pool3d(stride of 2)": lambda m: fn(m).avg_pool3d(T(m, "vol"), 2, (2, 2)),
+    "avg_pool3d(padding of 2)": lambda m: fn(m).avg_pool3d(T(m, "vol"), 2, 2, (0, 0)),
+    "avg_pool3d(kernel larger than the input)": lambda m: fn(m).avg_pool3d(T(m, "vol"), 6),
+    "avg_pool3d(smaller than the kernel, padded)": lambda m: fn(m).avg_pool3d(
+        T(m, "vol")[:, :, :1], 2, padding=1),
+    "avg_pool3d(divisor 0)": lambda m: fn(m).avg_pool3d(T(m, "vol"), 2, divisor_override=0),
+    "avg_pool3d(stride 0)": lambda m: fn(m).avg_pool3d(T(m, "vol"), 2, 0),
+    "avg_pool3d(empty channels)": lambda m: fn(m).avg_pool3d(T(m, "vol")[:, :0], 2),
+    "avg_pool3d(4-d, empty channels)": lambda m: fn(m).avg_pool3d(T(m, "vol")[0, :0], 2),
+    "avg_pool3d(6-d input)": lambda m: fn(m).avg_pool3d(T(m, "vol")[None], 2),
+    "avg_pool3d(int32)": lambda m: fn(m).avg_pool3d(T(m, "vol").int(), 2),
+    "avg_pool3d(bfloat16)": lambda m: fn(m).avg_pool3d(T(m, "vol").bfloat16(), 2),
+    "adaptive_avg_pool3d(3-d input)": lambda m: fn(m).adaptive_avg_pool3d(T(m, "vol")[0, 0], 2),
+    "adaptive_avg_pool3d(empty channels)": lambda m: fn(m).adaptive_avg_pool3d(
+        T(m, "vol")[:, :0], 2),
+    "adaptive_avg_pool3d(4-d, empty dim)": lambda m: fn(m).adaptive_avg_pool3d(
+        T(m, "vol")[0, :, :0], 2),
+    "adaptive_avg_pool3d(4-d, no channels)": lambda m: fn(m).adaptive_avg_pool3d(
+        T(m, "vol")[0, :0], 2),
+    "adaptive_avg_pool3d(two sizes)": lambda m: fn(m).adaptive_avg_pool3d(T(m, "vol"), (2, 2)),
+    "adaptive_avg_pool3d(negative)": lambda m: fn(m).adaptive_avg_pool3d(T(m, "vol"), -1),
+    "adaptive_avg_pool3d(int)": lambda m: fn(m).adaptive_avg_pool3d(T(m, "vol").long(), 2),
+    "adaptive_avg_pool3d(bfloat16)": lambda m: fn(m).adaptive_avg_pool3d(
+        T(m, "vol").bfloat16(), 2),
+    "adaptive_max_pool3d(3-d input)": lambda m: fn(m).adaptive_max_pool3d(T(m, "vol")[0, 0], 2),
+    "adaptive_max_pool3d(empty channels)": lambda m: fn(m).adaptive_max_pool3d(
+        T(m, "vol")[:, :0], 2),
+    "adaptive_max_pool3d(two sizes)": lambda m: fn(m).adaptive_max_pool3d(T(m, "vol"), (2, 2)),
+    "adaptive_max_pool3d(negative)": lambda m: fn(m).adaptive_max_pool3d(T(m, "vol"), -1),
+    "adaptive_max_pool3d(float16)": lambda m: fn(m).adaptive_max_pool3d(T(m, "vol").half(), 2),
+    "adaptive_max_pool3d(int)": lambda m: fn(m).adaptive_max_pool3d(T(m, "vol").long(), 2),
+}
+CASES.update(POOL3D)
 
 for _mode in ("bilinear", "nearest", "bicubic"):
     for _pad in ("zeros", "border", "reflection"):

@@ -619,13 +619,30 @@ def _pool_attrs(kernel_size, stride, padding, ceil_mode, **more):
     return attrs
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
-    """One server op (engine/ops/pool_ops.cc); with indices, max_pool2d_with_indices."""
+def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    """max_pool{2,3}d: one server op (engine/ops/pool_ops.cc); with indices,
+    max_pool{2,3}d_with_indices."""
     attrs = _pool_attrs(kernel_size, stride, padding, ceil_mode, dilation=dilation)
     if return_indices:
-        return tuple(_run_n("max_pool2d_with_indices", [input], attrs, 2))
-    return _run("max_pool2d", [("self", input)], attrs)
+        return tuple(_run_n(f"max_pool{nd}d_with_indices", [input], attrs, 2))
+    return _run(f"max_pool{nd}d", [("self", input)], attrs)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -661,6 +678,15 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                             divisor_override=divisor_override))
 
 
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """One server op (engine/ops/pool_ops.cc)."""
+    return _run("avg_pool3d", [("self", input)],
+                _pool_attrs(kernel_size, stride, padding, ceil_mode,
+                            count_include_pad=bool(count_include_pad),
+                            divisor_override=divisor_override))
+
+
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True):
     if input.dim() not in (2, 3):
@@ -673,7 +699,7 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 def _adaptive(name, input, output_size, nd):
-    """adaptive_{avg,max}_pool{1,2}d: one server op (engine/ops/pool_ops.cc); 1-d pools as 2-d
+    """adaptive_{avg,max}_pool{1,2,3}d: one server op (engine/ops/pool_ops.cc); 1-d pools as 2-d
     ones over a unit height. Returns (values, indices) for max."""
     if nd == 1:
         if input.dim() not in (2, 3):
@@ -685,15 +711,15 @@ def _adaptive(name, input, output_size, nd):
             raise RuntimeError(f"{name}1d: output_size must be 1")
         r = _adaptive(name, input.unsqueeze(-2), (1, out[0]), 2)
         return tuple(t.squeeze(-2) for t in r) if isinstance(r, tuple) else r.squeeze(-2)
-    if input.dim() < 2:
-        raise ValueError("Input dimension should be at least 3")
-    out = _pair(output_size, 2)
-    if len(out) == 2:  # None keeps the input's size there
-        out = tuple(input.shape[-2 + i] if out[i] is None else out[i] for i in range(2))
+    if input.dim() < nd:
+        raise ValueError(f"Input dimension should be at least {nd + 1}")
+    out = _pair(output_size, nd)
+    if len(out) == nd:  # None keeps the input's size there
+        out = tuple(input.shape[-nd + i] if out[i] is None else out[i] for i in range(nd))
     attrs = {"output_size": _ints(out)}
     if name == "adaptive_max_pool":
-        return tuple(_run_n("adaptive_max_pool2d", [input], attrs, 2))
-    return _run("adaptive_avg_pool2d", [("self", input)], attrs)
+        return tuple(_run_n(f"adaptive_max_pool{nd}d", [input], attrs, 2))
+    return _run(f"adaptive_avg_pool{nd}d", [("self", input)], attrs)
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -712,6 +738,19 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     values, indices = _adaptive("adaptive_max_pool", input, output_size, 1)
     return (values, indices) if return_indices else values
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return _adaptive("adaptive_avg_pool", input, output_size, 3)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    values, indices = _adaptive("adaptive_max_pool", input, output_size, 3)
+    return (values, indices) if return_indices else values
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    return adaptive_max_pool3d(input, output_size, True)
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
@@ -1224,7 +1263,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 def _torch_namespace():
     """The functions torch also has at its top level (torch.conv2d, torch.layer_norm, …), with
     the argument orders of torch's own bindings where they differ from nn.functional's."""
-    same = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d",
+    same = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d",
             "pdist", "native_channel_shuffle", "max_pool1d_with_indices",
             "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle", "pixel_unshuffle",
             "channel_shuffle", "prelu", "rrelu", "rrelu_", "cosine_similarity",

@@ -52,7 +52,10 @@ absl::Status IndexOutOfBoundsForDim(absl::string_view op, int64_t index, int64_t
                                     int64_t size) {
   const std::string message = absl::StrCat("index ", index, " is out of bounds for dimension ",
                                            dim, " with size ", size);
-  return absl::StartsWith(op, "index_") ? IndexError(op, message) : RuntimeError(op, message);
+  // Advanced indexing ("index", "index_put_") and index_add_/index_copy_/index_fill_ raise
+  // IndexError; gather and scatter RuntimeError.
+  return op == "index" || absl::StartsWith(op, "index_") ? IndexError(op, message)
+                                                         : RuntimeError(op, message);
 }
 
 absl::Status DimOutOfRange(absl::string_view op, int64_t dim, int64_t ndim) {

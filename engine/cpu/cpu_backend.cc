@@ -174,6 +174,10 @@ class CpuBackendImpl final : public Backend {
                        const Tensor& src, const Scalar* value, ScatterMode mode) override {
     return cpu::Scatter(op, self, dim, index, src, value, mode);
   }
+  absl::Status CheckIndexBounds(absl::string_view op, const Tensor& index, int64_t dim,
+                                int64_t size) override {
+    return cpu::CheckIndexBounds(op, index, dim, size);
+  }
   absl::Status Take(const Tensor& out, const Tensor& self, const Tensor& index) override {
     return cpu::Take(out, self, index);
   }

@@ -285,6 +285,16 @@ absl::Status Scatter(absl::string_view op, const Tensor& self, int64_t d, const 
   return absl::OkStatus();
 }
 
+absl::Status CheckIndexBounds(absl::string_view op, const Tensor& index, int64_t dim,
+                              int64_t size) {
+  const int64_t n = index.numel();
+  for (int64_t i = 0; i < n; ++i) {  // row-major: the first bad index is the one named
+    const int64_t k = IndexAt(index, RowMajorOffset(index, i));
+    if (k < -size || k >= size) return IndexOutOfBoundsForDim(op, k, dim, size);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Take(const Tensor& out, const Tensor& self, const Tensor& index) {
   const int64_t n = self.numel();
   if (index.numel() > 0 && n == 0) {

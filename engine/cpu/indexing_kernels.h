@@ -15,6 +15,8 @@ absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t dim, con
 absl::Status Gather(const Tensor& out, const Tensor& self, int64_t dim, const Tensor& index);
 absl::Status Scatter(absl::string_view op, const Tensor& self, int64_t dim, const Tensor& index,
                      const Tensor& src, const Scalar* value, ScatterMode mode);
+absl::Status CheckIndexBounds(absl::string_view op, const Tensor& index, int64_t dim,
+                              int64_t size);
 absl::Status Take(const Tensor& out, const Tensor& self, const Tensor& index);
 absl::Status Put(const Tensor& self, const Tensor& index, const Tensor& source, bool accumulate);
 int64_t CountNonzero(const Tensor& self);

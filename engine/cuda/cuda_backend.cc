@@ -629,6 +629,15 @@ class CudaBackend final : public Backend {
                          });
   }
 
+  absl::Status CheckIndexBounds(absl::string_view op, const Tensor& index, int64_t dim,
+                                int64_t size) override {
+    TENSORD_RETURN_IF_ERROR(CheckIndexDims(op, {&index}));
+    return LaunchChecked(op, OutOfBoundsForDim(std::string(op), dim),
+                         [&](KernelError* slot, cudaStream_t stream) {
+                           return LaunchCheckIndexBounds(index, size, slot, stream);
+                         });
+  }
+
   absl::Status Take(const Tensor& out, const Tensor& self, const Tensor& index) override {
     if (index.numel() > 0 && self.numel() == 0) {
       return IndexError("take", "cannot take from an empty tensor");

@@ -329,6 +329,16 @@ cudaError_t LaunchScatter(const Tensor& self, int64_t dim, const Tensor& index, 
   return cudaGetLastError();
 }
 
+cudaError_t LaunchCheckIndexBounds(const Tensor& index, int64_t limit, KernelError* slot,
+                                   cudaStream_t stream) {
+  const int64_t n = index.numel();
+  if (n == 0) return cudaSuccess;
+  const View i = MakeView(index);
+  CheckIndices<<<GridFor(n, kThreads), kThreads, 0, stream>>>(i, limit, true, n, slot);
+  NameFirstBadIndex<<<1, 1, 0, stream>>>(i, limit, slot);
+  return cudaGetLastError();
+}
+
 cudaError_t LaunchTake(const Tensor& out, const Tensor& self, const Tensor& index,
                        KernelError* slot, cudaStream_t stream) {
   const int64_t n = index.numel();

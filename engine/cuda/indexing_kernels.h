@@ -28,6 +28,9 @@ cudaError_t LaunchGather(const Tensor& out, const Tensor& self, int64_t dim, con
 cudaError_t LaunchScatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
                           const uint64_t* value, ScatterMode mode, KernelError* slot,
                           cudaStream_t stream);
+// Reports (for the op's message) the first element of `index` outside [-limit, limit).
+cudaError_t LaunchCheckIndexBounds(const Tensor& index, int64_t limit, KernelError* slot,
+                                   cudaStream_t stream);
 cudaError_t LaunchTake(const Tensor& out, const Tensor& self, const Tensor& index,
                        KernelError* slot, cudaStream_t stream);
 cudaError_t LaunchPut(const Tensor& self, const Tensor& index, const Tensor& source,

@@ -21,6 +21,23 @@ absl::StatusOr<PlannedOp> PlanTake(const Tensor& self, const Tensor& index);
 absl::StatusOr<PlannedOp> PlanPut(const Tensor& self, const Tensor& index, const Tensor& source,
                                   bool accumulate = false);
 
+// Advanced indexing, torch's index.Tensor: self indexed at dims `dims` (strictly increasing) by
+// the int64 tensors `indices` (one per dim, broadcast together to a shape B; negative indices
+// count from the end). Where the dims are adjacent, B takes their place in the result; else it
+// leads, followed by self's other dims. The clients apply ints, slices, None and Ellipsis as a
+// view first, and turn masks into their nonzero() positions, as torch's own indexing does. Each
+// index is checked against its dim's size where the kernels run (torch's IndexError); the
+// indices then become one offset into self's storage, gathered by one index_select of a view of
+// self: no copy of self, on every device.
+absl::StatusOr<PlannedOp> PlanIndexTensor(const Tensor& self, absl::Span<const Tensor> indices,
+                                          IntList dims);
+
+// torch's index_put_: self[indices at dims] = values (broadcast to the indexing result's shape,
+// self's dtype), or += with `accumulate` (repeated indices add up). In place on self.
+absl::StatusOr<PlannedOp> PlanIndexPut(const Tensor& self, const Tensor& values,
+                                       absl::Span<const Tensor> indices, IntList dims,
+                                       bool accumulate);
+
 }  // namespace tensord::engine
 
 #endif  // TENSORD_ENGINE_OPS_INDEX_OPS_H_

@@ -537,6 +537,31 @@ void RegisterOtherOps(std::vector<OpDef>& ops) {
                    TENSORD_ASSIGN_OR_RETURN(bool acc, a.Bool("accumulate", false));
                    return PlanPut(in[0], in[1], in[2], acc);
                  }});
+  OpDef index_tensor{
+      "index.Tensor", OpKind::kCompute, {"self", "indices"},
+      {Req("dims", AttrType::kIntList, "the dim of self each index tensor indexes, increasing")},
+      "Advanced indexing (torch's index.Tensor): self at int64 index tensors, one per dim of "
+      "`dims`, broadcast together; their shape replaces adjacent dims in place, else leads. "
+      "An index out of its dim fails the op where its kernels run (IndexError).",
+      false, [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+        TENSORD_ASSIGN_OR_RETURN(std::vector<int64_t> dims, a.IntList("dims"));
+        return PlanIndexTensor(in[0], in.subspan(1), dims);
+      }};
+  index_tensor.variadic = true;
+  ops.push_back(std::move(index_tensor));
+  OpDef index_put{
+      "index_put_", OpKind::kInPlace, {"self", "values", "indices"},
+      {Req("dims", AttrType::kIntList, "the dim of self each index tensor indexes, increasing"),
+       Opt("accumulate", AttrType::kBool, "false", "add instead of writing")},
+      "torch's index_put_: self at index tensors (as index.Tensor's) = values, broadcast to "
+      "the indexing result (self's dtype); with accumulate, added (repeated indices add up).",
+      false, [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+        TENSORD_ASSIGN_OR_RETURN(std::vector<int64_t> dims, a.IntList("dims"));
+        TENSORD_ASSIGN_OR_RETURN(bool acc, a.Bool("accumulate", false));
+        return PlanIndexPut(in[0], in[1], in.subspan(2), dims, acc);
+      }};
+  index_put.variadic = true;
+  ops.push_back(std::move(index_put));
   OpDef sleep{"_sleep", OpKind::kCompute, {},
               {Req("ms", AttrType::kInt, "milliseconds, <= 60000"),
                Opt("device", AttrType::kDevice, "cpu")},

@@ -74,6 +74,9 @@ absl::Status Backend::Scatter(absl::string_view op, const Tensor&, int64_t, cons
                               const Tensor&, const Scalar*, ScatterMode) {
   return Missing(op);
 }
+absl::Status Backend::CheckIndexBounds(absl::string_view op, const Tensor&, int64_t, int64_t) {
+  return Missing(op);
+}
 absl::Status Backend::Take(const Tensor&, const Tensor&, const Tensor&) { return Missing("take"); }
 absl::Status Backend::Put(const Tensor&, const Tensor&, const Tensor&, bool) {
   return Missing("put_");

@@ -132,6 +132,11 @@ class Backend {
   virtual absl::Status Scatter(absl::string_view op, const Tensor& self, int64_t dim,
                                const Tensor& index, const Tensor& src, const Scalar* value,
                                ScatterMode mode);
+  // Fails (torch's "index k is out of bounds for dimension `dim` with size `size`", naming `op`)
+  // when an element of the integer `index` lies outside [-size, size): advanced indexing's
+  // per-dim check before its indices are combined into one.
+  virtual absl::Status CheckIndexBounds(absl::string_view op, const Tensor& index, int64_t dim,
+                                        int64_t size);
   // out (index's sizes) = self.flatten()[index].
   virtual absl::Status Take(const Tensor& out, const Tensor& self, const Tensor& index);
   // self.flatten()[index] = (or += with `accumulate`) source.

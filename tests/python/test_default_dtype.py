@@ -5,6 +5,8 @@ Each case runs under every default (float32, float64, float16, bfloat16) on a se
 ops in the client (the planning extension) and on one whose ops the server plans (each OpCall
 carries the default: OpCall.default_dtype), with torch set to the same default.
 """
+import os
+
 import pytest
 import torch
 
@@ -23,7 +25,7 @@ def planned(request, server, session, monkeypatch):
         yield session
         return
     monkeypatch.setenv("TENSORD_LOCAL_PLANNING", "0")
-    s = tensord.connect(server)
+    s = tensord.connect(server, device=os.environ.get("TENSORD_TEST_DEVICE") or None)
     assert s.planner is None
     tensord.set_default_session(s)
     yield s

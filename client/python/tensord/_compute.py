@@ -476,17 +476,25 @@ def nonzero(input, *, as_tuple=False):
 
 
 def _index_put_(self, indices, values, accumulate=False):
-    if not isinstance(indices, tuple):
+    """torch's index_put_: one server op (engine/ops/index_ops.cc) on index tensors, values of
+    self's dtype (no conversion, as torch)."""
+    if not isinstance(indices, (tuple, list)):
         raise TypeError("index_put_(): argument 'indices' must be tuple of Tensors")
-    key = indices
-    linear = self._linear_indices(key)
-    shape = tuple(linear.shape)
-    if isinstance(values, TensorBase):
-        source = values.to(self.dtype).expand(shape)
-    else:
-        source = _factories.full(shape, _py_scalar(values), dtype=self.dtype, device=self.device,
-                           session=self._session)
-    return self.put_(linear, source.contiguous(), accumulate)
+    for i, t in enumerate(indices):
+        if not isinstance(t, TensorBase):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
+    if not isinstance(values, TensorBase):
+        raise TypeError(f"index_put_(): argument 'values' (position 2) must be Tensor, not "
+                        f"{type(values).__name__}")
+    view, tensors, dims = self._advanced(tuple(indices))
+    if values.device != self.device:
+        values = values.to(self.device)
+    attrs = {"dims": _Ints(dims)}
+    if accumulate:
+        attrs["accumulate"] = True
+    _op(self._session, "index_put_", [view, values, *tensors], attrs)
+    return self
 
 
 def _type_as(self, other):

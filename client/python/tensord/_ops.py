@@ -214,6 +214,8 @@ def _queue(session, name, inputs, attrs=None, n=None, send_now=False):
             if len(queued) == 3:
                 raise error_from_status(*queued)
             first, metas, call, input_ids = queued
+            if n is None and not metas:
+                return []  # a list of no views (unbind of an empty dim): nothing to send
             new = _tensor_class._new
             outs = []
             for i, meta in enumerate(metas):
@@ -232,6 +234,8 @@ def _queue(session, name, inputs, attrs=None, n=None, send_now=False):
         if metas is None:
             return None
         n = len(metas)
+        if n == 0:
+            return []  # a list of no views (unbind of an empty dim): nothing to send
     first = session.new_ids(n) if n else 0
     outs = [_tensor_class._new(session, first + i) for i in range(n)]
     if metas is not None:

@@ -6,8 +6,8 @@ import numpy as np
 
 from . import _dtypes, _factories, _format
 from ._compute import _ComputeMethods
-from ._ops import (_MAX_OUTPUT_IDS, _call, _int, _int_list, _int_or_ints, _is_scalar, _op_on,
-                   _py_scalar, _queue, _wrap_dim, set_tensor_class)
+from ._ops import (_MAX_OUTPUT_IDS, _Ints, _call, _int, _int_list, _int_or_ints, _is_scalar, _op_on,
+                   _op, _py_scalar, _queue, _wrap_dim, set_tensor_class)
 from ._session import pb
 
 
@@ -69,27 +69,6 @@ def _basic_index_list(key, lone=False):
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                              "Variables are valid indices (got " + type(k).__name__ + ")")
     return items
-
-
-def _numpy_key(key):
-    out = []
-    for k in key:
-        if isinstance(k, Tensor):
-            if k.dtype.is_floating_point:
-                raise IndexError("tensors used as indices must be long, byte or bool tensors")
-            arr = k._numpy_any()
-            out.append(arr if arr.dtype == np.bool_ else arr.astype(np.int64))
-        elif isinstance(k, (list, tuple)):
-            arr = np.asarray(k)
-            if arr.dtype.kind == "f":
-                raise IndexError("tensors used as indices must be long, byte or bool tensors")
-            out.append(arr)
-        elif isinstance(k, (float, complex)):
-            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
-                             "byte Variables are valid indices (got " + type(k).__name__ + ")")
-        else:
-            out.append(k)
-    return tuple(out)
 
 
 def _legacy_new(dtype, args, device, session, like=None, strict=True):
@@ -656,8 +635,8 @@ class Tensor(_ComputeMethods):
         key = (key,) if lone else key
         if not any(_is_advanced(k) for k in key):
             return self._op("index", attrs={"indices": _basic_index_list(key, lone)})
-        linear = self._linear_indices(key)
-        return self._op("take", [linear])
+        view, indices, dims = self._advanced(key)
+        return _op(self._session, "index.Tensor", [view, *indices], {"dims": _Ints(dims)})
 
     def __setitem__(self, key, value):
         # An assignment returns nothing to touch later, so it is sent at once: a mistake in it
@@ -672,53 +651,126 @@ class Tensor(_ComputeMethods):
             target = self._op("index", attrs={"indices": _basic_index_list(key_t, lone)})
             _assign(target, value)
             return
-        linear = self._linear_indices(key_t)
-        shape = tuple(linear._meta().sizes)
+        if lone and isinstance(key, (bool, np.bool_)):
+            if key:  # as torch: a lone True assigns through a new leading dim, False nothing
+                _assign(self.unsqueeze(0), value)
+            return
+        view, pending = self._split_key(key_t)
+        if len(pending) == 1 and pending[0][1] == "mask" and (
+                _is_scalar(value) or (isinstance(value, Tensor) and value.dim() == 0)):
+            # One mask and one value, as torch: a masked fill of the view (the value converted
+            # to self's dtype), with no wait for the mask's count of trues.
+            at, _, mask = pending[0]
+            mask = _checked_mask(view, at, mask)
+            spread = mask.reshape(tuple(mask.shape) + (1,) * (view.dim() - at - mask.dim()))
+            view.masked_fill_(spread, value if isinstance(value, Tensor) else _py_scalar(value))
+            return
+        indices, dims = _index_tensors(view, pending)
         if isinstance(value, Tensor):
-            source = value.to(self.dtype).expand(shape)
+            # torch's index_put_ keeps the values' dtype (a mismatch is refused by the server).
+            values = value if value.device == self.device else value.to(self.device)
+            while values.dim() > 0 and values.shape[0] == 1:  # torch drops leading unit dims
+                values = values[0]
+        elif _is_scalar(value):
+            values = _factories.full((), _py_scalar(value), dtype=self.dtype, device=self.device,
+                                     session=self._session)
         else:
-            if _is_scalar(value):
-                source = _factories.full(shape, _py_scalar(value), dtype=self.dtype,
-                                   device=self.device, session=self._session)
+            values = _factories.tensor(value, dtype=self.dtype, device=self.device,
+                                       session=self._session)
+        _op(self._session, "index_put_", [view, values, *indices], {"dims": _Ints(dims)})
+
+    def _advanced(self, key):
+        """(view, int64 index tensors, their dims) for the server's index.Tensor / index_put_:
+        _split_key's view, with each mask turned into its nonzero() positions."""
+        view, pending = self._split_key(key)
+        indices, dims = _index_tensors(view, pending)
+        return view, indices, dims
+
+    def _split_key(self, key):
+        """torch's indexing of a key with index tensors: its ints, slices, None and Ellipsis
+        applied as one view, and each index tensor (a sequence, an integer tensor, a mask, a
+        Python bool as a new dim of size 1 indexed by [0] or by nothing) kept with the dim of
+        that view it indexes. Returns (view, [(dim, kind, tensor or bool)])."""
+        device, session = self.device, self._session
+        items = []  # (kind, value): "basic", "index", "mask" or "bool"
+        for k in key:
+            if isinstance(k, (bool, np.bool_)):
+                items.append(("bool", bool(k)))
+            elif isinstance(k, Tensor) and _is_advanced(k):
+                if k.dtype.is_floating_point:
+                    raise IndexError("tensors used as indices must be long, byte or bool tensors")
+                if k.dtype in (_dtypes.bool_, _dtypes.uint8):
+                    items.append(("bool", bool(k.item())) if k.dim() == 0 else ("mask", k))
+                else:
+                    items.append(("index", k))
+            elif isinstance(k, (list, tuple, np.ndarray)):
+                arr = np.asarray(k)
+                if arr.dtype.kind not in "biu":
+                    raise IndexError("tensors used as indices must be long, byte or bool tensors")
+                kind = "mask" if arr.dtype == np.bool_ else "index"
+                arr = arr if kind == "mask" else arr.astype(np.int64)
+                items.append((kind, _factories.tensor(arr, device=device, session=session)))
             else:
-                source = _factories.tensor(value, dtype=self.dtype, device=self.device,
-                                     session=self._session).expand(shape)
-        self._op("put_", [linear, source])
+                items.append(("basic", k))
+        consumed = sum(k.dim() if kind == "mask" else 1 for kind, k in items
+                       if kind in ("index", "mask") or
+                       (kind == "basic" and k is not None and k is not Ellipsis))
+        if consumed > self.dim():
+            raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
+        basic, pending = [], []
+        at = 0  # the view's dim the next key item reaches
+        for kind, k in items:
+            if kind == "basic":
+                basic.append(k)
+                if k is None or isinstance(k, slice):
+                    at += 1
+                elif k is Ellipsis:
+                    at += self.dim() - consumed
+            elif kind == "bool":
+                basic.append(None)
+                pending.append((at, kind, k))
+                at += 1
+            else:
+                width = k.dim() if kind == "mask" else 1
+                basic.extend([slice(None)] * width)
+                pending.append((at, kind, k))
+                at += width
+        view = self._op("index", attrs={"indices": _basic_index_list(basic)})
+        return view, pending
 
-    def _linear_indices(self, key):
-        """Advanced indexing as numpy does it (torch follows the same rules), applied to the
-        row-major positions of self's elements: a tensor of positions for take/put_."""
-        shape = tuple(self._meta().sizes)
-        positions = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
-        np_key = _numpy_key(key)
-        _check_integer_indices(np_key, shape)
-        try:
-            picked = positions[np_key]
-        except IndexError as e:
-            raise IndexError(str(e).replace("axis", "dimension")) from None
-        return _factories.tensor(_factories._c_order(picked, np.int64), device=self.device,
-                           session=self._session)
+
+def _checked_mask(view, at, mask):
+    """`mask` (bool or uint8) indexing dims [at, at + mask.dim()) of `view`: on view's device, as
+    bool, and of those dims' sizes (else torch's IndexError)."""
+    if mask.device != view.device:
+        mask = mask.to(view.device)
+    for j in range(mask.dim()):
+        if mask.shape[j] != view.shape[at + j]:
+            raise IndexError(f"The shape of the mask {list(mask.shape)} at index {j} does not "
+                             f"match the shape of the indexed tensor {list(view.shape)} at index "
+                             f"{at + j}")
+    return mask if mask.dtype is _dtypes.bool_ else mask.to(_dtypes.bool_)
 
 
-def _check_integer_indices(np_key, shape):
-    """torch refuses any index into a dim of size 0, even when the result is empty (numpy, and
-    torch for other dims, check bounds only when there are elements to gather)."""
-    consumed = sum(1 if not isinstance(k, np.ndarray) or k.dtype != np.bool_ else k.ndim
-                   for k in np_key if k is not None and k is not Ellipsis)
-    dim = 0
-    for k in np_key:
-        if k is None:
-            continue
-        if k is Ellipsis:
-            dim += len(shape) - consumed
-            continue
-        if isinstance(k, np.ndarray) and k.dtype == np.bool_:
-            dim += k.ndim
-            continue
-        if isinstance(k, np.ndarray) and k.size and dim < len(shape) and shape[dim] == 0:
-            raise IndexError(f"index {k.reshape(-1)[0]} is out of bounds for dimension {dim} "
-                             "with size 0")
-        dim += 1
+def _index_tensors(view, pending):
+    """_split_key's pending index tensors as int64 index tensors and the dims they index: a
+    mask as the columns of its nonzero() (one wait for its count of trues, as torch's), a Python
+    bool as [0] or nothing."""
+    indices, dims = [], []
+    for at, kind, k in pending:
+        if kind == "bool":
+            indices.append(_factories.tensor([0] if k else [], dtype=_dtypes.int64,
+                                             device=view.device, session=view._session))
+            dims.append(at)
+        elif kind == "index":
+            indices.append(k if k.device == view.device else k.to(view.device))
+            dims.append(at)
+        else:
+            positions = _checked_mask(view, at, k).nonzero()
+            for j in range(k.dim()):
+                indices.append(positions[:, j])
+                dims.append(at + j)
+    return indices, dims
 
 
 def _assign(target, value):

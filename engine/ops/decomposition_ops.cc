@@ -1,5 +1,5 @@
 // torch.linalg's factorizations and what is built on them: lu_factor, solve, inv, det, slogdet,
-// cholesky, qr, svd, svdvals, eigh, eigvalsh. Each copies its input into a new batch of
+// cholesky, qr, svd, svdvals, eigh, eigvalsh, pinv, matrix_rank. Each copies its input into a new batch of
 // column-major matrices (torch.linalg's output layout and LAPACK's) and factors it in place with
 // the device's kernel (Backend::LuFactor, …: LAPACK on the CPU, cuSOLVER on a GPU); det and
 // slogdet are compositions of lu_factor with a diagonal and reductions (composition.h).
@@ -514,6 +514,119 @@ absl::StatusOr<PlannedOp> PlanMatrixPower(const Tensor& a, int64_t n) {
   return std::move(c).Finish({result});
 }
 
+// ---- pinv and matrix_rank: the singular values (or |eigenvalues|) above a cutoff ----------
+
+// torch's cutoff for singular values `s` (last dim descending, or |eigenvalues|): max(atol,
+// rtol * the largest), rtol defaulting to eps * max(m, n) unless atol is given and not 0. atol
+// and rtol: undefined, wrapped numbers or tensors (one per matrix of the batch).
+absl::StatusOr<Tensor> Cutoff(Composition& c, const Tensor& s, const Tensor& atol,
+                              const Tensor& rtol, int64_t m, int64_t n, DType dtype) {
+  Attrs last = Dim(-1);
+  last.Set("keepdim", true);
+  TENSORD_ASSIGN_OR_RETURN(const Tensor smax,
+                           c.Op1(s.size(s.dim() - 1) > 0 ? "amax" : "sum", {s}, last));
+  const bool atol_zero = atol.defined() && atol.is_wrapped_number() &&
+                         ScalarOf(atol).to_double() == 0.0;
+  Tensor r = rtol;
+  if (!r.defined()) {
+    const double eps = dtype == DType::kFloat64 ? std::numeric_limits<double>::epsilon()
+                                                : std::numeric_limits<float>::epsilon();
+    const bool default_rtol = !atol.defined() || atol_zero;
+    TENSORD_ASSIGN_OR_RETURN(
+        r, WrapNumber(Scalar(default_rtol ? eps * static_cast<double>(std::max(m, n)) : 0.0)));
+  } else if (!r.is_wrapped_number()) {
+    TENSORD_ASSIGN_OR_RETURN(r, Unsqueeze(r, -1));
+  }
+  TENSORD_ASSIGN_OR_RETURN(Tensor tol, c.Op1("mul", {smax, r}));
+  if (atol.defined()) {
+    if (atol.is_wrapped_number()) {
+      TENSORD_ASSIGN_OR_RETURN(tol, c.Op1("clamp_min", {tol},
+                                          Attrs().Set("min", ScalarOf(atol))));
+    } else {
+      TENSORD_ASSIGN_OR_RETURN(const Tensor a, Unsqueeze(atol, -1));
+      TENSORD_ASSIGN_OR_RETURN(tol, c.Op1("maximum", {tol, a}));
+    }
+  }
+  return tol;
+}
+
+absl::Status CheckTolerance(absl::string_view op, const Tensor& a, const Tensor& t) {
+  if (!t.defined() || t.is_wrapped_number()) return absl::OkStatus();
+  if (t.device() != a.device()) {
+    return RuntimeError(op, absl::StrCat("Expected all tensors to be on the same device, but "
+                                         "found at least two devices, ", a.device().ToString(),
+                                         " and ", t.device().ToString(), "!"));
+  }
+  return absl::OkStatus();
+}
+
+// 1 / v where v > tol, else 0.
+absl::StatusOr<Tensor> InvertAbove(Composition& c, const Tensor& v, const Tensor& magnitude,
+                                   const Tensor& tol) {
+  TENSORD_ASSIGN_OR_RETURN(const Tensor keep, c.Op1("gt", {magnitude, tol}));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor inverse, c.Op1("reciprocal", {v}));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor zero, WrapNumber(Scalar(int64_t{0})));
+  return c.Op1("where", {keep, inverse, zero});
+}
+
+// linalg.pinv: V diag(1/s) U^T over the singular values above the cutoff (hermitian: from
+// eigh, V diag(1/w) V^T over |w| above it).
+absl::StatusOr<PlannedOp> PlanPinv(const Tensor& a, const Tensor& atol, const Tensor& rtol,
+                                   bool hermitian) {
+  constexpr absl::string_view op = "linalg.pinv";
+  TENSORD_RETURN_IF_ERROR(CheckMatrices(op, a, /*square=*/false));
+  TENSORD_RETURN_IF_ERROR(CheckTolerance(op, a, atol));
+  TENSORD_RETURN_IF_ERROR(CheckTolerance(op, a, rtol));
+  const int64_t m = Rows(a), n = Cols(a);
+  Composition c({a, atol, rtol});
+  if (hermitian) {
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp eigh, PlanEigh("linalg.eigh", a, "L", true));
+    const std::vector<Tensor> wv = c.Add(std::move(eigh));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor magnitude, c.Op1("abs", {wv[0]}));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor tol, Cutoff(c, magnitude, atol, rtol, m, n,
+                                                      a.dtype()));
+    TENSORD_ASSIGN_OR_RETURN(Tensor w_inv, InvertAbove(c, wv[0], magnitude, tol));
+    TENSORD_ASSIGN_OR_RETURN(w_inv, Unsqueeze(w_inv, -2));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor scaled, c.Op1("mul", {wv[1], w_inv}));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor vt, Transpose(wv[1], -2, -1));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor out, c.Op1("matmul", {scaled, vt}));
+    return std::move(c).Finish({out});
+  }
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp svd, PlanSvd("linalg.svd", a, false, /*vectors=*/true));
+  const std::vector<Tensor> usv = c.Add(std::move(svd));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor tol, Cutoff(c, usv[1], atol, rtol, m, n, a.dtype()));
+  TENSORD_ASSIGN_OR_RETURN(Tensor s_inv, InvertAbove(c, usv[1], usv[1], tol));
+  TENSORD_ASSIGN_OR_RETURN(s_inv, Unsqueeze(s_inv, -2));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor v, Transpose(usv[2], -2, -1));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor scaled, c.Op1("mul", {v, s_inv}));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor ut, Transpose(usv[0], -2, -1));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor out, c.Op1("matmul", {scaled, ut}));
+  return std::move(c).Finish({out});
+}
+
+// linalg.matrix_rank: how many singular values (hermitian: |eigenvalues|) lie above the cutoff.
+absl::StatusOr<PlannedOp> PlanMatrixRank(const Tensor& a, const Tensor& atol, const Tensor& rtol,
+                                         bool hermitian) {
+  constexpr absl::string_view op = "linalg.matrix_rank";
+  TENSORD_RETURN_IF_ERROR(CheckMatrices(op, a, /*square=*/false));
+  TENSORD_RETURN_IF_ERROR(CheckTolerance(op, a, atol));
+  TENSORD_RETURN_IF_ERROR(CheckTolerance(op, a, rtol));
+  Composition c({a, atol, rtol});
+  Tensor s;
+  if (hermitian) {
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp eig, PlanEigh("linalg.eigvalsh", a, "L", false));
+    TENSORD_ASSIGN_OR_RETURN(s, c.Op1("abs", {c.Add(std::move(eig)).at(0)}));
+  } else {
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp sv, PlanSvd("linalg.svdvals", a, false, false));
+    s = c.Add(std::move(sv)).at(0);
+  }
+  TENSORD_ASSIGN_OR_RETURN(const Tensor tol, Cutoff(c, s, atol, rtol, Rows(a), Cols(a),
+                                                    a.dtype()));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor above, c.Op1("gt", {s, tol}));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor rank, c.Op1("sum", {above}, Dim(-1)));
+  return std::move(c).Finish({rank});
+}
+
 void Add(std::vector<OpDef>& ops, std::string name, std::vector<AttrSpec> attrs, std::string doc,
          bool multi_output, Plan1 plan) {
   ops.push_back({std::move(name), OpKind::kCompute, {"A"}, std::move(attrs), std::move(doc),
@@ -552,6 +665,23 @@ void RegisterDecompositionOps(std::vector<OpDef>& ops) {
           TENSORD_ASSIGN_OR_RETURN(bool upper, r.Bool("upper", false));
           return PlanCholesky(a, upper, ex);
         });
+  }
+  for (const bool rank : {false, true}) {
+    OpDef def{rank ? "linalg_matrix_rank" : "linalg_pinv", OpKind::kCompute,
+              {"A", "atol", "rtol"},
+              {Opt("hermitian", AttrType::kBool, "false", "A symmetric: eigenvalues, not SVD")},
+              rank ? "The number of singular values of every matrix of A above max(atol, rtol * "
+                     "the largest) (int64)."
+                   : "The pseudo-inverse of every matrix of A from its singular values above "
+                     "max(atol, rtol * the largest).",
+              false, [rank](Inputs in, AttrReader& r) -> absl::StatusOr<PlannedOp> {
+                TENSORD_ASSIGN_OR_RETURN(bool hermitian, r.Bool("hermitian", false));
+                return rank ? PlanMatrixRank(in[0], in[1], in[2], hermitian)
+                            : PlanPinv(in[0], in[1], in[2], hermitian);
+              }};
+    def.scalar_inputs = {"atol", "rtol"};
+    def.optional_inputs = {"atol", "rtol"};
+    ops.push_back(std::move(def));
   }
   ops.push_back({"linalg_matrix_power", OpKind::kCompute, {"A"}, {Req("n", AttrType::kInt)},
                  "A^n for every square matrix of A, by repeated squaring (n < 0: of the "

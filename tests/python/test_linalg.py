@@ -8,6 +8,7 @@ values against torch's (the inputs have distinct singular values and eigenvalues
 """
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -347,3 +348,46 @@ MATRIX_POWER = {
 @pytest.mark.parametrize("name", sorted(MATRIX_POWER))
 def test_matrix_power_matches_torch(name, session):
     assert_matches_torch(MATRIX_POWER[name], 1e-5)
+
+
+_rng = np.random.default_rng(17)
+_A = _rng.standard_normal((2, 4, 3))
+_LOW = _rng.standard_normal((5, 3)) @ _rng.standard_normal((3, 5))  # 5 x 5 of rank 3
+_SYM = _LOW + _LOW.T
+PINV = {  # pinv and matrix_rank: one server op each; every way torch takes its cutoff
+    "pinv": lambda m: m.linalg.pinv(m.tensor(_A)),
+    "pinv, float32 batch": lambda m: m.linalg.pinv(m.tensor(_A, dtype=m.float32)),
+    "pinv, wide": lambda m: m.linalg.pinv(m.tensor(_A).mT),
+    "pinv, low rank": lambda m: m.linalg.pinv(m.tensor(_LOW)),
+    "pinv, rcond": lambda m: m.linalg.pinv(m.tensor(_LOW), 0.3),
+    "pinv, atol": lambda m: m.linalg.pinv(m.tensor(_A), atol=1.5),
+    "pinv, atol 0": lambda m: m.linalg.pinv(m.tensor(_LOW), atol=0),
+    "pinv, atol and rtol": lambda m: m.linalg.pinv(m.tensor(_A), atol=0.1, rtol=0.5),
+    "pinv, tensor atol per matrix": lambda m: m.linalg.pinv(m.tensor(_A),
+                                                           atol=m.tensor([0.5, 2.0])),
+    "pinv, tensor rtol per matrix": lambda m: m.linalg.pinv(m.tensor(_A),
+                                                           rtol=m.tensor([0.01, 0.9])),
+    "pinv, hermitian": lambda m: m.linalg.pinv(m.tensor(_SYM), hermitian=True),
+    "pinv, hermitian, atol": lambda m: m.linalg.pinv(m.tensor(_SYM), hermitian=True, atol=2.0),
+    "pinv, empty": lambda m: m.linalg.pinv(m.ones(3, 0, dtype=m.float64)),
+    "pinverse": lambda m: m.pinverse(m.tensor(_LOW), 1e-3),
+    "Tensor.pinverse": lambda m: m.tensor(_A).pinverse(),
+    "pinv, int": lambda m: m.linalg.pinv(m.ones(3, 3, dtype=m.int64)),
+    "pinv, float16": lambda m: m.linalg.pinv(m.ones(3, 3, dtype=m.float16)),
+    "pinv, 1-d": lambda m: m.linalg.pinv(m.ones(3)),
+    "pinv, hermitian not square": lambda m: m.linalg.pinv(m.tensor(_A), hermitian=True),
+    "matrix_rank": lambda m: m.linalg.matrix_rank(m.tensor(_LOW)),
+    "matrix_rank, batch": lambda m: m.linalg.matrix_rank(m.tensor(_A)),
+    "matrix_rank, tol": lambda m: m.linalg.matrix_rank(m.tensor(_A), 1.0),
+    "matrix_rank, atol": lambda m: m.linalg.matrix_rank(m.tensor(_A), atol=m.tensor([0.1, 9.0])),
+    "matrix_rank, rtol": lambda m: m.linalg.matrix_rank(m.tensor(_LOW), rtol=0.2),
+    "matrix_rank, hermitian": lambda m: m.linalg.matrix_rank(m.tensor(_SYM), hermitian=True),
+    "matrix_rank, float32": lambda m: m.linalg.matrix_rank(m.tensor(_LOW, dtype=m.float32)),
+    "matrix_rank, empty": lambda m: m.linalg.matrix_rank(m.ones(0, 4)),
+    "matrix_rank, int": lambda m: m.linalg.matrix_rank(m.ones(2, 2, dtype=m.int32)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PINV))
+def test_pinv_and_matrix_rank_match_torch(name, session):
+    assert_matches_torch(PINV[name], 1e-6)

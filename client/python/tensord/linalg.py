@@ -3,8 +3,8 @@
 The factorizations are server ops planned by the engine (engine/ops/decomposition_ops.cc: LAPACK
 on a CPU server, cuSOLVER on a GPU), so their errors raise at the call and their outputs have
 torch's layouts (column-major matrices): lu_factor, solve, inv, det, slogdet, cholesky, qr, svd,
-svdvals, eigh, eigvalsh. The rest are compositions of those and of ordinary ops, as torch's own
-are: norms, pinv, matrix_rank, lstsq, cond, matrix_power, tensorinv, tensorsolve, multi_dot, ….
+svdvals, eigh, eigvalsh, pinv, matrix_rank, matrix_power. The rest are compositions of those and
+of ordinary ops, as torch's own are: norms, lstsq, cond, tensorinv, tensorsolve, multi_dot, ….
 """
 import functools
 import math
@@ -254,28 +254,21 @@ def _is_zero(x):
 
 
 def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """One server op (engine/ops/decomposition_ops.cc): the SVD (or eigh), torch's cutoff of
+    the singular values and the product, planned together."""
     if rcond is not None:
         rtol = rcond
-    _check_matrices("pinv", A)
-    m, n = A.size(-2), A.size(-1)
-    if hermitian:
-        w, V = eigh(A)
-        tol = _cutoff(w.abs(), atol, rtol, m, n, A.dtype)
-        w_inv = _api().where(w.abs() > tol, w.reciprocal(), w.new_zeros(()))
-        return _out((V * w_inv.unsqueeze(-2)).matmul(V.mT), out)
-    U, S, Vh = svd(A, full_matrices=False)
-    tol = _cutoff(S, atol, rtol, m, n, A.dtype)
-    s_inv = _api().where(S > tol, S.reciprocal(), S.new_zeros(()))
-    return _out((Vh.mT * s_inv.unsqueeze(-2)).matmul(U.mT), out)
+    return _out(_run("linalg_pinv", [("A", A), ("atol", atol), ("rtol", rtol)],
+                     {"hermitian": bool(hermitian)}), out)
 
 
 def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """One server op (engine/ops/decomposition_ops.cc); `tol` is torch's old name for atol with
+    rtol 0."""
     if tol is not None:
         atol, rtol = tol, 0.0
-    _check_matrices("matrix_rank", A)
-    m, n = A.size(-2), A.size(-1)
-    s = eigvalsh(A).abs() if hermitian else svdvals(A)
-    return _out((s > _cutoff(s, atol, rtol, m, n, A.dtype)).sum(-1), out)
+    return _out(_run("linalg_matrix_rank", [("A", A), ("atol", atol), ("rtol", rtol)],
+                     {"hermitian": bool(hermitian)}), out)
 
 
 def lstsq(A, B, rcond=None, *, driver=None, out=None):

@@ -49,6 +49,10 @@ DATA = {
     "small": (rng.standard_normal((256, 8, 8)) + 16 * np.eye(8)).astype(np.float64),
     "small_rhs": rng.standard_normal((256, 8, 1)),
     "maps": rng.standard_normal((8, 64, 112, 112)).astype(np.float32),
+    "video": rng.standard_normal((2, 16, 16, 56, 56)).astype(np.float32),
+    "ker3d": rng.standard_normal((32, 16, 3, 3, 3)).astype(np.float32),
+    "table": rng.standard_normal((1 << 20, 64)).astype(np.float32),
+    "picks": rng.integers(-(1 << 20), 1 << 20, (1 << 16,)),
 }
 
 
@@ -81,7 +85,22 @@ CASES = [
     ("interpolate bilinear x2 of 2 maps", lambda m, d: functional(m).interpolate(
         d["maps"][:2], scale_factor=2, mode="bilinear")),
     ("mse_loss", lambda m, d: functional(m).mse_loss(d["maps"], d["maps"] * 0.5)),
+    # 3-d ops on a 2x16x16x56x56 clip: conv3d as a conv2d per kernel depth offset.
+    ("conv3d 2x16x16x56x56, 32x3x3x3", lambda m, d: functional(m).conv3d(
+        d["video"], d["ker3d"], padding=1)),
+    ("max_pool3d 2", lambda m, d: functional(m).max_pool3d(d["video"], 2)),
+    ("avg_pool3d 3/2/1", lambda m, d: functional(m).avg_pool3d(d["video"], 3, 2, 1)),
+    # Advanced indexing: 64K rows of a 1M x 64 table, read and written.
+    ("table[64K indices]", lambda m, d: d["table"][d["picks"]]),
+    ("table[64K indices] = 0 (index_put_)", lambda m, d: d["table"].index_put_(
+        (d["picks"],), d["table"].new_zeros(()))),
+    ("table[table > 3] = 0 (a masked fill)", lambda m, d: _masked_assign(d["table"])),
 ]
+
+
+def _masked_assign(t):
+    t[t > 3] = 0
+    return t
 
 
 def timed(fn, sync, repeats, queued=1):

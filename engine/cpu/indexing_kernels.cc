@@ -195,8 +195,109 @@ absl::Status Gather(const Tensor& out, const Tensor& self, int64_t d, const Tens
   return status;
 }
 
+namespace {
+
+// Whether t's dims after d form one dense row-major block (of `sizes`' extents there).
+bool DenseAfter(const Tensor& t, int64_t d, IntList sizes) {
+  int64_t expected = 1;
+  for (int64_t j = t.dim() - 1; j > d; --j) {
+    if (sizes[j] != 1 && t.stride(j) != expected) return false;
+    expected *= sizes[j];
+  }
+  return true;
+}
+
+bool ConstantAfter(const Tensor& t, int64_t d, IntList sizes) {
+  for (int64_t j = t.dim() - 1; j > d; --j) {
+    if (sizes[j] != 1 && t.stride(j) != 0) return false;
+  }
+  return true;
+}
+
+// Whole slices along d (index_put_, index_copy_, index_add_: an int64 index constant across
+// every other dim, covering self's dims after d, which are one dense block): one check per
+// slice, then one combine loop per block of self and of src (dense, or one value). Returns
+// false (nothing done) when the operands are not so laid out.
+template <typename T>
+bool ScatterSlices(absl::string_view op, const Tensor& self, int64_t d, const Tensor& index,
+                   const Tensor& src, const T* fill, ScatterMode mode, absl::Status* status) {
+  const int64_t rank = self.dim();
+  if (rank == 0 || index.dim() != rank || index.dtype() != DType::kInt64) return false;
+  if (fill == nullptr && src.dim() != rank) return false;
+  for (int64_t j = 0; j < rank; ++j) {
+    if (j != d && index.size(j) != 1 && index.stride(j) != 0) return false;
+    if (j > d && index.size(j) != self.size(j)) return false;
+  }
+  const IntList sizes = index.sizes();
+  if (!DenseAfter(self, d, sizes)) return false;
+  const bool dense_src = fill == nullptr && DenseAfter(src, d, sizes);
+  if (fill == nullptr && !dense_src && !ConstantAfter(src, d, sizes)) return false;
+  const int64_t limit = self.size(d), count = index.size(d);
+  const int64_t* ip = index.data_as<int64_t>();
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t k = ip[i * index.stride(d)];
+    if (k < 0 || k >= limit) {
+      *status = IndexOutOfBoundsForDim(op, k, d, limit);
+      return true;
+    }
+  }
+  int64_t block = 1;
+  for (int64_t j = d + 1; j < rank; ++j) block *= sizes[j];
+  const DimVector before(sizes.begin(), sizes.begin() + d);
+  const int64_t vs = dense_src ? 1 : 0;
+  using C = Calc<T>;
+  const auto run = [&](auto combine) {
+    ForEachIndex(before, [&](const int64_t* b) {
+      int64_t self_base = 0, src_base = 0;
+      for (int64_t j = 0; j < d; ++j) {
+        self_base += b[j] * self.stride(j);
+        if (fill == nullptr) src_base += b[j] * src.stride(j);
+      }
+      for (int64_t i = 0; i < count; ++i) {
+        T* dst = self.data_as<T>() + self_base + ip[i * index.stride(d)] * self.stride(d);
+        const T* from = fill != nullptr ? fill : src.data_as<T>() + src_base + i * src.stride(d);
+        for (int64_t e = 0; e < block; ++e) dst[e] = combine(dst[e], from[e * vs]);
+      }
+      return true;
+    });
+  };
+  const auto combined = [&](auto m) {
+    run([](T old, T v) {
+      return Convert<T>(ScatterCombine<C>(decltype(m)::value, static_cast<C>(old),
+                                          static_cast<C>(v)));
+    });
+  };
+  switch (mode) {
+    case ScatterMode::kAssign: run([](T, T v) { return v; }); break;
+    case ScatterMode::kAdd: combined(std::integral_constant<ScatterMode, ScatterMode::kAdd>{}); break;
+    case ScatterMode::kMultiply:
+      combined(std::integral_constant<ScatterMode, ScatterMode::kMultiply>{});
+      break;
+    case ScatterMode::kMax: combined(std::integral_constant<ScatterMode, ScatterMode::kMax>{}); break;
+    case ScatterMode::kMin: combined(std::integral_constant<ScatterMode, ScatterMode::kMin>{}); break;
+  }
+  return true;
+}
+
+}  // namespace
+
 absl::Status Scatter(absl::string_view op, const Tensor& self, int64_t d, const Tensor& index,
                      const Tensor& src, const Scalar* value, ScatterMode mode) {
+  {
+    absl::Status status;
+    bool done = false;
+    DispatchDType(self.dtype(), [&](auto t) {
+      using T = decltype(t);
+      T fill{};
+      if (value != nullptr) {
+        const uint64_t bits = FillPattern(self.dtype(), *value);
+        std::memcpy(&fill, &bits, sizeof(T));
+      }
+      done = ScatterSlices<T>(op, self, d, index, src, value != nullptr ? &fill : nullptr, mode,
+                              &status);
+    });
+    if (done) return status;
+  }
   const int64_t limit = self.dim() == 0 ? 1 : self.size(d);
   // Every index is checked before anything is written.
   absl::Status status;

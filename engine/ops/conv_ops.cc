@@ -1,5 +1,5 @@
 // Convolution: conv2d (torch.nn.functional.conv2d; conv1d is conv2d over a height of 1 in the
-// clients), conv_transpose2d, and unfold/fold (im2col/col2im). torch's checks and output geometry, then either the device's own kernel
+// clients), conv3d (a conv2d per kernel depth offset), conv_transpose2d, and unfold/fold (im2col/col2im). torch's checks and output geometry, then either the device's own kernel
 // (Backend::Conv2d: the CPU's tiled im2col + GEMM) or, on devices without one, a composition:
 // the zero-padded input, its windows as a strided view copied into im2col columns, and the
 // device's batched product with the weights.
@@ -46,19 +46,23 @@ absl::string_view CppTypeName(DType dtype) {
   return DTypeName(dtype);
 }
 
-// An int or a list of 1 or 2 ints, as torch's expand_param_if_needed.
-absl::StatusOr<std::vector<int64_t>> PairParam(AttrReader& a, const char* name, int64_t dflt) {
-  if (!a.Has(name)) return std::vector<int64_t>{dflt, dflt};
+// An int or a list of 1 or n ints, as torch's expand_param_if_needed.
+absl::StatusOr<std::vector<int64_t>> NParam(AttrReader& a, const char* name, int64_t dflt,
+                                            size_t n, absl::string_view op = kOp) {
+  if (!a.Has(name)) return std::vector<int64_t>(n, dflt);
   bool was_list = false;
   TENSORD_ASSIGN_OR_RETURN(std::vector<int64_t> v, a.IntOrIntList(name, &was_list));
-  if (v.size() == 1) return std::vector<int64_t>{v[0], v[0]};
-  if (v.size() != 2) {
-    return RuntimeError(kOp, absl::StrCat("expected ", name, " to be a single integer value or a "
-                                          "list of 2 values to match the convolution "
-                                          "dimensions, but got ", name, "=",
-                                          FormatList(v)));
+  if (v.size() == 1) return std::vector<int64_t>(n, v[0]);
+  if (v.size() != n) {
+    return RuntimeError(op, absl::StrCat("expected ", name, " to be a single integer value or a "
+                                         "list of ", n, " values to match the convolution "
+                                         "dimensions, but got ", name, "=", FormatList(v)));
   }
   return v;
+}
+
+absl::StatusOr<std::vector<int64_t>> PairParam(AttrReader& a, const char* name, int64_t dflt) {
+  return NParam(a, name, dflt, 2);
 }
 
 // conv2d on a device without its own kernel: im2col through views and copies, then matmul.
@@ -577,6 +581,143 @@ absl::StatusOr<PlannedOp> PlanConv2d(const Tensor& input, const Tensor& weight,
   return std::move(c).Finish({out});
 }
 
+// conv3d as one conv2d (the device's own kernel on the CPU): every output depth t a sample of
+// the batch, whose channels are the zero-padded input's planes k * dilation + t * stride for
+// every kernel depth offset k. torch's checks, in its order and words.
+struct Conv3dParams {
+  std::vector<int64_t> stride, padding, dilation;
+  int64_t groups = 1;
+};
+
+absl::StatusOr<PlannedOp> PlanConv3d(const Tensor& input, const Tensor& weight,
+                                     const Tensor& bias, const Conv3dParams& p) {
+  constexpr absl::string_view op = "conv3d";
+  if (input.dim() != 4 && input.dim() != 5) {
+    return RuntimeError(op, absl::StrCat("Expected 4D (unbatched) or 5D (batched) input to "
+                                         "conv3d, but got input of size: ",
+                                         FormatList(input.sizes())));
+  }
+  if (weight.dim() != 5) {
+    return RuntimeError(op, absl::StrCat("expected stride to be a single integer value or a "
+                                         "list of ", weight.dim() - 2, " values to match the "
+                                         "convolution dimensions, but got stride=",
+                                         FormatList(p.stride)));
+  }
+  if (p.groups <= 0) return RuntimeError(op, "non-positive groups is not supported");
+  const bool batched = input.dim() == 5;
+  DimVector in(input.sizes().begin(), input.sizes().end());
+  if (!batched) in.insert(in.begin(), 1);
+  for (int d = 0; d < 3; ++d) {
+    if (p.padding[d] < 0) return RuntimeError(op, "negative padding is not supported");
+  }
+  for (int d = 0; d < 3; ++d) {
+    if (p.stride[d] <= 0) return RuntimeError(op, "non-positive stride is not supported");
+  }
+  for (int d = 0; d < 3; ++d) {
+    if (p.dilation[d] <= 0) return RuntimeError(op, "non-positive dilation is not supported");
+  }
+  const std::string wsizes = FormatList(weight.sizes());
+  const int64_t o = weight.size(0);
+  if (o < p.groups) {
+    return RuntimeError(op, absl::StrCat("Given groups=", p.groups, ", expected weight to be at "
+                                         "least ", p.groups, " at dimension 0, but got weight "
+                                         "of size ", wsizes, " instead"));
+  }
+  if (o % p.groups != 0) {
+    return RuntimeError(op, absl::StrCat("Given groups=", p.groups, ", expected weight to be "
+                                         "divisible by ", p.groups, " at dimension 0, but got "
+                                         "weight of size [", wsizes, "] instead"));
+  }
+  const std::optional<int64_t> channels = CheckedMul(weight.size(1), p.groups);
+  if (!channels || in[1] != *channels) {
+    return RuntimeError(op, absl::StrCat("Given groups=", p.groups, ", weight of size ", wsizes,
+                                         ", expected input", FormatList(in), " to have ",
+                                         channels.value_or(-1), " channels, but got ", in[1],
+                                         " channels instead"));
+  }
+  if (bias.defined() && (bias.dim() != 1 || bias.size(0) != o)) {
+    return RuntimeError(op, absl::StrCat("Given weight of size ", wsizes, ", expected bias to "
+                                         "be 1-dimensional with ", o, " elements, but got bias "
+                                         "of size ", FormatList(bias.sizes()), " instead"));
+  }
+  int64_t padded[3], span[3], out_size[3];
+  bool fits = true;
+  for (int d = 0; d < 3; ++d) {
+    const std::optional<int64_t> pad2 = CheckedMul(p.padding[d], 2);
+    const std::optional<int64_t> pd = pad2 ? CheckedAdd(in[2 + d], *pad2) : std::nullopt;
+    const std::optional<int64_t> reach = CheckedMul(p.dilation[d], weight.size(2 + d) - 1);
+    if (!pd || !reach || *reach == INT64_MAX) {
+      return RuntimeError(op, "padding, dilation and kernel size overflow the input's extent");
+    }
+    padded[d] = *pd, span[d] = *reach + 1;
+    if (padded[d] < span[d]) fits = false;
+    out_size[d] = fits ? (padded[d] - span[d]) / p.stride[d] + 1 : 0;
+  }
+  if (!fits) {
+    return RuntimeError(op, absl::StrCat("Calculated padded input size per channel: (",
+                                         padded[0], " x ", padded[1], " x ", padded[2],
+                                         "). Kernel size: (", span[0], " x ", span[1], " x ",
+                                         span[2], "). Kernel size can't be greater than actual "
+                                         "input size"));
+  }
+  TENSORD_ASSIGN_OR_RETURN(const ConvOperands operands,
+                           CheckConvOperands(op, "compute_columns3d", input, weight, bias));
+  const int64_t n = in[0], c_in = in[1], h = in[3], w = in[4];
+  const int64_t od = out_size[0], oh = out_size[1], ow = out_size[2];
+  DimVector out_shape = {n, o, od, oh, ow};
+  TENSORD_ASSIGN_OR_RETURN(const int64_t out_numel, CheckShape(op, out_shape));
+  Composition c(operands.tensors);
+  if (out_numel == 0) {
+    TENSORD_ASSIGN_OR_RETURN(Tensor out, c.Full(out_shape, Scalar(int64_t{0}), input.dtype(),
+                                                 operands.device));
+    if (!batched) {
+      TENSORD_ASSIGN_OR_RETURN(out, View(out, {o, od, oh, ow}));
+    }
+    return std::move(c).Finish({out});
+  }
+  TENSORD_ASSIGN_OR_RETURN(Tensor x, c.Contiguous(input));
+  TENSORD_ASSIGN_OR_RETURN(x, View(x, {n, c_in, in[2], h, w}));
+  if (p.padding[0] > 0) {  // depth padded here; height and width by each conv2d
+    TENSORD_ASSIGN_OR_RETURN(
+        x, c.Op1("constant_pad_nd", {x},
+                 Attrs()
+                     .Set("pad", std::vector<int64_t>{0, 0, 0, 0, p.padding[0], p.padding[0]})
+                     .Set("value", Scalar(int64_t{0}))));
+  }
+  const Attrs conv2d = Attrs()
+                           .Set("stride", std::vector<int64_t>{p.stride[1], p.stride[2]})
+                           .Set("padding", std::vector<int64_t>{p.padding[1], p.padding[2]})
+                           .Set("dilation", std::vector<int64_t>{p.dilation[1], p.dilation[2]})
+                           .Set("groups", p.groups);
+  // Every output depth's planes for every kernel depth offset k, stacked on the channels in the
+  // weight's order per group: (n * od, groups * kd * C/groups, H, W) with plane
+  // k * dilation + t * stride of channel c at (t, (g, k, c)); the weight as
+  // (O, kd * C/groups, kh, kw) to match. One conv2d then sums over channels and depths alike.
+  const int64_t kd = weight.size(2), cg = c_in / p.groups;
+  TENSORD_RETURN_IF_ERROR(CheckShape(op, {n, od, kd, c_in, h, w}).status());
+  // A stride (dilation) matters only past one output (kernel) depth, where it lies within the
+  // padded input: the view's strides cannot overflow.
+  const int64_t step = od > 1 ? p.stride[0] : 1, reach = kd > 1 ? p.dilation[0] : 1;
+  const IntList st = x.strides();
+  TENSORD_ASSIGN_OR_RETURN(
+      Tensor planes,
+      AsStrided(x, {n, od, p.groups, kd, cg, h, w},
+                {st[0], st[2] * step, st[1] * cg, st[2] * reach, st[1], st[3], st[4]},
+                x.storage_offset()));
+  TENSORD_ASSIGN_OR_RETURN(planes, c.Reshape(planes, {n * od, p.groups * kd * cg, h, w}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor wk, Permute(weight, {0, 2, 1, 3, 4}));
+  TENSORD_ASSIGN_OR_RETURN(wk, c.Reshape(wk, {o, kd * cg, weight.size(3), weight.size(4)}));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor total, c.Op1("conv2d", {planes, wk, bias}, conv2d));
+  // (n * od, O, oh, ow) -> (n, O, od, oh, ow), contiguous.
+  TENSORD_ASSIGN_OR_RETURN(Tensor out, View(total, {n, od, o, oh, ow}));
+  TENSORD_ASSIGN_OR_RETURN(out, Permute(out, {0, 2, 1, 3, 4}));
+  TENSORD_ASSIGN_OR_RETURN(out, c.Contiguous(out));
+  if (!batched) {
+    TENSORD_ASSIGN_OR_RETURN(out, View(out, {o, od, oh, ow}));
+  }
+  return std::move(c).Finish({out});
+}
+
 void RegisterConvOps(std::vector<OpDef>& ops) {
   OpDef def{"conv2d", OpKind::kCompute, {"input", "weight", "bias"},
             {Opt("stride", AttrType::kIntOrIntList, "1", "an int or (sh, sw)"),
@@ -602,6 +743,26 @@ void RegisterConvOps(std::vector<OpDef>& ops) {
   def.scalar_inputs = {"bias"};
   def.optional_inputs = {"bias"};
   ops.push_back(std::move(def));
+  OpDef conv3d{"conv3d", OpKind::kCompute, {"input", "weight", "bias"},
+               {Opt("stride", AttrType::kIntOrIntList, "1", "an int or (sd, sh, sw)"),
+                Opt("padding", AttrType::kIntOrIntList, "0", "an int or (pd, ph, pw)"),
+                Opt("dilation", AttrType::kIntOrIntList, "1", "an int or (dd, dh, dw)"),
+                Opt("groups", AttrType::kInt, "1")},
+               "torch.nn.functional.conv3d of a (N, C, D, H, W) or (C, D, H, W) input with "
+               "(O, C / groups, kd, kh, kw) weights and an optional (O) bias: one conv2d over "
+               "the output depths as a batch and the kernel's depths as channels; contiguous.",
+               false,
+               [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                 Conv3dParams p;
+                 TENSORD_ASSIGN_OR_RETURN(p.stride, NParam(a, "stride", 1, 3, "conv3d"));
+                 TENSORD_ASSIGN_OR_RETURN(p.padding, NParam(a, "padding", 0, 3, "conv3d"));
+                 TENSORD_ASSIGN_OR_RETURN(p.dilation, NParam(a, "dilation", 1, 3, "conv3d"));
+                 TENSORD_ASSIGN_OR_RETURN(p.groups, a.Int("groups", 1));
+                 return PlanConv3d(in[0], in[1], in[2], p);
+               }};
+  conv3d.scalar_inputs = {"bias"};
+  conv3d.optional_inputs = {"bias"};
+  ops.push_back(std::move(conv3d));
 
   const AttrSpec dilation = Opt("dilation", AttrType::kIntOrIntList, "1", "an int or (dh, dw)");
   const AttrSpec padding = Opt("padding", AttrType::kIntOrIntList, "0", "an int or (ph, pw)");

@@ -1970,7 +1970,8 @@ OPTIONAL_NONE = {("clamp", "min"), ("clamp", "max"), ("clamp_", "min"), ("clamp_
                  ("binary_cross_entropy", "weight"), ("conv_transpose2d", "bias"),
                  ("binary_cross_entropy_with_logits", "pos_weight"), ("diff", "append"), ("searchsorted", "sorter"),
                  ("bincount", "weights"), ("histogram", "weight"), ("histogram.bins_tensor", "weight"),
-                 ("embedding_bag", "per_sample_weights")}
+                 ("embedding_bag", "per_sample_weights"), ("conv3d", "bias"),
+                 ("linalg_pinv", "rtol"), ("linalg_matrix_rank", "rtol")}
 
 
 def _out_kwargs(spec):

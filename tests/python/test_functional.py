@@ -52,6 +52,8 @@ A = {
     "gs_in3": rng.standard_normal((2, 2, 3, 4, 5)).astype(np.float32),
     "gs_grid3": rng.uniform(-1.3, 1.3, (2, 2, 3, 4, 3)).astype(np.float32),
     "vol": rng.standard_normal((2, 3, 5, 6, 7)).astype(np.float32),  # (N, C, D, H, W)
+    "k3d": rng.standard_normal((4, 3, 2, 3, 2)).astype(np.float32),
+    "k3dg": rng.standard_normal((6, 1, 3, 2, 2)).astype(np.float32),
 }
 I = {
     "cls": np.array([1, 0, 4, 2]),
@@ -1008,6 +1010,39 @@ POOL3D = {
     "adaptive_max_pool3d(int)": lambda m: fn(m).adaptive_max_pool3d(T(m, "vol").long(), 2),
 }
 CASES.update(POOL3D)
+
+CONV3D = {
+    "conv3d": lambda m: fn(m).conv3d(T(m, "vol"), T(m, "k3d")),
+    "conv3d(bias, stride, padding, dilation)": lambda m: fn(m).conv3d(
+        T(m, "vol"), T(m, "k3d"), T(m, "b4"), (2, 1, 2), (1, 2, 0), (2, 1, 3)),
+    "conv3d(groups)": lambda m: fn(m).conv3d(T(m, "vol"), T(m, "k3dg"), None, 1, 1, 1, 3),
+    "conv3d(unbatched)": lambda m: fn(m).conv3d(T(m, "vol")[0], T(m, "k3d"), T(m, "b4")),
+    "conv3d(strided input)": lambda m: fn(m).conv3d(T(m, "vol").transpose(2, 4), T(m, "k3d")),
+    "conv3d(same)": lambda m: fn(m).conv3d(T(m, "vol"), T(m, "k3d"), padding="same",
+                                           dilation=(1, 2, 1)),
+    "conv3d(valid)": lambda m: fn(m).conv3d(T(m, "vol"), T(m, "k3d"), padding="valid"),
+    "conv3d(float64)": lambda m: fn(m).conv3d(T(m, "vol").double(), T(m, "k3d").double()),
+    "conv3d(int64)": lambda m: fn(m).conv3d((T(m, "vol") * 4).long(), (T(m, "k3d") * 4).long()),
+    "conv3d(bfloat16)": lambda m: fn(m).conv3d(T(m, "vol").bfloat16(), T(m, "k3d").bfloat16()),
+    "conv3d(empty batch)": lambda m: fn(m).conv3d(T(m, "vol")[:0], T(m, "k3d")),
+    "torch.conv3d": lambda m: m.conv3d(T(m, "vol"), T(m, "k3d"), T(m, "b4"), 1, 1),
+    "conv3d(3-d input)": lambda m: fn(m).conv3d(T(m, "vol")[0, 0], T(m, "k3d")),
+    "conv3d(4-d weight)": lambda m: fn(m).conv3d(T(m, "vol"), T(m, "k3d")[0]),
+    "conv3d(groups not dividing)": lambda m: fn(m).conv3d(T(m, "vol"), T(m, "k3dg"), groups=4),
+    "conv3d(channels)": lambda m: fn(m).conv3d(T(m, "vol"), T(m, "k3dg")),
+    "conv3d(kernel too big)": lambda m: fn(m).conv3d(T(m, "vol")[:, :, :1], T(m, "k3d")),
+    "conv3d(padding -1)": lambda m: fn(m).conv3d(T(m, "vol"), T(m, "k3d"), padding=-1),
+    "conv3d(stride 0)": lambda m: fn(m).conv3d(T(m, "vol"), T(m, "k3d"), stride=0),
+    "conv3d(dilation 0)": lambda m: fn(m).conv3d(T(m, "vol"), T(m, "k3d"), dilation=0),
+    "conv3d(groups 0)": lambda m: fn(m).conv3d(T(m, "vol"), T(m, "k3d"), groups=0),
+    "conv3d(bias size)": lambda m: fn(m).conv3d(T(m, "vol"), T(m, "k3d"), T(m, "b5")),
+    "conv3d(float16)": lambda m: fn(m).conv3d(T(m, "vol").half(), T(m, "k3d").half()),
+    "conv3d(weight dtype)": lambda m: fn(m).conv3d(T(m, "vol").double(), T(m, "k3d")),
+    "conv3d(stride of 2)": lambda m: fn(m).conv3d(T(m, "vol"), T(m, "k3d"), stride=(1, 2)),
+    "conv3d(same, stride 2)": lambda m: fn(m).conv3d(T(m, "vol"), T(m, "k3d"), stride=2,
+                                                     padding="same"),
+}
+CASES.update(CONV3D)
 
 for _mode in ("bilinear", "nearest", "bicubic"):
     for _pad in ("zeros", "border", "reflection"):

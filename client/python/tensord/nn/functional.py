@@ -569,6 +569,30 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                  "dilation": _int_list(dilation), "groups": int(groups)})
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """One server op (engine/ops/conv_ops.cc: a conv2d per kernel depth offset, summed);
+    padding='same' or 'valid' resolved here as conv2d's."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = 0
+        elif padding == "same":
+            s, d = _pair(stride, 3), _pair(dilation, 3)
+            if any(v != 1 for v in s):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            if weight.dim() != 5 or input.dim() not in (4, 5) or len(d) != 3:
+                padding = 0  # the server names what is wrong with the shapes
+            else:
+                total = tuple(d[i] * (weight.size(2 + i) - 1) for i in range(3))
+                if any(t % 2 for t in total):
+                    input = pad(input, (0, total[2] % 2, 0, total[1] % 2, 0, total[0] % 2))
+                padding = tuple(t // 2 for t in total)
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    return _run("conv3d", [("input", input), ("weight", weight), ("bias", bias)],
+                {"stride": _int_list(stride), "padding": _int_list(padding),
+                 "dilation": _int_list(dilation), "groups": int(groups)})
+
+
 def _int_list(v):
     return [int(x) for x in v] if isinstance(v, (list, tuple)) else int(v)
 
@@ -1263,7 +1287,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 def _torch_namespace():
     """The functions torch also has at its top level (torch.conv2d, torch.layer_norm, …), with
     the argument orders of torch's own bindings where they differ from nn.functional's."""
-    same = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d",
+    same = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d",
             "pdist", "native_channel_shuffle", "max_pool1d_with_indices",
             "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle", "pixel_unshuffle",
             "channel_shuffle", "prelu", "rrelu", "rrelu_", "cosine_similarity",

@@ -110,6 +110,7 @@ absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t d, const
   const int64_t w = self.itemsize();
   int64_t count = 1;
   for (int64_t s : sizes) count *= s;
+  if (count == 0 || n == 0) return absl::OkStatus();  // no element (and maybe no storage)
   if (IsContiguousLayout(sizes, src_strides, count) &&
       IsContiguousLayout(sizes, dst_strides, count)) {
     // Each selected slice is one block of bytes (rows of an embedding table): copied whole, the
@@ -223,6 +224,7 @@ bool ScatterSlices(absl::string_view op, const Tensor& self, int64_t d, const Te
                    const Tensor& src, const T* fill, ScatterMode mode, absl::Status* status) {
   const int64_t rank = self.dim();
   if (rank == 0 || index.dim() != rank || index.dtype() != DType::kInt64) return false;
+  if (index.numel() == 0) return false;  // nothing written and, as torch, nothing checked
   if (fill == nullptr && src.dim() != rank) return false;
   for (int64_t j = 0; j < rank; ++j) {
     if (j != d && index.size(j) != 1 && index.stride(j) != 0) return false;

@@ -1,5 +1,5 @@
 // Convolution: conv2d (torch.nn.functional.conv2d; conv1d is conv2d over a height of 1 in the
-// clients), conv3d (a conv2d per kernel depth offset), conv_transpose2d, and unfold/fold (im2col/col2im). torch's checks and output geometry, then either the device's own kernel
+// clients), conv3d (one conv2d over depth planes stacked as channels), conv_transpose2d/3d, and unfold/fold (im2col/col2im). torch's checks and output geometry, then either the device's own kernel
 // (Backend::Conv2d: the CPU's tiled im2col + GEMM) or, on devices without one, a composition:
 // the zero-padded input, its windows as a strided view copied into im2col columns, and the
 // device's batched product with the weights.
@@ -718,6 +718,173 @@ absl::StatusOr<PlannedOp> PlanConv3d(const Tensor& input, const Tensor& weight,
   return std::move(c).Finish({out});
 }
 
+// conv_transpose3d: per group, columns weight^T @ input (one product: (C/g, O/g * kd * kh * kw)^T
+// by (C/g, D * H * W)), then each kernel offset's columns added into a strided view of the
+// unpadded output (col2im in 3-d: kd * kh * kw in-place adds), the padding cropped. torch's
+// checks in its order and words (Convolution.cpp's, then slow_conv_transpose3d's).
+absl::StatusOr<PlannedOp> PlanConvTranspose3d(const Tensor& input, const Tensor& weight,
+                                              const Tensor& bias, const Conv3dParams& p,
+                                              const std::vector<int64_t>& output_padding) {
+  constexpr absl::string_view op = "conv_transpose3d";
+  if (input.dim() != 4 && input.dim() != 5) {
+    return RuntimeError(op, absl::StrCat("Expected 4D (unbatched) or 5D (batched) input to "
+                                         "conv_transpose3d, but got input of size: ",
+                                         FormatList(input.sizes())));
+  }
+  if (weight.dim() != 5) {
+    return RuntimeError(op, absl::StrCat("expected stride to be a single integer value or a "
+                                         "list of ", weight.dim() - 2, " values to match the "
+                                         "convolution dimensions, but got stride=",
+                                         FormatList(p.stride)));
+  }
+  if (p.groups <= 0) return RuntimeError(op, "non-positive groups is not supported");
+  for (int d = 0; d < 3; ++d) {
+    if (p.padding[d] < 0) return RuntimeError(op, "negative padding is not supported");
+  }
+  for (int d = 0; d < 3; ++d) {
+    if (output_padding[d] < 0) {
+      return RuntimeError(op, "negative output_padding is not supported");
+    }
+  }
+  for (int d = 0; d < 3; ++d) {
+    if (p.stride[d] <= 0) return RuntimeError(op, "non-positive stride is not supported");
+  }
+  const bool batched = input.dim() == 5;
+  DimVector in(input.sizes().begin(), input.sizes().end());
+  if (!batched) in.insert(in.begin(), 1);
+  const std::string wsizes = FormatList(weight.sizes());
+  const int64_t cin = weight.size(0);
+  if (cin % p.groups != 0) {
+    return RuntimeError(op, absl::StrCat("Given groups=", p.groups, ", expected weight to be "
+                                         "divisible by ", p.groups, " at dimension 0, but got "
+                                         "weight of size [", wsizes, "] instead"));
+  }
+  if (in[1] != cin) {
+    return RuntimeError(op, absl::StrCat("Given transposed=1, weight of size ", wsizes,
+                                         ", expected input", FormatList(in), " to have ", cin,
+                                         " channels, but got ", in[1], " channels instead"));
+  }
+  const std::optional<int64_t> cout = CheckedMul(weight.size(1), p.groups);
+  if (!cout) return RuntimeError(op, "the output channels overflow int64");
+  if (bias.defined() && (bias.dim() != 1 || bias.size(0) != *cout)) {
+    return RuntimeError(op, absl::StrCat("Given transposed=1, weight of size ", wsizes,
+                                         ", expected bias to be 1-dimensional with ", *cout,
+                                         " elements, but got bias of size ",
+                                         FormatList(bias.sizes()), " instead"));
+  }
+  for (int d = 0; d < 3; ++d) {
+    if (p.dilation[d] <= 0) {
+      return RuntimeError(op, absl::StrCat("dilation should be greater than zero, but got "
+                                           "dilation_depth: ", p.dilation[0],
+                                           ", dilation_height: ", p.dilation[1],
+                                           ", dilation_width: ", p.dilation[2]));
+    }
+  }
+  for (int d = 0; d < 3; ++d) {
+    if (output_padding[d] >= p.stride[d] && output_padding[d] >= p.dilation[d]) {
+      return RuntimeError(
+          op, absl::StrCat("output padding must be smaller than either stride or dilation, but "
+                           "got output_padding_depth: ", output_padding[0],
+                           " output_padding_height: ", output_padding[1],
+                           " output_padding_width: ", output_padding[2], " stride_depth: ",
+                           p.stride[0], " stride_height: ", p.stride[1], " stride_width: ",
+                           p.stride[2], " dilation_depth: ", p.dilation[0],
+                           " dilation_height: ", p.dilation[1], " dilation_width: ",
+                           p.dilation[2]));
+    }
+  }
+  if (weight.numel() == 0) {
+    return RuntimeError(op, absl::StrCat("non-empty 5D (n_output_plane x n_input_plane x "
+                                         "kernel_depth x kernel_height x kernel_width) tensor "
+                                         "expected for weight, but got: ", wsizes));
+  }
+  // full: the output before the padding is cropped, (size - 1) * stride + dilation *
+  // (kernel - 1) + 1 + output_padding; out = full - 2 * padding.
+  int64_t full[3], out[3];
+  for (int d = 0; d < 3; ++d) {
+    const std::optional<int64_t> grown = CheckedMul(in[2 + d] - 1, p.stride[d]);
+    const std::optional<int64_t> reach = CheckedMul(p.dilation[d], weight.size(2 + d) - 1);
+    const std::optional<int64_t> sum = grown && reach ? CheckedAdd(*grown, *reach) : std::nullopt;
+    const std::optional<int64_t> total =
+        sum ? CheckedAdd(*sum, output_padding[d] + 1) : std::nullopt;  // padding < stride
+    const std::optional<int64_t> pad2 = CheckedMul(p.padding[d], 2);
+    if (!total || !pad2) return RuntimeError(op, "the output size overflows int64");
+    full[d] = *total;
+    out[d] = *total - *pad2;
+  }
+  if (out[0] < 1 || out[1] < 1 || out[2] < 1) {
+    return RuntimeError(op, absl::StrCat("Given input size per channel: (", in[2], " x ", in[3],
+                                         " x ", in[4], "). Calculated output size per channel: (",
+                                         out[0], " x ", out[1], " x ", out[2],
+                                         "). Output size is too small"));
+  }
+  TENSORD_ASSIGN_OR_RETURN(
+      const ConvOperands operands,
+      CheckConvOperands(op, "slow_conv_transpose3d_out_cpu", input, weight, bias));
+  if (operands.device.is_cpu() && input.dtype() == DType::kBFloat16) {
+    // torch 1.13's CPU refuses it too (with a message about channels that does not apply).
+    return KernelNotImplemented(op, "slow_conv_transpose3d_out_cpu", input.dtype());
+  }
+  const int64_t n = in[0], cg = cin / p.groups, og = weight.size(1);
+  const int64_t kd = weight.size(2), kh = weight.size(3), kw = weight.size(4);
+  const int64_t volume = in[2] * in[3] * in[4];
+  DimVector out_shape = {n, *cout, out[0], out[1], out[2]};
+  TENSORD_RETURN_IF_ERROR(CheckShape(op, out_shape).status());
+  TENSORD_RETURN_IF_ERROR(CheckShape(op, {n, *cout, full[0], full[1], full[2]}).status());
+  TENSORD_RETURN_IF_ERROR(CheckShape(op, {n, *cout, kd, kh, kw, volume}).status());
+  Composition c(operands.tensors);
+  TENSORD_ASSIGN_OR_RETURN(Tensor buffer, c.Full({n, *cout, full[0], full[1], full[2]},
+                                                 Scalar(int64_t{0}), input.dtype(),
+                                                 operands.device));
+  if (n > 0 && volume > 0) {
+    TENSORD_ASSIGN_OR_RETURN(Tensor x, c.Contiguous(input));
+    TENSORD_ASSIGN_OR_RETURN(x, View(x, {n, p.groups, cg, volume}));
+    TENSORD_ASSIGN_OR_RETURN(Tensor wt, c.Contiguous(weight));
+    TENSORD_ASSIGN_OR_RETURN(wt, View(wt, {p.groups, cg, og * kd * kh * kw}));
+    TENSORD_ASSIGN_OR_RETURN(wt, Transpose(wt, 1, 2));
+    // (n, groups, og * kd * kh * kw, D * H * W): every kernel offset's contribution.
+    TENSORD_ASSIGN_OR_RETURN(Tensor cols, c.Op1("matmul", {wt, x}));
+    TENSORD_ASSIGN_OR_RETURN(cols, c.Contiguous(cols));
+    TENSORD_ASSIGN_OR_RETURN(cols, View(cols, {n, *cout, kd, kh, kw, in[2], in[3], in[4]}));
+    const IntList bs = buffer.strides();
+    // A stride (dilation) matters only past one input position (kernel offset), where it lies
+    // within `full`: the view's strides cannot overflow.
+    const int64_t step[3] = {in[2] > 1 ? p.stride[0] : 1, in[3] > 1 ? p.stride[1] : 1,
+                             in[4] > 1 ? p.stride[2] : 1};
+    for (int64_t a = 0; a < kd; ++a) {
+      for (int64_t b = 0; b < kh; ++b) {
+        for (int64_t e = 0; e < kw; ++e) {
+          const int64_t offset = a * p.dilation[0] * bs[2] + b * p.dilation[1] * bs[3] +
+                                 e * p.dilation[2] * bs[4];
+          TENSORD_ASSIGN_OR_RETURN(
+              const Tensor target,
+              AsStrided(buffer, {n, *cout, in[2], in[3], in[4]},
+                        {bs[0], bs[1], bs[2] * step[0], bs[3] * step[1], bs[4] * step[2]},
+                        buffer.storage_offset() + offset));
+          TENSORD_ASSIGN_OR_RETURN(Tensor part, Select(cols, 2, a));
+          TENSORD_ASSIGN_OR_RETURN(part, Select(part, 2, b));
+          TENSORD_ASSIGN_OR_RETURN(part, Select(part, 2, e));
+          TENSORD_RETURN_IF_ERROR(c.Op("add_", {target, part}).status());
+        }
+      }
+    }
+  }
+  TENSORD_ASSIGN_OR_RETURN(
+      Tensor result,
+      AsStrided(buffer, out_shape, buffer.strides(),
+                buffer.storage_offset() + p.padding[0] * buffer.stride(2) +
+                    p.padding[1] * buffer.stride(3) + p.padding[2] * buffer.stride(4)));
+  TENSORD_ASSIGN_OR_RETURN(result, c.Contiguous(result));
+  if (bias.defined()) {
+    TENSORD_ASSIGN_OR_RETURN(const Tensor b, View(bias, {1, *cout, 1, 1, 1}));
+    TENSORD_ASSIGN_OR_RETURN(result, c.Op1("add_", {result, b}));
+  }
+  if (!batched) {
+    TENSORD_ASSIGN_OR_RETURN(result, View(result, {*cout, out[0], out[1], out[2]}));
+  }
+  return std::move(c).Finish({result});
+}
+
 void RegisterConvOps(std::vector<OpDef>& ops) {
   OpDef def{"conv2d", OpKind::kCompute, {"input", "weight", "bias"},
             {Opt("stride", AttrType::kIntOrIntList, "1", "an int or (sh, sw)"),
@@ -763,6 +930,30 @@ void RegisterConvOps(std::vector<OpDef>& ops) {
   conv3d.scalar_inputs = {"bias"};
   conv3d.optional_inputs = {"bias"};
   ops.push_back(std::move(conv3d));
+  OpDef transposed3d{
+      "conv_transpose3d", OpKind::kCompute, {"input", "weight", "bias"},
+      {Opt("stride", AttrType::kIntOrIntList, "1", "an int or (sd, sh, sw)"),
+       Opt("padding", AttrType::kIntOrIntList, "0", "an int or (pd, ph, pw)"),
+       Opt("output_padding", AttrType::kIntOrIntList, "0", "an int or three"),
+       Opt("groups", AttrType::kInt, "1"),
+       Opt("dilation", AttrType::kIntOrIntList, "1", "an int or (dd, dh, dw)")},
+      "torch.nn.functional.conv_transpose3d of a (N, C, D, H, W) or (C, D, H, W) input with "
+      "(C, O / groups, kd, kh, kw) weights and an optional (O) bias; the result is contiguous.",
+      false,
+      [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+        constexpr absl::string_view name = "conv_transpose3d";
+        Conv3dParams p;
+        TENSORD_ASSIGN_OR_RETURN(p.stride, NParam(a, "stride", 1, 3, name));
+        TENSORD_ASSIGN_OR_RETURN(p.padding, NParam(a, "padding", 0, 3, name));
+        TENSORD_ASSIGN_OR_RETURN(std::vector<int64_t> output_padding,
+                                 NParam(a, "output_padding", 0, 3, name));
+        TENSORD_ASSIGN_OR_RETURN(p.dilation, NParam(a, "dilation", 1, 3, name));
+        TENSORD_ASSIGN_OR_RETURN(p.groups, a.Int("groups", 1));
+        return PlanConvTranspose3d(in[0], in[1], in[2], p, output_padding);
+      }};
+  transposed3d.scalar_inputs = {"bias"};
+  transposed3d.optional_inputs = {"bias"};
+  ops.push_back(std::move(transposed3d));
 
   const AttrSpec dilation = Opt("dilation", AttrType::kIntOrIntList, "1", "an int or (dh, dw)");
   const AttrSpec padding = Opt("padding", AttrType::kIntOrIntList, "0", "an int or (ph, pw)");

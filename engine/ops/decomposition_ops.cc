@@ -516,38 +516,40 @@ absl::StatusOr<PlannedOp> PlanMatrixPower(const Tensor& a, int64_t n) {
 
 // ---- pinv and matrix_rank: the singular values (or |eigenvalues|) above a cutoff ----------
 
-// torch's cutoff for singular values `s` (last dim descending, or |eigenvalues|): max(atol,
-// rtol * the largest), rtol defaulting to eps * max(m, n) unless atol is given and not 0. atol
-// and rtol: undefined, wrapped numbers or tensors (one per matrix of the batch).
+// torch's cutoff for singular values `s` (last dim descending, or |eigenvalues|), as its
+// get_atol_rtol: max(atol, rtol * the largest), atol 0 when not given, rtol when not given
+// eps * max(m, n) where atol is not above 0 and 0 where it is. atol and rtol: undefined, wrapped
+// numbers or tensors (one per matrix of the batch).
 absl::StatusOr<Tensor> Cutoff(Composition& c, const Tensor& s, const Tensor& atol,
                               const Tensor& rtol, int64_t m, int64_t n, DType dtype) {
   Attrs last = Dim(-1);
   last.Set("keepdim", true);
   TENSORD_ASSIGN_OR_RETURN(const Tensor smax,
                            c.Op1(s.size(s.dim() - 1) > 0 ? "amax" : "sum", {s}, last));
-  const bool atol_zero = atol.defined() && atol.is_wrapped_number() &&
-                         ScalarOf(atol).to_double() == 0.0;
+  const double eps = dtype == DType::kFloat64 ? std::numeric_limits<double>::epsilon()
+                                              : std::numeric_limits<float>::epsilon();
+  const double default_rtol = eps * static_cast<double>(std::max(m, n));
   Tensor r = rtol;
-  if (!r.defined()) {
-    const double eps = dtype == DType::kFloat64 ? std::numeric_limits<double>::epsilon()
-                                                : std::numeric_limits<float>::epsilon();
-    const bool default_rtol = !atol.defined() || atol_zero;
-    TENSORD_ASSIGN_OR_RETURN(
-        r, WrapNumber(Scalar(default_rtol ? eps * static_cast<double>(std::max(m, n)) : 0.0)));
+  if (!r.defined() && (!atol.defined() || atol.is_wrapped_number())) {
+    const bool atol_positive = atol.defined() && ScalarOf(atol).to_double() > 0.0;
+    TENSORD_ASSIGN_OR_RETURN(r, WrapNumber(Scalar(atol_positive ? 0.0 : default_rtol)));
+  } else if (!r.defined()) {  // per matrix: 0 where atol > 0
+    TENSORD_ASSIGN_OR_RETURN(const Tensor positive,
+                             c.Op1("gt", {atol}, Attrs().Set("other", Scalar(0.0))));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor zero, WrapNumber(Scalar(0.0)));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor dflt, WrapNumber(Scalar(default_rtol)));
+    TENSORD_ASSIGN_OR_RETURN(r, c.Op1("where", {positive, zero, dflt}));
+    TENSORD_ASSIGN_OR_RETURN(r, Unsqueeze(r, -1));
   } else if (!r.is_wrapped_number()) {
     TENSORD_ASSIGN_OR_RETURN(r, Unsqueeze(r, -1));
   }
   TENSORD_ASSIGN_OR_RETURN(Tensor tol, c.Op1("mul", {smax, r}));
-  if (atol.defined()) {
-    if (atol.is_wrapped_number()) {
-      TENSORD_ASSIGN_OR_RETURN(tol, c.Op1("clamp_min", {tol},
-                                          Attrs().Set("min", ScalarOf(atol))));
-    } else {
-      TENSORD_ASSIGN_OR_RETURN(const Tensor a, Unsqueeze(atol, -1));
-      TENSORD_ASSIGN_OR_RETURN(tol, c.Op1("maximum", {tol, a}));
-    }
+  if (!atol.defined() || atol.is_wrapped_number()) {
+    const Scalar floor = atol.defined() ? ScalarOf(atol) : Scalar(0.0);
+    return c.Op1("clamp_min", {tol}, Attrs().Set("min", floor));
   }
-  return tol;
+  TENSORD_ASSIGN_OR_RETURN(const Tensor a, Unsqueeze(atol, -1));
+  return c.Op1("maximum", {tol, a});
 }
 
 absl::Status CheckTolerance(absl::string_view op, const Tensor& a, const Tensor& t) {

@@ -152,7 +152,7 @@ absl::StatusOr<AdvancedIndex> PlanOffsets(absl::string_view op, Composition& c,
     const Tensor& index = indices[i];
     const int64_t size = self.size(dims[i]), stride = self.stride(dims[i]);
     empty_dim = empty_dim || size == 0;
-    if (index.numel() > 0 && (gathers || size == 0)) {
+    if (index.numel() > 0 && count > 0 && (gathers || size == 0)) {
       PlannedOp check;
       check.reads = {index.storage()};
       check.kernel = [backend, index, dim = dims[i], size]() -> absl::Status {
@@ -173,11 +173,11 @@ absl::StatusOr<AdvancedIndex> PlanOffsets(absl::string_view op, Composition& c,
     } else {
       offsets = term;
     }
-    if (size > 0) {  // the storage self already spans: no overflow
+    if (size > 0 && self.numel() > 0) {  // within the storage self spans: no overflow
       span += (size - 1) * stride;
     }
   }
-  if (empty_dim) span = 0;
+  if (empty_dim || self.numel() == 0) span = 0;  // nothing to reach (and no overflow)
   TENSORD_ASSIGN_OR_RETURN(offsets, Expand(offsets, b));
   AdvancedIndex ix;
   TENSORD_ASSIGN_OR_RETURN(ix.offsets, c.Reshape(offsets, {count}));
@@ -262,12 +262,9 @@ absl::StatusOr<PlannedOp> PlanIndexPut(const Tensor& self, const Tensor& values_
                                          " cannot be broadcast to indexing result of shape ",
                                          FormatList(ix.result_shape)));
   }
-  Tensor values = values_in;
-  if (values.storage() == self.storage()) {  // read what is about to be written: a copy first
-    TENSORD_ASSIGN_OR_RETURN(PlannedOp copy, PlanCloneContiguous(values));
-    values = c.Add(std::move(copy)).at(0);
-  }
-  TENSORD_ASSIGN_OR_RETURN(values, Expand(values, ix.result_shape));
+  // Values read while self is written: torch refuses any overlap.
+  TENSORD_RETURN_IF_ERROR(CheckNoOverlap(op, self, values_in));
+  TENSORD_ASSIGN_OR_RETURN(Tensor values, Expand(values_in, ix.result_shape));
   TENSORD_ASSIGN_OR_RETURN(const Tensor source, c.Reshape(values, ix.gathered_shape));
   DimVector along(ix.gathered_shape.size(), 1);
   along[ix.dim] = ix.gathered_shape[ix.dim];

@@ -149,7 +149,7 @@ absl::StatusOr<Pool> Geometry(absl::string_view op, int64_t nd, bool avg, const 
   }
   for (const DimVector* v : {&g.k, &g.s, &g.d}) {
     for (int64_t x : *v) {
-      if (x > (int64_t{1} << 31)) {
+      if (x >= (int64_t{1} << 31)) {  // torch's safe_downcast<int> refuses it
         return RuntimeError(op, absl::StrCat("window argument ", x, " is out of range"));
       }
     }

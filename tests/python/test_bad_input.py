@@ -1971,6 +1971,7 @@ OPTIONAL_NONE = {("clamp", "min"), ("clamp", "max"), ("clamp_", "min"), ("clamp_
                  ("binary_cross_entropy_with_logits", "pos_weight"), ("diff", "append"), ("searchsorted", "sorter"),
                  ("bincount", "weights"), ("histogram", "weight"), ("histogram.bins_tensor", "weight"),
                  ("embedding_bag", "per_sample_weights"), ("conv3d", "bias"),
+                 ("conv_transpose3d", "bias"),
                  ("linalg_pinv", "rtol"), ("linalg_matrix_rank", "rtol")}
 
 

@@ -77,7 +77,7 @@ def share(want, have_in):
 
 
 # Floors: the shares measured when last raised (counts of names, so noise cannot move them).
-FLOORS = {"torch": 510, "Tensor": 469, "torch.nn.functional": 112}
+FLOORS = {"torch": 511, "Tensor": 469, "torch.nn.functional": 113}
 
 
 def test_coverage_of_torchs_public_api(capsys):

@@ -73,6 +73,10 @@ KEYS = {  # name: key(m, x), x of shape (3, 4, 5) or another layout's
     "True": lambda m, x: True,
     "False": lambda m, x: False,
     "True and an index": lambda m, x: (True, i(m, 0, 2)),
+    "0-d byte tensors": lambda m, x: (m.tensor(1, dtype=m.uint8), m.tensor(0, dtype=m.uint8)),
+    "an empty list": lambda m, x: [],
+    "a list of lists (a tuple, as torch reads it)": lambda m, x: [[0, 1], [1, 2]],
+    "a list holding a slice (a tuple)": lambda m, x: [slice(None), [0, 2]],
     # Refused, as torch refuses them.
     "out of its dim": lambda m, x: i(m, 0, 3),
     "out of its dim, negative": lambda m, x: (slice(None), i(m, 0, -5)),
@@ -118,6 +122,7 @@ VALUES = {
     "a bool": True,
     "a 0-d tensor": lambda m: m.tensor(-2.0),
     "a 0-d tensor of another dtype": lambda m: m.tensor(9),
+    "a 1-element tensor of another dtype": lambda m: m.tensor([9]),
 }
 
 
@@ -161,6 +166,9 @@ INDEX_PUT = {
     "None among the indices": lambda m, x: x.index_put_((None, i(m, 0)), m.tensor(1.0)),
     "out of its dim": lambda m, x: x.index_put_((i(m, 0), i(m, 4)), m.tensor(1.0)),
     "values that do not broadcast": lambda m, x: x.index_put_((i(m, 0, 1),), m.ones(3)),
+    "0-d index tensors": lambda m, x: x.index_put_((m.tensor(1), m.tensor(-1)), m.tensor(5.0)),
+    "values overlapping self": lambda m, x: x.index_put_((i(m, 1, 2),), x[0]),
+    "setitem of values overlapping self": lambda m, x: (x.__setitem__(([1, 2],), x[0]), x)[1],
 }
 
 
@@ -177,6 +185,9 @@ EMPTY = {  # torch checks indices only when there is something to gather, except
     "into a dim of size 0 after a slice": lambda m: m.zeros(2, 0)[:, i(m, 1, 2)],
     "assigning where there is nothing": lambda m: m.zeros(3, 2, 0).index_put_(
         (i(m, 9),), m.tensor(1.0)),
+    "into a dim of size 0, no indices": lambda m: m.zeros(0, 3)[i(m, 0), i(m, [])],
+    "index_fill_ into nothing": lambda m: m.zeros(0, 3).index_fill_(1, i(m, 5), 1.0),
+    "index_copy_ into nothing": lambda m: m.zeros(0, 3).index_copy_(1, i(m, 7), m.zeros(0, 1)),
 }
 
 

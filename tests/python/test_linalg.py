@@ -370,6 +370,10 @@ PINV = {  # pinv and matrix_rank: one server op each; every way torch takes its 
     "pinv, hermitian": lambda m: m.linalg.pinv(m.tensor(_SYM), hermitian=True),
     "pinv, hermitian, atol": lambda m: m.linalg.pinv(m.tensor(_SYM), hermitian=True, atol=2.0),
     "pinv, empty": lambda m: m.linalg.pinv(m.ones(3, 0, dtype=m.float64)),
+    "pinv, negative rtol": lambda m: m.linalg.pinv(m.tensor(_LOW), rtol=-1.0),
+    "pinv, negative atol": lambda m: m.linalg.pinv(m.tensor(_LOW), atol=-1.0),
+    "pinv, tensor atol 0 per matrix": lambda m: m.linalg.pinv(m.tensor(_A),
+                                                             atol=m.tensor([0.0, 2.0])),
     "pinverse": lambda m: m.pinverse(m.tensor(_LOW), 1e-3),
     "Tensor.pinverse": lambda m: m.tensor(_A).pinverse(),
     "pinv, int": lambda m: m.linalg.pinv(m.ones(3, 3, dtype=m.int64)),
@@ -385,6 +389,9 @@ PINV = {  # pinv and matrix_rank: one server op each; every way torch takes its 
     "matrix_rank, float32": lambda m: m.linalg.matrix_rank(m.tensor(_LOW, dtype=m.float32)),
     "matrix_rank, empty": lambda m: m.linalg.matrix_rank(m.ones(0, 4)),
     "matrix_rank, int": lambda m: m.linalg.matrix_rank(m.ones(2, 2, dtype=m.int32)),
+    "matrix_rank, tensor atol 0": lambda m: m.linalg.matrix_rank(m.tensor(_LOW),
+                                                                atol=m.tensor(0.0)),
+    "matrix_rank, negative atol": lambda m: m.linalg.matrix_rank(m.tensor(_LOW), atol=-0.5),
 }
 
 

@@ -487,7 +487,7 @@ def _index_put_(self, indices, values, accumulate=False):
     if not isinstance(values, TensorBase):
         raise TypeError(f"index_put_(): argument 'values' (position 2) must be Tensor, not "
                         f"{type(values).__name__}")
-    view, tensors, dims = self._advanced(tuple(indices))
+    view, tensors, dims = self._advanced(tuple(indices), tensors_index=True)
     if values.device != self.device:
         values = values.to(self.device)
     attrs = {"dims": _Ints(dims)}

@@ -33,10 +33,23 @@ from ._session import pb
 # ---- indexing -----------------------------------------------------------------------------------
 
 def _is_advanced(item):
-    if isinstance(item, Tensor):
-        return not (item.dim() == 0 and not item.dtype.is_floating_point and item.dtype is not _dtypes.bool_)
+    if isinstance(item, Tensor):  # a 0-d integer tensor indexes as an int, a 0-d mask does not
+        return not (item.dim() == 0 and not item.dtype.is_floating_point and
+                    item.dtype not in (_dtypes.bool_, _dtypes.uint8))
     return isinstance(item, (list, np.ndarray, bool, np.bool_)) or (
         isinstance(item, tuple))
+
+
+def _key_tuple(key):
+    """(key as a tuple, whether it was one item): torch's treatSequenceAsTuple, under which a
+    short list holding a sequence, slice, tensor, None or Ellipsis is a tuple of indices."""
+    if isinstance(key, tuple):
+        return key, False
+    if isinstance(key, list) and len(key) < 32 and any(
+            isinstance(k, (list, tuple, slice, np.ndarray, Tensor)) or k is None or
+            k is Ellipsis for k in key):
+        return tuple(key), False
+    return (key,), True
 
 
 def _basic_index_list(key, lone=False):
@@ -631,8 +644,7 @@ class Tensor(_ComputeMethods):
     # ---- indexing ----
 
     def __getitem__(self, key):
-        lone = not isinstance(key, tuple)
-        key = (key,) if lone else key
+        key, lone = _key_tuple(key)
         if not any(_is_advanced(k) for k in key):
             return self._op("index", attrs={"indices": _basic_index_list(key, lone)})
         view, indices, dims = self._advanced(key)
@@ -645,8 +657,7 @@ class Tensor(_ComputeMethods):
         self._session.flush()
 
     def _setitem(self, key, value):
-        lone = not isinstance(key, tuple)
-        key_t = (key,) if lone else key
+        key_t, lone = _key_tuple(key)
         if not any(_is_advanced(k) for k in key_t):
             target = self._op("index", attrs={"indices": _basic_index_list(key_t, lone)})
             _assign(target, value)
@@ -656,6 +667,9 @@ class Tensor(_ComputeMethods):
                 _assign(self.unsqueeze(0), value)
             return
         view, pending = self._split_key(key_t)
+        if isinstance(value, Tensor):
+            while value.dim() > 0 and value.shape[0] == 1:  # torch drops leading unit dims
+                value = value[0]
         if len(pending) == 1 and pending[0][1] == "mask" and (
                 _is_scalar(value) or (isinstance(value, Tensor) and value.dim() == 0)):
             # One mask and one value, as torch: a masked fill of the view (the value converted
@@ -669,8 +683,6 @@ class Tensor(_ComputeMethods):
         if isinstance(value, Tensor):
             # torch's index_put_ keeps the values' dtype (a mismatch is refused by the server).
             values = value if value.device == self.device else value.to(self.device)
-            while values.dim() > 0 and values.shape[0] == 1:  # torch drops leading unit dims
-                values = values[0]
         elif _is_scalar(value):
             values = _factories.full((), _py_scalar(value), dtype=self.dtype, device=self.device,
                                      session=self._session)
@@ -679,24 +691,25 @@ class Tensor(_ComputeMethods):
                                        session=self._session)
         _op(self._session, "index_put_", [view, values, *indices], {"dims": _Ints(dims)})
 
-    def _advanced(self, key):
+    def _advanced(self, key, tensors_index=False):
         """(view, int64 index tensors, their dims) for the server's index.Tensor / index_put_:
         _split_key's view, with each mask turned into its nonzero() positions."""
-        view, pending = self._split_key(key)
+        view, pending = self._split_key(key, tensors_index)
         indices, dims = _index_tensors(view, pending)
         return view, indices, dims
 
-    def _split_key(self, key):
+    def _split_key(self, key, tensors_index=False):
         """torch's indexing of a key with index tensors: its ints, slices, None and Ellipsis
         applied as one view, and each index tensor (a sequence, an integer tensor, a mask, a
         Python bool as a new dim of size 1 indexed by [0] or by nothing) kept with the dim of
-        that view it indexes. Returns (view, [(dim, kind, tensor or bool)])."""
+        that view it indexes (`tensors_index`: every tensor, 0-d integer ones too, as
+        index_put_ takes them). Returns (view, [(dim, kind, tensor or bool)])."""
         device, session = self.device, self._session
         items = []  # (kind, value): "basic", "index", "mask" or "bool"
         for k in key:
             if isinstance(k, (bool, np.bool_)):
                 items.append(("bool", bool(k)))
-            elif isinstance(k, Tensor) and _is_advanced(k):
+            elif isinstance(k, Tensor) and (_is_advanced(k) or tensors_index):
                 if k.dtype.is_floating_point:
                     raise IndexError("tensors used as indices must be long, byte or bool tensors")
                 if k.dtype in (_dtypes.bool_, _dtypes.uint8):
@@ -705,6 +718,8 @@ class Tensor(_ComputeMethods):
                     items.append(("index", k))
             elif isinstance(k, (list, tuple, np.ndarray)):
                 arr = np.asarray(k)
+                if arr.size == 0:
+                    arr = arr.astype(np.int64)  # [] indexes nothing, as torch's empty long
                 if arr.dtype.kind not in "biu":
                     raise IndexError("tensors used as indices must be long, byte or bool tensors")
                 kind = "mask" if arr.dtype == np.bool_ else "index"

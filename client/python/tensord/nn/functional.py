@@ -616,6 +616,15 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return _run("conv_transpose2d", [("input", input), ("weight", weight), ("bias", bias)], attrs)
 
 
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """One server op (engine/ops/conv_ops.cc): weight^T @ input per group, each kernel offset's
+    columns added into the output (col2im in 3-d), plus bias."""
+    attrs = _window_attrs(None, dilation, padding, stride, groups=int(groups))
+    attrs["output_padding"] = _ints(output_padding)
+    return _run("conv_transpose3d", [("input", input), ("weight", weight), ("bias", bias)], attrs)
+
+
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """conv_transpose2d over a height of 1."""
@@ -1287,7 +1296,8 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 def _torch_namespace():
     """The functions torch also has at its top level (torch.conv2d, torch.layer_norm, …), with
     the argument orders of torch's own bindings where they differ from nn.functional's."""
-    same = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d",
+    same = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+            "conv_transpose3d", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d",
             "pdist", "native_channel_shuffle", "max_pool1d_with_indices",
             "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle", "pixel_unshuffle",
             "channel_shuffle", "prelu", "rrelu", "rrelu_", "cosine_similarity",

@@ -103,12 +103,15 @@ def test_sustained_mixed_load_is_right_and_flat():
         # Flat after warm-up. The allocator's cache settles on the load's peaks over the first
         # rounds (seen: +4% and +6% in round 2 or 3, then flat), so RSS may rise 15% in all; a
         # leak keeps growing, so the second half of the rounds must add under 5% (at least
-        # 32 MiB). scripts/soak.sh runs many rounds, where that second half is long. Threads
-        # the same; open files back to within a few.
+        # 32 MiB). scripts/soak.sh runs many rounds, where that second half is long. Open files
+        # back to within a few.
         assert max(rss) - rss[0] < 0.15 * rss[0], rss
         middle = rss[len(rss) // 2]
         assert max(rss[len(rss) // 2:]) - middle < max(32, 0.05 * middle), rss
-        assert len({s["process_threads"] for s in warm}) == 1, warm
+        # gRPC's own thread pool may start one more thread under load (a fresh CI clone saw 20
+        # then 21); a leak adds threads round after round, which this still catches.
+        threads = [s["process_threads"] for s in warm]
+        assert max(threads) - min(threads) <= 1, warm
         assert max(s["process_open_fds"] for s in warm) - warm[0]["process_open_fds"] <= 4, warm
     finally:
         server.terminate()

@@ -88,6 +88,9 @@ CASES = [
     # 3-d ops on a 2x16x16x56x56 clip: conv3d as a conv2d per kernel depth offset.
     ("conv3d 2x16x16x56x56, 32x3x3x3", lambda m, d: functional(m).conv3d(
         d["video"], d["ker3d"], padding=1)),
+    ("conv_transpose3d stride 2, 16x16x3x3x3", lambda m, d: functional(m).conv_transpose3d(
+        d["video"][:, :, :8, :28, :28], d["ker3d"][:16], stride=2, padding=1,
+        output_padding=1)),
     ("max_pool3d 2", lambda m, d: functional(m).max_pool3d(d["video"], 2)),
     ("avg_pool3d 3/2/1", lambda m, d: functional(m).avg_pool3d(d["video"], 3, 2, 1)),
     # Advanced indexing: 64K rows of a 1M x 64 table, read and written.

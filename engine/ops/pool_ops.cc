@@ -321,16 +321,24 @@ absl::StatusOr<PlannedOp> PlanMaxPool(absl::string_view op, int64_t nd, const Te
   for (int64_t i = 0; i < nd; ++i) {
     // The input position of each max: window start plus its offset, dilated. A window of -inf
     // only has its max at the padding's first -inf; torch names the window's first position
-    // inside the input.
+    // inside the input: start + ceil(-start / dilation) * dilation for a start before it.
     TENSORD_ASSIGN_OR_RETURN(const Tensor dil, WrapNumber(Scalar(g.d[i])));
     TENSORD_ASSIGN_OR_RETURN(const Tensor start,
                              Positions(c, g.out[i], g.s[i], -g.p[i], Along(nd, i, g.out[i]),
                                        input.device()));
+    TENSORD_ASSIGN_OR_RETURN(Tensor before, c.Op1("neg", {start}));
+    TENSORD_ASSIGN_OR_RETURN(before, c.Op1("clamp_min", {before},
+                                           Attrs().Set("min", Scalar(int64_t{0}))));
+    TENSORD_ASSIGN_OR_RETURN(before, c.Op1("add", {before},
+                                           Attrs().Set("other", Scalar(g.d[i] - 1))));
+    TENSORD_ASSIGN_OR_RETURN(Tensor skipped, c.Op1("floor_divide", {before, dil}));
+    TENSORD_ASSIGN_OR_RETURN(skipped, c.Op1("mul", {skipped, dil}));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor first, c.Op1("add", {start, skipped}));
     TENSORD_ASSIGN_OR_RETURN(Tensor at, c.Op1("mul", {coords[i], dil}));
     TENSORD_ASSIGN_OR_RETURN(at, c.Op1("add", {at, start}));
-    TENSORD_ASSIGN_OR_RETURN(coords[i], c.Op1("clamp", {at}, Attrs()
-                                                                 .Set("min", Scalar(int64_t{0}))
-                                                                 .Set("max", Scalar(g.in[i] - 1))));
+    TENSORD_ASSIGN_OR_RETURN(at, c.Op1("maximum", {at, first}));
+    TENSORD_ASSIGN_OR_RETURN(coords[i], c.Op1("clamp_max", {at},
+                                              Attrs().Set("max", Scalar(g.in[i] - 1))));
   }
   TENSORD_ASSIGN_OR_RETURN(Tensor index, FlatIndex(c, coords, g.in));
   TENSORD_ASSIGN_OR_RETURN(Tensor values, Unbatched(g, mx[0]));

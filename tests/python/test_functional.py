@@ -923,6 +923,10 @@ POOL3D = {
                                                                  return_indices=True)[1],
     "max_pool3d(indices, windows of -inf)": lambda m: fn(m).max_pool3d(
         m.full((1, 1, 3, 3, 3), float("-inf")), 3, 1, 1, return_indices=True)[1],
+    "max_pool3d(indices, windows of -inf, dilation)": lambda m: fn(m).max_pool3d(
+        m.full((1, 1, 5, 4, 5), float("-inf")), 3, 1, 1, 2, return_indices=True)[1],
+    "max_pool2d(indices, windows of -inf, dilation)": lambda m: fn(m).max_pool2d(
+        m.full((1, 1, 5, 5), float("-inf")), 3, 1, 1, (2, 3), return_indices=True)[1],
     "max_pool3d(channels last)": lambda m: fn(m).max_pool3d(
         T(m, "vol").permute(0, 2, 3, 4, 1).contiguous().permute(0, 4, 1, 2, 3), 2),
     "max_pool3d(float64)": lambda m: fn(m).max_pool3d(T(m, "vol").double(), 2),

@@ -198,6 +198,28 @@ absl::Status Gather(const Tensor& out, const Tensor& self, int64_t d, const Tens
 
 namespace {
 
+// Calls run(combine) with `mode`'s combination of an old element and a new one, chosen once
+// (a template argument) rather than per element.
+template <typename T, typename Run>
+void WithCombine(ScatterMode mode, Run&& run) {
+  using C = Calc<T>;
+  const auto combined = [&](auto m) {
+    run([](T old, T v) {
+      return Convert<T>(ScatterCombine<C>(decltype(m)::value, static_cast<C>(old),
+                                          static_cast<C>(v)));
+    });
+  };
+  switch (mode) {
+    case ScatterMode::kAssign: run([](T, T v) { return v; }); break;
+    case ScatterMode::kAdd: combined(std::integral_constant<ScatterMode, ScatterMode::kAdd>{}); break;
+    case ScatterMode::kMultiply:
+      combined(std::integral_constant<ScatterMode, ScatterMode::kMultiply>{});
+      break;
+    case ScatterMode::kMax: combined(std::integral_constant<ScatterMode, ScatterMode::kMax>{}); break;
+    case ScatterMode::kMin: combined(std::integral_constant<ScatterMode, ScatterMode::kMin>{}); break;
+  }
+}
+
 // Whether t's dims after d form one dense row-major block (of `sizes`' extents there).
 bool DenseAfter(const Tensor& t, int64_t d, IntList sizes) {
   int64_t expected = 1;
@@ -247,7 +269,6 @@ bool ScatterSlices(absl::string_view op, const Tensor& self, int64_t d, const Te
   for (int64_t j = d + 1; j < rank; ++j) block *= sizes[j];
   const DimVector before(sizes.begin(), sizes.begin() + d);
   const int64_t vs = dense_src ? 1 : 0;
-  using C = Calc<T>;
   const auto run = [&](auto combine) {
     ForEachIndex(before, [&](const int64_t* b) {
       int64_t self_base = 0, src_base = 0;
@@ -263,21 +284,7 @@ bool ScatterSlices(absl::string_view op, const Tensor& self, int64_t d, const Te
       return true;
     });
   };
-  const auto combined = [&](auto m) {
-    run([](T old, T v) {
-      return Convert<T>(ScatterCombine<C>(decltype(m)::value, static_cast<C>(old),
-                                          static_cast<C>(v)));
-    });
-  };
-  switch (mode) {
-    case ScatterMode::kAssign: run([](T, T v) { return v; }); break;
-    case ScatterMode::kAdd: combined(std::integral_constant<ScatterMode, ScatterMode::kAdd>{}); break;
-    case ScatterMode::kMultiply:
-      combined(std::integral_constant<ScatterMode, ScatterMode::kMultiply>{});
-      break;
-    case ScatterMode::kMax: combined(std::integral_constant<ScatterMode, ScatterMode::kMax>{}); break;
-    case ScatterMode::kMin: combined(std::integral_constant<ScatterMode, ScatterMode::kMin>{}); break;
-  }
+  WithCombine<T>(mode, run);
   return true;
 }
 
@@ -350,27 +357,7 @@ absl::Status Scatter(absl::string_view op, const Tensor& self, int64_t d, const 
           if (i1 < n) Executor::YieldToWaiting();
         }
       };
-      const auto combined = [&](auto m) {
-        run([](T old, T v) {
-          return Convert<T>(ScatterCombine<C>(decltype(m)::value, static_cast<C>(old),
-                                              static_cast<C>(v)));
-        });
-      };
-      switch (mode) {
-        case ScatterMode::kAssign: run([](T, T v) { return v; }); break;
-        case ScatterMode::kAdd:
-          combined(std::integral_constant<ScatterMode, ScatterMode::kAdd>{});
-          break;
-        case ScatterMode::kMultiply:
-          combined(std::integral_constant<ScatterMode, ScatterMode::kMultiply>{});
-          break;
-        case ScatterMode::kMax:
-          combined(std::integral_constant<ScatterMode, ScatterMode::kMax>{});
-          break;
-        case ScatterMode::kMin:
-          combined(std::integral_constant<ScatterMode, ScatterMode::kMin>{});
-          break;
-      }
+      WithCombine<T>(mode, run);
       return;
     }
     ForEachIndex(index.sizes(), [&](const int64_t* idx) {

@@ -129,6 +129,64 @@ absl::StatusOr<ConvOperands> CheckConvOperands(absl::string_view op, absl::strin
   return o;
 }
 
+// conv2d's and conv3d's checks of the weight against groups and the input's channels, and of
+// the bias, in torch's order and words.
+absl::Status CheckConvWeight(absl::string_view op, const Tensor& weight, const Tensor& bias,
+                             IntList in, int64_t groups) {
+  const std::string wsizes = FormatList(weight.sizes());
+  const int64_t o = weight.size(0);
+  if (o < groups) {
+    return RuntimeError(op, absl::StrCat("Given groups=", groups, ", expected weight to be at "
+                                         "least ", groups, " at dimension 0, but got weight "
+                                         "of size ", wsizes, " instead"));
+  }
+  if (o % groups != 0) {
+    return RuntimeError(op, absl::StrCat("Given groups=", groups, ", expected weight to be "
+                                         "divisible by ", groups, " at dimension 0, but got "
+                                         "weight of size [", wsizes, "] instead"));
+  }
+  const std::optional<int64_t> channels = CheckedMul(weight.size(1), groups);
+  if (!channels || in[1] != *channels) {
+    return RuntimeError(op, absl::StrCat("Given groups=", groups, ", weight of size ", wsizes,
+                                         ", expected input", FormatList(in), " to have ",
+                                         channels.value_or(-1), " channels, but got ", in[1],
+                                         " channels instead"));
+  }
+  if (bias.defined() && (bias.dim() != 1 || bias.size(0) != o)) {
+    return RuntimeError(op, absl::StrCat("Given weight of size ", wsizes, ", expected bias to "
+                                         "be 1-dimensional with ", o, " elements, but got bias "
+                                         "of size ", FormatList(bias.sizes()), " instead"));
+  }
+  return absl::OkStatus();
+}
+
+// conv_transpose2d's and conv_transpose3d's checks of the weight against groups and the
+// input's channels, and of the bias, in torch's order and words; the output channels.
+absl::StatusOr<int64_t> CheckConvTransposeWeight(absl::string_view op, const Tensor& weight,
+                                                 const Tensor& bias, IntList in, int64_t groups) {
+  const std::string wsizes = FormatList(weight.sizes());
+  const int64_t cin = weight.size(0);
+  if (cin % groups != 0) {
+    return RuntimeError(op, absl::StrCat("Given groups=", groups, ", expected weight to be "
+                                         "divisible by ", groups, " at dimension 0, but got "
+                                         "weight of size [", wsizes, "] instead"));
+  }
+  if (in[1] != cin) {
+    return RuntimeError(op, absl::StrCat("Given transposed=1, weight of size ", wsizes,
+                                         ", expected input", FormatList(in), " to have ", cin,
+                                         " channels, but got ", in[1], " channels instead"));
+  }
+  const std::optional<int64_t> cout = CheckedMul(weight.size(1), groups);
+  if (!cout) return RuntimeError(op, "the output channels overflow int64");
+  if (bias.defined() && (bias.dim() != 1 || bias.size(0) != *cout)) {
+    return RuntimeError(op, absl::StrCat("Given transposed=1, weight of size ", wsizes,
+                                         ", expected bias to be 1-dimensional with ", *cout,
+                                         " elements, but got bias of size ",
+                                         FormatList(bias.sizes()), " instead"));
+  }
+  return *cout;
+}
+
 // The window geometry of im2col / col2im / conv_transpose2d, per spatial dim.
 struct Window {
   int64_t kernel[2], dilation[2], padding[2], stride[2];
@@ -390,24 +448,8 @@ absl::StatusOr<PlannedOp> PlanConvTranspose2d(const Tensor& input, const Tensor&
   if (!batched) in.insert(in.begin(), 1);
   const std::string wsizes = FormatList(weight.sizes());
   const int64_t cin = weight.size(0);
-  if (cin % groups != 0) {
-    return RuntimeError(op, absl::StrCat("Given groups=", groups, ", expected weight to be "
-                                         "divisible by ", groups, " at dimension 0, but got "
-                                         "weight of size [", wsizes, "] instead"));
-  }
-  if (in[1] != cin) {
-    return RuntimeError(op, absl::StrCat("Given transposed=1, weight of size ", wsizes,
-                                         ", expected input", FormatList(in), " to have ", cin,
-                                         " channels, but got ", in[1], " channels instead"));
-  }
-  const std::optional<int64_t> cout = CheckedMul(weight.size(1), groups);
-  if (!cout) return RuntimeError(op, "the output channels overflow int64");
-  if (bias.defined() && (bias.dim() != 1 || bias.size(0) != *cout)) {
-    return RuntimeError(op, absl::StrCat("Given transposed=1, weight of size ", wsizes,
-                                         ", expected bias to be 1-dimensional with ", *cout,
-                                         " elements, but got bias of size ",
-                                         FormatList(bias.sizes()), " instead"));
-  }
+  TENSORD_ASSIGN_OR_RETURN(const int64_t cout,
+                           CheckConvTransposeWeight(op, weight, bias, in, groups));
   for (int d = 0; d < 2; ++d) {
     if (output_padding[d] >= w.stride[d] && output_padding[d] >= w.dilation[d]) {
       return RuntimeError(op, absl::StrCat("output padding must be smaller than either stride "
@@ -453,14 +495,14 @@ absl::StatusOr<PlannedOp> PlanConvTranspose2d(const Tensor& input, const Tensor&
   TENSORD_ASSIGN_OR_RETURN(wt, Transpose(wt, 1, 2));
   TENSORD_ASSIGN_OR_RETURN(Tensor cols, c.Op1("matmul", {wt, x}));  // (n, groups, og*kk, h*w)
   TENSORD_ASSIGN_OR_RETURN(cols, c.Contiguous(cols));
-  TENSORD_ASSIGN_OR_RETURN(cols, View(cols, {n, *cout, g.kernel[0], g.kernel[1], h, wd}));
-  TENSORD_ASSIGN_OR_RETURN(Tensor out, Col2Im(op, c, cols, n, *cout, out_hw[0], out_hw[1], h, wd, g));
+  TENSORD_ASSIGN_OR_RETURN(cols, View(cols, {n, cout, g.kernel[0], g.kernel[1], h, wd}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor out, Col2Im(op, c, cols, n, cout, out_hw[0], out_hw[1], h, wd, g));
   if (bias.defined()) {
-    TENSORD_ASSIGN_OR_RETURN(Tensor b, View(bias, {1, *cout, 1, 1}));
+    TENSORD_ASSIGN_OR_RETURN(Tensor b, View(bias, {1, cout, 1, 1}));
     TENSORD_ASSIGN_OR_RETURN(out, c.Op1("add_", {out, b}));
   }
   if (!batched) {
-    TENSORD_ASSIGN_OR_RETURN(out, View(out, {*cout, out_hw[0], out_hw[1]}));
+    TENSORD_ASSIGN_OR_RETURN(out, View(out, {cout, out_hw[0], out_hw[1]}));
   }
   return std::move(c).Finish({out});
 }
@@ -493,30 +535,8 @@ absl::StatusOr<PlannedOp> PlanConv2d(const Tensor& input, const Tensor& weight,
   if (p.dilation[0] <= 0 || p.dilation[1] <= 0) {
     return RuntimeError(kOp, "non-positive dilation is not supported");
   }
-  const std::string wsizes = FormatList(weight.sizes());
+  TENSORD_RETURN_IF_ERROR(CheckConvWeight(kOp, weight, bias, in_sizes, p.groups));
   const int64_t o = weight.size(0);
-  if (o < p.groups) {
-    return RuntimeError(kOp, absl::StrCat("Given groups=", p.groups, ", expected weight to be at "
-                                          "least ", p.groups, " at dimension 0, but got weight "
-                                          "of size ", wsizes, " instead"));
-  }
-  if (o % p.groups != 0) {
-    return RuntimeError(kOp, absl::StrCat("Given groups=", p.groups, ", expected weight to be "
-                                          "divisible by ", p.groups, " at dimension 0, but got "
-                                          "weight of size [", wsizes, "] instead"));
-  }
-  const std::optional<int64_t> channels = CheckedMul(weight.size(1), p.groups);
-  if (!channels || in_sizes[1] != *channels) {
-    return RuntimeError(kOp, absl::StrCat("Given groups=", p.groups, ", weight of size ", wsizes,
-                                          ", expected input", FormatList(in_sizes), " to have ",
-                                          channels.value_or(-1), " channels, but got ",
-                                          in_sizes[1], " channels instead"));
-  }
-  if (bias.defined() && (bias.dim() != 1 || bias.size(0) != o)) {
-    return RuntimeError(kOp, absl::StrCat("Given weight of size ", wsizes, ", expected bias to "
-                                          "be 1-dimensional with ", o, " elements, but got bias "
-                                          "of size ", FormatList(bias.sizes()), " instead"));
-  }
   Conv2dCall g;
   g.batch = in_sizes[0], g.channels = in_sizes[1], g.height = in_sizes[2], g.width = in_sizes[3];
   g.out_channels = o, g.groups = p.groups;
@@ -616,30 +636,8 @@ absl::StatusOr<PlannedOp> PlanConv3d(const Tensor& input, const Tensor& weight,
   for (int d = 0; d < 3; ++d) {
     if (p.dilation[d] <= 0) return RuntimeError(op, "non-positive dilation is not supported");
   }
-  const std::string wsizes = FormatList(weight.sizes());
+  TENSORD_RETURN_IF_ERROR(CheckConvWeight(op, weight, bias, in, p.groups));
   const int64_t o = weight.size(0);
-  if (o < p.groups) {
-    return RuntimeError(op, absl::StrCat("Given groups=", p.groups, ", expected weight to be at "
-                                         "least ", p.groups, " at dimension 0, but got weight "
-                                         "of size ", wsizes, " instead"));
-  }
-  if (o % p.groups != 0) {
-    return RuntimeError(op, absl::StrCat("Given groups=", p.groups, ", expected weight to be "
-                                         "divisible by ", p.groups, " at dimension 0, but got "
-                                         "weight of size [", wsizes, "] instead"));
-  }
-  const std::optional<int64_t> channels = CheckedMul(weight.size(1), p.groups);
-  if (!channels || in[1] != *channels) {
-    return RuntimeError(op, absl::StrCat("Given groups=", p.groups, ", weight of size ", wsizes,
-                                         ", expected input", FormatList(in), " to have ",
-                                         channels.value_or(-1), " channels, but got ", in[1],
-                                         " channels instead"));
-  }
-  if (bias.defined() && (bias.dim() != 1 || bias.size(0) != o)) {
-    return RuntimeError(op, absl::StrCat("Given weight of size ", wsizes, ", expected bias to "
-                                         "be 1-dimensional with ", o, " elements, but got bias "
-                                         "of size ", FormatList(bias.sizes()), " instead"));
-  }
   int64_t padded[3], span[3], out_size[3];
   bool fits = true;
   for (int d = 0; d < 3; ++d) {
@@ -754,24 +752,8 @@ absl::StatusOr<PlannedOp> PlanConvTranspose3d(const Tensor& input, const Tensor&
   if (!batched) in.insert(in.begin(), 1);
   const std::string wsizes = FormatList(weight.sizes());
   const int64_t cin = weight.size(0);
-  if (cin % p.groups != 0) {
-    return RuntimeError(op, absl::StrCat("Given groups=", p.groups, ", expected weight to be "
-                                         "divisible by ", p.groups, " at dimension 0, but got "
-                                         "weight of size [", wsizes, "] instead"));
-  }
-  if (in[1] != cin) {
-    return RuntimeError(op, absl::StrCat("Given transposed=1, weight of size ", wsizes,
-                                         ", expected input", FormatList(in), " to have ", cin,
-                                         " channels, but got ", in[1], " channels instead"));
-  }
-  const std::optional<int64_t> cout = CheckedMul(weight.size(1), p.groups);
-  if (!cout) return RuntimeError(op, "the output channels overflow int64");
-  if (bias.defined() && (bias.dim() != 1 || bias.size(0) != *cout)) {
-    return RuntimeError(op, absl::StrCat("Given transposed=1, weight of size ", wsizes,
-                                         ", expected bias to be 1-dimensional with ", *cout,
-                                         " elements, but got bias of size ",
-                                         FormatList(bias.sizes()), " instead"));
-  }
+  TENSORD_ASSIGN_OR_RETURN(const int64_t cout,
+                           CheckConvTransposeWeight(op, weight, bias, in, p.groups));
   for (int d = 0; d < 3; ++d) {
     if (p.dilation[d] <= 0) {
       return RuntimeError(op, absl::StrCat("dilation should be greater than zero, but got "
@@ -828,12 +810,12 @@ absl::StatusOr<PlannedOp> PlanConvTranspose3d(const Tensor& input, const Tensor&
   const int64_t n = in[0], cg = cin / p.groups, og = weight.size(1);
   const int64_t kd = weight.size(2), kh = weight.size(3), kw = weight.size(4);
   const int64_t volume = in[2] * in[3] * in[4];
-  DimVector out_shape = {n, *cout, out[0], out[1], out[2]};
+  DimVector out_shape = {n, cout, out[0], out[1], out[2]};
   TENSORD_RETURN_IF_ERROR(CheckShape(op, out_shape).status());
-  TENSORD_RETURN_IF_ERROR(CheckShape(op, {n, *cout, full[0], full[1], full[2]}).status());
-  TENSORD_RETURN_IF_ERROR(CheckShape(op, {n, *cout, kd, kh, kw, volume}).status());
+  TENSORD_RETURN_IF_ERROR(CheckShape(op, {n, cout, full[0], full[1], full[2]}).status());
+  TENSORD_RETURN_IF_ERROR(CheckShape(op, {n, cout, kd, kh, kw, volume}).status());
   Composition c(operands.tensors);
-  TENSORD_ASSIGN_OR_RETURN(Tensor buffer, c.Full({n, *cout, full[0], full[1], full[2]},
+  TENSORD_ASSIGN_OR_RETURN(Tensor buffer, c.Full({n, cout, full[0], full[1], full[2]},
                                                  Scalar(int64_t{0}), input.dtype(),
                                                  operands.device));
   if (n > 0 && volume > 0) {
@@ -845,7 +827,7 @@ absl::StatusOr<PlannedOp> PlanConvTranspose3d(const Tensor& input, const Tensor&
     // (n, groups, og * kd * kh * kw, D * H * W): every kernel offset's contribution.
     TENSORD_ASSIGN_OR_RETURN(Tensor cols, c.Op1("matmul", {wt, x}));
     TENSORD_ASSIGN_OR_RETURN(cols, c.Contiguous(cols));
-    TENSORD_ASSIGN_OR_RETURN(cols, View(cols, {n, *cout, kd, kh, kw, in[2], in[3], in[4]}));
+    TENSORD_ASSIGN_OR_RETURN(cols, View(cols, {n, cout, kd, kh, kw, in[2], in[3], in[4]}));
     const IntList bs = buffer.strides();
     // A stride (dilation) matters only past one input position (kernel offset), where it lies
     // within `full`: the view's strides cannot overflow.
@@ -858,7 +840,7 @@ absl::StatusOr<PlannedOp> PlanConvTranspose3d(const Tensor& input, const Tensor&
                                  e * p.dilation[2] * bs[4];
           TENSORD_ASSIGN_OR_RETURN(
               const Tensor target,
-              AsStrided(buffer, {n, *cout, in[2], in[3], in[4]},
+              AsStrided(buffer, {n, cout, in[2], in[3], in[4]},
                         {bs[0], bs[1], bs[2] * step[0], bs[3] * step[1], bs[4] * step[2]},
                         buffer.storage_offset() + offset));
           TENSORD_ASSIGN_OR_RETURN(Tensor part, Select(cols, 2, a));
@@ -876,11 +858,11 @@ absl::StatusOr<PlannedOp> PlanConvTranspose3d(const Tensor& input, const Tensor&
                     p.padding[1] * buffer.stride(3) + p.padding[2] * buffer.stride(4)));
   TENSORD_ASSIGN_OR_RETURN(result, c.Contiguous(result));
   if (bias.defined()) {
-    TENSORD_ASSIGN_OR_RETURN(const Tensor b, View(bias, {1, *cout, 1, 1, 1}));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor b, View(bias, {1, cout, 1, 1, 1}));
     TENSORD_ASSIGN_OR_RETURN(result, c.Op1("add_", {result, b}));
   }
   if (!batched) {
-    TENSORD_ASSIGN_OR_RETURN(result, View(result, {*cout, out[0], out[1], out[2]}));
+    TENSORD_ASSIGN_OR_RETURN(result, View(result, {cout, out[0], out[1], out[2]}));
   }
   return std::move(c).Finish({result});
 }

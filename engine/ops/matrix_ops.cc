@@ -1,5 +1,6 @@
 // Matrices built from their parts or reduced to them: trace, diag, diagflat, diag_embed,
-// block_diag, kron and cross; and the positions of a triangle, tril_indices and triu_indices. Each is a composition (composition.h) of views, fills, copies and
+// block_diag, kron and cross; triangles (tril, triu) and their positions (tril_indices,
+// triu_indices); roll. Each is a composition (composition.h) of views, fills, copies and
 // elementwise ops, so it runs on every device; dtype rules and errors are torch 1.13's.
 #include <algorithm>
 #include <limits>
@@ -300,6 +301,89 @@ absl::StatusOr<PlannedOp> PlanTriangleIndices(absl::string_view op, bool lower, 
   return std::move(c).Finish({out});
 }
 
+// tril / triu (tril_ / triu_ in place): every matrix of self (its last two dims) with the
+// elements off the kept triangle zeroed; tril keeps column - row <= diagonal, triu >= diagonal.
+// The dropped positions are one broadcast comparison of a column range against a row range
+// (an n x m bool mask, never an int64 one), then masked_fill: a contiguous result, as torch's.
+absl::StatusOr<PlannedOp> PlanTriangle(absl::string_view op, const Tensor& self, bool lower,
+                                       int64_t diagonal, bool in_place) {
+  if (self.dim() == 0) {
+    return IndexError(op, "Dimension specified as -2 but tensor has no dimensions");
+  }
+  TENSORD_RETURN_IF_ERROR(WrapDim(op, -2, self.dim()).status());
+  const int64_t n = self.size(self.dim() - 2), m = self.size(self.dim() - 1);
+  // column - row spans [-(n - 1), m - 1]: a diagonal clamped to [-n, m] keeps the same
+  // elements, and the ranges below cannot overflow.
+  const int64_t d = std::clamp<int64_t>(diagonal, -n, m);
+  Composition c({self});
+  const Device device = self.device();
+  TENSORD_ASSIGN_OR_RETURN(Tensor rows, c.Arange(Scalar(int64_t{0}), Scalar(n),
+                                                 Scalar(int64_t{1}), DType::kInt64, device));
+  TENSORD_ASSIGN_OR_RETURN(rows, Unsqueeze(rows, 1));
+  // column - d for every column: a position is dropped where it is above (tril) or below
+  // (triu) the row.
+  TENSORD_ASSIGN_OR_RETURN(Tensor shifted, c.Arange(Scalar(-d), Scalar(m - d), Scalar(int64_t{1}),
+                                                    DType::kInt64, device));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor drop, c.Op1(lower ? "gt" : "lt", {shifted, rows}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor zero, WrapNumber(Scalar(int64_t{0})));
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp fill,
+                           PlanMaskedFill(op, self, drop, zero, in_place ? &self : nullptr));
+  const std::vector<Tensor> out = c.Add(std::move(fill));
+  return std::move(c).Finish({in_place ? self : out[0]});
+}
+
+// roll: self's elements shifted along each of `dims` by its shift, wrapping around (no dims:
+// along the flattened tensor, then viewed in self's shape). One copy per shifted dim of two
+// slices, the last copy into a new contiguous tensor.
+absl::StatusOr<PlannedOp> PlanRoll(const Tensor& self, const std::vector<int64_t>& shifts,
+                                   const std::vector<int64_t>& dims) {
+  constexpr absl::string_view op = "roll";
+  if (shifts.empty()) return RuntimeError(op, "`shifts` required");
+  if (dims.empty() && shifts.size() != 1) {
+    return RuntimeError(op, absl::StrCat("shifts and dimensions must align. shifts: ",
+                                         shifts.size(), ", dims:0"));
+  }
+  if (!dims.empty() && shifts.size() != dims.size()) {
+    return RuntimeError(op, absl::StrCat("shifts and dimensions must align. shifts: ",
+                                         shifts.size(), ", dims:", dims.size()));
+  }
+  Composition c({self});
+  if (self.numel() == 0) {  // torch returns before it looks at dims
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp clone, PlanCloneContiguous(self));
+    return clone;
+  }
+  Tensor current = self;
+  if (dims.empty()) {
+    TENSORD_ASSIGN_OR_RETURN(current, c.Reshape(self, {self.numel()}));
+  }
+  const std::vector<int64_t> along = dims.empty() ? std::vector<int64_t>{0} : dims;
+  bool copied = false;
+  for (size_t i = 0; i < along.size(); ++i) {
+    TENSORD_ASSIGN_OR_RETURN(const int64_t dim, WrapDim(op, along[i], current.dim()));
+    const int64_t n = current.size(dim);
+    const int64_t s = ((shifts[i] % n) + n) % n;
+    if (s == 0) continue;
+    // next[s:] = current[:n - s]; next[:s] = current[n - s:]
+    TENSORD_ASSIGN_OR_RETURN(
+        const Tensor next,
+        AllocateTensor(op, TensorMeta::Contiguous(self.dtype(), current.sizes()), self.device()));
+    TENSORD_ASSIGN_OR_RETURN(Tensor head, Narrow(current, dim, 0, n - s));
+    TENSORD_ASSIGN_OR_RETURN(Tensor tail, Narrow(current, dim, n - s, s));
+    TENSORD_ASSIGN_OR_RETURN(Tensor to_tail, Narrow(next, dim, s, n - s));
+    TENSORD_ASSIGN_OR_RETURN(Tensor to_head, Narrow(next, dim, 0, s));
+    TENSORD_RETURN_IF_ERROR(CopyStep(c, to_tail, head));
+    TENSORD_RETURN_IF_ERROR(CopyStep(c, to_head, tail));
+    current = next;
+    copied = true;
+  }
+  if (!copied) {
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp clone, PlanCloneContiguous(current));
+    current = c.Add(std::move(clone))[0];
+  }
+  TENSORD_ASSIGN_OR_RETURN(const Tensor result, View(current, self.sizes()));
+  return std::move(c).Finish({result});
+}
+
 }  // namespace
 
 void RegisterMatrixOps(std::vector<OpDef>& ops) {
@@ -323,6 +407,34 @@ void RegisterMatrixOps(std::vector<OpDef>& ops) {
                                                 dtype.value_or(DType::kInt64), device);
                    }});
   }
+  for (const bool lower : {true, false}) {
+    for (const bool in_place : {false, true}) {
+      const std::string name = std::string(lower ? "tril" : "triu") + (in_place ? "_" : "");
+      ops.push_back({name, in_place ? OpKind::kInPlace : OpKind::kCompute, {"self"},
+                     {Opt("diagonal", AttrType::kInt, "0", "0: main, > 0 above, < 0 below")},
+                     lower ? "Every matrix of self (last two dims) with the elements above the "
+                             "diagonal-th diagonal zeroed."
+                           : "Every matrix of self (last two dims) with the elements below the "
+                             "diagonal-th diagonal zeroed.",
+                     false,
+                     [name, lower, in_place](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                       TENSORD_ASSIGN_OR_RETURN(int64_t d, a.Int("diagonal", 0));
+                       return PlanTriangle(name, in[0], lower, d, in_place);
+                     }});
+    }
+  }
+  ops.push_back({"roll", OpKind::kCompute, {"self"},
+                 {Req("shifts", AttrType::kIntList), Opt("dims", AttrType::kIntList, "[]")},
+                 "self's elements shifted along each of dims by its shift, wrapping around; no "
+                 "dims: along the flattened tensor.",
+                 false, [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(std::vector<int64_t> shifts, a.IntList("shifts"));
+                   std::vector<int64_t> dims;
+                   if (a.Has("dims")) {
+                     TENSORD_ASSIGN_OR_RETURN(dims, a.IntList("dims"));
+                   }
+                   return PlanRoll(in[0], shifts, dims);
+                 }});
   ops.push_back({"trace", OpKind::kCompute, {"self"}, {},
                  "Sum of a matrix's main diagonal (integers summed in int64).", false,
                  [](Inputs in, AttrReader&) { return PlanTrace(in[0]); }});

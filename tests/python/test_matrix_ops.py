@@ -966,6 +966,50 @@ def _triangle_cases():
 CASES.update(_triangle_cases())
 
 
+def _triangle_of_a_view(m):
+    """tril_ on a view: only the view's elements change."""
+    b = m.ones(4, 4)
+    b[1:, 1:].tril_()
+    return b
+
+
+def _tril_triu_roll_cases():
+    """tril/triu (and in place) and roll: server ops (matrix_ops.cc) over dtypes and layouts."""
+    cases = {}
+    for dtype in DTYPES:
+        for layout in ["contiguous", "transposed"]:
+            k = f"[{dtype},{layout}]"
+            for name in ["tril", "triu"]:
+                for d in [-10, -2, 0, 1, 3, 2**62, -2**62]:
+                    cases[f"{name}{k}({d})"] = lambda m, n=name, dt=dtype, lo=layout, d=d: \
+                        getattr(m, n)(data(m, (2, 3, 5), dt, lo), d)
+                    cases[f"{name}_{k}({d})"] = lambda m, n=name, dt=dtype, lo=layout, d=d: \
+                        getattr(data(m, (2, 3, 5), dt, lo).clone(), n + "_")(d)
+            for shifts, dims in [(1, None), (-7, None), ((1, 2), (0, -1)), (3, 1), ((1, 1), (1, 1)),
+                                 (0, 0), (5, 2), (2**40, 0)]:
+                cases[f"roll{k}({shifts}, {dims})"] = lambda m, dt=dtype, lo=layout, s=shifts, d=dims: \
+                    m.roll(data(m, (2, 3, 5), dt, lo), s, d) if d is not None else \
+                    data(m, (2, 3, 5), dt, lo).roll(s)
+    cases.update({
+        "tril_(view)": _triangle_of_a_view,
+        "triu(strided)": lambda m: m.arange(24.0).view(2, 3, 4)[:, :, ::2].triu(),
+        "tril(empty)": lambda m: m.ones(0, 3).tril(),
+        "tril(1-d)": lambda m: m.ones(3).tril(),
+        "triu_(0-d)": lambda m: m.tensor(1.0).triu_(),
+        "tril(int8 bool)": lambda m: m.tril(m.ones(3, 3, dtype=m.int8), -1),
+        "roll(empty, dim out of range)": lambda m: m.roll(m.ones(0, 3), 1, 5),
+        "roll(dim out of range)": lambda m: m.roll(m.ones(2, 3), 1, 2),
+        "roll(shifts, dims differ)": lambda m: m.roll(m.ones(2, 3), (1, 2), (0,)),
+        "roll(two shifts, no dims)": lambda m: m.roll(m.ones(2, 3), (1, 2)),
+        "roll(no shifts)": lambda m: m.roll(m.ones(2, 3), (), ()),
+        "roll(0-d)": lambda m: m.roll(m.tensor(3.0), 1),
+    })
+    return cases
+
+
+CASES.update(_tril_triu_roll_cases())
+
+
 def _cdist_cases():
     cases = {}
     for d in ["float32", "float64"]:
@@ -1012,7 +1056,7 @@ def test_matches_torch(name, session):
 
 def test_the_cases_cover_every_dtype_and_both_layouts():
     """The matrix above is what it says: each op over every dtype in both layouts."""
-    for op in ["logaddexp", "gcd", "heaviside", "trace", "kron", "addmv", "addbmm"]:
+    for op in ["logaddexp", "gcd", "heaviside", "trace", "kron", "addmv", "addbmm", "tril", "roll"]:
         names = [n for n in CASES if n.startswith(op + "[")]
         assert len(names) >= 2 * len(MATRIX_DTYPES), (op, names)
 

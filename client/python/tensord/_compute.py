@@ -514,41 +514,25 @@ def _bernoulli(self, generator=None):
     return _run("bernoulli", [("self", self)], _random_of(generator).take(self.numel()))
 
 
+def _int_list(x, op, arg):
+    return [_int(v, op, arg) for v in x] if isinstance(x, (tuple, list)) else [_int(x, op, arg)]
+
+
 def _roll(self, shifts, dims=None):
-    """torch.roll: a contiguous copy, each listed dim rotated (built from narrow views and cat)."""
-    if dims is None:
-        if isinstance(shifts, (tuple, list)) and len(shifts) != 1:
-            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
-        s = shifts[0] if isinstance(shifts, (tuple, list)) else shifts
-        return _roll(self.flatten(), s, 0).view(tuple(self.shape))
-    shifts = tuple(shifts) if isinstance(shifts, (tuple, list)) else (shifts,)
-    dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
-    if len(shifts) != len(dims):
-        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
-    out = self
-    for s, d in zip(shifts, dims):
-        n = out.size(d)
-        s = _int(s, "roll", "shifts") % n if n else 0
-        if s:
-            out = _factories.cat([out.narrow(d, n - s, s), out.narrow(d, 0, n - s)], d)
-    return out.contiguous() if out is self else out
+    """torch.roll: one server op (engine/ops/matrix_ops.cc), a new contiguous tensor."""
+    attrs = {"shifts": _int_list(shifts, "roll", "shifts")}
+    if dims is not None:
+        attrs["dims"] = _int_list(dims, "roll", "dims")
+    return _run("roll", [("self", self)], attrs)
 
 
-def _triangle(name, lower, inplace):
+def _triangle(name, inplace):
+    """tril / triu (in place with a trailing _): one server op (engine/ops/matrix_ops.cc)."""
     def f(self, diagonal=0):
-        if self.dim() == 0:
-            raise IndexError("Dimension specified as -2 but tensor has no dimensions")
-        if self.dim() < 2:
-            raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but "
-                             "got -2)")
-        n, m = self.shape[-2], self.shape[-1]
-        rows = _factories.arange(n, device=self.device, session=self._session).unsqueeze(1)
-        cols = _factories.arange(m, device=self.device, session=self._session)
-        offset = cols - rows  # column minus row: 0 on the diagonal
-        drop = offset > diagonal if lower else offset < diagonal
+        attrs = {"diagonal": _int(diagonal, name.rstrip("_"), "diagonal")}
         if inplace:
-            return self.masked_fill_(drop, 0)
-        return self.masked_fill(drop, 0)
+            return _inplace(self, name, [], attrs)
+        return _run(name, [("self", self)], attrs)
     f.__name__ = name
     return f
 
@@ -833,10 +817,10 @@ class _ComputeMethods(TensorBase):
     logit = lambda self, eps=None: _run("logit", [("self", self)], {} if eps is None else {"eps": float(eps)})
     logit_ = lambda self, eps=None: _inplace(self, "logit_", [], {} if eps is None else {"eps": float(eps)})
     hardshrink = lambda self, lambd=0.5: _run("hardshrink", [("self", self)], {"lambd": float(lambd)})
-    tril = _triangle("tril", True, False)
-    triu = _triangle("triu", False, False)
-    tril_ = _triangle("tril", True, True)
-    triu_ = _triangle("triu", False, True)
+    tril = _triangle("tril", False)
+    triu = _triangle("triu", False)
+    tril_ = _triangle("tril_", True)
+    triu_ = _triangle("triu_", True)
 
 
 for _name in _SPECIAL:

@@ -47,7 +47,8 @@ void Binary(BinaryOp op, IntList shape, const StridedRef& out, const StridedRef&
 bool AnyFails(ValueCheck check, IntList shape, const StridedRef& t) {
   return DispatchDType(t.dtype, [&](auto v) -> bool {
     using T = decltype(v);
-    if (check == ValueCheck::kNonzero || check == ValueCheck::kEnoughSource) {
+    if (check == ValueCheck::kNonzero || check == ValueCheck::kEnoughSource ||
+        check == ValueCheck::kPivotRange) {  // kPivotRange's predicate is kEnoughSource's
       if constexpr (ValueCheckApplies<T>(ValueCheck::kNonzero)) {
         return check == ValueCheck::kNonzero
                    ? AnyTyped<T>(shape, t, ValueFails<ValueCheck::kNonzero, T>)

@@ -148,9 +148,14 @@ class CpuBackendImpl final : public Backend {
                         const LinalgErrorSpec& spec) override {
     return cpu::LuFactor(a, pivots, spec);
   }
-  absl::Status LuSolve(const MatrixBatch& lu, const int32_t* pivots,
+  absl::Status LuSolve(const MatrixBatch& lu, const int32_t* pivots, bool transpose,
                        const MatrixBatch& b) override {
-    return cpu::LuSolve(lu, pivots, b);
+    return cpu::LuSolve(lu, pivots, transpose, b);
+  }
+  absl::Status LuPermutation(const int32_t* pivots, int64_t batch, int64_t swaps, int64_t rows,
+                             int64_t* perm) override {
+    cpu::LuPermutation(pivots, batch, swaps, rows, perm);
+    return absl::OkStatus();
   }
   absl::Status Cholesky(const MatrixBatch& a, bool upper, const LinalgErrorSpec& spec) override {
     return cpu::Cholesky(a, upper, spec);

@@ -48,11 +48,13 @@ namespace {
 struct Lapack {
   static void getrf(int m, int n, float* a, int* ipiv, int* info) { sgetrf_(&m, &n, a, &m, ipiv, info); }
   static void getrf(int m, int n, double* a, int* ipiv, int* info) { dgetrf_(&m, &n, a, &m, ipiv, info); }
-  static void getrs(int n, int nrhs, const float* a, const int* ipiv, float* b, int ldb, int* info) {
-    sgetrs_("N", &n, &nrhs, a, &n, ipiv, b, &ldb, info, 1);
+  static void getrs(const char* trans, int n, int nrhs, const float* a, const int* ipiv, float* b,
+                    int ldb, int* info) {
+    sgetrs_(trans, &n, &nrhs, a, &n, ipiv, b, &ldb, info, 1);
   }
-  static void getrs(int n, int nrhs, const double* a, const int* ipiv, double* b, int ldb, int* info) {
-    dgetrs_("N", &n, &nrhs, a, &n, ipiv, b, &ldb, info, 1);
+  static void getrs(const char* trans, int n, int nrhs, const double* a, const int* ipiv,
+                    double* b, int ldb, int* info) {
+    dgetrs_(trans, &n, &nrhs, a, &n, ipiv, b, &ldb, info, 1);
   }
   static void potrf(const char* uplo, int n, float* a, int* info) { spotrf_(uplo, &n, a, &n, info, 1); }
   static void potrf(const char* uplo, int n, double* a, int* info) { dpotrf_(uplo, &n, a, &n, info, 1); }
@@ -141,7 +143,8 @@ absl::Status LuFactorT(const MatrixBatch& a, int32_t* pivots, const LinalgErrorS
 }
 
 template <typename T>
-absl::Status LuSolveT(const MatrixBatch& lu, const int32_t* pivots, const MatrixBatch& x) {
+absl::Status LuSolveT(const MatrixBatch& lu, const int32_t* pivots, bool transpose,
+                      const MatrixBatch& x) {
   if (lu.rows == 0 || x.cols == 0) return absl::OkStatus();
   // Right-hand sides are independent: each matrix's columns go in panels to the pool's threads
   // (an inverse's n columns, most of its work, run in parallel though BLAS runs single-threaded).
@@ -155,7 +158,8 @@ absl::Status LuSolveT(const MatrixBatch& lu, const int32_t* pivots, const Matrix
       const int64_t b = t / panels, c0 = (t % panels) * width;
       const int64_t cols = std::min(width, x.cols - c0);
       if (cols <= 0) continue;
-      Lapack::getrs(static_cast<int>(lu.rows), static_cast<int>(cols), Matrix<T>(lu, b),
+      Lapack::getrs(transpose ? "T" : "N", static_cast<int>(lu.rows), static_cast<int>(cols),
+                    Matrix<T>(lu, b),
                     pivots + b * lu.rows, Matrix<T>(x, b) + c0 * x.rows,
                     static_cast<int>(x.rows), &infos[t]);
     }
@@ -285,8 +289,10 @@ absl::Status ByDType(DType dtype, F f) {
 absl::Status LuFactor(const MatrixBatch& a, int32_t* pivots, const LinalgErrorSpec& spec) {
   return ByDType(a.dtype, [&](auto t) { return LuFactorT<decltype(t)>(a, pivots, spec); });
 }
-absl::Status LuSolve(const MatrixBatch& lu, const int32_t* pivots, const MatrixBatch& b) {
-  return ByDType(lu.dtype, [&](auto t) { return LuSolveT<decltype(t)>(lu, pivots, b); });
+absl::Status LuSolve(const MatrixBatch& lu, const int32_t* pivots, bool transpose,
+                     const MatrixBatch& b) {
+  return ByDType(lu.dtype,
+                 [&](auto t) { return LuSolveT<decltype(t)>(lu, pivots, transpose, b); });
 }
 absl::Status Cholesky(const MatrixBatch& a, bool upper, const LinalgErrorSpec& spec) {
   return ByDType(a.dtype, [&](auto t) { return CholeskyT<decltype(t)>(a, upper, spec); });
@@ -301,6 +307,19 @@ absl::Status Svd(const MatrixBatch& a, char* s, const MatrixBatch& u, const Matr
 absl::Status Eigh(const MatrixBatch& a, char* w, bool upper, bool vectors,
                   const LinalgErrorSpec& spec) {
   return ByDType(a.dtype, [&](auto t) { return EighT<decltype(t)>(a, w, upper, vectors, spec); });
+}
+
+void LuPermutation(const int32_t* pivots, int64_t batch, int64_t swaps, int64_t rows,
+                   int64_t* perm) {
+  ParallelFor(0, batch, std::max<int64_t>(1, 4096 / std::max<int64_t>(rows, 1)),
+              [&](int64_t b0, int64_t b1) {
+                for (int64_t b = b0; b < b1; ++b) {
+                  int64_t* p = perm + b * rows;
+                  for (int64_t i = 0; i < rows; ++i) p[i] = i;
+                  const int32_t* piv = pivots + b * swaps;
+                  for (int64_t i = 0; i < swaps; ++i) std::swap(p[i], p[piv[i] - 1]);
+                }
+              });
 }
 
 }  // namespace tensord::engine::cpu

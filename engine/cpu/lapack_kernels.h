@@ -12,7 +12,10 @@
 namespace tensord::engine::cpu {
 
 absl::Status LuFactor(const MatrixBatch& a, int32_t* pivots, const LinalgErrorSpec& spec);
-absl::Status LuSolve(const MatrixBatch& lu, const int32_t* pivots, const MatrixBatch& b);
+absl::Status LuSolve(const MatrixBatch& lu, const int32_t* pivots, bool transpose,
+                     const MatrixBatch& b);
+void LuPermutation(const int32_t* pivots, int64_t batch, int64_t swaps, int64_t rows,
+                   int64_t* perm);
 absl::Status Cholesky(const MatrixBatch& a, bool upper, const LinalgErrorSpec& spec);
 absl::Status Qr(const MatrixBatch& a, const MatrixBatch& r, const MatrixBatch& q);
 absl::Status Svd(const MatrixBatch& a, char* s, const MatrixBatch& u, const MatrixBatch& vh,

@@ -32,12 +32,13 @@ cudaError_t LaunchCheckValues(ValueCheck check, DType dtype, const OffsetCalcula
   const int grid = GridFor(numel, 256);
   DispatchDType(dtype, [&](auto t) {
     using T = decltype(t);
-    if (check == ValueCheck::kNonzero || check == ValueCheck::kEnoughSource) {
+    if (check == ValueCheck::kNonzero || check == ValueCheck::kEnoughSource ||
+        check == ValueCheck::kPivotRange) {
       if constexpr (ValueCheckApplies<T>(ValueCheck::kNonzero)) {
         if (check == ValueCheck::kNonzero) {
           CheckValuesKernel<ValueCheck::kNonzero, T>
               <<<grid, 256, 0, stream>>>(calc, values, numel, slot);
-        } else {
+        } else {  // kPivotRange's predicate is kEnoughSource's (a negative value fails)
           CheckValuesKernel<ValueCheck::kEnoughSource, T>
               <<<grid, 256, 0, stream>>>(calc, values, numel, slot);
         }

@@ -667,12 +667,20 @@ class CudaBackend final : public Backend {
       return SolverLuFactor(c, a, pivots);
     });
   }
-  absl::Status LuSolve(const MatrixBatch& lu, const int32_t* pivots,
+  absl::Status LuSolve(const MatrixBatch& lu, const int32_t* pivots, bool transpose,
                        const MatrixBatch& b) override {
     if (lu.empty() || b.empty()) return absl::OkStatus();
     return Factor("lu_solve", lu.batch, LinalgErrorSpec{}, [&](const SolverCall& c) {
-      return SolverLuSolve(c, lu, pivots, b);
+      return SolverLuSolve(c, lu, pivots, transpose, b);
     });
+  }
+  absl::Status LuPermutation(const int32_t* pivots, int64_t batch, int64_t swaps, int64_t rows,
+                             int64_t* perm) override {
+    if (batch == 0 || rows == 0) return absl::OkStatus();
+    TENSORD_CUDA_TRY(UseDevice(device_.index), "lu_unpack");
+    const LaunchTarget to = TargetFor(this, device_.index);
+    return Finish(LaunchLuPermutation(pivots, batch, swaps, rows, perm, to.stream), to,
+                  "lu_unpack");
   }
   absl::Status Cholesky(const MatrixBatch& a, bool upper, const LinalgErrorSpec& spec) override {
     if (a.empty()) return absl::OkStatus();

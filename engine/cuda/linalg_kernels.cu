@@ -39,7 +39,32 @@ __global__ void TakeUpperKernel(const T* a, T* r, int64_t total, int64_t m, int6
   }
 }
 
+// One thread per matrix: the swaps run in order (each may move a row an earlier one moved).
+__global__ void LuPermutationKernel(const int32_t* pivots, int64_t batch, int64_t swaps,
+                                    int64_t rows, int64_t* perm) {
+  for (int64_t b = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; b < batch;
+       b += int64_t{gridDim.x} * blockDim.x) {
+    int64_t* p = perm + b * rows;
+    for (int64_t i = 0; i < rows; ++i) p[i] = i;
+    const int32_t* piv = pivots + b * swaps;
+    for (int64_t i = 0; i < swaps; ++i) {
+      const int64_t j = piv[i] - 1;
+      const int64_t t = p[i];
+      p[i] = p[j];
+      p[j] = t;
+    }
+  }
+}
+
 }  // namespace
+
+cudaError_t LaunchLuPermutation(const int32_t* pivots, int64_t batch, int64_t swaps, int64_t rows,
+                                int64_t* perm, cudaStream_t stream) {
+  if (batch == 0 || rows == 0) return cudaSuccess;
+  LuPermutationKernel<<<GridFor(batch, kThreads), kThreads, 0, stream>>>(pivots, batch, swaps,
+                                                                          rows, perm);
+  return cudaGetLastError();
+}
 
 cudaError_t LaunchCheckInfos(const int* infos, int64_t batch, KernelError* slot,
                              cudaStream_t stream) {

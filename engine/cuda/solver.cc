@@ -181,14 +181,14 @@ absl::Status LuFactorT(const SolverCall& c, const MatrixBatch& a, int32_t* pivot
 
 template <typename T>
 absl::Status LuSolveT(const SolverCall& c, const MatrixBatch& lu, const int32_t* pivots,
-                      const MatrixBatch& x) {
+                      bool transpose, const MatrixBatch& x) {
   const char* what = "lu_solve";
   TENSORD_ASSIGN_OR_RETURN(Handle * bound, Bind(what, c));
   cusolverDnHandle_t h = bound->solver;
   const Routines<T>& r = Api().For<T>();
   const int n = static_cast<int>(lu.rows);
   for (int64_t b = 0; b < lu.batch; ++b) {
-    TENSORD_SOLVER_TRY(what, r.getrs(h, CUBLAS_OP_N, n, static_cast<int>(x.cols),
+    TENSORD_SOLVER_TRY(what, r.getrs(h, transpose ? CUBLAS_OP_T : CUBLAS_OP_N, n, static_cast<int>(x.cols),
                                      Matrix<T>(lu, b), n, pivots + b * lu.rows, Matrix<T>(x, b),
                                      static_cast<int>(x.rows), c.infos + b));
   }
@@ -325,8 +325,9 @@ absl::Status SolverLuFactor(const SolverCall& c, const MatrixBatch& a, int32_t* 
   return ByDType(a.dtype, [&](auto t) { return LuFactorT<decltype(t)>(c, a, pivots); });
 }
 absl::Status SolverLuSolve(const SolverCall& c, const MatrixBatch& lu, const int32_t* pivots,
-                           const MatrixBatch& b) {
-  return ByDType(lu.dtype, [&](auto t) { return LuSolveT<decltype(t)>(c, lu, pivots, b); });
+                           bool transpose, const MatrixBatch& b) {
+  return ByDType(lu.dtype,
+                 [&](auto t) { return LuSolveT<decltype(t)>(c, lu, pivots, transpose, b); });
 }
 absl::Status SolverCholesky(const SolverCall& c, const MatrixBatch& a, bool upper) {
   return ByDType(a.dtype, [&](auto t) { return CholeskyT<decltype(t)>(c, a, upper); });

@@ -30,8 +30,9 @@ struct SolverCall {
 };
 
 absl::Status SolverLuFactor(const SolverCall& c, const MatrixBatch& a, int32_t* pivots);
+// b = A^-1 b, or A^-T b with `transpose` (cuSOLVER's getrs with CUBLAS_OP_T).
 absl::Status SolverLuSolve(const SolverCall& c, const MatrixBatch& lu, const int32_t* pivots,
-                           const MatrixBatch& b);
+                           bool transpose, const MatrixBatch& b);
 absl::Status SolverCholesky(const SolverCall& c, const MatrixBatch& a, bool upper);
 // Householder QR: `a` holds R and the reflectors after, `tau` (min(m, n) per matrix, device)
 // their scales.

@@ -16,6 +16,8 @@ enum class ValueCheck {
   kUnitInterval,  // floating: a value outside [0, 1], NaN included, fails
   kFinite,        // floating: an infinity or NaN fails (histc's range)
   kEnoughSource,  // integral: a negative count fails (masked_scatter's source size - mask's ones)
+  kPivotRange,    // integral: a negative slack fails (lu_solve's and lu_unpack's pivots, as
+                  // min(pivot - 1, rows - pivot)); the predicate is kEnoughSource's
 };
 
 // The error's message (the op's name leads it).
@@ -25,6 +27,9 @@ inline const char* ValueCheckMessage(ValueCheck check) {
     case ValueCheck::kUnitInterval: return "all elements of input should be between 0 and 1";
     case ValueCheck::kFinite: return "range is not finite";
     case ValueCheck::kEnoughSource: return "Number of elements of source < number of ones in mask";
+    case ValueCheck::kPivotRange:
+      return "pivots must be between 1 and LU.size(-2) inclusive. Did you properly pass the "
+             "result of lu_factor?";
   }
   return "bad value";
 }
@@ -32,7 +37,9 @@ inline const char* ValueCheckMessage(ValueCheck check) {
 // Whether `check` applies to dtype T at all (a float divisor is never refused).
 template <typename T>
 constexpr bool ValueCheckApplies(ValueCheck check) {
-  return check == ValueCheck::kNonzero || check == ValueCheck::kEnoughSource ? kIsInt<T>
+  return check == ValueCheck::kNonzero || check == ValueCheck::kEnoughSource ||
+                 check == ValueCheck::kPivotRange
+             ? kIsInt<T>
                                                                              : kIsFloat<T>;
 }
 
@@ -41,7 +48,7 @@ template <ValueCheck kCheck, typename T>
 TENSORD_HD bool ValueFails(T v) {
   if constexpr (kCheck == ValueCheck::kNonzero) {
     return v == T(0);
-  } else if constexpr (kCheck == ValueCheck::kEnoughSource) {
+  } else if constexpr (kCheck == ValueCheck::kEnoughSource || kCheck == ValueCheck::kPivotRange) {
     return v < T(0);
   } else if constexpr (kCheck == ValueCheck::kFinite) {
     const Calc<T> c = static_cast<Calc<T>>(v);

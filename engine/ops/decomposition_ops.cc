@@ -1,5 +1,5 @@
-// torch.linalg's factorizations and what is built on them: lu_factor, solve, inv, det, slogdet,
-// cholesky, qr, svd, svdvals, eigh, eigvalsh, pinv, matrix_rank. Each copies its input into a new batch of
+// torch.linalg's factorizations and what is built on them: lu_factor, lu_solve, lu_unpack, lu,
+// solve, inv, det, slogdet, cholesky, qr, svd, svdvals, eigh, eigvalsh, pinv, matrix_rank. Each copies its input into a new batch of
 // column-major matrices (torch.linalg's output layout and LAPACK's) and factors it in place with
 // the device's kernel (Backend::LuFactor, …: LAPACK on the CPU, cuSOLVER on a GPU); det and
 // slogdet are compositions of lu_factor with a diagonal and reductions (composition.h).
@@ -138,6 +138,13 @@ absl::StatusOr<Tensor> NewInfo(absl::string_view op, IntList batch, Device devic
   return info;
 }
 
+// Zeroes an info output (where defined) before its factorization: the kernels skip empty
+// matrices, whose info is 0.
+absl::Status ZeroInfo(Backend* backend, const Tensor& info) {
+  if (!info.defined()) return absl::OkStatus();
+  return backend->Fill(info.sizes(), StridedRef::Of(info), Scalar(int64_t{0}));
+}
+
 // ---- lu_factor ----------------------------------------------------------------------------
 
 // (LU, pivots) of A; LU column-major, pivots int32 contiguous (1-based, as LAPACK's).
@@ -164,6 +171,7 @@ absl::StatusOr<PlannedOp> PlanLuFactor(absl::string_view op, const Tensor& a, Li
     plan.writes.push_back(info.storage());
   }
   plan.kernel = [backend, lu, pivots, info, spec]() -> absl::Status {
+    TENSORD_RETURN_IF_ERROR(ZeroInfo(backend, info));
     TENSORD_RETURN_IF_ERROR(FillCopy(backend, lu));
     return backend->LuFactor(BatchOf(lu.tensor), reinterpret_cast<int32_t*>(pivots.data()), spec);
   };
@@ -203,6 +211,7 @@ absl::StatusOr<PlannedOp> PlanLuSolve(absl::string_view op, const Tensor& a, con
     plan.writes.push_back(info.storage());
   }
   plan.kernel = [backend, lu, pivots, x, info, spec]() -> absl::Status {
+    TENSORD_RETURN_IF_ERROR(ZeroInfo(backend, info));
     TENSORD_RETURN_IF_ERROR(FillCopy(backend, lu));
     const MatrixBatch factors = BatchOf(lu.tensor);
     int32_t* piv = reinterpret_cast<int32_t*>(pivots.data());
@@ -218,7 +227,7 @@ absl::StatusOr<PlannedOp> PlanLuSolve(absl::string_view op, const Tensor& a, con
       TENSORD_RETURN_IF_ERROR(backend->Fill(
           diag_sizes, StridedRef{out.data, out.dtype, diag_strides}, Scalar(int64_t{1})));
     }
-    return backend->LuSolve(factors, piv, out);
+    return backend->LuSolve(factors, piv, /*transpose=*/false, out);
   };
   return plan;
 }
@@ -297,6 +306,192 @@ absl::StatusOr<PlannedOp> PlanInv(const Tensor& a, bool with_info) {
                      LinalgCheck::kInverseSingular, with_info);
 }
 
+// ---- lu_solve, lu_unpack, lu: from lu_factor's factors ---------------------------------------
+
+// Steps failing the op where the kernels run unless every pivot is in [1, rows] (LAPACK would
+// read out of bounds): min(pivot - 1, rows - pivot) in int64 must not be negative.
+absl::Status CheckPivots(Composition& c, absl::string_view op, const Tensor& pivots,
+                         int64_t rows) {
+  if (pivots.numel() == 0) return absl::OkStatus();
+  TENSORD_ASSIGN_OR_RETURN(const Tensor wide, c.ToDType(pivots, DType::kInt64));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor below,
+                           c.Op1("sub", {wide}, Attrs().Set("other", Scalar(int64_t{1}))));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor negated, c.Op1("neg", {wide}));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor above,
+                           c.Op1("add", {negated}, Attrs().Set("other", Scalar(rows))));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor slack, c.Op1("minimum", {below, above}));
+  return c.CheckValues(ValueCheck::kPivotRange, op, slack);
+}
+
+absl::Status CheckPivotsDType(absl::string_view op, const Tensor& pivots) {
+  if (pivots.dtype() != DType::kInt32) {
+    return RuntimeError(op, "pivots should be a Tensor of scalar type torch.int32");
+  }
+  return absl::OkStatus();
+}
+
+// linalg.lu_solve: X with A X = B (A^T X = B with adjoint; X A = B, or X A^T = B, with
+// left = false) for A = P L U given as lu_factor's (LU, pivots); batch dims broadcast. LAPACK's
+// getrs on a column-major copy of LU expanded to the batch.
+absl::StatusOr<PlannedOp> PlanLuSolveFactored(const Tensor& lu, const Tensor& pivots,
+                                              const Tensor& b, bool left, bool adjoint) {
+  constexpr absl::string_view op = "linalg.lu_solve";
+  TENSORD_RETURN_IF_ERROR(CommonDevice(op, {lu, pivots, b}).status());
+  TENSORD_RETURN_IF_ERROR(CheckMatrices(op, lu, /*square=*/true));
+  if (lu.dtype() != b.dtype()) {
+    return RuntimeError(op, absl::StrCat("Expected LU and B to have the same dtype, but found LU "
+                                         "of type ", DTypeLegacyName(lu.dtype()), " and B of "
+                                         "type ", DTypeLegacyName(b.dtype()), " instead"));
+  }
+  TENSORD_RETURN_IF_ERROR(CheckPivotsDType(op, pivots));
+  const int64_t n = Cols(lu);
+  const IntList lu_batch = lu.sizes().subspan(0, lu.dim() - 2);
+  if (pivots.dim() != lu.dim() - 1 ||
+      !std::equal(lu_batch.begin(), lu_batch.end(), pivots.sizes().begin()) ||
+      pivots.size(pivots.dim() - 1) != n) {
+    return RuntimeError(op, absl::StrCat("Expected LU.shape[:-1] and pivots.shape to be the same, "
+                                         "but got pivots with shape ",
+                                         FormatList(pivots.sizes()), " instead"));
+  }
+  if (b.dim() < 2) {
+    return RuntimeError(op, "The input tensor B must have at least 2 dimensions.");
+  }
+  if ((left ? Rows(b) : Cols(b)) != n) {
+    return RuntimeError(op, absl::StrCat("Incompatible shapes of A and B for the equation ",
+                                         left ? "AX = B" : "XA = B", " (", n, "x", n, " and ",
+                                         Rows(b), "x", Cols(b), ")"));
+  }
+  // X A = B <=> A^T X^T = B^T: the same solve of B^T with the transpose flag flipped.
+  TENSORD_ASSIGN_OR_RETURN(const Tensor rhs, left ? absl::StatusOr<Tensor>(b)
+                                                  : Transpose(b, -2, -1));
+  const bool transpose = left ? adjoint : !adjoint;
+  TENSORD_ASSIGN_OR_RETURN(DimVector batch,
+                           BroadcastShapes(op, lu_batch, rhs.sizes().subspan(0, rhs.dim() - 2)));
+  const int64_t k = Cols(rhs);
+  TENSORD_RETURN_IF_ERROR(CheckSolverSize(op, n, k));
+  Composition c({lu, pivots, b});
+  TENSORD_RETURN_IF_ERROR(CheckPivots(c, op, pivots, n));
+  TENSORD_ASSIGN_OR_RETURN(Workspace factors, CopyOf(op, lu, Concat(batch, {n, n})));
+  TENSORD_ASSIGN_OR_RETURN(Tensor piv_source, Expand(pivots, Concat(batch, {n})));
+  TENSORD_ASSIGN_OR_RETURN(Tensor piv,
+                           NewContiguous(op, DType::kInt32, Concat(batch, {n}), lu.device()));
+  TENSORD_ASSIGN_OR_RETURN(Workspace x, CopyOf(op, rhs, Concat(batch, {n, k})));
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(lu.device()));
+  PlannedOp solve;
+  solve.outputs = {x.tensor};
+  solve.reads = {lu.storage(), pivots.storage(), b.storage()};
+  solve.writes = {factors.tensor.storage(), piv.storage(), x.tensor.storage()};
+  solve.kernel = [backend, factors, piv_source, piv, x, transpose]() -> absl::Status {
+    TENSORD_RETURN_IF_ERROR(FillCopy(backend, factors));
+    TENSORD_RETURN_IF_ERROR(
+        backend->Copy(piv.sizes(), StridedRef::Of(piv), StridedRef::Of(piv_source)));
+    TENSORD_RETURN_IF_ERROR(FillCopy(backend, x));
+    return backend->LuSolve(BatchOf(factors.tensor), reinterpret_cast<const int32_t*>(piv.data()),
+                            transpose, BatchOf(x.tensor));
+  };
+  Tensor result = c.Add(std::move(solve))[0];
+  if (!left) {
+    TENSORD_ASSIGN_OR_RETURN(result, Transpose(result, -2, -1));
+  }
+  return std::move(c).Finish({result});
+}
+
+// (P, L, U) of lu_factor's factors: A = P L U with P (m x m) a permutation, L (m x k) lower
+// with a unit diagonal, U (k x n) upper, k = min(m, n). Not unpacked: an empty tensor instead.
+absl::StatusOr<std::vector<Tensor>> UnpackLu(Composition& c, absl::string_view op,
+                                             const Tensor& lu, const Tensor& pivots,
+                                             bool unpack_data, bool unpack_pivots) {
+  const int64_t m = Rows(lu), n = Cols(lu), k = std::min(m, n);
+  const DimVector batch(lu.sizes().begin(), lu.sizes().end() - 2);
+  TENSORD_ASSIGN_OR_RETURN(const Tensor none, c.Full({0}, Scalar(int64_t{0}), lu.dtype(),
+                                                     lu.device()));
+  Tensor p = none, l = none, u = none;
+  if (unpack_data) {
+    TENSORD_ASSIGN_OR_RETURN(const Tensor left, Narrow(lu, -1, 0, k));
+    TENSORD_ASSIGN_OR_RETURN(l, c.Op1("tril", {left}, Attrs().Set("diagonal", int64_t{-1})));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor diagonal, Diagonal(l, 0, -2, -1));
+    TENSORD_RETURN_IF_ERROR(
+        c.Op("fill_", {diagonal}, Attrs().Set("value", Scalar(int64_t{1}))).status());
+    TENSORD_ASSIGN_OR_RETURN(const Tensor top, Narrow(lu, -2, 0, k));
+    TENSORD_ASSIGN_OR_RETURN(u, c.Op1("triu", {top}));
+  }
+  if (unpack_pivots) {
+    const int64_t swaps = pivots.size(pivots.dim() - 1);
+    TENSORD_RETURN_IF_ERROR(CheckPivots(c, op, pivots, m));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor perm,
+                             NewContiguous(op, DType::kInt64, Concat(batch, {m}), lu.device()));
+    TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(lu.device()));
+    PlannedOp permute;
+    permute.outputs = {perm};
+    permute.reads = {pivots.storage()};
+    permute.writes = {perm.storage()};
+    const int64_t count = Product(batch);
+    permute.kernel = [backend, pivots, perm, count, swaps, m]() {
+      return backend->LuPermutation(reinterpret_cast<const int32_t*>(pivots.data()), count, swaps,
+                                    m, reinterpret_cast<int64_t*>(perm.data()));
+    };
+    c.Add(std::move(permute));
+    // P[perm[i], i] = 1: A's row perm[i] is row i of L U.
+    TENSORD_ASSIGN_OR_RETURN(p, c.Full(Concat(batch, {m, m}), Scalar(int64_t{0}), lu.dtype(),
+                                       lu.device()));
+    if (m > 0 && count > 0) {
+      TENSORD_ASSIGN_OR_RETURN(const Tensor index, Unsqueeze(perm, -2));
+      TENSORD_RETURN_IF_ERROR(c.Op("scatter_", {p, index},
+                                   Attrs().Set("dim", int64_t{-2}).Set("src", Scalar(int64_t{1})))
+                                  .status());
+    }
+  }
+  return std::vector<Tensor>{p, l, u};
+}
+
+absl::StatusOr<PlannedOp> PlanLuUnpack(const Tensor& lu, const Tensor& pivots, bool unpack_data,
+                                       bool unpack_pivots) {
+  constexpr absl::string_view op = "lu_unpack";
+  TENSORD_RETURN_IF_ERROR(CommonDevice(op, {lu, pivots}).status());
+  if (lu.dim() < 2) {
+    return RuntimeError(op, absl::StrCat("torch.lu_unpack: Expected tensor with 2 or more "
+                                         "dimensions. Got size: ", FormatList(lu.sizes()),
+                                         " instead"));
+  }
+  if (pivots.dtype() != DType::kInt32 || !pivots.is_contiguous()) {
+    return RuntimeError(op, "torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of "
+                            "torch.int32 dtype.\nNote: this function is intended to be used "
+                            "with the output produced by torch.linalg.lu_factor");
+  }
+  const int64_t m = Rows(lu);
+  if (unpack_pivots) {
+    const IntList batch = lu.sizes().subspan(0, lu.dim() - 2);
+    if (pivots.dim() != lu.dim() - 1 ||
+        !std::equal(batch.begin(), batch.end(), pivots.sizes().begin()) ||
+        pivots.size(pivots.dim() - 1) > m) {
+      return RuntimeError(op, absl::StrCat("torch.lu_unpack: expected pivots of shape ",
+                                           FormatList(batch), " + [k] with k <= LU.size(-2) = ",
+                                           m, ", got ", FormatList(pivots.sizes())));
+    }
+  }
+  Composition c({lu, pivots});
+  TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> plu,
+                           UnpackLu(c, op, lu, pivots, unpack_data, unpack_pivots));
+  return std::move(c).Finish(std::move(plu));
+}
+
+// linalg.lu: (P, L, U) of A, an LU factorization with partial pivoting unpacked.
+absl::StatusOr<PlannedOp> PlanLu(const Tensor& a) {
+  constexpr absl::string_view op = "linalg.lu";
+  if (a.dim() < 2) {
+    return RuntimeError(op, absl::StrCat("linalg.lu: Expected tensor with 2 or more dimensions. "
+                                         "Got size: ", FormatList(a.sizes()), " instead"));
+  }
+  TENSORD_RETURN_IF_ERROR(CheckMatrices(op, a, /*square=*/false));
+  Composition c({a});
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp factor, PlanLuFactor(op, a, LinalgCheck::kNone));
+  const std::vector<Tensor> factors = c.Add(std::move(factor));
+  // LAPACK's pivots are in range: no check needed, but UnpackLu's is cheap next to the factoring.
+  TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> plu,
+                           UnpackLu(c, op, factors[0], factors[1], true, true));
+  return std::move(c).Finish(std::move(plu));
+}
+
 // ---- det, slogdet: compositions of lu_factor --------------------------------------------------
 
 Attrs Dim(int64_t dim) { return Attrs().Set("dim", std::vector<int64_t>{dim}); }
@@ -366,6 +561,7 @@ absl::StatusOr<PlannedOp> PlanCholesky(const Tensor& a, bool upper, bool with_in
     plan.writes.push_back(info.storage());
   }
   plan.kernel = [backend, l, upper, info, spec]() -> absl::Status {
+    TENSORD_RETURN_IF_ERROR(ZeroInfo(backend, info));
     TENSORD_RETURN_IF_ERROR(FillCopy(backend, l));
     return backend->Cholesky(BatchOf(l.tensor), upper, spec);
   };
@@ -692,6 +888,28 @@ void RegisterDecompositionOps(std::vector<OpDef>& ops) {
                    TENSORD_ASSIGN_OR_RETURN(int64_t n, a.Int("n"));
                    return PlanMatrixPower(in[0], n);
                  }});
+  ops.push_back({"linalg_lu_solve", OpKind::kCompute, {"LU", "pivots", "B"},
+                 {Opt("left", AttrType::kBool, "true", "false: solve X A = B"),
+                  Opt("adjoint", AttrType::kBool, "false", "solve with A's transpose")},
+                 "X with A X = B for A = P L U given as lu_factor's (LU, pivots); batch dims "
+                 "broadcast.",
+                 false, [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(bool left, a.Bool("left", true));
+                   TENSORD_ASSIGN_OR_RETURN(bool adjoint, a.Bool("adjoint", false));
+                   return PlanLuSolveFactored(in[0], in[1], in[2], left, adjoint);
+                 }});
+  ops.push_back({"lu_unpack", OpKind::kCompute, {"LU_data", "LU_pivots"},
+                 {Opt("unpack_data", AttrType::kBool, "true"),
+                  Opt("unpack_pivots", AttrType::kBool, "true")},
+                 "(P, L, U) of lu_factor's factors, A = P L U; what is not unpacked is an empty "
+                 "tensor.",
+                 true, [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(bool data, a.Bool("unpack_data", true));
+                   TENSORD_ASSIGN_OR_RETURN(bool pivots, a.Bool("unpack_pivots", true));
+                   return PlanLuUnpack(in[0], in[1], data, pivots);
+                 }});
+  Add(ops, "linalg_lu", {}, "(P, L, U) with A = P L U: LU with partial pivoting, unpacked.", true,
+      [](const Tensor& a, AttrReader&) { return PlanLu(a); });
   Add(ops, "linalg_det", {}, "The determinant of every square matrix of A (from its LU).", false,
       [](const Tensor& a, AttrReader&) { return PlanDet(a); });
   Add(ops, "linalg_slogdet", {}, "(sign, logabsdet) of the determinant of every matrix of A.",

@@ -84,8 +84,11 @@ absl::Status Backend::Put(const Tensor&, const Tensor&, const Tensor&, bool) {
 absl::Status Backend::LuFactor(const MatrixBatch&, int32_t*, const LinalgErrorSpec&) {
   return Missing("lu_factor");
 }
-absl::Status Backend::LuSolve(const MatrixBatch&, const int32_t*, const MatrixBatch&) {
+absl::Status Backend::LuSolve(const MatrixBatch&, const int32_t*, bool, const MatrixBatch&) {
   return Missing("lu_solve");
+}
+absl::Status Backend::LuPermutation(const int32_t*, int64_t, int64_t, int64_t, int64_t*) {
+  return Missing("lu_unpack");
 }
 absl::Status Backend::Cholesky(const MatrixBatch&, bool, const LinalgErrorSpec&) {
   return Missing("cholesky");

@@ -159,9 +159,15 @@ class Backend {
   // matrix, contiguous) are LAPACK's 1-based row swaps.
   virtual absl::Status LuFactor(const MatrixBatch& a, int32_t* pivots,
                                 const LinalgErrorSpec& spec);
-  // b = A^-1 b for every matrix, from `lu` and `pivots` (LuFactor's); b has lu's batch.
-  virtual absl::Status LuSolve(const MatrixBatch& lu, const int32_t* pivots,
+  // b = A^-1 b (A^-T b with `transpose`) for every matrix, from `lu` and `pivots` (LuFactor's,
+  // every pivot in [1, rows]); b has lu's batch.
+  virtual absl::Status LuSolve(const MatrixBatch& lu, const int32_t* pivots, bool transpose,
                                const MatrixBatch& b);
+  // The row permutation of every matrix's pivots (int32, `swaps` per matrix, contiguous, each in
+  // [1, rows]): perm (int64, `rows` per matrix, contiguous) starts as 0 .. rows - 1 and row i
+  // is swapped with row pivots[i] - 1 in turn, so that A's row perm[i] is row i of L U.
+  virtual absl::Status LuPermutation(const int32_t* pivots, int64_t batch, int64_t swaps,
+                                     int64_t rows, int64_t* perm);
   // The Cholesky factor (lower, or upper) of every symmetric positive-definite matrix of `a`,
   // with the other triangle zeroed.
   virtual absl::Status Cholesky(const MatrixBatch& a, bool upper, const LinalgErrorSpec& spec);

@@ -398,3 +398,104 @@ PINV = {  # pinv and matrix_rank: one server op each; every way torch takes its 
 @pytest.mark.parametrize("name", sorted(PINV))
 def test_pinv_and_matrix_rank_match_torch(name, session):
     assert_matches_torch(PINV[name], 1e-6)
+
+
+def _factored(m, shape, dtype="float64", seed=5):
+    """lu_factor's (LU, pivots) of a random matrix, made by module m from the same numbers."""
+    a = m.tensor(np.random.default_rng(seed).standard_normal(shape), dtype=getattr(m, dtype))
+    return m.linalg.lu_factor(a)
+
+
+def _rhs(m, shape, seed=6, dtype="float64"):
+    return m.tensor(np.random.default_rng(seed).standard_normal(shape), dtype=getattr(m, dtype))
+
+
+def _lu_solve(m, lu_shape, b_shape, dtype="float64", **kw):
+    lu, piv = _factored(m, lu_shape, dtype)
+    return m.linalg.lu_solve(lu, piv, _rhs(m, b_shape, dtype=dtype), **kw)
+
+
+def _with_pivots(m, lu_shape, change, fn):
+    lu, piv = _factored(m, lu_shape)
+    return fn(m, lu, change(piv))
+
+
+LU = {  # lu_solve, lu_unpack, linalg.lu, torch.lu: server ops (decomposition_ops.cc)
+    "lu_solve": lambda m: _lu_solve(m, (3, 3), (3, 4)),
+    "lu_solve, float32": lambda m: _lu_solve(m, (4, 4), (4, 2), "float32"),
+    "lu_solve, adjoint": lambda m: _lu_solve(m, (2, 3, 3), (2, 3, 4), adjoint=True),
+    "lu_solve, right": lambda m: _lu_solve(m, (2, 3, 3), (2, 4, 3), left=False),
+    "lu_solve, right adjoint": lambda m: _lu_solve(m, (2, 3, 3), (2, 4, 3), left=False,
+                                                   adjoint=True),
+    "lu_solve, broadcast LU": lambda m: _lu_solve(m, (3, 3), (2, 3, 4)),
+    "lu_solve, broadcast B": lambda m: _lu_solve(m, (2, 1, 3, 3), (5, 3, 1)),
+    "lu_solve, transposed B": lambda m: (lambda f: m.linalg.lu_solve(
+        f[0], f[1], _rhs(m, (4, 3)).mT))(_factored(m, (3, 3))),
+    "lu_solve, empty": lambda m: _lu_solve(m, (0, 0), (0, 2)),
+    "lu_solve, no batch": lambda m: _lu_solve(m, (0, 3, 3), (0, 3, 2)),
+    "torch.lu_solve": lambda m: (lambda f: m.lu_solve(_rhs(m, (2, 3, 2)), *f))(
+        _factored(m, (2, 3, 3))),
+    "Tensor.lu_solve": lambda m: (lambda f: _rhs(m, (3, 2)).lu_solve(*f))(_factored(m, (3, 3))),
+    "lu_solve, int64 pivots": lambda m: _with_pivots(
+        m, (3, 3), lambda p: p.long(), lambda m, lu, p: m.linalg.lu_solve(lu, p, _rhs(m, (3, 1)))),
+    "lu_solve, pivot too large": lambda m: _with_pivots(
+        m, (3, 3), lambda p: p + 5, lambda m, lu, p: m.linalg.lu_solve(lu, p, _rhs(m, (3, 1)))),
+    "lu_solve, pivot 0": lambda m: _with_pivots(
+        m, (3, 3), lambda p: p * 0, lambda m, lu, p: m.linalg.lu_solve(lu, p, _rhs(m, (3, 1)))),
+    "lu_solve, pivots short": lambda m: _with_pivots(
+        m, (2, 3, 3), lambda p: p[:1], lambda m, lu, p: m.linalg.lu_solve(lu, p, _rhs(m, (2, 3, 1)))),
+    "lu_solve, B rows": lambda m: _lu_solve(m, (3, 3), (2, 4)),
+    "lu_solve, right B cols": lambda m: _lu_solve(m, (3, 3), (3, 4), left=False),
+    "lu_solve, dtypes differ": lambda m: (lambda f: m.linalg.lu_solve(
+        f[0], f[1], _rhs(m, (3, 1), dtype="float32")))(_factored(m, (3, 3))),
+    "lu_solve, not square": lambda m: (lambda f: m.linalg.lu_solve(
+        f[0][..., :2], f[1], _rhs(m, (3, 1))))(_factored(m, (3, 3))),
+    "lu_solve, 1-d B": lambda m: _lu_solve(m, (3, 3), (3,)),
+}
+for _shape in [(4, 6), (6, 4), (3, 3), (2, 5, 3), (2, 3, 5), (0, 3), (3, 0), (2, 0, 3, 3), (1, 1)]:
+    for _dtype in DTYPES:
+        LU[f"lu_unpack{_shape}[{_dtype}]"] = lambda m, s=_shape, d=_dtype: m.lu_unpack(
+            *_factored(m, s, d))
+        LU[f"linalg.lu{_shape}[{_dtype}]"] = lambda m, s=_shape, d=_dtype: m.linalg.lu(
+            _rhs(m, s, dtype=d))
+        LU[f"lu(get_infos){_shape}[{_dtype}]"] = lambda m, s=_shape, d=_dtype: m.lu(
+            _rhs(m, s, dtype=d), get_infos=True)
+LU.update({
+    "lu_unpack, data only": lambda m: m.lu_unpack(*_factored(m, (4, 3)), unpack_pivots=False),
+    "lu_unpack, pivots only": lambda m: m.lu_unpack(*_factored(m, (4, 3)), unpack_data=False),
+    "lu_unpack, transposed LU": lambda m: (lambda f: m.lu_unpack(f[0].mT.contiguous().mT, f[1]))(
+        _factored(m, (2, 4, 4))),
+    "lu_unpack, pivot too large": lambda m: _with_pivots(
+        m, (4, 3), lambda p: p + 10, lambda m, lu, p: m.lu_unpack(lu, p)),
+    "lu_unpack, negative pivot": lambda m: _with_pivots(
+        m, (4, 3), lambda p: p - 5, lambda m, lu, p: m.lu_unpack(lu, p)),
+    "lu_unpack, int64 pivots": lambda m: _with_pivots(
+        m, (4, 3), lambda p: p.long(), lambda m, lu, p: m.lu_unpack(lu, p)),
+    "lu_unpack, 1-d LU": lambda m: _with_pivots(
+        m, (4, 3), lambda p: p, lambda m, lu, p: m.lu_unpack(lu[0], p)),
+    "lu of a singular matrix": lambda m: m.lu(m.zeros(3, 3)),
+    "Tensor.lu": lambda m: _rhs(m, (2, 3, 3)).lu(get_infos=True),
+    "linalg.lu, singular": lambda m: m.linalg.lu(m.zeros(2, 3)),
+    "linalg.lu, 1-d": lambda m: m.linalg.lu(m.zeros(3)),
+    "linalg.lu, int": lambda m: m.linalg.lu(m.zeros(3, 3, dtype=m.int64)),
+    "linalg.lu, no pivoting": lambda m: m.linalg.lu(m.zeros(3, 3), pivot=False),
+})
+
+
+@pytest.mark.parametrize("name", sorted(LU))
+def test_lu_solve_and_unpack_match_torch(name, session):
+    assert_matches_torch(LU[name], {torch.float32: 1e-5, torch.float64: 1e-10})
+
+
+def test_lu_round_trip_and_bad_pivots_keep_the_session(session):
+    """P L U rebuilds A; a bad pivot fails that op at the call (LAPACK never sees it), and the
+    session goes on."""
+    a = _rhs(tensord, (3, 5, 4))
+    p, l, u = tensord.linalg.lu(a)
+    torch.testing.assert_close(as_torch(p @ l @ u), as_torch(a), rtol=1e-12, atol=1e-12)
+    lu, piv = tensord.linalg.lu_factor(a[:, :4])
+    with pytest.raises(RuntimeError, match="pivots must be between 1 and LU.size"):
+        tensord.linalg.lu_solve(lu, piv * 100, _rhs(tensord, (3, 4, 1)))
+    x = tensord.linalg.lu_solve(lu, piv, _rhs(tensord, (3, 4, 1)))
+    torch.testing.assert_close(as_torch(a[:, :4] @ x), as_torch(_rhs(tensord, (3, 4, 1))))
+    tensord.synchronize()

@@ -1071,6 +1071,174 @@ def split_with_sizes(input, split_sizes, dim=0):
     return input.split(list(split_sizes), dim)
 
 
+# ---- Slices, splits and norms under torch's internal names ------------------------------------
+
+def _wrap_dim(dim, ndim):
+    """dim in [0, ndim), or torch's IndexError (a 0-d tensor takes dims -1 and 0)."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
+def slice_copy(input, dim=0, start=None, end=None, step=1):
+    """torch.slice_copy: a copy of input[start:end:step] along dim."""
+    if input.dim() == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, input.dim())
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    return input[(slice(None),) * d + (slice(start, end, step),)].clone()
+
+
+def _int_sizes(name, split_sizes):
+    if not isinstance(split_sizes, (list, tuple)):
+        raise TypeError(f"{name}(): argument 'split_sizes' (position 2) must be tuple of ints, "
+                        f"not {type(split_sizes).__name__}")
+    return list(split_sizes)
+
+
+def split_with_sizes_copy(input, split_sizes, dim=0):
+    """torch.split_with_sizes_copy: the pieces of split_with_sizes, each a copy."""
+    sizes = _int_sizes("split_with_sizes_copy", split_sizes)
+    return tuple(t.clone() for t in input.split(sizes, dim))
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    """torch.unsafe_split_with_sizes: split_with_sizes (views; no autograd to keep apart)."""
+    return input.split(_int_sizes("unsafe_split_with_sizes", split_sizes), dim)
+
+
+def _unsafe_split(position):
+    def unsafe_split(input, split_size, dim=0):
+        """torch.unsafe_split: split by one size (views; no autograd to keep apart)."""
+        if isinstance(split_size, bool) or not isinstance(split_size, int):
+            raise TypeError(f"unsafe_split(): argument 'split_size' (position {position}) must "
+                            f"be int, not {type(split_size).__name__}")
+        return input.split(split_size, dim)
+    return unsafe_split
+
+
+def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
+    """torch.nuclear_norm: the sum of the singular values of the matrices over dims `dim` (a
+    2-d input's own when no dim is given), as linalg.matrix_norm(input, "nuc", dim)."""
+    from . import linalg  # noqa: PLC0415 - import cycle
+    if isinstance(dim, bool):  # nuclear_norm(input, keepdim)
+        dim, keepdim = None, dim
+    if dim is None:
+        if input.dim() != 2:
+            raise RuntimeError(f"Expected a tensor with 2 dimensions, but got a tensor with "
+                               f"{input.dim()} dimension{'' if input.dim() == 1 else 's'} "
+                               f"instead.")
+        dim = (-2, -1)
+    dims = [dim, dim] if isinstance(dim, int) else list(dim)  # an int[2] takes one int as two
+    if len(dims) != 2:
+        raise RuntimeError("nuclear norm requires a 'dim' argument of size 2")
+    d0, d1 = (_wrap_dim(d, input.dim()) for d in dims)
+    if d0 == d1:
+        raise RuntimeError("duplicate or invalid dimensions")
+    result = linalg.matrix_norm(input, "nuc", (d0, d1), keepdim)
+    return result if out is None else out.copy_(result)
+
+
+def norm_except_dim(v, pow=2, dim=0):
+    """torch.norm_except_dim: the pow-norm of v over every dim but `dim` (over all of them for
+    dim=-1), the others kept as size-1 dims (weight normalisation's norm)."""
+    if isinstance(pow, bool) or not isinstance(pow, int):
+        raise TypeError(f"norm_except_dim(): argument 'pow' (position 2) must be int, not "
+                        f"{type(pow).__name__}")
+    if dim == -1:
+        return v.norm(pow)
+    if v.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    if dim == 0:
+        n = v.size(0)
+        return v.contiguous().view(n, -1).norm(pow, 1).view([n] + [1] * (v.dim() - 1))
+    if dim == v.dim() - 1:
+        n = v.size(-1)
+        return v.contiguous().view(-1, n).norm(pow, 0).view([1] * (v.dim() - 1) + [n])
+    return norm_except_dim(v.transpose(0, dim), pow, 0).transpose(0, dim)
+
+
+def native_norm(input, p=2, dim=None, keepdim=False, dtype=None):
+    """torch.native_norm, torch's norm kernel for sparse tensors (tensord's tensors are all
+    dense: it reads all their elements): the p-norm of every element, with that kernel's
+    limits (a full reduction only, no keepdim, no dtype)."""
+    if dim is not None:
+        dims = [dim] if isinstance(dim, int) else list(dim)
+        full = len(dims) == input.dim()
+        if full:
+            full = len({_wrap_dim(d, input.dim()) for d in dims}) == len(dims)
+        if dims and not full:
+            raise RuntimeError("norm_sparse currently only supports full reductions, so 'dim' "
+                               "must either be empty or contain all dimensions of the input")
+    if keepdim:
+        raise RuntimeError("norm_sparse currently does not support keepdim=True")
+    if dtype is not None:
+        raise RuntimeError("norm_sparse currently does not support 'dtype' argument")
+    return input.norm(2 if p is None else p)
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """torch.as_strided_scatter: a copy of input (laid out as input) with src written into its
+    as_strided(size, stride, storage_offset) view."""
+    if list(size) != list(src.shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(size)}")
+    out = input.clone()
+    out.as_strided(size, stride, storage_offset).copy_(src)
+    return out
+
+
+def get_device(input):
+    """torch.get_device: -1 for a CPU tensor, else its CUDA device's index."""
+    if not isinstance(input, _t()):
+        raise TypeError(f"get_device(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input.get_device()
+
+
+_symeig = _return_type("symeig", ["eigenvalues", "eigenvectors"])
+_symeig_warned = []
+
+_SYMEIG_WARNING = (
+    "torch.symeig is deprecated in favor of torch.linalg.eigh and will be removed in a future "
+    "PyTorch release.\nThe default behavior has changed from using the upper triangular portion "
+    "of the matrix by default to using the lower triangular portion.\nL, _ = torch.symeig(A, "
+    "upper=upper)\nshould be replaced with\nL = torch.linalg.eigvalsh(A, UPLO='U' if upper else "
+    "'L')\nand\nL, V = torch.symeig(A, eigenvectors=True)\nshould be replaced with\nL, V = "
+    "torch.linalg.eigh(A, UPLO='U' if upper else 'L')")
+
+
+def symeig(input, eigenvectors=False, upper=True, *, out=None):
+    """torch.symeig (deprecated in torch, which warns once): linalg.eigh of the upper or lower
+    triangle; without eigenvectors, linalg.eigvalsh and an empty eigenvectors tensor."""
+    from . import linalg  # noqa: PLC0415 - import cycle
+    if not _symeig_warned:
+        import warnings  # noqa: PLC0415
+        _symeig_warned.append(True)
+        warnings.warn(_SYMEIG_WARNING, UserWarning, stacklevel=2)
+    if input.dim() < 2:
+        raise RuntimeError("linalg.symeig: The input tensor A must have at least 2 dimensions.")
+    if input.size(-1) != input.size(-2):
+        raise RuntimeError(f"linalg.symeig: A must be batches of square matrices, but they are "
+                           f"{input.size(-2)} by {input.size(-1)} matrices")
+    if input.dtype not in (_dtypes.float32, _dtypes.float64):
+        raise RuntimeError(f"\"symeig_cpu\" not implemented for '{input.dtype._legacy}'")
+    uplo = "U" if upper else "L"
+    if eigenvectors:
+        result = _symeig(*linalg.eigh(input, uplo))
+    else:
+        values = linalg.eigvalsh(input, uplo)
+        result = _symeig(values, values.new_empty((0,)))
+    if out is not None:
+        for o, r in zip(out, result):
+            o.copy_(r)
+        return _symeig(*out)
+    return result
+
+
 # ---- Installing -------------------------------------------------------------------------------
 
 # Tensor methods (self first) and torch functions that share the composition.
@@ -1085,7 +1253,8 @@ _BOTH = ["addmv", "addr", "baddbmm", "addbmm", "fliplr", "flipud", "rot90", "rav
          "repeat_interleave", "index_add", "index_copy", "index_fill", "masked_scatter",
          "scatter_reduce",
          "narrow_copy", "hsplit",
-         "vsplit", "dsplit", "split_with_sizes"]
+         "vsplit", "dsplit", "split_with_sizes", "unsafe_split_with_sizes", "as_strided_scatter",
+         "symeig"]
 _METHODS_ONLY = ["index_add_", "index_copy_", "index_fill_", "masked_scatter_", "scatter_reduce_",
                  "exponential_", "geometric_", "cauchy_", "log_normal_", "random_",
                  "float_power_", "fill_diagonal_"]
@@ -1097,7 +1266,8 @@ _FUNCTIONS_ONLY = ["broadcast_shapes", "broadcast_tensors", "atleast_1d", "atlea
                    "searchsorted", "tril_indices", "triu_indices", "logspace", "scalar_tensor",
                    "fill", "hann_window", "hamming_window", "blackman_window", "bartlett_window",
                    "argwhere", "asarray", "typename", "combinations", "frobenius_norm",
-                   "is_storage", "einsum"]
+                   "is_storage", "einsum", "slice_copy", "split_with_sizes_copy", "nuclear_norm",
+                   "norm_except_dim", "native_norm", "get_device"]
 # In-place forms computed then copied into self.
 _IN_PLACE = ["addmv", "addr", "baddbmm", "addbmm", "ldexp", "renorm", "mvlgamma"]
 # torch's module-level in-place functions: input.<name>(…).
@@ -1168,6 +1338,6 @@ def install(tensor_class, namespace):
     tensor_class.is_inference = lambda self: False
     tensor_class.is_neg = lambda self: False
     namespace["unsafe_chunk"] = lambda input, chunks, dim=0: input.chunk(chunks, dim)
-    namespace["unsafe_split"] = lambda input, split_size, dim=0: input.split(split_size, dim)
+    namespace["unsafe_split"] = _unsafe_split(2)
     tensor_class.unsafe_chunk = lambda self, chunks, dim=0: self.chunk(chunks, dim)
-    tensor_class.unsafe_split = lambda self, split_size, dim=0: self.split(split_size, dim)
+    tensor_class.unsafe_split = _unsafe_split(1)

@@ -2,8 +2,8 @@
 
 The factorizations are server ops planned by the engine (engine/ops/decomposition_ops.cc: LAPACK
 on a CPU server, cuSOLVER on a GPU), so their errors raise at the call and their outputs have
-torch's layouts (column-major matrices): lu_factor, solve, inv, det, slogdet, cholesky, qr, svd,
-svdvals, eigh, eigvalsh, pinv, matrix_rank, matrix_power. The rest are compositions of those and
+torch's layouts (column-major matrices): lu_factor, lu_solve, lu, solve, inv, det, slogdet,
+cholesky, qr, svd, svdvals, eigh, eigvalsh, pinv, matrix_rank, matrix_power; torch.lu_unpack. The rest are compositions of those and
 of ordinary ops, as torch's own are: norms, lstsq, cond, tensorinv, tensorsolve, multi_dot, ….
 """
 import functools
@@ -18,12 +18,15 @@ from ._errors import LinAlgError  # noqa: F401 - torch.linalg.LinAlgError
 from ._ops import TensorBase
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
-           "eigvalsh", "inv", "inv_ex", "lstsq", "lu_factor", "lu_factor_ex", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
+           "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
            "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
            "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
 
 
 _LuFactor = _return_type("linalg_lu_factor", ["LU", "pivots"])
+_Lu = _return_type("linalg_lu", ["P", "L", "U"])
+_LuUnpack = _return_type("lu_unpack", ["P", "L", "U"])
+_LuWithInfo = _return_type("_lu_with_info", ["LU", "pivots", "info"])
 _Slogdet = _return_type("linalg_slogdet", ["sign", "logabsdet"])
 _Qr = _return_type("linalg_qr", ["Q", "R"])
 _Svd = _return_type("linalg_svd", ["U", "S", "Vh"])
@@ -78,6 +81,44 @@ def lu_factor(A, *, pivot=True, out=None):
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     return _out(_raise_now(_LuFactor(*_run_n("linalg_lu_factor", [A], None, 2))), out)
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    """X with A X = B (A^T X = B with adjoint; X A = B with left=False) for A = P L U given as
+    lu_factor's (LU, pivots): one server op; a pivot out of range raises here, as torch's."""
+    return _out(_raise_now(_run("linalg_lu_solve", [("LU", LU), ("pivots", pivots), ("B", B)],
+                                {"left": bool(left), "adjoint": bool(adjoint)})), out)
+
+
+def lu(A, *, pivot=True, out=None):
+    """(P, L, U) with A = P L U: one server op (LU with partial pivoting, unpacked)."""
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    return _out(_Lu(*_run_n("linalg_lu", [A], None, 3)), out)
+
+
+def _lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    """torch.lu_unpack: (P, L, U) of lu_factor's factors, one server op; what is not unpacked is
+    an empty tensor. A pivot out of range raises here, as torch's."""
+    result = _LuUnpack(*_run_n("lu_unpack", [LU_data, LU_pivots],
+                               {"unpack_data": bool(unpack_data),
+                                "unpack_pivots": bool(unpack_pivots)}, 3))
+    return _out(_raise_now(result) if unpack_pivots else result, out)
+
+
+def _lu_old(A, pivot=True, get_infos=False, out=None):
+    """torch.lu: lu_factor_ex's (LU, pivots), with its info when get_infos (a singular matrix
+    does not raise)."""
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    factors = lu_factor_ex(A)
+    result = _LuWithInfo(*factors) if get_infos else (factors[0], factors[1])
+    return _out(result, out)
+
+
+def _lu_solve_old(b, LU_data, LU_pivots, *, out=None):
+    """torch.lu_solve(b, LU_data, LU_pivots) = linalg.lu_solve(LU_data, LU_pivots, b)."""
+    return lu_solve(LU_data, LU_pivots, b, out=out)
 
 
 def solve(A, B, *, left=True, out=None):
@@ -470,7 +511,7 @@ TORCH_FUNCTIONS = {
     "slogdet": lambda input: _SlogdetOld(*slogdet(input)),
     "qr": _qr_old, "svd": _svd_old, "cholesky": _cholesky_old, "cholesky_solve": _cholesky_solve,
     "cholesky_inverse": _cholesky_inverse, "triangular_solve": _triangular_solve,
-    "pinverse": _pinverse, "matrix_power": matrix_power,
+    "pinverse": _pinverse, "matrix_power": matrix_power, "lu": _lu_old, "lu_solve": _lu_solve_old,
 }
 
 
@@ -478,3 +519,4 @@ def install(tensor_class, namespace):
     for name, f in TORCH_FUNCTIONS.items():
         namespace[name] = f
         setattr(tensor_class, name, f)
+    namespace["lu_unpack"] = _lu_unpack

@@ -1110,20 +1110,290 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
 
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
     _check_dropout_p(p)
-    if not training or p == 0:
-        return input
-    if p == 1:
-        return input * 0
-    alpha = 1.7580993408473766
-    a = 1.0 / _math.sqrt((alpha * alpha * p + 1) * (1 - p))
-    keep = input.new_empty(tuple(input.shape)).bernoulli_(1 - p)
-    b = (keep - 1) * (alpha * a) + alpha * a * p
-    out = input * keep * a + b
-    return input.copy_(out) if inplace else out
+    return _aten_dropout(input, p, training, feature=False, alpha=True, inplace=inplace)
 
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
-    return alpha_dropout(input, p, training, inplace)
+    """alpha_dropout of whole channels: one draw per (sample, channel)."""
+    _check_dropout_p(p)
+    return _aten_dropout(input, p, training, feature=True, alpha=True, inplace=inplace)
+
+
+# ---- torch's own dropout kernels (torch.dropout, torch.feature_alpha_dropout_, …) ----------
+
+_ALPHA_DROPOUT = 1.7580993408473766  # SELU's alpha times its scale
+
+
+def _aten_dropout(input, p, train, feature, alpha, inplace):
+    """ATen's dropout family: p checked (a RuntimeError), input itself when nothing drops, zeros
+    for p = 1; feature forms draw one mask value per (sample, channel), alpha forms keep the
+    mean and variance of SELU activations (dropped values go to SELU's negative limit)."""
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p:g}")
+    if p == 0 or not train or input.numel() == 0:
+        return input
+    if p == 1:
+        return input.mul_(0) if inplace else input * 0
+    if feature and input.dim() < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{input.dtype._legacy}")
+    if not alpha:
+        return _dropped(input, p, 2 if feature else None, inplace)
+    shape = tuple(input.shape)
+    if feature:
+        shape = shape[:2] + (1,) * (len(shape) - 2)
+    keep = input.new_empty(shape).bernoulli_(1 - p)
+    a = 1.0 / _math.sqrt((_ALPHA_DROPOUT * _ALPHA_DROPOUT * p + 1) * (1 - p))
+    b = (keep - 1) * (_ALPHA_DROPOUT * a) + _ALPHA_DROPOUT * a * p
+    out = input * (keep * a) + b
+    return input.copy_(out) if inplace else out
+
+
+def _aten_dropout_fn(name, feature, alpha, inplace):
+    def f(input, p, train):
+        return _aten_dropout(input, p, train, feature, alpha, inplace)
+    f.__name__ = name
+    f.__doc__ = f"torch.{name}(input, p, train)"
+    return f
+
+
+def native_dropout(input, p, train):
+    """torch.native_dropout: (output, mask). Training (train True or None): the kept elements
+    scaled by 1 / (1 - p) and the bool mask of them; otherwise a copy of input and an all-true
+    mask. Both are laid out as input."""
+    if input.numel() == 0:
+        return input, input.new_empty(tuple(input.shape))
+    if train is None or train:
+        keep = 1.0 - p
+        if not 0 <= keep <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={keep:g}")
+        if not input.dtype.is_floating_point:
+            raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                               f"{input.dtype._legacy}")
+        noise = input.clone().bernoulli_(keep)
+        return input * noise * (0.0 if keep == 0 else 1.0 / keep), noise.bool()
+    return input.clone(), input.to(_dtypes.bool_, copy=True).fill_(True)
+
+
+# ---- torch's native normalisation kernels: the output and the statistics they save ----------
+
+def _stats(x, dims, eps, dtype):
+    """Mean and 1 / sqrt(biased variance + eps) over dims (kept), in float32 at least."""
+    if x.dtype.itemsize < 4:
+        x = x.float()
+    mean = x.mean(dims, keepdim=True)
+    rstd = (x.var(dims, unbiased=False, keepdim=True) + eps).rsqrt()
+    return mean.to(dtype), rstd.to(dtype)
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """torch.native_layer_norm: (layer_norm's output, mean, rstd), the statistics of each
+    normalised row shaped as input with the normalised dims of size 1."""
+    if not isinstance(normalized_shape, (list, tuple)):
+        raise TypeError(f"native_layer_norm(): argument 'normalized_shape' (position 2) must be "
+                        f"tuple of SymInts, not {type(normalized_shape).__name__}")
+    shape = [int(s) for s in normalized_shape]
+    output = layer_norm(input, shape, weight, bias, eps)
+    lead = list(input.shape[:input.dim() - len(shape)])
+    rows = input.contiguous().reshape(lead + [-1])
+    mean, rstd = _stats(rows, -1, eps, input.dtype)
+    stat_shape = lead + [1] * len(shape)
+    return output, mean.view(stat_shape), rstd.view(stat_shape)
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """torch.native_group_norm: input read as (N, C, HxW); (group_norm's output, shaped as
+    input, and the mean and rstd of each (sample, group), of shape (N, group))."""
+    if group <= 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {group}")
+    if C % group:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, "
+                           f"but got input of shape {list(input.shape)} and num_groups={group}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != C):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape {list(t.shape)} and "
+                               f"input of shape {list(input.shape)}")
+    if input.numel() != N * C * HxW:
+        raise RuntimeError("Expected X.numel() == N * C * HxW to be true, but got false.  (Could "
+                           "this error message be improved?  If so, please report an enhancement "
+                           "request to PyTorch.)")
+    x = input.reshape(N, C, HxW)
+    output = _run("group_norm", [("input", x), ("weight", weight), ("bias", bias)],
+                  {"num_groups": int(group), "eps": float(eps)})
+    mean, rstd = _stats(x.reshape(N, group, -1), -1, eps, input.dtype)
+    return output.reshape(tuple(input.shape)), mean.view(N, group), rstd.view(N, group)
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """torch.native_batch_norm: (batch_norm's output, save_mean, save_invstd). Training: the
+    batch's mean and 1 / sqrt(biased var + eps) per channel (the running statistics updated in
+    place, as batch_norm); otherwise two empty tensors."""
+    if input.dim() < 2:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+    output = _run("batch_norm", [("input", input), ("running_mean", running_mean),
+                                 ("running_var", running_var), ("weight", weight),
+                                 ("bias", bias)],
+                  {"training": bool(training), "momentum": float(momentum), "eps": float(eps)})
+    dtype = running_mean.dtype if running_mean is not None else input.dtype
+    if not training:
+        return output, input.new_empty((0,), dtype=dtype), input.new_empty((0,), dtype=dtype)
+    dims = [0] + list(range(2, input.dim()))
+    mean, invstd = _stats(input, dims, eps, dtype)
+    return output, mean.reshape(-1), invstd.reshape(-1)
+
+
+# ---- Recurrent cells: one step each, as torch's (gates in torch's order) --------------------
+
+def _cell_input(input, w_ih):
+    if input.size(1) != w_ih.size(1):
+        raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} expected "
+                           f"{w_ih.size(1)}")
+
+
+def _cell_hidden(input, hx, w_hh):
+    if input.size(0) != hx.size(0):
+        raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden0 batch size "
+                           f"{hx.size(0)}")
+    if hx.size(1) != w_hh.size(1):
+        raise RuntimeError(f"hidden0 has inconsistent hidden_size: got {hx.size(1)}, expected "
+                           f"{w_hh.size(1)}")
+
+
+def _floating_gates(gates):
+    if not gates.dtype.is_floating_point:  # torch's in-place sigmoid_ on integer gates
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{gates.dtype._legacy}")
+    return gates
+
+
+def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """torch.rnn_tanh_cell: tanh(hx W_hh^T + b_hh + input W_ih^T + b_ih)."""
+    _cell_input(input, w_ih)
+    _cell_hidden(input, hx, w_hh)
+    return (linear(hx, w_hh, b_hh) + linear(input, w_ih, b_ih)).tanh()
+
+
+def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """torch.rnn_relu_cell: relu(hx W_hh^T + b_hh + input W_ih^T + b_ih)."""
+    _cell_input(input, w_ih)
+    _cell_hidden(input, hx, w_hh)
+    return (linear(hx, w_hh, b_hh) + linear(input, w_ih, b_ih)).relu()
+
+
+def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """torch.lstm_cell: hx = (h, c); the gates (input, forget, cell, output, in that order along
+    dim 1 of the weights) give c' = f c + i g and h' = o tanh(c'); returns (h', c')."""
+    if not isinstance(hx, (list, tuple)):
+        raise TypeError(f"lstm_cell(): argument 'hx' (position 2) must be tuple of Tensors, not "
+                        f"{type(hx).__name__}")
+    if len(hx) != 2:
+        raise RuntimeError("lstm_cell expects two hidden states")
+    h, c = hx
+    _cell_input(input, w_ih)
+    _cell_hidden(input, h, w_hh)
+    _cell_hidden(input, c, w_hh)
+    gates = _floating_gates(linear(h, w_hh, b_hh) + linear(input, w_ih, b_ih))
+    i, f, g, o = gates.chunk(4, 1)
+    cy = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    return o.sigmoid() * cy.tanh(), cy
+
+
+def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """torch.gru_cell: reset, update and new gates (in that order along dim 1 of the weights):
+    n = tanh(i_n + r h_n), h' = (hx - n) z + n."""
+    _cell_input(input, w_ih)
+    _cell_hidden(input, hx, w_hh)
+    i_r, i_z, i_n = _floating_gates(linear(input, w_ih, b_ih)).chunk(3, 1)
+    h_r, h_z, h_n = linear(hx, w_hh, b_hh).chunk(3, 1)
+    r = (h_r + i_r).sigmoid()
+    z = (h_z + i_z).sigmoid()
+    n = (i_n + h_n * r).tanh()
+    return (hx - n) * z + n
+
+
+# ---- torch.convolution and torch.conv_tbc ----------------------------------------------------
+
+def _conv_param(name, value, n):
+    """A list of one value (for every spatial dim) or of n, as torch's expand_param_if_needed."""
+    value = list(value)
+    if len(value) == 1:
+        return value * n
+    if len(value) != n:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values "
+                           f"to match the convolution dimensions, but got {name}={value}")
+    return value
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                groups):
+    """torch.convolution: conv1d/2d/3d, or conv_transpose1d/2d/3d when transposed, chosen by
+    weight's dims; stride, padding, dilation and output_padding are lists."""
+    for position, name, value in ((4, "stride", stride), (5, "padding", padding),
+                                  (6, "dilation", dilation), (8, "output_padding",
+                                                              output_padding)):
+        if not isinstance(value, (list, tuple)):
+            raise TypeError(f"convolution(): argument '{name}' (position {position}) must be "
+                            f"tuple of ints, not {type(value).__name__}")
+    if not isinstance(transposed, bool):
+        raise TypeError(f"convolution(): argument 'transposed' (position 7) must be bool, not "
+                        f"{type(transposed).__name__}")
+    if isinstance(groups, bool) or not isinstance(groups, int):
+        raise TypeError(f"convolution(): argument 'groups' (position 9) must be int, not "
+                        f"{type(groups).__name__}")
+    k = weight.dim()
+    if k < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if k > 5:
+        raise RuntimeError("unsupported ConvNd parameters")
+    n = k - 2
+    stride = _conv_param("stride", stride, n)
+    padding = _conv_param("padding", padding, n)
+    dilation = _conv_param("dilation", dilation, n)
+    output_padding = _conv_param("output_padding", output_padding, n)
+    if input.dim() != k:
+        raise RuntimeError(f"Expected {k}-dimensional input for {k}-dimensional weight "
+                           f"{list(weight.shape)}, but got {input.dim()}-dimensional input of "
+                           f"size {list(input.shape)} instead")
+    if transposed:
+        fn = (conv_transpose1d, conv_transpose2d, conv_transpose3d)[n - 1]
+        return fn(input, weight, bias, stride, padding, output_padding, groups, dilation)
+    fn = (conv1d, conv2d, conv3d)[n - 1]
+    return fn(input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_tbc(input, weight, bias, pad=0):
+    """torch.conv_tbc: a convolution over time of a (time, batch, in_channels) input with a
+    (kernel_width, in_channels, out_channels) weight, zero-padded by pad on both ends (a negative
+    pad trims); conv1d on the permuted tensors, returned as (time, batch, out_channels)."""
+    if not isinstance(bias, Tensor):
+        raise TypeError(f"conv_tbc(): argument 'bias' (position 3) must be Tensor, not "
+                        f"{type(bias).__name__}")
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
+                           "out_channels.")
+    if bias.dim() != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.size(2) != weight.size(1):
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.size(2) != bias.size(0):
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    length, batch, out_channels = input.size(0), input.size(1), weight.size(2)
+    out_length = length - weight.size(0) + 1 + 2 * pad
+    if out_length < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {out_length}: "
+                           f"[{out_length}, {batch}, {out_channels}]")
+    if out_length == 0:
+        return input.new_empty((0, batch, out_channels))
+    x = input.permute(1, 2, 0)
+    if pad < 0:
+        x, pad = x.narrow(2, -pad, length + 2 * pad), 0
+    out = conv1d(x, weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1).contiguous().view(out_length, batch, out_channels)
 
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
@@ -1301,7 +1571,9 @@ def _torch_namespace():
             "pdist", "native_channel_shuffle", "max_pool1d_with_indices",
             "adaptive_avg_pool1d", "adaptive_max_pool1d", "pixel_shuffle", "pixel_unshuffle",
             "channel_shuffle", "prelu", "rrelu", "rrelu_", "cosine_similarity",
-            "pairwise_distance", "threshold", "threshold_", "bilinear", "hardshrink"]
+            "pairwise_distance", "threshold", "threshold_", "bilinear", "hardshrink", "conv_tbc",
+            "convolution", "native_layer_norm", "native_group_norm", "native_batch_norm",
+            "native_dropout", "rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell"]
     out = {name: globals()[name] for name in same if name in globals()}
     out["adaptive_max_pool1d"] = lambda input, output_size: adaptive_max_pool1d(
         input, output_size, return_indices=True)  # torch's binding returns both
@@ -1322,12 +1594,11 @@ def _torch_namespace():
     out["grid_sampler_3d"] = _grid_sampler_nd(3)
     out["rrelu_"] = lambda input, lower=1.0 / 8, upper=1.0 / 3, training=False: rrelu(
         input, lower, upper, training, inplace=True)
-    out["dropout"] = lambda input, p, train: dropout(input, p, train)
-    out["dropout_"] = lambda input, p, train: dropout(input, p, train, inplace=True)
-    out["alpha_dropout"] = lambda input, p, train: alpha_dropout(input, p, train)
-    out["alpha_dropout_"] = lambda input, p, train: alpha_dropout(input, p, train, inplace=True)
-    out["feature_alpha_dropout"] = lambda input, p, train: feature_alpha_dropout(input, p, train)
-    out["feature_dropout"] = lambda input, p, train: dropout2d(input, p, train)
+    for name, feature, alpha in (("dropout", False, False), ("alpha_dropout", False, True),
+                                 ("feature_dropout", True, False),
+                                 ("feature_alpha_dropout", True, True)):
+        out[name] = _aten_dropout_fn(name, feature, alpha, inplace=False)
+        out[name + "_"] = _aten_dropout_fn(name + "_", feature, alpha, inplace=True)
     out["embedding"] = lambda weight, indices, padding_idx=-1, scale_grad_by_freq=False, \
         sparse=False: embedding(indices, weight)
     out["layer_norm"] = lambda input, normalized_shape, weight=None, bias=None, eps=1e-5, \

@@ -24,6 +24,7 @@ enum class UnaryOp {
   // Special functions.
   kAcosh, kAsinh, kAtanh, kErfc, kErfinv, kLgamma, kDigamma, kSinc, kDeg2Rad, kRad2Deg, kLogit,
   kI0, kPolygamma,  // polygamma's order n rides in args.a
+  kEntr, kNdtr,     // torch.special
   // Activations (nn.functional).
   kSoftplus, kElu, kHardsigmoid, kHardswish, kMish, kLogSigmoid, kHardshrink, kSoftshrink,
 };
@@ -420,6 +421,14 @@ void VisitUnary(UnaryOp op, const UnaryArgs& args, Fn&& fn) {
       case UnaryOp::kLgamma: return same([] TENSORD_HD (C x) { return std::lgamma(x); });
       case UnaryOp::kDigamma: return same([] TENSORD_HD (C x) { return Digamma<C>(x); });
       case UnaryOp::kI0: return same([] TENSORD_HD (C x) { return BesselI0<C>(x); });
+      case UnaryOp::kEntr:  // -x ln x; 0 at 0, -inf below, NaN kept
+        return same([] TENSORD_HD (C x) {
+          if (x != x) return x;
+          if (x > C(0)) return -x * std::log(x);
+          return x == C(0) ? C(0) : -std::numeric_limits<C>::infinity();
+        });
+      case UnaryOp::kNdtr:  // the standard normal's distribution function
+        return same([] TENSORD_HD (C x) { return C(0.5) * std::erfc(-x * C(M_SQRT1_2)); });
       case UnaryOp::kPolygamma: {
         const int64_t n = args.a.to_int();
         return same([n] TENSORD_HD (C x) { return Polygamma<C>(n, x); });

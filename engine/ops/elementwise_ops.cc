@@ -90,6 +90,8 @@ enum class BinaryRule {
   kSame,          // maximum, minimum, fmax, fmin
   kFloatPromote,  // atan2 (no float16), copysign: integers computed in float32
   kFloatNoHalf,   // hypot: float32/float64/bfloat16
+  kFloatOnly,     // igamma, igammac: floating dtypes only (integers are not promoted)
+  kFloat32Or64,   // zeta: integers computed in float32; no float16 or bfloat16
   kBitwise,       // bool and integers
   kShift,         // integers: shifts, gcd, lcm
   kBoolOut,       // comparisons, logical ops
@@ -138,6 +140,15 @@ absl::StatusOr<PlannedOp> PlanBinary(const std::string& name, BinaryOp op, Binar
       break;
     case BinaryRule::kFloatNoHalf:
       if (!IsFloating(common) || common == DType::kFloat16) return DTypeNotImplemented(name, common);
+      break;
+    case BinaryRule::kFloatOnly:
+      if (!IsFloating(common)) return DTypeNotImplemented(name, common);
+      break;
+    case BinaryRule::kFloat32Or64:
+      if (!IsFloating(common)) spec.compute_dtype = DefaultFloatDType();
+      if (*spec.compute_dtype == DType::kFloat16 || *spec.compute_dtype == DType::kBFloat16) {
+        return DTypeNotImplemented(name, *spec.compute_dtype);
+      }
       break;
     case BinaryRule::kBitwise:
       if (IsFloating(common)) return DTypeNotImplemented(name, common);
@@ -257,6 +268,8 @@ constexpr UnaryDef kUnaryOps[] = {
     {"digamma", UnaryOp::kDigamma, UnaryRule::kFloatPromoteNoHalf, true},
     {"i0", UnaryOp::kI0, UnaryRule::kFloatPromoteNoHalf, true},
     {"sinc", UnaryOp::kSinc, UnaryRule::kFloatPromoteNoHalf, true},
+    {"special_entr", UnaryOp::kEntr, UnaryRule::kFloatPromoteNoHalf, false},
+    {"special_ndtr", UnaryOp::kNdtr, UnaryRule::kFloatPromoteNoHalf, false},
     {"deg2rad", UnaryOp::kDeg2Rad, UnaryRule::kFloatPromote, true},
     {"rad2deg", UnaryOp::kRad2Deg, UnaryRule::kFloatPromote, true},
     {"hardsigmoid", UnaryOp::kHardsigmoid, UnaryRule::kFloatNoHalf, true},
@@ -293,6 +306,10 @@ constexpr BinaryDef kBinaryOps[] = {
     {"logaddexp", BinaryOp::kLogAddExp, BinaryRule::kFloatNoHalf, false},
     {"logaddexp2", BinaryOp::kLogAddExp2, BinaryRule::kFloatNoHalf, false},
     {"nextafter", BinaryOp::kNextafter, BinaryRule::kFloatNoHalf, true},
+    {"igamma", BinaryOp::kIgamma, BinaryRule::kFloatOnly, true},
+    {"igammac", BinaryOp::kIgammac, BinaryRule::kFloatOnly, true},
+    {"special_xlog1py", BinaryOp::kXlog1py, BinaryRule::kFloatPromote, false},
+    {"special_zeta", BinaryOp::kZeta, BinaryRule::kFloat32Or64, false},
     {"heaviside", BinaryOp::kHeaviside, BinaryRule::kSameDType, true},
     {"gcd", BinaryOp::kGcd, BinaryRule::kShift, true},
     {"lcm", BinaryOp::kLcm, BinaryRule::kShift, true},

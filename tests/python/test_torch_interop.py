@@ -110,6 +110,8 @@ SCRIPT = textwrap.dedent("""
     import torch.nn.functional as F
     from torch import nn
     from torch.utils.data import DataLoader, TensorDataset
+    import torch.linalg
+    from torch.special import expit, gammainc
 
     x = torch.arange(12.0).view(3, 4) / 4
     print("name", torch.__name__.split(".")[0] in ("torch", "tensord"))
@@ -123,6 +125,8 @@ SCRIPT = textwrap.dedent("""
     print("sum", x.sum(axis=0, keepdims=True).tolist())
     loader = DataLoader(TensorDataset(x, torch.arange(3)), batch_size=2)
     print("batches", [(a.shape[0], b.tolist()) for a, b in loader])
+    print("special", round(expit(x).sum().item(), 4), round(gammainc(x + 1, x).sum().item(), 4))
+    print("lu", [round(v, 4) for v in torch.linalg.lu(x)[2].flatten().tolist()])
 """)
 
 

@@ -38,6 +38,7 @@ from . import cuda
 from . import testing
 from . import distributions
 from . import linalg
+from . import special
 from .serialization import load, save
 from .nn.functional import celu, celu_, selu, selu_  # torch.selu, torch.celu
 from ._compute import polygamma  # torch.polygamma(n, input): the order first

@@ -78,7 +78,7 @@ _UNARY_NO_INPLACE = ["logical_not", "isnan", "isinf", "isposinf", "isneginf", "i
 _BINARY = ["mul", "multiply", "true_divide", "floor_divide", "remainder", "fmod", "pow",
            "atan2", "arctan2", "copysign", "hypot", "xlogy", "bitwise_and", "bitwise_or", "bitwise_xor",
            "bitwise_left_shift", "bitwise_right_shift", "eq", "ne", "lt", "le", "gt", "ge",
-           "nextafter", "heaviside", "gcd", "lcm"]
+           "nextafter", "heaviside", "gcd", "lcm", "igamma", "igammac"]
 
 
 _BINARY_NO_INPLACE = ["maximum", "minimum", "fmax", "fmin", "logical_and", "logical_or",
@@ -102,7 +102,7 @@ def _unary_(name):
 
 _TENSOR_OTHER = {"maximum", "minimum", "fmax", "fmin", "atan2", "arctan2", "hypot", "logical_and",
                  "logical_or", "logical_xor", "logaddexp", "logaddexp2", "nextafter", "heaviside",
-                 "gcd", "lcm"}
+                 "gcd", "lcm", "igamma", "igammac"}
 
 
 _NUMBER_FIRST = {"add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "pow",
@@ -653,6 +653,10 @@ class _ComputeMethods(TensorBase):
     gcd_ = _binary_("gcd")
     lcm = _binary("lcm")
     lcm_ = _binary_("lcm")
+    igamma = _binary("igamma")
+    igamma_ = _binary_("igamma")
+    igammac = _binary("igammac")
+    igammac_ = _binary_("igammac")
     logaddexp = _binary("logaddexp")
     logaddexp2 = _binary("logaddexp2")
     bitwise_and = _binary("bitwise_and")

@@ -4,8 +4,8 @@
     python -m tensord.run -m package.module [args...]
 
 The script's `import torch` (and `import torch.nn.functional as F`, `from torch import nn`,
-`torch.cuda`, `torch.testing`, `torch.utils.data`, `torch.distributions`) get tensord's modules, so every tensor it makes
-lives on the server at $TENSORD_ADDRESS (127.0.0.1:50051 unless set). Nothing is patched inside
+`torch.cuda`, `torch.testing`, `torch.utils.data`, `torch.distributions`, `torch.linalg`,
+`torch.special`) get tensord's modules, so every tensor it makes lives on the server at $TENSORD_ADDRESS (127.0.0.1:50051 unless set). Nothing is patched inside
 tensord: only the names under which the script finds it.
 """
 import runpy
@@ -19,7 +19,9 @@ def install_torch_aliases():
     import tensord.distributions
     import tensord.nn
     import tensord.nn.functional
+    import tensord.linalg
     import tensord.serialization
+    import tensord.special
     import tensord.testing
     import tensord.utils
     import tensord.utils.data
@@ -27,7 +29,8 @@ def install_torch_aliases():
                "torch.nn.functional": tensord.nn.functional, "torch.cuda": tensord.cuda,
                "torch.testing": tensord.testing, "torch.serialization": tensord.serialization,
                "torch.utils": tensord.utils, "torch.utils.data": tensord.utils.data,
-               "torch.distributions": tensord.distributions}
+               "torch.distributions": tensord.distributions, "torch.linalg": tensord.linalg,
+               "torch.special": tensord.special}
     for name, module in aliases.items():
         sys.modules[name] = module
 

@@ -1,0 +1,128 @@
+"""torch.special on tensord.
+
+Each function is a server op: entr, ndtr, xlog1py and zeta have kernels of their own
+(engine/kernels/unary_ops.h, binary_ops.h); gammainc and gammaincc are igamma and igammac; the
+rest are torch.special's names for ops tensord has under torch's (expit is sigmoid, gammaln is
+lgamma, psi is digamma, multigammaln is mvlgamma, …), as in torch.
+"""
+from ._compute import _run
+from ._ops import TensorBase, _is_scalar, _py_scalar
+
+__all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammainc",
+           "gammaincc", "gammaln", "i0", "log1p", "log_softmax", "logit", "logsumexp",
+           "multigammaln", "ndtr", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py",
+           "xlogy", "zeta"]
+
+
+def _api():
+    from . import _api as api  # noqa: PLC0415 - import cycle
+    return api
+
+
+def _out(result, out):
+    return result if out is None else out.copy_(result)
+
+
+def _tensor(name, x, arg="input", position=1):
+    if not isinstance(x, TensorBase):
+        raise TypeError(f"special_{name}(): argument '{arg}' (position {position}) must be "
+                        f"Tensor, not {type(x).__name__}")
+    return x
+
+
+def _unary(name, method):
+    def f(input, *, out=None):
+        return _out(getattr(_tensor(name, input), method)(), out)
+    f.__name__ = name
+    f.__doc__ = f"torch.special.{name}: Tensor.{method}."
+    return f
+
+
+digamma = _unary("digamma", "digamma")
+psi = _unary("psi", "digamma")
+erf = _unary("erf", "erf")
+erfc = _unary("erfc", "erfc")
+erfinv = _unary("erfinv", "erfinv")
+exp2 = _unary("exp2", "exp2")
+expit = _unary("expit", "sigmoid")
+expm1 = _unary("expm1", "expm1")
+gammaln = _unary("gammaln", "lgamma")
+i0 = _unary("i0", "i0")
+log1p = _unary("log1p", "log1p")
+sinc = _unary("sinc", "sinc")
+
+
+def entr(input, *, out=None):
+    """-x ln x elementwise: 0 at 0, -inf below 0 (integers computed in the default dtype)."""
+    return _out(_run("special_entr", [("self", _tensor("entr", input))]), out)
+
+
+def ndtr(input, *, out=None):
+    """The standard normal's distribution function, erfc(-x / sqrt(2)) / 2."""
+    return _out(_run("special_ndtr", [("self", _tensor("ndtr", input))]), out)
+
+
+def _binary(name, op):
+    def f(input, other, *, out=None):
+        if not isinstance(input, TensorBase):
+            if not (_is_scalar(input) and isinstance(other, TensorBase)):
+                _tensor(name, input, "self")
+            input = _py_scalar(input)
+        elif not isinstance(other, TensorBase):
+            if not _is_scalar(other):
+                _tensor(name, other, "other", 2)
+            other = _py_scalar(other)
+        return _out(_run(op, [("self", input), ("other", other)]), out)
+    f.__name__ = name
+    return f
+
+
+xlog1py = _binary("xlog1py", "special_xlog1py")
+xlog1py.__doc__ = "x * log1p(y): 0 where x is 0 (and y not NaN), as torch's."
+xlogy = _binary("xlogy", "xlogy")
+xlogy.__doc__ = "x * log(y): 0 where x is 0 (and y not NaN), as torch's."
+zeta = _binary("zeta", "special_zeta")
+zeta.__doc__ = "The Hurwitz zeta function: the sum over k >= 0 of (k + other)^-input."
+
+
+def _tensors_only(name, op):
+    def f(input, other, *, out=None):
+        _tensor(name, input, "self")
+        _tensor(name, other, "other", 2)
+        return _out(_run(op, [("self", input), ("other", other)]), out)
+    f.__name__ = name
+    return f
+
+
+gammainc = _tensors_only("gammainc", "igamma")
+gammainc.__doc__ = "The regularized lower incomplete gamma function P(input, other) (igamma)."
+gammaincc = _tensors_only("gammaincc", "igammac")
+gammaincc.__doc__ = "The regularized upper incomplete gamma function Q(input, other) (igammac)."
+
+
+def logit(input, eps=None, *, out=None):
+    return _out(_tensor("logit", input).logit(eps), out)
+
+
+def multigammaln(input, p, *, out=None):
+    return _out(_tensor("multigammaln", input).mvlgamma(p), out)
+
+
+def polygamma(n, input, *, out=None):
+    return _out(_tensor("polygamma", input, position=2).polygamma(n), out)
+
+
+def round(input, *, decimals=0, out=None):  # noqa: A001 - torch.special.round
+    return _out(_tensor("round", input).round(decimals=decimals), out)
+
+
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    return _out(_tensor("logsumexp", input).logsumexp(dim, keepdim), out)
+
+
+def softmax(input, dim, *, dtype=None):
+    return _tensor("softmax", input).softmax(dim, dtype=dtype)
+
+
+def log_softmax(input, dim, *, dtype=None):
+    return _tensor("log_softmax", input).log_softmax(dim, dtype=dtype)

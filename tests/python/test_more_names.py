@@ -486,3 +486,52 @@ def test_symeig_values_vectors_and_warning(session):
     v, q = as_torch(values), as_torch(vectors)
     torch.testing.assert_close(q @ torch.diag(v) @ q.T, torch.tensor(a), rtol=1e-4, atol=1e-4)
     assert vectors.stride() == torch.linalg.eigh(torch.tensor(a))[1].stride()
+
+
+# ---- resize_, resize_as_, set_: self takes new metadata (and storage) in place --------------------
+
+def _grow(m):
+    b = m.arange(10.0)
+    v = b[2:5]
+    v.resize_(3, 3)  # past the storage's end: a larger storage
+    v[0].fill_(7)
+    return v[:1]  # (b, on the old storage, does not see it: torch grows the storage b shares)
+
+
+def _shared_after_set(m):
+    a, b = m.zeros(4), m.ones(2, 2)
+    a.set_(b)
+    a[0, 0] = 5  # writes b's storage
+    return b, a
+
+
+RESIZE = {
+    "resize_(smaller, view)": lambda m: m.arange(10.0)[2:5].resize_(2, 2),
+    "resize_(same sizes keep strides)": lambda m: m.arange(6.0).view(2, 3).t().resize_(3, 2),
+    "resize_(tuple)": lambda m: m.arange(6.0).resize_((2, 3)),
+    "resize_(Size)": lambda m: m.arange(6.0).resize_(m.Size([3, 2])),
+    "resize_(0)": lambda m: m.arange(6.0).resize_(0),
+    "resize_(expanded)": lambda m: m.arange(6.0).expand(2, 6).resize_(4),
+    "resize_(negative)": lambda m: m.arange(6.0).resize_(-1),
+    "resize_(grow)": _grow,
+    "resize_(int64 grow)": lambda m: m.arange(3).resize_(2, 2)[:1, :1],
+    "resize_as_": lambda m: m.arange(6.0).resize_as_(m.ones(2, 2)),
+    "set_(tensor)": lambda m: m.arange(6.0).set_(m.ones(2, 3)),
+    "set_(storage, offset, size, stride)": lambda m: m.arange(6.0).set_(
+        m.arange(6.0).storage(), 1, (2, 2), (1, 2)),
+    "set_(storage)": lambda m: m.arange(6.0).set_(m.ones(2, 3).storage()),
+    "set_()": lambda m: m.arange(6.0).set_(),
+    "set_(shares)": _shared_after_set,
+}
+
+
+@pytest.mark.parametrize("name", sorted(RESIZE))
+def test_resize_and_set_match_torch(name, session):
+    assert_matches_torch(RESIZE[name])
+    got, _ = outcome(lambda: RESIZE[name](tensord))
+    want, _ = outcome(lambda: RESIZE[name](torch))
+    for g, w in zip(got if isinstance(got, tuple) else [got],
+                    want if isinstance(want, tuple) else [want]):
+        if hasattr(w, "storage_offset"):
+            assert g.storage_offset() == w.storage_offset()
+            assert len(g.storage()) == len(w.storage())

@@ -1020,6 +1020,91 @@ _IN_PLACE_VIEWS = ["t", "transpose", "swapaxes", "swapdims", "squeeze", "unsquee
                    "as_strided"]
 
 
+def _take_handle(self, other):
+    """self becomes `other` (its id and metadata), as _becomes' views do."""
+    other._meta()
+    self._id, other._id = other._id, self._id
+    self._info, other._info = other._info, self._info
+    self._error, other._error = other._error, self._error
+    return self
+
+
+def _size_args(name, sizes):
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    for n in sizes:
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise TypeError(f"{name}(): argument 'size' must be tuple of ints, but found element "
+                            f"of type {type(n).__name__}")
+    return tuple(int(n) for n in sizes)
+
+
+def resize_(self, *sizes, memory_format=None):
+    """Tensor.resize_: self takes `sizes` with contiguous strides at its storage offset (sizes it
+    already has keep its strides). Where the storage is too small, self moves to a larger copy
+    of it (the new elements uninitialised, as torch's); other tensors on the old storage keep
+    that one (torch grows the storage they share)."""
+    shape = _size_args("resize_", sizes)
+    if memory_format is not None:
+        raise RuntimeError(f"resize_: tensord lays tensors out contiguously only, not in "
+                           f"{memory_format}")
+    if any(n < 0 for n in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{next(n for n in shape if n < 0)}: {list(shape)}")
+    if shape == tuple(self.shape):
+        return self
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.insert(0, step)
+        step *= max(n, 1)
+    numel = math.prod(shape)
+    offset = self.storage_offset()
+    needed = offset + numel
+    storage = self.untyped_storage().nbytes() // self.element_size()
+    if numel == 0 or needed <= storage:
+        return _take_handle(self, self.as_strided(shape, strides, offset))
+    grown = _api().empty(needed, dtype=self.dtype, device=self.device, session=self._session)
+    if storage:
+        grown[:storage].copy_(self.as_strided((storage,), (1,), 0))
+    return _take_handle(self, grown.as_strided(shape, strides, offset))
+
+
+def resize_as_(self, the_template, memory_format=None):
+    """Tensor.resize_as_: resize_ to the template's sizes."""
+    return resize_(self, tuple(the_template.shape), memory_format=memory_format)
+
+
+def set_(self, source=None, storage_offset=0, size=None, stride=None):
+    """Tensor.set_: self becomes a view of `source`'s storage (a tensor's, with its metadata, or
+    a storage's: all of it, or `size`/`stride` from `storage_offset`); no source: an empty
+    tensor of self's dtype."""
+    from ._storage import TypedStorage, UntypedStorage  # noqa: PLC0415
+    if source is None:
+        return _take_handle(self, self.new_empty((0,)))
+    if isinstance(source, _t()):
+        if source.dtype != self.dtype:
+            raise RuntimeError(f"Expected object of scalar type {self.dtype._legacy} but got "
+                               f"scalar type {source.dtype._legacy} for argument 'source'")
+        return _take_handle(self, source.as_strided(tuple(source.shape), source.stride(),
+                                                    source.storage_offset()))
+    if not isinstance(source, (TypedStorage, UntypedStorage)):
+        raise TypeError(f"set_(): argument 'source' must be Tensor or Storage, not "
+                        f"{type(source).__name__}")
+    base = source._tensor
+    if base.dtype != self.dtype:
+        raise RuntimeError(f"Expected object of scalar type {self.dtype._legacy} but got scalar "
+                           f"type {base.dtype._legacy} for argument 'source'")
+    if size is None:
+        size, stride, storage_offset = (len(source) if isinstance(source, TypedStorage)
+                                        else source.nbytes() // base.element_size(),), (1,), 0
+    elif stride is None:
+        stride, n = [], 1
+        for d in reversed(tuple(size)):
+            stride.insert(0, n)
+            n *= d
+    return _take_handle(self, base.as_strided(tuple(size), tuple(stride), storage_offset))
+
+
 def detach_(input):
     return input  # no autograd yet: nothing to detach from
 
@@ -1301,6 +1386,9 @@ def install(tensor_class, namespace):
     for view in _IN_PLACE_VIEWS:
         setattr(tensor_class, view + "_", _becomes(view))
     namespace["as_strided_"] = tensor_class.as_strided_
+    tensor_class.resize_ = resize_
+    tensor_class.resize_as_ = resize_as_
+    tensor_class.set_ = set_
     for name in ("detach_", "index_reduce"):
         setattr(tensor_class, name, here[name])
         namespace[name] = here[name]

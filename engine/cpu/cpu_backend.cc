@@ -160,6 +160,11 @@ class CpuBackendImpl final : public Backend {
   absl::Status Cholesky(const MatrixBatch& a, bool upper, const LinalgErrorSpec& spec) override {
     return cpu::Cholesky(a, upper, spec);
   }
+  absl::Status Geqrf(const MatrixBatch& a, char* tau) override { return cpu::Geqrf(a, tau); }
+  absl::Status HouseholderProduct(const MatrixBatch& reflectors, const char* tau,
+                                  const MatrixBatch& q) override {
+    return cpu::HouseholderProduct(reflectors, tau, q);
+  }
   absl::Status Qr(const MatrixBatch& a, const MatrixBatch& r, const MatrixBatch& q) override {
     return cpu::Qr(a, r, q);
   }

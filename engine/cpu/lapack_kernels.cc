@@ -223,6 +223,44 @@ absl::Status QrT(const MatrixBatch& a, const MatrixBatch& r, const MatrixBatch& 
 }
 
 template <typename T>
+absl::Status GeqrfT(const MatrixBatch& a, char* tau_bytes) {
+  const int64_t m = a.rows, n = a.cols, k = std::min(m, n);
+  if (k == 0) return absl::OkStatus();
+  T* tau = reinterpret_cast<T*>(tau_bytes);
+  return ForEachMatrix(a.batch, nullptr, [&](int64_t b) {
+    int info = 0;
+    T query = 0;
+    T* p = Matrix<T>(a, b);
+    Lapack::geqrf(static_cast<int>(m), static_cast<int>(n), p, tau + b * k, &query, -1, &info);
+    std::vector<T> work(static_cast<size_t>(WorkSize(query)));
+    Lapack::geqrf(static_cast<int>(m), static_cast<int>(n), p, tau + b * k, work.data(),
+                  static_cast<int>(work.size()), &info);
+    return info;
+  });
+}
+
+template <typename T>
+absl::Status HouseholderProductT(const MatrixBatch& v, const char* tau_bytes,
+                                 const MatrixBatch& q) {
+  const int64_t m = q.rows, n = q.cols, k = v.cols;
+  if (q.batch == 0 || m == 0 || n == 0) return absl::OkStatus();
+  const T* tau = reinterpret_cast<const T*>(tau_bytes);
+  return ForEachMatrix(q.batch, nullptr, [&](int64_t b) {
+    T* qp = Matrix<T>(q, b);
+    // The reflectors' columns first; orgqr makes the columns past k unit vectors itself.
+    std::memcpy(qp, Matrix<T>(v, b), static_cast<size_t>(m * k) * sizeof(T));
+    int info = 0;
+    T query = 0;
+    Lapack::orgqr(static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), qp, tau + b * k,
+                  &query, -1, &info);
+    std::vector<T> work(static_cast<size_t>(WorkSize(query)));
+    Lapack::orgqr(static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), qp, tau + b * k,
+                  work.data(), static_cast<int>(work.size()), &info);
+    return info;
+  });
+}
+
+template <typename T>
 absl::Status SvdT(const MatrixBatch& a, char* s, const MatrixBatch& u, const MatrixBatch& vh,
                   const LinalgErrorSpec& spec) {
   const int64_t m = a.rows, n = a.cols, k = std::min(m, n);
@@ -299,6 +337,14 @@ absl::Status Cholesky(const MatrixBatch& a, bool upper, const LinalgErrorSpec& s
 }
 absl::Status Qr(const MatrixBatch& a, const MatrixBatch& r, const MatrixBatch& q) {
   return ByDType(a.dtype, [&](auto t) { return QrT<decltype(t)>(a, r, q); });
+}
+absl::Status Geqrf(const MatrixBatch& a, char* tau) {
+  return ByDType(a.dtype, [&](auto t) { return GeqrfT<decltype(t)>(a, tau); });
+}
+absl::Status HouseholderProduct(const MatrixBatch& reflectors, const char* tau,
+                                const MatrixBatch& q) {
+  return ByDType(q.dtype,
+                 [&](auto t) { return HouseholderProductT<decltype(t)>(reflectors, tau, q); });
 }
 absl::Status Svd(const MatrixBatch& a, char* s, const MatrixBatch& u, const MatrixBatch& vh,
                  const LinalgErrorSpec& spec) {

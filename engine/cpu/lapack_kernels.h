@@ -18,6 +18,9 @@ void LuPermutation(const int32_t* pivots, int64_t batch, int64_t swaps, int64_t 
                    int64_t* perm);
 absl::Status Cholesky(const MatrixBatch& a, bool upper, const LinalgErrorSpec& spec);
 absl::Status Qr(const MatrixBatch& a, const MatrixBatch& r, const MatrixBatch& q);
+absl::Status Geqrf(const MatrixBatch& a, char* tau);
+absl::Status HouseholderProduct(const MatrixBatch& reflectors, const char* tau,
+                                const MatrixBatch& q);
 absl::Status Svd(const MatrixBatch& a, char* s, const MatrixBatch& u, const MatrixBatch& vh,
                  const LinalgErrorSpec& spec);
 absl::Status Eigh(const MatrixBatch& a, char* w, bool upper, bool vectors,

@@ -690,6 +690,18 @@ class CudaBackend final : public Backend {
       return absl::OkStatus();
     });
   }
+  absl::Status Geqrf(const MatrixBatch& a, char* tau) override {
+    if (a.empty()) return absl::OkStatus();
+    return Factor("geqrf", a.batch, LinalgErrorSpec{},
+                  [&](const SolverCall& c) { return SolverQr(c, a, tau); });
+  }
+  absl::Status HouseholderProduct(const MatrixBatch& reflectors, const char* tau,
+                                  const MatrixBatch& q) override {
+    if (q.empty()) return absl::OkStatus();
+    // SolverFormQ copies the reflectors' columns into q and runs orgqr with k = their count.
+    return Factor("householder_product", q.batch, LinalgErrorSpec{},
+                  [&](const SolverCall& c) { return SolverFormQ(c, reflectors, tau, q); });
+  }
   absl::Status Qr(const MatrixBatch& a, const MatrixBatch& r, const MatrixBatch& q) override {
     const int64_t k = std::min(a.rows, a.cols);
     if (a.batch == 0) return absl::OkStatus();

@@ -1,8 +1,9 @@
 // torch.linalg's factorizations and what is built on them: lu_factor, lu_solve, lu_unpack, lu,
-// solve, inv, det, slogdet, cholesky, qr, svd, svdvals, eigh, eigvalsh, pinv, matrix_rank. Each copies its input into a new batch of
-// column-major matrices (torch.linalg's output layout and LAPACK's) and factors it in place with
-// the device's kernel (Backend::LuFactor, …: LAPACK on the CPU, cuSOLVER on a GPU); det and
-// slogdet are compositions of lu_factor with a diagonal and reductions (composition.h).
+// geqrf, householder_product, ormqr, solve, inv, det, slogdet, cholesky, qr, svd, svdvals, eigh,
+// eigvalsh, pinv, matrix_rank. Each copies its input into a new batch of column-major matrices
+// (torch.linalg's output layout and LAPACK's) and factors it in place with the device's kernel
+// (Backend::LuFactor, …: LAPACK on the CPU, cuSOLVER on a GPU); det and slogdet are
+// compositions of lu_factor with a diagonal and reductions (composition.h).
 // float32 and float64, as torch (no low-precision factorizations).
 #include <algorithm>
 #include <limits>
@@ -603,6 +604,164 @@ absl::StatusOr<PlannedOp> PlanQr(const Tensor& a, const std::string& mode) {
   return plan;
 }
 
+// ---- geqrf, householder_product (orgqr), ormqr: QR's reflectors -------------------------------
+
+// torch.geqrf: (a, tau), LAPACK's packed QR: R on and above the diagonal of a, the Householder
+// reflectors below it, their scales in tau (min(m, n) per matrix).
+absl::StatusOr<PlannedOp> PlanGeqrf(const Tensor& a) {
+  constexpr absl::string_view op = "geqrf";
+  if (a.dim() < 2) return RuntimeError(op, "torch.geqrf: input must have at least 2 dimensions.");
+  if (!IsFloating(a.dtype()) || a.dtype() == DType::kFloat16 || a.dtype() == DType::kBFloat16) {
+    return KernelNotImplemented(op, "geqrf_cpu", a.dtype());
+  }
+  TENSORD_RETURN_IF_ERROR(CheckMatrices(op, a, /*square=*/false));
+  const int64_t k = std::min(Rows(a), Cols(a));
+  TENSORD_ASSIGN_OR_RETURN(Workspace work, CopyOf(op, a, a.sizes()));
+  TENSORD_ASSIGN_OR_RETURN(
+      Tensor tau, NewContiguous(op, a.dtype(), Concat(a.sizes().subspan(0, a.dim() - 2), {k}),
+                                a.device()));
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(a.device()));
+  PlannedOp plan;
+  plan.outputs = {work.tensor, tau};
+  plan.reads = {a.storage()};
+  plan.writes = {work.tensor.storage(), tau.storage()};
+  plan.kernel = [backend, work, tau]() -> absl::Status {
+    TENSORD_RETURN_IF_ERROR(FillCopy(backend, work));
+    return backend->Geqrf(BatchOf(work.tensor), tau.data());
+  };
+  return plan;
+}
+
+// The first n columns of the product of the Householder reflectors H_1 ... H_k held below the
+// diagonal of a's first k columns (k = tau's last size), as a new column-major m x n batch.
+absl::StatusOr<PlannedOp> PlanHouseholderProductOf(absl::string_view op, const Tensor& a,
+                                                   const Tensor& tau, int64_t n) {
+  const int64_t m = Rows(a), k = tau.size(tau.dim() - 1);
+  const DimVector batch(a.sizes().begin(), a.sizes().end() - 2);
+  TENSORD_RETURN_IF_ERROR(CheckSolverSize(op, m, n));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor columns, Narrow(a, -1, 0, k));
+  TENSORD_ASSIGN_OR_RETURN(Workspace reflectors, CopyOf(op, columns, columns.sizes()));
+  Workspace scales;
+  scales.source = tau;
+  TENSORD_ASSIGN_OR_RETURN(scales.tensor, NewContiguous(op, a.dtype(), tau.sizes(), a.device()));
+  TENSORD_ASSIGN_OR_RETURN(Tensor q, NewColumnMajor(op, a.dtype(), Concat(batch, {m, n}),
+                                                    a.device()));
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(a.device()));
+  PlannedOp plan;
+  plan.outputs = {q};
+  plan.reads = {a.storage(), tau.storage()};
+  plan.writes = {reflectors.tensor.storage(), scales.tensor.storage(), q.storage()};
+  plan.kernel = [backend, reflectors, scales, q]() -> absl::Status {
+    TENSORD_RETURN_IF_ERROR(FillCopy(backend, reflectors));
+    TENSORD_RETURN_IF_ERROR(backend->Copy(scales.tensor.sizes(), StridedRef::Of(scales.tensor),
+                                          StridedRef::Of(scales.source)));
+    return backend->HouseholderProduct(BatchOf(reflectors.tensor), scales.tensor.data(),
+                                       BatchOf(q));
+  };
+  return plan;
+}
+
+// a (m x n) and tau (k) as householder_product and ormqr take them: the same dtype and batch,
+// n <= m (householder_product) and k <= n.
+absl::Status CheckReflectors(absl::string_view op, absl::string_view torch_name, const Tensor& a,
+                             const Tensor& tau, bool tall) {
+  const std::string prefix = absl::StrCat(torch_name, ": ");
+  TENSORD_RETURN_IF_ERROR(CommonDevice(op, {a, tau}).status());
+  if (a.dim() < 2) {
+    return RuntimeError(op, absl::StrCat(prefix, "input must have at least 2 dimensions."));
+  }
+  if (tall && Rows(a) < Cols(a)) {
+    return RuntimeError(op, absl::StrCat(prefix, "input.shape[-2] must be greater than or equal "
+                                                 "to input.shape[-1]"));
+  }
+  if (tau.dim() != a.dim() - 1) {
+    return RuntimeError(op, absl::StrCat(prefix, "Expected tau to have one dimension less than "
+                                                 "input, but got tau.ndim equal to ", tau.dim(),
+                                         " and input.ndim is equal to ", a.dim()));
+  }
+  if (tau.size(tau.dim() - 1) > Cols(a)) {
+    return RuntimeError(op, absl::StrCat(prefix, tall ? "input.shape[-1] must be greater than or "
+                                                        "equal to tau.shape[-1]"
+                                                      : "tau.shape[-1] must be less than or "
+                                                        "equal to input.shape[-1]"));
+  }
+  const IntList batch = a.sizes().subspan(0, a.dim() - 2);
+  if (!std::equal(batch.begin(), batch.end(), tau.sizes().begin())) {
+    return RuntimeError(op, absl::StrCat(prefix, "Expected batch dimensions of tau to be equal "
+                                                 "to input.shape[:-2], but got ",
+                                         FormatList(tau.sizes().subspan(0, tau.dim() - 1))));
+  }
+  if (tau.dtype() != a.dtype()) {
+    return RuntimeError(op, absl::StrCat(prefix, "tau dtype ", DTypeLegacyName(tau.dtype()),
+                                         " does not match input dtype ",
+                                         DTypeLegacyName(a.dtype())));
+  }
+  return CheckMatrices(op, a, /*square=*/false);
+}
+
+absl::StatusOr<PlannedOp> PlanHouseholderProduct(const Tensor& a, const Tensor& tau) {
+  constexpr absl::string_view op = "linalg.householder_product";
+  TENSORD_RETURN_IF_ERROR(
+      CheckReflectors(op, "torch.linalg.householder_product", a, tau, /*tall=*/true));
+  return PlanHouseholderProductOf(op, a, tau, Cols(a));
+}
+
+// torch.ormqr: op(Q) C (left) or C op(Q), op the transpose or not, Q the mn x mn product of the
+// reflectors of geqrf's (a, tau) (mn = C's rows, or columns with left = false): Q made whole by
+// householder_product of a padded to mn x mn, then one matmul, into a column-major result.
+absl::StatusOr<PlannedOp> PlanOrmqr(const Tensor& a, const Tensor& tau, const Tensor& c,
+                                    bool left, bool transpose) {
+  constexpr absl::string_view op = "ormqr";
+  TENSORD_RETURN_IF_ERROR(CommonDevice(op, {a, tau, c}).status());
+  TENSORD_RETURN_IF_ERROR(CheckReflectors(op, "torch.ormqr", a, tau, /*tall=*/false));
+  if (c.dim() != a.dim()) {
+    return RuntimeError(op, absl::StrCat("torch.ormqr: input.dim() must be equal to other.dim(), "
+                                         "but got ", a.dim(), " and ", c.dim()));
+  }
+  const int64_t mn = left ? Rows(c) : Cols(c);
+  if (Rows(a) != mn) {
+    return RuntimeError(op, absl::StrCat("torch.ormqr: ", left ? "other.shape[-2]"
+                                                              : "other.shape[-1]",
+                                         " must be equal to input.shape[-2]"));
+  }
+  const IntList batch = a.sizes().subspan(0, a.dim() - 2);
+  if (!std::equal(batch.begin(), batch.end(), c.sizes().begin())) {
+    return RuntimeError(op, absl::StrCat("torch.ormqr: Expected batch dimensions of other to be "
+                                         "equal to input.shape[:-2], but got ",
+                                         FormatList(c.sizes().subspan(0, c.dim() - 2))));
+  }
+  if (c.dtype() != a.dtype()) {
+    return RuntimeError(op, absl::StrCat("torch.ormqr: Expected input and other to have the same "
+                                         "dtype, but input has dtype", DTypeLegacyName(a.dtype()),
+                                         " and other has dtype ", DTypeLegacyName(c.dtype())));
+  }
+  Composition comp({a, tau, c});
+  // a's reflector columns (as many as tau has) in an mn x mn matrix: the rest are not read.
+  Tensor square = a;
+  if (Cols(a) != mn) {
+    TENSORD_ASSIGN_OR_RETURN(square,
+                             comp.Full(Concat(batch, {mn, mn}), Scalar(int64_t{0}), a.dtype(),
+                                       a.device()));
+    const int64_t k = tau.size(tau.dim() - 1);
+    TENSORD_ASSIGN_OR_RETURN(const Tensor into, Narrow(square, -1, 0, k));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor from, Narrow(a, -1, 0, k));
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp copy, PlanCopyInto(into, from));
+    comp.Add(std::move(copy));
+  }
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp householder, PlanHouseholderProductOf(op, square, tau, mn));
+  Tensor q = comp.Add(std::move(householder))[0];
+  if (transpose) {
+    TENSORD_ASSIGN_OR_RETURN(q, Transpose(q, -2, -1));
+  }
+  TENSORD_ASSIGN_OR_RETURN(const Tensor product,
+                           left ? comp.Op1("matmul", {q, c}) : comp.Op1("matmul", {c, q}));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor result,
+                           NewColumnMajor(op, c.dtype(), c.sizes(), c.device()));
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp copy, PlanCopyInto(result, product));
+  comp.Add(std::move(copy));
+  return std::move(comp).Finish({result});
+}
+
 // (U, S, Vh), or S alone for svdvals.
 absl::StatusOr<PlannedOp> PlanSvd(absl::string_view op, const Tensor& a, bool full_matrices,
                                   bool vectors) {
@@ -910,6 +1069,22 @@ void RegisterDecompositionOps(std::vector<OpDef>& ops) {
                  }});
   Add(ops, "linalg_lu", {}, "(P, L, U) with A = P L U: LU with partial pivoting, unpacked.", true,
       [](const Tensor& a, AttrReader&) { return PlanLu(a); });
+  Add(ops, "geqrf", {}, "(a, tau): LAPACK's packed QR of every matrix of A.", true,
+      [](const Tensor& a, AttrReader&) { return PlanGeqrf(a); });
+  ops.push_back({"linalg_householder_product", OpKind::kCompute, {"A", "tau"}, {},
+                 "The first n columns of the product of the Householder reflectors of A (m x n) "
+                 "scaled by tau (geqrf's).",
+                 false, [](Inputs in, AttrReader&) {
+                   return PlanHouseholderProduct(in[0], in[1]);
+                 }});
+  ops.push_back({"ormqr", OpKind::kCompute, {"A", "tau", "other"},
+                 {Opt("left", AttrType::kBool, "true"), Opt("transpose", AttrType::kBool, "false")},
+                 "op(Q) other (or other op(Q)), Q the product of geqrf's reflectors (A, tau).",
+                 false, [](Inputs in, AttrReader& r) -> absl::StatusOr<PlannedOp> {
+                   TENSORD_ASSIGN_OR_RETURN(bool left, r.Bool("left", true));
+                   TENSORD_ASSIGN_OR_RETURN(bool transpose, r.Bool("transpose", false));
+                   return PlanOrmqr(in[0], in[1], in[2], left, transpose);
+                 }});
   Add(ops, "linalg_det", {}, "The determinant of every square matrix of A (from its LU).", false,
       [](const Tensor& a, AttrReader&) { return PlanDet(a); });
   Add(ops, "linalg_slogdet", {}, "(sign, logabsdet) of the determinant of every matrix of A.",

@@ -96,6 +96,10 @@ absl::Status Backend::Cholesky(const MatrixBatch&, bool, const LinalgErrorSpec&)
 absl::Status Backend::Qr(const MatrixBatch&, const MatrixBatch&, const MatrixBatch&) {
   return Missing("qr");
 }
+absl::Status Backend::Geqrf(const MatrixBatch&, char*) { return Missing("geqrf"); }
+absl::Status Backend::HouseholderProduct(const MatrixBatch&, const char*, const MatrixBatch&) {
+  return Missing("householder_product");
+}
 absl::Status Backend::Svd(const MatrixBatch&, char*, const MatrixBatch&, const MatrixBatch&,
                           const LinalgErrorSpec&) {
   return Missing("svd");

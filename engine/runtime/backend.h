@@ -175,6 +175,14 @@ class Backend {
   // k rows of R, zero below the diagonal; q (m x q.cols, may have batch 0: not wanted) = the
   // first q.cols columns of Q.
   virtual absl::Status Qr(const MatrixBatch& a, const MatrixBatch& r, const MatrixBatch& q);
+  // LAPACK's geqrf: every matrix of `a` overwritten by R (on and above the diagonal) and the
+  // Householder reflectors (below), their scales into tau (min(m, n) per matrix, contiguous).
+  virtual absl::Status Geqrf(const MatrixBatch& a, char* tau);
+  // LAPACK's orgqr: q (m x n, n <= m) = the first n columns of the product of the k reflectors
+  // (k = reflectors.cols <= n) held below the diagonal of `reflectors` (m x k), scaled by tau
+  // (k per matrix, contiguous).
+  virtual absl::Status HouseholderProduct(const MatrixBatch& reflectors, const char* tau,
+                                          const MatrixBatch& q);
   // Singular values of every matrix of `a` (m x n, overwritten) into s (min(m, n) per matrix,
   // descending, contiguous), and where u.batch > 0 the singular vectors: u (m x u.cols) and vh
   // (vh.rows x n), u.cols = vh.rows = m and n with full matrices, else min(m, n).

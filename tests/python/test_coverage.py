@@ -77,7 +77,7 @@ def share(want, have_in):
 
 
 # Floors: the shares measured when last raised (counts of names, so noise cannot move them).
-FLOORS = {"torch": 537, "Tensor": 481, "torch.nn.functional": 114}
+FLOORS = {"torch": 540, "Tensor": 484, "torch.nn.functional": 114}
 
 
 def test_coverage_of_torchs_public_api(capsys):

@@ -499,3 +499,58 @@ def test_lu_round_trip_and_bad_pivots_keep_the_session(session):
     x = tensord.linalg.lu_solve(lu, piv, _rhs(tensord, (3, 4, 1)))
     torch.testing.assert_close(as_torch(a[:, :4] @ x), as_torch(_rhs(tensord, (3, 4, 1))))
     tensord.synchronize()
+
+
+def _geqrf_of(m, shape, dtype="float64", seed=9):
+    return m.geqrf(_rhs(m, shape, seed=seed, dtype=dtype))
+
+
+QR_PARTS = {  # geqrf, householder_product (orgqr), ormqr: server ops (decomposition_ops.cc)
+    "geqrf, batch": lambda m: _geqrf_of(m, (2, 5, 3)),
+    "geqrf, wide": lambda m: _geqrf_of(m, (3, 5)),
+    "geqrf, float32": lambda m: _geqrf_of(m, (4, 4), "float32"),
+    "geqrf, empty": lambda m: _geqrf_of(m, (0, 3)),
+    "geqrf, transposed": lambda m: m.geqrf(_rhs(m, (5, 3)).mT),
+    "Tensor.geqrf": lambda m: _rhs(m, (4, 2)).geqrf(),
+    "geqrf, 1-d": lambda m: m.geqrf(m.ones(3)),
+    "geqrf, int": lambda m: m.geqrf(m.ones(3, 3, dtype=m.int32)),
+    "householder_product": lambda m: m.linalg.householder_product(*_geqrf_of(m, (2, 5, 3))),
+    "householder_product, fewer reflectors": lambda m: (lambda f: m.linalg.householder_product(
+        f[0], f[1][..., :2]))(_geqrf_of(m, (5, 3))),
+    "householder_product, no reflectors": lambda m: (lambda f: m.linalg.householder_product(
+        f[0], f[1][..., :0]))(_geqrf_of(m, (4, 3))),
+    "orgqr": lambda m: m.orgqr(*_geqrf_of(m, (4, 4), "float32")),
+    "Tensor.orgqr": lambda m: (lambda f: f[0].orgqr(f[1]))(_geqrf_of(m, (6, 2))),
+    "householder_product, wide": lambda m: (lambda f: m.linalg.householder_product(
+        f[0].mT, f[1]))(_geqrf_of(m, (5, 3))),
+    "householder_product, long tau": lambda m: (lambda f: m.linalg.householder_product(
+        f[0], m.ones(4, dtype=m.float64)))(_geqrf_of(m, (5, 3))),
+    "householder_product, tau dtype": lambda m: (lambda f: m.linalg.householder_product(
+        f[0], f[1].float()))(_geqrf_of(m, (5, 3))),
+    "householder_product, tau batch": lambda m: (lambda f: m.linalg.householder_product(
+        f[0], f[1][0]))(_geqrf_of(m, (2, 5, 3))),
+    "householder_product, 1-d": lambda m: m.linalg.householder_product(m.ones(3), m.ones(1)),
+}
+for _left in (True, False):
+    for _transpose in (False, True):
+        _k = f"left={_left}, transpose={_transpose}"
+        QR_PARTS[f"ormqr, {_k}"] = lambda m, l=_left, t=_transpose: m.ormqr(
+            *_geqrf_of(m, (2, 5, 3)), _rhs(m, (2, 5, 4) if l else (2, 4, 5)), left=l, transpose=t)
+        QR_PARTS[f"ormqr, square, {_k}"] = lambda m, l=_left, t=_transpose: m.ormqr(
+            *_geqrf_of(m, (4, 4), "float32"), _rhs(m, (4, 2) if l else (2, 4), dtype="float32"),
+            left=l, transpose=t)
+QR_PARTS.update({
+    "Tensor.ormqr": lambda m: (lambda f: f[0].ormqr(f[1], _rhs(m, (5, 2))))(_geqrf_of(m, (5, 3))),
+    "ormqr, wide reflectors": lambda m: (lambda f: m.ormqr(f[0], f[1], _rhs(m, (3, 2))))(
+        _geqrf_of(m, (3, 5))),
+    "ormqr, rows differ": lambda m: m.ormqr(*_geqrf_of(m, (5, 3)), _rhs(m, (4, 2))),
+    "ormqr, dtypes differ": lambda m: m.ormqr(*_geqrf_of(m, (5, 3)), _rhs(m, (5, 2), dtype="float32")),
+    "ormqr, tau too long": lambda m: (lambda f: m.ormqr(f[0][..., :2], f[1], _rhs(m, (5, 2))))(
+        _geqrf_of(m, (5, 3))),
+    "ormqr, dims differ": lambda m: m.ormqr(*_geqrf_of(m, (5, 3)), _rhs(m, (1, 5, 2))),
+})
+
+
+@pytest.mark.parametrize("name", sorted(QR_PARTS))
+def test_geqrf_householder_product_and_ormqr_match_torch(name, session):
+    assert_matches_torch(QR_PARTS[name], {torch.float32: 1e-5, torch.float64: 1e-10})

@@ -3,7 +3,8 @@
 The factorizations are server ops planned by the engine (engine/ops/decomposition_ops.cc: LAPACK
 on a CPU server, cuSOLVER on a GPU), so their errors raise at the call and their outputs have
 torch's layouts (column-major matrices): lu_factor, lu_solve, lu, solve, inv, det, slogdet,
-cholesky, qr, svd, svdvals, eigh, eigvalsh, pinv, matrix_rank, matrix_power; torch.lu_unpack. The rest are compositions of those and
+cholesky, qr, svd, svdvals, eigh, eigvalsh, pinv, matrix_rank, matrix_power,
+householder_product; torch.lu_unpack, geqrf, ormqr. The rest are compositions of those and
 of ordinary ops, as torch's own are: norms, lstsq, cond, tensorinv, tensorsolve, multi_dot, ….
 """
 import functools
@@ -18,15 +19,17 @@ from ._errors import LinAlgError  # noqa: F401 - torch.linalg.LinAlgError
 from ._ops import TensorBase
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
-           "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
-           "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
-           "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
+           "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor",
+           "lu_factor_ex", "lu_solve", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
+           "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular",
+           "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
 
 
 _LuFactor = _return_type("linalg_lu_factor", ["LU", "pivots"])
 _Lu = _return_type("linalg_lu", ["P", "L", "U"])
 _LuUnpack = _return_type("lu_unpack", ["P", "L", "U"])
 _LuWithInfo = _return_type("_lu_with_info", ["LU", "pivots", "info"])
+_Geqrf = _return_type("geqrf", ["a", "tau"])
 _Slogdet = _return_type("linalg_slogdet", ["sign", "logabsdet"])
 _Qr = _return_type("linalg_qr", ["Q", "R"])
 _Svd = _return_type("linalg_svd", ["U", "S", "Vh"])
@@ -119,6 +122,26 @@ def _lu_old(A, pivot=True, get_infos=False, out=None):
 def _lu_solve_old(b, LU_data, LU_pivots, *, out=None):
     """torch.lu_solve(b, LU_data, LU_pivots) = linalg.lu_solve(LU_data, LU_pivots, b)."""
     return lu_solve(LU_data, LU_pivots, b, out=out)
+
+
+def householder_product(A, tau, *, out=None):
+    """The first n columns of the product of geqrf's Householder reflectors: one server op."""
+    return _out(_run("linalg_householder_product", [("A", A), ("tau", tau)]), out)
+
+
+def _geqrf(input, *, out=None):
+    """torch.geqrf: (a, tau), LAPACK's packed QR (R above the diagonal, the reflectors below)."""
+    return _out(_Geqrf(*_run_n("geqrf", [input], None, 2)), out)
+
+
+def _orgqr(input, tau):
+    return householder_product(input, tau)
+
+
+def _ormqr(input, tau, other, left=True, transpose=False, *, out=None):
+    """torch.ormqr: op(Q) other (left) or other op(Q), Q geqrf's (input, tau) multiplied out."""
+    return _out(_run("ormqr", [("A", input), ("tau", tau), ("other", other)],
+                     {"left": bool(left), "transpose": bool(transpose)}), out)
 
 
 def solve(A, B, *, left=True, out=None):
@@ -512,6 +535,7 @@ TORCH_FUNCTIONS = {
     "qr": _qr_old, "svd": _svd_old, "cholesky": _cholesky_old, "cholesky_solve": _cholesky_solve,
     "cholesky_inverse": _cholesky_inverse, "triangular_solve": _triangular_solve,
     "pinverse": _pinverse, "matrix_power": matrix_power, "lu": _lu_old, "lu_solve": _lu_solve_old,
+    "geqrf": _geqrf, "orgqr": _orgqr, "ormqr": _ormqr,
 }
 
 

@@ -9,10 +9,7 @@ namespace tensord::engine::cpu {
 absl::Status Random(const DistArgs& d, const StridedRef& out, int64_t n, const double* p) {
   if (p != nullptr) {
     for (int64_t i = 0; i < n; ++i) {
-      if (!(p[i] >= 0 && p[i] <= 1)) {
-        return RuntimeError("bernoulli",
-                            "Expected p_in >= 0 && p_in <= 1 to be true, but got false.");
-      }
+      if (!DrawParameterValid(d.dist, p[i])) return DrawParameterError(d.dist);
     }
   }
   DispatchDType(out.dtype, [&](auto t) {

@@ -399,11 +399,8 @@ class CudaBackend final : public Backend {
                     "random");
     }
     return LaunchChecked(
-        "bernoulli",
-        [](const KernelError&) {
-          return RuntimeError("bernoulli",
-                              "Expected p_in >= 0 && p_in <= 1 to be true, but got false.");
-        },
+        dist.dist == Dist::kPoisson ? "poisson" : "bernoulli",
+        [dist](const KernelError&) { return DrawParameterError(dist.dist); },
         [&](KernelError* slot, cudaStream_t stream) {
           return LaunchRandom(dist, out.dtype, out.data, n, probs, slot, stream);
         });

@@ -17,7 +17,7 @@ __global__ void DrawKernel(DistArgs d, T* out, int64_t n, const double* probs,
     double p = 0;
     if (probs != nullptr) {
       p = probs[i];
-      if (!(p >= 0 && p <= 1)) {
+      if (!DrawParameterValid(d.dist, p)) {
         ReportKernelError(slot, KernelError::kBadProbability, i, 0);
         return;
       }

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "absl/status/status.h"
+#include "engine/core/errors.h"
 #include "engine/core/host_device.h"
 #include "engine/kernels/convert.h"
 #include "engine/kernels/element_math.h"
@@ -44,12 +46,13 @@ struct Philox {
   TENSORD_HD uint64_t U64() const { return (static_cast<uint64_t>(out[0]) << 32) | out[1]; }
 };
 
-enum class Dist { kUniform, kNormal, kInt, kBernoulliScalar, kBernoulliTensor };
+enum class Dist { kUniform, kNormal, kInt, kBernoulliScalar, kBernoulliTensor, kPoisson };
 
 // One draw: the distribution, its parameters and the counter range's key and start.
 struct DistArgs {
   Dist dist;
   double a = 0, b = 1;     // uniform [a, b); normal mean a, std b; bernoulli p a
+                           // (kBernoulliTensor's p and kPoisson's rate: per element)
   int64_t lo = 0, hi = 0;  // randint [lo, hi)
   uint64_t seed = 0, offset = 0;
 };
@@ -79,9 +82,83 @@ TENSORD_HD inline C NextToward(C bound, C toward) {
 #endif
 }
 
+// Whether element parameter p is one the draw takes: a probability in [0, 1] (bernoulli), a
+// rate >= 0 (poisson); NaN never.
+TENSORD_HD inline bool DrawParameterValid(Dist dist, double p) {
+  return dist == Dist::kPoisson ? p >= 0 : (p >= 0 && p <= 1);
+}
+
+// The error of a draw with a parameter DrawParameterValid refuses, in torch's words.
+inline absl::Status DrawParameterError(Dist dist) {
+  if (dist == Dist::kPoisson) {
+    return RuntimeError("poisson", "invalid Poisson rate, expected rate to be non-negative");
+  }
+  return RuntimeError("bernoulli", "Expected p_in >= 0 && p_in <= 1 to be true, but got false.");
+}
+
+// The uniforms of one element past its counter's first block: Philox blocks of the same
+// counter under keys stepped from the seed, two 53-bit uniforms each, so that an element that
+// needs more draws (a rejection sampler) stays on its own counter whatever the others use.
+class ElementUniforms {
+ public:
+  TENSORD_HD ElementUniforms(uint64_t seed, uint64_t counter)
+      : seed_(seed), counter_(counter), block_(seed, counter) {}
+  // The next uniform in [0, 1).
+  TENSORD_HD double Next() {
+    if (used_ == 2) {
+      ++key_;
+      block_ = Philox(seed_ + key_ * uint64_t{0x9E3779B97F4A7C15}, counter_);
+      used_ = 0;
+    }
+    return block_.Double(2 * used_++);
+  }
+
+ private:
+  uint64_t seed_, counter_;
+  uint64_t key_ = 0;
+  int used_ = 0;
+  Philox block_;
+};
+
+// A Poisson(rate) draw: below 10 Knuth's product of uniforms (rate + 1 of them on average),
+// else Hormann's transformed rejection with squeeze (PTRS, 1993), which accepts about 9 in 10
+// pairs. An infinite rate gives infinity; a rate past what PTRS's arithmetic holds, after 1000
+// rejections, its last candidate.
+TENSORD_HD inline double PoissonDraw(uint64_t seed, uint64_t counter, double rate) {
+  if (rate == 0) return 0;
+  if (std::isinf(rate)) return rate;
+  ElementUniforms u(seed, counter);
+  if (rate < 10) {
+    const double limit = exp(-rate);
+    double k = 0, product = 1.0 - u.Next();  // in (0, 1]
+    while (product > limit) {
+      k += 1;
+      product *= 1.0 - u.Next();
+    }
+    return k;
+  }
+  const double slam = sqrt(rate), log_rate = log(rate);
+  const double b = 0.931 + 2.53 * slam;
+  const double a = -0.059 + 0.02483 * b;
+  const double log_inv_alpha = log(1.1239 + 1.1328 / (b - 3.4));
+  const double vr = 0.9277 - 3.6224 / (b - 2);
+  double k = 0;
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const double uu = u.Next() - 0.5, v = u.Next();
+    const double us = 0.5 - fabs(uu);
+    k = floor((2 * a / us + b) * uu + rate + 0.43);
+    if (us >= 0.07 && v <= vr) return k;
+    if (k < 0 || (us < 0.013 && v > us)) continue;
+    if (log(v) + log_inv_alpha - log(a / (us * us) + b) <= -rate + k * log_rate - lgamma(k + 1)) {
+      return k;
+    }
+  }
+  return k;
+}
+
 // Element `i` of draw `d` as a T: the one definition of every distribution, run by the CPU
-// loop and the CUDA kernel alike. `p`: element i's probability (kBernoulliTensor only, checked
-// in [0, 1] by the caller). Uniform, integer and Bernoulli draws are exact (the same bits on
+// loop and the CUDA kernel alike. `p`: element i's probability (kBernoulliTensor) or rate
+// (kPoisson), checked by the caller (DrawParameterValid). Uniform, integer and Bernoulli draws are exact (the same bits on
 // every device); normal draws go through log, sqrt and cos, whose last bit may differ between
 // the host's libm and CUDA's (each within 1-2 ulps; the draws within 4 ulps).
 template <typename T>
@@ -104,6 +181,7 @@ TENSORD_HD inline T DrawElement(const DistArgs& d, uint64_t i, double p) {
     }
     case Dist::kBernoulliScalar: v = r.Double() < d.a ? 1 : 0; break;
     case Dist::kBernoulliTensor: v = r.Double() < p ? 1 : 0; break;
+    case Dist::kPoisson: v = PoissonDraw(d.seed, d.offset + i, p); break;
   }
   if constexpr (std::is_floating_point_v<Calc<T>>) {
     // A draw rounded up to the bound (float32 near 1) stays inside [a, b).

@@ -200,6 +200,23 @@ void RegisterRandomOps(std::vector<OpDef>& ops) {
                                                 in[0].device()));
                    return PlanDraw("bernoulli", t, d, &in[0]);
                  }});
+  ops.push_back({"poisson", OpKind::kCompute, {"self"}, SeedAttrs({}),
+                 "A Poisson draw with rate self[i] (>= 0) per element; self's dtype (float32, "
+                 "float64, bfloat16) and shape.",
+                 false, [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   DistArgs d{Dist::kPoisson};
+                   TENSORD_ASSIGN_OR_RETURN(d.seed, ReadSeed(a, &d.offset));
+                   const DType dtype = in[0].dtype();
+                   if (dtype != DType::kFloat32 && dtype != DType::kFloat64 &&
+                       dtype != DType::kBFloat16) {
+                     return KernelNotImplemented("poisson", "poisson_cpu", dtype);
+                   }
+                   TENSORD_ASSIGN_OR_RETURN(
+                       Tensor t, AllocateTensor("poisson",
+                                                TensorMeta::Contiguous(dtype, in[0].sizes()),
+                                                in[0].device()));
+                   return PlanDraw("poisson", t, d, &in[0]);
+                 }});
 }
 
 }  // namespace tensord::engine

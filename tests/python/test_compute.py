@@ -664,3 +664,66 @@ def test_layouts_with_size_one_dims_match_torch(session):
                 if results[0] != results[1]:
                     mismatches.append((name, str(tdt), shape, perm, expand, results))
     assert mismatches == [], mismatches[:5]
+
+
+@pytest.mark.parametrize("rate", [0.3, 2.5, 9.5, 10.0, 37.0, 1500.0])
+def test_poisson_draws_follow_the_poisson_distribution(rate, session):
+    """torch.poisson: one server op (Knuth's product below rate 10, PTRS above). A chi-square
+    test of 100k draws against the Poisson pmf (bins with an expected count below 20 merged
+    into the tails), at a 1e-4 false-alarm level."""
+    import math as m  # noqa: PLC0415
+    draws = np.array(tensord.poisson(tensord.full((100000,), rate,
+                                                  dtype=tensord.float64)).tolist())
+    assert np.all(draws == np.round(draws)) and draws.min() >= 0
+    n = len(draws)
+    lo, hi = int(max(0, rate - 6 * m.sqrt(rate) - 2)), int(rate + 6 * m.sqrt(rate) + 3)
+    ks = np.arange(lo, hi + 1)
+    log_pmf = ks * m.log(rate) - rate - np.array([m.lgamma(k + 1) for k in ks])
+    expected = n * np.exp(log_pmf)
+    observed = np.array([(draws == k).sum() for k in ks], dtype=np.float64)
+    # merge thin bins into their neighbours (the tails outside [lo, hi] join the end bins)
+    observed[0] += (draws < lo).sum()
+    observed[-1] += (draws > hi).sum()
+    bins_o, bins_e, acc_o, acc_e = [], [], 0.0, 0.0
+    for o, e in zip(observed, expected):
+        acc_o, acc_e = acc_o + o, acc_e + e
+        if acc_e >= 20:
+            bins_o.append(acc_o)
+            bins_e.append(acc_e)
+            acc_o = acc_e = 0.0
+    bins_o[-1] += acc_o
+    bins_e[-1] += acc_e
+    bins_o, bins_e = np.array(bins_o), np.array(bins_e)
+    bins_e *= bins_o.sum() / bins_e.sum()
+    chi2 = ((bins_o - bins_e) ** 2 / bins_e).sum()
+    dof = len(bins_o) - 1
+    # Wilson-Hilferty: the 1 - 1e-4 quantile of chi-square with dof degrees of freedom
+    z = 3.719
+    limit = dof * (1 - 2 / (9 * dof) + z * m.sqrt(2 / (9 * dof))) ** 3
+    assert chi2 < limit, (chi2, limit, dof)
+
+
+def test_poisson_matches_torchs_contract(session):
+    """Dtypes, shapes, strides and errors as torch's; a seed repeats its draws; zero rates give
+    zeros."""
+    for dtype in ["float32", "float64", "bfloat16"]:
+        t = tensord.ones(3, 4, dtype=getattr(tensord, dtype)).t() * 3
+        got = tensord.poisson(t)
+        want = torch.poisson(torch.ones(3, 4, dtype=getattr(torch, dtype)).t() * 3)
+        assert str(got.dtype) == str(want.dtype) and got.shape == want.shape
+        assert got.stride() == want.stride()
+    g = tensord.Generator().manual_seed(11)
+    first = tensord.poisson(tensord.full((50,), 20.0), generator=g).tolist()
+    g.manual_seed(11)
+    assert tensord.poisson(tensord.full((50,), 20.0), generator=g).tolist() == first
+    assert tensord.poisson(tensord.zeros(5)).tolist() == [0.0] * 5
+    for dtype in ["int64", "float16"]:
+        with pytest.raises(RuntimeError):
+            torch.poisson(torch.ones(2, dtype=getattr(torch, dtype)))
+        with pytest.raises(RuntimeError):
+            tensord.poisson(tensord.ones(2, dtype=getattr(tensord, dtype)))
+    for bad in [-1.0, float("nan")]:  # found where the kernel runs: the next synchronize raises
+        tensord.poisson(tensord.tensor([1.0, bad]))
+        with pytest.raises(RuntimeError, match="invalid Poisson rate"):
+            tensord.synchronize()
+    tensord.synchronize()

@@ -89,6 +89,16 @@ def bernoulli(input, p=None, *, generator=None):
     return input.bernoulli(generator=generator)
 
 
+def poisson(input, generator=None):
+    """A Poisson draw with rate input[i] per element (one server op: Knuth's product below rate
+    10, PTRS above), from the session's counter-based generator as every random op."""
+    from ._random import _of as _random_of  # noqa: PLC0415
+    if not isinstance(input, Tensor):
+        raise TypeError(f"poisson(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return _run("poisson", [("self", input)], _random_of(generator).take(input.numel()))
+
+
 def _fn(name):
     def f(*args, out=None, **kwargs):
         if args:

@@ -13,6 +13,10 @@ from oracle import as_torch
 import tensord.distributions as D
 
 
+_COV = [[2.0, 0.6, 0.2], [0.6, 1.0, -0.3], [0.2, -0.3, 1.5]]
+_TRIL = [[1.5, 0.0, 0.0], [0.4, 0.8, 0.0], [-0.3, 0.2, 0.6]]
+
+
 def params(m):
     return {
         "Normal": lambda: m.distributions.Normal(m.tensor([0.0, 1.5, -2.0]), m.tensor([1.0, 0.5, 3.0])),
@@ -26,6 +30,13 @@ def params(m):
         "Multinomial": lambda: m.distributions.Multinomial(5, probs=m.tensor([0.2, 0.3, 0.5])),
         "Gamma": lambda: m.distributions.Gamma(m.tensor([0.5, 2.0, 9.0]), m.tensor([1.0, 3.0, 0.5])),
         "Beta": lambda: m.distributions.Beta(m.tensor([0.5, 2.0, 5.0]), m.tensor([0.7, 2.0, 1.0])),
+        "Poisson": lambda: m.distributions.Poisson(m.tensor([0.5, 4.0, 30.0])),
+        "MultivariateNormal(covariance)": lambda: m.distributions.MultivariateNormal(
+            m.tensor([1.0, -2.0, 0.5]), m.tensor(_COV)),
+        "MultivariateNormal(precision)": lambda: m.distributions.MultivariateNormal(
+            m.tensor([[0.0, 1.0, 2.0], [3.0, 0.0, -1.0]]), precision_matrix=m.tensor(_COV)),
+        "MultivariateNormal(scale_tril)": lambda: m.distributions.MultivariateNormal(
+            m.tensor([0.5, 0.5, 0.5]), scale_tril=m.tensor(_TRIL)),
     }
 
 
@@ -33,7 +44,10 @@ VALUES = {
     "Normal": [0.3, 1.0, -4.0], "Uniform": [0.5, 2.9], "Bernoulli(probs)": [1.0, 0.0, 1.0],
     "Bernoulli(logits)": [0.0, 1.0, 1.0], "Categorical(probs)": [2, 0],
     "Categorical(logits)": 2, "Exponential": [0.7, 0.1], "Multinomial": [1.0, 1.0, 3.0],
-    "Gamma": [0.3, 1.2, 20.0], "Beta": [0.2, 0.5, 0.9],
+    "Gamma": [0.3, 1.2, 20.0], "Beta": [0.2, 0.5, 0.9], "Poisson": [0.0, 3.0, 28.0],
+    "MultivariateNormal(covariance)": [0.3, -1.0, 2.0],
+    "MultivariateNormal(precision)": [[0.1, 0.9, 2.5], [2.0, 0.5, -1.0]],
+    "MultivariateNormal(scale_tril)": [[0.0, 1.0, 0.2], [1.0, 0.0, 0.7]],
 }
 
 
@@ -49,8 +63,12 @@ def test_values_match_torch(name, session):
     tv = torch.tensor(v) if not isinstance(v, int) else torch.tensor(v)
     dv = tensord.tensor(v)
     torch.testing.assert_close(as_torch(d.log_prob(dv)), t.log_prob(tv), rtol=1e-5, atol=1e-5)
-    if name != "Multinomial":
+    if name not in ("Multinomial", "Poisson"):  # torch has no entropy for these
         torch.testing.assert_close(as_torch(d.entropy()), t.entropy(), rtol=1e-5, atol=1e-5)
+    if name.startswith("MultivariateNormal"):
+        for attr in ("scale_tril", "covariance_matrix", "precision_matrix"):
+            torch.testing.assert_close(as_torch(getattr(d, attr)), getattr(t, attr), rtol=1e-5,
+                                       atol=1e-5)
     for method in ("cdf", "icdf"):
         if hasattr(t, method) and name in ("Normal", "Uniform", "Exponential"):
             arg = [0.25, 0.6, 0.9][:len(v)] if method == "icdf" else v
@@ -95,6 +113,22 @@ def test_rsample_shapes_and_errors(session):
         D.Bernoulli()
     with pytest.raises(ValueError, match="Either `probs` or `logits`"):
         torch.distributions.Bernoulli()
+    mvn_cases = [
+        lambda m: m.distributions.MultivariateNormal(m.zeros(()), m.eye(2)),
+        lambda m: m.distributions.MultivariateNormal(m.zeros(2)),
+        lambda m: m.distributions.MultivariateNormal(m.zeros(2), m.eye(2), scale_tril=m.eye(2)),
+        lambda m: m.distributions.MultivariateNormal(m.zeros(2), m.ones(2)),
+        lambda m: m.distributions.MultivariateNormal(m.zeros(2), precision_matrix=m.ones(2)),
+    ]
+    for case in mvn_cases:
+        with pytest.raises(ValueError) as want:
+            case(torch)
+        with pytest.raises(ValueError) as got:
+            case(tensord)
+        assert str(got.value) == str(want.value)
+    mvn = D.MultivariateNormal(tensord.zeros(4, 1, 3), tensord.eye(3).expand(2, 3, 3))
+    assert tuple(mvn.batch_shape) == (4, 2) and tuple(mvn.event_shape) == (3,)
+    assert tuple(mvn.rsample((5,)).shape) == (5, 4, 2, 3)
 
 
 # ---- multinomial and the in-place random fills -------------------------------------------------

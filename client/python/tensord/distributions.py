@@ -1,17 +1,17 @@
 """torch.distributions for tensord tensors: Normal, Uniform, Bernoulli, Categorical, Exponential,
-Multinomial, Gamma and Beta, with sample / rsample / log_prob / entropy / mean / variance (and
-cdf / icdf where torch has them). Every quantity is a composition of server ops; draws come from
-the seeded generators (tensord.manual_seed), so a seed repeats a program's samples.
+Multinomial, Gamma, Beta, Poisson and MultivariateNormal, with sample / rsample / log_prob /
+entropy / mean / variance (and cdf / icdf where torch has them). Every quantity is a composition
+of server ops (MultivariateNormal's Cholesky factor and triangular solves included); draws come
+from the seeded generators (tensord.manual_seed), so a seed repeats a program's samples.
 
-Left for later: distributions needing linear algebra on the server (MultivariateNormal's
-Cholesky factor), and validate_args beyond the support checks below.
+Left for later: validate_args beyond the support checks below.
 """
 import math
 
 from . import _dtypes
 
 __all__ = ["Distribution", "Normal", "Uniform", "Bernoulli", "Categorical", "Exponential",
-           "Multinomial", "Gamma", "Beta"]
+           "Multinomial", "Gamma", "Beta", "Poisson", "MultivariateNormal"]
 
 
 def _api():
@@ -431,3 +431,120 @@ class Beta(Distribution):
         total = a + b
         return (a.lgamma() + b.lgamma() - total.lgamma() - (a - 1) * a.digamma() -
                 (b - 1) * b.digamma() + (total - 2) * total.digamma())
+
+
+class Poisson(Distribution):
+    """Draws by the server's poisson op (Knuth's product below rate 10, PTRS above)."""
+
+    def __init__(self, rate, validate_args=None):
+        (self.rate,) = _broadcast(rate)
+        super().__init__(self.rate.shape)
+
+    @property
+    def mean(self):
+        return self.rate
+
+    @property
+    def mode(self):
+        return self.rate.floor()
+
+    @property
+    def variance(self):
+        return self.rate
+
+    def sample(self, sample_shape=()):
+        return _api().poisson(self.rate.expand(self._extended_shape(sample_shape)))
+
+    def log_prob(self, value):
+        rate, value = _broadcast(self.rate, value)
+        return value.xlogy(rate) - rate - (value + 1).lgamma()
+
+
+class MultivariateNormal(Distribution):
+    """N(loc, Sigma) with Sigma given as covariance_matrix, precision_matrix or its lower Cholesky
+    factor scale_tril (the other two are computed from that factor, as torch's)."""
+
+    has_rsample = True
+
+    def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None,
+                 validate_args=None):
+        from . import linalg  # noqa: PLC0415
+        if loc.dim() < 1:
+            raise ValueError("loc must be at least one-dimensional.")
+        if (covariance_matrix is not None) + (scale_tril is not None) + \
+                (precision_matrix is not None) != 1:
+            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril "
+                             "may be specified.")
+        given, name = next((m, n) for m, n in ((scale_tril, "scale_tril matrix"),
+                                                (covariance_matrix, "covariance_matrix"),
+                                                (precision_matrix, "precision_matrix"))
+                           if m is not None)
+        if given.dim() < 2:
+            raise ValueError(f"{name} must be at least two-dimensional, with optional leading "
+                             f"batch dimensions")
+        batch = _api().broadcast_shapes(tuple(given.shape[:-2]), tuple(loc.shape[:-1]))
+        n = loc.shape[-1]
+        self.loc = loc.expand(batch + (n,))
+        if scale_tril is not None:
+            self._unbroadcasted_scale_tril = scale_tril
+        elif covariance_matrix is not None:
+            self._unbroadcasted_scale_tril = linalg.cholesky(covariance_matrix)
+        else:
+            # torch's _precision_to_scale_tril: the inverse of the Cholesky factor of P's flip.
+            lf = linalg.cholesky(precision_matrix.flip(-2, -1))
+            l_inv = lf.flip(-2, -1).mT
+            eye = _api().eye(n, dtype=precision_matrix.dtype, device=precision_matrix.device,
+                             session=precision_matrix._session)
+            self._unbroadcasted_scale_tril = linalg.solve_triangular(l_inv, eye, upper=False)
+        super().__init__(batch, (n,))
+
+    @property
+    def scale_tril(self):
+        return self._unbroadcasted_scale_tril.expand(self._batch_shape + self._event_shape * 2)
+
+    @property
+    def covariance_matrix(self):
+        lower = self._unbroadcasted_scale_tril
+        return (lower @ lower.mT).expand(self._batch_shape + self._event_shape * 2)
+
+    @property
+    def precision_matrix(self):
+        return self._unbroadcasted_scale_tril.cholesky_inverse().expand(
+            self._batch_shape + self._event_shape * 2)
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        return self._unbroadcasted_scale_tril.pow(2).sum(-1).expand(
+            self._batch_shape + self._event_shape)
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        eps = _draw("randn", shape, self.loc)
+        return self.loc + (self._unbroadcasted_scale_tril @ eps.unsqueeze(-1)).squeeze(-1)
+
+    def _half_log_det(self):
+        return self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+
+    def log_prob(self, value):
+        from . import linalg  # noqa: PLC0415
+        diff = _as_tensor(value, self.loc) - self.loc
+        lower = self._unbroadcasted_scale_tril
+        shape = _api().broadcast_shapes(tuple(diff.shape[:-1]), tuple(lower.shape[:-2]))
+        n = self._event_shape[0]
+        solved = linalg.solve_triangular(lower.expand(shape + (n, n)),
+                                         diff.expand(shape + (n,)).unsqueeze(-1), upper=False)
+        mahalanobis = solved.squeeze(-1).pow(2).sum(-1)
+        return -0.5 * (n * math.log(2 * math.pi) + mahalanobis) - self._half_log_det()
+
+    def entropy(self):
+        n = self._event_shape[0]
+        h = 0.5 * n * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
+        return h.expand(self._batch_shape) if len(self._batch_shape) else h

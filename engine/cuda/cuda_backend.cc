@@ -399,7 +399,9 @@ class CudaBackend final : public Backend {
                     "random");
     }
     return LaunchChecked(
-        dist.dist == Dist::kPoisson ? "poisson" : "bernoulli",
+        dist.dist == Dist::kPoisson    ? "poisson"
+        : dist.dist == Dist::kBinomial ? "binomial"
+                                       : "bernoulli",
         [dist](const KernelError&) { return DrawParameterError(dist.dist); },
         [&](KernelError* slot, cudaStream_t stream) {
           return LaunchRandom(dist, out.dtype, out.data, n, probs, slot, stream);

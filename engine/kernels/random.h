@@ -46,7 +46,10 @@ struct Philox {
   TENSORD_HD uint64_t U64() const { return (static_cast<uint64_t>(out[0]) << 32) | out[1]; }
 };
 
-enum class Dist { kUniform, kNormal, kInt, kBernoulliScalar, kBernoulliTensor, kPoisson };
+enum class Dist {
+  kUniform, kNormal, kInt, kBernoulliScalar, kBernoulliTensor, kPoisson,
+  kBinomial,  // count per element in p, probability per element in DistArgs::probs
+};
 
 // One draw: the distribution, its parameters and the counter range's key and start.
 struct DistArgs {
@@ -55,6 +58,7 @@ struct DistArgs {
                            // (kBernoulliTensor's p and kPoisson's rate: per element)
   int64_t lo = 0, hi = 0;  // randint [lo, hi)
   uint64_t seed = 0, offset = 0;
+  const double* probs = nullptr;  // kBinomial: element i's probability (device memory)
 };
 
 // a + b * c with each operation rounded on its own: no fused multiply-add on either device, so
@@ -85,6 +89,7 @@ TENSORD_HD inline C NextToward(C bound, C toward) {
 // Whether element parameter p is one the draw takes: a probability in [0, 1] (bernoulli), a
 // rate >= 0 (poisson); NaN never.
 TENSORD_HD inline bool DrawParameterValid(Dist dist, double p) {
+  if (dist == Dist::kBinomial) return true;  // any count: see BinomialDraw
   return dist == Dist::kPoisson ? p >= 0 : (p >= 0 && p <= 1);
 }
 
@@ -156,6 +161,54 @@ TENSORD_HD inline double PoissonDraw(uint64_t seed, uint64_t counter, double rat
   return k;
 }
 
+// A Binomial(count, prob) draw (count rounded down), as torch's: below count * min(p, 1 - p) =
+// 10 the count of geometric gaps that fit in count; above, Hormann's BTRS (1993). p > 1/2 draws
+// count minus a draw with 1 - p. Parameters torch does not check answer without looping: a count
+// or probability at or below 0 gives 0, a probability at or above 1 the count, NaN gives NaN.
+TENSORD_HD inline double BinomialDraw(uint64_t seed, uint64_t counter, double count,
+                                      double prob) {
+  if (count != count || prob != prob) return NAN;
+  count = floor(count);
+  if (count <= 0 || prob <= 0) return 0;
+  if (prob >= 1) return count;
+  const bool flip = prob > 0.5;
+  const double p = flip ? 1.0 - prob : prob;
+  ElementUniforms u(seed, counter);
+  double k = 0;
+  if (count * p < 10) {
+    const double log_q = log1p(-p);
+    double sum = 0;
+    while (k <= count) {  // at most count + 1 gaps
+      sum += ceil(log(1.0 - u.Next()) / log_q);
+      if (sum > count) break;
+      k += 1;
+    }
+    k = k > count ? count : k;
+  } else {
+    const double q = 1.0 - p, spq = sqrt(count * p * q);
+    const double b = 1.15 + 2.53 * spq;
+    const double a = -0.0873 + 0.0248 * b + 0.01 * p;
+    const double c = count * p + 0.5;
+    const double vr = 0.92 - 4.2 / b;
+    const double alpha = (2.83 + 5.1 / b) * spq;
+    const double lpq = log(p / q);
+    const double m = floor((count + 1) * p);
+    const double h = lgamma(m + 1) + lgamma(count - m + 1);
+    for (int attempt = 0; attempt < 1000; ++attempt) {
+      const double uu = u.Next() - 0.5;
+      double v = u.Next();
+      const double us = 0.5 - fabs(uu);
+      k = floor((2 * a / us + b) * uu + c);
+      if (k < 0 || k > count) continue;
+      if (us >= 0.07 && v <= vr) break;
+      v = log(v * alpha / (a / (us * us) + b));
+      if (v <= h - lgamma(k + 1) - lgamma(count - k + 1) + (k - m) * lpq) break;
+    }
+    k = k < 0 ? 0 : (k > count ? count : k);
+  }
+  return flip ? count - k : k;
+}
+
 // Element `i` of draw `d` as a T: the one definition of every distribution, run by the CPU
 // loop and the CUDA kernel alike. `p`: element i's probability (kBernoulliTensor) or rate
 // (kPoisson), checked by the caller (DrawParameterValid). Uniform, integer and Bernoulli draws are exact (the same bits on
@@ -182,6 +235,7 @@ TENSORD_HD inline T DrawElement(const DistArgs& d, uint64_t i, double p) {
     case Dist::kBernoulliScalar: v = r.Double() < d.a ? 1 : 0; break;
     case Dist::kBernoulliTensor: v = r.Double() < p ? 1 : 0; break;
     case Dist::kPoisson: v = PoissonDraw(d.seed, d.offset + i, p); break;
+    case Dist::kBinomial: v = BinomialDraw(d.seed, d.offset + i, p, d.probs[i]); break;
   }
   if constexpr (std::is_floating_point_v<Calc<T>>) {
     // A draw rounded up to the bound (float32 near 1) stays inside [a, b).

@@ -98,6 +98,50 @@ const char* NormalKernelName(const Tensor& t) {
   return t.device().is_cpu() ? "normal_kernel_cpu" : "normal_kernel_cuda";
 }
 
+// torch.binomial: count and prob broadcast and widened to float64 buffers, then one draw per
+// element (BinomialDraw) into a new contiguous tensor of count's dtype.
+absl::StatusOr<PlannedOp> PlanBinomial(const Tensor& count, const Tensor& prob, DistArgs d) {
+  constexpr absl::string_view op = "binomial";
+  if (count.dtype() != DType::kFloat32 && count.dtype() != DType::kFloat64) {
+    return KernelNotImplemented(op, "binomial_cpu", count.dtype());
+  }
+  if (prob.dtype() != count.dtype()) {
+    return RuntimeError(op, absl::StrCat("Found dtype ", DTypeLegacyName(prob.dtype()),
+                                         " but expected ", DTypeLegacyName(count.dtype())));
+  }
+  if (count.device() != prob.device()) {
+    return RuntimeError(op, absl::StrCat("Expected all tensors to be on the same device, but "
+                                         "found at least two devices, ",
+                                         count.device().ToString(), " and ",
+                                         prob.device().ToString(), "!"));
+  }
+  TENSORD_ASSIGN_OR_RETURN(DimVector shape, BroadcastShapes(op, count.sizes(), prob.sizes()));
+  const Device device = count.device();
+  TENSORD_ASSIGN_OR_RETURN(Tensor out,
+                           AllocateTensor(op, TensorMeta::Contiguous(count.dtype(), shape), device));
+  PlannedOp plan;
+  plan.outputs = {out};
+  plan.writes = {out.storage()};
+  plan.reads = {count.storage(), prob.storage()};
+  if (out.numel() == 0) return plan;
+  TENSORD_ASSIGN_OR_RETURN(Tensor counts,
+                           AllocateTensor(op, TensorMeta::Contiguous(DType::kFloat64, shape), device));
+  TENSORD_ASSIGN_OR_RETURN(Tensor probs,
+                           AllocateTensor(op, TensorMeta::Contiguous(DType::kFloat64, shape), device));
+  TENSORD_ASSIGN_OR_RETURN(Tensor count_view, Expand(count, shape));
+  TENSORD_ASSIGN_OR_RETURN(Tensor prob_view, Expand(prob, shape));
+  d.probs = probs.data_as<double>();
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(device));
+  plan.kernel = [backend, out, counts, probs, count_view, prob_view, d]() -> absl::Status {
+    TENSORD_RETURN_IF_ERROR(
+        backend->Copy(counts.sizes(), StridedRef::Of(counts), StridedRef::Of(count_view)));
+    TENSORD_RETURN_IF_ERROR(
+        backend->Copy(probs.sizes(), StridedRef::Of(probs), StridedRef::Of(prob_view)));
+    return backend->Random(d, StridedRef::Of(out), out.numel(), counts.data_as<double>());
+  };
+  return plan;
+}
+
 }  // namespace
 
 void RegisterRandomOps(std::vector<OpDef>& ops) {
@@ -199,6 +243,14 @@ void RegisterRandomOps(std::vector<OpDef>& ops) {
                                                 TensorMeta::Contiguous(in[0].dtype(), in[0].sizes()),
                                                 in[0].device()));
                    return PlanDraw("bernoulli", t, d, &in[0]);
+                 }});
+  ops.push_back({"binomial", OpKind::kCompute, {"count", "prob"}, SeedAttrs({}),
+                 "A Binomial(count[i], prob[i]) draw per element (count and prob broadcast, one "
+                 "floating dtype); count's dtype.",
+                 false, [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+                   DistArgs d{Dist::kBinomial};
+                   TENSORD_ASSIGN_OR_RETURN(d.seed, ReadSeed(a, &d.offset));
+                   return PlanBinomial(in[0], in[1], d);
                  }});
   ops.push_back({"poisson", OpKind::kCompute, {"self"}, SeedAttrs({}),
                  "A Poisson draw with rate self[i] (>= 0) per element; self's dtype (float32, "

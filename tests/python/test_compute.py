@@ -727,3 +727,44 @@ def test_poisson_matches_torchs_contract(session):
         with pytest.raises(RuntimeError, match="invalid Poisson rate"):
             tensord.synchronize()
     tensord.synchronize()
+
+
+@pytest.mark.parametrize("count, prob", [(10, 0.5), (5, 0.1), (100, 0.3), (1000, 0.9),
+                                         (1e6, 0.01), (3.7, 0.5), (40, 0.75)])
+def test_binomial_draws_have_the_binomial_moments(count, prob, session):
+    """torch.binomial: one server op (geometric gaps below count * min(p, 1 - p) = 10, BTRS
+    above). 100k draws: integers in [0, floor(count)], the mean within 4 standard errors and
+    the variance within 4% of floor(count) p (1 - p)."""
+    n = 100000
+    draws = np.array(tensord.binomial(tensord.full((n,), float(count), dtype=tensord.float64),
+                                      tensord.full((n,), prob, dtype=tensord.float64)).tolist())
+    k = math.floor(count)
+    assert np.all(draws == np.round(draws)) and draws.min() >= 0 and draws.max() <= k
+    mean, var = k * prob, k * prob * (1 - prob)
+    assert abs(draws.mean() - mean) <= 4 * math.sqrt(var / n), (draws.mean(), mean)
+    assert abs(draws.var() - var) <= 0.04 * var, (draws.var(), var)
+
+
+def test_binomial_matches_torchs_contract(session):
+    """Broadcasting, dtypes, strides and error classes as torch's; parameters torch leaves
+    unchecked answer at once (0 for no trials or p <= 0, the count for p >= 1)."""
+    got = tensord.binomial(tensord.ones(2, 3).t() * 5, tensord.tensor([0.5]))
+    want = torch.binomial(torch.ones(2, 3).t() * 5, torch.tensor([0.5]))
+    assert got.shape == want.shape and got.stride() == want.stride()
+    assert str(got.dtype) == str(want.dtype)
+    edges = tensord.binomial(tensord.tensor([0.0, 10.0, 10.0, 7.0]),
+                             tensord.tensor([0.5, 0.0, 1.0, 1.0])).tolist()
+    assert edges == [0.0, 0.0, 10.0, 7.0]
+    g = tensord.Generator().manual_seed(3)
+    first = tensord.binomial(tensord.full((40,), 50.0), tensord.full((40,), 0.4), generator=g)
+    g.manual_seed(3)
+    again = tensord.binomial(tensord.full((40,), 50.0), tensord.full((40,), 0.4), generator=g)
+    assert first.tolist() == again.tolist()
+    for case in [lambda m: m.binomial(m.ones(2, 3), m.ones(4) * 0.5),
+                 lambda m: m.binomial(m.ones(2), m.ones(2).double()),
+                 lambda m: m.binomial(m.ones(2, dtype=m.int64), m.ones(2, dtype=m.int64)),
+                 lambda m: m.binomial(m.ones(2).half(), m.ones(2).half())]:
+        with pytest.raises(RuntimeError):
+            case(torch)
+        with pytest.raises(RuntimeError):
+            case(tensord)

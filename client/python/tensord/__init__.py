@@ -30,7 +30,7 @@ from ._api import (arange, as_tensor, cancel, cartesian_prod, cat, concat, conca
                    set_default_session, set_default_tensor_type, stack, synchronize, tensor, vstack, zeros, zeros_like)
 from ._api import (Generator, get_rng_state, set_rng_state)
 from ._api import (bernoulli, default_generator, initial_seed, manual_seed, nonzero, normal,
-                   poisson,
+                   binomial, poisson,
                    rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed,
                    where)
 from . import _api as _api_module

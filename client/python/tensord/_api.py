@@ -99,6 +99,21 @@ def poisson(input, generator=None):
     return _run("poisson", [("self", input)], _random_of(generator).take(input.numel()))
 
 
+def binomial(count, prob, generator=None):
+    """A Binomial(count[i], prob[i]) draw per element (one server op: geometric gaps below
+    count * min(p, 1 - p) = 10, BTRS above), count and prob broadcast, in count's dtype."""
+    from ._random import _of as _random_of  # noqa: PLC0415
+    for name, t in (("count", count), ("prob", prob)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"binomial(): argument '{name}' must be Tensor, not "
+                            f"{type(t).__name__}")
+    from ._composite import broadcast_shapes  # noqa: PLC0415
+    n = 1
+    for size in broadcast_shapes(tuple(count.shape), tuple(prob.shape)):
+        n *= size
+    return _run("binomial", [("count", count), ("prob", prob)], _random_of(generator).take(n))
+
+
 def _fn(name):
     def f(*args, out=None, **kwargs):
         if args:

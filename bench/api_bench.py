@@ -53,6 +53,8 @@ DATA = {
     "ker3d": rng.standard_normal((32, 16, 3, 3, 3)).astype(np.float32),
     "table": rng.standard_normal((1 << 20, 64)).astype(np.float32),
     "picks": rng.integers(-(1 << 20), 1 << 20, (1 << 16,)),
+    "rates": rng.uniform(0, 20, (1 << 22,)).astype(np.float32),
+    "shape_a": rng.uniform(0.1, 50, (1 << 22,)),
 }
 
 
@@ -98,6 +100,12 @@ CASES = [
     ("table[64K indices] = 0 (index_put_)", lambda m, d: d["table"].index_put_(
         (d["picks"],), d["table"].new_zeros(()))),
     ("table[table > 3] = 0 (a masked fill)", lambda m, d: _masked_assign(d["table"])),
+    # Random draws and special functions over 4M elements.
+    ("poisson of 4M rates in [0, 20)", lambda m, d: m.poisson(d["rates"])),
+    ("binomial of 4M, count 1000, p in [0, 20)/20", lambda m, d: m.binomial(
+        d["rates"] * 0 + 1000, d["rates"] / 20)),
+    ("igamma of 4M float64", lambda m, d: m.igamma(d["shape_a"], d["shape_a"] * 1.1)),
+    ("tril of 4096x1024", lambda m, d: d["act"].tril()),
 ]
 
 

@@ -7,7 +7,7 @@ meaning for a remote tensor (EXCLUDED). A name counts when tensord has it; tenso
 that only raises "not implemented" (test_no_stubs checks the package's source for them).
 
 The shares are printed (`pytest -s`) and may not fall below the floors (raised as the API grows);
-issue 17 asks for 75% / 75% / 60%; beyond it, 90 / 90 / 80 (reached: 91% / 95% / 94%).
+issue 17 asks for 75% / 75% / 60%; beyond it, 90 / 90 / 80 (reached: 93% / 96% / 94%).
 """
 import inspect
 import os
@@ -77,7 +77,7 @@ def share(want, have_in):
 
 
 # Floors: the shares measured when last raised (counts of names, so noise cannot move them).
-FLOORS = {"torch": 540, "Tensor": 484, "torch.nn.functional": 114}
+FLOORS = {"torch": 548, "Tensor": 487, "torch.nn.functional": 114}
 
 
 def test_coverage_of_torchs_public_api(capsys):

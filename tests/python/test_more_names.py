@@ -535,3 +535,542 @@ def test_resize_and_set_match_torch(name, session):
         if hasattr(w, "storage_offset"):
             assert g.storage_offset() == w.storage_offset()
             assert len(g.storage()) == len(w.storage())
+
+
+# ---- gradient, apply_/map_/map2_, embedding_bag, embedding_renorm_, segment_reduce -----------
+
+G = {
+    "q34": (np.arange(12.0).reshape(3, 4) ** 2).astype(np.float32),
+    "v5": _normal(5), "c234": _normal(2, 3, 4),
+    "emb": _normal(10, 3), "emb6": _normal(6, 4),
+    "seg6": _normal(6), "seg34": _normal(3, 4), "seg234": _normal(2, 3, 4),
+}
+BAG_IDX = [1, 2, 4, 5, 4, 3, 2, 9]
+BAG_OFF = [0, 4, 4, 6]
+
+
+def Q(m, name="q34", dtype=None):
+    t = m.tensor(G[name])
+    return t if dtype is None else t.to(getattr(m, dtype))
+
+
+def bag(m, *args, dtype=None, idx=None, off=None, **kwargs):
+    """torch.embedding_bag on the 10 x 3 table, indices BAG_IDX and offsets BAG_OFF."""
+    idx = m.tensor(BAG_IDX if idx is None else idx)
+    off = m.tensor(BAG_OFF if off is None else off)
+    return m.embedding_bag(Q(m, "emb", dtype), idx, off, *args, **kwargs)
+
+
+def renorm(m, indices, *args, dtype=None, name="emb"):
+    """embedding_renorm_ on a fresh table: (its result, the table), to see both."""
+    w = Q(m, name, dtype)
+    out = m.embedding_renorm_(w, m.tensor(indices) if isinstance(indices, list) else indices,
+                              *args)
+    return out, w
+
+
+def seg(m, reduce, name="seg6", dtype=None, **kwargs):
+    for key in ("lengths", "offsets", "indices"):
+        if isinstance(kwargs.get(key), list):
+            kwargs[key] = m.tensor(kwargs[key])
+    return m.segment_reduce(Q(m, name, dtype), reduce, **kwargs)
+
+
+def _raise_at_3(v):
+    if v == 3:
+        raise ValueError("three")
+    return v * 10
+
+
+def _set_view(m):
+    base = m.arange(8.0)
+    base[1::2].apply_(lambda v: -v)
+    return base
+
+
+MORE = {
+    # torch.gradient: uniform spacing, per-dim spacing, coordinates; edge orders 1 and 2
+    "gradient": lambda m: m.gradient(Q(m)),
+    "gradient(spacing number, dim)": lambda m: m.gradient(Q(m), spacing=2.0, dim=1),
+    "gradient(spacing int)": lambda m: m.gradient(Q(m), spacing=3),
+    "gradient(spacing list)": lambda m: m.gradient(Q(m), spacing=[2.0, 0.5]),
+    "gradient(spacing list, int)": lambda m: m.gradient(Q(m), spacing=[1, 2.5]),
+    "gradient(spacing 0-d tensor)": lambda m: m.gradient(Q(m), spacing=m.tensor(2.0)),
+    "gradient(spacing True)": lambda m: m.gradient(Q(m), spacing=True),
+    "gradient(spacing None)": lambda m: m.gradient(Q(m), spacing=None),
+    "gradient(spacing number, dims)": lambda m: m.gradient(Q(m), spacing=2.0, dim=[0, 1]),
+    "gradient(dims reversed)": lambda m: m.gradient(Q(m), dim=[1, 0]),
+    "gradient(negative dims, spacing)": lambda m: m.gradient(Q(m), spacing=[1.0, 2.0],
+                                                             dim=[-1, -2]),
+    "gradient(no dims)": lambda m: m.gradient(Q(m), dim=()),
+    "gradient(edge_order 2)": lambda m: m.gradient(Q(m), edge_order=2),
+    "gradient(edge_order 2, spacing)": lambda m: m.gradient(Q(m), spacing=[1, 2], edge_order=2),
+    "gradient(coordinates)": lambda m: m.gradient(Q(m), spacing=(m.tensor([0.0, 1, 3]),
+                                                                 m.tensor([0.0, 1, 2, 5]))),
+    "gradient(coordinates, edge_order 2)": lambda m: m.gradient(
+        Q(m), spacing=[m.tensor([0.0, 1, 3]), m.tensor([0.0, 1, 3, 4])], edge_order=2),
+    "gradient(coordinates, dim)": lambda m: m.gradient(Q(m), spacing=[m.tensor([0.0, 1, 2, 4])],
+                                                       dim=1),
+    "gradient(coordinates, int dim)": lambda m: m.gradient(Q(m), spacing=[m.tensor([0, 1, 3])],
+                                                           dim=0),
+    "gradient(int64 coordinates)": lambda m: m.gradient(
+        m.arange(12).reshape(3, 4), spacing=(m.tensor([0, 1, 3]), m.tensor([0, 1, 3, 4])),
+        edge_order=2),
+    "gradient(float64 coordinates of float32)": lambda m: m.gradient(
+        m.arange(5.0) ** 2, spacing=[m.tensor([0.0, 1, 3, 4, 7]).double()]),
+    "gradient(float32 coordinates of float64)": lambda m: m.gradient(
+        (m.arange(5.0) ** 2).double(), spacing=[m.tensor([0.0, 1, 3, 4, 7])], edge_order=2),
+    "gradient(coordinates longer)": lambda m: m.gradient(Q(m), spacing=[m.tensor([0.0, 1, 3,
+                                                                                  4])], dim=0),
+    "gradient(float64)": lambda m: m.gradient(Q(m, dtype="float64"), spacing=[0.5, 3.0]),
+    "gradient(float16)": lambda m: m.gradient(Q(m, dtype="float16"), edge_order=2),
+    "gradient(int64)": lambda m: m.gradient(m.arange(5) ** 2),
+    "gradient(int32, int spacing)": lambda m: m.gradient(m.arange(6, dtype=m.int32) ** 2,
+                                                         spacing=2),
+    "gradient(int16, edge_order 2)": lambda m: m.gradient(m.arange(6, dtype=m.int16) * 3,
+                                                          edge_order=2),
+    "gradient(3-d, dims)": lambda m: m.gradient(Q(m, "c234"), dim=[0, 2], spacing=[2, 3]),
+    "gradient(3-d, edge_order 2)": lambda m: m.gradient(Q(m, "c234")[:, :, :3], dim=-1,
+                                                        edge_order=2),
+    "gradient(transposed)": lambda m: m.gradient(Q(m).t()),
+    "gradient(two samples)": lambda m: m.gradient(Q(m)[:2], dim=0),
+    "gradient(1-d)": lambda m: m.gradient(Q(m, "v5")),
+    "gradient(0-d)": lambda m: m.gradient(m.tensor(3.0)),
+    "gradient(0-d, spacing)": lambda m: m.gradient(m.tensor(3.0), spacing=2.0),
+    "gradient(edge_order 3)": lambda m: m.gradient(Q(m), edge_order=3),
+    "gradient(edge_order 0)": lambda m: m.gradient(Q(m), dim=0, edge_order=0),
+    "gradient(too short)": lambda m: m.gradient(Q(m)[:1]),
+    "gradient(too short, edge_order 2)": lambda m: m.gradient(Q(m)[:2], edge_order=2),
+    "gradient(uint8)": lambda m: m.gradient(m.arange(5, dtype=m.uint8)),
+    "gradient(spacing length)": lambda m: m.gradient(Q(m), spacing=[1.0, 2.0, 3.0]),
+    "gradient(no spacing)": lambda m: m.gradient(Q(m), spacing=[]),
+    "gradient(spacing and dims lengths)": lambda m: m.gradient(Q(m), spacing=[1.0], dim=[0, 1]),
+    "gradient(spacing and dim lengths)": lambda m: m.gradient(Q(m), spacing=[2.0, 3.0], dim=0),
+    "gradient(dim out of range)": lambda m: m.gradient(Q(m), dim=2),
+    "gradient(dim repeated)": lambda m: m.gradient(Q(m), dim=(0, 0)),
+    "gradient(0-d, dim)": lambda m: m.gradient(m.tensor(3.0), dim=0),
+    "gradient(2-d coordinates)": lambda m: m.gradient(Q(m), spacing=[m.tensor([[0.0, 1, 3]])],
+                                                      dim=0),
+    "gradient(0-d coordinates)": lambda m: m.gradient(Q(m), spacing=[m.tensor(1.0),
+                                                                     m.tensor(2.0)]),
+    "gradient(mixed spacing)": lambda m: m.gradient(Q(m), spacing=[m.tensor([0.0, 1, 3]), 2.0]),
+    "gradient(number then tensor)": lambda m: m.gradient(Q(m, "v5"), spacing=[2.0, m.ones(5)]),
+    "gradient(one coordinate)": lambda m: m.gradient(m.arange(3.0), spacing=[m.tensor([1.0])]),
+    "gradient(float dim)": lambda m: m.gradient(Q(m), dim=1.0),
+    "gradient(bool edge_order)": lambda m: m.gradient(Q(m), edge_order=True),
+    "gradient(str spacing)": lambda m: m.gradient(Q(m), spacing="a"),
+    "gradient(list input)": lambda m: m.gradient([1.0, 2.0, 3.0]),
+    "gradient(bool)": lambda m: m.gradient(m.tensor([True, False, True])),
+    # Tensor.apply_, map_, map2_: a Python call per element, results stored as torch stores them
+    "apply_(int64, float results truncated)": lambda m: m.arange(-3, 5).apply_(lambda v: v * 1.7),
+    "apply_(float32)": lambda m: Q(m, "seg34").apply_(lambda v: v * v - 1),
+    "apply_(float64)": lambda m: Q(m, "seg34", "float64").apply_(lambda v: 1 / (1 + abs(v))),
+    "apply_(float16)": lambda m: m.arange(4.0, dtype=m.float16).apply_(lambda v: v / 3),
+    "apply_(bfloat16)": lambda m: m.arange(4.0, dtype=m.bfloat16).apply_(lambda v: v / 3 + 1e-3),
+    "apply_(float32 overflow to inf)": lambda m: m.arange(3.0).apply_(lambda v: 1e300),
+    "apply_(float16 overflow to inf)": lambda m: m.arange(3.0, dtype=m.float16).apply_(
+        lambda v: 70000.0),
+    "apply_(bool)": lambda m: m.tensor([True, False, True]).apply_(lambda v: not v),
+    "apply_(bool from numbers)": lambda m: m.tensor([True, False]).apply_(lambda v: 0.5 * v),
+    "apply_(uint8 wraps negatives)": lambda m: m.arange(5, dtype=m.uint8).apply_(lambda v: -v),
+    "apply_(int8 truncates)": lambda m: m.arange(3, dtype=m.int8).apply_(lambda v: -127.9),
+    "apply_(int32)": lambda m: m.arange(6, dtype=m.int32).reshape(2, 3).apply_(lambda v: v ** 3),
+    "apply_(int16 from bool)": lambda m: m.arange(3, dtype=m.int16).apply_(lambda v: v > 0),
+    "apply_(float from int)": lambda m: m.arange(3.0).apply_(lambda v: 2 ** 70),
+    "apply_(transposed)": lambda m: Q(m, "seg34").t().apply_(lambda v: round(v, 1)),
+    "apply_(a view's base)": _set_view,
+    "apply_(0-d)": lambda m: m.tensor(3.0).apply_(lambda v: v + 1),
+    "apply_(empty)": lambda m: m.ones(0, 3).apply_(lambda v: v + 1),
+    "apply_(int32 overflow)": lambda m: m.arange(5, dtype=m.int32).apply_(lambda v: v * 2 ** 31),
+    "apply_(int8 float overflow)": lambda m: m.arange(3, dtype=m.int8).apply_(lambda v: -128.9),
+    "apply_(uint8 negative float)": lambda m: m.arange(3, dtype=m.uint8).apply_(lambda v: -0.5),
+    "apply_(int64 overflow)": lambda m: m.arange(3).apply_(lambda v: 2 ** 63),
+    "apply_(nan into int)": lambda m: m.arange(3).apply_(lambda v: float("nan")),
+    "apply_(None)": lambda m: m.arange(3.0).apply_(lambda v: None),
+    "apply_(str into int)": lambda m: m.arange(3).apply_(lambda v: "a"),
+    "apply_(complex)": lambda m: m.arange(3.0).apply_(lambda v: 1j),
+    "apply_(int too large for float)": lambda m: m.arange(3.0).apply_(lambda v: 2 ** 1100),
+    "apply_(not callable)": lambda m: m.arange(3.0).apply_(5),
+    "apply_(callable raises)": lambda m: m.arange(5.0).apply_(_raise_at_3),
+    "map_": lambda m: m.arange(6.0).reshape(2, 3).map_(m.tensor([1.0, 2, 3]),
+                                                        lambda a, b: a * 10 + b),
+    "map_(int64)": lambda m: m.arange(6).reshape(3, 2).map_(m.tensor([[1], [2], [3]]),
+                                                            lambda a, b: a * b - 1),
+    "map_(transposed self)": lambda m: Q(m, "seg34").t().map_(Q(m, "seg34")[0].reshape(4, 1),
+                                                              lambda a, b: max(a, b)),
+    "map_(float64)": lambda m: Q(m, "seg6", "float64").map_(Q(m, "seg6", "float64").flip(0),
+                                                            lambda a, b: a - b),
+    "map_(dtype)": lambda m: m.arange(3.0).map_(m.ones(3, dtype=m.float64), lambda a, b: a + b),
+    "map_(int and float)": lambda m: m.arange(3).map_(m.ones(3), lambda a, b: a + b),
+    "map_(not broadcastable)": lambda m: m.arange(3.0).map_(m.ones(2), lambda a, b: a + b),
+    "map_(other larger)": lambda m: m.arange(3.0).map_(m.ones(2, 3), lambda a, b: a + b),
+    "map_(not a tensor)": lambda m: m.arange(3.0).map_(2, lambda a, b: a + b),
+    "map2_": lambda m: m.arange(6.0).reshape(2, 3).map2_(m.ones(3), m.tensor([[2.0], [3.0]]),
+                                                         lambda a, b, c: a * c + b),
+    "map2_(bool)": lambda m: m.tensor([True, False, True]).map2_(
+        m.tensor([True, True, False]), m.tensor([False]), lambda a, b, c: (a and b) or c),
+    "map2_(y dtype)": lambda m: m.arange(3.0).map2_(m.ones(3), m.ones(3).double(),
+                                                    lambda a, b, c: a + b + c),
+    "map2_(x dtype)": lambda m: m.arange(3.0).map2_(m.ones(3).double(), m.ones(3).double(),
+                                                    lambda a, b, c: a + b + c),
+    "map2_(not broadcastable)": lambda m: m.arange(3.0).map2_(m.ones(3), m.ones(2),
+                                                              lambda a, b, c: a + b + c),
+    "map2_(not a tensor)": lambda m: m.arange(3.0).map2_(m.ones(3), 3, lambda a, b, c: a),
+    # torch.embedding_bag: (output, offset2bag, bag_size, max_indices)
+    "embedding_bag(sum)": lambda m: bag(m),
+    "embedding_bag(sum, keywords)": lambda m: m.embedding_bag(
+        weight=Q(m, "emb"), indices=m.tensor(BAG_IDX), offsets=m.tensor(BAG_OFF),
+        scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None,
+        include_last_offset=False, padding_idx=None),
+    "embedding_bag(mean)": lambda m: bag(m, False, 1),
+    "embedding_bag(max)": lambda m: bag(m, False, 2),
+    "embedding_bag(max, ties)": lambda m: m.embedding_bag(
+        m.tensor([[1.0, 2.0], [1.0, 3.0], [0.0, 3.0]]), m.tensor([2, 0, 1, 1, 2]),
+        m.tensor([0, 3]), False, 2),
+    "embedding_bag(sum, float64)": lambda m: bag(m, dtype="float64"),
+    "embedding_bag(mean, float64)": lambda m: bag(m, False, 1, dtype="float64"),
+    "embedding_bag(max, float64)": lambda m: bag(m, False, 2, dtype="float64"),
+    "embedding_bag(sum, float16)": lambda m: bag(m, dtype="float16"),
+    "embedding_bag(mean, float16)": lambda m: bag(m, False, 1, dtype="float16"),
+    "embedding_bag(max, float16)": lambda m: bag(m, False, 2, dtype="float16"),
+    "embedding_bag(sum, include_last_offset)": lambda m: bag(m, False, 0, False, None, True,
+                                                             off=[0, 4, 4, 6, 8]),
+    "embedding_bag(mean, include_last_offset)": lambda m: bag(m, False, 1, False, None, True,
+                                                              off=[0, 4, 4, 6, 8]),
+    "embedding_bag(max, include_last_offset)": lambda m: bag(m, False, 2, False, None, True,
+                                                             off=[0, 3, 8]),
+    "embedding_bag(sum, last offset short)": lambda m: bag(m, False, 0, False, None, True,
+                                                           off=[0, 3]),
+    "embedding_bag(mean, last offset short)": lambda m: bag(m, False, 1, False, None, True,
+                                                            off=[0, 3]),
+    "embedding_bag(mean, one offset, last)": lambda m: bag(m, False, 1, False, None, True,
+                                                           off=[0]),
+    "embedding_bag(sum, padding)": lambda m: bag(m, False, 0, False, None, False, 4),
+    "embedding_bag(mean, padding)": lambda m: bag(m, False, 1, False, None, False, 4),
+    "embedding_bag(max, padding)": lambda m: bag(m, False, 2, False, None, False, 4),
+    "embedding_bag(max, negative padding)": lambda m: bag(m, False, 2, False, None, False, -1),
+    "embedding_bag(max, padding-only bag)": lambda m: bag(m, False, 2, False, None, False, 4,
+                                                          idx=[4, 4, 1], off=[0, 2]),
+    "embedding_bag(mean, padding, last offset)": lambda m: bag(m, False, 1, False, None, True, 4,
+                                                               off=[0, 3, 8]),
+    "embedding_bag(sum, per_sample_weights)": lambda m: bag(m, False, 0, False,
+                                                            m.arange(8.0) / 4),
+    "embedding_bag(sum, strided per_sample_weights)": lambda m: bag(
+        m, False, 0, False, m.arange(16.0)[::2] / 4),
+    "embedding_bag(sum, per_sample_weights, padding)": lambda m: bag(
+        m, False, 0, False, m.arange(8.0), False, 4),
+    "embedding_bag(sum, per_sample_weights, float64)": lambda m: bag(
+        m, False, 0, False, m.arange(8.0).double(), dtype="float64"),
+    "embedding_bag(sum, column-major weight)": lambda m: m.embedding_bag(
+        Q(m, "emb").t().contiguous().t(), m.tensor(BAG_IDX), m.tensor(BAG_OFF)),
+    "embedding_bag(sum, column slice)": lambda m: m.embedding_bag(
+        Q(m, "emb")[:, :2], m.tensor(BAG_IDX), m.tensor(BAG_OFF)),
+    "embedding_bag(max, row slice)": lambda m: m.embedding_bag(
+        Q(m, "emb")[::2], m.tensor([0, 1, 4, 3]), m.tensor([0, 2]), False, 2),
+    "embedding_bag(int32)": lambda m: m.embedding_bag(Q(m, "emb"), m.tensor(BAG_IDX).int(),
+                                                      m.tensor(BAG_OFF).int(), False, 2),
+    "embedding_bag(int32, padding)": lambda m: m.embedding_bag(
+        Q(m, "emb"), m.tensor(BAG_IDX).int(), m.tensor(BAG_OFF).int(), False, 1, False, None,
+        False, 4),
+    "embedding_bag(int32 indices, int64 offsets)": lambda m: m.embedding_bag(
+        Q(m, "emb"), m.tensor(BAG_IDX).int(), m.tensor(BAG_OFF), False, 1),
+    "embedding_bag(int16 indices, int64 offsets)": lambda m: m.embedding_bag(
+        Q(m, "emb"), m.tensor(BAG_IDX).short(), m.tensor(BAG_OFF), False, 0),
+    "embedding_bag(no offsets)": lambda m: bag(m, False, 0, off=m.tensor([], dtype=m.int64)),
+    "embedding_bag(mean, no offsets)": lambda m: bag(m, False, 1,
+                                                     off=m.tensor([], dtype=m.int64)),
+    "embedding_bag(max, no indices)": lambda m: bag(m, False, 2, idx=m.tensor([], dtype=m.int64),
+                                                    off=[0, 0]),
+    "embedding_bag(scale_grad_by_freq, sparse)": lambda m: bag(m, True, 2, True),
+    "embedding_bag(first offset)": lambda m: bag(m, off=[1, 4]),
+    "embedding_bag(last offset)": lambda m: bag(m, False, 1, off=[0, 9]),
+    "embedding_bag(per_sample_weights, mean)": lambda m: bag(m, False, 1, False, m.rand(8)),
+    "embedding_bag(per_sample_weights dtype)": lambda m: bag(m, False, 0, False,
+                                                             m.rand(8).double()),
+    "embedding_bag(per_sample_weights 2-d)": lambda m: bag(m, False, 0, False, m.rand(8, 1)),
+    "embedding_bag(per_sample_weights size)": lambda m: bag(m, False, 0, False, m.rand(7)),
+    "embedding_bag(include_last_offset, no offsets)": lambda m: bag(
+        m, False, 1, False, None, True, off=m.tensor([], dtype=m.int64)),
+    "embedding_bag(padding out of range)": lambda m: bag(m, False, 0, False, None, False, 10),
+    "embedding_bag(int weight)": lambda m: bag(m, dtype="int32"),
+    "embedding_bag(bfloat16 weight)": lambda m: bag(m, dtype="bfloat16"),
+    "embedding_bag(float indices)": lambda m: m.embedding_bag(Q(m, "emb"), m.tensor([1.0, 2.0]),
+                                                              m.tensor([0])),
+    "embedding_bag(int16 indices and offsets)": lambda m: m.embedding_bag(
+        Q(m, "emb"), m.tensor(BAG_IDX).short(), m.tensor(BAG_OFF).short()),
+    "embedding_bag(index out of range)": lambda m: bag(m, dtype="float64", idx=[1, 11],
+                                                       off=[0]),
+    "embedding_bag(negative index)": lambda m: bag(m, False, 2, idx=[1, -1], off=[0]),
+    "embedding_bag(1-d weight)": lambda m: m.embedding_bag(Q(m, "emb")[0], m.tensor(BAG_IDX),
+                                                           m.tensor(BAG_OFF)),
+    "embedding_bag(0-d indices)": lambda m: m.embedding_bag(Q(m, "emb"), m.tensor(1),
+                                                            m.tensor([0]), False, 1),
+    "embedding_bag(no offsets tensor)": lambda m: m.embedding_bag(Q(m, "emb"),
+                                                                  m.tensor(BAG_IDX), None),
+    "embedding_bag(str mode)": lambda m: bag(m, False, "sum"),
+    "embedding_bag(bool mode)": lambda m: bag(m, False, True),
+    "embedding_bag(int sparse)": lambda m: bag(m, False, 0, 0),
+    "embedding_bag(float padding)": lambda m: bag(m, False, 0, False, None, False, 2.0),
+    # torch.embedding_renorm_: rows named scaled to max_norm in place, each once
+    "embedding_renorm_": lambda m: renorm(m, [1, 2, 1], 1.0, 2.0),
+    "embedding_renorm_(2-d indices, p 1)": lambda m: renorm(m, [[1, 2], [3, 1]], 0.5, 1.0),
+    "embedding_renorm_(int32 indices)": lambda m: renorm(m, m.tensor([5, 2, 5]).int(), 1.0, 2),
+    "embedding_renorm_(negative index)": lambda m: renorm(m, [1, -1, 9], 1.0, 2.0),
+    "embedding_renorm_(p inf, float64)": lambda m: renorm(m, [1, 3], 1.0, float("inf"),
+                                                          dtype="float64"),
+    "embedding_renorm_(p 0)": lambda m: renorm(m, [1, 3], 1.0, 0, dtype="float64"),
+    "embedding_renorm_(p 3.5)": lambda m: renorm(m, [1, 3, 7], 1.0, 3.5),
+    "embedding_renorm_(p -1)": lambda m: renorm(m, [1, 3], 1.0, -1, dtype="float64"),
+    "embedding_renorm_(float16)": lambda m: renorm(m, [1, 3, 0], 1.0, 2.0, dtype="float16"),
+    "embedding_renorm_(bfloat16)": lambda m: renorm(m, [1, 3, 0], 1.0, 2.0, dtype="bfloat16"),
+    "embedding_renorm_(transposed table)": lambda m: (lambda w: (m.embedding_renorm_(
+        w, m.tensor([0, 2]), 0.8, 2.0), w))(Q(m, "emb6").t()),
+    "embedding_renorm_(0-d indices)": lambda m: renorm(m, m.tensor(3), 1.0, 2.0),
+    "embedding_renorm_(no indices)": lambda m: renorm(m, m.tensor([], dtype=m.int64), 0.1, 2.0),
+    "embedding_renorm_(no indices, int table)": lambda m: renorm(
+        m, m.tensor([], dtype=m.int64), 0.1, 2.0, dtype="int32"),
+    "embedding_renorm_(negative max_norm)": lambda m: renorm(m, [1, 3], -1.0, 2.0),
+    "embedding_renorm_(int max_norm)": lambda m: renorm(m, [4, 8], 1, 2),
+    "embedding_renorm_(1-d table)": lambda m: m.embedding_renorm_(Q(m, "emb")[0], m.tensor([1]),
+                                                                  1.0, 2.0),
+    "embedding_renorm_(3-d table)": lambda m: m.embedding_renorm_(
+        Q(m, "emb").reshape(5, 3, 2), m.tensor([1]), 1.0, 2.0),
+    "embedding_renorm_(int16 indices)": lambda m: renorm(m, m.tensor([1]).short(), 1.0, 2.0),
+    "embedding_renorm_(float indices)": lambda m: renorm(m, m.tensor([1.0]), 1.0, 2.0),
+    "embedding_renorm_(index out of range)": lambda m: renorm(m, [1, 12, 15], 1.0, 2.0),
+    "embedding_renorm_(negative index out of range)": lambda m: renorm(m, [12, -11], 1.0, 2.0),
+    "embedding_renorm_(int table)": lambda m: renorm(m, [1], 1.0, 2.0, dtype="int32"),
+    "embedding_renorm_(no max_norm)": lambda m: renorm(m, [1], None, 2.0),
+    "embedding_renorm_(list indices)": lambda m: m.embedding_renorm_(Q(m, "emb"), [1, 3], 1.0,
+                                                                     2.0),
+    # torch.segment_reduce: lengths or offsets, with and without initial
+    "segment_reduce(offsets and lengths)": lambda m: seg(m, "sum", lengths=[3, 3],
+                                                         offsets=[0, 2, 6]),
+    "segment_reduce(axis 0 of 2-d)": lambda m: seg(m, "max", "seg34", lengths=[1, 2]),
+    "segment_reduce(axis -2)": lambda m: seg(m, "prod", "seg34", lengths=[2, 1], axis=-2),
+    "segment_reduce(axis 1)": lambda m: seg(m, "sum", "seg34", axis=1,
+                                            lengths=[[1, 2, 1, 0], [3, 0, 0, 1], [0, 0, 0, 4]]),
+    "segment_reduce(axis 1, offsets)": lambda m: seg(m, "max", "seg34", axis=1,
+                                                     offsets=[[0, 1, 4], [0, 2, 4], [0, 4, 4]]),
+    "segment_reduce(3-d, axis 1)": lambda m: seg(m, "mean", "seg234", axis=1,
+                                                 lengths=[[1, 2], [3, 0]]),
+    "segment_reduce(3-d, axis 1, initial)": lambda m: seg(m, "min", "seg234", axis=1,
+                                                          lengths=[[1, 2], [3, 0]], initial=-1),
+    "segment_reduce(transposed)": lambda m: m.segment_reduce(Q(m, "seg34").t(), "sum",
+                                                             lengths=m.tensor([1, 3])),
+    "segment_reduce(expanded)": lambda m: m.segment_reduce(
+        Q(m, "seg6").expand(2, 6), "mean", lengths=m.tensor([[1, 5], [3, 3]]), axis=1),
+    "segment_reduce(unsafe, short)": lambda m: seg(m, "sum", lengths=[2, 3], unsafe=True),
+    "segment_reduce(one offset)": lambda m: seg(m, "max", offsets=[0]),
+    "segment_reduce(empty offsets segment)": lambda m: seg(m, "mean", offsets=[0, 0]),
+    "segment_reduce(int32 lengths)": lambda m: seg(m, "sum", lengths=m.tensor([2, 0, 4]).int()),
+    "segment_reduce(int32 offsets)": lambda m: seg(m, "min", offsets=m.tensor([0, 2, 2, 6]).int()),
+    "segment_reduce(nan)": lambda m: m.segment_reduce(m.tensor([1.0, float("nan"), 3.0, 2.0]),
+                                                      "max", lengths=m.tensor([2, 2])),
+    "segment_reduce(nan, min)": lambda m: m.segment_reduce(
+        m.tensor([1.0, float("nan"), 3.0, 2.0]), "min", lengths=m.tensor([2, 2])),
+    "segment_reduce(nan initial)": lambda m: seg(m, "mean", lengths=[6, 0], initial=float("nan")),
+    "segment_reduce(0-d tensor initial)": lambda m: seg(m, "sum", lengths=[2, 0, 4],
+                                                        initial=m.tensor(2.0)),
+    "segment_reduce(bool initial)": lambda m: seg(m, "prod", lengths=[2, 0, 4], initial=True),
+    "segment_reduce(keywords)": lambda m: m.segment_reduce(
+        data=Q(m, "seg6"), reduce="sum", lengths=m.tensor([6]), axis=0, unsafe=False,
+        initial=None),
+    "segment_reduce(no lengths)": lambda m: seg(m, "sum"),
+    "segment_reduce(indices)": lambda m: seg(m, "sum", lengths=[6], indices=[0, 0, 1, 1, 1, 2]),
+    "segment_reduce(avg)": lambda m: seg(m, "avg", lengths=[6]),
+    "segment_reduce(int64 data)": lambda m: m.segment_reduce(m.arange(6), "sum",
+                                                             lengths=m.tensor([2, 4])),
+    "segment_reduce(int16 lengths)": lambda m: seg(m, "sum", lengths=m.tensor([2, 4]).short()),
+    "segment_reduce(float offsets)": lambda m: seg(m, "sum", offsets=m.tensor([0.0, 2, 6])),
+    "segment_reduce(lengths sum)": lambda m: seg(m, "max", lengths=[1, 2, 2]),
+    "segment_reduce(negative length)": lambda m: seg(m, "max", lengths=[1, -1, 6]),
+    "segment_reduce(negative length, unsafe)": lambda m: seg(m, "sum", lengths=[3, -1, 4],
+                                                             unsafe=True),
+    "segment_reduce(decreasing offsets)": lambda m: seg(m, "sum", offsets=[0, 3, 2, 6]),
+    "segment_reduce(axis out of range)": lambda m: seg(m, "sum", lengths=[6], axis=1),
+    "segment_reduce(axis not last)": lambda m: seg(m, "sum", "seg34", lengths=[1, 3], axis=1),
+    "segment_reduce(0-d lengths)": lambda m: seg(m, "sum", lengths=m.tensor(6)),
+    "segment_reduce(lengths dims)": lambda m: seg(m, "sum", lengths=[[2, 4]]),
+    "segment_reduce(offsets dims)": lambda m: seg(m, "sum", offsets=[[0, 2, 6]]),
+    "segment_reduce(no offsets)": lambda m: seg(m, "sum", offsets=m.tensor([], dtype=m.int64)),
+    "segment_reduce(empty data)": lambda m: m.segment_reduce(m.ones(0), "sum",
+                                                             lengths=m.tensor([0])),
+    "segment_reduce(empty lengths)": lambda m: seg(m, "sum", lengths=m.tensor([],
+                                                                              dtype=m.int64)),
+    "segment_reduce(initial overflow)": lambda m: seg(m, "sum", lengths=[6], initial=1e40),
+    "segment_reduce(initial overflow, float16)": lambda m: seg(m, "sum", dtype="float16",
+                                                               lengths=[6], initial=70000),
+    "segment_reduce(initial too long)": lambda m: seg(m, "sum", lengths=[6], initial=2 ** 63),
+    "segment_reduce(str initial)": lambda m: seg(m, "sum", lengths=[6], initial="a"),
+    "segment_reduce(1-d tensor initial)": lambda m: seg(m, "sum", lengths=[6],
+                                                        initial=m.tensor([1.0])),
+    "segment_reduce(bool axis)": lambda m: seg(m, "sum", lengths=[6], axis=True),
+    "segment_reduce(int unsafe)": lambda m: seg(m, "sum", lengths=[6], unsafe=1),
+    "segment_reduce(list lengths)": lambda m: m.segment_reduce(Q(m, "seg6"), "sum",
+                                                               lengths=[2, 4]),
+    "segment_reduce(int reduce)": lambda m: seg(m, 3, lengths=[6]),
+    "segment_reduce(list data)": lambda m: m.segment_reduce([1.0], "sum", lengths=m.tensor([1])),
+}
+for _reduce in ("sum", "mean", "max", "min", "prod"):
+    for _dtype in ("float32", "float64", "float16", "bfloat16"):
+        MORE[f"segment_reduce({_reduce}, {_dtype})"] = (
+            lambda m, r=_reduce, d=_dtype: seg(m, r, dtype=d, lengths=[2, 0, 3, 1]))
+    MORE[f"segment_reduce({_reduce}, initial)"] = (
+        lambda m, r=_reduce: seg(m, r, lengths=[2, 0, 3, 1], initial=0.5))
+    MORE[f"segment_reduce({_reduce}, offsets)"] = (
+        lambda m, r=_reduce: seg(m, r, offsets=[1, 2, 2, 5]))
+    MORE[f"segment_reduce({_reduce}, offsets, initial)"] = (
+        lambda m, r=_reduce: seg(m, r, "seg34", offsets=[0, 0, 3], initial=-2))
+
+# Errors tensord raises itself, with torch's message word for word.
+MORE_SAME_MESSAGE = {
+    "gradient(edge_order 3)", "gradient(edge_order 0)", "gradient(too short)",
+    "gradient(too short, edge_order 2)", "gradient(uint8)", "gradient(spacing length)",
+    "gradient(no spacing)", "gradient(spacing and dims lengths)",
+    "gradient(spacing and dim lengths)", "gradient(dim out of range)", "gradient(dim repeated)",
+    "gradient(0-d, dim)", "gradient(2-d coordinates)", "gradient(0-d coordinates)",
+    "gradient(mixed spacing)", "gradient(number then tensor)", "gradient(float dim)",
+    "gradient(bool edge_order)", "gradient(str spacing)", "gradient(list input)",
+    "apply_(int32 overflow)", "apply_(int8 float overflow)", "apply_(uint8 negative float)",
+    "apply_(int64 overflow)", "apply_(nan into int)", "apply_(None)", "apply_(str into int)",
+    "apply_(complex)", "apply_(int too large for float)", "apply_(not callable)",
+    "apply_(callable raises)", "map_(dtype)", "map_(int and float)", "map_(not a tensor)",
+    "map2_(y dtype)", "map2_(x dtype)", "map2_(not a tensor)",
+    "embedding_bag(first offset)", "embedding_bag(last offset)",
+    "embedding_bag(per_sample_weights, mean)", "embedding_bag(per_sample_weights dtype)",
+    "embedding_bag(per_sample_weights 2-d)", "embedding_bag(per_sample_weights size)",
+    "embedding_bag(include_last_offset, no offsets)", "embedding_bag(padding out of range)",
+    "embedding_bag(int weight)", "embedding_bag(bfloat16 weight)",
+    "embedding_bag(float indices)", "embedding_bag(int16 indices and offsets)",
+    "embedding_bag(index out of range)", "embedding_bag(negative index)",
+    "embedding_bag(1-d weight)", "embedding_bag(0-d indices)",
+    "embedding_bag(no offsets tensor)", "embedding_bag(str mode)", "embedding_bag(bool mode)",
+    "embedding_bag(int sparse)", "embedding_bag(float padding)",
+    "embedding_renorm_(1-d table)", "embedding_renorm_(3-d table)",
+    "embedding_renorm_(int16 indices)", "embedding_renorm_(float indices)",
+    "embedding_renorm_(index out of range)", "embedding_renorm_(negative index out of range)",
+    "embedding_renorm_(int table)", "embedding_renorm_(no max_norm)",
+    "embedding_renorm_(list indices)",
+    "segment_reduce(no lengths)", "segment_reduce(indices)", "segment_reduce(avg)",
+    "segment_reduce(int64 data)", "segment_reduce(int16 lengths)",
+    "segment_reduce(float offsets)", "segment_reduce(lengths sum)",
+    "segment_reduce(negative length)", "segment_reduce(negative length, unsafe)",
+    "segment_reduce(decreasing offsets)", "segment_reduce(axis out of range)",
+    "segment_reduce(axis not last)", "segment_reduce(0-d lengths)", "segment_reduce(lengths dims)",
+    "segment_reduce(offsets dims)", "segment_reduce(no offsets)", "segment_reduce(empty data)",
+    "segment_reduce(empty lengths)", "segment_reduce(initial overflow)",
+    "segment_reduce(initial overflow, float16)", "segment_reduce(initial too long)",
+    "segment_reduce(str initial)", "segment_reduce(1-d tensor initial)",
+    "segment_reduce(bool axis)", "segment_reduce(int unsafe)", "segment_reduce(list lengths)",
+    "segment_reduce(int reduce)", "segment_reduce(list data)",
+}
+MORE_TOL = {**TOL, torch.float16: (1e-2, 1e-2), torch.bfloat16: (2e-2, 2e-2)}
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_more_matches_torch(name, session):
+    assert_matches_torch(MORE[name], tol=MORE_TOL)
+
+
+@pytest.mark.parametrize("name", sorted(MORE_SAME_MESSAGE))
+def test_more_same_error_message(name, session):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, werr = outcome(lambda: MORE[name](torch))
+        _, gerr = outcome(lambda: MORE[name](tensord))
+    assert werr is not None, f"torch did not raise for {name}"
+    assert gerr == werr
+
+
+def test_more_names_are_installed(session):
+    for name in ("gradient", "embedding_bag", "embedding_renorm_", "segment_reduce"):
+        assert callable(getattr(tensord, name, None)), name
+    for name in ("apply_", "map_", "map2_"):
+        assert callable(getattr(tensord.Tensor, name, None)), name
+
+
+@pytest.mark.parametrize("call", [
+    lambda t, m: t.apply_(lambda v: v + 1),
+    lambda t, m: t.map_(m.ones(3), lambda a, b: a + b),
+    lambda t, m: t.map2_(m.ones(3), m.ones(3), lambda a, b, c: a + b + c),
+])
+def test_apply_family_returns_self_in_place(call, session):
+    for m in (torch, tensord):
+        t = m.arange(3.0)
+        assert call(t, m) is t
+    got, want = tensord.arange(3.0), torch.arange(3.0)
+    call(got, tensord)
+    call(want, torch)
+    assert torch.equal(as_torch(got), want)
+
+
+def test_apply_keeps_the_results_before_a_raise(session):
+    """torch stores each result as it goes: the elements before the raising call keep theirs."""
+    for m in (torch, tensord):
+        t = m.arange(5.0)
+        with pytest.raises(ValueError):
+            t.apply_(_raise_at_3)
+        got = as_torch(t) if m is tensord else t
+        assert got.tolist() == [0.0, 10.0, 20.0, 3.0, 4.0]
+
+
+def test_apply_calls_in_row_major_order_of_sizes(session):
+    seen = {}
+    for m in (torch, tensord):
+        order = []
+        m.arange(6.0).reshape(2, 3).t().apply_(lambda v: order.append(v) or v)
+        seen[m] = order
+    assert seen[tensord] == seen[torch] == [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+
+
+def test_apply_family_on_cuda_tensors_raises_as_torch(session, monkeypatch):
+    """torch's messages for CUDA tensors (its type check first for map_/map2_, then the CPU
+    one); tensord's tensors are made to report a CUDA device."""
+    cuda_ids = set()
+    plain = tensord.Tensor.device
+
+    def device(self):
+        return tensord.device("cuda", 0) if id(self) in cuda_ids else plain.fget(self)
+    monkeypatch.setattr(tensord.Tensor, "device", property(device))
+    a, b, c = tensord.ones(3), tensord.ones(3), tensord.ones(3)
+    cuda_ids.update({id(a), id(b)})
+    cases = [
+        (lambda: a.apply_(lambda v: v), "apply_ is only implemented on CPU tensors"),
+        (lambda: a.map_(b, lambda x, y: x), "map_ is only implemented on CPU tensors"),
+        (lambda: a.map_(c, lambda x, y: x),
+         "map_: expected torch.cuda.FloatTensor for 'other' (got torch.FloatTensor)"),
+        (lambda: c.map2_(c, b, lambda x, y, z: x),
+         "map2_: expected torch.FloatTensor for argument 'y' (got torch.cuda.FloatTensor)"),
+        (lambda: a.map2_(b, b, lambda x, y, z: x), "map2_ is only implemented on CPU tensors"),
+    ]
+    for call, message in cases:
+        with pytest.raises(TypeError) as info:
+            call()
+        assert str(info.value) == message
+
+
+def test_embedding_renorm_returns_its_input(session):
+    for m in (torch, tensord):
+        w = Q(m, "emb")
+        assert m.embedding_renorm_(w, m.tensor([0, 5]), 0.5, 2.0) is w
+
+
+def test_embedding_renorm_scales_each_row_once(session):
+    """A row named twice (and by a negative index) is scaled once: its norm ends at max_norm."""
+    w = Q(tensord, "emb")
+    tensord.embedding_renorm_(w, tensord.tensor([3, 3, -7, 0]), 0.1, 2.0)
+    norms = as_torch(w).norm(dim=1)
+    assert bool((torch.tensor(G["emb"]).norm(dim=1) > 0.1).all())
+    torch.testing.assert_close(norms[[0, 3]], torch.full((2,), 0.1), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(norms[[1, 2, 4]], torch.tensor(G["emb"])[[1, 2, 4]].norm(dim=1))
+
+
+def test_embedding_bag_sum_is_F_embedding_bag(session):
+    """torch.embedding_bag's output is what F.embedding_bag gives for the same bags."""
+    out = tensord.embedding_bag(Q(tensord, "emb"), tensord.tensor(BAG_IDX),
+                                tensord.tensor(BAG_OFF), False, 1)[0]
+    via_f = tensord.nn.functional.embedding_bag(tensord.tensor(BAG_IDX), Q(tensord, "emb"),
+                                                tensord.tensor(BAG_OFF), mode="mean")
+    torch.testing.assert_close(as_torch(out), as_torch(via_f))

@@ -5,6 +5,10 @@ device and raise at the call. install() puts each on Tensor and/or the module, u
 import builtins
 import functools
 import math
+import numbers
+import operator
+
+import numpy as np
 
 from . import _dtypes
 from ._compute import _inplace, _reduce_attrs, _return_type, _run, _run_n
@@ -1324,6 +1328,436 @@ def symeig(input, eigenvectors=False, upper=True, *, out=None):
     return result
 
 
+# ---- torch.gradient: central differences by slices and arithmetic -------------------------------
+
+_GRADIENT_OVERLOADS = (
+    " * (Tensor input, *, tuple of ints dim, int edge_order)\n"
+    " * (Tensor input, *, Number spacing, tuple of ints dim, int edge_order)\n"
+    " * (Tensor input, *, Number spacing, int dim, int edge_order)\n"
+    " * (Tensor input, *, tuple of Scalars spacing, int dim, int edge_order)\n"
+    " * (Tensor input, *, tuple of Scalars spacing, tuple of ints dim, int edge_order)\n"
+    " * (Tensor input, *, tuple of Tensors spacing, int dim, int edge_order)\n"
+    " * (Tensor input, *, tuple of Tensors spacing, tuple of ints dim, int edge_order)\n")
+
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v):
+    return isinstance(v, numbers.Number) and not isinstance(v, complex)
+
+
+def _gradient_bad_args(given):
+    def desc(v):
+        return "Tensor" if isinstance(v, _t()) else type(v).__name__
+    got = ", ".join(["Tensor"] + [f"{k}={desc(v)}" for k, v in sorted(given.items())])
+    return TypeError(f"gradient() received an invalid combination of arguments - got ({got}), "
+                     f"but expected one of:\n{_GRADIENT_OVERLOADS}")
+
+
+def _side(x, d, start, stop):
+    """x[start:stop] along dim d (negative bounds count from the end, as slices do)."""
+    n = x.size(d)
+    lo, hi, _ = slice(start, stop).indices(n)
+    return x.narrow(d, lo, max(hi - lo, 0))
+
+
+def _gradient_uniform(x, d, h, edge_order):
+    """One dim's gradient with sample distance h, torch's formulas: central differences inside,
+    one-sided ones of order edge_order at both ends."""
+    center = (_side(x, d, 2, None) - _side(x, d, 0, -2)) / h
+    if edge_order == 1:
+        first = (_side(x, d, 1, 2) - _side(x, d, 0, 1)) / h
+        last = (_side(x, d, -1, None) - _side(x, d, -2, -1)) / h
+    else:
+        first = (_side(x, d, 0, 1) * -1.5 + _side(x, d, 1, 2) * 2 + _side(x, d, 2, 3) * -0.5) / h
+        last = (_side(x, d, -3, -2) * 0.5 + _side(x, d, -2, -1) * -2
+                + _side(x, d, -1, None) * 1.5) / h
+    return _api().cat([first, center / 2, last], d)
+
+
+def _gradient_coordinates(x, d, coords, edge_order):
+    """One dim's gradient at the sample coordinates `coords` (1-d), torch's second-order
+    formulas for uneven spacing inside and at edge_order 2's ends."""
+    if coords.dim() != 1:
+        raise RuntimeError(f"torch.gradient expected each element of spacing to have one "
+                           f"dimension, but got an element with {coords.dim()} dimensions!")
+    shape = [1] * x.dim()
+    shape[d] = -1
+    h = diff(coords, 1, 0)
+    h1, h2 = _side(h, 0, 0, -1), _side(h, 0, 1, None)
+    a = (-h2 / (h1 * (h1 + h2))).reshape(shape)
+    b = ((h2 - h1) / (h1 * h2)).reshape(shape)
+    c = (h1 / (h2 * (h1 + h2))).reshape(shape)
+    center = a * _side(x, d, 0, -2) + b * _side(x, d, 1, -1) + c * _side(x, d, 2, None)
+    if edge_order == 1:
+        first = (_side(x, d, 1, 2) - _side(x, d, 0, 1)) / h[0]
+        last = (_side(x, d, -1, None) - _side(x, d, -2, -1)) / h[-1]
+    else:
+        h0, h1_, hl, hl2 = h[0], h[1], h[-1], h[-2]
+        a = -(2.0 * h0 + h1_) / (h0 * (h0 + h1_))
+        b = (h0 + h1_) / (h0 * h1_)
+        c = -h0 / (h1_ * (h0 + h1_))
+        first = a * _side(x, d, 0, 1) + b * _side(x, d, 1, 2) + c * _side(x, d, 2, 3)
+        a = hl / (hl2 * (hl + hl2))
+        b = -(hl + hl2) / (hl * hl2)
+        c = (2 * hl + hl2) / (hl * (hl + hl2))
+        last = a * _side(x, d, -3, -2) + b * _side(x, d, -2, -1) + c * _side(x, d, -1, None)
+    return _api().cat([first, center, last], d)
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """torch.gradient: the derivative estimate of input along each of `dim` (all dims when
+    None) by central differences inside and one-sided ones of order edge_order at the ends;
+    spacing is one sample distance, one per dim, or each dim's sample coordinates."""
+    t = _t()
+    if not isinstance(input, t):
+        raise TypeError(f"gradient(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    given = {}  # the arguments torch's message lists: those not left at their defaults
+    if not (spacing is None or (type(spacing) in (int, float) and spacing == 1)):
+        given["spacing"] = spacing
+    if dim is not None:
+        given["dim"] = dim
+    if not (type(edge_order) is int and edge_order == 1):
+        given["edge_order"] = edge_order
+    # torch's overloads: dim an int or ints; spacing a number, numbers or tensors.
+    if not _is_int(edge_order):
+        raise _gradient_bad_args(given)
+    if dim is not None and not _is_int(dim) and not (
+            isinstance(dim, (list, tuple)) and all(_is_int(d) for d in dim)):
+        raise _gradient_bad_args(given)
+    if isinstance(spacing, t) and spacing.dim() == 0:
+        spacing = spacing.item()
+    coordinates = None
+    if spacing is None:
+        steps = None
+    elif _is_number(spacing):
+        steps = None
+        unit = int(spacing) if isinstance(spacing, bool) else spacing
+    elif isinstance(spacing, (list, tuple)):
+        if spacing and all(_is_number(s) for s in spacing):
+            steps = [int(s) if isinstance(s, bool) else s for s in spacing]
+        else:
+            for i, s in enumerate(spacing):
+                if not isinstance(s, t):
+                    raise TypeError(f"expected Tensor as element {i} in argument 1, but got "
+                                    f"{type(s).__name__}")
+            steps, coordinates = list(spacing), list(spacing)
+    else:
+        raise _gradient_bad_args(given)
+    if input.dtype is _dtypes.uint8:
+        raise RuntimeError("torch.gradient does not support uint8 input.")
+    nd = input.dim()
+    dims = None if dim is None else ([dim] if _is_int(dim) else list(dim))
+    if steps is None:  # a number (or none): that distance in every dim asked for
+        unit = 1 if spacing is None else unit
+        steps = [unit] * (len(dims) if dims is not None else nd)
+    elif dims is None:
+        if len(steps) != nd and not (len(steps) == 1 and nd == 0):
+            # (torch 1.13 takes a 1-long list for any input, then reads past its end)
+            raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or "
+                               f"a list of length {nd} but got a list of length {len(steps)}")
+    elif len(steps) != len(dims):
+        raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or it's "
+                           f"spacing and dim arguments to have the same length, but got a "
+                           f"spacing argument of length {len(steps)} and a dim argument of "
+                           f"length {len(dims)}.")
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if dims is not None:
+        wrapped = []
+        for d in dims:
+            d = _wrap_dim(d, nd)
+            if d in wrapped:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+            wrapped.append(d)
+        if nd == 0 and wrapped:
+            raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
+        dims = wrapped
+    else:
+        dims = list(range(nd))
+    if any(input.size(d) < edge_order + 1 for d in dims):
+        raise RuntimeError("torch.gradient expected each dimension size to be at least "
+                           "edge_order+1")
+    if coordinates is not None:
+        return tuple(_gradient_coordinates(input, d, c, edge_order)
+                     for d, c in zip(dims, coordinates))
+    return tuple(_gradient_uniform(input, d, h, edge_order) for d, h in zip(dims, steps))
+
+
+# ---- Tensor.apply_, map_, map2_: a Python callable per element, as torch runs them on CPU ------
+
+_INT_RANGE = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-(1 << 15), (1 << 15) - 1),
+              "int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1)}
+
+
+def _as_double(v):
+    """The value as a C double, as CPython's PyFloat_AsDouble reads it."""
+    if isinstance(v, float):
+        return float(v)
+    cls = type(v)
+    if hasattr(cls, "__float__"):
+        return float(v)
+    if hasattr(cls, "__index__"):
+        return float(operator.index(v))
+    raise TypeError(f"must be real number, not {cls.__name__}")
+
+
+def _stored(v, dtype):
+    """A callable's result as torch stores it in an element of `dtype` (store_scalar): floats
+    through a C double, integers checked for overflow (floats truncated toward zero; uint8 takes
+    -255..255, wrapping the negatives), bools by truth."""
+    if dtype.is_floating_point:
+        return _as_double(v)
+    if dtype is _dtypes.bool_:
+        if isinstance(v, float):
+            return bool(v)
+        return bool(operator.index(v))
+    lo, hi = _INT_RANGE[dtype.name]
+    if isinstance(v, float):
+        if v != v or v < lo or v > hi:
+            raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
+        return int(v)
+    i = operator.index(v)
+    if not -(1 << 63) <= i < (1 << 63):
+        raise RuntimeError("Overflow when unpacking long")
+    if dtype is _dtypes.uint8:
+        if i > 255 or i < -255:
+            raise RuntimeError("value cannot be converted to type uint8 without overflow")
+        return i & 0xFF
+    if not lo <= i <= hi:
+        raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
+    return i
+
+
+def _type_string(t, dtype=None):
+    """A tensor's type (or that of `dtype` on its device) as torch's messages print it
+    (torch.FloatTensor, torch.cuda.LongTensor)."""
+    cuda = t.device.type == "cuda"
+    dtype = t.dtype if dtype is None else dtype
+    if dtype is _dtypes.bfloat16:
+        return f"{'CUDA' if cuda else 'CPU'}BFloat16Type"
+    return f"torch.{'cuda.' if cuda else ''}{dtype._legacy}Tensor"
+
+
+def _write_values(self, values):
+    """self's elements (in row-major order of its sizes) set to `values`, laid out as self."""
+    d = self.dtype
+    if d.is_floating_point:
+        arr = np.array(values, dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            if d is not _dtypes.float64:  # a double rounded to float first, as torch casts
+                arr = arr.astype(np.float32)
+            if d is _dtypes.float16:
+                arr = arr.astype(np.float16)
+    elif d is _dtypes.bool_:
+        arr = np.array(values, dtype=bool)
+    else:
+        arr = np.array(values, dtype=np.int64).astype(d._np)
+    from . import _factories  # noqa: PLC0415
+    new = _factories.tensor(arr.reshape(tuple(self.shape)), dtype=d, device=self.device,
+                            session=self._session)
+    self.copy_(new)
+
+
+def _apply_python(self, fn, others):
+    """Calls fn on each element of self (with the matching elements of `others`, already
+    expanded to self's shape) in row-major order and stores the results into self. As in
+    torch, the elements done before a callable raises keep their new values."""
+    if self.numel() == 0:
+        return self
+    values = self.reshape(-1).tolist()
+    columns = [o.reshape(-1).tolist() for o in others]
+    out = []
+    try:
+        for args in zip(values, *columns):
+            out.append(_stored(fn(*args), self.dtype))
+    except BaseException:
+        if out:
+            _write_values(self, out + values[len(out):])
+        raise
+    _write_values(self, out)
+    return self
+
+
+def apply_(self, callable):
+    """Tensor.apply_: each element replaced by callable(element), a Python call per element on
+    the client (CPU tensors only, as torch)."""
+    if self.device.type != "cpu":
+        raise TypeError("apply_ is only implemented on CPU tensors")
+    return _apply_python(self, callable, [])
+
+
+def map_(self, other, callable):
+    """Tensor.map_: each element replaced by callable(element, other's), other of self's type
+    and broadcast to self's shape (CPU tensors only, as torch)."""
+    if not isinstance(other, _t()):
+        raise TypeError(f"map_(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type(other).__name__}")
+    if other.dtype is not self.dtype or other.device.type != self.device.type:
+        raise TypeError(f"map_: expected {_type_string(self)} for 'other' (got "
+                        f"{_type_string(other)})")
+    if self.device.type != "cpu":
+        raise TypeError("map_ is only implemented on CPU tensors")
+    return _apply_python(self, callable, [other.expand(tuple(self.shape))])
+
+
+def map2_(self, x, y, callable):
+    """Tensor.map2_: each element replaced by callable(element, x's, y's), x and y of self's
+    type and broadcast to self's shape (CPU tensors only, as torch)."""
+    for name, pos, v in (("x", 1, x), ("y", 2, y)):
+        if not isinstance(v, _t()):
+            raise TypeError(f"map2_(): argument '{name}' (position {pos}) must be Tensor, not "
+                            f"{type(v).__name__}")
+    for name, v in (("x", x), ("y", y)):
+        if v.dtype is not self.dtype or v.device.type != self.device.type:
+            raise TypeError(f"map2_: expected {_type_string(self)} for argument '{name}' (got "
+                            f"{_type_string(v)})")
+    if any(t.device.type != "cpu" for t in (self, x, y)):
+        raise TypeError("map2_ is only implemented on CPU tensors")
+    shape = tuple(self.shape)
+    return _apply_python(self, callable, [x.expand(shape), y.expand(shape)])
+
+
+# ---- torch.segment_reduce: one scatter_reduce over segments found by searchsorted -------------
+
+_TORCH_CHECK_TAIL = ("  (Could this error message be improved?  If so, please report an "
+                     "enhancement request to PyTorch.)")
+_SEGMENT_IDENTITY = {"sum": 0.0, "mean": 0.0, "prod": 1.0, "max": -math.inf, "min": math.inf}
+_SEGMENT_SCATTER = {"sum": "sum", "mean": "sum", "prod": "prod", "max": "amax", "min": "amin"}
+_FLOAT_LIMITS = {"float16": (65504.0, "at::Half"), "bfloat16": (3.3895313892515355e38,
+                                                                "at::BFloat16"),
+                 "float32": (3.4028234663852886e38, "float")}
+
+
+def _check_failed(condition):
+    return RuntimeError(f"Expected {condition} to be true, but got false.{_TORCH_CHECK_TAIL}")
+
+
+def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
+                   unsafe=False, initial=None):
+    """torch.segment_reduce: data reduced ('sum', 'mean', 'max', 'min', 'prod') over segments
+    of dim `axis` given by lengths or offsets (offsets first when both; indices are not
+    supported, as in torch); an empty segment gives `initial`, else the reduction's identity
+    (nan for 'mean')."""
+    t = _t()
+    if not isinstance(data, t):
+        raise TypeError(f"segment_reduce(): argument 'data' (position 1) must be Tensor, not "
+                        f"{type(data).__name__}")
+    if not isinstance(reduce, str):
+        raise TypeError(f"segment_reduce(): argument 'reduce' (position 2) must be str, not "
+                        f"{type(reduce).__name__}")
+    for name, v in (("lengths", lengths), ("indices", indices), ("offsets", offsets)):
+        if v is not None and not isinstance(v, t):
+            raise TypeError(f"segment_reduce(): argument '{name}' must be Tensor, not "
+                            f"{type(v).__name__}")
+    if not _is_int(axis):
+        raise TypeError(f"segment_reduce(): argument 'axis' must be int, not "
+                        f"{type(axis).__name__}")
+    if not isinstance(unsafe, bool):
+        raise TypeError(f"segment_reduce(): argument 'unsafe' must be bool, not "
+                        f"{type(unsafe).__name__}")
+    if isinstance(initial, t):
+        if initial.dim() != 0:
+            raise TypeError("segment_reduce(): argument 'initial' must be Number, not Tensor")
+        initial = initial.item()
+    if initial is not None:
+        if not _is_number(initial):
+            raise TypeError(f"segment_reduce(): argument 'initial' must be Number, not "
+                            f"{type(initial).__name__}")
+        if _is_int(initial) and not -(1 << 63) <= initial < (1 << 63):
+            raise RuntimeError("Overflow when unpacking long")
+        initial = float(initial)
+    nd = data.dim()
+    axis = _wrap_dim(axis, nd)
+    if data.numel() == 0:
+        raise _check_failed("data.numel() > 0")
+    if indices is not None:
+        raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
+    if lengths is None and offsets is None:
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
+    if reduce not in _SEGMENT_IDENTITY:
+        raise RuntimeError(f"unsupported reduction given! {reduce}")
+    by_offsets = offsets is not None
+    name = "offsets" if by_offsets else "lengths"
+    seg = offsets if by_offsets else lengths
+    if seg.device != data.device:
+        raise _check_failed(f"data.get_device() == {name}_value.get_device()")
+    if nd < seg.dim():
+        raise _check_failed(f"data.dim() >= {name}_value.dim()")
+    if axis != seg.dim() - 1:
+        raise RuntimeError(f"segment_reduce(): Expected axis to be the last dimension of {name} "
+                           f"but got {axis}.")
+    size = data.size(axis)
+    api = _api()
+    if not by_offsets and not unsafe:
+        if seg.numel() == 0:
+            raise RuntimeError("min(): Expected reduction dim to be specified for input.numel() "
+                               "== 0. Specify the reduction dim with the 'dim' argument.")
+        low, whole = api.stack([seg.min().to(_dtypes.float64),
+                                (seg.sum(-1) == size).all().to(_dtypes.float64)]).tolist()
+        if int(low) < 0:
+            raise RuntimeError("lengths contains negative value!")
+        if not whole:
+            raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum "
+                               "to data.size(lengths.dim()-1) when !unsafe.")
+    if seg.dtype not in (_dtypes.int32, _dtypes.int64):
+        raise RuntimeError(f"\"_segment_reduce_{name}_cpu_kernel1\" not implemented for "
+                           f"'{seg.dtype._legacy}'")
+    if not data.dtype.is_floating_point:
+        raise RuntimeError(f"\"_segment_reduce_cpu\" not implemented for '{data.dtype._legacy}'")
+    if tuple(seg.shape[:-1]) != tuple(data.shape[:axis]):
+        raise RuntimeError(f"segment_reduce(): expected the leading sizes of {name} "
+                           f"{list(seg.shape[:-1])} to be those of data before axis "
+                           f"{list(data.shape[:axis])}")
+    count = seg.size(-1) - (1 if by_offsets else 0)
+    out_shape = list(data.shape[:axis]) + [count] + list(data.shape[axis + 1:])
+    if count < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {count}: "
+                           f"{out_shape}")
+    if initial is not None and count > 0 and data.dtype.name in _FLOAT_LIMITS:
+        limit, cname = _FLOAT_LIMITS[data.dtype.name]
+        if math.isfinite(initial) and abs(initial) > limit:
+            raise RuntimeError(f"value cannot be converted to type {cname} without overflow")
+    if count == 0:
+        return data.new_empty(tuple(out_shape))
+    seg = seg.to(_dtypes.int64)
+    last = seg.dim() - 1
+    if by_offsets:
+        starts, ends = seg.narrow(last, 0, count), seg.narrow(last, 1, count)
+    else:
+        ends = seg.cumsum(-1)
+        starts = ends - seg
+    widths = ends - starts
+    if (by_offsets or unsafe) and bool((widths < 0).any()):
+        raise _check_failed("segment_length >= 0")
+    # Each position's segment: the number of segment ends at or before it; positions before
+    # the first start or past the last end go to a spare segment `count`, dropped at the end.
+    lead = tuple(data.shape[:axis])
+    positions = api.arange(size, dtype=_dtypes.int64, device=data.device,
+                           session=data._session)
+    positions = positions.expand(lead + (size,)).contiguous()
+    which = searchsorted(ends.contiguous(), positions, right=True)
+    outside = which >= count
+    if by_offsets:
+        outside = outside | (positions < seg.narrow(last, 0, 1))
+    which = which.masked_fill(outside, count)
+    inner = data.dim() - axis - 1
+    which = which.reshape(lead + (size,) + (1,) * inner).expand(tuple(data.shape))
+    start = _SEGMENT_IDENTITY[reduce] if initial is None else initial
+    out = api.full(tuple(lead + (count + 1,) + tuple(data.shape[axis + 1:])), start,
+                   dtype=data.dtype, device=data.device, session=data._session)
+    out = scatter_reduce_(out, axis, which, data, _SEGMENT_SCATTER[reduce])
+    out = out.narrow(axis, 0, count)
+    if reduce == "mean":
+        n = widths.reshape(lead + (count,) + (1,) * inner).to(data.dtype)
+        empty = out if initial is not None else out.new_full((), math.nan)
+        out = api.where(n > 0, out / n, empty)
+    return out.contiguous()
+
+
 # ---- Installing -------------------------------------------------------------------------------
 
 # Tensor methods (self first) and torch functions that share the composition.
@@ -1342,7 +1776,7 @@ _BOTH = ["addmv", "addr", "baddbmm", "addbmm", "fliplr", "flipud", "rot90", "rav
          "symeig"]
 _METHODS_ONLY = ["index_add_", "index_copy_", "index_fill_", "masked_scatter_", "scatter_reduce_",
                  "exponential_", "geometric_", "cauchy_", "log_normal_", "random_",
-                 "float_power_", "fill_diagonal_"]
+                 "float_power_", "fill_diagonal_", "apply_", "map_", "map2_"]
 _BOTH += ["frexp", "multinomial", "cov", "corrcoef", "mvlgamma", "mode"]
 _FUNCTIONS_ONLY = ["broadcast_shapes", "broadcast_tensors", "atleast_1d", "atleast_2d",
                    "atleast_3d", "column_stack", "dstack", "rsub", "std_mean", "var_mean",
@@ -1352,7 +1786,7 @@ _FUNCTIONS_ONLY = ["broadcast_shapes", "broadcast_tensors", "atleast_1d", "atlea
                    "fill", "hann_window", "hamming_window", "blackman_window", "bartlett_window",
                    "argwhere", "asarray", "typename", "combinations", "frobenius_norm",
                    "is_storage", "einsum", "slice_copy", "split_with_sizes_copy", "nuclear_norm",
-                   "norm_except_dim", "native_norm", "get_device"]
+                   "norm_except_dim", "native_norm", "get_device", "gradient", "segment_reduce"]
 # In-place forms computed then copied into self.
 _IN_PLACE = ["addmv", "addr", "baddbmm", "addbmm", "ldexp", "renorm", "mvlgamma"]
 # torch's module-level in-place functions: input.<name>(…).

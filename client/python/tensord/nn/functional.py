@@ -396,13 +396,55 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     return _run("embedding", [("weight", weight), ("indices", input)])
 
 
-def _embedding_renorm_(weight, input, max_norm, norm_type):
-    """torch.embedding_renorm_: the rows of weight that input names, scaled in place to norm
-    max_norm where theirs is larger (the other rows untouched)."""
-    used = weight.new_zeros(weight.size(0), dtype=_dtypes.bool_)
-    used = used.index_fill(0, input.reshape(-1).long(), True).unsqueeze(1)
-    norms = weight.norm(norm_type, 1, keepdim=True)
-    weight.copy_(_where(used & (norms > max_norm), weight * (max_norm / (norms + 1e-7)), weight))
+def _embedding_renorm_(input, indices, max_norm, norm_type):
+    """torch.embedding_renorm_: in place, each row of the table `input` that indices name (once)
+    whose norm_type-norm exceeds max_norm, scaled by max_norm / (norm + 1e-7); returns input."""
+    from .._composite import _type_string  # noqa: PLC0415 - import cycle
+    for name, pos, v in (("input", 1, input), ("indices", 2, indices)):
+        if not isinstance(v, Tensor):
+            raise TypeError(f"embedding_renorm_(): argument '{name}' (position {pos}) must be "
+                            f"Tensor, not {type(v).__name__}")
+    for name, pos, v in (("max_norm", 3, max_norm), ("norm_type", 4, norm_type)):
+        if not isinstance(v, (int, float)):
+            raise TypeError(f"embedding_renorm_(): argument '{name}' (position {pos}) must be "
+                            f"float, not {type(v).__name__}")
+    weight = input
+    if weight.dim() != 2:
+        raise RuntimeError(f"Expected 2-dimensional tensor, but got {weight.dim()}-dimensional "
+                           f"tensor for argument #1 'self' (while checking arguments for "
+                           f"embedding_renorm_)")
+    if indices.dtype not in (_dtypes.int64, _dtypes.int32):
+        raise RuntimeError(f"Expected tensor for argument #2 'indices' to have one of the "
+                           f"following scalar types: Long, Int; but got {_type_string(indices)} "
+                           f"instead (while checking arguments for embedding_renorm_)")
+    if indices.numel() == 0:
+        return weight
+    rows = weight.size(0)
+    flat = indices.reshape(-1).to(_dtypes.int64)
+    # torch visits the sorted indices: the first out of range is the least below -rows, else
+    # the least at or above rows.
+    big = (1 << 63) - 1
+    from .. import _factories  # noqa: PLC0415
+    low, high = _factories.stack([flat.min(), _where(flat >= rows, flat,
+                                                      flat.new_full((), big)).min()]).tolist()
+    bad = low if low < -rows else (high if high != big else None)
+    if bad is not None:
+        raise IndexError(f"select(): index {bad} out of range for tensor of size "
+                         f"{list(weight.shape)} at dimension 0")
+    if not weight.dtype.is_floating_point:
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "
+                           f"Got {weight.dtype._legacy} instead.")
+    from .._composite import unique  # noqa: PLC0415
+    named = unique(_where(flat < 0, flat + rows, flat))
+    picked = weight.index_select(0, named)
+    norms = picked.norm(norm_type, 1, keepdim=True).to(_dtypes.float64)
+    # The scale in double, applied in the dtype torch multiplies in (float for half types).
+    scale = max_norm / (norms + 1e-7)
+    compute = _dtypes.float32 if weight.dtype in (_dtypes.float16, _dtypes.bfloat16) \
+        else weight.dtype
+    scaled = (picked.to(compute) * scale.to(compute)).to(weight.dtype)
+    weight.index_copy_(0, named, _where(norms > max_norm, scaled, picked))
+    return weight
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
@@ -456,6 +498,175 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         attrs["padding_idx"] = int(padding_idx)
     return _run("embedding_bag", [("weight", weight), ("indices", input), ("offsets", offsets),
                                   ("per_sample_weights", per_sample_weights)], attrs)
+
+
+def _bag_arg_types(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+                   per_sample_weights, include_last_offset, padding_idx):
+    """torch's argument parsing for torch.embedding_bag: TypeErrors as its binding raises."""
+    def bad(name, pos, kind, v):
+        return TypeError(f"embedding_bag(): argument '{name}' (position {pos}) must be {kind}, "
+                         f"not {type(v).__name__}")
+    for name, pos, v in (("weight", 1, weight), ("indices", 2, indices), ("offsets", 3, offsets)):
+        if not isinstance(v, Tensor):
+            raise bad(name, pos, "Tensor", v)
+    for name, pos, v in (("scale_grad_by_freq", 4, scale_grad_by_freq), ("sparse", 6, sparse),
+                         ("include_last_offset", 8, include_last_offset)):
+        if not isinstance(v, bool):
+            raise bad(name, pos, "bool", v)
+    for name, pos, v, optional in (("mode", 5, mode, False), ("padding_idx", 9, padding_idx,
+                                                               True)):
+        if not (optional and v is None) and (isinstance(v, bool) or not isinstance(v, int)):
+            raise bad(name, pos, "int", v)
+    if per_sample_weights is not None and not isinstance(per_sample_weights, Tensor):
+        raise bad("per_sample_weights", 7, "Tensor", per_sample_weights)
+
+
+def _aten_embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+                        per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """torch.embedding_bag, the aten function under F.embedding_bag: mode 0/1/2 (sum, mean, max)
+    over the bags of 1-d indices that start at each offset. Returns (output, offset2bag,
+    bag_size, max_indices) as torch's CPU kernel fills them."""
+    from .._composite import _type_string  # noqa: PLC0415 - import cycle
+    from .. import _factories as f  # noqa: PLC0415
+    _bag_arg_types(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+                   per_sample_weights, include_last_offset, padding_idx)
+    if mode not in (0, 1, 2):  # (torch 1.13 reads past its kernels' table)
+        raise RuntimeError(f"embedding_bag: mode has to be 0 (sum), 1 (mean) or 2 (max), but "
+                           f"got {mode}")
+    if padding_idx is not None:
+        rows = weight.size(0)
+        if not -rows <= padding_idx < rows:
+            raise RuntimeError(f"padding_idx must be within the number of embeddings, -{rows} "
+                               f"through {rows - 1}, but got {padding_idx}")
+        padding_idx %= rows
+    index_dtype = _dtypes.promote_types(offsets.dtype, indices.dtype)
+    if index_dtype not in (_dtypes.int64, _dtypes.int32):
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
+                           f"following scalar types: Long, Int; but got "
+                           f"{_type_string(indices, index_dtype)} "
+                           f"instead (while checking arguments for embedding_bag)")
+    if weight.dtype not in (_dtypes.float16, _dtypes.float32, _dtypes.float64):
+        raise RuntimeError(f"Expected tensor for argument #1 'weight' to have one of the "
+                           f"following scalar types: Half, Float, Double; but got "
+                           f"{_type_string(weight)} instead (while checking arguments for "
+                           f"embedding_bag)")
+    if offsets.dim() == 0 or indices.dim() == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    n, given = indices.size(0), offsets.size(0)
+    # The numbers torch's checks read, in one round trip: the first and last offset, whether
+    # the offsets ever decrease, and the first index out of range.
+    flat = offsets.reshape(-1).to(_dtypes.int64)
+    idx = indices.reshape(-1).to(_dtypes.int64)
+    rows = weight.size(0)
+    parts = []
+    if flat.numel():
+        parts += [flat[0], flat[given - 1], (flat[1:] < flat[:-1]).any().to(_dtypes.int64)]
+    if idx.numel():
+        out_of_range = (idx < 0) | (idx >= rows)
+        first_bad = out_of_range.to(_dtypes.int64).argmax().reshape(1)
+        parts += [out_of_range.any().to(_dtypes.int64), idx.index_select(0, first_bad)[0]]
+    read = f.stack(parts).tolist() if parts else []
+    if flat.numel():
+        first, last, decreasing = read[:3]
+        read = read[3:]
+        if first != 0:
+            kind = _type_string(offsets, index_dtype)
+            raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the "
+                               f"mini-batch has to start from position 0. However, got {first}"
+                               f"\n[ {kind}{{}} ]")
+        if last > n:
+            raise RuntimeError(f"offsets[-1] can not be greater than input's length {n} but got "
+                               f"offsets[-1] of {last}")
+    psw = per_sample_weights
+    if psw is not None:
+        if mode != 0:
+            raise RuntimeError("embedding_bag: per_sample_weights only supported with "
+                               "mode='sum'")
+        if _type_string(psw) != _type_string(weight):
+            raise RuntimeError(f"Expected tensor for argument #1 'weight' to have the same type "
+                               f"as tensor for argument #1 'per_sample_weights'; but type "
+                               f"{_type_string(weight)} does not equal {_type_string(psw)} "
+                               f"(while checking arguments for embedding_bag)")
+        for check in ("dim() == 1", "numel() == indices.numel()"):
+            ok = psw.dim() == 1 if check.startswith("dim") else psw.numel() == indices.numel()
+            if not ok:
+                raise RuntimeError(f"Expected per_sample_weights.value().{check} to be true, but "
+                                   f"got false.  (Could this error message be improved?  If so, "
+                                   f"please report an enhancement request to PyTorch.)")
+    if include_last_offset and given < 1:
+        raise RuntimeError("include_last_offset: number of offset should be at least 1")
+    if weight.dim() < 2:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+    if offsets.dim() != 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: "
+                         f"{offsets.dim()} with type: {index_dtype._legacy} and size: "
+                         f"{list(offsets.shape)}")
+    if indices.dim() != 1 or weight.dim() != 2:
+        raise RuntimeError(f"embedding_bag: expected 1-d indices and a 2-d weight, but got "
+                           f"{indices.dim()}-d indices and a {weight.dim()}-d weight")
+    if flat.numel() and decreasing:  # (torch 1.13 fails or reads out of bounds)
+        raise RuntimeError("embedding_bag: offsets have to be non-decreasing")
+    if idx.numel() and read[0]:
+        raise RuntimeError(f"embedding_bag: Expected idx >= 0 && idx < num_embeddings but found "
+                           f"idx to be {read[1]}")
+    bags = given - (1 if include_last_offset else 0)
+    session, device = weight._session, weight.device
+
+    def new(values_or_shape, fill=0):
+        return f.full(values_or_shape, fill, dtype=index_dtype, device=device, session=session)
+
+    offs = offsets.to(index_dtype)
+    output = embedding_bag(indices.to(index_dtype), weight, offs,
+                           mode="max" if mode == 2 else "sum",
+                           per_sample_weights=psw, include_last_offset=include_last_offset,
+                           padding_idx=padding_idx)
+    # torch's sum fast path (float or half weight with unit column stride, no padding_idx,
+    # per_sample_weights of unit stride) leaves offset2bag empty; bag_size is then zeros, one
+    # per offset, and max_indices a copy of bag_size, as for mean.
+    fast = (mode == 0 and weight.dtype in (_dtypes.float32, _dtypes.float16)
+            and weight.stride(1) == 1 and padding_idx is None
+            and (psw is None or psw.stride(0) == 1))
+    if fast:
+        offset2bag = new((0,))
+    else:  # ones at the offsets, less one at 0, summed up: each index's bag
+        marks = new((n + 1,)).index_add_(0, offs, new((given,), 1))
+        marks.narrow(0, 0, 1).sub_(1)
+        offset2bag = marks.cumsum(0, dtype=index_dtype).narrow(0, 0, n)
+    if mode == 0:
+        bag_size = new((given,))
+    elif bags == 0:
+        bag_size = new((0,))
+    else:
+        ends = (n - offs.narrow(0, bags - 1, 1))
+        bag_size = f.cat([offs.narrow(0, 1, bags - 1) - offs.narrow(0, 0, bags - 1), ends])
+        if padding_idx is not None and n:
+            counted = (indices == padding_idx) & (offset2bag >= 0) & (offset2bag < bags)
+            bag_size = bag_size.index_add(0, offset2bag.clamp(0, bags - 1),
+                                          -counted.to(index_dtype))
+    if mode == 1:
+        divisor = bag_size.clamp_min(1).to(weight.dtype).unsqueeze(1)
+        output = output / divisor
+    if mode != 2:
+        return output, offset2bag, bag_size, bag_size.clone()
+    dim = weight.size(1)
+    if bags == 0 or n == 0:
+        return output, offset2bag, bag_size, new((bags, dim))
+    # The first index in each bag whose row holds the bag's max, per column.
+    bag = offset2bag.to(_dtypes.int64).clamp(0, bags - 1)
+    picked = weight.index_select(0, idx)
+    best = output.index_select(0, bag)
+    counts = (offset2bag >= 0) & (offset2bag < bags)
+    if padding_idx is not None:
+        counts = counts & (idx != padding_idx)
+    hit = ((picked == best) | (picked.isnan() & best.isnan())) & counts.unsqueeze(1)
+    position = f.arange(n, dtype=_dtypes.int64, device=device, session=session)
+    position = position.unsqueeze(1).expand(n, dim)
+    where_hit = position.masked_fill(~hit, n)
+    first = f.full((bags, dim), n, dtype=_dtypes.int64, device=device, session=session)
+    first = first.scatter_reduce(0, bag.unsqueeze(1).expand(n, dim), where_hit, "amin")
+    rows_of = idx.index_select(0, first.clamp_max(n - 1).reshape(-1)).reshape(bags, dim)
+    max_indices = rows_of.masked_fill(first >= n, 0).to(index_dtype)
+    return output, offset2bag, bag_size, max_indices
 
 
 def _check_dropout_p(p):
@@ -1599,6 +1810,8 @@ def _torch_namespace():
                                  ("feature_alpha_dropout", True, True)):
         out[name] = _aten_dropout_fn(name, feature, alpha, inplace=False)
         out[name + "_"] = _aten_dropout_fn(name + "_", feature, alpha, inplace=True)
+    out["embedding_bag"] = _aten_embedding_bag
+    out["embedding_renorm_"] = _embedding_renorm_
     out["embedding"] = lambda weight, indices, padding_idx=-1, scale_grad_by_freq=False, \
         sparse=False: embedding(indices, weight)
     out["layer_norm"] = lambda input, normalized_shape, weight=None, bias=None, eps=1e-5, \

@@ -13,6 +13,8 @@ from ._dtypes import Size, device, dtype, promote_types
 from ._dtypes import (bfloat16, float16, float32, float64, int8, int16, int32, int64, uint8)
 from ._dtypes import bool_ as bool  # noqa: A001 - torch.bool
 from ._compare import allclose, equal, isclose
+from ._memory_format import (channels_last, channels_last_3d, contiguous_format, layout,
+                             memory_format, preserve_format, strided)
 from ._errors import OutOfMemoryError
 from ._grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                          no_grad, set_grad_enabled)

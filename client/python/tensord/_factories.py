@@ -6,6 +6,7 @@ one it uses the innermost `with session:` block's session, else the default sess
 import numpy as np
 
 from . import _dtypes
+from . import _memory_format as _mf
 from ._ops import (TensorBase, _int, _int_list, _is_scalar, _op, _op_on, _py_scalar,
                    new_tensor)
 from ._random import _of as _random_of
@@ -51,51 +52,94 @@ def _add_device(attrs, device):
     return attrs["device"]
 
 
-def empty(*size, dtype=None, device=None, session=None, requires_grad=False, memory_format=None):
-    return _factory("empty", size, dtype, device, session)
+def empty(*size, dtype=None, device=None, session=None, requires_grad=False, memory_format=None,
+          layout=None):
+    """torch.empty: a new tensor of `size`, laid out in `memory_format` (contiguous_format,
+    channels_last for 4-d sizes, channels_last_3d for 5-d ones)."""
+    _mf.check_layout(layout, "empty")
+    fmt = _mf.check_memory_format(memory_format, "empty")
+    if fmt is None or fmt is _mf.contiguous_format:
+        return _factory("empty", size, dtype, device, session)
+    shape = _int_list(size, "empty", "size")
+    return empty_strided(shape, _mf.format_strides(shape, fmt), dtype=dtype, device=device,
+                         session=session)
 
 
-def zeros(*size, dtype=None, device=None, session=None, requires_grad=False):
+def zeros(*size, dtype=None, device=None, session=None, requires_grad=False, layout=None):
+    _mf.check_layout(layout, "zeros")
     return _factory("zeros", size, dtype, device, session)
 
 
-def ones(*size, dtype=None, device=None, session=None, requires_grad=False):
+def ones(*size, dtype=None, device=None, session=None, requires_grad=False, layout=None):
+    _mf.check_layout(layout, "ones")
     return _factory("ones", size, dtype, device, session)
 
 
-def full(size, fill_value, dtype=None, device=None, session=None, requires_grad=False):
+def full(size, fill_value, dtype=None, device=None, session=None, requires_grad=False,
+         layout=None):
+    _mf.check_layout(layout, "full")
     if isinstance(fill_value, TensorBase):
         fill_value = fill_value.item()
     return _factory("full", (size,), dtype, device, session, {"fill_value": _py_scalar(fill_value)})
 
 
-def empty_strided(size, stride, dtype=None, device=None, session=None, requires_grad=False):
+def empty_strided(size, stride, dtype=None, device=None, session=None, requires_grad=False,
+                  layout=None):
+    _mf.check_layout(layout, "empty_strided")
     return _factory("empty_strided", (size,), dtype, device, session,
                     {"stride": _int_list((stride,), "empty_strided", "stride")})
 
 
-def _like(name, t, dtype, device, extra=None):
-    return _factory(name, (tuple(t.shape),), dtype or t.dtype,
-                    t.device if device is None else device, t._session, extra)
+def _like_strides(input, memory_format, layout, fn):
+    """The strides of `fn`'s result for `input` and `memory_format` (None: preserve_format), or
+    None when they are the contiguous ones its plain factory gives."""
+    _mf.check_layout(layout, fn)
+    fmt = _mf.check_memory_format(memory_format, fn)
+    shape = list(input.shape)
+    strides = _mf.like_strides(shape, list(input.stride()), fmt)
+    return None if strides == _mf.contiguous_strides(shape) else strides
 
 
-def empty_like(input, dtype=None, device=None, memory_format=None, requires_grad=False):
-    return _like("empty", input, dtype, device)
+def _like(name, t, dtype, device, memory_format, layout, fill=None):
+    """torch's {name}_like: made by the {name} factory when the result is contiguous, else as
+    an empty_strided tensor of the result's strides filled with `fill` (None: left empty)."""
+    strides = _like_strides(t, memory_format, layout, name + "_like")
+    dtype = dtype or t.dtype
+    device = t.device if device is None else device
+    if strides is None:
+        extra = {"fill_value": _py_scalar(fill)} if name == "full" else None
+        return _factory(name, (tuple(t.shape),), dtype, device, t._session, extra)
+    out = empty_strided(tuple(t.shape), strides, dtype=dtype, device=device, session=t._session)
+    return out if fill is None else out.fill_(fill)
 
 
-def zeros_like(input, dtype=None, device=None, memory_format=None, requires_grad=False):
-    return _like("zeros", input, dtype, device)
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
+    """torch.empty_like: laid out as `input` (preserve_format) or in `memory_format`."""
+    return _like("empty", input, dtype, device, memory_format, layout)
 
 
-def ones_like(input, dtype=None, device=None, memory_format=None, requires_grad=False):
-    return _like("ones", input, dtype, device)
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
+    """torch.zeros_like: laid out as `input` (preserve_format) or in `memory_format`."""
+    return _like("zeros", input, dtype, device, memory_format, layout, 0)
 
 
-def full_like(input, fill_value, dtype=None, device=None, memory_format=None, requires_grad=False):
-    return _like("full", input, dtype, device, {"fill_value": _py_scalar(fill_value)})
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    """torch.ones_like: laid out as `input` (preserve_format) or in `memory_format`."""
+    return _like("ones", input, dtype, device, memory_format, layout, 1)
 
 
-def arange(start, end=None, step=1, dtype=None, device=None, session=None, requires_grad=False):
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    """torch.full_like: laid out as `input` (preserve_format) or in `memory_format`."""
+    return _like("full", input, dtype, device, memory_format, layout, fill_value)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, session=None, requires_grad=False,
+           layout=None):
+    _mf.check_layout(layout, "arange")
     s = _session(session)
     if end is None:
         start, end = 0, start
@@ -113,7 +157,8 @@ def _scalar_arg(x):
     return _py_scalar(x)
 
 
-def eye(n, m=None, dtype=None, device=None, session=None, requires_grad=False):
+def eye(n, m=None, dtype=None, device=None, session=None, requires_grad=False, layout=None):
+    _mf.check_layout(layout, "eye")
     n = _int(n, "eye", "n")
     m = n if m is None else _int(m, "eye", "m")
     if n < 0:
@@ -125,7 +170,9 @@ def eye(n, m=None, dtype=None, device=None, session=None, requires_grad=False):
     return out
 
 
-def linspace(start, end, steps, dtype=None, device=None, session=None, requires_grad=False):
+def linspace(start, end, steps, dtype=None, device=None, session=None, requires_grad=False,
+             layout=None):
+    _mf.check_layout(layout, "linspace")
     steps = _int(steps, "linspace", "steps")
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
@@ -333,16 +380,21 @@ def _random_factory(name, size, dtype, device, session, extra=None, generator=No
     return _op_on(s, _add_device(attrs, device), name, [], attrs)
 
 
-def rand(*size, dtype=None, device=None, session=None, generator=None, requires_grad=False):
+def rand(*size, dtype=None, device=None, session=None, generator=None, requires_grad=False,
+         layout=None):
+    _mf.check_layout(layout, "rand")
     return _random_factory("rand", size, dtype, device, session, generator=generator)
 
 
-def randn(*size, dtype=None, device=None, session=None, generator=None, requires_grad=False):
+def randn(*size, dtype=None, device=None, session=None, generator=None, requires_grad=False,
+          layout=None):
+    _mf.check_layout(layout, "randn")
     return _random_factory("randn", size, dtype, device, session, generator=generator)
 
 
 def randint(low, high=None, size=None, dtype=None, device=None, session=None, generator=None,
-            requires_grad=False):
+            requires_grad=False, layout=None):
+    _mf.check_layout(layout, "randint")
     if size is None:
         if high is None or not isinstance(high, (tuple, list, _dtypes.Size)):
             raise TypeError("randint() missing required argument 'size'")
@@ -353,29 +405,51 @@ def randint(low, high=None, size=None, dtype=None, device=None, session=None, ge
                            {"low": int(low), "high": int(high)}, generator)
 
 
+def _random_like(fn, input, memory_format, layout, make):
+    """A random *_like result: make()'s contiguous tensor of input's shape, copied into the
+    result's strides when preserve_format or `memory_format` lays it out otherwise."""
+    strides = _like_strides(input, memory_format, layout, fn)
+    out = make()
+    if strides is None:
+        return out
+    return empty_strided(tuple(input.shape), strides, dtype=out.dtype, device=out.device,
+                         session=input._session).copy_(out)
+
+
 def _like_device(input, device):
     return input.device if device is None else device
 
 
-def rand_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return rand(tuple(input.shape), dtype=dtype or input.dtype,
-                device=_like_device(input, device), session=input._session)
+def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    """torch.rand_like: laid out as `input` (preserve_format) or in `memory_format`."""
+    return _random_like("rand_like", input, memory_format, layout, lambda: rand(
+        tuple(input.shape), dtype=dtype or input.dtype, device=_like_device(input, device),
+        session=input._session))
 
 
-def randn_like(input, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return randn(tuple(input.shape), dtype=dtype or input.dtype,
-                 device=_like_device(input, device), session=input._session)
+def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
+    """torch.randn_like: laid out as `input` (preserve_format) or in `memory_format`."""
+    return _random_like("randn_like", input, memory_format, layout, lambda: randn(
+        tuple(input.shape), dtype=dtype or input.dtype, device=_like_device(input, device),
+        session=input._session))
 
 
-def randint_like(input, low, high=None, dtype=None, device=None, requires_grad=False,
-                 memory_format=None):
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
-                   device=_like_device(input, device), session=input._session)
+def randint_like(input, low, high=None, *, dtype=None, layout=None, device=None,
+                 requires_grad=False, memory_format=None):
+    """torch.randint_like(input, high) or (input, low, high): laid out as `input`
+    (preserve_format) or in `memory_format`."""
+    return _random_like("randint_like", input, memory_format, layout, lambda: randint(
+        low, high, tuple(input.shape), dtype=dtype or input.dtype,
+        device=_like_device(input, device), session=input._session))
 
 
-def randperm(n, dtype=None, device=None, session=None, generator=None, requires_grad=False):
+def randperm(n, dtype=None, device=None, session=None, generator=None, requires_grad=False,
+             layout=None):
     """A permutation of range(n): sorted random keys drawn from the generator's stream (so
     manual_seed makes it reproducible)."""
+    _mf.check_layout(layout, "randperm")
     g = _random_of(generator).take(n)
     rng = np.random.default_rng([g["seed"], g["offset"]])
     perm = rng.permutation(int(n)).astype(np.int64)

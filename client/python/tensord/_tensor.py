@@ -5,6 +5,7 @@ import operator
 import numpy as np
 
 from . import _dtypes, _factories, _format
+from . import _memory_format as _mf
 from ._compute import _ComputeMethods
 from ._ops import (_MAX_OUTPUT_IDS, _Ints, _call, _int, _int_list, _int_or_ints, _is_scalar, _op_on,
                    _op, _py_scalar, _queue, _wrap_dim, set_tensor_class)
@@ -221,8 +222,18 @@ class Tensor(_ComputeMethods):
     def is_cpu(self):
         return self.device.type == "cpu"
 
-    def is_contiguous(self, memory_format=None):
-        return self._meta().is_contiguous
+    def is_contiguous(self, *, memory_format=_mf.contiguous_format):
+        """Whether the strides are row-major (or, for channels_last(_3d), channels-last) ones,
+        size-1 dims ignored."""
+        fmt = _mf.check_memory_format(memory_format, "is_contiguous", allow_none=False)
+        if fmt is _mf.contiguous_format or fmt is _mf.preserve_format:
+            return self._meta().is_contiguous
+        return _mf.is_contiguous(self._meta().sizes, self._meta().strides, fmt)
+
+    def is_non_overlapping_and_dense(self):
+        """Whether the elements fill a block of memory once each in some order of the dims."""
+        info = self._meta()
+        return _mf.is_non_overlapping_and_dense(list(info.sizes), list(info.strides))
 
     def is_floating_point(self):
         return self.dtype.is_floating_point
@@ -273,7 +284,7 @@ class Tensor(_ComputeMethods):
 
     @property
     def layout(self):
-        return "torch.strided"
+        return _mf.strided
 
     # ---- data ----
 
@@ -510,22 +521,56 @@ class Tensor(_ComputeMethods):
 
     # ---- copies and in-place ----
 
-    def contiguous(self, memory_format=None):
-        return self._op("contiguous")
+    def contiguous(self, *, memory_format=_mf.contiguous_format):
+        """self when already contiguous in `memory_format`, else a copy laid out in it."""
+        fmt = _mf.check_memory_format(memory_format, "contiguous", allow_none=False)
+        if self.is_contiguous(memory_format=fmt):
+            return self
+        if fmt is _mf.contiguous_format:
+            return self._op("contiguous")
+        if fmt is _mf.preserve_format:
+            raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+        return self._laid_out(fmt)
 
-    def clone(self, memory_format=None):
-        return self._op("clone")
+    def clone(self, *, memory_format=None):
+        """A copy laid out as self (preserve_format, None) or in `memory_format`."""
+        fmt = _mf.check_memory_format(memory_format, "clone")
+        if fmt is None or fmt is _mf.preserve_format:
+            return self._op("clone")
+        return self._laid_out(fmt)
+
+    def _laid_out(self, fmt, dtype=None, device=None):
+        """A copy in memory format `fmt` (not preserve_format), converted to `dtype` on
+        `device` when given."""
+        shape = tuple(self.shape)
+        out = _factories.empty_strided(shape, _mf.format_strides(shape, fmt),
+                                       dtype=dtype or self.dtype,
+                                       device=self.device if device is None else device,
+                                       session=self._session)
+        return out.copy_(self)
 
     def to(self, *args, **kwargs):
         """torch's overloads: to(dtype), to(device, dtype=None), to(other) (its dtype and
         device), then non_blocking and copy, positional or keyword. A device is a
         tensord.device, a string ("cuda", "cuda:1", "cpu") or an int n (cuda:n). Returns self
         when nothing changes (unless copy=True); else a copy on the target device and in the
-        target dtype, laid out as self when self is dense (as torch's preserve_format)."""
+        target dtype, laid out in `memory_format=` (by keyword) or, by default (torch's
+        preserve_format), as self: self's strides when self is dense, else dense strides in
+        the order of self's."""
         device, dtype, non_blocking, copy = _to_args(args, kwargs)
-        return self._to(device, dtype, copy)
+        return self._to(device, dtype, copy, _to_memory_format(kwargs))
 
-    def _to(self, device=None, dtype=None, copy=False):
+    def _to(self, device=None, dtype=None, copy=False, memory_format=None):
+        """Tensor.to once parsed: self, or a copy on `device` in `dtype` laid out as self
+        (memory_format None or preserve_format) or in `memory_format`."""
+        if memory_format is not None and memory_format is not _mf.preserve_format:
+            unchanged = ((dtype is None or dtype is self.dtype) and
+                         (device is None or _same_device(device, self.device)))
+            info = self._meta()
+            suggested = _mf.suggest_memory_format(list(info.sizes), list(info.strides))
+            if unchanged and not copy and suggested is memory_format:
+                return self  # as torch: self already suggests that format
+            return self._laid_out(memory_format, dtype, device)
         attrs = {}
         if dtype is not None and dtype is not self.dtype:
             attrs["dtype"] = dtype
@@ -540,47 +585,51 @@ class Tensor(_ComputeMethods):
             return "torch." + self.dtype._legacy + "Tensor"
         return self.to(dtype)
 
-    def cpu(self, memory_format=None):
-        return self._to(_CPU)
+    def cpu(self, memory_format=_mf.preserve_format):
+        return self._to(_CPU, memory_format=_mf.check_memory_format(memory_format, "cpu"))
 
-    def cuda(self, device=None, non_blocking=False, memory_format=None):
+    def cuda(self, device=None, non_blocking=False, memory_format=_mf.preserve_format):
         if device is None:
             d = _dtypes.device("cuda")
         else:
             d = _dtypes.as_device(device, "cuda()")
             if d.type != "cuda":
                 raise RuntimeError("Invalid device, must be cuda device")
-        return self._to(d)
+        return self._to(d, memory_format=_mf.check_memory_format(memory_format, "cuda"))
 
-    def float(self):
-        return self.to(_dtypes.float32)
+    def _to_dtype(self, dtype, memory_format, fn):
+        """float(), long(), …: self.to(dtype, memory_format=memory_format)."""
+        return self._to(dtype=dtype, memory_format=_mf.check_memory_format(memory_format, fn))
 
-    def double(self):
-        return self.to(_dtypes.float64)
+    def float(self, memory_format=_mf.preserve_format):
+        return self._to_dtype(_dtypes.float32, memory_format, "float")
 
-    def half(self):
-        return self.to(_dtypes.float16)
+    def double(self, memory_format=_mf.preserve_format):
+        return self._to_dtype(_dtypes.float64, memory_format, "double")
 
-    def bfloat16(self):
-        return self.to(_dtypes.bfloat16)
+    def half(self, memory_format=_mf.preserve_format):
+        return self._to_dtype(_dtypes.float16, memory_format, "half")
 
-    def long(self):
-        return self.to(_dtypes.int64)
+    def bfloat16(self, memory_format=_mf.preserve_format):
+        return self._to_dtype(_dtypes.bfloat16, memory_format, "bfloat16")
 
-    def int(self):
-        return self.to(_dtypes.int32)
+    def long(self, memory_format=_mf.preserve_format):
+        return self._to_dtype(_dtypes.int64, memory_format, "long")
 
-    def short(self):
-        return self.to(_dtypes.int16)
+    def int(self, memory_format=_mf.preserve_format):
+        return self._to_dtype(_dtypes.int32, memory_format, "int")
 
-    def char(self):
-        return self.to(_dtypes.int8)
+    def short(self, memory_format=_mf.preserve_format):
+        return self._to_dtype(_dtypes.int16, memory_format, "short")
 
-    def byte(self):
-        return self.to(_dtypes.uint8)
+    def char(self, memory_format=_mf.preserve_format):
+        return self._to_dtype(_dtypes.int8, memory_format, "char")
 
-    def bool(self):
-        return self.to(_dtypes.bool_)
+    def byte(self, memory_format=_mf.preserve_format):
+        return self._to_dtype(_dtypes.uint8, memory_format, "byte")
+
+    def bool(self, memory_format=_mf.preserve_format):
+        return self._to_dtype(_dtypes.bool_, memory_format, "bool")
 
     def copy_(self, src, non_blocking=False):
         if not isinstance(src, Tensor):
@@ -618,22 +667,30 @@ class Tensor(_ComputeMethods):
     def repeat(self, *sizes):
         return self._op("repeat", attrs={"repeats": _int_list(sizes, "repeat", "repeats")})
 
-    def _new_args(self, dtype, device):
+    def _new_args(self, dtype, device, layout=None, fn="new_empty"):
+        """The factory arguments of a new_* tensor: self's dtype, device and session unless
+        given; a layout other than strided refused as `fn`'s."""
+        _mf.check_layout(layout, fn)
         return {"dtype": dtype or self.dtype, "device": self.device if device is None else device,
                 "session": self._session}
 
     # Sizes as varargs, one sequence or size=, as torch's new_* take them.
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False, **kw):
-        return _factories.empty(*_size_args(size, kw, "new_empty"), **self._new_args(dtype, device))
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None, **kw):
+        return _factories.empty(*_size_args(size, kw, "new_empty"),
+                                **self._new_args(dtype, device, layout, "new_empty"))
 
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, **kw):
-        return _factories.zeros(*_size_args(size, kw, "new_zeros"), **self._new_args(dtype, device))
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, **kw):
+        return _factories.zeros(*_size_args(size, kw, "new_zeros"),
+                                **self._new_args(dtype, device, layout, "new_zeros"))
 
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False, **kw):
-        return _factories.ones(*_size_args(size, kw, "new_ones"), **self._new_args(dtype, device))
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None, **kw):
+        return _factories.ones(*_size_args(size, kw, "new_ones"),
+                               **self._new_args(dtype, device, layout, "new_ones"))
 
-    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
-        return _factories.full(size, fill_value, **self._new_args(dtype, device))
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False,
+                 layout=None):
+        return _factories.full(size, fill_value,
+                               **self._new_args(dtype, device, layout, "new_full"))
 
     def new(self, *args, device=None):
         return _legacy_new(self.dtype, args, device, None, like=self)
@@ -813,8 +870,19 @@ def _same_device(target, current):
     return target.index == current.index
 
 
+def _to_memory_format(kwargs):
+    """Tensor.to's memory_format= (keyword only; None when not given), checked as torch does."""
+    memory_format = kwargs.get("memory_format")
+    if memory_format is not None and not isinstance(memory_format, _mf.memory_format):
+        raise TypeError("to() received an invalid combination of arguments - argument "
+                        "'memory_format' must be torch.memory_format, not "
+                        f"{type(memory_format).__name__}")
+    return memory_format
+
+
 def _to_args(args, kwargs):
-    """(device, dtype, non_blocking, copy) from Tensor.to's arguments, as torch parses them."""
+    """(device, dtype, non_blocking, copy) from Tensor.to's arguments, as torch parses them
+    (memory_format is _to_memory_format's)."""
     kwargs = dict(kwargs)
     device = dtype = None
     non_blocking = copy = False

@@ -363,7 +363,10 @@ void LuPermutation(const int32_t* pivots, int64_t batch, int64_t swaps, int64_t 
                   int64_t* p = perm + b * rows;
                   for (int64_t i = 0; i < rows; ++i) p[i] = i;
                   const int32_t* piv = pivots + b * swaps;
-                  for (int64_t i = 0; i < swaps; ++i) std::swap(p[i], p[piv[i] - 1]);
+                  for (int64_t i = 0; i < swaps; ++i) {
+                    const int64_t j = piv[i] - 1;
+                    if (j >= 0 && j < rows) std::swap(p[i], p[j]);  // bad ones: see the check
+                  }
                 }
               });
 }

@@ -49,6 +49,9 @@ __global__ void LuPermutationKernel(const int32_t* pivots, int64_t batch, int64_
     const int32_t* piv = pivots + b * swaps;
     for (int64_t i = 0; i < swaps; ++i) {
       const int64_t j = piv[i] - 1;
+      // The op's pivot check fails it when it retires, after this kernel ran: a bad pivot is
+      // skipped, never followed out of the matrix.
+      if (j < 0 || j >= rows) continue;
       const int64_t t = p[i];
       p[i] = p[j];
       p[j] = t;

@@ -20,7 +20,7 @@ cudaError_t LaunchCheckInfos(const int* infos, int64_t batch, KernelError* slot,
 // Zeroes the triangle strictly below (keep_upper) or above the diagonal of every matrix.
 cudaError_t LaunchZeroTriangle(const MatrixBatch& a, bool keep_upper, cudaStream_t stream);
 // perm (int64, rows per matrix) = the row permutation of every matrix's pivots (int32, swaps
-// per matrix, each in [1, rows]: the planner checked them): Backend::LuPermutation.
+// per matrix; one outside [1, rows] is skipped: the op's pivot check fails it): Backend::LuPermutation.
 cudaError_t LaunchLuPermutation(const int32_t* pivots, int64_t batch, int64_t swaps, int64_t rows,
                                 int64_t* perm, cudaStream_t stream);
 // r (r.rows x n) = the upper triangle of the first r.rows rows of a (m x n), zeros below.

@@ -230,8 +230,9 @@ struct Nextafter {
 // The regularized incomplete gamma functions P(a, x) = gamma(a, x) / Gamma(a) (igamma) and
 // Q(a, x) = 1 - P(a, x) (igammac), in double whatever T, with torch's (SciPy's) values at the
 // edges. Inside, for a > 0 and x > 0 finite:
-// - a > 1e4 with x within 4.5 sqrt(a) of a: Temme's uniform asymptotic expansion (DLMF 8.12.3
-//   and 8.12.4) to its second term, whose relative error there is below 1e-12;
+// - a > 1e4 with x within 0.3 a of a: Temme's uniform asymptotic expansion (DLMF 8.12.3 and
+//   8.12.4, uniform in x / a) to its second term, whose relative error there is below 1e-10
+//   (the series and the fraction would need O(sqrt(a)) terms near a);
 // - Q for x <= 1.1 and small a (Q small next to P): the series of Q itself;
 // - else x < a + 1: the power series of P (Q = 1 - P);
 // - else Legendre's continued fraction of Q by the modified Lentz method (P = 1 - Q).
@@ -348,7 +349,7 @@ TENSORD_HD inline double Regularized(double a, double x, bool lower) {
   if (std::isinf(a)) return std::isinf(x) ? NAN : (lower ? 0.0 : 1.0);
   if (std::isinf(x)) return lower ? 1.0 : 0.0;
   if (a != a || x != x) return NAN;
-  if (a > 1e4 && std::fabs(x - a) < 4.5 * std::sqrt(a)) return UniformAsymptotic(a, x, lower);
+  if (a > 1e4 && std::fabs(x - a) < 0.3 * a) return UniformAsymptotic(a, x, lower);
   // Small x and a with Q the small one: its own series (as Cephes decides, by where P < Q).
   if (!lower && x <= 1.1 && (x <= 0.5 ? a <= -0.4 / std::log(x) : a <= 1.1 * x)) {
     return UpperSeries(a, x);

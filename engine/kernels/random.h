@@ -158,7 +158,7 @@ TENSORD_HD inline double PoissonDraw(uint64_t seed, uint64_t counter, double rat
       return k;
     }
   }
-  return k;
+  return k < 0 ? 0 : k;
 }
 
 // A Binomial(count, prob) draw (count rounded down), as torch's: below count * min(p, 1 - p) =

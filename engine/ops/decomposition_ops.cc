@@ -372,8 +372,17 @@ absl::StatusOr<PlannedOp> PlanLuSolveFactored(const Tensor& lu, const Tensor& pi
   TENSORD_RETURN_IF_ERROR(CheckSolverSize(op, n, k));
   Composition c({lu, pivots, b});
   TENSORD_RETURN_IF_ERROR(CheckPivots(c, op, pivots, n));
+  // getrs follows every pivot: on a GPU the check above fails the op only when it retires, after
+  // the solve ran, so the solve reads pivots clamped into [1, n].
+  Tensor in_range = pivots;
+  if (pivots.numel() > 0) {
+    TENSORD_ASSIGN_OR_RETURN(in_range, c.Op1("clamp", {pivots},
+                                             Attrs()
+                                                 .Set("min", Scalar(int64_t{1}))
+                                                 .Set("max", Scalar(std::max<int64_t>(n, 1)))));
+  }
   TENSORD_ASSIGN_OR_RETURN(Workspace factors, CopyOf(op, lu, Concat(batch, {n, n})));
-  TENSORD_ASSIGN_OR_RETURN(Tensor piv_source, Expand(pivots, Concat(batch, {n})));
+  TENSORD_ASSIGN_OR_RETURN(Tensor piv_source, Expand(in_range, Concat(batch, {n})));
   TENSORD_ASSIGN_OR_RETURN(Tensor piv,
                            NewContiguous(op, DType::kInt32, Concat(batch, {n}), lu.device()));
   TENSORD_ASSIGN_OR_RETURN(Workspace x, CopyOf(op, rhs, Concat(batch, {n, k})));

@@ -163,9 +163,10 @@ class Backend {
   // every pivot in [1, rows]); b has lu's batch.
   virtual absl::Status LuSolve(const MatrixBatch& lu, const int32_t* pivots, bool transpose,
                                const MatrixBatch& b);
-  // The row permutation of every matrix's pivots (int32, `swaps` per matrix, contiguous, each in
-  // [1, rows]): perm (int64, `rows` per matrix, contiguous) starts as 0 .. rows - 1 and row i
-  // is swapped with row pivots[i] - 1 in turn, so that A's row perm[i] is row i of L U.
+  // The row permutation of every matrix's pivots (int32, `swaps` per matrix, contiguous): perm
+  // (int64, `rows` per matrix, contiguous) starts as 0 .. rows - 1 and row i is swapped with row
+  // pivots[i] - 1 in turn, so that A's row perm[i] is row i of L U. A pivot outside [1, rows]
+  // is skipped (on a GPU the op's pivot check fails it only when it retires, after this ran).
   virtual absl::Status LuPermutation(const int32_t* pivots, int64_t batch, int64_t swaps,
                                      int64_t rows, int64_t* perm);
   // The Cholesky factor (lower, or upper) of every symmetric positive-definite matrix of `a`,

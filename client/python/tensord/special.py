@@ -6,6 +6,7 @@ rest are torch.special's names for ops tensord has under torch's (expit is sigmo
 lgamma, psi is digamma, multigammaln is mvlgamma, …), as in torch.
 """
 from ._compute import _run
+from .linalg import _out
 from ._ops import TensorBase, _is_scalar, _py_scalar
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammainc",
@@ -17,10 +18,6 @@ __all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1",
 def _api():
     from . import _api as api  # noqa: PLC0415 - import cycle
     return api
-
-
-def _out(result, out):
-    return result if out is None else out.copy_(result)
 
 
 def _tensor(name, x, arg="input", position=1):
@@ -62,42 +59,35 @@ def ndtr(input, *, out=None):
     return _out(_run("special_ndtr", [("self", _tensor("ndtr", input))]), out)
 
 
-def _binary(name, op):
+def _binary(name, op, doc, numbers=True):
+    """torch.special.<name>(input, other) as server op `op`; with `numbers`, either side may be
+    a Python number (as torch's xlogy and zeta take), else both must be tensors."""
     def f(input, other, *, out=None):
         if not isinstance(input, TensorBase):
-            if not (_is_scalar(input) and isinstance(other, TensorBase)):
+            if not (numbers and _is_scalar(input) and isinstance(other, TensorBase)):
                 _tensor(name, input, "self")
             input = _py_scalar(input)
         elif not isinstance(other, TensorBase):
-            if not _is_scalar(other):
+            if not (numbers and _is_scalar(other)):
                 _tensor(name, other, "other", 2)
             other = _py_scalar(other)
         return _out(_run(op, [("self", input), ("other", other)]), out)
     f.__name__ = name
+    f.__doc__ = doc
     return f
 
 
-xlog1py = _binary("xlog1py", "special_xlog1py")
-xlog1py.__doc__ = "x * log1p(y): 0 where x is 0 (and y not NaN), as torch's."
-xlogy = _binary("xlogy", "xlogy")
-xlogy.__doc__ = "x * log(y): 0 where x is 0 (and y not NaN), as torch's."
-zeta = _binary("zeta", "special_zeta")
-zeta.__doc__ = "The Hurwitz zeta function: the sum over k >= 0 of (k + other)^-input."
-
-
-def _tensors_only(name, op):
-    def f(input, other, *, out=None):
-        _tensor(name, input, "self")
-        _tensor(name, other, "other", 2)
-        return _out(_run(op, [("self", input), ("other", other)]), out)
-    f.__name__ = name
-    return f
-
-
-gammainc = _tensors_only("gammainc", "igamma")
-gammainc.__doc__ = "The regularized lower incomplete gamma function P(input, other) (igamma)."
-gammaincc = _tensors_only("gammaincc", "igammac")
-gammaincc.__doc__ = "The regularized upper incomplete gamma function Q(input, other) (igammac)."
+xlog1py = _binary("xlog1py", "special_xlog1py",
+                  "x * log1p(y): 0 where x is 0 (and y not NaN), as torch's.")
+xlogy = _binary("xlogy", "xlogy", "x * log(y): 0 where x is 0 (and y not NaN), as torch's.")
+zeta = _binary("zeta", "special_zeta",
+               "The Hurwitz zeta function: the sum over k >= 0 of (k + other)^-input.")
+gammainc = _binary("gammainc", "igamma",
+                   "The regularized lower incomplete gamma function P(input, other) (igamma).",
+                   numbers=False)
+gammaincc = _binary("gammaincc", "igammac",
+                    "The regularized upper incomplete gamma function Q(input, other) (igammac).",
+                    numbers=False)
 
 
 def logit(input, eps=None, *, out=None):

@@ -375,6 +375,14 @@ class Tensor(_ComputeMethods):
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
+    def __deepcopy__(self, memo):
+        """copy.deepcopy: a clone on the same device (torch's, for a tensor without autograd
+        history)."""
+        out = memo.get(id(self))
+        if out is None:
+            out = memo[id(self)] = self.clone()
+        return out
+
     def __reduce__(self):
         raise TypeError("tensord tensors live on a server; pickle t.numpy() instead")
 
@@ -978,6 +986,8 @@ def _repr(t):
         if d.is_floating_point:
             values = values.astype(np.float64)
         body = _format.tensor_str(values, shape, d.is_floating_point, indent, summarize)
+    if t.requires_grad:
+        suffixes.append("requires_grad=True")  # an nn.Parameter's flag
     return _format.add_suffixes(prefix + body, suffixes, indent)
 
 

@@ -32,7 +32,7 @@ std::vector<Tensor> Composition::Add(PlannedOp step) {
 absl::StatusOr<std::vector<Tensor>> Composition::Op(absl::string_view name,
                                                     std::vector<Tensor> inputs,
                                                     const Attrs& attrs) {
-  TENSORD_ASSIGN_OR_RETURN(PlannedOp step, PlanOp(name, inputs, attrs));
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp step, PlanStep(name, inputs, attrs));
   return Add(std::move(step));
 }
 

@@ -322,7 +322,8 @@ absl::StatusOr<PlannedOp> PlanUnfold(const Tensor& input, const Window& w) {
                                          bh, ", ", bw, "), but its components must be at least "
                                          "one."));
   }
-  TENSORD_RETURN_IF_ERROR(CheckFloatingKernel(op, "im2col_out_cpu", input.dtype(), input.device()));
+  // torch's im2col and col2im take every floating type, float16 on the CPU too.
+  if (!IsFloating(input.dtype())) return KernelNotImplemented(op, "im2col_out_cpu", input.dtype());
   Composition c({input});
   TENSORD_ASSIGN_OR_RETURN(Tensor x, View(input, {n, ch, h, wd}));
   if (w.padding[0] > 0 || w.padding[1] > 0) {
@@ -401,7 +402,7 @@ absl::StatusOr<PlannedOp> PlanFold(const Tensor& input, const std::vector<int64_
                                          ", but got input.size(2)=", length,
                                          "."));
   }
-  TENSORD_RETURN_IF_ERROR(CheckFloatingKernel(op, "col2im_out_cpu", input.dtype(), input.device()));
+  if (!IsFloating(input.dtype())) return KernelNotImplemented(op, "col2im_out_cpu", input.dtype());
   const int64_t ch = rows / kk;
   Composition c({input});
   TENSORD_ASSIGN_OR_RETURN(Tensor cols, c.Contiguous(input));
@@ -875,7 +876,7 @@ void RegisterConvOps(std::vector<OpDef>& ops) {
              Opt("groups", AttrType::kInt, "1")},
             "torch.nn.functional.conv2d (cross-correlation) of a (N, C, H, W) or (C, H, W) "
             "input with (O, C / groups, kh, kw) weights and an optional (O) bias; the result is "
-            "contiguous.",
+            "channels_last where the input or the weight suggests it, else contiguous.",
             false,
             [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
               ConvParams p;
@@ -891,6 +892,7 @@ void RegisterConvOps(std::vector<OpDef>& ops) {
             }};
   def.scalar_inputs = {"bias"};
   def.optional_inputs = {"bias"};
+  def.output_format = OutputFormat::kChannelsLastLikeInputOrWeight;
   ops.push_back(std::move(def));
   OpDef conv3d{"conv3d", OpKind::kCompute, {"input", "weight", "bias"},
                {Opt("stride", AttrType::kIntOrIntList, "1", "an int or (sd, sh, sw)"),

@@ -9,6 +9,7 @@
 #include "engine/ops/copy_ops.h"
 #include "engine/core/errors.h"
 #include "engine/ops/factory_ops.h"
+#include "engine/tensor/memory_format.h"
 #include "engine/tensor/overlap.h"
 #include "engine/tensor/shape_util.h"
 #include "engine/core/status_macros.h"
@@ -68,16 +69,6 @@ bool IsChannelsLastContiguous(const Tensor& t) {
   return true;
 }
 
-DimVector ChannelsLastStrides(IntList shape) {
-  DimVector strides(shape.size());
-  int64_t s = 1;
-  for (int64_t d : kChannelsLast) {
-    strides[d] = s;
-    s *= std::max<int64_t>(shape[d], 1);
-  }
-  return strides;
-}
-
 }  // namespace
 
 DimVector ElementwiseOutputStrides(IntList shape, absl::Span<const Tensor> operands) {
@@ -102,7 +93,7 @@ DimVector ElementwiseOutputStrides(IntList shape, absl::Span<const Tensor> opera
       }
     }
     if (first == nullptr || all_contiguous) return ContiguousStrides(shape);
-    if (all_channels_last) return ChannelsLastStrides(shape);
+    if (all_channels_last) return MemoryFormatStrides(shape, MemoryFormat::kChannelsLast);
     if (all_dense_same) return DimVector(first->strides().begin(), first->strides().end());
   }
   // Reorder dims by the operands' strides (TensorIterator::reorder_dimensions).

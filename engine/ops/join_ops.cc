@@ -162,6 +162,7 @@ void RegisterJoinOps(std::vector<OpDef>& ops) {
                 return PlanCat(name, in, dim);
               }};
     def.variadic = true;
+    def.output_format = OutputFormat::kLikeAllInputs;
     ops.push_back(std::move(def));
   }
   OpDef stack{"stack", OpKind::kCompute, {"tensors"},

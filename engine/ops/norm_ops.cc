@@ -331,6 +331,7 @@ void RegisterNormOps(std::vector<OpDef>& ops) {
            }};
   bn.scalar_inputs = {"running_mean", "running_var", "weight", "bias"};
   bn.optional_inputs = {"running_mean", "running_var", "weight", "bias"};
+  bn.output_format = OutputFormat::kLikeInput;
   ops.push_back(std::move(bn));
   OpDef gn{"group_norm", OpKind::kCompute, {"input", "weight", "bias"},
            {Req("num_groups", AttrType::kInt), Opt("eps", AttrType::kScalar, "1e-05")},
@@ -344,6 +345,7 @@ void RegisterNormOps(std::vector<OpDef>& ops) {
            }};
   gn.scalar_inputs = {"weight", "bias"};
   gn.optional_inputs = {"weight", "bias"};
+  gn.output_format = OutputFormat::kLikeInput;
   ops.push_back(std::move(gn));
 }
 

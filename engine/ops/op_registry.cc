@@ -9,7 +9,10 @@
 #include "engine/ops/factory_ops.h"
 #include "engine/ops/index_ops.h"
 #include "engine/ops/op_registry_internal.h"
+#include "engine/ops/composition.h"
+#include "engine/tensor/memory_format.h"
 
+#include <algorithm>
 #include <thread>
 #include "engine/core/status_macros.h"
 
@@ -735,14 +738,100 @@ const std::string& RegistryFingerprint() {
       mix(op.multi_output ? "multi" : "single");
       mix(op.variadic ? "variadic" : "fixed");
       mix(op.returns_nothing ? "nothing" : "outputs");
+      mix(OutputFormatName(op.output_format));
+      for (const std::string& s : op.output_format_modes) mix(s);
     }
     return new std::string(absl::StrCat(absl::Hex(h, absl::kZeroPad16)));
   }();
   return *fingerprint;
 }
 
-absl::StatusOr<PlannedOp> PlanOp(absl::string_view name, absl::Span<const Tensor> inputs,
-                                 const Attrs& attrs) {
+const char* OutputFormatName(OutputFormat format) {
+  switch (format) {
+    case OutputFormat::kAsPlanned: return "as_planned";
+    case OutputFormat::kChannelsLastLikeInput: return "channels_last_like_input";
+    case OutputFormat::kLikeInput: return "like_input";
+    case OutputFormat::kLikeInputInModes: return "like_input_in_modes";
+    case OutputFormat::kChannelsLastLikeInputOrWeight: return "channels_last_like_input_or_weight";
+    case OutputFormat::kLikeAllInputs: return "like_all_inputs";
+  }
+  return "?";
+}
+
+namespace {
+
+MemoryFormat Suggested(const Tensor& t) {
+  return t.defined() ? SuggestMemoryFormat(t.sizes(), t.strides()) : MemoryFormat::kContiguous;
+}
+
+// The memory format op's rule gives a call with these inputs.
+absl::StatusOr<MemoryFormat> CallOutputFormat(const OpDef& op, absl::Span<const Tensor> inputs,
+                                              AttrReader& attrs) {
+  const MemoryFormat first = inputs.empty() ? MemoryFormat::kContiguous : Suggested(inputs[0]);
+  switch (op.output_format) {
+    case OutputFormat::kAsPlanned:
+      return MemoryFormat::kContiguous;
+    case OutputFormat::kChannelsLastLikeInput:
+      return first == MemoryFormat::kChannelsLast ? first : MemoryFormat::kContiguous;
+    case OutputFormat::kLikeInput:
+      return first;
+    case OutputFormat::kLikeInputInModes: {
+      std::string dflt;
+      for (const AttrSpec& spec : op.attrs) {
+        if (spec.name == "mode") dflt = spec.default_value;
+      }
+      TENSORD_ASSIGN_OR_RETURN(const std::string mode, attrs.String("mode", dflt));
+      const auto& modes = op.output_format_modes;
+      return std::find(modes.begin(), modes.end(), mode) != modes.end()
+                 ? first
+                 : MemoryFormat::kContiguous;
+    }
+    case OutputFormat::kChannelsLastLikeInputOrWeight:
+      return first == MemoryFormat::kChannelsLast ||
+                     (inputs.size() > 1 && Suggested(inputs[1]) == MemoryFormat::kChannelsLast)
+                 ? MemoryFormat::kChannelsLast
+                 : MemoryFormat::kContiguous;
+    case OutputFormat::kLikeAllInputs: {
+      // torch's cat_compute_output_memory_format: contiguous unless every input suggests the
+      // same other format.
+      if (inputs.empty()) return MemoryFormat::kContiguous;
+      for (const Tensor& t : inputs) {
+        if (Suggested(t) != first) return MemoryFormat::kContiguous;
+      }
+      return first;
+    }
+  }
+  return MemoryFormat::kContiguous;
+}
+
+// `plan` with every output of the format's rank that is not laid out in `format` replaced by a
+// copy that is (a step after the op's own kernel).
+absl::StatusOr<PlannedOp> LayOutOutputs(PlannedOp plan, absl::Span<const Tensor> inputs,
+                                        MemoryFormat format) {
+  if (format == MemoryFormat::kContiguous) return plan;
+  const int64_t rank = format == MemoryFormat::kChannelsLast ? 4 : 5;
+  const auto needs_copy = [&](const Tensor& t) {
+    if (t.dim() != rank) return false;
+    const DimVector want = MemoryFormatStrides(t.sizes(), format);
+    return !std::equal(want.begin(), want.end(), t.strides().begin(), t.strides().end());
+  };
+  if (std::none_of(plan.outputs.begin(), plan.outputs.end(), needs_copy)) return plan;
+  Composition c(inputs);
+  std::vector<Tensor> outputs = c.Add(std::move(plan));
+  for (Tensor& out : outputs) {
+    if (!needs_copy(out)) continue;
+    const TensorMeta meta(out.dtype(), out.sizes(), MemoryFormatStrides(out.sizes(), format), 0);
+    TENSORD_ASSIGN_OR_RETURN(Tensor laid_out, AllocateTensor("memory format", meta,
+                                                             out.device()));
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp copy, PlanCopyInto(laid_out, out));
+    c.Add(std::move(copy));
+    out = std::move(laid_out);
+  }
+  return std::move(c).Finish(std::move(outputs));
+}
+
+absl::StatusOr<PlannedOp> PlanOpImpl(absl::string_view name, absl::Span<const Tensor> inputs,
+                                     const Attrs& attrs, bool lay_out) {
   const OpDef* op = OpRegistry::Global().Find(name);
   if (op == nullptr) return absl::NotFoundError(absl::StrCat("unknown op '", name, "'"));
   for (const auto& [attr_name, value] : attrs.values()) {
@@ -827,7 +916,23 @@ absl::StatusOr<PlannedOp> PlanOp(absl::string_view name, absl::Span<const Tensor
   AttrReader reader(*op, attrs);
   absl::StatusOr<PlannedOp> plan = op->plan(planned, reader);
   if (!plan.ok()) return NameOp(op->name, plan.status());
+  if (op->output_format == OutputFormat::kAsPlanned || !lay_out) return plan;
+  TENSORD_ASSIGN_OR_RETURN(const MemoryFormat format, CallOutputFormat(*op, planned, reader));
+  plan = LayOutOutputs(std::move(*plan), planned, format);
+  if (!plan.ok()) return NameOp(op->name, plan.status());
   return plan;
+}
+
+}  // namespace
+
+absl::StatusOr<PlannedOp> PlanOp(absl::string_view name, absl::Span<const Tensor> inputs,
+                                 const Attrs& attrs) {
+  return PlanOpImpl(name, inputs, attrs, /*lay_out=*/true);
+}
+
+absl::StatusOr<PlannedOp> PlanStep(absl::string_view name, absl::Span<const Tensor> inputs,
+                                   const Attrs& attrs) {
+  return PlanOpImpl(name, inputs, attrs, /*lay_out=*/false);
 }
 
 }  // namespace tensord::engine

@@ -18,6 +18,7 @@
 #include "engine/core/dtype.h"
 #include "engine/ops/planned_op.h"
 #include "engine/core/scalar.h"
+#include "engine/tensor/memory_format.h"
 #include "engine/views/view_ops.h"
 
 namespace tensord::engine {
@@ -75,6 +76,19 @@ struct AttrSpec {
   std::string doc;
 };
 
+// How a call lays out an op's 4-d and 5-d outputs: as its planner made them, or in the memory
+// format its inputs suggest (torch's propagation of channels_last through image ops). Applied
+// to calls of the op, not to the steps of a composition (which lays out its own output).
+enum class OutputFormat {
+  kAsPlanned,
+  kChannelsLastLikeInput,         // channels_last where input 0 suggests it (2-d pools)
+  kLikeInput,                     // channels_last or channels_last_3d, as input 0 suggests
+  kLikeInputInModes,              // kLikeInput where attr "mode" is one of output_format_modes
+  kChannelsLastLikeInputOrWeight,  // conv2d: channels_last where input 0 or 1 suggests it
+  kLikeAllInputs,                 // cat: the format every input suggests, where they agree
+};
+const char* OutputFormatName(OutputFormat format);
+
 class AttrReader;
 using PlanFn = std::function<absl::StatusOr<PlannedOp>(absl::Span<const Tensor>, AttrReader&)>;
 
@@ -97,6 +111,8 @@ struct OpDef {
   // The last input is a list: a call gives it any number of tensors, zero included, after the
   // others (cat's tensors, einsum's operands). Such an op has no scalar or optional inputs.
   bool variadic = false;
+  OutputFormat output_format = OutputFormat::kAsPlanned;
+  std::vector<std::string> output_format_modes = {};  // kLikeInputInModes' modes
 };
 
 // Typed access to one call's attributes, with errors naming the op and the attribute.
@@ -170,6 +186,10 @@ const std::string& RegistryFingerprint();
 // INVALID_ARGUMENT for a bad call, and the op's own errors.
 absl::StatusOr<PlannedOp> PlanOp(absl::string_view name, absl::Span<const Tensor> inputs,
                                  const Attrs& attrs);
+// PlanOp for a step of a composition: the op's outputs as its planner lays them out (no
+// OutputFormat rule: the composition decides its own output's layout).
+absl::StatusOr<PlannedOp> PlanStep(absl::string_view name, absl::Span<const Tensor> inputs,
+                                   const Attrs& attrs);
 
 }  // namespace tensord::engine
 

@@ -166,7 +166,9 @@ absl::StatusOr<PlannedOp> PlanGatherPad(absl::string_view op, const Tensor& inpu
   } else {
     const bool reflect = mode == PadMode::kReflect;
     const DType dtype = input.dtype();
-    if (dtype != DType::kFloat32 && dtype != DType::kFloat64) {
+    // torch 1.13's CPU kernels: float32 and float64; reflection_pad3d 16-bit floats too.
+    const bool half = dtype == DType::kFloat16 || dtype == DType::kBFloat16;
+    if (dtype != DType::kFloat32 && dtype != DType::kFloat64 && !(half && reflect && npad == 3)) {
       const std::string kernel =
           absl::StrCat(reflect ? "reflection_pad" : "replication_pad", npad, "d",
                        (!reflect || npad == 3) ? "_cpu" : "");
@@ -275,6 +277,10 @@ void RegisterPadOps(std::vector<OpDef>& ops) {
          }
          return PlanPad(in[0], pad, mode, value);
        }});
+  // torch's constant pad keeps the input's memory format; its other modes write contiguous
+  // outputs.
+  ops.back().output_format = OutputFormat::kLikeInputInModes;
+  ops.back().output_format_modes = {"constant"};
   ops.push_back({"constant_pad_nd", OpKind::kCompute, {"input"},
                  {Req("pad", AttrType::kIntList), Opt("value", AttrType::kScalar, "0")},
                  "torch.constant_pad_nd: constant padding (negative pads crop).", false,
@@ -284,6 +290,7 @@ void RegisterPadOps(std::vector<OpDef>& ops) {
                                             a.GetScalar("value", Scalar(int64_t{0})));
                    return PlanConstantPad("constant_pad_nd", in[0], pad, value);
                  }});
+  ops.back().output_format = OutputFormat::kLikeInput;
 }
 
 }  // namespace tensord::engine

@@ -694,6 +694,7 @@ std::vector<AttrSpec> PoolAttrs(int64_t nd, bool max) {
 
 void RegisterPoolOps(std::vector<OpDef>& ops) {
   for (int64_t nd : {2, 3}) {
+    const size_t first = ops.size();
     const std::string max = absl::StrCat("max_pool", nd, "d");
     const std::string with_indices = max + "_with_indices";
     const std::string avg = absl::StrCat("avg_pool", nd, "d");
@@ -745,6 +746,13 @@ void RegisterPoolOps(std::vector<OpDef>& ops) {
                    true, [nd, adaptive_max](Inputs in, AttrReader& a) {
                      return PlanAdaptivePool(adaptive_max, nd, in[0], a, true, true);
                    }});
+    // torch's 2-d pooling kernels write channels_last outputs for channels_last inputs; its
+    // 3-d ones write contiguous outputs.
+    if (nd == 2) {
+      for (size_t i = first; i < ops.size(); ++i) {
+        ops[i].output_format = OutputFormat::kChannelsLastLikeInput;
+      }
+    }
   }
 }
 

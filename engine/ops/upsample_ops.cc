@@ -1,7 +1,8 @@
-// Upsampling (torch.nn.functional.interpolate's nearest, nearest-exact, linear, bilinear and
-// trilinear modes), as torch 1.13's CPU kernels compute it (UpSample.h): one spatial dim at a
-// time, each output position's source computed in float32 on the device from an arange, then a
-// gather (nearest) or the blend of two gathers, w0 * x[lo] + w1 * x[hi] (linear). The client
+// Upsampling (torch.nn.functional.interpolate's nearest, nearest-exact, linear, bilinear,
+// bicubic and trilinear modes), as torch 1.13's CPU kernels compute it (UpSample.h): one spatial
+// dim at a time, each output position's source computed in float32 on the device from an
+// arange, then a gather (nearest), the blend of two gathers, w0 * x[lo] + w1 * x[hi] (linear),
+// or of four with Keys' cubic convolution weights, A = -0.75 (cubic). The client
 // resolves size and scale_factor into output_size and the scales torch passes on.
 #include <cmath>
 #include <optional>
@@ -24,7 +25,7 @@ namespace {
 
 constexpr absl::string_view kOp = "upsample";
 
-enum class Mode { kNearest, kNearestExact, kLinear };
+enum class Mode { kNearest, kNearestExact, kLinear, kCubic };
 
 // out[i] = (i + pre) * scale + post in `dtype` (float32, or float64 for float64 inputs' linear
 // weights), for i < n, rounded step by step as torch's kernels compute it.
@@ -68,10 +69,15 @@ bool ChannelsLastContiguous(const Tensor& t) {
 // One spatial dim of x resized from `in` to `out` positions. `shortcuts`: torch's
 // channels-last nearest kernel (nearest_idx), which copies equal sizes and takes i >> 1 for
 // twice the size whatever the scale given; its other kernels always compute floor(i * scale).
+absl::StatusOr<Tensor> CubicResizeDim(Composition& c, const Tensor& x, int64_t dim, int64_t in,
+                                      int64_t out, bool align_corners,
+                                      std::optional<double> given);
+
 absl::StatusOr<Tensor> ResizeDim(Composition& c, const Tensor& x, int64_t dim, int64_t in,
                                  int64_t out, Mode mode, bool align_corners,
                                  std::optional<double> given, bool shortcuts) {
   const Device device = x.device();
+  if (mode == Mode::kCubic) return CubicResizeDim(c, x, dim, in, out, align_corners, given);
   if (mode != Mode::kLinear) {
     // nearest: floor(i * scale); nearest-exact: floor((i + 0.5) * scale); then min(., in - 1).
     const float scale = mode == Mode::kNearest && shortcuts && out == 2 * in
@@ -119,6 +125,72 @@ absl::StatusOr<Tensor> ResizeDim(Composition& c, const Tensor& x, int64_t dim, i
   return c.Op1("add_", {x0, x1});
 }
 
+// p(v) = ((k3 * v + k2) * v + k1) * v + k0 for a tensor v (Horner's rule, as torch writes
+// the cubic convolution weights).
+absl::StatusOr<Tensor> Cubic(Composition& c, const Tensor& v, double k3, double k2, double k1,
+                             double k0) {
+  TENSORD_ASSIGN_OR_RETURN(const Tensor lead, WrapNumber(Scalar(k3)));
+  TENSORD_ASSIGN_OR_RETURN(Tensor acc, c.Op1("mul", {v, lead}));
+  for (const double k : {k2, k1}) {
+    TENSORD_ASSIGN_OR_RETURN(const Tensor coef, WrapNumber(Scalar(k)));
+    TENSORD_ASSIGN_OR_RETURN(acc, c.Op1("add", {acc, coef}));
+    TENSORD_ASSIGN_OR_RETURN(acc, c.Op1("mul", {acc, v}));
+  }
+  TENSORD_ASSIGN_OR_RETURN(const Tensor last, WrapNumber(Scalar(k0)));
+  return c.Op1("add", {acc, last});
+}
+
+// bicubic along one dim: source s = (i + 0.5) * scale - 0.5 (not clamped) or i * scale with
+// align_corners; taps floor(s) - 1 … floor(s) + 2, clamped into the input; weights of
+// t = s - floor(s) by torch's get_cubic_upsample_coefficients (A = -0.75):
+// W2(t + 1), W1(t), W1(1 - t), W2(2 - t), where W1(v) = ((A + 2) v - (A + 3)) v^2 + 1 and
+// W2(v) = ((A v - 5A) v + 8A) v - 4A.
+absl::StatusOr<Tensor> CubicResizeDim(Composition& c, const Tensor& x, int64_t dim, int64_t in,
+                                      int64_t out, bool align_corners,
+                                      std::optional<double> given) {
+  constexpr double kA = -0.75;
+  const Device device = x.device();
+  const DType calc = x.dtype() == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
+  Tensor src;
+  if (align_corners) {
+    const double scale = out > 1 ? static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0;
+    TENSORD_ASSIGN_OR_RETURN(src, Affine(c, out, 0, scale, 0, calc, device));
+  } else {
+    TENSORD_ASSIGN_OR_RETURN(src, Affine(c, out, 0.5, Scale(given, in, out), -0.5, calc, device));
+  }
+  TENSORD_ASSIGN_OR_RETURN(const Tensor floor, c.Op1("floor", {src}));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor t, c.Op1("sub", {src, floor}));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor base, c.ToDType(floor, DType::kInt64));
+  DimVector shape(x.dim(), 1);
+  shape[dim] = out;
+  Tensor acc;
+  for (int64_t k = 0; k < 4; ++k) {
+    // The tap's distance v from the source: t + 1, t, 1 - t, 2 - t.
+    Tensor v = t;
+    if (k != 1) {
+      TENSORD_ASSIGN_OR_RETURN(const Tensor shift, WrapNumber(Scalar(k == 0 ? 1.0 : k - 1.0)));
+      TENSORD_ASSIGN_OR_RETURN(v, k == 0 ? c.Op1("add", {t, shift}) : c.Op1("sub", {shift, t}));
+    }
+    const bool near = k == 1 || k == 2;
+    TENSORD_ASSIGN_OR_RETURN(
+        Tensor w, near ? Cubic(c, v, kA + 2, -(kA + 3), 0, 1)
+                       : Cubic(c, v, kA, -5 * kA, 8 * kA, -4 * kA));
+    TENSORD_ASSIGN_OR_RETURN(w, c.ToDType(w, x.dtype()));
+    TENSORD_ASSIGN_OR_RETURN(w, View(w, shape));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor offset, WrapNumber(Scalar(k - 1)));
+    TENSORD_ASSIGN_OR_RETURN(Tensor at, c.Op1("add", {base, offset}));
+    TENSORD_ASSIGN_OR_RETURN(at, Clamped(c, at, in - 1));
+    TENSORD_ASSIGN_OR_RETURN(Tensor tap, c.Op1("index_select", {x, at}, Attrs().Set("dim", dim)));
+    TENSORD_ASSIGN_OR_RETURN(tap, c.Op1("mul_", {tap, w}));
+    if (k == 0) {
+      acc = tap;
+    } else {
+      TENSORD_ASSIGN_OR_RETURN(acc, c.Op1("add_", {acc, tap}));
+    }
+  }
+  return acc;
+}
+
 absl::StatusOr<PlannedOp> PlanUpsample(const Tensor& input, const std::vector<int64_t>& size,
                                        absl::string_view mode_name, bool align_corners,
                                        const std::vector<std::optional<double>>& scales) {
@@ -131,12 +203,19 @@ absl::StatusOr<PlannedOp> PlanUpsample(const Tensor& input, const std::vector<in
   } else if (mode_name == "linear" || mode_name == "bilinear" || mode_name == "trilinear") {
     mode = Mode::kLinear;
     kernel = "compute_indices_weights_linear";
+  } else if (mode_name == "bicubic") {
+    mode = Mode::kCubic;
+    kernel = "compute_indices_weights_cubic";
   } else {
     return NotImplementedError(kOp, absl::StrCat("upsample mode '", mode_name, "' is not "
                                                  "supported (nearest, nearest-exact, linear, "
-                                                 "bilinear, trilinear are)"));
+                                                 "bilinear, bicubic, trilinear are)"));
   }
   const int64_t nd = static_cast<int64_t>(size.size());
+  if (mode == Mode::kCubic && nd != 2) {
+    return RuntimeError(kOp, absl::StrCat("bicubic mode needs 2 output sizes (H, W), but got ",
+                                          nd));
+  }
   if (nd < 1 || nd > 3 || input.dim() != nd + 2) {
     return RuntimeError(kOp, absl::StrCat("expected a ", nd + 2, "-d input for ", nd,
                                           " output sizes, but got input of size ",
@@ -164,7 +243,7 @@ absl::StatusOr<PlannedOp> PlanUpsample(const Tensor& input, const std::vector<in
   const bool cpu = input.device().is_cpu();
   bool ok = dtype == DType::kFloat32 || dtype == DType::kFloat64 ||
             (dtype == DType::kBFloat16 && mode != Mode::kNearestExact) ||
-            (dtype == DType::kUInt8 && mode != Mode::kLinear) ||
+            (dtype == DType::kUInt8 && mode != Mode::kLinear && mode != Mode::kCubic) ||
             (!cpu && dtype == DType::kFloat16);
   if (!ok) {
     return KernelNotImplemented(kOp, kernel, dtype);
@@ -192,7 +271,7 @@ void RegisterUpsampleOps(std::vector<OpDef>& ops) {
       {"upsample", OpKind::kCompute, {"self"},
        {Req("output_size", AttrType::kIntList, "the spatial sizes (1 to 3 of them)"),
         Opt("mode", AttrType::kString, "nearest",
-            "nearest, nearest-exact, linear, bilinear or trilinear"),
+            "nearest, nearest-exact, linear, bilinear, bicubic or trilinear"),
         Opt("align_corners", AttrType::kBool, "false", "linear modes: corners to corners"),
         Opt("scales_d", AttrType::kScalar, "None", "the scale factor torch uses for depth"),
         Opt("scales_h", AttrType::kScalar, "None", "... for height"),
@@ -215,6 +294,10 @@ void RegisterUpsampleOps(std::vector<OpDef>& ops) {
          }
          return PlanUpsample(in[0], size, mode, corners, given);
        }});
+  // torch's bicubic kernel writes contiguous outputs; its others keep the input's format.
+  ops.back().output_format = OutputFormat::kLikeInputInModes;
+  ops.back().output_format_modes = {"nearest", "nearest-exact", "linear", "bilinear",
+                                    "trilinear"};
 }
 
 }  // namespace tensord::engine

@@ -51,7 +51,9 @@ def assert_module_matches(make, inputs, tol=1e-5, train=False, strides=True):
     for k, w in tm.state_dict().items():
         g = as_torch(dm.state_dict()[k])
         if w.is_floating_point():
-            torch.testing.assert_close(g, w, rtol=tol, atol=tol)
+            t = tol.get(w.dtype, 0.0) if isinstance(tol, dict) else tol
+            rtol, atol = t if isinstance(t, tuple) else (t, t)
+            torch.testing.assert_close(g, w, rtol=rtol, atol=atol)
         else:
             assert torch.equal(g, w), k
     return tm, dm

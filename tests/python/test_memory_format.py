@@ -442,13 +442,88 @@ def _conv_input(m, layout):
 
 
 @pytest.mark.parametrize("layout", ["input", "weight", "both"])
-def test_conv2d_channels_last_values(layout, session):
-    """Values as torch's (torch also lays the output out channels-last; tensord's output is
-    contiguous, so strides are not compared)."""
+def test_conv2d_channels_last(layout, session):
+    """Values and strides as torch's: channels-last where the input or the weight is."""
     def case(m):
         x, w = _conv_input(m, layout)
         return m.nn.functional.conv2d(x, w, _base(m, 4), padding=1, stride=(1, 2))
-    assert_matches_torch(case, tol=1e-5, strides=False)
+    assert_matches_torch(case, tol=1e-5)
+
+
+# ---- image ops keep the memory format their input suggests ---------------------------------------
+
+def _img(m, n, c, *spatial):
+    return _base(m, n, c, *spatial).div(10).sin()
+
+
+def _weights(m, *shape):
+    return _base(m, *shape).div(7).cos()
+
+
+# Each op of torch 1.13 whose output memory format follows its input's: cases on 4-d and 5-d
+# inputs (torch's 3-d pools and convolutions write contiguous outputs, its reflect, replicate and
+# circular pads too, and instance_norm: those are here as well, with contiguous results).
+IMAGE_OPS = {
+    "conv2d": lambda m, F, x: F.conv2d(x, _weights(m, 5, 3, 3, 3), padding=1),
+    "conv2d(groups, bias)": lambda m, F, x: F.conv2d(x, _weights(m, 6, 1, 2, 2), _base(m, 6),
+                                                     groups=3),
+    "conv2d(unbatched)": lambda m, F, x: F.conv2d(x[0], _weights(m, 5, 3, 1, 1)),
+    "conv3d": lambda m, F, x: F.conv3d(x, _weights(m, 4, 3, 2, 2, 2)),
+    "conv_transpose2d": lambda m, F, x: F.conv_transpose2d(x, _weights(m, 3, 4, 2, 2)),
+    "max_pool2d": lambda m, F, x: F.max_pool2d(x, 2),
+    "max_pool2d(indices)": lambda m, F, x: F.max_pool2d(x, 2, return_indices=True),
+    "max_pool3d": lambda m, F, x: F.max_pool3d(x, 2),
+    "avg_pool2d(ceil)": lambda m, F, x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True),
+    "avg_pool3d": lambda m, F, x: F.avg_pool3d(x, 2),
+    "adaptive_avg_pool2d": lambda m, F, x: F.adaptive_avg_pool2d(x, (3, 2)),
+    "adaptive_avg_pool2d(1)": lambda m, F, x: F.adaptive_avg_pool2d(x, 1),
+    "adaptive_max_pool2d": lambda m, F, x: F.adaptive_max_pool2d(x, (3, 2), return_indices=True),
+    "lp_pool2d": lambda m, F, x: F.lp_pool2d(x, 2, 2),
+    "max_unpool2d": lambda m, F, x: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2),
+    "batch_norm(train)": lambda m, F, x: F.batch_norm(x, None, None, training=True),
+    "batch_norm(eval)": lambda m, F, x: F.batch_norm(x, m.zeros(3), m.ones(3) * 2),
+    "group_norm": lambda m, F, x: F.group_norm(x, 3),
+    "instance_norm": lambda m, F, x: F.instance_norm(x),
+    "interpolate(nearest)": lambda m, F, x: F.interpolate(x, scale_factor=2),
+    "interpolate(linear)": lambda m, F, x: F.interpolate(
+        x, size=(5,) * (x.dim() - 2), mode="bilinear" if x.dim() == 4 else "trilinear"),
+    "interpolate(bicubic)": lambda m, F, x: F.interpolate(x, size=(5, 7), mode="bicubic"),
+    "pad(constant)": lambda m, F, x: F.pad(x, (1, 2, 0, 1)),
+    "pad(constant, channels too)": lambda m, F, x: F.pad(x, (1, 1) * (x.dim() - 1)),
+    "pad(reflect)": lambda m, F, x: F.pad(x, (1, 1, 1, 1), mode="reflect"),
+    "pad(replicate)": lambda m, F, x: F.pad(x, (1, 1, 1, 1), mode="replicate"),
+    "cat": lambda m, F, x: m.cat([x, x * 2], 1),
+    "cat(mixed formats)": lambda m, F, x: m.cat([x, x.contiguous()], 1),
+    "relu then max_pool2d": lambda m, F, x: F.max_pool2d(F.relu(x), 2),
+}
+FOUR_D_ONLY = {"conv2d", "conv2d(groups, bias)", "conv2d(unbatched)", "conv_transpose2d",
+               "max_pool2d", "max_pool2d(indices)", "avg_pool2d(ceil)", "adaptive_avg_pool2d",
+               "adaptive_avg_pool2d(1)", "adaptive_max_pool2d", "lp_pool2d", "max_unpool2d",
+               "interpolate(bicubic)", "pad(reflect)", "pad(replicate)", "relu then max_pool2d"}
+IMAGE_INPUTS = {
+    "channels_last": lambda m: _img(m, 2, 3, 6, 8).contiguous(memory_format=m.channels_last),
+    "nhwc_permuted": lambda m: _img(m, 2, 6, 8, 3).permute(0, 3, 1, 2),
+    "channels_last_sliced": lambda m: _img(m, 2, 3, 12, 8).contiguous(
+        memory_format=m.channels_last)[:, :, ::2],
+    "contiguous": lambda m: _img(m, 2, 3, 6, 8),
+    "channels_last_3d": lambda m: _img(m, 2, 3, 4, 6, 4).contiguous(
+        memory_format=m.channels_last_3d),
+    "contiguous_5d": lambda m: _img(m, 2, 3, 4, 6, 4),
+}
+
+
+FIVE_D_ONLY = {"conv3d", "max_pool3d", "avg_pool3d"}
+IMAGE_CASES = [(op, layout) for op in IMAGE_OPS for layout in IMAGE_INPUTS
+               if (op not in FOUR_D_ONLY or not layout.endswith("3d") and
+                   not layout.endswith("5d")) and
+               (op not in FIVE_D_ONLY or layout.endswith("3d") or layout.endswith("5d"))]
+
+
+@pytest.mark.parametrize("op,layout", IMAGE_CASES)
+def test_image_op_output_memory_format(op, layout, session):
+    """dtype, shape, strides and values as torch's for each op on each input layout."""
+    assert_matches_torch(lambda m: IMAGE_OPS[op](m, m.nn.functional, IMAGE_INPUTS[layout](m)),
+                         tol=2e-5)
 
 
 def test_conv3d_channels_last_3d_values(session):

@@ -369,17 +369,38 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                 {"training": bool(training), "momentum": float(momentum), "eps": float(eps)})
 
 
+def _verify_spatial_size(size):
+    prod = 1
+    for n in list(size)[2:]:
+        prod *= n
+    if prod == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                         f"{size}")
+
+
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-5):
-    dims = list(range(2, input.dim()))
-    _, centered, var = _mean_var(input, dims)
-    out = centered * (var + eps).rsqrt()
-    shape = [1, input.size(1)] + [1] * (input.dim() - 2)
-    if weight is not None:
-        out = out * weight.view(shape)
-    if bias is not None:
-        out = out + bias.view(shape)
-    return out
+    """torch's: batch_norm of the input viewed as one sample of N * C channels (its running
+    statistics repeated per sample), the running statistics then set to the mean over the
+    samples; the result contiguous."""
+    if use_input_stats:
+        _verify_spatial_size(_dtypes.Size(input.shape))
+    if input.dim() < 2:
+        raise ValueError(f"instance_norm expects an input of at least 2 dims (N, C, ...), got "
+                         f"{input.dim()}")
+    n, c = input.shape[0], input.shape[1]
+
+    def repeated(t):
+        return None if t is None else t.repeat(n)
+
+    rm, rv = repeated(running_mean), repeated(running_var)
+    out = batch_norm(input.contiguous().view(1, n * c, *input.shape[2:]), rm, rv,
+                     repeated(weight), repeated(bias), use_input_stats, momentum, eps)
+    if running_mean is not None:
+        running_mean.copy_(rm.view(n, c).mean(0))
+    if running_var is not None:
+        running_var.copy_(rv.view(n, c).mean(0))
+    return out.view(input.shape)
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
@@ -813,7 +834,10 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         p = padding
     else:
         p = (0, _pair(padding, 1)[0])
-    out = conv2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias, (1, _pair(stride, 1)[0]), p,
+    # contiguous first (conv2d copies a strided input anyway): torch's conv1d output is
+    # contiguous, where conv2d would keep a channels-last-like input's layout.
+    out = conv2d(input.contiguous().unsqueeze(-2), weight.contiguous().unsqueeze(-2), bias,
+                 (1, _pair(stride, 1)[0]), p,
                  (1, _pair(dilation, 1)[0]), groups)
     return out.squeeze(-2)
 
@@ -955,11 +979,12 @@ def _adaptive(name, input, output_size, nd):
             raise RuntimeError(f"{name}1d: output_size must be 1")
         r = _adaptive(name, input.unsqueeze(-2), (1, out[0]), 2)
         return tuple(t.squeeze(-2) for t in r) if isinstance(r, tuple) else r.squeeze(-2)
-    if input.dim() < nd:
-        raise ValueError(f"Input dimension should be at least {nd + 1}")
+    if isinstance(output_size, (list, tuple)):  # torch's _list_with_default
+        if input.dim() <= len(output_size):
+            raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+        output_size = tuple(input.shape[input.dim() - len(output_size) + i] if v is None else v
+                            for i, v in enumerate(output_size))
     out = _pair(output_size, nd)
-    if len(out) == nd:  # None keeps the input's size there
-        out = tuple(input.shape[-nd + i] if out[i] is None else out[i] for i in range(nd))
     attrs = {"output_size": _ints(out)}
     if name == "adaptive_max_pool":
         return tuple(_run_n(f"adaptive_max_pool{nd}d", [input], attrs, 2))
@@ -1259,14 +1284,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if antialias:
         raise NotImplementedError("tensord: interpolate(antialias=True) is not implemented")
     wants = {"nearest": None, "nearest-exact": None, "area": None, "linear": 3, "bilinear": 4,
-             "trilinear": 5}
+             "bicubic": 4, "trilinear": 5}
     if mode in wants and (wants[mode] in (None, input.dim())) and input.dim() in (3, 4, 5):
         if output_size is None:  # torch: floor of size times scale, the scale passed on
             output_size = [int(input.shape[i + 2] * scale_factors[i]) for i in range(dim)]
         if mode == "area":
-            pool = adaptive_avg_pool1d if dim == 1 else adaptive_avg_pool2d if dim == 2 else None
-            if pool is None:
-                raise NotImplementedError("tensord: adaptive_avg_pool3d is not implemented")
+            pool = (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1]
             return pool(input, output_size)
         attrs = {"output_size": _ints(output_size), "mode": mode,
                  "align_corners": bool(align_corners)}
@@ -1278,8 +1301,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode in ("bilinear", "trilinear", "linear") and input.dim() in (3, 4, 5):
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
                                   f"{wants[mode]}D input")
-    if mode == "bicubic" and input.dim() == 4:
-        raise NotImplementedError("tensord: interpolate mode 'bicubic' is not implemented")
     raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
                               f"{input.dim()}D) for the modes: nearest | linear | bilinear | "
                               f"bicubic | trilinear | area | nearest-exact (got {mode})")

@@ -2,13 +2,15 @@
 `torch.Tensor`, functions in `torch.nn.functional`, and the public names of `torch.nn` (its
 modules, containers, Parameter and subpackages).
 
-The names come from torch itself (public, callable). Left out, each for the reason given:
-complex numbers, sparse and quantized tensors, vendor backends and torch internals that have no
-meaning for a remote tensor (EXCLUDED). A name counts when tensord has it; tensord has no stub
+The names come from torch itself (public and callable; every public name of torch.nn). Left
+out, each for the reason given: complex numbers, sparse and quantized tensors, vendor backends
+and torch internals that have no meaning for a remote tensor (EXCLUDED; NN_EXCLUDED for
+torch.nn). A name counts when tensord has it; tensord has no stub
 that only raises "not implemented" (test_no_stubs checks the package's source for them).
 
 The shares are printed (`pytest -s`) and may not fall below the floors (raised as the API grows);
 issue 17 asks for 75% / 75% / 60%; beyond it, 90 / 90 / 80 (reached: 93% / 96% / 94%).
+torch.nn's names (NN_EXCLUDED left out): 159 of 162 (98%).
 """
 import inspect
 import os
@@ -60,7 +62,6 @@ NN_EXCLUDED = {
     "intrinsic": "fused modules for quantization (quantized)",
     "DataParallel": "one server holds the tensors: there are no replicas to scatter to",
     "parallel": "torch.nn.parallel: DataParallel and DistributedDataParallel (as DataParallel)",
-    "SyncBatchNorm": "batch statistics synchronised across torch.distributed processes",
     "grad": "torch.nn.grad: gradients of convolutions (autograd, a later issue)",
     "common_types": "type aliases for annotations",
 }
@@ -97,7 +98,7 @@ def share(want, have_in):
 
 
 # Floors: the shares measured when last raised (counts of names, so noise cannot move them).
-FLOORS = {"torch": 548, "Tensor": 487, "torch.nn.functional": 114, "torch.nn": 0}
+FLOORS = {"torch": 548, "Tensor": 487, "torch.nn.functional": 114, "torch.nn": 159}
 
 
 def test_coverage_of_torchs_public_api(capsys):
@@ -134,8 +135,9 @@ def test_no_stubs():
             twin = os.path.join(torch_root, os.path.relpath(path, root))
             torchs = open(twin).read() if os.path.exists(twin) else ""
             for match in pattern.finditer(open(path).read()):
-                if not re.search(rf"def {match.group(1)}\([^)]*\)[^:]*:(\n\s+r?\"\"\"((?!def )(.|\n))*?"
-                                 rf"\"\"\")?\s+raise NotImplementedError", torchs):
+                in_torch = (rf"def {match.group(1)}\([^)]*\)[^:]*:"
+                            r"(\n\s+r?\"\"\"((?!def )(.|\n))*?\"\"\")?\s+raise NotImplementedError")
+                if not re.search(in_torch, torchs):
                     raise AssertionError(f"{f}: {match.group(1)} is a stub")
 
 

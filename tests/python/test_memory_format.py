@@ -495,11 +495,15 @@ IMAGE_OPS = {
     "cat": lambda m, F, x: m.cat([x, x * 2], 1),
     "cat(mixed formats)": lambda m, F, x: m.cat([x, x.contiguous()], 1),
     "relu then max_pool2d": lambda m, F, x: F.max_pool2d(F.relu(x), 2),
+    "pixel_shuffle": lambda m, F, x: F.pixel_shuffle(m.cat([x, x, x, x], 1), 2),
+    "pixel_unshuffle": lambda m, F, x: F.pixel_unshuffle(x, 2),
+    "channel_shuffle": lambda m, F, x: F.channel_shuffle(m.cat([x, x], 1), 2),
 }
 FOUR_D_ONLY = {"conv2d", "conv2d(groups, bias)", "conv2d(unbatched)", "conv_transpose2d",
                "max_pool2d", "max_pool2d(indices)", "avg_pool2d(ceil)", "adaptive_avg_pool2d",
                "adaptive_avg_pool2d(1)", "adaptive_max_pool2d", "lp_pool2d", "max_unpool2d",
-               "interpolate(bicubic)", "pad(reflect)", "pad(replicate)", "relu then max_pool2d"}
+               "interpolate(bicubic)", "pad(reflect)", "pad(replicate)", "relu then max_pool2d",
+               "pixel_shuffle", "pixel_unshuffle"}
 IMAGE_INPUTS = {
     "channels_last": lambda m: _img(m, 2, 3, 6, 8).contiguous(memory_format=m.channels_last),
     "nhwc_permuted": lambda m: _img(m, 2, 6, 8, 3).permute(0, 3, 1, 2),

@@ -130,9 +130,10 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_an_unmodified_torch_script_runs_on_tensord(server, tmp_path):
+def run_script_both_ways(server, tmp_path, text):
+    """The script's output under torch and under `python -m tensord.run` (both must exit 0)."""
     script = tmp_path / "script.py"
-    script.write_text(SCRIPT)
+    script.write_text(text)
     env = dict(os.environ, TENSORD_ADDRESS=server)
     want = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           timeout=120, env=env)
@@ -140,13 +141,67 @@ def test_an_unmodified_torch_script_runs_on_tensord(server, tmp_path):
                          text=True, timeout=120, env=env)
     assert want.returncode == 0, want.stderr
     assert got.returncode == 0, got.stderr
-    assert got.stdout == want.stdout
+    return want.stdout, got.stdout
+
+
+def test_an_unmodified_torch_script_runs_on_tensord(server, tmp_path):
+    want, got = run_script_both_ways(server, tmp_path, SCRIPT)
+    assert got == want
     # It does run on tensord: pointed at no server, the same command fails to reach one.
-    nowhere = subprocess.run([sys.executable, "-m", "tensord.run", str(script)],
+    nowhere = subprocess.run([sys.executable, "-m", "tensord.run", str(tmp_path / "script.py")],
                              capture_output=True, text=True, timeout=120,
-                             env=dict(env, TENSORD_ADDRESS="127.0.0.1:1",
+                             env=dict(os.environ, TENSORD_ADDRESS="127.0.0.1:1",
                                       TENSORD_RECONNECT_SECONDS="0"))
     assert nowhere.returncode != 0 and "tensord server unavailable" in nowhere.stderr
+
+
+NN_SCRIPT = textwrap.dedent("""
+    import os
+    import torch
+    import torch.nn.init
+    import torch.nn.utils
+    import torch.nn.utils.rnn
+    from torch import nn
+    from torch.nn import Module
+    from torch.nn.modules import Sequential
+    from torch.nn.parameter import Parameter
+    from torch.nn.utils import parameters_to_vector
+
+    class Net(Module):
+        def __init__(self):
+            super().__init__()
+            self.body = Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+            self.scale = Parameter(torch.ones(3))
+            self.register_buffer("calls", torch.zeros((), dtype=torch.int64))
+            torch.nn.init.zeros_(self.body[0].bias)
+
+        def forward(self, x):
+            self.calls += 1
+            return self.body(x) * self.scale
+
+    model = Net()
+    state = {k: torch.linspace(-1, 1, v.numel()).view_as(v).to(v.dtype)
+             for k, v in model.state_dict().items()}
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "net.pt")
+    torch.save(state, path)
+    print("load", model.load_state_dict(torch.load(path)))
+    model.eval()
+    with torch.no_grad():
+        out = model(torch.arange(8.0).view(2, 4) / 8)
+    print("out", [round(v, 4) for v in out.flatten().tolist()])
+    print("keys", list(model.state_dict()), int(model.calls))
+    print("vector", round(parameters_to_vector(model.parameters()).sum().item(), 4))
+    print("repr", repr(model))
+    print("padded", list(torch.nn.utils.rnn.pad_sequence([torch.ones(2), torch.ones(3)]).shape))
+""")
+
+
+def test_an_unmodified_torch_nn_script_runs_on_tensord(server, tmp_path):
+    """A model defined with torch.nn (Module, Sequential, Linear, ReLU, Parameter, a buffer,
+    nn.init, nn.utils) loads a saved state_dict and runs: the same output as under torch."""
+    want, got = run_script_both_ways(server, tmp_path, NN_SCRIPT)
+    assert got == want
+    assert "load <All keys matched successfully>" in want and "calls" in want
 
 
 # ---- torch.utils.data ----------------------------------------------------------------------------

@@ -4,9 +4,11 @@
     python -m tensord.run -m package.module [args...]
 
 The script's `import torch` (and `import torch.nn.functional as F`, `from torch import nn`,
-`torch.cuda`, `torch.testing`, `torch.utils.data`, `torch.distributions`, `torch.linalg`,
-`torch.special`) get tensord's modules, so every tensor it makes lives on the server at $TENSORD_ADDRESS (127.0.0.1:50051 unless set). Nothing is patched inside
-tensord: only the names under which the script finds it.
+`torch.nn.init`, `torch.nn.utils` (`.rnn`, `.parametrize`, …), `torch.nn.modules`,
+`torch.nn.parameter`, `torch.cuda`, `torch.testing`, `torch.utils.data`, `torch.distributions`,
+`torch.linalg`, `torch.special`) get tensord's modules, so every tensor it makes lives on the
+server at $TENSORD_ADDRESS (127.0.0.1:50051 unless set). Nothing is patched inside tensord:
+only the names under which the script finds it.
 """
 import runpy
 import sys
@@ -31,6 +33,9 @@ def install_torch_aliases():
                "torch.utils": tensord.utils, "torch.utils.data": tensord.utils.data,
                "torch.distributions": tensord.distributions, "torch.linalg": tensord.linalg,
                "torch.special": tensord.special}
+    for name, module in list(sys.modules.items()):  # torch.nn.init, torch.nn.utils.rnn, …
+        if name.startswith("tensord.nn.") and module is not None:
+            aliases["torch" + name[len("tensord"):]] = module
     for name, module in aliases.items():
         sys.modules[name] = module
 

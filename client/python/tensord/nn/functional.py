@@ -23,19 +23,32 @@ def tanh(input):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return input.leaky_relu(negative_slope)
+    return leaky_relu_(input, negative_slope) if inplace else input.leaky_relu(negative_slope)
 
 
-def softmax(input, dim=None, dtype=None):
+def _get_softmax_dim(name, ndim, stacklevel=3):
+    """torch's implicit dim (deprecated, with its warning): 0 for 0-, 1- and 3-d inputs, else 1."""
+    _warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+                  "include dim=X as an argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
-        raise TypeError("tensord: softmax needs dim (torch's implicit choice is deprecated)")
+        dim = _get_softmax_dim("softmax", input.dim(), _stacklevel)
     return input.softmax(dim, dtype=dtype)
 
 
-def log_softmax(input, dim=None, dtype=None):
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
-        raise TypeError("tensord: log_softmax needs dim (torch's implicit choice is deprecated)")
+        dim = _get_softmax_dim("log_softmax", input.dim(), _stacklevel)
     return input.log_softmax(dim, dtype=dtype)
+
+
+def _no_cpu_half(input, kernel):
+    """torch 1.13's CPU kernels that have no float16 version raise so."""
+    if input.dtype is _dtypes.float16 and input.device.type == "cpu":
+        raise RuntimeError(f'"{kernel}" not implemented for \'Half\'')
 
 
 def linear(input, weight, bias=None):
@@ -302,7 +315,7 @@ def glu(input, dim=-1):
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
-        dim = 0 if input.dim() in (0, 1, 3) else 1  # torch's _get_softmax_dim
+        dim = _get_softmax_dim("softmin", input.dim(), _stacklevel)
     attrs = {"dim": int(dim)}
     if dtype is not None:
         attrs["dtype"] = dtype
@@ -310,6 +323,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def threshold(input, threshold, value, inplace=False):
+    _no_cpu_half(input, "threshold_cpu")
     out = _where(input > threshold, input, input.new_full((), value))
     return input.copy_(out) if inplace else out
 
@@ -721,15 +735,49 @@ def _feature_dropout(input, p, training, inplace, batched_dim):
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Channels of (N, C, L) or (C, L) zeroed whole."""
+    _check_dropout_p(p)
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D "
+                           "input. Note that dropout1d exists to provide channel-wise dropout on "
+                           "inputs with 1 spatial dimension, a channel dimension, and an optional "
+                           "batch dimension (i.e. 2D or 3D inputs).")
     return _feature_dropout(input, p, training, inplace, input.dim() - 1)
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    return _feature_dropout(input, p, training, inplace, input.dim() - 2)
+    """torch 1.13's: channels of (N, C, …) zeroed whole whatever the rank (a 3-d input read as
+    (N, C, L), with torch's warnings)."""
+    _check_dropout_p(p)
+    if input.dim() not in (3, 4):
+        _warnings.warn(f"dropout2d: Received a {input.dim()}-D input to dropout2d, which is "
+                      "deprecated and will result in an error in a future release. To retain the "
+                      "behavior and silence this warning, please use dropout instead. Note that "
+                      "dropout2d exists to provide channel-wise dropout on inputs with 2 spatial "
+                      "dimensions, a channel dimension, and an optional batch dimension (i.e. 3D "
+                      "or 4D inputs).", stacklevel=2)
+    if input.dim() == 3:
+        _warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
+                      "1D dropout behavior is desired - input is interpreted as shape (N, C, L), "
+                      "where C is the channel dim. This behavior will change in a future release "
+                      "to interpret the input as one without a batch dimension, i.e. shape (C, H, "
+                      "W). To maintain the 1D channel-wise dropout behavior, please switch to "
+                      "using dropout1d instead.", stacklevel=2)
+    return _feature_dropout(input, p, training, inplace, min(2, input.dim()))
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
-    return _feature_dropout(input, p, training, inplace, input.dim() - 3)
+    """Channels of (N, C, D, H, W) or (C, D, H, W) zeroed whole (other ranks: torch's
+    warning, the input read as unbatched)."""
+    _check_dropout_p(p)
+    if input.dim() not in (4, 5):
+        _warnings.warn(f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is "
+                      "deprecated and will result in an error in a future release. To retain the "
+                      "behavior and silence this warning, please use dropout instead. Note that "
+                      "dropout3d exists to provide channel-wise dropout on inputs with 3 spatial "
+                      "dimensions, a channel dimension, and an optional batch dimension (i.e. 4D "
+                      "or 5D inputs).", stacklevel=2)
+    return _feature_dropout(input, p, training, inplace, 2 if input.dim() == 5 else 1)
 
 
 def pad(input, pad, mode="constant", value=None):
@@ -1043,6 +1091,15 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return (out.sign() * out.abs().relu()).mul(kernel_size).pow(1.0 / norm_type)
 
 
+def _like_input_format(input, out):
+    """`out` in the memory format the input suggests (torch's pixel and channel shuffles keep
+    it: channels_last, channels_last_3d)."""
+    from .. import _memory_format as _mf  # noqa: PLC0415
+    info = input._meta()
+    fmt = _mf.suggest_memory_format(list(info.sizes), list(info.strides))
+    return out if fmt is _mf.contiguous_format else out.contiguous(memory_format=fmt)
+
+
 def pixel_shuffle(input, upscale_factor):
     *lead, c, h, w = input.shape
     r = upscale_factor
@@ -1053,7 +1110,7 @@ def pixel_shuffle(input, upscale_factor):
     x = input.reshape(*lead, c // (r * r), r, r, h, w)
     n = len(lead)
     x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
-    return x.reshape(*lead, c // (r * r), h * r, w * r)
+    return _like_input_format(input, x.reshape(*lead, c // (r * r), h * r, w * r))
 
 
 def pixel_unshuffle(input, downscale_factor):
@@ -1062,13 +1119,14 @@ def pixel_unshuffle(input, downscale_factor):
     x = input.reshape(*lead, c, h // r, r, w // r, r)
     n = len(lead)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
-    return x.reshape(*lead, c * r * r, h // r, w // r)
+    return _like_input_format(input, x.reshape(*lead, c * r * r, h // r, w // r))
 
 
 def channel_shuffle(input, groups):
     n, c = input.shape[0], input.shape[1]
     rest = tuple(input.shape[2:])
-    return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)
+    out = input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)
+    return _like_input_format(input, out)
 
 
 native_channel_shuffle = channel_shuffle
@@ -1321,6 +1379,18 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 # ---- More activations and losses -------------------------------------------------------------------
 
 def prelu(input, weight):
+    """torch 1.13's checks (the weight's dtype, its size against the channels), then
+    max(0, x) + weight * min(0, x) per channel, contiguous."""
+    _no_cpu_half(input, "prelu_cpu")
+    if weight.dtype is not input.dtype and not (input.dtype is _dtypes.bfloat16 and
+                                                weight.dtype is _dtypes.float32):
+        raise RuntimeError(f"Found dtype {weight.dtype._legacy} but expected "
+                           f"{input.dtype._legacy}")
+    channels = input.size(1) if input.dim() >= 2 else 1
+    if weight.numel() not in (1, channels):
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                           f"parameter numbers = {weight.numel()} and channel size = {channels}.")
+    input, weight = input.contiguous(), weight.to(input.dtype)
     if input.dim() >= 2 and weight.numel() > 1:
         shape = [1, -1] + [1] * (input.dim() - 2)
         weight = weight.view(shape)
@@ -1332,7 +1402,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         slope = input.new_empty(tuple(input.shape)).uniform_(lower, upper)
         out = _where(input >= 0, input, input * slope)
     else:
-        out = input.leaky_relu((lower + upper) / 2)
+        out = input.contiguous().leaky_relu((lower + upper) / 2)
     return input.copy_(out) if inplace else out
 
 
@@ -1527,9 +1597,13 @@ def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     _cell_input(input, w_ih)
     _cell_hidden(input, h, w_hh)
     _cell_hidden(input, c, w_hh)
-    gates = _floating_gates(linear(h, w_hh, b_hh) + linear(input, w_ih, b_ih))
+    return _lstm_gates(_floating_gates(linear(h, w_hh, b_hh) + linear(input, w_ih, b_ih)), c)
+
+
+def _lstm_gates(gates, cx):
+    """One LSTM step from its summed gates (input, forget, cell, output): (h', c')."""
     i, f, g, o = gates.chunk(4, 1)
-    cy = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    cy = f.sigmoid() * cx + i.sigmoid() * g.tanh()
     return o.sigmoid() * cy.tanh(), cy
 
 
@@ -1538,8 +1612,13 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     n = tanh(i_n + r h_n), h' = (hx - n) z + n."""
     _cell_input(input, w_ih)
     _cell_hidden(input, hx, w_hh)
-    i_r, i_z, i_n = _floating_gates(linear(input, w_ih, b_ih)).chunk(3, 1)
-    h_r, h_z, h_n = linear(hx, w_hh, b_hh).chunk(3, 1)
+    return _gru_gates(_floating_gates(linear(input, w_ih, b_ih)), linear(hx, w_hh, b_hh), hx)
+
+
+def _gru_gates(igates, hgates, hx):
+    """One GRU step from the input's and the hidden state's gates (reset, update, new)."""
+    i_r, i_z, i_n = igates.chunk(3, 1)
+    h_r, h_z, h_n = hgates.chunk(3, 1)
     r = (h_r + i_r).sigmoid()
     z = (h_z + i_z).sigmoid()
     n = (i_n + h_n * r).tanh()
@@ -1669,8 +1748,14 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
-    if var.dim() == input.dim() - 1 and tuple(var.shape) == tuple(input.shape[:-1]):
-        var = var.unsqueeze(-1)
+    if tuple(var.shape) != tuple(input.shape):  # torch's homoscedastic cases, else ValueError
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.dim() and
+                  var.size(-1) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
     if bool((var < 0).any().item()):
         raise ValueError("var has negative entry/entries")
     var = var.clamp_min(eps)
@@ -1692,9 +1777,6 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
 
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
                                       margin=1.0, swap=False, reduction="mean"):
-    if margin <= 0:
-        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, "
-                         f"got {margin} instead")
     distance = pairwise_distance if distance_function is None else distance_function
     d_pos = distance(anchor, positive)
     d_neg = distance(anchor, negative)
@@ -1867,3 +1949,224 @@ def _torch_namespace():
         eps=1e-6, swap=False, reduction=0: triplet_margin_loss(
             anchor, positive, negative, margin, p, eps, swap, reduction=red[reduction])
     return out
+
+
+# ---- Multi-head attention (torch 1.13's math form) --------------------------------------------
+
+def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
+    """Whether the inputs are batched (3-d query) or not (2-d), with torch's assertions."""
+    if query.dim() == 3:
+        assert key.dim() == 3 and value.dim() == 3, (
+            "For batched (3-D) `query`, expected `key` and `value` to be 3-D but found "
+            f"{key.dim()}-D and {value.dim()}-D tensors respectively")
+        if key_padding_mask is not None:
+            assert key_padding_mask.dim() == 2, (
+                "For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D but "
+                f"found {key_padding_mask.dim()}-D tensor instead")
+        if attn_mask is not None:
+            assert attn_mask.dim() in (2, 3), (
+                "For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D but "
+                f"found {attn_mask.dim()}-D tensor instead")
+        return True
+    if query.dim() == 2:
+        assert key.dim() == 2 and value.dim() == 2, (
+            "For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found "
+            f"{key.dim()}-D and {value.dim()}-D tensors respectively")
+        if key_padding_mask is not None:
+            assert key_padding_mask.dim() == 1, (
+                "For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D "
+                f"but found {key_padding_mask.dim()}-D tensor instead")
+        if attn_mask is not None:
+            assert attn_mask.dim() in (2, 3), (
+                "For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D but "
+                f"found {attn_mask.dim()}-D tensor instead")
+            if attn_mask.dim() == 3:
+                expected_shape = (num_heads, query.shape[0], key.shape[0])
+                assert attn_mask.shape == expected_shape, (
+                    f"Expected `attn_mask` shape to be {expected_shape} but got "
+                    f"{attn_mask.shape}")
+        return False
+    raise AssertionError("query should be unbatched 2D or batched 3D tensor but received "
+                         f"{query.dim()}-D query tensor")
+
+
+def _in_projection_packed(q, k, v, w, b=None):
+    """q, k and v projected by the packed (3E, E) weight: one matmul for self-attention, two
+    when key is value."""
+    E = q.size(-1)
+    if k is v:
+        if q is k:
+            return linear(q, w, b).chunk(3, dim=-1)
+        w_q, w_kv = w.split([E, E * 2])
+        b_q, b_kv = (None, None) if b is None else b.split([E, E * 2])
+        return (linear(q, w_q, b_q),) + tuple(linear(k, w_kv, b_kv).chunk(2, dim=-1))
+    w_q, w_k, w_v = w.chunk(3)
+    b_q, b_k, b_v = (None, None, None) if b is None else b.chunk(3)
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+
+
+def _in_projection(q, k, v, w_q, w_k, w_v, b_q=None, b_k=None, b_v=None):
+    """q, k and v projected by their own weights (key and value may have other widths)."""
+    Eq, Ek, Ev = q.size(-1), k.size(-1), v.size(-1)
+    for what, t, shape in (("query weights", w_q, (Eq, Eq)), ("key weights", w_k, (Eq, Ek)),
+                           ("value weights", w_v, (Eq, Ev)), ("query bias", b_q, (Eq,)),
+                           ("key bias", b_k, (Eq,)), ("value bias", b_v, (Eq,))):
+        assert t is None or t.shape == shape, \
+            f"expecting {what} shape of {shape}, but got {t.shape}"
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights=True):
+    """torch.nn.functional.multi_head_attention_forward: query (L, N, E), key and value (S, N,
+    E_k / E_v) or unbatched (L, E), (S, E); returns (attn_output (L, N, E), attn weights
+    (N, L, S) averaged over heads, (N, heads, L, S) with average_attn_weights=False, or None
+    without need_weights). Masks: bool (True = not attended) or float (added to the logits)."""
+    from .. import _factories  # noqa: PLC0415
+    is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not is_batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+    if key_padding_mask is not None and key_padding_mask.dtype != _dtypes.bool_ and \
+            not key_padding_mask.is_floating_point():
+        raise AssertionError("only bool and floating types of key_padding_mask are supported")
+    assert embed_dim == embed_dim_to_check, \
+        f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}"
+    head_dim = embed_dim // num_heads
+    assert head_dim * num_heads == embed_dim, \
+        f"embed_dim {embed_dim} not divisible by num_heads {num_heads}"
+    if use_separate_proj_weight:
+        assert key.shape[:2] == value.shape[:2], \
+            f"key's sequence and batch dims {key.shape[:2]} do not match value's {value.shape[:2]}"
+    else:
+        assert key.shape == value.shape, \
+            f"key shape {key.shape} does not match value shape {value.shape}"
+
+    if not use_separate_proj_weight:
+        assert in_proj_weight is not None, \
+            "use_separate_proj_weight is False but in_proj_weight is None"
+        q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
+    else:
+        assert q_proj_weight is not None, \
+            "use_separate_proj_weight is True but q_proj_weight is None"
+        assert k_proj_weight is not None, \
+            "use_separate_proj_weight is True but k_proj_weight is None"
+        assert v_proj_weight is not None, \
+            "use_separate_proj_weight is True but v_proj_weight is None"
+        b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+        q, k, v = _in_projection(query, key, value, q_proj_weight, k_proj_weight, v_proj_weight,
+                                 b_q, b_k, b_v)
+
+    if attn_mask is not None:
+        if attn_mask.dtype == _dtypes.uint8:
+            _warnings.warn("Byte tensor for attn_mask in nn.MultiheadAttention is deprecated. Use "
+                           "bool tensor instead.")
+            attn_mask = attn_mask.to(_dtypes.bool_)
+        else:
+            assert attn_mask.is_floating_point() or attn_mask.dtype == _dtypes.bool_, (
+                "Only float, byte, and bool types are supported for attn_mask, not "
+                f"{attn_mask.dtype}")
+        if attn_mask.dim() == 2:
+            correct_2d_size = (tgt_len, src_len)
+            if attn_mask.shape != correct_2d_size:
+                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but "
+                                   f"should be {correct_2d_size}.")
+            attn_mask = attn_mask.unsqueeze(0)
+        elif attn_mask.dim() == 3:
+            correct_3d_size = (bsz * num_heads, tgt_len, src_len)
+            if attn_mask.shape != correct_3d_size:
+                raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but "
+                                   f"should be {correct_3d_size}.")
+        else:
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+
+    if bias_k is not None and bias_v is not None:
+        assert static_k is None, "bias cannot be added to static key."
+        assert static_v is None, "bias cannot be added to static value."
+        k = _factories.cat([k, bias_k.repeat(1, bsz, 1)])
+        v = _factories.cat([v, bias_v.repeat(1, bsz, 1)])
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    else:
+        assert bias_k is None
+        assert bias_v is None
+
+    q = q.contiguous().view(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    if static_k is None:
+        k = k.contiguous().view(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    else:
+        assert static_k.size(0) == bsz * num_heads, \
+            f"expecting static_k.size(0) of {bsz * num_heads}, but got {static_k.size(0)}"
+        assert static_k.size(2) == head_dim, \
+            f"expecting static_k.size(2) of {head_dim}, but got {static_k.size(2)}"
+        k = static_k
+    if static_v is None:
+        v = v.contiguous().view(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    else:
+        assert static_v.size(0) == bsz * num_heads, \
+            f"expecting static_v.size(0) of {bsz * num_heads}, but got {static_v.size(0)}"
+        assert static_v.size(2) == head_dim, \
+            f"expecting static_v.size(2) of {head_dim}, but got {static_v.size(2)}"
+        v = static_v
+
+    if add_zero_attn:
+        zero_attn_shape = (bsz * num_heads, 1, head_dim)
+        k = _factories.cat([k, _factories.zeros(zero_attn_shape, dtype=k.dtype, device=k.device,
+                                                session=k._session)], dim=1)
+        v = _factories.cat([v, _factories.zeros(zero_attn_shape, dtype=v.dtype, device=v.device,
+                                                session=v._session)], dim=1)
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    src_len = k.size(1)
+
+    if key_padding_mask is not None:
+        assert key_padding_mask.shape == (bsz, src_len), (
+            f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
+            f"{key_padding_mask.shape}")
+        key_padding_mask = key_padding_mask.view(bsz, 1, 1, src_len).expand(
+            -1, num_heads, -1, -1).reshape(bsz * num_heads, 1, src_len)
+        if attn_mask is None:
+            attn_mask = key_padding_mask
+        elif attn_mask.dtype == _dtypes.bool_:
+            attn_mask = attn_mask.logical_or(key_padding_mask)
+        else:
+            attn_mask = attn_mask.masked_fill(key_padding_mask, float("-inf"))
+    if attn_mask is not None and attn_mask.dtype == _dtypes.bool_:
+        attn_mask = _factories.zeros_like(attn_mask, dtype=q.dtype).masked_fill_(
+            attn_mask, float("-inf"))
+    if not training:
+        dropout_p = 0.0
+
+    q_scaled = q / _math.sqrt(q.shape[2])
+    if attn_mask is not None:
+        attn_output_weights = attn_mask.baddbmm(q_scaled, k.transpose(-2, -1))
+    else:
+        attn_output_weights = q_scaled.bmm(k.transpose(-2, -1))
+    attn_output_weights = softmax(attn_output_weights, dim=-1)
+    if dropout_p > 0.0:
+        attn_output_weights = dropout(attn_output_weights, p=dropout_p)
+    attn_output = attn_output_weights.bmm(v)
+    attn_output = attn_output.transpose(0, 1).contiguous().view(tgt_len * bsz, embed_dim)
+    attn_output = linear(attn_output, out_proj_weight, out_proj_bias)
+    attn_output = attn_output.view(tgt_len, bsz, attn_output.size(1))
+    if not need_weights:
+        return (attn_output if is_batched else attn_output.squeeze(1)), None
+    attn_output_weights = attn_output_weights.view(bsz, num_heads, tgt_len, src_len)
+    if average_attn_weights:
+        attn_output_weights = attn_output_weights.sum(dim=1) / num_heads
+    if not is_batched:
+        attn_output = attn_output.squeeze(1)
+        attn_output_weights = attn_output_weights.squeeze(0)
+    return attn_output, attn_output_weights

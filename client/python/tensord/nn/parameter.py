@@ -5,6 +5,7 @@ copied as torch does), and every op on it computes as under `torch.no_grad()`; i
 plain Tensor, as torch's is.
 """
 from .. import _factories
+from .._composite import _take_handle
 from .._tensor import Tensor
 
 
@@ -32,8 +33,10 @@ class Parameter(Tensor):
         if data is None:
             data = _factories.empty(0)
         if not isinstance(data, Tensor):
-            raise TypeError(f"Parameter(): argument 'data' must be Tensor, not "
-                            f"{type(data).__name__}")
+            raise AttributeError(f"'{type(data).__name__}' object has no attribute 'detach'")
+        if requires_grad and not data.is_floating_point():
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
         out = _alias_as(cls, data)
         out._requires_grad = bool(requires_grad)
         return out
@@ -47,9 +50,12 @@ class Parameter(Tensor):
 
     @requires_grad.setter
     def requires_grad(self, value):
-        self._requires_grad = bool(value)
+        self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad=True):
+        """Sets the flag; only floating-point tensors may require gradients (as in torch)."""
+        if requires_grad and not self.is_floating_point():
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._requires_grad = bool(requires_grad)
         return self
 
@@ -61,7 +67,7 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo):
         out = memo.get(id(self))
         if out is None:
-            out = memo[id(self)] = Parameter(self.clone(), self._requires_grad)
+            out = memo[id(self)] = type(self)(self.clone(), self._requires_grad)
         return out
 
     def __reduce_ex__(self, proto):
@@ -69,32 +75,74 @@ class Parameter(Tensor):
                         "tensord.save instead")
 
 
-class UninitializedParameter(Parameter):
-    """The parameter of a lazy module before its first call: no data until materialize()."""
+class UninitializedTensorMixin:
+    """An uninitialized parameter or buffer: no shape until materialize(shape) gives it one
+    and turns it into its cls_to_become."""
 
     __slots__ = ()
-
-    def __new__(cls, requires_grad=True, device=None, dtype=None):
-        out = super().__new__(cls, _factories.empty(0, device=device, dtype=dtype),
-                              requires_grad)
-        return out
-
-    def __init__(self, requires_grad=True, device=None, dtype=None):
-        pass  # made by __new__
+    cls_to_become = None
 
     def materialize(self, shape, device=None, dtype=None):
-        """Turns self into a Parameter of `shape` (uninitialised values)."""
-        from .._composite import _take_handle  # noqa: PLC0415
-        data = _factories.empty(*shape, device=device or self.device, dtype=dtype or self.dtype)
+        """Turns self into a cls_to_become of `shape` (uninitialised values), on self's device
+        and in self's dtype unless given."""
+        data = _factories.empty(tuple(shape), device=device or self.device,
+                                dtype=dtype or self.dtype, session=self._session)
         _take_handle(self, data)
-        self.__class__ = Parameter
-        return self
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError(
+            "Can't access the shape of an uninitialized parameter or buffer. This error usually "
+            "happens in `load_state_dict` when trying to load an uninitialized parameter into an "
+            "initialized one. Call `forward` to initialize the parameters before accessing their "
+            "attributes.")
 
     def __repr__(self):
-        return "<UninitializedParameter>"
+        return f"<{self.__class__.__name__}>"
 
     __str__ = __repr__
 
 
 def is_lazy(param):
-    return isinstance(param, UninitializedParameter)
+    return isinstance(param, UninitializedTensorMixin)
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """The parameter of a lazy module before its first call: no data until materialize()."""
+
+    __slots__ = ()
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        return super().__new__(cls, _factories.empty(0, device=device, dtype=dtype),
+                               requires_grad)
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass  # made by __new__
+
+    def __deepcopy__(self, memo):
+        out = memo.get(id(self))
+        if out is None:
+            out = memo[id(self)] = type(self)(self.requires_grad, self.device, self.dtype)
+        return out
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """The buffer of a lazy module (LazyBatchNorm's running statistics) before its first call:
+    no data until materialize() turns it into a Tensor."""
+
+    __slots__ = ()
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None):
+        return _alias_as(cls, _factories.empty(0, device=device, dtype=dtype))
+
+    def __init__(self, requires_grad=False, device=None, dtype=None):
+        pass  # made by __new__
+
+    def __deepcopy__(self, memo):
+        out = memo.get(id(self))
+        if out is None:
+            out = memo[id(self)] = type(self)(device=self.device, dtype=self.dtype)
+        return out

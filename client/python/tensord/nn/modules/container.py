@@ -1,6 +1,8 @@
 """torch.nn's containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict."""
 import operator
+import warnings
 from collections import OrderedDict
+from collections.abc import Iterable, Mapping
 from itertools import chain, islice
 
 from ..._tensor import Tensor
@@ -8,7 +10,7 @@ from ..parameter import Parameter
 from .module import Module
 
 
-def _abs_index(idx, n, what):
+def _abs_index(idx, n):
     idx = operator.index(idx)
     if not -n <= idx < n:
         raise IndexError(f"index {idx} is out of range")
@@ -20,6 +22,8 @@ class Container(Module):
 
     def __init__(self, **kwargs):
         super().__init__()
+        warnings.warn("nn.Container is deprecated. All of it's functionality is now implemented "
+                      "in nn.Module. Subclass that instead.")
         for key, value in kwargs.items():
             self.add_module(key, value)
 
@@ -78,8 +82,9 @@ class Sequential(Module):
         if not isinstance(other, Sequential):
             raise ValueError("add operator supports only objects of Sequential class, but "
                              f"{type(other)} is given.")
-        for layer in other:
-            self.append(layer)
+        offset = len(self)
+        for i, module in enumerate(other):
+            self.add_module(str(i + offset), module)
         return self
 
     def __mul__(self, other):
@@ -94,6 +99,16 @@ class Sequential(Module):
         return ret
 
     __rmul__ = __mul__
+
+    def __imul__(self, other):
+        if not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+        n = len(self)
+        for i in range(n * (other - 1)):
+            self.add_module(str(n + i), self._modules[str(i % n)])
+        return self
 
     def __dir__(self):
         return [k for k in super().__dir__() if not k.isdigit()]
@@ -145,17 +160,17 @@ class ModuleList(Module):
     def __getitem__(self, idx):
         if isinstance(idx, slice):
             return self.__class__(list(self._modules.values())[idx])
-        return self._modules[str(_abs_index(idx, len(self), "ModuleList"))]
+        return self._modules[str(_abs_index(idx, len(self)))]
 
     def __setitem__(self, idx, module):
-        setattr(self, str(_abs_index(idx, len(self), "ModuleList")), module)
+        setattr(self, str(_abs_index(idx, len(self))), module)
 
     def __delitem__(self, idx):
         if isinstance(idx, slice):
             for k in range(len(self._modules))[idx]:
                 delattr(self, str(k))
         else:
-            delattr(self, str(_abs_index(idx, len(self), "ModuleList")))
+            delattr(self, str(_abs_index(idx, len(self))))
         self._modules = OrderedDict(
             (str(i), m) for i, m in enumerate(self._modules.values()))
 
@@ -192,7 +207,7 @@ class ModuleList(Module):
         return v
 
     def extend(self, modules):
-        if not hasattr(modules, "__iter__") or isinstance(modules, (str, bytes)):
+        if not isinstance(modules, Iterable):
             raise TypeError("ModuleList.extend should be called with an iterable, but got " +
                             type(modules).__name__)
         offset = len(self)
@@ -245,17 +260,17 @@ class ModuleDict(Module):
         return self._modules.values()
 
     def update(self, modules):
-        if not hasattr(modules, "__iter__") or isinstance(modules, (str, bytes)):
+        if not isinstance(modules, Iterable):
             raise TypeError("ModuleDict.update should be called with an iterable of key/value "
                             "pairs, but got " + type(modules).__name__)
-        if isinstance(modules, (OrderedDict, ModuleDict, dict)):
+        if isinstance(modules, (ModuleDict, Mapping)):
             for key, module in modules.items():
                 self[key] = module
         else:
             for j, m in enumerate(modules):
-                if not hasattr(m, "__iter__") or isinstance(m, (str, bytes)):
+                if not isinstance(m, Iterable):
                     raise TypeError(f"ModuleDict update sequence element #{j} should be "
-                                    f"Iterable; is {type(m).__name__}")
+                                    f"Iterable; is{type(m).__name__}")
                 if len(m) != 2:
                     raise ValueError(f"ModuleDict update sequence element #{j} has length "
                                      f"{len(m)}; 2 is required")
@@ -286,10 +301,10 @@ class ParameterList(Module):
             for i in range(*idx.indices(len(self))):
                 out.append(self[i])
             return out
-        return getattr(self, str(_abs_index(idx, len(self), "ParameterList")))
+        return getattr(self, str(_abs_index(idx, len(self))))
 
     def __setitem__(self, idx, param):
-        idx = _abs_index(idx, len(self), "ParameterList")
+        idx = _abs_index(idx, len(self))
         if isinstance(param, Tensor) and not isinstance(param, Parameter):
             param = Parameter(param)
         setattr(self, str(idx), param)
@@ -313,7 +328,7 @@ class ParameterList(Module):
         return self
 
     def extend(self, values):
-        if not hasattr(values, "__iter__") or isinstance(values, (str, bytes, Tensor)):
+        if not isinstance(values, Iterable) or isinstance(values, Tensor):
             raise TypeError("ParameterList.extend should be called with an iterable, but got " +
                             type(values).__name__)
         for value in values:
@@ -409,20 +424,20 @@ class ParameterDict(Module):
         return (self[k] for k in self._keys)
 
     def update(self, parameters):
-        if not hasattr(parameters, "__iter__") or isinstance(parameters, (str, bytes)):
+        if not isinstance(parameters, Iterable):
             raise TypeError("ParametersDict.update should be called with an iterable of "
                             "key/value pairs, but got " + type(parameters).__name__)
         if isinstance(parameters, (OrderedDict, ParameterDict)):
             for key, parameter in parameters.items():
                 self[key] = parameter
-        elif isinstance(parameters, dict):
+        elif isinstance(parameters, Mapping):
             for key, parameter in sorted(parameters.items()):
                 self[key] = parameter
         else:
             for j, p in enumerate(parameters):
-                if not hasattr(p, "__iter__") or isinstance(p, (str, bytes)):
+                if not isinstance(p, Iterable):
                     raise TypeError(f"ParameterDict update sequence element #{j} should be "
-                                    f"Iterable; is {type(p).__name__}")
+                                    f"Iterable; is{type(p).__name__}")
                 if len(p) != 2:
                     raise ValueError(f"ParameterDict update sequence element #{j} has length "
                                      f"{len(p)}; 2 is required")

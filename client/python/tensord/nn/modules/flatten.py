@@ -22,13 +22,12 @@ class Flatten(Module):
 class Unflatten(Module):
     """Splits dim `dim` into `unflattened_size`."""
 
+    __constants__ = ["dim", "unflattened_size"]
+
     def __init__(self, dim, unflattened_size):
         super().__init__()
         if isinstance(dim, int):
-            if not isinstance(unflattened_size, (tuple, list)) or \
-                    not all(isinstance(n, int) for n in unflattened_size):
-                raise TypeError("unflattened_size must be tuple of ints, but found type "
-                                f"{type(unflattened_size).__name__}")
+            _require_tuple_int(unflattened_size)
         elif isinstance(dim, str):
             raise TypeError("named dims are not in tensord: dim must be an int")
         else:
@@ -41,6 +40,16 @@ class Unflatten(Module):
 
     def extra_repr(self):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+def _require_tuple_int(sizes):
+    if not isinstance(sizes, (tuple, list)):
+        raise TypeError("unflattened_size must be a tuple of ints, but found type "
+                        f"{type(sizes).__name__}")
+    for idx, elem in enumerate(sizes):
+        if not isinstance(elem, int):
+            raise TypeError("unflattened_size must be tuple of ints, but found element of type "
+                            f"{type(elem).__name__} at pos {idx}")
 
 
 __all__ = ["Flatten", "Unflatten"]

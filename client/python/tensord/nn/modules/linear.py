@@ -113,4 +113,4 @@ class LazyLinear(LazyModuleMixin, Linear):
             self.reset_parameters()
 
 
-__all__ = ["Identity", "Linear", "Bilinear", "LazyLinear", "NonDynamicallyQuantizableLinear"]
+__all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]

@@ -5,11 +5,17 @@ repr.
 tensord has no autograd yet, so a module's forward computes as under torch.no_grad(); a
 Parameter still carries requires_grad (see parameter.py).
 """
+import functools
 import itertools
+import warnings
+import weakref
 from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
 
+from ... import _dtypes, _factories
+from ..._composite import _take_handle
 from ..._tensor import Tensor, _to_args
-from ..parameter import Parameter, UninitializedParameter
+from ..parameter import Parameter, is_lazy
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -22,23 +28,68 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 
 
 class RemovableHandle:
-    """What register_*_hook returns: remove() takes the hook out again."""
+    """What register_*_hook returns (torch.utils.hooks.RemovableHandle): remove() takes the
+    hook out of its dict again (held weakly, as torch holds it)."""
 
-    _next_id = 0
+    next_id = 0
 
     def __init__(self, hooks_dict):
-        self._hooks = hooks_dict
-        self.id = RemovableHandle._next_id
-        RemovableHandle._next_id += 1
+        self.hooks_dict_ref = weakref.ref(hooks_dict)
+        self.id = RemovableHandle.next_id
+        RemovableHandle.next_id += 1
 
     def remove(self):
-        self._hooks.pop(self.id, None)
+        hooks_dict = self.hooks_dict_ref()
+        if hooks_dict is not None and self.id in hooks_dict:
+            del hooks_dict[self.id]
+
+    def __getstate__(self):
+        return (self.hooks_dict_ref(), self.id)
+
+    def __setstate__(self, state):
+        self.hooks_dict_ref = weakref.ref(OrderedDict() if state[0] is None else state[0])
+        self.id = state[1]
+        RemovableHandle.next_id = max(RemovableHandle.next_id, self.id + 1)
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.remove()
+
+
+class _WrappedHook:
+    """A hook called with its module first (held weakly); copies and pickles carry the module,
+    so a deep copy's hook calls the copy."""
+
+    def __init__(self, hook, module=None):
+        self.hook = hook
+        functools.update_wrapper(self, hook)
+        self.with_module = module is not None
+        if self.with_module:
+            self.module = weakref.ref(module)
+
+    def __call__(self, *args, **kwargs):
+        if self.with_module:
+            module = self.module()
+            if module is None:
+                raise RuntimeError("You are trying to call the hook of a dead Module!")
+            return self.hook(module, *args, **kwargs)
+        return self.hook(*args, **kwargs)
+
+    def __getstate__(self):
+        state = {"hook": self.hook, "with_module": self.with_module}
+        if self.with_module:
+            state["module"] = self.module()
+        return state
+
+    def __setstate__(self, state):
+        self.hook = state["hook"]
+        self.with_module = state["with_module"]
+        if self.with_module:
+            if state["module"] is None:
+                raise RuntimeError("You are trying to revive the hook of a dead Module!")
+            self.module = weakref.ref(state["module"])
 
 
 _global_forward_pre_hooks = OrderedDict()
@@ -174,14 +225,20 @@ class Module:
     # ---- moves ----
 
     def _apply(self, fn):
+        """fn applied to every parameter and buffer, children first. A parameter stays the
+        same object and takes fn's result as its data (torch's `param.data = fn(param)`), so
+        references to it, and parameters shared between modules, follow the move."""
         for module in self.children():
             module._apply(fn)
-        for key, param in self._parameters.items():
+        for param in self._parameters.values():
             if param is None:
                 continue
             moved = fn(param)
             if moved is not param:
-                self._parameters[key] = Parameter(moved, param.requires_grad)
+                if param.requires_grad and not moved.is_floating_point():
+                    raise RuntimeError("data set to a tensor that requires gradients must be "
+                                       "floating point or complex dtype")
+                _take_handle(param, moved.detach())
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)
@@ -215,13 +272,13 @@ class Module:
         return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
     def to_empty(self, *, device):
-        return self._apply(lambda t: t.new_empty(t.shape, device=device))
+        return self._apply(lambda t: _factories.empty_like(t, device=device))
 
     def to(self, *args, **kwargs):
         """Module.to(device=None, dtype=None, non_blocking=False), to(dtype), to(tensor),
         to(memory_format=…): moves parameters and buffers; a dtype applies to floating ones."""
         memory_format = kwargs.pop("memory_format", None)
-        device, dtype, non_blocking, _ = _to_args(args, kwargs)
+        device, dtype, _, _ = _to_args(args, kwargs)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
                             f"desired dtype={dtype}")
@@ -253,8 +310,8 @@ class Module:
 
     def _register_load_state_dict_pre_hook(self, hook, with_module=False):
         handle = RemovableHandle(self._load_state_dict_pre_hooks)
-        self._load_state_dict_pre_hooks[handle.id] = (
-            (lambda *a: hook(self, *a)) if with_module else hook)
+        self._load_state_dict_pre_hooks[handle.id] = _WrappedHook(
+            hook, self if with_module else None)
         return handle
 
     def register_load_state_dict_post_hook(self, hook):
@@ -282,6 +339,12 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        for name in ("_forward_pre_hooks", "_state_dict_hooks", "_load_state_dict_pre_hooks",
+                     "_load_state_dict_post_hooks"):
+            if name not in self.__dict__:
+                object.__setattr__(self, name, OrderedDict())
+        if "_non_persistent_buffers_set" not in self.__dict__:
+            object.__setattr__(self, "_non_persistent_buffers_set", set())
 
     def __getattr__(self, name):
         d = self.__dict__
@@ -364,24 +427,28 @@ class Module:
 
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
         if args:  # torch's deprecated positional form: (destination, prefix, keep_vars)
-            destination = args[0]
-            if len(args) > 1:
+            if destination is None:
+                destination = args[0]
+            if len(args) > 1 and prefix == "":
                 prefix = args[1]
-            if len(args) > 2:
+            if len(args) > 2 and keep_vars is False:
                 keep_vars = args[2]
+            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
+                          "https://pytorch.org/docs/master/generated/torch.nn.Module.html"
+                          "#torch.nn.Module.state_dict for details.")
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
-        metadata = getattr(destination, "_metadata", None)
-        if metadata is not None:
-            metadata[prefix[:-1]] = {"version": self._version}
+        local_metadata = {"version": self._version}
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".",
                                   keep_vars=keep_vars)
         for hook in self._state_dict_hooks.values():
-            result = hook(self, destination, prefix, {"version": self._version})
+            result = hook(self, destination, prefix, local_metadata)
             if result is not None:
                 destination = result
         return destination
@@ -401,15 +468,17 @@ class Module:
                 if strict:
                     missing_keys.append(key)
                 continue
-            input_param = _as_tensord(state_dict[key], param)
-            if input_param is None:
+            input_param = state_dict[key]
+            if not isinstance(input_param, Tensor):
                 error_msgs.append(f'While copying the parameter named "{key}", expected '
                                   "torch.Tensor or Tensor-like object from checkpoint but "
                                   f"received {type(state_dict[key])}")
                 continue
-            if isinstance(param, UninitializedParameter):
-                param.materialize(tuple(input_param.shape))
-            if tuple(input_param.shape) != tuple(param.shape):
+            lazy = is_lazy(param)
+            # a 1-element 1-dim checkpoint value loads into a 0-dim parameter (PyTorch 0.3's)
+            if not lazy and param.dim() == 0 and input_param.dim() == 1:
+                input_param = input_param[0]
+            if not lazy and input_param.shape != param.shape:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape "
                                   f"{input_param.shape} from checkpoint, the shape in current "
                                   f"model is {param.shape}.")
@@ -437,11 +506,13 @@ class Module:
                         unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict, strict=True):
-        if not isinstance(state_dict, dict):
+        if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing_keys, unexpected_keys, error_msgs = [], [], []
         metadata = getattr(state_dict, "_metadata", None)
-        state_dict = OrderedDict(state_dict)
+        session = next((t._session for t in itertools.chain(self.parameters(), self.buffers())),
+                       None)
+        state_dict = OrderedDict((k, _as_tensord(v, session)) for k, v in state_dict.items())
         if metadata is not None:
             state_dict._metadata = metadata
 
@@ -457,7 +528,11 @@ class Module:
                     load(child, child_state, child_prefix)
             incompatible = _IncompatibleKeys(missing_keys, unexpected_keys)
             for hook in module._load_state_dict_post_hooks.values():
-                hook(module, incompatible)
+                out = hook(module, incompatible)
+                assert out is None, (
+                    "Hooks registered with ``register_load_state_dict_post_hook`` are not"
+                    "expected to return new values, if incompatible_keys need to be modified,"
+                    "it should be done inplace.")
 
         load(self, state_dict)
         if strict:
@@ -474,33 +549,31 @@ class Module:
 
     # ---- walking ----
 
-    def _named_members(self, get_members_fn, prefix="", recurse=True, remove_duplicate=True):
+    def _named_members(self, get_members_fn, prefix="", recurse=True):
         memo = set()
-        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
-            if recurse else [(prefix, self)]
+        modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
         for module_prefix, module in modules:
             for k, v in get_members_fn(module):
                 if v is None or id(v) in memo:
                     continue
-                if remove_duplicate:
-                    memo.add(id(v))
+                memo.add(id(v))
                 yield (module_prefix + ("." if module_prefix else "") + k, v)
 
     def parameters(self, recurse=True):
         for _, param in self.named_parameters(recurse=recurse):
             yield param
 
-    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+    def named_parameters(self, prefix="", recurse=True):
         yield from self._named_members(lambda m: m._parameters.items(), prefix=prefix,
-                                       recurse=recurse, remove_duplicate=remove_duplicate)
+                                       recurse=recurse)
 
     def buffers(self, recurse=True):
         for _, buf in self.named_buffers(recurse=recurse):
             yield buf
 
-    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+    def named_buffers(self, prefix="", recurse=True):
         yield from self._named_members(lambda m: m._buffers.items(), prefix=prefix,
-                                       recurse=recurse, remove_duplicate=remove_duplicate)
+                                       recurse=recurse)
 
     def children(self):
         for _, module in self.named_children():
@@ -509,8 +582,8 @@ class Module:
     def named_children(self):
         memo = set()
         for name, module in self._modules.items():
-            if module is not None and id(module) not in memo:
-                memo.add(id(module))
+            if module is not None and module not in memo:
+                memo.add(module)
                 yield name, module
 
     def modules(self):
@@ -520,10 +593,10 @@ class Module:
     def named_modules(self, memo=None, prefix="", remove_duplicate=True):
         if memo is None:
             memo = set()
-        if id(self) in memo:
+        if self in memo:
             return
         if remove_duplicate:
-            memo.add(id(self))
+            memo.add(self)
         yield prefix, self
         for name, module in self._modules.items():
             if module is None:
@@ -581,13 +654,19 @@ class Module:
                 main_str += "\n  " + "\n  ".join(lines) + "\n"
         return main_str + ")"
 
-    def _replicate_for_data_parallel(self):
-        raise RuntimeError("DataParallel is not in tensord: one server holds the tensors")
 
-
-def _typename(obj):
-    t = type(obj)
-    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+def _typename(o):
+    """torch.typename: a tensor's type() ("torch.FloatTensor"), else the module-qualified name
+    of o (a class or function) or of its class."""
+    if isinstance(o, Tensor):
+        return o.type()
+    module = getattr(o, "__module__", None)
+    prefix = module + "." if module not in (None, "builtins", "__builtin__") else ""
+    if hasattr(o, "__qualname__"):
+        return prefix + o.__qualname__
+    if hasattr(o, "__name__"):
+        return prefix + o.__name__
+    return prefix + o.__class__.__name__
 
 
 def _check_name(module, name, kind, store):
@@ -601,17 +680,16 @@ def _check_name(module, name, kind, store):
         raise KeyError(f"attribute '{name}' already exists")
 
 
-def _as_tensord(value, like):
-    """A checkpoint's value as a tensord tensor on `like`'s session: a tensord tensor as is;
-    anything with .numpy() (a torch CPU tensor, a numpy array) copied over."""
-    if isinstance(value, Tensor):
+def _as_tensord(value, session):
+    """A checkpoint's value as load_state_dict reads it: a torch tensor (what torch calls
+    tensor-like) copied to a tensord tensor on `session` (None: the default one); anything
+    else as it is."""
+    if isinstance(value, Tensor) or not hasattr(value, "__torch_function__"):
         return value
-    from ... import _factories  # noqa: PLC0415
-    if hasattr(value, "detach") and hasattr(value, "numpy"):  # a torch tensor
-        value = value.detach().cpu().numpy()
-    if hasattr(value, "shape") and hasattr(value, "dtype"):
-        return _factories.tensor(value, session=like._session)
-    return None
+    value = value.detach().cpu()
+    if str(value.dtype) == "torch.bfloat16":
+        return _factories.tensor(value.float().numpy(), session=session).to(_dtypes.bfloat16)
+    return _factories.tensor(value.numpy(), session=session)
 
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook"]

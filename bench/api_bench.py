@@ -55,6 +55,11 @@ DATA = {
     "picks": rng.integers(-(1 << 20), 1 << 20, (1 << 16,)),
     "rates": rng.uniform(0, 20, (1 << 22,)).astype(np.float32),
     "shape_a": rng.uniform(0.1, 50, (1 << 22,)),
+    # ctc_loss: 200 steps of 32 sequences over 40 classes, targets of up to 50 labels.
+    "ctc_lp": np.log(rng.dirichlet(np.ones(40), (200, 32))).astype(np.float32),
+    "ctc_targets": rng.integers(1, 40, (32, 50)),
+    "ctc_il": rng.integers(150, 201, (32,)),
+    "ctc_tl": rng.integers(30, 51, (32,)),
 }
 
 
@@ -106,6 +111,8 @@ CASES = [
         d["rates"] * 0 + 1000, d["rates"] / 20)),
     ("igamma of 4M float64", lambda m, d: m.igamma(d["shape_a"], d["shape_a"] * 1.1)),
     ("tril of 4096x1024", lambda m, d: d["act"].tril()),
+    ("ctc_loss 200x32x40, targets <= 50", lambda m, d: functional(m).ctc_loss(
+        d["ctc_lp"], d["ctc_targets"], d["ctc_il"], d["ctc_tl"])),
 ]
 
 

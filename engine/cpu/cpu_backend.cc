@@ -12,6 +12,7 @@
 #include "engine/cpu/sort_kernels.h"
 #include "engine/cpu/linalg_kernels.h"
 #include "engine/cpu/random_kernels.h"
+#include "engine/cpu/loss_kernels.h"
 #include "engine/cpu/reduce_kernels.h"
 
 namespace tensord::engine {
@@ -111,6 +112,8 @@ class CpuBackendImpl final : public Backend {
   absl::Status CrossEntropy(const CrossEntropyCall& call) override {
     return cpu::CrossEntropy(call);
   }
+
+  absl::Status CtcLoss(const CtcLossCall& call) override { return cpu::CtcLoss(call); }
 
   absl::Status LayerNorm(const LayerNormCall& call) override {
     cpu::LayerNorm(call);

@@ -30,6 +30,7 @@
 #include "engine/cuda/solver.h"
 #include "engine/cuda/gemm_plan.h"
 #include "engine/cuda/indexing_kernels.h"
+#include "engine/cuda/loss_kernels.h"
 #include "engine/cuda/reduce_kernels.h"
 #include "engine/cuda/sort_kernels.h"
 #include "engine/cuda/elementwise_kernels.h"
@@ -499,6 +500,18 @@ class CudaBackend final : public Backend {
         });
     // Freed on the stream, after the kernels that use it.
     if (scratch != nullptr) allocator_.Deallocate(scratch, bytes);
+    return status;
+  }
+
+  absl::Status CtcLoss(const CtcLossCall& call) override {
+    const CtcLaunch how = ChooseCtcLaunch(call);
+    TENSORD_ASSIGN_OR_RETURN(void* scratch, allocator_.Allocate(how.scratch_bytes));
+    absl::Status status = LaunchChecked(
+        "ctc_loss", [](const KernelError& e) { return CtcLossFailure(e, "ctc_loss_gpu"); },
+        [&](KernelError* slot, cudaStream_t stream) {
+          return LaunchCtcLoss(call, how, scratch, slot, stream);
+        });
+    allocator_.Deallocate(scratch, how.scratch_bytes);  // on the stream, after the kernels
     return status;
   }
 

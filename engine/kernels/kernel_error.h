@@ -18,9 +18,10 @@ struct KernelError {
     kIndexOutOfRange = 2,
     kBadProbability = 3,
     kFactorization = 4,  // a = the batch element, b = LAPACK's info (kernels/linalg.h)
+    kCtc = 5,            // ctc_loss's lengths or labels; detail says which (kernels/ctc.h)
   };
   int32_t code = kNone;
-  int32_t unused = 0;
+  int32_t detail = 0;  // which check of the code's family failed (0 where it has one)
   int64_t a = 0;  // e.g. the bad index
   int64_t b = 0;  // e.g. the size it indexes
   // ReportBadIndexAt: the smallest row-major position of a bad index, so that the error names
@@ -29,9 +30,11 @@ struct KernelError {
 };
 
 // Records the first error reported into `slot` (later ones are dropped).
-TENSORD_HD inline void ReportKernelError(KernelError* slot, int32_t code, int64_t a, int64_t b) {
+TENSORD_HD inline void ReportKernelError(KernelError* slot, int32_t code, int64_t a, int64_t b,
+                                         int32_t detail = 0) {
 #if defined(__CUDA_ARCH__)
   if (atomicCAS(&slot->code, 0, code) == 0) {
+    slot->detail = detail;
     slot->a = a;
     slot->b = b;
     __threadfence_system();
@@ -39,6 +42,7 @@ TENSORD_HD inline void ReportKernelError(KernelError* slot, int32_t code, int64_
 #else
   if (slot->code == KernelError::kNone) {
     slot->code = code;
+    slot->detail = detail;
     slot->a = a;
     slot->b = b;
   }

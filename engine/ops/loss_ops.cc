@@ -5,7 +5,8 @@
 // log-probabilities ever being written. Shapes, dtypes and errors are torch's (nll_loss_nd's
 // rules: (C), (N, C) and (N, C, d1, ...) inputs). Pointwise: mse_loss, l1_loss,
 // smooth_l1_loss, huber_loss, soft_margin_loss, binary_cross_entropy(_with_logits) and kl_div,
-// each element's loss then the reduction.
+// each element's loss then the reduction. Sequences: ctc_loss, a kernel per device
+// (engine/kernels/ctc.h) for each element's negative log-likelihood, then torch's reduction.
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "engine/ops/type_promotion.h"
 #include "engine/runtime/backend.h"
 #include "engine/tensor/shape_util.h"
+#include "engine/views/view_ops.h"
 
 namespace tensord::engine {
 namespace {
@@ -476,6 +478,111 @@ absl::StatusOr<PlannedOp> PlanKlDiv(const Tensor& input, const Tensor& target,
 }
 
 
+// ctc_loss (torch.nn.functional.ctc_loss): log_probs (T, N, C), or (T, C) for one unbatched
+// element; targets padded (N, S) or concatenated (sum of target_lengths); one length per
+// element in input_lengths and target_lengths (any integral dtype and shape). The checks of
+// metadata raise here, in torch's order and words; those of the lengths' and labels' values
+// where the kernel runs (Backend::CtcLoss). The kernel writes each element's negative
+// log-likelihood; the reduction is torch's composition ('mean' divides each by its target
+// length, at least 1, then averages).
+absl::StatusOr<PlannedOp> PlanCtcLoss(const Tensor& log_probs, const Tensor& targets,
+                                      const Tensor& input_lengths, const Tensor& target_lengths,
+                                      int64_t blank, LossReduction reduction,
+                                      bool zero_infinity) {
+  constexpr absl::string_view op = "ctc_loss";
+  if (!IsIntegral(input_lengths.dtype(), false)) {
+    return RuntimeError(op, "input_lengths must be integral");
+  }
+  if (!IsIntegral(target_lengths.dtype(), false)) {
+    return RuntimeError(op, "target_lengths must be integral");
+  }
+  TENSORD_ASSIGN_OR_RETURN(const Device device,
+                           CommonDevice(op, {log_probs, targets, input_lengths, target_lengths}));
+  const bool batched = log_probs.dim() == 3;
+  Tensor lp = log_probs;
+  if (!batched) {
+    TENSORD_ASSIGN_OR_RETURN(lp, Unsqueeze(log_probs, 1));
+  }
+  const DType dtype = log_probs.dtype();
+  if (dtype != DType::kFloat32 && dtype != DType::kFloat64) {
+    return KernelNotImplemented(op, device.is_cpu() ? "ctc_loss_cpu" : "ctc_loss_cuda", dtype);
+  }
+  const std::string from = absl::StrCat(" (while checking arguments for ",
+                                        device.is_cpu() ? "ctc_loss_cpu" : "ctc_loss_gpu", ")");
+  if (lp.dim() != 3) {
+    return RuntimeError(op, absl::StrCat("Expected 3-dimensional tensor, but got ", lp.dim(),
+                                         "-dimensional tensor for argument #1 'log_probs'", from));
+  }
+  if (targets.dim() < 1 || targets.dim() > 2) {
+    return RuntimeError(op, absl::StrCat("Expected 1 to 2 dimensions, but got ", targets.dim(),
+                                         "-dimensional tensor for argument #2 'targets'", from));
+  }
+  const int64_t time = lp.size(0), batch = lp.size(1), classes = lp.size(2);
+  if (blank < 0 || blank >= classes) return RuntimeError(op, "blank must be in label range");
+  if (input_lengths.numel() != batch) {
+    return RuntimeError(op, "input_lengths must be of size batch_size");
+  }
+  if (target_lengths.numel() != batch) {
+    return RuntimeError(op, "target_lengths must be of size batch_size");
+  }
+  const bool concatenated = targets.dim() == 1;
+  if (!concatenated && targets.size(0) != batch) {
+    return RuntimeError(op, absl::StrCat("Expected tensor to have size ", batch,
+                                         " at dimension 0, but got size ", targets.size(0),
+                                         " for argument #2 'targets'", from));
+  }
+  if (time == 0) {  // torch's table of alphas starts with a row it cannot narrow to
+    return RuntimeError(op, "start (0) + length (1) exceeds dimension size (0).");
+  }
+  Composition c({log_probs, targets, input_lengths, target_lengths});
+  TENSORD_ASSIGN_OR_RETURN(Tensor labels, c.ToDType(targets, DType::kInt64));
+  TENSORD_ASSIGN_OR_RETURN(labels, c.Contiguous(labels));
+  TENSORD_ASSIGN_OR_RETURN(Tensor in_lengths, c.ToDType(input_lengths, DType::kInt64));
+  TENSORD_ASSIGN_OR_RETURN(in_lengths, c.Contiguous(in_lengths));
+  TENSORD_ASSIGN_OR_RETURN(Tensor tg_lengths, c.ToDType(target_lengths, DType::kInt64));
+  TENSORD_ASSIGN_OR_RETURN(tg_lengths, c.Contiguous(tg_lengths));
+  TENSORD_ASSIGN_OR_RETURN(Tensor nll,
+                           AllocateTensor(op, TensorMeta::Contiguous(dtype, {batch}), device));
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(device));
+  PlannedOp step;
+  step.outputs = {nll};
+  step.reads = {lp.storage(), labels.storage(), in_lengths.storage(), tg_lengths.storage()};
+  step.writes = {nll.storage()};
+  step.kernel = [=]() -> absl::Status {
+    CtcLossCall call;
+    call.log_probs = lp.data();
+    call.dtype = dtype;
+    call.time = time, call.batch = batch, call.classes = classes;
+    call.stride_t = lp.stride(0), call.stride_b = lp.stride(1), call.stride_c = lp.stride(2);
+    call.targets = reinterpret_cast<const int64_t*>(labels.data());
+    call.concatenated = concatenated;
+    call.width = concatenated ? labels.numel() : labels.size(1);
+    call.input_lengths = reinterpret_cast<const int64_t*>(in_lengths.data());
+    call.target_lengths = reinterpret_cast<const int64_t*>(tg_lengths.data());
+    call.blank = blank;
+    call.zero_infinity = zero_infinity;
+    call.out = nll.data();
+    return backend->CtcLoss(call);
+  };
+  c.Add(std::move(step));
+  Tensor loss = nll;
+  if (reduction == LossReduction::kMean) {
+    const int64_t shape[] = {batch};
+    TENSORD_ASSIGN_OR_RETURN(Tensor divisor, c.Reshape(tg_lengths, shape));
+    TENSORD_ASSIGN_OR_RETURN(divisor, c.ToDType(divisor, dtype));
+    TENSORD_ASSIGN_OR_RETURN(const Tensor one, WrapNumber(Scalar(int64_t{1})));
+    TENSORD_ASSIGN_OR_RETURN(divisor, c.Op1("clamp_min", {divisor, one}));
+    TENSORD_ASSIGN_OR_RETURN(loss, c.Op1("div", {nll, divisor}));
+    TENSORD_ASSIGN_OR_RETURN(loss, c.Op1("mean", {loss}));
+  } else if (reduction == LossReduction::kSum) {
+    TENSORD_ASSIGN_OR_RETURN(loss, c.Op1("sum", {nll}));
+  } else if (!batched) {
+    TENSORD_ASSIGN_OR_RETURN(loss, c.Reshape(nll, {}));
+  }
+  return std::move(c).Finish({loss});
+}
+
+
 absl::StatusOr<LossArgs> ReadLossArgs(absl::string_view op, AttrReader& a, bool smoothing) {
   LossArgs args;
   TENSORD_ASSIGN_OR_RETURN(std::string reduction, a.String("reduction", "mean"));
@@ -604,6 +711,22 @@ void RegisterLossOps(std::vector<OpDef>& ops) {
              return PlanKlDiv(in[0], in[1], r, log_target);
            }};
   ops.push_back(std::move(kl));
+  ops.push_back(OpDef{
+      "ctc_loss", OpKind::kCompute, {"log_probs", "targets", "input_lengths", "target_lengths"},
+      {Opt("blank", AttrType::kInt, "0", "the blank label, in [0, classes)"), reduction,
+       Opt("zero_infinity", AttrType::kBool, "false", "infinite losses (no alignment) become 0")},
+      "torch.nn.functional.ctc_loss: the connectionist temporal classification loss of "
+      "log-probabilities (T, N, C) or (T, C) for padded (N, S) or concatenated targets, with "
+      "each element's input and target length; lengths or labels that fail torch's checks fail "
+      "the op where its kernel runs.",
+      false,
+      [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
+        TENSORD_ASSIGN_OR_RETURN(int64_t blank, a.Int("blank", 0));
+        TENSORD_ASSIGN_OR_RETURN(std::string name, a.String("reduction", "mean"));
+        TENSORD_ASSIGN_OR_RETURN(LossReduction reduction, ParseReduction("ctc_loss", name));
+        TENSORD_ASSIGN_OR_RETURN(bool zero_infinity, a.Bool("zero_infinity", false));
+        return PlanCtcLoss(in[0], in[1], in[2], in[3], blank, reduction, zero_infinity);
+      }});
 }
 
 

@@ -39,6 +39,7 @@ absl::Status Backend::ChannelAffine(const ChannelAffineCall&) { return Missing("
 absl::Status Backend::CrossEntropy(const CrossEntropyCall& call) {
   return Missing(call.log_probs ? "nll_loss" : "cross_entropy");
 }
+absl::Status Backend::CtcLoss(const CtcLossCall&) { return Missing("ctc_loss"); }
 absl::Status Backend::Matmul(const MatmulCall&) { return Missing("matmul"); }
 absl::Status Backend::Concat(const ConcatCall& call) {
   int64_t at = 0;

@@ -8,6 +8,7 @@
 #include "engine/runtime/allocator.h"
 #include "engine/core/device.h"
 #include "engine/kernels/binary_ops.h"
+#include "engine/kernels/ctc.h"
 #include "engine/kernels/linalg.h"
 #include "engine/kernels/matmul.h"
 #include "engine/kernels/random.h"
@@ -103,6 +104,9 @@ class Backend {
   virtual absl::Status ChannelAffine(const ChannelAffineCall& call);
   // cross_entropy / nll_loss (kernels/reduce_ops.h); a target out of range fails the op.
   virtual absl::Status CrossEntropy(const CrossEntropyCall& call);
+  // ctc_loss's negative log-likelihoods (kernels/ctc.h); lengths or labels that fail torch's
+  // checks fail the op (CtcLossFailure) and nothing is written.
+  virtual absl::Status CtcLoss(const CtcLossCall& call);
   // Batched matrix products (kernels/matmul.h).
   virtual absl::Status Matmul(const MatmulCall& call);
   // cat of contiguous pieces (ConcatCall). By default one strided copy per piece; the CPU

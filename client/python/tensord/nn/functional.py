@@ -169,6 +169,7 @@ def relu_(input):
 # composes them (torch/nn/functional.py and aten/src/ATen/native/Loss.cpp, Normalization.cpp).
 
 import math as _math  # noqa: E402
+import operator as _operator  # noqa: E402
 import warnings as _warnings  # noqa: E402
 
 from .. import _dtypes  # noqa: E402
@@ -281,6 +282,36 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return _run("cross_entropy", [("input", input), ("target", target), ("weight", weight)],
                 {"reduction": str(reduction), "ignore_index": int(ignore_index),
                  "label_smoothing": float(label_smoothing)})
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    """One server op (engine/ops/loss_ops.cc; a kernel per device, engine/kernels/ctc.h):
+    log_probs (T, N, C) or (T, C), targets padded (N, S) or concatenated, the lengths as
+    tensors or as sequences of ints (both the same kind, as torch's bindings take them). As
+    torch, targets and lengths move to log_probs' device first. Lengths or labels that fail
+    torch's checks are found where the kernel runs: the error raises at the next synchronize."""
+    from .. import _factories  # noqa: PLC0415
+    lengths = (input_lengths, target_lengths)
+    if all(isinstance(v, Tensor) for v in lengths):
+        input_lengths, target_lengths = (v.to(log_probs.device) for v in lengths)
+    elif all(isinstance(v, (list, tuple)) for v in lengths):
+        input_lengths, target_lengths = (
+            _factories.tensor([_operator.index(i) for i in v], dtype=_dtypes.int64,
+                              device=log_probs.device, session=log_probs._session)
+            for v in lengths)
+    else:
+        raise TypeError("ctc_loss() received an invalid combination of arguments - got "
+                        f"input_lengths of type {type(input_lengths).__name__} and "
+                        f"target_lengths of type {type(target_lengths).__name__}, but expected "
+                        "both Tensors or both tuples of ints")
+    if isinstance(targets, Tensor):
+        targets = targets.to(log_probs.device)
+    return _run("ctc_loss", [("log_probs", log_probs), ("targets", targets),
+                             ("input_lengths", input_lengths),
+                             ("target_lengths", target_lengths)],
+                {"blank": int(blank), "reduction": str(reduction),
+                 "zero_infinity": bool(zero_infinity)})
 
 
 def one_hot(tensor, num_classes=-1):
@@ -1932,6 +1963,10 @@ def _torch_namespace():
     # torch's top-level losses take the reduction as an enum (0 none, 1 mean, 2 sum), and torch
     # 1.13's bindings read their declared default as 0: unreduced unless one is given.
     red = ("none", "mean", "sum")
+    out["ctc_loss"] = lambda log_probs, targets, input_lengths, target_lengths, blank=0, \
+        reduction=0, zero_infinity=False: ctc_loss(log_probs, targets, input_lengths,
+                                                   target_lengths, blank, red[reduction],
+                                                   zero_infinity)
     out["kl_div"] = lambda input, target, reduction=0, *, log_target=False: kl_div(
         input, target, reduction=red[reduction], log_target=log_target)
     out["binary_cross_entropy_with_logits"] = lambda input, target, weight=None, \

@@ -245,6 +245,22 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
                                              reduction=self.reduction)
 
 
+class CTCLoss(_Loss):
+    """The connectionist temporal classification loss (F.ctc_loss): log_probs (T, N, C) or
+    (T, C), padded or concatenated targets, and each element's input and target length."""
+
+    __constants__ = ["blank", "reduction"]
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)
+
+
 class CosineEmbeddingLoss(_Loss):
     """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1."""
 
@@ -330,7 +346,7 @@ class TripletMarginWithDistanceLoss(_Loss):
                                                    reduction=self.reduction)
 
 
-__all__ = ["L1Loss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss",
+__all__ = ["L1Loss", "CTCLoss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss",
            "MSELoss", "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss",
            "MultiLabelMarginLoss", "SmoothL1Loss", "HuberLoss", "SoftMarginLoss",
            "CrossEntropyLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",

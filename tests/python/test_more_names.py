@@ -1074,3 +1074,29 @@ def test_embedding_bag_sum_is_F_embedding_bag(session):
     via_f = tensord.nn.functional.embedding_bag(tensord.tensor(BAG_IDX), Q(tensord, "emb"),
                                                 tensord.tensor(BAG_OFF), mode="mean")
     torch.testing.assert_close(as_torch(out), as_torch(via_f))
+
+
+# ---- torch.nn.functional's public helpers ------------------------------------------------------
+
+def test_functional_helpers_behave_as_torchs():
+    import torch.nn.functional as F
+    TF = tensord.nn.functional
+    assert TF.DType is F.DType  # an annotation alias: int in torch 1.13
+    for mod in (F, TF):
+        def yes(x, flag=False):
+            """the docstring"""
+            return ("yes", x)
+
+        def no(x, flag=False):
+            return ("no", x)
+        fn = mod.boolean_dispatch("flag", 1, False, yes, no, "mymodule", "pick")
+        assert (fn(1), fn(1, True), fn(1, flag=True), fn(1, flag=0)) == (
+            ("no", 1), ("yes", 1), ("yes", 1), ("no", 1))
+        assert (fn.__doc__, no.__doc__, fn.__module__, fn.__name__) == (
+            "the docstring", "the docstring", "mymodule", "pick")
+        with pytest.raises(RuntimeError, match="only one function can have a docstring"):
+            mod.boolean_dispatch("flag", 1, False, yes, no, None, None)  # both have one now
+        mod.assert_int_or_pair(3, "k", "{} bad")
+        mod.assert_int_or_pair((3, 4), "k", "{} bad")
+        with pytest.raises(AssertionError, match="k bad"):
+            mod.assert_int_or_pair((3, 4, 5), "k", "{} bad")

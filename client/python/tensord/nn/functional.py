@@ -1109,6 +1109,141 @@ def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
     return adaptive_max_pool1d(input, output_size, True)
 
 
+
+def _fractional_starts(samples, size, out, pool):
+    """Where each of `out` windows of `pool` starts along a dim of `size`, for every plane's
+    sample u (samples: (N, C)), as ATen's generate_intervals computes them in the input's
+    dtype: trunc((i + u) alpha) - trunc(u alpha) with alpha = (size - pool) / (out - 1), and
+    the last window at the end. int64 (N, C, out)."""
+    from .. import _factories  # noqa: PLC0415
+    import numpy as np  # noqa: PLC0415
+    last = _factories.full((*samples.shape, min(out, 1)), size - pool, dtype=_dtypes.int64,
+                           device=samples.device, session=samples._session)
+    if out <= 1:
+        return last
+    # alpha rounded as the kernel's scalar_t division rounds it (float32 or float64)
+    kind = np.float64 if samples.dtype is _dtypes.float64 else np.float32
+    alpha = float(kind(size - pool) / kind(out - 1))
+    i = _factories.arange(out - 1, dtype=samples.dtype, device=samples.device,
+                          session=samples._session)
+    u = samples.unsqueeze(-1)
+    starts = ((i + u) * alpha).long() - (u * alpha).long()
+    return _factories.cat([starts, last], -1)
+
+
+def _fractional_max_pool(name, nd, input, kernel_size, output_size, output_ratio,
+                         return_indices, _random_samples):
+    """fractional_max_pool{2,3}d, torch's checks in torch's order and words, planned as a
+    composition that runs on any device: the windows' starts from the samples (one per plane
+    and dim: W then H for 2-d, T, H, W for 3-d), every window's flat positions, one gather, and
+    the max with torch's choice of position (the first maximum; the last NaN, which wins)."""
+    from .. import _factories  # noqa: PLC0415
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        ratio = _pair(output_ratio, nd)
+        output_size = [int(input.size(-nd + d) * ratio[d]) for d in range(nd)]
+    if _random_samples is None:
+        n_batch = 1 if input.dim() == nd + 1 else input.size(0)
+        _random_samples = _factories.rand(n_batch, input.size(-nd - 1), nd, dtype=input.dtype,
+                                          device=input.device, session=input._session)
+    pool, out = _pair(kernel_size, nd), _pair(output_size, nd)
+    where = f"{name}()" if nd == 2 else f"{name}_out()"
+    for what, v in (("kernel_size", pool), ("output_size", out)):
+        if len(v) != nd:
+            raise RuntimeError(f"{name}: {what} must either be a single Int or tuple of Ints")
+    pool, out = [_operator.index(v) for v in pool], [_operator.index(v) for v in out]
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{where}: Expected {nd + 1}D or {nd + 2}D tensor, but got: "
+                           f"{list(input.shape)}")
+    for d in range(1, input.dim()):
+        if input.size(d) == 0:
+            raise RuntimeError(f"{where}: Expected input to have non-zero size for non-batch "
+                               f"dimensions, but got{list(input.shape)} with dimension {d} "
+                               "being empty.")
+    sizes = list(input.shape[-nd:])
+    names = ("height", "width") if nd == 2 else ("time", "height", "width")
+    for d in range(nd):
+        if out[d] + pool[d] - 1 > sizes[d]:
+            raise RuntimeError(f"{where}: pool {names[d]} {pool[d]} too large relative to input "
+                               f"{names[d]} {sizes[d]}")
+    # torch reads no window at all for a kernel size of 0 (and returns what it never wrote)
+    if min(pool) <= 0:
+        raise RuntimeError(f"{where}: kernel_size must be greater than zero, but got {pool}")
+    batched = input.dim() == nd + 2
+    x = input if batched else input.unsqueeze(0)
+    n, c = x.size(0), x.size(1)
+    if min(out) < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: "
+                           f"{[n, c, *out] if batched else [c, *out]}")
+    if x.dtype not in (_dtypes.float32, _dtypes.float64) and (
+            x.device.type == "cpu" or not x.dtype.is_floating_point):
+        raise RuntimeError(f'"{name}_out_frame" not implemented for '
+                           f"'{x.dtype._legacy}'")
+    if _random_samples.dtype is not x.dtype:
+        raise RuntimeError(f"expected scalar type {x.dtype._legacy} but found "
+                           f"{_random_samples.dtype._legacy}")
+    # torch reads the samples unchecked (past their end when there are too few)
+    if tuple(_random_samples.shape) != (n, c, nd):
+        raise RuntimeError(f"{where}: Expected _random_samples of size {[n, c, nd]} (batch, "
+                           f"channels, {nd}), but got {list(_random_samples.shape)}")
+    samples = _random_samples.to(x.device)
+    # which sample each dim reads: 2-d (W, H), 3-d (T, H, W)
+    sample_of = (1, 0) if nd == 2 else (0, 1, 2)
+    flat = None  # (N, C, out...) flat position of each window's first element in its plane
+    for d in range(nd):
+        starts = _fractional_starts(samples[:, :, sample_of[d]], sizes[d], out[d], pool[d])
+        stride = _math.prod(sizes[d + 1:])
+        starts = (starts * stride).view(n, c, *[out[d] if e == d else 1 for e in range(nd)])
+        flat = starts if flat is None else flat + starts
+    offsets = None  # (K,) each window element's flat offset, the last dim fastest
+    for d in range(nd):
+        step = _factories.arange(pool[d], device=x.device, session=x._session) * _math.prod(
+            sizes[d + 1:])
+        offsets = step if offsets is None else (offsets.unsqueeze(-1) + step).flatten()
+    positions = flat.unsqueeze(-1) + offsets                           # (N, C, out..., K)
+    k = offsets.numel()
+    plane, window = _math.prod(sizes), positions.numel() // max(n * c, 1)
+    values = x.reshape(n, c, plane).gather(2, positions.reshape(n, c, window))
+    values = values.view(positions.shape)
+    first_max = values.argmax(-1, keepdim=True)
+    nan = values.isnan()
+    last_nan = (k - 1) - nan.flip(-1).to(_dtypes.uint8).argmax(-1, keepdim=True)
+    pick = _where(nan.any(-1, keepdim=True), last_nan, first_max)
+    result = values.gather(-1, pick).squeeze(-1)
+    indices = positions.gather(-1, pick).squeeze(-1)
+    if not batched:
+        result, indices = result.squeeze(0), indices.squeeze(0)
+    return (result, indices) if return_indices else result
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """A composition (see _fractional_max_pool); the window positions are gathered with
+    checked indices."""
+    return _fractional_max_pool("fractional_max_pool2d", 2, input, kernel_size, output_size,
+                                output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    return _fractional_max_pool("fractional_max_pool3d", 3, input, kernel_size, output_size,
+                                output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None,
+                                       output_ratio=None, return_indices=False,
+                                       _random_samples=None):
+    return fractional_max_pool2d(input, kernel_size, output_size, output_ratio, True,
+                                 _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None,
+                                       output_ratio=None, return_indices=False,
+                                       _random_samples=None):
+    return fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True,
+                                 _random_samples)
+
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """torch's composition: the p-th root of the window sums of x^p (an average pool times the
     window's size), the sign kept as torch keeps it."""
@@ -2205,3 +2340,43 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         attn_output = attn_output.squeeze(1)
         attn_output_weights = attn_output_weights.squeeze(0)
     return attn_output, attn_output_weights
+
+
+# ---- torch.nn.functional's own helpers, public in its namespace ----------------------------
+
+DType = int  # torch 1.13's alias, for annotations (its torch.types._dtype is int)
+
+
+def boolean_dispatch(arg_name, arg_index, default, if_true, if_false, module_name,
+                     func_name):
+    """A function that calls if_true or if_false as its boolean argument `arg_name` (or
+    positional `arg_index`, else False) says, with the one docstring of the two (torch's
+    helper behind max_pool2d's return_indices, for modules written against it; `default` is
+    for TorchScript, which tensord has not)."""
+    def fn(*args, **kwargs):
+        flag = False
+        if arg_name in kwargs:
+            flag = kwargs[arg_name]
+        elif arg_index < len(args):
+            flag = args[arg_index]
+        return if_true(*args, **kwargs) if flag else if_false(*args, **kwargs)
+
+    if if_true.__doc__ is None and if_false.__doc__ is not None:
+        doc = if_true.__doc__ = if_false.__doc__
+    elif if_false.__doc__ is None and if_true.__doc__ is not None:
+        doc = if_false.__doc__ = if_true.__doc__
+    elif if_false.__doc__ is None and if_true.__doc__ is None:
+        doc = None
+    else:
+        raise RuntimeError("only one function can have a docstring")
+    fn.__doc__ = doc
+    if module_name is not None:
+        fn.__module__ = module_name
+    if func_name is not None:
+        fn.__name__ = func_name
+    return fn
+
+
+def assert_int_or_pair(arg, arg_name, message):
+    """AssertionError(message.format(arg_name)) unless arg is an int or has two elements."""
+    assert isinstance(arg, int) or len(arg) == 2, message.format(arg_name)

@@ -1,6 +1,7 @@
-"""torch.nn's pooling layers: max, average, adaptive, power-average pooling and max unpooling."""
+"""torch.nn's pooling layers: max, average, adaptive, fractional, power-average pooling and max
+unpooling."""
 from .. import functional as F
-from .conv import _pair, _single, _triple
+from .conv import _ntuple, _pair, _single, _triple
 from .module import Module
 
 
@@ -49,6 +50,51 @@ class MaxPool3d(_MaxPoolNd):
     def forward(self, input):
         return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class _FractionalMaxPoolNd(Module):
+    """What the fractional max pools share: torch's checks of output_size / output_ratio, and
+    their samples (None: drawn at every call) as a buffer."""
+
+    __constants__ = ["kernel_size", "return_indices", "output_size", "output_ratio"]
+    _nd = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None):
+        super().__init__()
+        nd, name = self._nd, type(self).__name__
+        self.kernel_size = _ntuple(nd)(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _ntuple(nd)(output_size) if output_size is not None else None
+        self.output_ratio = _ntuple(nd)(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling "
+                             "ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """The max over windows of fractional stride (F.fractional_max_pool2d)."""
+
+    def forward(self, input):
+        return F.fractional_max_pool2d(input, self.kernel_size, self.output_size,
+                                       self.output_ratio, self.return_indices,
+                                       _random_samples=self._random_samples)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """The max over windows of fractional stride (F.fractional_max_pool3d)."""
+
+    _nd = 3
+
+    def forward(self, input):
+        return F.fractional_max_pool3d(input, self.kernel_size, self.output_size,
+                                       self.output_ratio, self.return_indices,
+                                       _random_samples=self._random_samples)
 
 
 class _MaxUnpoolNd(Module):
@@ -270,4 +316,4 @@ class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
            "AvgPool1d", "AvgPool2d", "AvgPool3d", "LPPool1d", "LPPool2d", "AdaptiveMaxPool1d",
            "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
-           "AdaptiveAvgPool3d"]
+           "AdaptiveAvgPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d"]

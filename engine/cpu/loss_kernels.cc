@@ -45,12 +45,13 @@ void FloatRow(const float* __restrict__ prev, const uint8_t* __restrict__ skip_o
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   for (int64_t s = 0; s < n; ++s) {
     const float a1 = prev[s + 2], a2 = prev[s + 1], a3 = skip_ok[s] ? prev[s] : kNegInf;
-    float m = a1 > a2 ? a1 : a2;
+    // torch's max (a NaN a1 stays the max), 0 when no path reaches s: then the sum is 0 and
+    // log(0) + lp is -inf, or NaN for a NaN or +inf lp, as torch's
+    float m = a2 > a1 ? a2 : a1;
     m = a3 > m ? a3 : m;
-    const bool none = m == kNegInf;  // no path reaches s: -inf, as torch's log(0)
-    m = none ? 0.0f : m;
+    m = m == kNegInf ? 0.0f : m;
     const float sum = SmallExp(a1 - m) + SmallExp(a2 - m) + SmallExp(a3 - m);
-    cur[s + 2] = none ? kNegInf : VecLog(sum) + m + lp[s];
+    cur[s + 2] = VecLog(sum) + m + lp[s];
   }
 }
 

@@ -504,6 +504,11 @@ class CudaBackend final : public Backend {
   }
 
   absl::Status CtcLoss(const CtcLossCall& call) override {
+    if (call.batch > INT32_MAX) {  // a block per element
+      return absl::InvalidArgumentError(absl::StrCat(
+          "ctc_loss: a batch of ", call.batch, " is more than the GPU kernel takes (", INT32_MAX,
+          ")"));
+    }
     const CtcLaunch how = ChooseCtcLaunch(call);
     TENSORD_ASSIGN_OR_RETURN(void* scratch, allocator_.Allocate(how.scratch_bytes));
     absl::Status status = LaunchChecked(

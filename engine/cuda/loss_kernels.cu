@@ -5,16 +5,14 @@
 namespace tensord::engine::cuda {
 namespace {
 
-constexpr int64_t kCtcRowBudget = int64_t{64} << 20;  // bytes of alpha rows per launch
-
 __global__ void CtcOffsetsKernel(CtcLossCall c, int64_t* offsets, KernelError* slot) {
   CtcTargetOffsets(c, offsets, slot);
 }
 
 template <typename T>
-__global__ void CtcAlphaKernel(CtcLossCall c, const int64_t* offsets, T* rows, int64_t row,
-                               int64_t first, KernelError* slot) {
-  const int64_t b = first + blockIdx.x;
+__global__ void CtcAlphaKernel(CtcLossCall c, const int64_t* offsets, T* rows,
+                               KernelError* slot) {
+  const int64_t b = blockIdx.x;
   const int64_t offset = offsets[b];
   if (offset < 0) return;  // its lengths failed a check (reported): nothing safe to read
   const int64_t input_length = c.input_lengths[b], target_length = c.target_lengths[b];
@@ -41,8 +39,8 @@ __global__ void CtcAlphaKernel(CtcLossCall c, const int64_t* offsets, T* rows, i
   }
   const T* lp = reinterpret_cast<const T*>(c.log_probs) + b * c.stride_b;
   const int64_t extended = 2 * target_length + 1;
-  T* prev = rows + 2 * row * static_cast<int64_t>(blockIdx.x);
-  T* cur = prev + row;
+  T* prev = rows + 2 * (2 * offset + b);  // CtcLaunch's layout
+  T* cur = prev + extended;
   for (int64_t s = threadIdx.x; s < extended; s += blockDim.x) {
     prev[s] = s == 0   ? lp[c.stride_c * c.blank]
               : s == 1 ? lp[c.stride_c * target[0]]
@@ -71,43 +69,37 @@ __global__ void CtcBadLabel(const int64_t* targets, int64_t classes, KernelError
   }
 }
 
-template <typename T>
-cudaError_t LaunchAlpha(const CtcLossCall& c, const CtcLaunch& how, const int64_t* offsets,
-                        void* rows, KernelError* slot, cudaStream_t stream) {
-  for (int64_t first = 0; first < c.batch; first += how.chunk) {
-    const int64_t blocks = std::min(how.chunk, c.batch - first);
-    CtcAlphaKernel<T><<<static_cast<unsigned>(blocks), how.threads, 0, stream>>>(
-        c, offsets, static_cast<T*>(rows), how.row, first, slot);
-    const cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess) return e;
-  }
-  return cudaSuccess;
-}
-
 }  // namespace
 
 CtcLaunch ChooseCtcLaunch(const CtcLossCall& c) {
   CtcLaunch how;
   const int64_t item = c.dtype == DType::kFloat64 ? 8 : 4;
-  how.row = 2 * c.width + 1;  // the longest target a length check lets through is `width`
-  how.chunk = std::max<int64_t>(1, std::min<int64_t>(c.batch, kCtcRowBudget / (2 * how.row * item)));
-  how.chunk = std::min<int64_t>(how.chunk, 65535);
-  how.threads = static_cast<int>(std::min<int64_t>(256, (how.row + 31) / 32 * 32));
+  const int64_t labels = c.concatenated ? c.width : c.batch * c.width;  // the targets' numel
+  // the longest extended target, up to a block's 256 threads (a padded width may be anything
+  // when the batch is empty)
+  const int64_t longest = c.width >= 128 ? 256 : 2 * c.width + 1;
+  how.threads = static_cast<int>((longest + 31) / 32 * 32);
   how.offsets_bytes = (c.batch * 8 + 255) / 256 * 256;
-  how.scratch_bytes = how.offsets_bytes + 2 * how.row * item * how.chunk;
+  how.scratch_bytes = std::max<int64_t>(how.offsets_bytes + 2 * (2 * labels + c.batch) * item, 256);
   return how;
 }
 
 cudaError_t LaunchCtcLoss(const CtcLossCall& c, const CtcLaunch& how, void* scratch,
                           KernelError* slot, cudaStream_t stream) {
-  if (c.batch == 0) return cudaSuccess;
   auto* offsets = static_cast<int64_t*>(scratch);
   void* rows = static_cast<char*>(scratch) + how.offsets_bytes;
   CtcOffsetsKernel<<<1, 1, 0, stream>>>(c, offsets, slot);
   cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess) return e;
-  e = c.dtype == DType::kFloat64 ? LaunchAlpha<double>(c, how, offsets, rows, slot, stream)
-                                 : LaunchAlpha<float>(c, how, offsets, rows, slot, stream);
+  if (e != cudaSuccess || c.batch == 0) return e;
+  const auto blocks = static_cast<unsigned>(c.batch);  // batch <= 2^31 - 1: checked by the caller
+  if (c.dtype == DType::kFloat64) {
+    CtcAlphaKernel<double><<<blocks, how.threads, 0, stream>>>(c, offsets,
+                                                              static_cast<double*>(rows), slot);
+  } else {
+    CtcAlphaKernel<float><<<blocks, how.threads, 0, stream>>>(c, offsets,
+                                                             static_cast<float*>(rows), slot);
+  }
+  e = cudaGetLastError();
   if (e != cudaSuccess) return e;
   CtcBadLabel<<<1, 1, 0, stream>>>(c.targets, c.classes, slot);
   return cudaGetLastError();

@@ -12,13 +12,10 @@
 
 namespace tensord::engine::cuda {
 
-// How ctc_loss's elements share the scratch: `chunk` elements at a time (one block each), each
-// with two alpha rows of `row` entries (2 * the longest possible target + 1), after the
-// elements' target offsets. Bounded so that a long concatenated target cannot ask for rows
-// per element of the whole batch.
+// ctc_loss's scratch: the elements' target offsets, then two alpha rows per element, element
+// b's at 2 (2 offsets[b] + b) entries (2 L_b + 1 each): 2 (2 labels + batch) entries in all, in
+// proportion to the targets however their lengths fall.
 struct CtcLaunch {
-  int64_t row = 1;
-  int64_t chunk = 1;
   int threads = 32;
   int64_t offsets_bytes = 0;  // the offsets' part of the scratch (the rows follow)
   int64_t scratch_bytes = 0;
@@ -27,7 +24,7 @@ CtcLaunch ChooseCtcLaunch(const CtcLossCall& call);
 
 // ctc_loss's negative log-likelihoods (kernels/ctc.h): one thread computes the offsets and checks
 // the lengths, then a block per element runs the recursion over time (threads over the extended
-// target). Bad lengths or labels are reported into `slot` (kCtc, CtcLossFailure's words: the
+// target). An empty batch launches the checks alone (torch fails one without time steps). Bad lengths or labels are reported into `slot` (kCtc, CtcLossFailure's words: the
 // first bad label in order, as the CPU's loop finds it); an element with bad data writes
 // nothing and reads nothing out of bounds.
 cudaError_t LaunchCtcLoss(const CtcLossCall& call, const CtcLaunch& how, void* scratch,

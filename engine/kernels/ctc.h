@@ -54,12 +54,14 @@ enum CtcFailure : int32_t {
   kCtcTargetsTooShort = 4,      // padded: a = the longest target length, b = the width
   kCtcTargetsSizeMismatch = 5,  // concatenated: a = the lengths' sum, b = the labels given
   kCtcLabelOutOfRange = 6,      // a = the label, b = the classes
+  kCtcNoTimeSteps = 7,          // log_probs has no time steps (and every length passed)
 };
 
 // Where each batch element's target starts in `targets` (offsets[b]; -1 where its lengths are
 // bad), after torch's checks of the lengths in torch's order: target lengths (their sum against
 // a concatenated target's size, their maximum against a padded target's width), then input
-// lengths against the time steps. The first failure goes to `error`; elements whose own lengths
+// lengths against the time steps, then the time steps themselves. The first failure goes to
+// `error`; elements whose own lengths
 // are fine keep their offsets, so a kernel that runs anyway never reads out of bounds. One
 // thread: batch sizes are small, and the sum is sequential.
 TENSORD_HD inline void CtcTargetOffsets(const CtcLossCall& c, int64_t* offsets,
@@ -102,6 +104,8 @@ TENSORD_HD inline void CtcTargetOffsets(const CtcLossCall& c, int64_t* offsets,
       offsets[b] = -1;
     }
   }
+  // torch's table of alphas starts with a row it cannot narrow to when there is no time step
+  if (c.time == 0) ReportKernelError(error, KernelError::kCtc, 0, 0, kCtcNoTimeSteps);
 }
 
 // Label s of element b's extended target (the blank at even s); `target` is its first label.
@@ -112,7 +116,7 @@ TENSORD_HD inline int64_t CtcLabel(const int64_t* target, int64_t s, int64_t bla
 // log(exp(a) + exp(b) + exp(c)) as torch's loop computes it (its max, 0 when all are -inf).
 template <typename T>
 TENSORD_HD inline T CtcLogSumExp3(T a, T b, T c) {
-  T m = a > b ? a : b;
+  T m = b > a ? b : a;  // a NaN a stays the max, as in torch's loop
   m = c > m ? c : m;
   if (m == -INFINITY) m = 0;
   return std::log(std::exp(a - m) + std::exp(b - m) + std::exp(c - m)) + m;
@@ -169,6 +173,8 @@ inline absl::Status CtcLossFailure(const KernelError& e, absl::string_view kerne
       return RuntimeError("ctc_loss", absl::StrCat("Expected tensor to have size ", e.a,
                                                    " at dimension 0, but got size ", e.b,
                                                    " for argument #2 'targets'", from));
+    case kCtcNoTimeSteps:
+      return RuntimeError("ctc_loss", "start (0) + length (1) exceeds dimension size (0).");
     case kCtcLabelOutOfRange:
     default:
       return RuntimeError("ctc_loss", absl::StrCat("Expected targets to have values in [0, ", e.b,

@@ -531,9 +531,6 @@ absl::StatusOr<PlannedOp> PlanCtcLoss(const Tensor& log_probs, const Tensor& tar
                                          " at dimension 0, but got size ", targets.size(0),
                                          " for argument #2 'targets'", from));
   }
-  if (time == 0) {  // torch's table of alphas starts with a row it cannot narrow to
-    return RuntimeError(op, "start (0) + length (1) exceeds dimension size (0).");
-  }
   Composition c({log_probs, targets, input_lengths, target_lengths});
   TENSORD_ASSIGN_OR_RETURN(Tensor labels, c.ToDType(targets, DType::kInt64));
   TENSORD_ASSIGN_OR_RETURN(labels, c.Contiguous(labels));

@@ -196,8 +196,6 @@ METADATA_ERRORS = {
         _lp(m, T, N, C), _t(m, LABELS), IL, _t(m, TL)),
     "bad reduction": lambda m: m.nn.functional.ctc_loss(
         _lp(m, T, N, C), _t(m, LABELS), _t(m, IL), _t(m, TL), reduction="average"),
-    "no time steps": lambda m: m.nn.functional.ctc_loss(
-        _lp(m, T, N, C)[:0], _t(m, LABELS), _t(m, [0] * N), _t(m, [0] * N)),
 }
 
 
@@ -293,3 +291,42 @@ def test_an_input_length_of_zero(session):
     zeroed = F.ctc_loss(lp, labels, [0, 10, 0, 12], [0, 3, 2, 4], reduction="none",
                         zero_infinity=True)
     assert as_torch(zeroed)[2].item() == 0
+
+
+def _mask(m, index):
+    """A (T, N, C) mask true at `index` (torch's indexing), in namespace m."""
+    mask = torch.zeros(T, N, C, dtype=torch.bool)
+    mask[index] = True
+    return mask if m is torch else tensord.tensor(mask.numpy())
+
+
+# where a NaN or +inf log-probability goes: a whole time step, or one entry that no alignment
+# reaches yet (element 0's fourth label at t = 1: torch's loop still writes log(0) + it there,
+# and the NaN flows on)
+NON_FINITE_AT = {
+    "first step": (0,),
+    "a later step": (5,),
+    "an entry past every path": (1, 0, LABELS[0][3]),
+}
+
+
+@pytest.mark.parametrize("where", list(NON_FINITE_AT))
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_nan_and_inf_log_probs_propagate_as_torchs(session, where, value, dtype):
+    """A NaN or +inf log-probability the recursion reads makes losses NaN, as torch's loop
+    does (zero_infinity does not hide them)."""
+    assert_matches_torch(lambda m: m.nn.functional.ctc_loss(
+        _lp(m, T, N, C, dtype).masked_fill(_mask(m, NON_FINITE_AT[where]), value), _t(m, LABELS), IL,
+        TL, reduction="none", zero_infinity=True), TOL)
+
+
+@pytest.mark.parametrize("lengths", [([0, 0, 0, 0], [0, 0, 0, 0]), ([1, 0, 0, 0], [0, 0, 0, 0])])
+def test_no_time_steps_fails_after_the_length_checks_as_torch(session, lengths):
+    """torch checks the lengths first, then fails on its empty table of alphas."""
+    case = lambda m: m.nn.functional.ctc_loss(  # noqa: E731
+        _lp(m, T, N, C)[:0], _t(m, LABELS), *lengths).tolist()
+    _, want = outcome(lambda: case(torch))
+    _, got = outcome(lambda: case(tensord))
+    assert want is not None and got is not None and got[0] == want[0], (got, want)
+    assert want[1] in _words(got[1]), (got, want)

@@ -554,3 +554,80 @@ QR_PARTS.update({
 @pytest.mark.parametrize("name", sorted(QR_PARTS))
 def test_geqrf_householder_product_and_ormqr_match_torch(name, session):
     assert_matches_torch(QR_PARTS[name], {torch.float32: 1e-5, torch.float64: 1e-10})
+
+
+# ---- matrix_exp: scaling and squaring over Padé approximants ----------------------------------
+
+def _exp_input(m, shape, scale, dtype, seed=0, layout="contiguous"):
+    g = torch.Generator().manual_seed(seed)
+    t = LAYOUTS[layout](torch.randn(*shape, generator=g, dtype=torch.float64) * scale)
+    t = t.to(getattr(torch, dtype))
+    return t if m is torch else to_tensord(t)
+
+
+# name -> (shape, scale): norms from below every Padé bound to ones that need many squarings
+MATRIX_EXP = {
+    "tiny norm": ((3, 3), 1e-3), "small": ((4, 4), 0.1), "moderate": ((5, 5), 0.5),
+    "norm near 2": ((4, 4), 1.0), "norm near 5": ((6, 6), 1.5), "large (squarings)": ((4, 4), 6.0),
+    "batch of mixed norms": ((3, 4, 4), 2.0), "broadcast batch dims": ((2, 1, 3, 3), 0.8),
+    "2 x 2": ((2, 2), 3.0), "1 x 1": ((3, 1, 1), 2.0), "0 x 0": ((2, 0, 0), 1.0),
+    "empty batch": ((0, 3, 3), 1.0), "16 x 16": ((16, 16), 0.3),
+}
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", list(MATRIX_EXP))
+def test_matrix_exp_matches_torch(name, dtype, layout, session):
+    shape, scale = MATRIX_EXP[name]
+    # exp's values grow with e^norm: compare relative to the result's size
+    tol = {torch.float32: (1e-4, 1e-4 * max(1.0, math.exp(scale * shape[-1]) ** 0.5)),
+           torch.float64: (1e-10, 1e-10 * max(1.0, math.exp(scale * shape[-1]) ** 0.5))}
+    for call in (lambda m, x: m.matrix_exp(x), lambda m, x: m.linalg.matrix_exp(x),
+                 lambda m, x: x.matrix_exp()):
+        assert_matches_torch(lambda m: call(m, _exp_input(m, shape, scale, dtype, layout=layout)),
+                             tol)
+
+
+def test_matrix_exp_of_known_matrices(session):
+    """Rotations, nilpotent and diagonal matrices, whose exponentials are known exactly, and
+    a batch mixing norms that need no squaring with ones that need many."""
+    theta = 0.7
+    rot = tensord.tensor([[0.0, -theta], [theta, 0.0]], dtype=tensord.float64)
+    want = [[math.cos(theta), -math.sin(theta)], [math.sin(theta), math.cos(theta)]]
+    assert np.allclose(tensord.matrix_exp(rot).tolist(), want, rtol=0, atol=1e-15)
+    nil = tensord.tensor([[0.0, 1.0, 2.0], [0.0, 0.0, 3.0], [0.0, 0.0, 0.0]],
+                         dtype=tensord.float64)  # exp = I + N + N^2 / 2
+    assert np.allclose(tensord.matrix_exp(nil).tolist(),
+                       [[1.0, 1.0, 3.5], [0.0, 1.0, 3.0], [0.0, 0.0, 1.0]], rtol=0, atol=1e-14)
+    diag = tensord.stack([tensord.diag(tensord.tensor([1e-4, -2.0, 0.5], dtype=tensord.float64)),
+                          tensord.diag(tensord.tensor([30.0, -40.0, 7.0], dtype=tensord.float64))])
+    got = np.array(tensord.matrix_exp(diag).tolist())
+    for b, values in enumerate([[1e-4, -2.0, 0.5], [30.0, -40.0, 7.0]]):
+        assert np.allclose(np.diag(got[b]), np.exp(values), rtol=1e-13, atol=0)
+        assert np.count_nonzero(got[b] - np.diag(np.diag(got[b]))) == 0
+
+
+def test_matrix_exp_errors_and_special_values_match_torch(session):
+    cases = {
+        "1-d": lambda m: m.matrix_exp(m.ones(3)),
+        "0-d": lambda m: m.matrix_exp(m.ones(())),
+        "not square": lambda m: m.linalg.matrix_exp(m.ones(2, 3)),
+        "int64": lambda m: m.matrix_exp(m.ones(3, 3, dtype=m.int64)),
+        "bool": lambda m: m.matrix_exp(m.ones(3, 3, dtype=m.bool)),
+    }
+    for name, case in cases.items():
+        _, want = outcome(lambda: case(torch))
+        _, got = outcome(lambda: case(tensord))
+        assert want is not None and got is not None and got[0] == want[0], (name, got, want)
+        assert want[1] in got[1], (name, got, want)
+    # an infinite entry: every entry NaN, as torch's
+    assert_matches_torch(lambda m: m.matrix_exp(
+        m.tensor([[float("inf"), 1.0], [-1.0, 0.0]])), 0.0)
+    # bfloat16, computed in float32: torch 1.13's own bfloat16 result is all infinities (its
+    # Taylor terms overflow), so tensord's is checked against torch's float32 one, rounded
+    x = _exp_input(torch, (3, 3), 0.5, "float32")
+    got = tensord.matrix_exp(to_tensord(x).to(tensord.bfloat16))
+    assert got.dtype is tensord.bfloat16
+    torch.testing.assert_close(as_torch(got), torch.matrix_exp(x).to(torch.bfloat16),
+                               rtol=1e-2, atol=1e-2)

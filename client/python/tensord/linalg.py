@@ -385,6 +385,105 @@ def matrix_power(A, n, *, out=None):
     return _out(_raise_now(result) if n < 0 else result, out)
 
 
+
+# Padé approximants r_m = q_m(A)^-1 p_m(A) of exp (p_m(A) = sum b_k A^k, q_m(A) = p_m(-A)),
+# the coefficients b_0 .. b_m of Higham, "The scaling and squaring method for the matrix
+# exponential revisited" (2005), and the largest 1-norm for which each degree is accurate to the
+# working precision's unit roundoff (his theta_m: float64's, and float32's from the same paper).
+_PADE = {
+    3: [120.0, 60.0, 12.0, 1.0],
+    5: [30240.0, 15120.0, 3360.0, 420.0, 30.0, 1.0],
+    7: [17297280.0, 8648640.0, 1995840.0, 277200.0, 25200.0, 1512.0, 56.0, 1.0],
+    9: [17643225600.0, 8821612800.0, 2075673600.0, 302702400.0, 30270240.0, 2162160.0,
+        110880.0, 3960.0, 90.0, 1.0],
+    13: [64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+         129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+         40840800.0, 960960.0, 16380.0, 182.0, 1.0],
+}
+_PADE_THETA = {
+    "float64": [(3, 1.495585217958292e-2), (5, 2.539398330063230e-1),
+                (7, 9.504178996162932e-1), (9, 2.097847961257068e0), (13, 5.371920351148152e0)],
+    "float32": [(3, 4.258730016922831e-1), (5, 1.880152677804762e0), (7, 3.925724783138660e0)],
+}
+
+
+def _pade(X, m):
+    """r_m(X) for a batch X (B, n, n): U = X (odd terms), V = the even terms, (V - U)^-1 (V + U)."""
+    api = _api()
+    b = _PADE[m]
+    eye = api.eye(X.size(-1), dtype=X.dtype, device=X.device, session=X._session).expand_as(X)
+    X2 = X @ X
+    if m == 13:  # Higham's evaluation: three products for the powers, two for the rest
+        X4 = X2 @ X2
+        X6 = X4 @ X2
+        U = X @ (X6 @ (b[13] * X6 + b[11] * X4 + b[9] * X2) + b[7] * X6 + b[5] * X4 +
+                 b[3] * X2 + b[1] * eye)
+        V = X6 @ (b[12] * X6 + b[10] * X4 + b[8] * X2) + b[6] * X6 + b[4] * X4 + b[2] * X2 + \
+            b[0] * eye
+    else:
+        powers = [eye, X2]
+        while len(powers) < (m + 1) // 2:
+            powers.append(powers[-1] @ X2)
+        U = X @ sum(b[2 * k + 1] * P for k, P in enumerate(powers))
+        V = sum(b[2 * k] * P for k, P in enumerate(powers))
+    return solve(V - U, V + U)
+
+
+def matrix_exp(A):
+    """exp(A) of every square matrix of A, by scaling and squaring over Padé approximants
+    (Higham 2005): each matrix scaled by 2^-s so that its 1-norm is within the bound of the
+    batch's degree, r_m evaluated with the server's products and solve, then squared s times.
+    The norms are read back to choose m and s (torch reads them too); a matrix with a value
+    that is not finite gives NaN. float32 and float64 compute in their own precision, 16-bit
+    floats in float32."""
+    api = _api()
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_exp: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if A.size(-1) != A.size(-2):
+        raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they "
+                           f"are {A.size(-2)} by {A.size(-1)} matrices")
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"matrix_exp: Expected a floating point or complex tensor as input. "
+                           f"Got {A.dtype._legacy}")
+    if A.dtype is _dtypes.float16 and A.device.type == "cpu":
+        raise RuntimeError("\"log2_vml_cpu\" not implemented for 'Half'")
+    n = A.size(-1)
+    if n == 0:
+        return A.clone()
+    if n == 1:
+        return A.exp()
+    work = _dtypes.float64 if A.dtype is _dtypes.float64 else _dtypes.float32
+    flat = A.reshape(-1, n, n)
+    # torch computes on the flattened batch and views the result back in A's shape
+    out = api.empty_like(flat)
+    if flat.size(0) == 0:
+        return out.view(A.shape)
+    X = flat.to(work)
+    norms = X.abs().sum(-2).amax(-1).tolist()
+    bad = [not math.isfinite(v) for v in norms]
+    table = _PADE_THETA[work.name]
+    largest = max((v for v, b in zip(norms, bad) if not b), default=0.0)
+    m, theta = next(((d, t) for d, t in table if largest <= t), table[-1])
+    squarings = [0 if b or v <= theta else math.ceil(math.log2(v / theta))
+                 for v, b in zip(norms, bad)]
+
+    def per_matrix(values, dtype):
+        return api.tensor(values, dtype=dtype, device=X.device,
+                          session=X._session).view(-1, 1, 1)
+    if any(bad):  # computed on zeros, replaced by NaN at the end
+        X = X.masked_fill(per_matrix(bad, _dtypes.bool_), 0)
+    if any(squarings):
+        X = X * per_matrix([2.0 ** -s for s in squarings], work)
+    R = _pade(X, m)
+    for k in range(max(squarings)):
+        squared = R @ R
+        needed = [k < s for s in squarings]
+        R = squared if all(needed) else api.where(per_matrix(needed, _dtypes.bool_), squared, R)
+    if any(bad):
+        R = R.masked_fill(per_matrix(bad, _dtypes.bool_), math.nan)
+    return out.copy_(R).view(A.shape)
+
 def cond(A, p=None, *, out=None):
     if p is None or p in (2, -2):
         s = svdvals(A)
@@ -535,7 +634,7 @@ TORCH_FUNCTIONS = {
     "qr": _qr_old, "svd": _svd_old, "cholesky": _cholesky_old, "cholesky_solve": _cholesky_solve,
     "cholesky_inverse": _cholesky_inverse, "triangular_solve": _triangular_solve,
     "pinverse": _pinverse, "matrix_power": matrix_power, "lu": _lu_old, "lu_solve": _lu_solve_old,
-    "geqrf": _geqrf, "orgqr": _orgqr, "ormqr": _ormqr,
+    "geqrf": _geqrf, "orgqr": _orgqr, "ormqr": _ormqr, "matrix_exp": matrix_exp,
 }
 
 

@@ -1100,3 +1100,35 @@ def test_functional_helpers_behave_as_torchs():
         mod.assert_int_or_pair((3, 4), "k", "{} bad")
         with pytest.raises(AssertionError, match="k bad"):
             mod.assert_int_or_pair((3, 4, 5), "k", "{} bad")
+
+
+# ---- Tensor.resize / resize_as (deprecated, autograd's Resize) and torch.resize_as_ -----------
+
+RESIZE_AUTOGRAD = {
+    "resize(2, 3)": lambda m: m.arange(6.0).resize(2, 3),
+    "resize((3, 2)): a tuple is one size": lambda m: m.arange(6.0).resize((3, 2)),
+    "resize(4)": lambda m: m.arange(6.0).resize(4),
+    "resize(-1, 6)": lambda m: m.arange(6.0).resize(-1, 6),
+    "resize of a transposed view": lambda m: m.arange(6.0).view(2, 3).t().resize(6),
+    "resize_as": lambda m: m.arange(6.0).resize_as(m.zeros(3, 2)),
+    "torch.resize_as_": lambda m: m.resize_as_(m.arange(6.0), m.zeros(2, 3)),
+    "torch.resize_as_ growing": lambda m: m.resize_as_(m.arange(6.0), m.zeros(2, 2))[:, :1],
+}
+
+
+@pytest.mark.parametrize("name", list(RESIZE_AUTOGRAD))
+def test_resize_and_resize_as_match_torch(session, name):
+    assert_matches_torch(RESIZE_AUTOGRAD[name])
+
+
+def test_resize_shares_storage_when_contiguous_and_warns(session):
+    for m in (torch, tensord):
+        x = m.arange(6.0)
+        with pytest.warns(UserWarning, match="non-inplace resize is deprecated"):
+            y = x.resize(2, 3)
+        y[0, 0] = 7
+        assert x[0].item() == 7
+        with pytest.warns(UserWarning, match="non-inplace resize_as is deprecated"):
+            z = x.view(2, 3).t().resize_as(m.zeros(6))
+        z[0] = 9
+        assert x[0].item() == 7  # a copy: the view was not contiguous

@@ -737,3 +737,69 @@ def test_names_and_class_trees_are_torchs(session):
             [c.__name__ for c in theirs.__mro__ if not c.__name__.startswith("_")][:3], name
     assert isinstance(tensord.nn.MultiheadAttention(4, 2).out_proj,
                       tensord.nn.modules.linear.NonDynamicallyQuantizableLinear)
+
+
+# ---- torch's top-level recurrences: torch.rnn_tanh / rnn_relu / lstm / gru ---------------------
+
+# name -> (module maker, call(m, fn, x, hx, weights)) over a padded (5, 3, 4) input
+TOP_LEVEL = {
+    "rnn_tanh": (lambda m: m.nn.RNN(4, 6, 2), lambda m, w, x, h: m.rnn_tanh(
+        x, h[0], w, True, 2, 0.0, False, False, False)),
+    "rnn_relu (bidirectional, no bias)": (
+        lambda m: m.nn.RNN(4, 6, 1, nonlinearity="relu", bias=False, bidirectional=True),
+        lambda m, w, x, h: m.rnn_relu(x, h[0], w, False, 1, 0.0, False, True, False)),
+    "lstm": (lambda m: m.nn.LSTM(4, 6, 2), lambda m, w, x, h: m.lstm(
+        x, (h[0], h[1]), w, True, 2, 0.0, False, False, False)),
+    "lstm (projections, batch_first)": (
+        lambda m: m.nn.LSTM(4, 6, 1, proj_size=3, batch_first=True),
+        lambda m, w, x, h: m.lstm(x.transpose(0, 1), (h[0][:, :, :3], h[1]), w, True, 1, 0.0,
+                                  False, False, True)),
+    "gru (bidirectional)": (lambda m: m.nn.GRU(4, 6, 2, bidirectional=True),
+                            lambda m, w, x, h: m.gru(x, h[0], w, True, 2, 0.0, False, True,
+                                                     False)),
+}
+
+
+@pytest.mark.parametrize("name", list(TOP_LEVEL))
+def test_torch_top_level_recurrences_match_torch(session, name):
+    make, call = TOP_LEVEL[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tm, dm = twin(make)
+    mods = {torch: tm, tensord: dm}
+    layers = tm.num_layers * (2 if tm.bidirectional else 1)
+
+    def case(m):
+        x = R(m, "float32", 5, 3, 4)
+        h = (R(m, "float32", layers, 3, 6, seed=1), R(m, "float32", layers, 3, 6, seed=2))
+        return _flat(m, call(m, mods[m]._flat_weights, x, h))
+    with torch.no_grad():
+        assert_matches_torch(case, TOL["float32"])
+
+
+@pytest.mark.parametrize("mode", ["lstm", "gru"])
+def test_torch_top_level_recurrences_over_packed_rows(session, mode):
+    """The packed form: (data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
+    bidirectional)."""
+    tm, dm = twin(lambda m: getattr(m.nn, mode.upper())(4, 6, 1, bidirectional=True))
+    mods = {torch: tm, tensord: dm}
+
+    def case(m):
+        packed = _packed(m, "float32", [5, 3, 2], True)
+        h = R(m, "float32", 2, 3, 6, seed=1)
+        hx = (h, R(m, "float32", 2, 3, 6, seed=2)) if mode == "lstm" else h
+        return _flat(m, getattr(m, mode)(packed.data, packed.batch_sizes, hx,
+                                         mods[m]._flat_weights, True, 1, 0.0, False, True))
+    with torch.no_grad():
+        assert_matches_torch(case, TOL["float32"])
+
+
+@pytest.mark.parametrize("layers, batch, size", [(1, 3, 6), (3, 3, 6), (2, 2, 6), (2, 3, 5)])
+def test_torch_top_level_recurrence_errors_match_torch(session, layers, batch, size):
+    tm, dm = twin(lambda m: m.nn.GRU(4, 6, 2))
+    mods = {torch: tm, tensord: dm}
+    with torch.no_grad():
+        assert_matches_torch(lambda m: m.gru(R(m, "float32", 5, 3, 4),
+                                             R(m, "float32", layers, batch, size),
+                                             mods[m]._flat_weights, True, 2, 0.0, False, False,
+                                             False))

@@ -63,7 +63,8 @@ from . import _signatures  # noqa: E402
 
 _composite.install(Tensor, globals())
 linalg.install(Tensor, globals())
-for _name, _f in nn.functional._torch_namespace().items():
+for _name, _f in (*nn.functional._torch_namespace().items(),
+                  *nn.modules.rnn.TORCH_FUNCTIONS.items()):
     globals().setdefault(_name, _f)
 del _name, _f
 Tensor.prelu = nn.functional.prelu  # torch's Tensor.prelu(weight)

@@ -7,6 +7,7 @@ import functools
 import math
 import numbers
 import operator
+import warnings
 
 import numpy as np
 
@@ -1078,6 +1079,30 @@ def resize_as_(self, the_template, memory_format=None):
     return resize_(self, tuple(the_template.shape), memory_format=memory_format)
 
 
+
+def _resize_of_autograd(self, sizes):
+    """torch 1.13's autograd Resize: the same elements in `sizes` (as given: a tuple inside
+    is one size, which never matches), a view of self's storage when self is contiguous."""
+    numel = functools.reduce(operator.mul, sizes, 1)
+    if self.numel() != numel:
+        raise RuntimeError(f"requested resize to {'x'.join(map(str, sizes))} ({numel} elements "
+                           f"in total), but the given tensor has a size of "
+                           f"{'x'.join(map(str, self.size()))} ({self.numel()} elements). "
+                           "autograd's resize can only change the shape of a given tensor, "
+                           "while preserving the number of elements. ")
+    return self.contiguous().view(*sizes)
+
+
+def resize(self, *sizes):
+    """Tensor.resize (deprecated in torch): a reshaped view or copy, never a new size."""
+    warnings.warn("non-inplace resize is deprecated")
+    return _resize_of_autograd(self, sizes)
+
+
+def resize_as(self, tensor):
+    warnings.warn("non-inplace resize_as is deprecated")
+    return _resize_of_autograd(self, tensor.size())
+
 def set_(self, source=None, storage_offset=0, size=None, stride=None):
     """Tensor.set_: self becomes a view of `source`'s storage (a tensor's, with its metadata, or
     a storage's: all of it, or `size`/`stride` from `storage_offset`); no source: an empty
@@ -1822,6 +1847,9 @@ def install(tensor_class, namespace):
     namespace["as_strided_"] = tensor_class.as_strided_
     tensor_class.resize_ = resize_
     tensor_class.resize_as_ = resize_as_
+    namespace["resize_as_"] = resize_as_
+    tensor_class.resize = resize
+    tensor_class.resize_as = resize_as
     tensor_class.set_ = set_
     for name in ("detach_", "index_reduce"):
         setattr(tensor_class, name, here[name])

@@ -102,6 +102,51 @@ def _run(mode, x, batch_sizes, hx, flat_weights, bias, num_layers, dropout, trai
     return x, tuple(_factories.stack(parts) for parts in zip(*finals))
 
 
+
+def _aten_rnn(mode):
+    """torch.<mode>(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+    batch_first) over a padded sequence, or torch.<mode>(data, batch_sizes, hx, params, …,
+    bidirectional) over packed rows: the entry points nn's layers call in torch, over the same
+    recurrence as tensord's layers. hx is a tensor, or for lstm the pair (h, c) (projections
+    when h is narrower than c); params are each layer and direction's weights in order. Returns
+    (output, h) or, for lstm, (output, h, c)."""
+    name = {"RNN_TANH": "rnn_tanh", "RNN_RELU": "rnn_relu"}.get(mode, mode.lower())
+
+    def fn(input, *args):
+        if len(args) != 8:
+            raise TypeError(f"{name}() received an invalid combination of arguments: expected "
+                            f"9 arguments, got {len(args) + 1}")
+        packed = isinstance(args[2], (list, tuple))  # params third, after batch_sizes and hx
+        if packed:
+            batch_sizes, hx, params, bias, num_layers, dropout, train, bidirectional = args
+            batch_first = False
+        else:
+            hx, params, bias, num_layers, dropout, train, bidirectional, batch_first = args
+        hx = tuple(hx) if mode == "LSTM" else (hx,)
+        if any(h.size(0) != int(num_layers) * (2 if bidirectional else 1) for h in hx):
+            raise RuntimeError("Expected more hidden states in stacked_rnn")
+        has_proj = mode == "LSTM" and hx[0].size(-1) != hx[1].size(-1)
+        if packed:
+            x, sizes = input, batch_sizes.tolist()
+        else:
+            if batch_first:
+                input = input.transpose(0, 1)
+            steps, batch = input.size(0), input.size(1)
+            x, sizes = input.reshape(steps * batch, input.size(2)), [batch] * steps
+        out, states = _run(mode, x, sizes, hx, list(params), bool(bias), int(num_layers),
+                           float(dropout), bool(train), bool(bidirectional), has_proj)
+        if not packed:
+            out = out.view(steps, batch, out.size(-1))
+            if batch_first:
+                out = out.transpose(0, 1)
+        return (out, *states)
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+# torch's top-level recurrences (tensord/__init__.py puts them in the tensord namespace).
+TORCH_FUNCTIONS = {f.__name__: f for f in map(_aten_rnn, ("RNN_TANH", "RNN_RELU", "LSTM", "GRU"))}
+
 class RNNBase(Module):
     """The parameters and forward pass shared by RNN, LSTM and GRU: per layer k (and
     `_reverse` for the second direction) weight_ih_lk, weight_hh_lk, bias_ih_lk, bias_hh_lk and,

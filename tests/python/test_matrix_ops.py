@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import tensord
-from oracle import as_torch, assert_matches_torch
+from oracle import as_torch, assert_matches_torch, outcome
 
 DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "uint8", "bool"]
 
@@ -697,6 +697,11 @@ def _histc_cases():
 CASES.update(_histc_cases())
 
 
+def _pair_of(result):
+    """histogramdd's (hist, bin_edges) as a flat tuple of tensors."""
+    return (result[0], *result[1])
+
+
 def _histogram_cases():
     """torch.histogram: (hist, bin_edges) compared as a pair."""
     cases = {}
@@ -735,6 +740,40 @@ def _histogram_cases():
                                                                    weight=m.ones(3).double()),
         "histogram(weight of another size)": lambda m: m.histogram(m.zeros(3), 2,
                                                                   weight=m.ones(2)),
+    })
+    for k, x in _histogram_inputs():
+        cases["histogramdd" + k] = lambda m, x=x: _pair_of(m.histogramdd(
+            x(m).reshape(-1, 2) if x(m).numel() % 2 == 0 else x(m).reshape(-1, 1), 3))
+    cases.update({
+        "histogramdd(bins per dim, weight)": lambda m: _pair_of(m.histogramdd(
+            m.tensor([[0.0, 1.0], [1.0, 0.0], [2.0, 0.0], [2.0, 2.0]]), bins=[3, 2],
+            weight=m.tensor([1.0, 2.0, 4.0, 8.0]))),
+        "histogramdd(range, density)": lambda m: _pair_of(m.histogramdd(
+            m.tensor([[0.1, 0.9], [0.7, 0.2], [0.7, 0.9], [0.3, 0.3]]), [2, 4],
+            range=[0.0, 1.0, 0.0, 1.0], density=True)),
+        "histogramdd(edges)": lambda m: _pair_of(m.histogramdd(
+            m.tensor([[0.0, 1.0], [1.0, 0.5], [2.5, 0.0], [3.0, 2.0]]),
+            bins=[m.tensor([0.0, 1.0, 3.0]), m.tensor([0.0, 2.0])])),
+        "histogramdd(3-d points, batch dims)": lambda m: _pair_of(m.histogramdd(
+            m.arange(24.0).view(2, 4, 3).sin(), [2, 3, 4])),
+        "histogramdd(outside ignored, NaN in the last bin)": lambda m: _pair_of(m.histogramdd(
+            m.tensor([[-5.0, 0.2], [0.5, 0.6], [nan, 0.1], [9.0, 0.3], [0.2, nan]]), [2, 2],
+            range=[0.0, 1.0, 0.0, 1.0])),
+        "histogramdd(all equal)": lambda m: _pair_of(m.histogramdd(m.zeros(3, 2), 2)),
+        "histogramdd(empty)": lambda m: _pair_of(m.histogramdd(m.zeros(0, 2), 2)),
+        "histogramdd(float64)": lambda m: _pair_of(m.histogramdd(
+            m.arange(12.0, dtype=m.float64).view(6, 2).cos(), 3)),
+        "histogramdd(1-d input)": lambda m: m.histogramdd(m.zeros(3), 2),
+        "histogramdd(int64)": lambda m: m.histogramdd(m.zeros(3, 2, dtype=m.int64), 2),
+        "histogramdd(range of another length)": lambda m: m.histogramdd(
+            m.zeros(3, 2), 2, range=[0.0, 1.0]),
+        "histogramdd(min above max)": lambda m: m.histogramdd(m.zeros(3, 2), 2,
+                                                              range=[1.0, 0.0, 0.0, 1.0]),
+        "histogramdd(0 bins)": lambda m: m.histogramdd(m.zeros(3, 2), 0),
+        "histogramdd(weight of another shape)": lambda m: m.histogramdd(
+            m.zeros(4, 2), 2, weight=m.ones(3)),
+        "histogramdd(weight of another dtype)": lambda m: m.histogramdd(
+            m.zeros(4, 2).double(), 2, weight=m.ones(4)),
     })
     return cases
 
@@ -1071,3 +1110,15 @@ def test_polygamma_far_below_zero_answers_at_once(session):
     assert time.monotonic() - start < 5
     assert values[0] != values[0]  # NaN
     assert abs(values[1] - torch.polygamma(2, torch.tensor(-2.5, dtype=torch.float64)).item()) < 1e-9
+
+
+def test_histogramdd_of_a_range_that_is_not_finite_fails_as_torch(session):
+    """The range found from the data is not finite: RuntimeError, in tensord where the data
+    is read (the edges are made on the device, without a round trip)."""
+    nan = float("nan")
+    for values in ([[nan, 0.1], [0.5, 0.2]], [[float("inf"), 0.1], [0.5, 0.2]]):
+        with pytest.raises(RuntimeError, match="not finite"):
+            torch.histogramdd(torch.tensor(values), 2)
+        with pytest.raises(RuntimeError, match="not finite"):
+            tensord.histogramdd(tensord.tensor(values), 2).hist.tolist()
+        outcome(tensord.synchronize)

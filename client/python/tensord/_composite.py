@@ -584,6 +584,92 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
     return result
 
 
+
+_histogramdd = _return_type("histogramdd", ["hist", "bin_edges"])
+
+
+def histogramdd(input, bins=10, range=None, weight=None, density=False):
+    """torch.histogramdd over the points of input (..., D): each dim's edges as torch.histogram
+    makes them (given, or spaced over the range, the data's own found on the device), each
+    point's bin per dim by searchsorted (the last edge inclusive, NaN in the last bin as
+    torch's), one index_add of the counts
+    or weights into the flattened D-dim histogram (points outside a range go to a discarded
+    bin); no round trip."""
+    from ._tensor import Tensor  # noqa: PLC0415 - import cycle
+    api = _api()
+    name = "torch.histogramdd"
+    if input.dim() < 2:
+        raise RuntimeError(f"{name}: input tensor should have at least 2 dimensions")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f'"histogramdd" not implemented for \'{input.dtype._legacy}\'')
+    dims = input.size(-1)
+    points = input.reshape(-1, dims)
+    if weight is not None:
+        if tuple(weight.shape) != tuple(input.shape[:-1]):
+            raise RuntimeError(f"{name}: if weight tensor is provided it should have the same "
+                               f"shape as the input tensor excluding its innermost dimension, "
+                               f"but got input with shape {list(input.shape)} and weight with "
+                               f"shape {list(weight.shape)}")
+        if weight.dtype is not input.dtype:
+            raise RuntimeError(f"{name}: if weight tensor is provided, input tensor and weight "
+                               f"tensor should have the same dtype, but got "
+                               f"input({input.dtype.name}), and weight({weight.dtype.name})")
+    given_edges = isinstance(bins, (list, tuple)) and bins and isinstance(bins[0], Tensor)
+    counts = [bins] * dims if isinstance(bins, int) else list(bins)
+    if len(counts) != dims:
+        raise RuntimeError(f"{name}: expected {dims} sequences of bin edges for a {dims}-"
+                           f"dimensional histogram but got {len(counts)}")
+    if range is not None:
+        if given_edges:
+            raise TypeError("histogramdd() received an invalid combination of arguments: bins "
+                            "given as tensors take no range")
+        if len(range) != 2 * dims:
+            raise RuntimeError(f"{name}: for a {dims}-dimensional histogram range should have "
+                               f"{2 * dims} elements, but got {len(range)}")
+        for d in builtins.range(dims):
+            if range[2 * d] > range[2 * d + 1]:
+                raise RuntimeError(f"{name}: min should not exceed max, but got min "
+                                   f"{range[2 * d]} max {range[2 * d + 1]} for dimension {d}")
+    if not given_edges:
+        for d, n in enumerate(counts):
+            if n <= 0:
+                raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {n} for "
+                                   f"dimension {d}")
+    edges = []
+    for d in builtins.range(dims):
+        column = points[:, d]
+        if given_edges:
+            edges.append(counts[d])
+        else:
+            span = None if range is None else (range[2 * d], range[2 * d + 1])
+            edges.append(histogram(column, int(counts[d]), range=span)[1])
+    shape = [e.numel() - 1 for e in edges]
+    total = math.prod(shape)
+    flat = None  # each point's bin in the flattened histogram; `total` for points outside
+    inside = None
+    for d, e in enumerate(edges):
+        x = points[:, d].contiguous()
+        last = e.numel() - 1
+        at = searchsorted(e, x, right=True) - 1
+        # the last bin holds its right edge, and NaN (as torch's kernel puts it)
+        nan = x.isnan()
+        at = api.where((x == e[-1]) | nan, last - 1, at)
+        ok = ((x >= e[0]) & (x <= e[-1])) | nan
+        inside = ok if inside is None else inside & ok
+        flat = at * math.prod(shape[d + 1:]) if flat is None else flat + at * math.prod(
+            shape[d + 1:])
+    flat = api.where(inside, flat, total)
+    values = (api.ones(points.size(0), dtype=input.dtype, device=input.device,
+                       session=input._session) if weight is None else weight.reshape(-1))
+    hist = api.zeros(total + 1, dtype=input.dtype, device=input.device, session=input._session)
+    hist = hist.index_add_(0, flat, values)[:total].view(shape)
+    if density:
+        hist = hist / hist.sum()
+        for d, e in enumerate(edges):
+            widths = e[1:] - e[:-1]
+            hist = hist / widths.view([-1 if k == d else 1 for k in builtins.range(dims)])
+    return _histogramdd(hist, tuple(edges))
+
 def histc(input, bins=100, min=0, max=0):
     """One server op (engine/ops/statistics_ops.cc): bins counted by a scatter-add, the range
     found on the device where min == max (no round trip)."""
@@ -1803,7 +1889,7 @@ _METHODS_ONLY = ["index_add_", "index_copy_", "index_fill_", "masked_scatter_", 
                  "exponential_", "geometric_", "cauchy_", "log_normal_", "random_",
                  "float_power_", "fill_diagonal_", "apply_", "map_", "map2_"]
 _BOTH += ["frexp", "multinomial", "cov", "corrcoef", "mvlgamma", "mode"]
-_FUNCTIONS_ONLY = ["broadcast_shapes", "broadcast_tensors", "atleast_1d", "atleast_2d",
+_FUNCTIONS_ONLY = ["histogramdd", "broadcast_shapes", "broadcast_tensors", "atleast_1d", "atleast_2d",
                    "atleast_3d", "column_stack", "dstack", "rsub", "std_mean", "var_mean",
                    "chain_matmul", "tensordot", "cdist", "block_diag", "trapezoid", "trapz",
                    "cumulative_trapezoid", "vander", "bucketize", "put", "row_stack", "kaiser_window",

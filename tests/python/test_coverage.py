@@ -98,7 +98,7 @@ def share(want, have_in):
 
 
 # Floors: the shares measured when last raised (counts of names, so noise cannot move them).
-FLOORS = {"torch": 556, "Tensor": 490, "torch.nn.functional": 121, "torch.nn": 163}
+FLOORS = {"torch": 558, "Tensor": 490, "torch.nn.functional": 121, "torch.nn": 163}
 
 
 def test_coverage_of_torchs_public_api(capsys):

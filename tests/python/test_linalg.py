@@ -631,3 +631,74 @@ def test_matrix_exp_errors_and_special_values_match_torch(session):
     assert got.dtype is tensord.bfloat16
     torch.testing.assert_close(as_torch(got), torch.matrix_exp(x).to(torch.bfloat16),
                                rtol=1e-2, atol=1e-2)
+
+
+# ---- svd_lowrank / pca_lowrank: randomized, so checked on matrices of exact low rank ---------
+
+def _low_rank(m, shape, rank, seed=0, mean=0.0):
+    """A float64 matrix (batch) of `shape` and exact `rank` (plus a row `mean`), the same in
+    both namespaces, with well separated singular values."""
+    g = torch.Generator().manual_seed(seed)
+    *batch, rows, cols = shape
+    left = torch.linalg.qr(torch.randn(*batch, rows, rank, generator=g, dtype=torch.float64)).Q
+    right = torch.linalg.qr(torch.randn(*batch, cols, rank, generator=g, dtype=torch.float64)).Q
+    values = torch.tensor([10.0 * 0.5 ** i for i in range(rank)], dtype=torch.float64)
+    t = (left * values) @ right.mT + torch.as_tensor(mean, dtype=torch.float64)
+    return t if m is torch else tensord.tensor(t.numpy())
+
+
+@pytest.mark.parametrize("shape, rank, q", [((20, 12), 3, 5), ((8, 30), 2, 4),
+                                            ((2, 15, 10), 3, 6), ((6, 6), 6, 6)])
+def test_svd_lowrank_recovers_an_exact_low_rank_matrix(shape, rank, q, session):
+    A = _low_rank(tensord, shape, rank)
+    U, S, V = tensord.svd_lowrank(A, q=q, niter=2)
+    tU, tS, tV = torch.svd_lowrank(_low_rank(torch, shape, rank), q=q, niter=2)
+    for got, want in ((U, tU), (S, tS), (V, tV)):
+        assert tuple(got.shape) == tuple(want.shape) and got.dtype is tensord.float64
+    # the rank's singular values are torch's (and the matrix's); the rest are ~0 in both
+    torch.testing.assert_close(as_torch(S)[..., :rank], tS[..., :rank], rtol=1e-10, atol=1e-10)
+    rest = as_torch(S)[..., rank:]
+    assert rest.numel() == 0 or float(rest.abs().max()) < 1e-9
+    rebuilt = as_torch(U) @ torch.diag_embed(as_torch(S)) @ as_torch(V).mT
+    torch.testing.assert_close(rebuilt, as_torch(A), rtol=1e-10, atol=1e-10)
+    eye = torch.eye(q, dtype=torch.float64)
+    torch.testing.assert_close(as_torch(V).mT @ as_torch(V), eye.expand_as(
+        as_torch(V).mT @ as_torch(V)), rtol=0, atol=1e-10)
+    # the singular vectors of the rank's values are torch's, up to sign
+    for got, want in ((U, tU), (V, tV)):
+        g, w = as_torch(got)[..., :rank], want[..., :rank]
+        torch.testing.assert_close((g * w).sum(-2).abs(), torch.ones(w.shape[:-2] + (rank,),
+                                   dtype=torch.float64), rtol=0, atol=1e-9)
+
+
+def test_svd_lowrank_with_a_mean_and_pca_lowrank(session):
+    A = _low_rank(tensord, (25, 9), 2, mean=torch.linspace(-3, 3, 9).tolist())
+    tA = _low_rank(torch, (25, 9), 2, mean=torch.linspace(-3, 3, 9).tolist())
+    M = A.mean(-2, keepdim=True)
+    U, S, V = tensord.svd_lowrank(A, q=4, M=M)
+    rebuilt = as_torch(U) @ torch.diag(as_torch(S)) @ as_torch(V).mT
+    torch.testing.assert_close(rebuilt, as_torch(A - M), rtol=1e-10, atol=1e-10)
+    _, pS, pV = tensord.pca_lowrank(A)
+    _, tS, tV = torch.pca_lowrank(tA)
+    assert tuple(pS.shape) == tuple(tS.shape) == (6,)
+    torch.testing.assert_close(as_torch(pS)[:2], tS[:2], rtol=1e-10, atol=1e-10)
+    torch.testing.assert_close((as_torch(pV)[:, :2] * tV[:, :2]).sum(0).abs(),
+                               torch.ones(2, dtype=torch.float64), rtol=0, atol=1e-9)
+    _, cS, _ = tensord.pca_lowrank(A, q=3, center=False)
+    torch.testing.assert_close(as_torch(cS), torch.pca_lowrank(tA, q=3, center=False)[1][:3],
+                               rtol=1e-6, atol=1e-6)
+
+
+def test_lowrank_errors_match_torch(session):
+    cases = {
+        "pca q above min(m, n)": lambda m: m.pca_lowrank(m.ones(5, 3), q=4),
+        "pca negative niter": lambda m: m.pca_lowrank(m.ones(5, 3), niter=-1),
+        "svd q above min(m, n)": lambda m: m.svd_lowrank(m.ones(5, 3), q=4),
+        "svd of integers": lambda m: m.svd_lowrank(m.ones(5, 3, dtype=m.int64), q=2),
+    }
+    for name, case in cases.items():
+        _, want = outcome(lambda: case(torch))
+        _, got = outcome(lambda: case(tensord))
+        assert want is not None and got is not None and got[0] == want[0], (name, got, want)
+        if want[0] == "ValueError":
+            assert got[1] == want[1], (name, got, want)

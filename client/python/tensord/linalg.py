@@ -627,6 +627,55 @@ def _pinverse(input, rcond=1e-15):
     return pinv(input, rtol=rcond)
 
 
+
+# ---- Randomized low-rank factorizations (torch.svd_lowrank, torch.pca_lowrank) ---------------
+
+def _approximate_basis(A, q, niter):
+    """An orthonormal Q (..., m, q) whose range approximates A's (Halko, Martinsson and Tropp
+    2011, algorithm 4.4): A times a Gaussian sketch, refined by niter power iterations, each
+    product re-orthonormalised by a QR."""
+    api = _api()
+    R = api.randn(A.size(-1), q, dtype=A.dtype, device=A.device, session=A._session)
+    Q = qr(A @ R).Q
+    for _ in range(niter):
+        Q = qr(A.mT @ Q).Q
+        Q = qr(A @ Q).Q
+    return Q
+
+
+def svd_lowrank(A, q=6, niter=2, M=None):
+    """(U, S, V) of rank q with A - M ≈ U diag(S) V^T (M: a mean to subtract, broadcast), by a
+    randomized range finder (the sketch drawn from tensord's generator, so U and V beyond A's
+    rank differ from torch's draws), the SVD of the small projection, and the basis
+    multiplied back; the wider of A and A^T is sketched from its short side."""
+    q = 6 if q is None else q
+    X = A if M is None else A - M
+    # torch asserts the projection's shape: q columns at most
+    assert q <= min(X.shape[-2:]), (tuple(X.shape[-2:]), q)
+    transpose = X.size(-2) < X.size(-1)
+    if transpose:
+        X = X.mT
+    Q = _approximate_basis(X, q, 2 if niter is None else niter)
+    U, S, Vh = svd(Q.mT @ X, full_matrices=False)
+    U, V = Q @ U, Vh.mT
+    return (V, S, U) if transpose else (U, S, V)
+
+
+def pca_lowrank(A, q=None, center=True, niter=2):
+    """(U, S, V) of svd_lowrank of A with its column means subtracted (center), q = min(6, m,
+    n) unless given; torch's checks of q and niter."""
+    m, n = A.shape[-2:]
+    if q is None:
+        q = min(6, m, n)
+    elif not (q >= 0 and q <= min(m, n)):
+        raise ValueError(f"q(={q}) must be non-negative integer and not greater than min(m, "
+                         f"n)={min(m, n)}")
+    if not (niter >= 0):
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    if not center:
+        return svd_lowrank(A, q, niter=niter)
+    return svd_lowrank(A, q, niter=niter, M=A.mean(-2, keepdim=True))
+
 # torch.<name> = f(input, …) and Tensor.<name> = f(self, …).
 TORCH_FUNCTIONS = {
     "inverse": inv, "det": det, "logdet": _logdet,
@@ -643,3 +692,5 @@ def install(tensor_class, namespace):
         namespace[name] = f
         setattr(tensor_class, name, f)
     namespace["lu_unpack"] = _lu_unpack
+    namespace["svd_lowrank"] = svd_lowrank
+    namespace["pca_lowrank"] = pca_lowrank

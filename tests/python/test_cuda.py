@@ -732,8 +732,8 @@ def test_the_differential_matrix_runs_on_cuda():
     """The CPU's op x dtype x layout differential tests (test_compute.py, test_sort.py,
     test_special_ops.py, test_composite.py, test_functional.py, test_linalg.py,
     test_matrix_ops.py, test_data_dependent_ops.py, test_indexing.py, test_default_dtype.py,
-    test_more_names.py, test_ctc_loss.py, test_fractional_max_pool.py, against torch 1.13's
-    rules) with
+    test_more_names.py, test_ctc_loss.py, test_fractional_max_pool.py, test_stft.py, against
+    torch 1.13's rules) with
     every tensor on the GPU: a pytest of its own whose session defaults to cuda."""
     import subprocess
     import sys
@@ -752,7 +752,8 @@ def test_the_differential_matrix_runs_on_cuda():
                           os.path.join(here, "test_default_dtype.py"),
                           os.path.join(here, "test_more_names.py"),
                           os.path.join(here, "test_ctc_loss.py"),
-                          os.path.join(here, "test_fractional_max_pool.py")],
+                          os.path.join(here, "test_fractional_max_pool.py"),
+                          os.path.join(here, "test_stft.py")],
                          env=env, cwd=os.path.dirname(os.path.dirname(here)),
                          capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]

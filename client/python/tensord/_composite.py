@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from . import _dtypes
+from . import _dtypes, _info
 from ._compute import _inplace, _reduce_attrs, _return_type, _run, _run_n
 from ._ops import _Ints, _py_scalar
 
@@ -669,6 +669,176 @@ def histogramdd(input, bins=10, range=None, weight=None, density=False):
             widths = e[1:] - e[:-1]
             hist = hist / widths.view([-1 if k == d else 1 for k in builtins.range(dims)])
     return _histogramdd(hist, tuple(edges))
+
+
+# ---- Short-time Fourier transforms, real-valued (torch 1.13's return_complex=False layout) -------
+
+def _stft_call(name, input, n_fft, hop, win, window, extra):
+    """torch's prefix of stft/istft errors: the call as it reached ATen."""
+    w = "None" if window is None else f"torch.{window.dtype._legacy}Tensor{{{list(window.shape)}}}"
+    return (f"{name}(torch.{input.dtype._legacy}Tensor{list(input.shape)}, n_fft={n_fft}, "
+            f"hop_length={hop}, win_length={win}, window={w}, {extra}")
+
+
+def _stft_window(input, n_fft, win_length, window, call, dtype):
+    """The window padded to n_fft, centred (torch's), in `dtype`; None for a rectangular one."""
+    if window is not None and (window.dim() != 1 or window.size(0) != win_length):
+        raise RuntimeError(f"{call} : expected a 1D window tensor of size equal to "
+                           f"win_length={win_length}, but got window with size "
+                           f"{list(window.shape)}")
+    if window is None and win_length == n_fft:
+        return None
+    if window is None:
+        window = _api().ones(win_length, dtype=dtype, device=input.device,
+                             session=input._session)
+    left = (n_fft - win_length) // 2
+    from .nn import functional as F  # noqa: PLC0415 - import cycle
+    return F.pad(window.to(dtype), (left, n_fft - win_length - left))
+
+
+def _dft_matrices(n_fft, bins, dtype, like, inverse=False):
+    """cos and sin of 2 pi k n / n_fft ((n_fft, bins), or (bins, n_fft) for the inverse), the
+    product k n reduced mod n_fft in integers before the angle is formed in float64."""
+    api = _api()
+    n = api.arange(n_fft, device=like.device, session=like._session)
+    k = api.arange(bins, device=like.device, session=like._session)
+    kn = (k.unsqueeze(1) * n) if inverse else (n.unsqueeze(1) * k)
+    angle = (kn % n_fft).double() * (2 * math.pi / n_fft)
+    return angle.cos().to(dtype), angle.sin().to(dtype)
+
+
+def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
+         pad_mode="reflect", normalized=False, onesided=None, return_complex=None):
+    """torch.stft for real signals, torch 1.13's real layout (..., freq, frames, 2): frames as
+    a strided view of the (reflect-)padded signal, times the window, by a DFT as two
+    products with cos and sin matrices made on the server. tensord has no complex dtypes:
+    return_complex=True is refused."""
+    import warnings as _w  # noqa: PLC0415
+    from .nn import functional as F  # noqa: PLC0415 - import cycle
+    if return_complex:
+        raise RuntimeError("stft: return_complex=True asks for a complex tensor, and tensord "
+                           "has no complex dtypes: use return_complex=False (the real layout, "
+                           "(..., freq, frames, 2))")
+    if return_complex is None:
+        _w.warn("stft will soon require the return_complex parameter be given for real inputs, "
+                "and will further require that return_complex=True in a future PyTorch "
+                "release.")
+    if center:
+        dims = input.dim()
+        pad = n_fft // 2
+        input = F.pad(input.view([1] * (3 - dims) + list(input.shape)), [pad, pad], pad_mode)
+        input = input.view(input.shape[-dims:])
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    call = _stft_call("stft", input, n_fft, hop, win, window,
+                      f"normalized={int(normalized)}, onesided={onesided}, return_complex=0)")
+    if input.dim() not in (1, 2):
+        raise RuntimeError(f"{call} : expected a 1D or 2D tensor")
+    length = input.size(-1)
+    if not 0 < n_fft < length:
+        raise RuntimeError(f"{call} : expected 0 < n_fft < {length}, but got n_fft={n_fft}")
+    if hop <= 0:
+        raise RuntimeError(f"{call} : expected hop_length > 0, but got hop_length={hop}")
+    if not 0 < win <= n_fft:
+        raise RuntimeError(f"{call} : expected 0 < win_length <= n_fft, but got "
+                           f"win_length={win}")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"stft: expected a tensor of floating point type, but got "
+                           f"{input.dtype._legacy}")
+    dtype = input.dtype if window is None else _info.result_type(input, window)
+    w = _stft_window(input, n_fft, win, window, call, dtype)
+    x = input.to(dtype)
+    batched = x.dim() == 2
+    x = x if batched else x.unsqueeze(0)
+    frames_count = 1 + (length - n_fft) // hop
+    frames = x.contiguous().unfold(-1, n_fft, hop)            # (batch, frames, n_fft)
+    if w is not None:
+        frames = frames * w
+    bins = n_fft // 2 + 1 if onesided is None or onesided else n_fft
+    cos, sin = _dft_matrices(n_fft, bins, dtype, x)
+    re, im = frames @ cos, -(frames @ sin)                    # (batch, frames, bins)
+    out = _api().stack([re, im], -1)                          # (batch, frames, bins, 2)
+    if normalized:
+        out = out * (1.0 / math.sqrt(n_fft))
+    out = out.transpose(1, 2)                                 # (batch, bins, frames, 2)
+    assert out.size(2) == frames_count
+    return out if batched else out.squeeze(0)
+
+
+def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
+          normalized=False, onesided=None, length=None, return_complex=False):
+    """torch.istft of the real layout (..., freq, frames, 2): each frame's inverse DFT (of
+    the one-sided spectrum, or the real part of the full one) as products with cos and sin
+    matrices, times the window, overlap-added by fold and divided by the window's squared
+    overlap-add (torch's check that it is nowhere near 0 reads it back)."""
+    import warnings as _w  # noqa: PLC0415
+    from .nn import functional as F  # noqa: PLC0415 - import cycle
+    api = _api()
+    _w.warn("istft will require a complex-valued input tensor in a future PyTorch release. "
+            "Matching the output from stft with return_complex=True. ")
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    call = _stft_call("istft", input, n_fft, hop, win, window,
+                      f"center={int(center)}, normalized={int(normalized)}, "
+                      f"onesided={onesided}, length={length}, "
+                      f"return_complex={int(return_complex)})")
+    if return_complex:
+        raise RuntimeError("Cannot have onesided output if window or input is complex")
+    batched = input.dim() == 4
+    if input.dim() not in (3, 4) or input.size(-1) != 2:
+        input.size(-3)  # torch indexes the frequency dim first: IndexError below 3 dims
+        raise RuntimeError(f"{call} : expected a tensor with 3 or 4 dimensions of real, "
+                           f"representing a complex tensor (..., freq, frames, 2)")
+    frames_count, fft_size = input.size(-2), input.size(-3)
+    one = onesided is None or onesided
+    if one and n_fft // 2 + 1 != fft_size:
+        raise RuntimeError(f"{call} : expected the frequency dimension (3rd to the last) of the "
+                           f"input tensor to match n_fft / 2 + 1 when onsided=True, but got "
+                           f"{fft_size}")
+    if not one and n_fft != fft_size:
+        raise RuntimeError(f"{call} : expected the frequency dimension (3rd to the last) of the "
+                           f"input tensor to match n_fft when onsided=False, but got {fft_size}")
+    if not 0 < hop <= win:
+        raise RuntimeError(f"{call} : expected 0 < hop_length <= win_length")
+    if not 0 < win <= n_fft:
+        raise RuntimeError(f"{call} : expected 0 < win_length <= n_fft")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"istft: expected a tensor of floating point type, but got "
+                           f"{input.dtype._legacy}")
+    dtype = input.dtype if window is None else _info.result_type(input, window)
+    w = _stft_window(input, n_fft, win, window, call, dtype)
+    if w is None:
+        w = api.ones(n_fft, dtype=dtype, device=input.device, session=input._session)
+    x = input.to(dtype) if batched else input.to(dtype).unsqueeze(0)
+    if normalized:
+        x = x * math.sqrt(n_fft)
+    re, im = x[..., 0].transpose(1, 2), x[..., 1].transpose(1, 2)   # (batch, frames, bins)
+    cos, sin = _dft_matrices(n_fft, fft_size, dtype, x, inverse=True)
+    if one:  # c2r: the bins between DC and Nyquist stand for their mirror images too
+        weight = api.full((fft_size, 1), 2.0, dtype=dtype, device=x.device, session=x._session)
+        weight[0] = 1.0
+        if n_fft % 2 == 0:
+            weight[-1] = 1.0
+        cos, sin = cos * weight, sin * weight
+    frames = (re @ cos - im @ sin) * (1.0 / n_fft)                  # (batch, frames, n_fft)
+    frames = frames * w
+    expected = n_fft + hop * (frames_count - 1)
+    y = F.fold(frames.transpose(1, 2), (1, expected), (1, n_fft), stride=(1, hop))
+    y = y.view(y.size(0), expected)
+    envelope = F.fold((w * w).view(1, n_fft, 1).expand(1, n_fft, frames_count), (1, expected),
+                      (1, n_fft), stride=(1, hop)).view(expected)
+    start = n_fft // 2 if center else 0
+    end = expected if length is None and not center else (
+        -(n_fft // 2) if length is None else start + length)
+    stop = expected + end if end < 0 else min(end, expected)
+    y, envelope = y[:, start:stop], envelope[start:stop]
+    lowest = envelope.abs().min()
+    if not bool((lowest > 1e-11).item()):
+        raise RuntimeError(f"{call} window overlap add min: 1")
+    y = y / envelope
+    if length is not None and end > expected:
+        y = F.pad(y, (0, end - expected))
+    return y if batched else y.squeeze(0)
 
 def histc(input, bins=100, min=0, max=0):
     """One server op (engine/ops/statistics_ops.cc): bins counted by a scatter-add, the range
@@ -1888,7 +2058,7 @@ _BOTH = ["addmv", "addr", "baddbmm", "addbmm", "fliplr", "flipud", "rot90", "rav
 _METHODS_ONLY = ["index_add_", "index_copy_", "index_fill_", "masked_scatter_", "scatter_reduce_",
                  "exponential_", "geometric_", "cauchy_", "log_normal_", "random_",
                  "float_power_", "fill_diagonal_", "apply_", "map_", "map2_"]
-_BOTH += ["frexp", "multinomial", "cov", "corrcoef", "mvlgamma", "mode"]
+_BOTH += ["frexp", "multinomial", "cov", "corrcoef", "mvlgamma", "mode", "stft", "istft"]
 _FUNCTIONS_ONLY = ["histogramdd", "broadcast_shapes", "broadcast_tensors", "atleast_1d", "atleast_2d",
                    "atleast_3d", "column_stack", "dstack", "rsub", "std_mean", "var_mean",
                    "chain_matmul", "tensordot", "cdist", "block_diag", "trapezoid", "trapz",

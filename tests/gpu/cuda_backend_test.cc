@@ -1051,5 +1051,92 @@ TEST(CudaIndexingTest, ABadIndexFailsItsOpWithTheCpusErrorAndWritesNothing) {
             std::vector<double>(24, 1.0));
 }
 
+
+// ---- ctc_loss (engine/cuda/loss_kernels.cu) --------------------------------------------------
+
+// A tensor of `values` (as float64 on the CPU), viewed as `sizes`, in `dtype` on `device`.
+Tensor Numbers(const std::vector<double>& values, const V& sizes, DType dtype, Device device) {
+  Tensor t = Full(V{static_cast<int64_t>(values.size())}, Scalar(0.0), DType::kFloat64, kCpu)
+                 .value();
+  std::copy(values.begin(), values.end(), t.data_as<double>());
+  return RunNowSingle(PlanTo(View(t, sizes).value(), dtype, device)).value();
+}
+
+TEST(CudaLossTest, CtcLossMatchesTheCpuBackend) {
+  std::mt19937 rng(17);
+  std::normal_distribution<double> normal;
+  for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+    for (bool concatenated : {false, true}) {
+      for (int64_t batch : {1, 5, 300}) {
+        const int64_t time = 40, classes = 7, width = 12;
+        std::vector<double> logits;
+        for (int64_t i = 0; i < time * batch * classes; ++i) logits.push_back(normal(rng));
+        V labels, concat, in_lengths, tg_lengths;
+        for (int64_t b = 0; b < batch; ++b) {
+          in_lengths.push_back(1 + static_cast<int64_t>(rng() % time));
+          tg_lengths.push_back(static_cast<int64_t>(rng() % (width + 1)));
+          for (int64_t s = 0; s < width; ++s) {
+            labels.push_back(1 + static_cast<int64_t>(rng() % (classes - 1)));
+            if (s < tg_lengths.back()) concat.push_back(labels.back());
+          }
+        }
+        for (const std::string reduction : {"none", "mean"}) {
+          SCOPED_TRACE(absl::StrCat(DTypeName(dtype), concatenated ? " concatenated" : " padded",
+                                    " batch ", batch, " ", reduction));
+          const auto run = [&](Device device) {
+            Tensor lp = RunNowSingle(PlanOp(
+                "log_softmax", {Numbers(logits, V{time, batch, classes}, dtype, device)},
+                Attrs().Set("dim", int64_t{2}))).value();
+            Tensor targets = concatenated
+                ? Indices(concat, V{static_cast<int64_t>(concat.size())}, device)
+                : Indices(labels, V{batch, width}, device);
+            return RunNowSingle(PlanOp(
+                "ctc_loss", {lp, targets, Indices(in_lengths, V{batch}, device),
+                             Indices(tg_lengths, V{batch}, device)},
+                Attrs().Set("reduction", reduction).Set("zero_infinity", true)));
+          };
+          const absl::StatusOr<Tensor> cpu = run(kCpu), gpu = run(kGpu);
+          ASSERT_TRUE(cpu.ok()) << cpu.status();
+          ASSERT_TRUE(gpu.ok()) << gpu.status();
+          EXPECT_EQ(gpu->device(), kGpu);
+          EXPECT_EQ(V(gpu->sizes().begin(), gpu->sizes().end()),
+                    V(cpu->sizes().begin(), cpu->sizes().end()));
+          const std::vector<double> g = Values(*gpu), c = Values(*cpu);
+          // float32: the CPU's rows use vectorized exp and log, the GPU's libdevice's
+          const double rel = dtype == DType::kFloat32 ? 1e-4 : 1e-12;
+          for (size_t i = 0; i < g.size(); ++i) {
+            EXPECT_NEAR(g[i], c[i], rel * std::max(1.0, std::fabs(c[i]))) << i;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(CudaLossTest, CtcLossFailsOnBadLengthsAndLabelsWithTheCpusWords) {
+  const auto run = [](Device device, const V& labels, const V& in_lengths) {
+    Tensor lp = RunNowSingle(PlanOp("log_softmax", {Input(DType::kFloat32, 0.5, device)},
+                                    Attrs().Set("dim", int64_t{1})))
+                    .value();  // (4, 6): T = 4, unbatched, 6 classes
+    return RunNow(PlanOp("ctc_loss", {lp, Indices(labels, V{3}, device),
+                                      Indices(in_lengths, V{}, device),
+                                      Indices({3}, V{}, device)},
+                         Attrs()));
+  };
+  for (const auto& [labels, in_lengths] : std::vector<std::pair<V, V>>{
+           {{1, 2, 3}, {5}}, {{1, 9, -2}, {4}}, {{1, 2, 3}, {-1}}}) {
+    const auto cpu = run(kCpu, labels, in_lengths);
+    const auto gpu = run(kGpu, labels, in_lengths);
+    ASSERT_FALSE(cpu.ok());
+    ASSERT_FALSE(gpu.ok());
+    std::string words(cpu.status().message());
+    words.replace(words.find("ctc_loss_cpu"), 12, "ctc_loss_gpu");
+    EXPECT_EQ(gpu.status().message(), words);
+    EXPECT_EQ(gpu.status().code(), cpu.status().code());
+  }
+  // The device goes on.
+  EXPECT_TRUE(run(kGpu, {1, 2, 3}, {4}).ok());
+}
+
 }  // namespace
 }  // namespace tensord::engine

@@ -754,6 +754,9 @@ def _histogram_cases():
         "histogramdd(edges)": lambda m: _pair_of(m.histogramdd(
             m.tensor([[0.0, 1.0], [1.0, 0.5], [2.5, 0.0], [3.0, 2.0]]),
             bins=[m.tensor([0.0, 1.0, 3.0]), m.tensor([0.0, 2.0])])),
+        "histogramdd(edges, a range ignored)": lambda m: _pair_of(m.histogramdd(
+            m.tensor([[0.0, 1.0], [1.0, 0.5], [2.5, 0.0], [3.0, 2.0]]),
+            bins=[m.tensor([0.0, 1.0, 3.0]), m.tensor([0.0, 2.0])], range=[5.0, 1.0, 0.0, 1.0])),
         "histogramdd(3-d points, batch dims)": lambda m: _pair_of(m.histogramdd(
             m.arange(24.0).view(2, 4, 3).sin(), [2, 3, 4])),
         "histogramdd(outside ignored, NaN in the last bin)": lambda m: _pair_of(m.histogramdd(
@@ -772,6 +775,14 @@ def _histogram_cases():
         "histogramdd(0 bins)": lambda m: m.histogramdd(m.zeros(3, 2), 0),
         "histogramdd(weight of another shape)": lambda m: m.histogramdd(
             m.zeros(4, 2), 2, weight=m.ones(3)),
+        "histogramdd(2-d edges)": lambda m: m.histogramdd(
+            m.zeros(3, 2), bins=[m.ones(2, 2), m.ones(2)]),
+        "histogramdd(edges of another dtype)": lambda m: m.histogramdd(
+            m.zeros(3, 2), bins=[m.ones(2).double(), m.ones(2)]),
+        "histogramdd(empty edges)": lambda m: m.histogramdd(
+            m.zeros(3, 2), bins=[m.ones(0), m.ones(2)]),
+        "histogramdd(one edge)": lambda m: m.histogramdd(
+            m.zeros(3, 2), bins=[m.ones(1), m.ones(2)]),
         "histogramdd(weight of another dtype)": lambda m: m.histogramdd(
             m.zeros(4, 2).double(), 2, weight=m.ones(4)),
     })

@@ -757,6 +757,11 @@ TOP_LEVEL = {
     "gru (bidirectional)": (lambda m: m.nn.GRU(4, 6, 2, bidirectional=True),
                             lambda m, w, x, h: m.gru(x, h[0], w, True, 2, 0.0, False, True,
                                                      False)),
+    "gru (keywords)": (lambda m: m.nn.GRU(4, 6, 2), lambda m, w, x, h: m.gru(
+        x, h[0], w, has_biases=True, num_layers=2, dropout=0.0, train=False,
+        bidirectional=False, batch_first=False)),
+    "gru (too few params)": (lambda m: m.nn.GRU(4, 6, 2), lambda m, w, x, h: m.gru(
+        x, h[0], w[:-1], True, 2, 0.0, False, False, False)),
 }
 
 

@@ -42,6 +42,7 @@ STFT = {
     "replicate padding": ((2, 100), 16, lambda m, d: {"pad_mode": "replicate"}),
     "odd n_fft": ((2, 100), 15, lambda m, d: {"window": _window(m, "hann", 15, d)}),
     "odd n_fft, two-sided": ((2, 64), 9, lambda m, d: {"onesided": False}),
+    "n_fft equal to the length": ((16,), 16, lambda m, d: {"center": False}),
     "n_fft 256 over 2000 samples": ((1, 2000), 256, lambda m, d: {
         "hop_length": 64, "window": _window(m, "hann", 256, d)}),
     "float64 window over float32": ((2, 100), 16, lambda m, d: {
@@ -77,6 +78,7 @@ ISTFT = {
     "odd n_fft": ((2, 90), 15, lambda m, d: {}, {}),
     "longer length (zero padded)": ((2, 100), 16, lambda m, d: {}, {"length": 130}),
     "shorter length": ((2, 100), 16, lambda m, d: {}, {"length": 50}),
+    "two-sided, onesided inferred": ((64,), 8, lambda m, d: {"onesided": False}, {}),
 }
 
 
@@ -86,8 +88,21 @@ def _istft_case(name, dtype):
     def case(m):
         x = _signal(m, *shape, dtype=dtype)
         spec = m.stft(x, n_fft, return_complex=False, **both(m, dtype))
-        return m.istft(spec, n_fft, **both(m, dtype), **only)
+        kwargs = {k: v for k, v in both(m, dtype).items() if k != "onesided" or "inferred"
+                  not in name}
+        return m.istft(spec, n_fft, **kwargs, **only)
     return case
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_istft_of_a_two_sided_spectrum_that_is_not_symmetric_matches_torch(session, dtype):
+    """torch inverts the first n_fft / 2 + 1 bins (their mirror images stand for the rest),
+    whatever the upper half holds."""
+    def case(m):
+        spec = _signal(m, 2, 8, 9, 2, dtype=dtype, seed=3)
+        return m.istft(spec, 8, onesided=False, center=False, window=_window(m, "hann", 8, dtype)
+                       + 0.5)
+    assert_matches_torch(case, TOL)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -132,6 +147,7 @@ ERRORS = {
                return_complex=False), 16, center=False, window=_window(m, "hann", 16)),
     "istft: return_complex": lambda m: m.istft(
         m.stft(_signal(m, 2, 100), 16, return_complex=False), 16, return_complex=True),
+    "istft: empty input": lambda m: m.istft(m.zeros(0, 9, 5, 2), 16),
     "istft: 2-d input": lambda m: m.istft(
         m.stft(_signal(m, 2, 100), 16, return_complex=False)[0, 0], 16),
 }

@@ -619,10 +619,9 @@ def histogramdd(input, bins=10, range=None, weight=None, density=False):
     if len(counts) != dims:
         raise RuntimeError(f"{name}: expected {dims} sequences of bin edges for a {dims}-"
                            f"dimensional histogram but got {len(counts)}")
+    if range is not None and given_edges:
+        range = None  # torch ignores a range beside given edges
     if range is not None:
-        if given_edges:
-            raise TypeError("histogramdd() received an invalid combination of arguments: bins "
-                            "given as tensors take no range")
         if len(range) != 2 * dims:
             raise RuntimeError(f"{name}: for a {dims}-dimensional histogram range should have "
                                f"{2 * dims} elements, but got {len(range)}")
@@ -630,11 +629,25 @@ def histogramdd(input, bins=10, range=None, weight=None, density=False):
             if range[2 * d] > range[2 * d + 1]:
                 raise RuntimeError(f"{name}: min should not exceed max, but got min "
                                    f"{range[2 * d]} max {range[2 * d + 1]} for dimension {d}")
-    if not given_edges:
-        for d, n in enumerate(counts):
-            if n <= 0:
-                raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {n} for "
-                                   f"dimension {d}")
+    for d, n in enumerate(counts):
+        if given_edges:
+            if n.dim() != 1:
+                raise RuntimeError(f"{name}: bins tensor should have one dimension, but got "
+                                   f"{n.dim()} dimensions in the bins tensor for dimension {d}")
+            if n.dtype is not input.dtype:
+                c10 = {"float32": "float", "float64": "double", "float16": "c10::Half",
+                       "bfloat16": "c10::BFloat16"}  # torch's names of the dtypes here
+                raise RuntimeError(f"{name}: input tensor and bins tensors should have the same "
+                                   f"dtype, but got input with dtype {c10[input.dtype.name]} and "
+                                   f"bins for dimension {d} with dtype "
+                                   f"{c10.get(n.dtype.name, n.dtype.name)}")
+            if n.numel() == 0:
+                raise RuntimeError(f"{name}: bins tensor should have at least 1 element, but got "
+                                   f"0 elements in the bins tensor for dimension {d}")
+            n = n.numel() - 1
+        if n <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {n} for "
+                               f"dimension {d}")
     edges = []
     for d in builtins.range(dims):
         column = points[:, d]
@@ -672,6 +685,11 @@ def histogramdd(input, bins=10, range=None, weight=None, density=False):
 
 
 # ---- Short-time Fourier transforms, real-valued (torch 1.13's return_complex=False layout) -------
+
+def _flag(value):
+    """An optional bool as torch prints it in the call: 1, 0 or None."""
+    return "None" if value is None else int(bool(value))
+
 
 def _stft_call(name, input, n_fft, hop, win, window, extra):
     """torch's prefix of stft/istft errors: the call as it reached ATen."""
@@ -731,20 +749,20 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     hop = n_fft // 4 if hop_length is None else hop_length
     win = n_fft if win_length is None else win_length
     call = _stft_call("stft", input, n_fft, hop, win, window,
-                      f"normalized={int(normalized)}, onesided={onesided}, return_complex=0)")
+                      f"normalized={int(normalized)}, onesided={_flag(onesided)}, "
+                      f"return_complex={_flag(return_complex)})")
     if input.dim() not in (1, 2):
         raise RuntimeError(f"{call} : expected a 1D or 2D tensor")
     length = input.size(-1)
-    if not 0 < n_fft < length:
-        raise RuntimeError(f"{call} : expected 0 < n_fft < {length}, but got n_fft={n_fft}")
+    if not 0 < n_fft <= length:
+        raise RuntimeError(f"{call} : expected 0 < n_fft < {length}, but got n_fft={win}")
     if hop <= 0:
         raise RuntimeError(f"{call} : expected hop_length > 0, but got hop_length={hop}")
     if not 0 < win <= n_fft:
         raise RuntimeError(f"{call} : expected 0 < win_length <= n_fft, but got "
                            f"win_length={win}")
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f"stft: expected a tensor of floating point type, but got "
-                           f"{input.dtype._legacy}")
+        raise RuntimeError(f"{call} : expected a tensor of floating point or complex values")
     dtype = input.dtype if window is None else _info.result_type(input, window)
     w = _stft_window(input, n_fft, win, window, call, dtype)
     x = input.to(dtype)
@@ -767,8 +785,8 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
 
 def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
           normalized=False, onesided=None, length=None, return_complex=False):
-    """torch.istft of the real layout (..., freq, frames, 2): each frame's inverse DFT (of
-    the one-sided spectrum, or the real part of the full one) as products with cos and sin
+    """torch.istft of the real layout (..., freq, frames, 2): each frame's inverse real DFT
+    (c2r, from the first n_fft / 2 + 1 bins as torch's) as products with cos and sin
     matrices, times the window, overlap-added by fold and divided by the window's squared
     overlap-add (torch's check that it is nowhere near 0 reads it back)."""
     import warnings as _w  # noqa: PLC0415
@@ -780,17 +798,19 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     win = n_fft if win_length is None else win_length
     call = _stft_call("istft", input, n_fft, hop, win, window,
                       f"center={int(center)}, normalized={int(normalized)}, "
-                      f"onesided={onesided}, length={length}, "
-                      f"return_complex={int(return_complex)})")
+                      f"onesided={_flag(onesided)}, length={length}, "
+                      f"return_complex={_flag(return_complex)})")
     if return_complex:
         raise RuntimeError("Cannot have onesided output if window or input is complex")
+    if input.numel() == 0:
+        raise RuntimeError(f"{call} : input tensor cannot be empty.")
     batched = input.dim() == 4
     if input.dim() not in (3, 4) or input.size(-1) != 2:
         input.size(-3)  # torch indexes the frequency dim first: IndexError below 3 dims
         raise RuntimeError(f"{call} : expected a tensor with 3 or 4 dimensions of real, "
                            f"representing a complex tensor (..., freq, frames, 2)")
     frames_count, fft_size = input.size(-2), input.size(-3)
-    one = onesided is None or onesided
+    one = fft_size != n_fft if onesided is None else onesided
     if one and n_fft // 2 + 1 != fft_size:
         raise RuntimeError(f"{call} : expected the frequency dimension (3rd to the last) of the "
                            f"input tensor to match n_fft / 2 + 1 when onsided=True, but got "
@@ -812,14 +832,18 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     x = input.to(dtype) if batched else input.to(dtype).unsqueeze(0)
     if normalized:
         x = x * math.sqrt(n_fft)
+    # torch's c2r transform of the first n_fft / 2 + 1 bins (a two-sided spectrum's upper half
+    # is taken as their mirror image, as torch takes it): the bins between DC and Nyquist
+    # count twice
+    bins = n_fft // 2 + 1
+    x = x[:, :bins]
     re, im = x[..., 0].transpose(1, 2), x[..., 1].transpose(1, 2)   # (batch, frames, bins)
-    cos, sin = _dft_matrices(n_fft, fft_size, dtype, x, inverse=True)
-    if one:  # c2r: the bins between DC and Nyquist stand for their mirror images too
-        weight = api.full((fft_size, 1), 2.0, dtype=dtype, device=x.device, session=x._session)
-        weight[0] = 1.0
-        if n_fft % 2 == 0:
-            weight[-1] = 1.0
-        cos, sin = cos * weight, sin * weight
+    cos, sin = _dft_matrices(n_fft, bins, dtype, x, inverse=True)
+    weight = api.full((bins, 1), 2.0, dtype=dtype, device=x.device, session=x._session)
+    weight[0] = 1.0
+    if n_fft % 2 == 0:
+        weight[-1] = 1.0
+    cos, sin = cos * weight, sin * weight
     frames = (re @ cos - im @ sin) * (1.0 / n_fft)                  # (batch, frames, n_fft)
     frames = frames * w
     expected = n_fft + hop * (frames_count - 1)

@@ -446,12 +446,13 @@ def matrix_exp(A):
     if not A.dtype.is_floating_point:
         raise RuntimeError(f"matrix_exp: Expected a floating point or complex tensor as input. "
                            f"Got {A.dtype._legacy}")
-    if A.dtype is _dtypes.float16 and A.device.type == "cpu":
-        raise RuntimeError("\"log2_vml_cpu\" not implemented for 'Half'")
     n = A.size(-1)
     if n == 0:
         return A.clone()
+    half_on_cpu = A.dtype is _dtypes.float16 and A.device.type == "cpu"
     if n == 1:
+        if half_on_cpu:
+            raise RuntimeError("\"exp_vml_cpu\" not implemented for 'Half'")
         return A.exp()
     work = _dtypes.float64 if A.dtype is _dtypes.float64 else _dtypes.float32
     flat = A.reshape(-1, n, n)
@@ -459,6 +460,8 @@ def matrix_exp(A):
     out = api.empty_like(flat)
     if flat.size(0) == 0:
         return out.view(A.shape)
+    if half_on_cpu:
+        raise RuntimeError("\"log2_vml_cpu\" not implemented for 'Half'")
     X = flat.to(work)
     norms = X.abs().sum(-2).amax(-1).tolist()
     bad = [not math.isfinite(v) for v in norms]
@@ -647,18 +650,27 @@ def svd_lowrank(A, q=6, niter=2, M=None):
     """(U, S, V) of rank q with A - M ≈ U diag(S) V^T (M: a mean to subtract, broadcast), by a
     randomized range finder (the sketch drawn from tensord's generator, so U and V beyond A's
     rank differ from torch's draws), the SVD of the small projection, and the basis
-    multiplied back; the wider of A and A^T is sketched from its short side."""
+    multiplied back. As torch's: A^T is sketched when A is wide or has more than q columns,
+    and the projection's shape is asserted."""
     q = 6 if q is None else q
+    m, n = A.shape[-2:]
     X = A if M is None else A - M
-    # torch asserts the projection's shape: q columns at most
-    assert q <= min(X.shape[-2:]), (tuple(X.shape[-2:]), q)
-    transpose = X.size(-2) < X.size(-1)
-    if transpose:
-        X = X.mT
-    Q = _approximate_basis(X, q, 2 if niter is None else niter)
-    U, S, Vh = svd(Q.mT @ X, full_matrices=False)
-    U, V = Q @ U, Vh.mT
-    return (V, S, U) if transpose else (U, S, V)
+    niter = 2 if niter is None else niter
+    if m < n or n > q:
+        Q = _approximate_basis(X.mT, q, niter)
+        B_t = X @ Q                                       # (m, q)
+        assert B_t.shape[-2] == m, (tuple(B_t.shape), m)
+        assert B_t.shape[-1] == q, (tuple(B_t.shape), q)
+        assert B_t.shape[-1] <= B_t.shape[-2], tuple(B_t.shape)
+        U, S, Vh = svd(B_t, full_matrices=False)
+        return U, S, Q @ Vh.mT
+    Q = _approximate_basis(X, q, niter)
+    B_t = (X.mT @ Q).mT                                   # (q, n)
+    assert B_t.shape[-2] == q, (tuple(B_t.shape), q)
+    assert B_t.shape[-1] == n, (tuple(B_t.shape), n)
+    assert B_t.shape[-1] <= B_t.shape[-2], tuple(B_t.shape)
+    U, S, Vh = svd(B_t, full_matrices=False)
+    return Q @ U, S, Vh.mT
 
 
 def pca_lowrank(A, q=None, center=True, niter=2):

@@ -1114,7 +1114,7 @@ def _fractional_starts(samples, size, out, pool):
     """Where each of `out` windows of `pool` starts along a dim of `size`, for every plane's
     sample u (samples: (N, C)), as ATen's generate_intervals computes them in the input's
     dtype: trunc((i + u) alpha) - trunc(u alpha) with alpha = (size - pool) / (out - 1), and
-    the last window at the end. int64 (N, C, out)."""
+    the last window at the end (float32 for 16-bit samples). int64 (N, C, out)."""
     from .. import _factories  # noqa: PLC0415
     import numpy as np  # noqa: PLC0415
     last = _factories.full((*samples.shape, min(out, 1)), size - pool, dtype=_dtypes.int64,
@@ -1122,6 +1122,10 @@ def _fractional_starts(samples, size, out, pool):
     if out <= 1:
         return last
     # alpha rounded as the kernel's scalar_t division rounds it (float32 or float64)
+    # float64 in float64; every other dtype in float32 (ATen's CUDA kernel converts 16-bit
+    # samples to float first)
+    if samples.dtype is not _dtypes.float64:
+        samples = samples.float()
     kind = np.float64 if samples.dtype is _dtypes.float64 else np.float32
     alpha = float(kind(size - pool) / kind(out - 1))
     i = _factories.arange(out - 1, dtype=samples.dtype, device=samples.device,

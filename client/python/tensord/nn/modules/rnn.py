@@ -112,32 +112,47 @@ def _aten_rnn(mode):
     (output, h) or, for lstm, (output, h, c)."""
     name = {"RNN_TANH": "rnn_tanh", "RNN_RELU": "rnn_relu"}.get(mode, mode.lower())
 
-    def fn(input, *args):
-        if len(args) != 8:
+    padded_names = ("input", "hx", "params", "has_biases", "num_layers", "dropout", "train",
+                    "bidirectional", "batch_first")
+    packed_names = ("data", "batch_sizes", "hx", "params", "has_biases", "num_layers",
+                    "dropout", "train", "bidirectional")
+
+    def fn(*args, **kwargs):
+        # the packed form has its params fourth (a sequence), the padded form a bool there
+        packed = "data" in kwargs or "batch_sizes" in kwargs or (
+            len(args) > 3 and isinstance(args[3], (list, tuple)))
+        names = packed_names if packed else padded_names
+        given = dict(zip(names, args))
+        for key, value in kwargs.items():
+            if key not in names or key in given:
+                raise TypeError(f"{name}() got an unexpected or repeated argument '{key}'")
+            given[key] = value
+        if len(args) > len(names) or len(given) != len(names):
             raise TypeError(f"{name}() received an invalid combination of arguments: expected "
-                            f"9 arguments, got {len(args) + 1}")
-        packed = isinstance(args[2], (list, tuple))  # params third, after batch_sizes and hx
-        if packed:
-            batch_sizes, hx, params, bias, num_layers, dropout, train, bidirectional = args
-            batch_first = False
-        else:
-            hx, params, bias, num_layers, dropout, train, bidirectional, batch_first = args
-        hx = tuple(hx) if mode == "LSTM" else (hx,)
-        if any(h.size(0) != int(num_layers) * (2 if bidirectional else 1) for h in hx):
+                            f"({', '.join(names)})")
+        hx = tuple(given["hx"]) if mode == "LSTM" else (given["hx"],)
+        params, bias = list(given["params"]), bool(given["has_biases"])
+        num_layers, bidirectional = int(given["num_layers"]), bool(given["bidirectional"])
+        directions = 2 if bidirectional else 1
+        if any(h.size(0) != num_layers * directions for h in hx):
             raise RuntimeError("Expected more hidden states in stacked_rnn")
         has_proj = mode == "LSTM" and hx[0].size(-1) != hx[1].size(-1)
+        per = 2 + (2 if bias else 0) + (1 if has_proj else 0)
+        if len(params) != per * num_layers * directions:
+            raise RuntimeError("got an incorrect number of RNN parameters")
         if packed:
-            x, sizes = input, batch_sizes.tolist()
+            x, sizes = given["data"], given["batch_sizes"].tolist()
         else:
-            if batch_first:
+            input = given["input"]
+            if given["batch_first"]:
                 input = input.transpose(0, 1)
             steps, batch = input.size(0), input.size(1)
             x, sizes = input.reshape(steps * batch, input.size(2)), [batch] * steps
-        out, states = _run(mode, x, sizes, hx, list(params), bool(bias), int(num_layers),
-                           float(dropout), bool(train), bool(bidirectional), has_proj)
+        out, states = _run(mode, x, sizes, hx, params, bias, num_layers,
+                           float(given["dropout"]), bool(given["train"]), bidirectional, has_proj)
         if not packed:
             out = out.view(steps, batch, out.size(-1))
-            if batch_first:
+            if given["batch_first"]:
                 out = out.transpose(0, 1)
         return (out, *states)
     fn.__name__ = fn.__qualname__ = name

@@ -23,12 +23,6 @@ struct CtcRows {
   std::vector<T> lp;
 };
 
-// float64: torch's loop itself (std::exp, std::log), so that the values agree to the last bits.
-double Step(const double* prev, int64_t s, const uint8_t* skip_ok, double lp) {
-  return CtcLogSumExp3(prev[s + 2], prev[s + 1],
-                       skip_ok[s] ? prev[s] : -std::numeric_limits<double>::infinity()) + lp;
-}
-
 // float32: the same sum over every s at once on vectorized exp and log (cpu/vec_math.h, within
 // an ulp or two of libm's; the alphas' own rounding, at their magnitude, is far larger). A term
 // below e^-87 (next to the max's 1) is taken as 0 without computing it: its subnormal
@@ -60,7 +54,9 @@ T CtcElement(const CtcLossCall& c, int64_t b, int64_t offset, CtcRows<T>& w) {
   constexpr T kNegInf = -std::numeric_limits<T>::infinity();
   const T* lp = reinterpret_cast<const T*>(c.log_probs) + b * c.stride_b;
   const int64_t input_length = c.input_lengths[b], target_length = c.target_lengths[b];
-  if (input_length == 0) return CtcNegLogLikelihood<T>(nullptr, target_length, 0, c.zero_infinity);
+  if (input_length == 0) {
+    return CtcNegLogLikelihood<T>(nullptr, target_length, 0, c.zero_infinity);
+  }
   const int64_t n = 2 * target_length + 1;
   const int64_t* target = c.targets + offset;
   w.label_at.resize(static_cast<size_t>(n));
@@ -81,7 +77,10 @@ T CtcElement(const CtcLossCall& c, int64_t b, int64_t offset, CtcRows<T>& w) {
     if constexpr (std::is_same_v<T, float>) {
       FloatRow(prev, w.skip_ok.data(), w.lp.data(), n, cur);
     } else {
-      for (int64_t s = 0; s < n; ++s) cur[s + 2] = Step(prev, s, w.skip_ok.data(), w.lp[s]);
+      // float64: torch's loop itself (the shared recursion, std::exp and std::log)
+      for (int64_t s = 0; s < n; ++s) {
+        cur[s + 2] = CtcAlpha(prev + 2, s, target, c.blank, w.lp[s]);
+      }
     }
     std::swap(prev, cur);
   }

@@ -34,7 +34,9 @@ __global__ void CtcAlphaKernel(CtcLossCall c, const int64_t* offsets, T* rows,
   if (__syncthreads_or(bad)) return;
   T* out = reinterpret_cast<T*>(c.out);
   if (input_length == 0) {
-    if (threadIdx.x == 0) out[b] = CtcNegLogLikelihood<T>(nullptr, target_length, 0, c.zero_infinity);
+    if (threadIdx.x == 0) {
+      out[b] = CtcNegLogLikelihood<T>(nullptr, target_length, 0, c.zero_infinity);
+    }
     return;
   }
   const T* lp = reinterpret_cast<const T*>(c.log_probs) + b * c.stride_b;
@@ -50,14 +52,17 @@ __global__ void CtcAlphaKernel(CtcLossCall c, const int64_t* offsets, T* rows,
   for (int64_t t = 1; t < input_length; ++t) {
     const T* lp_t = lp + t * c.stride_t;
     for (int64_t s = threadIdx.x; s < extended; s += blockDim.x) {
-      cur[s] = CtcAlpha(prev, s, target, c.blank, lp_t[c.stride_c * CtcLabel(target, s, c.blank)]);
+      const T lp_s = lp_t[c.stride_c * CtcLabel(target, s, c.blank)];
+      cur[s] = CtcAlpha(prev, s, target, c.blank, lp_s);
     }
     __syncthreads();
     T* swap = prev;
     prev = cur;
     cur = swap;
   }
-  if (threadIdx.x == 0) out[b] = CtcNegLogLikelihood(prev, target_length, input_length, c.zero_infinity);
+  if (threadIdx.x == 0) {
+    out[b] = CtcNegLogLikelihood(prev, target_length, input_length, c.zero_infinity);
+  }
 }
 
 // The value and the classes of the first bad label, once every block has reported.

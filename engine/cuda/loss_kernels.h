@@ -24,9 +24,10 @@ CtcLaunch ChooseCtcLaunch(const CtcLossCall& call);
 
 // ctc_loss's negative log-likelihoods (kernels/ctc.h): one thread computes the offsets and checks
 // the lengths, then a block per element runs the recursion over time (threads over the extended
-// target). An empty batch launches the checks alone (torch fails one without time steps). Bad lengths or labels are reported into `slot` (kCtc, CtcLossFailure's words: the
-// first bad label in order, as the CPU's loop finds it); an element with bad data writes
-// nothing and reads nothing out of bounds.
+// target). An empty batch launches the checks alone (torch fails one without time steps).
+// Bad lengths or labels are reported into `slot` (kCtc, CtcLossFailure's words: the first bad
+// label in order, as the CPU's loop finds it); an element with bad data writes nothing and
+// reads nothing out of bounds.
 cudaError_t LaunchCtcLoss(const CtcLossCall& call, const CtcLaunch& how, void* scratch,
                           KernelError* slot, cudaStream_t stream);
 

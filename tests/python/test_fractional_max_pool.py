@@ -113,22 +113,23 @@ def test_fractional_max_pool3d_matches_torch(session, name, dtype):
 
 
 @pytest.mark.parametrize("nd", [2, 3])
-def test_drawn_samples_pick_window_maxima(session, nd):
-    """Without _random_samples the draws are tensord's (seeded by tensord.manual_seed): each
-    value is the input at its index, and a seed repeats them."""
+def test_drawn_samples_are_the_generators_and_pool_as_torch(session, nd):
+    """Without _random_samples the op draws them from tensord's generator (rand of (N, C, nd)
+    in the input's dtype, as torch's F draws them): a seed repeats them, and torch given the
+    same samples pools the same values at the same positions."""
     shape = (2, 3, 12, 13) if nd == 2 else (2, 3, 8, 9, 10)
+    pool = f"fractional_max_pool{nd}d"
     x = _x(tensord, *shape)
-    pool = getattr(tensord.nn.functional, f"fractional_max_pool{nd}d")
     tensord.manual_seed(5)
-    values, indices = pool(x, 2, output_ratio=0.5, return_indices=True)
+    values, indices = getattr(tensord.nn.functional, pool)(x, 2, output_ratio=0.5,
+                                                           return_indices=True)
     tensord.manual_seed(5)
-    again = pool(x, 2, output_ratio=0.5)
-    want_shape = shape[:2] + tuple(int(s * 0.5) for s in shape[2:])
-    assert tuple(values.shape) == want_shape and tuple(indices.shape) == want_shape
-    flat = as_torch(x).flatten(2)
-    picked = flat.gather(2, as_torch(indices).flatten(2)).view(want_shape)
-    assert torch.equal(picked, as_torch(values))
-    assert torch.equal(as_torch(again), as_torch(values))
+    samples = tensord.rand(2, 3, nd)
+    want = getattr(torch.nn.functional, pool)(_x(torch, *shape), 2, output_ratio=0.5,
+                                              return_indices=True,
+                                              _random_samples=as_torch(samples))
+    assert torch.equal(as_torch(values), want[0])
+    assert torch.equal(as_torch(indices), want[1])
 
 
 ERRORS = {

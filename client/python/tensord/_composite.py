@@ -669,8 +669,8 @@ def histogramdd(input, bins=10, range=None, weight=None, density=False):
         at = api.where((x == e[-1]) | nan, last - 1, at)
         ok = ((x >= e[0]) & (x <= e[-1])) | nan
         inside = ok if inside is None else inside & ok
-        flat = at * math.prod(shape[d + 1:]) if flat is None else flat + at * math.prod(
-            shape[d + 1:])
+        at = at * math.prod(shape[d + 1:])
+        flat = at if flat is None else flat + at
     flat = api.where(inside, flat, total)
     values = (api.ones(points.size(0), dtype=input.dtype, device=input.device,
                        session=input._session) if weight is None else weight.reshape(-1))

@@ -15,6 +15,26 @@ def _inplace_repr(inplace, lead=""):
     return lead + ", inplace=True" if lead else "inplace=True"
 
 
+class _InplaceActivation(Module):
+    """An activation whose only constant is `inplace`: forward calls F.<_fn>(input, inplace);
+    `_repr_inplace` False for those whose torch repr leaves inplace out (Hardsigmoid,
+    Hardswish)."""
+
+    __constants__ = ["inplace"]
+    _fn = None
+    _repr_inplace = True
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return getattr(F, self._fn)(input, self.inplace)
+
+    def extra_repr(self):
+        return _inplace_repr(self.inplace) if self._repr_inplace else ""
+
+
 class Threshold(Module):
     """y = x where x > threshold, else value."""
 
@@ -33,20 +53,10 @@ class Threshold(Module):
         return _inplace_repr(self.inplace, f"threshold={self.threshold}, value={self.value}")
 
 
-class ReLU(Module):
+class ReLU(_InplaceActivation):
     """max(0, x)."""
 
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.relu(input, inplace=self.inplace)
-
-    def extra_repr(self):
-        return _inplace_repr(self.inplace)
+    _fn = "relu"
 
 
 class RReLU(Module):
@@ -110,17 +120,11 @@ class Sigmoid(Module):
         return F.sigmoid(input)
 
 
-class Hardsigmoid(Module):
+class Hardsigmoid(_InplaceActivation):
     """relu6(x + 3) / 6."""
 
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.hardsigmoid(input, self.inplace)
+    _fn = "hardsigmoid"
+    _repr_inplace = False
 
 
 class Tanh(Module):
@@ -130,49 +134,23 @@ class Tanh(Module):
         return F.tanh(input)
 
 
-class SiLU(Module):
+class SiLU(_InplaceActivation):
     """x * sigmoid(x)."""
 
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.silu(input, inplace=self.inplace)
-
-    def extra_repr(self):
-        return _inplace_repr(self.inplace)
+    _fn = "silu"
 
 
-class Mish(Module):
+class Mish(_InplaceActivation):
     """x * tanh(softplus(x))."""
 
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.mish(input, inplace=self.inplace)
-
-    def extra_repr(self):
-        return _inplace_repr(self.inplace)
+    _fn = "mish"
 
 
-class Hardswish(Module):
+class Hardswish(_InplaceActivation):
     """x * relu6(x + 3) / 6."""
 
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.hardswish(input, self.inplace)
+    _fn = "hardswish"
+    _repr_inplace = False
 
 
 class ELU(Module):
@@ -209,20 +187,10 @@ class CELU(Module):
         return _inplace_repr(self.inplace, f"alpha={self.alpha}")
 
 
-class SELU(Module):
+class SELU(_InplaceActivation):
     """scale * elu(x, alpha) with SELU's fixed scale and alpha."""
 
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.selu(input, self.inplace)
-
-    def extra_repr(self):
-        return _inplace_repr(self.inplace)
+    _fn = "selu"
 
 
 class GLU(Module):

@@ -8,6 +8,25 @@ from ..parameter import Parameter
 from .module import Module
 
 
+def _affine_parameters(module, present, shape, device, dtype):
+    """LayerNorm's and GroupNorm's weight (ones) and bias (zeros) of `shape`, or both
+    registered as None."""
+    if not present:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+        return
+    module.weight = Parameter(_factories.empty(shape, device=device, dtype=dtype))
+    module.bias = Parameter(_factories.empty(shape, device=device, dtype=dtype))
+    _reset_affine(module)
+
+
+def _reset_affine(module):
+    """reset_parameters of LayerNorm and GroupNorm: weight ones, bias zeros (when present)."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+        init.zeros_(module.bias)
+
+
 class LocalResponseNorm(Module):
     """x / (k + alpha / size * Σ x²)^beta, the sum over `size` neighbouring channels (zero
     padded)."""
@@ -70,20 +89,10 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if self.elementwise_affine:
-            self.weight = Parameter(_factories.empty(self.normalized_shape, device=device,
-                                                     dtype=dtype))
-            self.bias = Parameter(_factories.empty(self.normalized_shape, device=device,
-                                                   dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _affine_parameters(self, self.elementwise_affine, self.normalized_shape, device, dtype)
 
     def reset_parameters(self):
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -107,18 +116,10 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if self.affine:
-            self.weight = Parameter(_factories.empty(num_channels, device=device, dtype=dtype))
-            self.bias = Parameter(_factories.empty(num_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _affine_parameters(self, affine, (num_channels,), device, dtype)
 
     def reset_parameters(self):
-        if self.affine:
-            init.ones_(self.weight)
-            init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)

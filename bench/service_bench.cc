@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "echo.grpc.pb.h"
+#include "engine/cuda/cuda_backend.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/server_builder.h"
@@ -426,6 +427,14 @@ int main(int argc, char** argv) {
     }
   }
   tensord::server::TuneMallocForReuse();  // as the tensord binary does
+  // The machine's GPUs, each with a backend, as the tensord binary registers them at start.
+  std::string no_gpu_reason;
+  if (tensord::engine::cuda::RegisterBackends(&no_gpu_reason).empty() && !g_device.empty() &&
+      g_device != "cpu") {
+    std::fprintf(stderr, "--device=%s: no GPU on this machine (%s)\n", g_device.c_str(),
+                 no_gpu_reason.c_str());
+    return 1;
+  }
   tensord::server::ServerOptions options;
   options.listen = "127.0.0.1:0";
   options.limits.max_message_bytes = 64 << 20;

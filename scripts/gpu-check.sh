@@ -20,10 +20,10 @@
 #   MANIFEST    the commit, the date, the files and the gpu tests' ctest commands and environment
 #
 # `run` unpacks it to a temporary folder and runs, each under a time limit: the C++ gpu tests,
-# the same again under compute-sanitizer's memcheck, the Python gpu tests (tests/python/
-# test_cuda.py, `-m gpu`) and the gpu_* benchmarks. Logs go to $OUT when it is set (at most six
-# files: setup.log cpp.log sanitizer.log python.log bench.log summary.txt), else to a temporary
-# folder. It ends with a summary table and exits non-zero when any step failed.
+# the Python gpu tests (tests/python/test_cuda.py, `-m gpu`), the gpu_* benchmarks, and last,
+# as the slowest, the C++ gpu tests again under compute-sanitizer's memcheck. Logs go to $OUT
+# when it is set (at most eight files: setup.log cpp.log python.log failures.log differential.log
+# bench.log sanitizer.log summary.txt), else to a temporary folder. It ends with a summary table and exits non-zero when any step failed.
 set -euo pipefail
 
 SCRIPT_PATH=$(readlink -f "${BASH_SOURCE[0]}")
@@ -58,10 +58,11 @@ dependencies. Two steps:
 
        scripts/gpu-check.sh run
 
-     It runs the C++ gpu tests, the same under compute-sanitizer (memcheck), the Python gpu
-     tests (pytest -m gpu tests/python/test_cuda.py) and the gpu_* benchmarks, each with a
-     time limit, with TENSORD_REQUIRE_GPU=1 (a missing GPU fails the tests). Logs go to $OUT
-     when set (setup.log, cpp.log, sanitizer.log, python.log, bench.log, summary.txt). It
+     It runs the C++ gpu tests, the Python gpu tests (pytest -m gpu tests/python/test_cuda.py),
+     the gpu_* benchmarks and last the C++ gpu tests under compute-sanitizer (memcheck), each
+     with a time limit, with TENSORD_REQUIRE_GPU=1 (a missing GPU fails the tests). Logs go to
+     $OUT when set (setup.log, cpp.log, python.log, failures.log, differential.log, bench.log,
+     sanitizer.log, summary.txt). It
      prints a summary table (PASS / FAIL / SKIPPED / NOT RUN; exit 77 counts as SKIPPED) and
      exits non-zero when any step failed.
 
@@ -71,7 +72,10 @@ Commands:
   help                 this text
 
 Environment: GPU_CHECK_TEST_TIMEOUT (300), GPU_CHECK_SANITIZER_TIMEOUT (600) and
-GPU_CHECK_BENCH_TIMEOUT (300) seconds per step; GPU_CHECK_DEADLINE, seconds for the whole
+GPU_CHECK_BENCH_TIMEOUT (300) seconds per step; GPU_CHECK_PYTEST_WORKERS (8), pytest-xdist
+workers where it is installed; GPU_CHECK_SANITIZE_PYTHON (tests/python/test_linalg.py), the
+Python test files whose server runs under memcheck, on cuda; GPU_CHECK_SKIP, a regular expression: the steps whose names
+(as the summary prints them) match are NOT RUN; GPU_CHECK_DEADLINE, seconds for the whole
 `run` (unset: no limit; e.g. 540 under a 10-minute runner: later steps shrink their limits or
 are NOT RUN, so the summary is always written); GPU_CHECK_STRIP=0 keeps symbols in the bundled
 programs (bigger bundle, named host frames in sanitizer reports); GPU_CHECK_KEEP=1 keeps the
@@ -320,7 +324,7 @@ PY
   # 8. Pack.
   rm -rf "$BUNDLE_DIR"
   mkdir -p "$BUNDLE_DIR"
-  tar -C "$root" --owner=0 --group=0 --numeric-owner -cf - . | xz -T0 -6 -c >"$BUNDLE_FILE.tmp"
+  tar -C "$root" --owner=0 --group=0 --numeric-owner -cf - . | xz -T1 --lzma2=preset=6,dict=256MiB -c >"$BUNDLE_FILE.tmp"
   mv "$BUNDLE_FILE.tmp" "$BUNDLE_FILE"
   cp "$root/MANIFEST" "$BUNDLE_DIR/MANIFEST"
 
@@ -364,6 +368,11 @@ record() { RESULT_NAMES+=("$1"); RESULT_STATUS+=("$2"); RESULT_SECS+=("$3"); RES
 run_step() {
   local log=$1 name=$2 limit=$3 mode=$4
   shift 4
+  if [ -n "${GPU_CHECK_SKIP:-}" ] && [[ "$name" =~ $GPU_CHECK_SKIP ]]; then
+    printf '\n===== %s: NOT RUN, skipped (GPU_CHECK_SKIP=%s) =====\n' "$name" "$GPU_CHECK_SKIP" | tee -a "$log"
+    record "$name" "NOT RUN" 0 "skipped (GPU_CHECK_SKIP)"
+    return 0
+  fi
   if [ -n "${GPU_CHECK_DEADLINE:-}" ]; then
     # Whatever the step's own limit, end 20 s before the deadline to leave time for the summary.
     local left=$((GPU_CHECK_DEADLINE - ($(date +%s) - RUN_START) - 20))
@@ -623,6 +632,9 @@ PY
   export TENSORD_REQUIRE_GPU=1
   export TENSORD_BINARY="$B/bin/tensord"
   export PYTHONPATH="$B/client/python"
+  export TENSORD_GPU_LOG_DIR="$log_dir"   # test_cuda.py writes the differential matrix's report there
+  export TENSORD_FAILURE_LOG="$log_dir/failures.log"   # conftest.py: each failure as it happens
+  : >"$TENSORD_FAILURE_LOG"
 
   # The ctest gpu tests with their paths moved from the build machine to the bundle (programs to
   # bin/, the bundled sources to theirs, other source paths to this repository), one file each of
@@ -777,7 +789,55 @@ PY
   fi
   cap_log "$cpp_log"
 
-  # 2. The same under compute-sanitizer's memcheck (it follows the tensord processes the tests
+
+  # 2. The Python gpu tests, then any other interpreter-run gpu test from ctest.
+  : >"$py_log"
+  if [ -f "$B/tests/python/test_cuda.py" ]; then
+    STEP_WD=$B
+    STEP_ENV=("${cuda_env[@]}")
+    # pytest-xdist, where installed, spreads the tests over workers, each with its own server.
+    local -a xdist=()
+    if python3 -c 'import xdist' 2>/dev/null; then xdist=(-n "${GPU_CHECK_PYTEST_WORKERS:-8}"); fi
+    run_step "$py_log" "pytest -m gpu tests/python/test_cuda.py" "$TEST_TIMEOUT" pytest \
+      python3 -m pytest -q -p no:cacheprovider -rf --durations=15 "${xdist[@]}" -m gpu \
+      "$B/tests/python/test_cuda.py"
+    STEP_ENV=()
+    STEP_WD=.
+  else
+    echo "gpu-check: no tests/python/test_cuda.py in the bundle" | tee -a "$py_log"
+    record "pytest -m gpu tests/python/test_cuda.py" "NOT RUN" 0 "no test_cuda.py"
+  fi
+  for job in "${script_jobs[@]}"; do
+    mapfile -d '' -t fields <"$job"
+    if [ "${fields[0]}" = missing ]; then
+      echo "gpu-check: ${fields[1]}: its interpreter is not on this machine" | tee -a "$py_log"
+      record "${fields[1]}" "NOT RUN" 0 "interpreter not found"
+    else
+      run_job "$py_log" "$TEST_TIMEOUT" "" "$job" --
+    fi
+  done
+  cap_log "$py_log"
+
+  # 3. The gpu_* benchmarks.
+  : >"$bench_log"
+  local -a benches=()
+  mapfile -t benches < <(sed -n 's/^bench: //p' "$B/MANIFEST")
+  if [ ${#benches[@]} -eq 0 ]; then
+    echo "gpu-check: no gpu_* benchmark in the bundle" | tee -a "$bench_log"
+    record "gpu_* benchmarks" "NOT RUN" 0 "none in the bundle"
+  else
+    local -a words
+    for f in "${benches[@]}"; do
+      read -ra words <<<"$f"  # the program, then its arguments
+      STEP_WD=$B
+      run_step "$bench_log" "bench: $(basename "$f")" "$BENCH_TIMEOUT" plain "$B/${words[0]}" \
+        "${words[@]:1}"
+      STEP_WD=.
+    done
+  fi
+  cap_log "$bench_log"
+
+  # 4. Last, as the slowest: the C++ gpu tests again under compute-sanitizer's memcheck (it follows the tensord processes the tests
   #    start: its --target-processes is `all` by default).
   : >"$san_log"
   local sanitizer=""
@@ -799,50 +859,26 @@ PY
         "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 1 -- --gtest_color=no
     done
   fi
-  cap_log "$san_log"
-
-  # 3. The Python gpu tests, then any other interpreter-run gpu test from ctest.
-  : >"$py_log"
-  if [ -f "$B/tests/python/test_cuda.py" ]; then
-    STEP_WD=$B
-    STEP_ENV=("${cuda_env[@]}")
-    run_step "$py_log" "pytest -m gpu tests/python/test_cuda.py" "$TEST_TIMEOUT" pytest \
-      python3 -m pytest -q -p no:cacheprovider -m gpu "$B/tests/python/test_cuda.py"
-    STEP_ENV=()
-    STEP_WD=.
-  else
-    echo "gpu-check: no tests/python/test_cuda.py in the bundle" | tee -a "$py_log"
-    record "pytest -m gpu tests/python/test_cuda.py" "NOT RUN" 0 "no test_cuda.py"
-  fi
-  for job in "${script_jobs[@]}"; do
-    mapfile -d '' -t fields <"$job"
-    if [ "${fields[0]}" = missing ]; then
-      echo "gpu-check: ${fields[1]}: its interpreter is not on this machine" | tee -a "$py_log"
-      record "${fields[1]}" "NOT RUN" 0 "interpreter not found"
-    else
-      run_job "$py_log" "$TEST_TIMEOUT" "" "$job" --
-    fi
-  done
-  cap_log "$py_log"
-
-  # 4. The gpu_* benchmarks.
-  : >"$bench_log"
-  local -a benches=()
-  mapfile -t benches < <(sed -n 's/^bench: //p' "$B/MANIFEST")
-  if [ ${#benches[@]} -eq 0 ]; then
-    echo "gpu-check: no gpu_* benchmark in the bundle" | tee -a "$bench_log"
-    record "gpu_* benchmarks" "NOT RUN" 0 "none in the bundle"
-  else
-    local -a words
-    for f in "${benches[@]}"; do
-      read -ra words <<<"$f"  # the program, then its arguments
+  # The server under memcheck while differential tests run on cuda (it follows the tensord the
+  # tests start): names the kernel and the host frames of a fault that a Python test only sees
+  # as a lost CUDA context later.
+  local py_file
+  if [ -n "$sanitizer" ]; then
+    for py_file in ${GPU_CHECK_SANITIZE_PYTHON:-tests/python/test_linalg.py}; do
+      if [ ! -f "$B/$py_file" ]; then
+        record "memcheck: $py_file on cuda" "NOT RUN" 0 "not in the bundle"
+        continue
+      fi
       STEP_WD=$B
-      run_step "$bench_log" "bench: $(basename "$f")" "$BENCH_TIMEOUT" plain "$B/${words[0]}" \
-        "${words[@]:1}"
+      STEP_ENV=("${cuda_env[@]}" TENSORD_TEST_DEVICE=cuda)
+      run_step "$san_log" "memcheck: $py_file on cuda" "$SANITIZER_TIMEOUT" pytest \
+        "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 1 \
+        --target-processes all python3 -m pytest -q -p no:cacheprovider -x "$B/$py_file"
+      STEP_ENV=()
       STEP_WD=.
     done
   fi
-  cap_log "$bench_log"
+  cap_log "$san_log"
 
   print_summary "$summary" "$commit" "$date"
 }

@@ -56,12 +56,39 @@ std::string ErrorText(cudaError_t e) {
   return absl::StrCat(cudaGetErrorName(e), " (", cudaGetErrorString(e), ")");
 }
 
+// The errors after which CUDA refuses every later call of the process on that device (its
+// context is lost): a kernel faulted. tensord's kernels report bad data through error slots
+// instead, so one of these is a tensord bug, and only a restart recovers.
+bool ContextLost(cudaError_t e) {
+  switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorHardwareStackError:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+      return true;
+    default:
+      return false;
+  }
+}
+
 absl::Status ToStatus(cudaError_t e, absl::string_view what, Device device) {
   if (e == cudaSuccess) return absl::OkStatus();
   if (e == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();  // not sticky: clear it so the device stays usable
     return absl::ResourceExhaustedError(
         absl::StrCat(what, ": CUDA out of memory on ", device.ToString()));
+  }
+  if (ContextLost(e)) {
+    return absl::InternalError(absl::StrCat(
+        what, " on ", device.ToString(), " failed: ", ErrorText(e), ": an earlier kernel on ",
+        device.ToString(), " faulted and CUDA has lost this server's context on it; every "
+        "later call on ", device.ToString(), " fails until the server restarts"));
   }
   return absl::InternalError(
       absl::StrCat(what, " on ", device.ToString(), " failed: ", ErrorText(e)));

@@ -32,7 +32,16 @@ absl::StatusOr<Tensor> AllocateTensor(absl::string_view op, const TensorMeta& me
   TENSORD_RETURN_IF_ERROR(ValidateMeta(op, meta, nbytes));
   absl::StatusOr<std::shared_ptr<Storage>> storage =
       Storage::Create(backend->allocator(), nbytes, CurrentMemoryBudget(device));
-  if (!storage.ok()) return ResourceError(op, storage.status().message());
+  if (!storage.ok()) {
+    // Out of memory (a budget or the device) is RESOURCE_EXHAUSTED; a device that failed
+    // otherwise (a lost CUDA context) keeps its own code.
+    if (absl::IsResourceExhausted(storage.status())) {
+      return ResourceError(op, storage.status().message());
+    }
+    return WithPayloadsOf(storage.status(),
+                          absl::Status(storage.status().code(),
+                                       absl::StrCat(op, ": ", storage.status().message())));
+  }
   return Tensor(*std::move(storage), meta);
 }
 

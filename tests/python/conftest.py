@@ -40,3 +40,18 @@ def session(server):
     tensord.set_default_session(s)
     yield s
     s.close()
+
+
+def pytest_runtest_logreport(report):
+    """$TENSORD_FAILURE_LOG: each failure's report appended to that file as it happens, so that
+    a run killed at a time limit (scripts/gpu-check.sh on a lent GPU) still tells what failed.
+    Under pytest-xdist the worker writes it, not the controller (whose reports carry `node`)."""
+    path = os.environ.get("TENSORD_FAILURE_LOG")
+    if not path or not report.failed or getattr(report, "node", None) is not None:
+        return
+    text = report.longreprtext
+    if len(text) > 6000:
+        text = text[:2000] + "\n[...]\n" + text[-4000:]
+    with open(path, "a") as f:
+        f.write(f"==== {report.nodeid} ({report.when}) "
+                f"[{os.environ.get('TENSORD_TEST_DEVICE') or 'default device'}]\n{text}\n\n")

@@ -739,7 +739,14 @@ def test_the_differential_matrix_runs_on_cuda():
     import sys
     here = os.path.dirname(os.path.abspath(__file__))
     env = dict(os.environ, TENSORD_TEST_DEVICE="cuda")
+    # pytest-xdist, where installed (the GPU machine has it), spreads the files over workers,
+    # each with a server of its own.
+    import importlib.util
+    workers = []
+    if importlib.util.find_spec("xdist") is not None:
+        workers = ["-n", os.environ.get("TENSORD_TEST_WORKERS", "8")]
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "-rf", "--tb=short", *workers,
                           os.path.join(here, "test_compute.py"),
                           os.path.join(here, "test_sort.py"),
                           os.path.join(here, "test_special_ops.py"),
@@ -756,6 +763,10 @@ def test_the_differential_matrix_runs_on_cuda():
                           os.path.join(here, "test_stft.py")],
                          env=env, cwd=os.path.dirname(os.path.dirname(here)),
                          capture_output=True, text=True, timeout=900)
+    log_dir = os.environ.get("TENSORD_GPU_LOG_DIR")
+    if log_dir:  # the whole report, beside scripts/gpu-check.sh's logs
+        with open(os.path.join(log_dir, "differential.log"), "w") as f:
+            f.write(run.stdout + run.stderr)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
 
 
@@ -943,7 +954,15 @@ def test_a_seed_draws_the_same_numbers_on_cpu_and_gpu(name):
     gpu = draw("cuda")
     assert gpu.device == CUDA0 and gpu.dtype == cpu.dtype and gpu.shape == cpu.shape
     assert gpu.stride() == cpu.stride()
-    assert np.array_equal(gpu.cpu().numpy().view(np.uint8), cpu.numpy().view(np.uint8)), name
+    assert np.array_equal(_bytes(gpu), _bytes(cpu)), name
+
+
+def _bytes(t):
+    """A tensor's elements as raw bytes (bfloat16, which numpy lacks, through int16)."""
+    t = t.cpu().contiguous()
+    if t.dtype is tensord.bfloat16:
+        t = t.view(tensord.int16)
+    return t.numpy().view(np.uint8)
 
 
 @gpu_test
@@ -1071,7 +1090,7 @@ def test_reductions_on_cuda_match_torch(name, transposed):
     expected, got = REDUCTIONS[name](real), REDUCTIONS[name](ours)
     assert got.device == CUDA0 and tuple(got.shape) == tuple(expected.shape)
     assert got.stride() == expected.stride()
-    assert str(got.dtype).replace("tensord.", "") == str(expected.dtype).replace("torch.", "")
+    assert str(got.dtype) == str(expected.dtype)  # tensord prints dtypes as torch does
     values = real_torch.tensor(got.cpu().numpy())
     if expected.dtype.is_floating_point:
         assert real_torch.allclose(values, expected.cpu(), rtol=1e-5, atol=1e-5)

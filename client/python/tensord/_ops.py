@@ -89,8 +89,12 @@ def _fill_attr(v, value):
         v.none = True
     elif isinstance(value, bool):
         v.b = value
-    elif isinstance(value, _Ints):
-        v.ints.values.extend(value)
+    elif isinstance(value, _Ints) or (
+            isinstance(value, (list, tuple))
+            and all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in value)):
+        # A sequence of ints (roll's shifts, conv's stride, layer_norm's shape): an IntList,
+        # as the planning extension takes it.
+        v.ints.values.extend(int(x) for x in value)
     elif isinstance(value, numbers.Integral):
         v.i = int(value)
     elif isinstance(value, numbers.Real):

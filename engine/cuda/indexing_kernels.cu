@@ -3,8 +3,10 @@
 // traps, and the writing kernels write nothing once an index was found bad.
 #include "engine/cuda/indexing_kernels.h"
 #include "engine/cuda/grid.h"
+#include "engine/cuda/row_gather.h"
 
 #include <algorithm>
+#include <optional>
 #include <type_traits>
 
 #include "engine/kernels/convert.h"
@@ -99,6 +101,61 @@ __device__ void AtomicCombine(T* p, ScatterMode mode, Calc<T> v) {
 }
 
 // ---- index_select, gather, take: read through checked indices -------------------------------
+
+// A 16-byte chunk of a row (index_select's widest copy).
+struct alignas(16) Chunk16 {
+  uint64_t lo, hi;
+};
+
+template <int kBytes>
+using ChunkOf = std::conditional_t<
+    kBytes == 16, Chunk16,
+    std::conditional_t<kBytes == 8, uint64_t,
+                       std::conditional_t<kBytes == 4, uint32_t,
+                                          std::conditional_t<kBytes == 2, uint16_t, uint8_t>>>>;
+
+// Contiguous tensors (row_gather.h): a thread per chunk, flat position arithmetic.
+template <typename C, typename Pos>
+__global__ void RowGatherKernel(RowGather g, const C* __restrict__ self, C* __restrict__ out,
+                                const char* __restrict__ index, KernelError* slot) {
+  const Pos n = static_cast<Pos>(g.n);
+  const Pos step = static_cast<Pos>(gridDim.x) * blockDim.x;
+  for (Pos c = static_cast<Pos>(blockIdx.x) * blockDim.x + threadIdx.x; c < n; c += step) {
+    const int64_t position = g.IndexPosition(c);
+    const int64_t k = g.LoadIndex(index, position);
+    if (k < 0 || k >= g.self_rows) {
+      ReportBadIndexAt(slot, position);
+      continue;
+    }
+    out[c] = self[g.Source(c, k)];
+  }
+}
+
+template <int kBytes>
+void LaunchRowGatherOf(const RowGather& g, const char* self, char* out, const char* index,
+                       KernelError* slot, cudaStream_t stream) {
+  using C = ChunkOf<kBytes>;
+  const auto* s = reinterpret_cast<const C*>(self);
+  auto* o = reinterpret_cast<C*>(out);
+  if (g.n < (int64_t{1} << 31)) {
+    RowGatherKernel<C, uint32_t><<<GridFor(g.n, kThreads), kThreads, 0, stream>>>(g, s, o, index,
+                                                                                slot);
+  } else {
+    RowGatherKernel<C, int64_t><<<GridFor(g.n, kThreads), kThreads, 0, stream>>>(g, s, o, index,
+                                                                               slot);
+  }
+}
+
+void LaunchRowGather(const RowGather& g, const char* self, char* out, const char* index,
+                     KernelError* slot, cudaStream_t stream) {
+  switch (g.chunk) {
+    case 16: return LaunchRowGatherOf<16>(g, self, out, index, slot, stream);
+    case 8: return LaunchRowGatherOf<8>(g, self, out, index, slot, stream);
+    case 4: return LaunchRowGatherOf<4>(g, self, out, index, slot, stream);
+    case 2: return LaunchRowGatherOf<2>(g, self, out, index, slot, stream);
+    default: return LaunchRowGatherOf<1>(g, self, out, index, slot, stream);
+  }
+}
 
 __global__ void IndexSelectKernel(View out, View self, View index, int dim, int64_t limit,
                                   int64_t n, KernelError* slot) {
@@ -290,10 +347,14 @@ cudaError_t LaunchIndexSelect(const Tensor& out, const Tensor& self, int64_t dim
   if (n == 0) return cudaSuccess;
   const int64_t limit = self.dim() == 0 ? 1 : self.size(dim);
   View o = MakeView(out), s = MakeView(self), i = MakeView(index);
-  if (self.dim() == 0) o.n = 1, o.sizes[0] = n, o.strides[0] = 1;  // n copies of the one element
   i.strides[0] = index.dim() == 0 ? 0 : index.stride(0);
-  IndexSelectKernel<<<GridFor(n, kThreads), kThreads, 0, stream>>>(o, s, i, static_cast<int>(dim), limit, n,
-                                                         slot);
+  if (const std::optional<RowGather> rows = MakeRowGather(out, self, dim, index, false)) {
+    LaunchRowGather(*rows, self.data(), out.data(), index.data(), slot, stream);
+  } else {
+    if (self.dim() == 0) o.n = 1, o.sizes[0] = n, o.strides[0] = 1;  // n copies of the one element
+    IndexSelectKernel<<<GridFor(n, kThreads), kThreads, 0, stream>>>(o, s, i, static_cast<int>(dim),
+                                                                     limit, n, slot);
+  }
   NameFirstBadIndex<<<1, 1, 0, stream>>>(i, limit, slot);
   return cudaGetLastError();
 }
@@ -304,8 +365,13 @@ cudaError_t LaunchGather(const Tensor& out, const Tensor& self, int64_t dim, con
   if (n == 0) return cudaSuccess;
   const int64_t limit = self.dim() == 0 ? 1 : self.size(dim);
   const View i = MakeView(index);
-  GatherKernel<<<GridFor(n, kThreads), kThreads, 0, stream>>>(MakeView(out), MakeView(self), i,
-                                                    static_cast<int>(dim), limit, n, slot);
+  if (const std::optional<RowGather> rows = MakeRowGather(out, self, dim, index, true)) {
+    LaunchRowGather(*rows, self.data(), out.data(), index.data(), slot, stream);
+  } else {
+    GatherKernel<<<GridFor(n, kThreads), kThreads, 0, stream>>>(MakeView(out), MakeView(self), i,
+                                                                static_cast<int>(dim), limit, n,
+                                                                slot);
+  }
   NameFirstBadIndex<<<1, 1, 0, stream>>>(i, limit, slot);
   return cudaGetLastError();
 }

@@ -273,21 +273,27 @@ absl::Status SvdT(const SolverCall& c, const MatrixBatch& a, char* s_bytes, cons
   const int k = std::min(m, n);
   const bool vectors = u.batch > 0;
   const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
-  // Thin factors (U m x k, V n x k) unless either is asked for whole.
-  const int econ = vectors && u.cols == k && v.cols == k ? 1 : 0;
+  // Thin factors (U m x k, V n x k) unless either is asked for whole; singular values alone
+  // still pass thin U and V of scratch, shared by the batch: gesvdj is not documented to leave
+  // null ones unread, and torch passes allocated ones ("otherwise it fails").
+  const int econ = !vectors || (u.cols == k && v.cols == k) ? 1 : 0;
   T* s = reinterpret_cast<T*>(s_bytes);
   gesvdjInfo_t params = bound->svd_params;
-  T* u0 = vectors ? Matrix<T>(u, 0) : nullptr;
-  T* v0 = vectors ? Matrix<T>(v, 0) : nullptr;
+  T* spare_u = nullptr;
+  T* spare_v = nullptr;
+  if (!vectors) {
+    TENSORD_ASSIGN_OR_RETURN(spare_u, Work<T>(c, m * k));
+    TENSORD_ASSIGN_OR_RETURN(spare_v, Work<T>(c, n * k));
+  }
+  const auto u_of = [&](int64_t b) { return vectors ? Matrix<T>(u, b) : spare_u; };
+  const auto v_of = [&](int64_t b) { return vectors ? Matrix<T>(v, b) : spare_v; };
   int lwork = 0;
-  TENSORD_SOLVER_TRY(what, r.gesvdj_size(h, jobz, econ, m, n, Matrix<T>(a, 0), m, s, u0, m, v0,
-                                         n, &lwork, params));
+  TENSORD_SOLVER_TRY(what, r.gesvdj_size(h, jobz, econ, m, n, Matrix<T>(a, 0), m, s, u_of(0), m,
+                                         v_of(0), n, &lwork, params));
   TENSORD_ASSIGN_OR_RETURN(T* work, Work<T>(c, lwork));
   for (int64_t b = 0; b < a.batch; ++b) {
-    TENSORD_SOLVER_TRY(what, r.gesvdj(h, jobz, econ, m, n, Matrix<T>(a, b), m, s + b * k,
-                                      vectors ? Matrix<T>(u, b) : nullptr, m,
-                                      vectors ? Matrix<T>(v, b) : nullptr, n, work, lwork,
-                                      c.infos + b, params));
+    TENSORD_SOLVER_TRY(what, r.gesvdj(h, jobz, econ, m, n, Matrix<T>(a, b), m, s + b * k, u_of(b),
+                                      m, v_of(b), n, work, lwork, c.infos + b, params));
   }
   return absl::OkStatus();
 }

@@ -850,6 +850,61 @@ TEST(CudaLinalgTest, FactorizationsMatchTheCpuBackend) {
   }
 }
 
+// Non-square SVDs (gesvdj's U and V of m x k and n x k, and the singular values alone, which
+// pass spare U and V): values against the CPU, factors by magnitude (unique up to signs; a full
+// U's completion columns are not unique at all, so only S is compared there).
+TEST(CudaLinalgTest, RectangularSvdsMatchTheCpuBackend) {
+  for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+    const double tol = dtype == DType::kFloat32 ? 2e-4 : 1e-10;
+    for (const V& shape : {V{2, 5, 3}, V{2, 3, 5}, V{1, 6, 4}, V{3, 1, 4}}) {
+      const auto rect = [&](Device device) {
+        std::mt19937 rng(static_cast<uint32_t>(shape[1] * 7 + shape[2]));
+        std::normal_distribution<double> normal;
+        Tensor t = Empty(shape, DType::kFloat64, kCpu).value();
+        for (int64_t i = 0; i < t.numel(); ++i) t.data_as<double>()[i] = normal(rng);
+        return RunNowSingle(PlanTo(t, dtype, device)).value();
+      };
+      struct Case {
+        std::string op;
+        Attrs attrs;
+        std::vector<int> compared, by_magnitude;
+      };
+      const std::vector<Case> cases = {
+          {"linalg_svdvals", Attrs(), {0}, {}},
+          {"linalg_svd", Attrs().Set("full_matrices", false), {0, 1, 2}, {0, 2}},
+          {"linalg_svd", Attrs().Set("full_matrices", true), {1}, {}},
+      };
+      for (const Case& c : cases) {
+        SCOPED_TRACE(absl::StrCat(c.op, " (case ", &c - cases.data(), ") ", shape[0], "x",
+                                  shape[1], "x", shape[2], " ", DTypeName(dtype)));
+        const auto cpu = RunNow(PlanOp(c.op, {rect(kCpu)}, c.attrs));
+        const auto gpu = RunNow(PlanOp(c.op, {rect(kGpu)}, c.attrs));
+        ASSERT_TRUE(cpu.ok()) << cpu.status();
+        ASSERT_TRUE(gpu.ok()) << gpu.status();
+        ASSERT_EQ(cpu->size(), gpu->size());
+        for (size_t o = 0; o < cpu->size(); ++o) {
+          const Tensor &ct = (*cpu)[o], &gt = (*gpu)[o];
+          EXPECT_EQ(V(gt.sizes().begin(), gt.sizes().end()), V(ct.sizes().begin(), ct.sizes().end()));
+          EXPECT_EQ(V(gt.strides().begin(), gt.strides().end()),
+                    V(ct.strides().begin(), ct.strides().end()));
+          if (std::find(c.compared.begin(), c.compared.end(), static_cast<int>(o)) == c.compared.end()) {
+            continue;
+          }
+          const bool magnitude = std::find(c.by_magnitude.begin(), c.by_magnitude.end(),
+                                           static_cast<int>(o)) != c.by_magnitude.end();
+          const std::vector<double> g = Values(gt), e = Values(ct);
+          ASSERT_EQ(g.size(), e.size());
+          for (size_t i = 0; i < g.size(); ++i) {
+            const double want = magnitude ? std::fabs(e[i]) : e[i];
+            const double got = magnitude ? std::fabs(g[i]) : g[i];
+            EXPECT_NEAR(got, want, tol * 10 * std::max(1.0, std::fabs(want))) << "output " << o << " at " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(CudaLinalgTest, ASingularMatrixFailsItsOpOnlyWithTheCpusError) {
   for (Device device : {kCpu, kGpu}) {
     Tensor a = Zeros(V{2, 3, 3}, DType::kFloat32, device).value();

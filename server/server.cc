@@ -10,6 +10,8 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "engine/core/status_macros.h"
+#include "engine/runtime/device_health.h"
+#include "server/log.h"
 #include "server/reflection.h"
 #include "grpcpp/server_builder.h"
 
@@ -98,6 +100,18 @@ absl::StatusOr<std::unique_ptr<TensordServer>> TensordServer::Start(
         server->metrics_,
         MetricsEndpoint::Start(options.metrics_listen, &server->handlers_->sessions()));
   }
+  // A device lost for good (a CUDA context after a kernel fault: every later call on it fails
+  // until the process restarts): NOT_SERVING on both ports, so that orchestrators restart it.
+  TensordServer* self = server.get();
+  const auto on_lost = [self](const engine::LostDevice& lost) {
+    Log(LogLevel::kError, "device_lost",
+        {{"device", lost.device.ToString()}, {"reason", lost.reason},
+         {"health", "NOT_SERVING: this server must be restarted"}});
+    self->server_->GetHealthCheckService()->SetServingStatus(false);
+    if (self->health_server_) self->health_server_->GetHealthCheckService()->SetServingStatus(false);
+  };
+  server->device_lost_listener_ = engine::AddDeviceLostListener(on_lost);
+  for (const engine::LostDevice& lost : engine::LostDevices()) on_lost(lost);
   return server;
 }
 
@@ -121,6 +135,7 @@ void TensordServer::Wait() {
 }
 
 TensordServer::~TensordServer() {
+  if (device_lost_listener_ != 0) engine::RemoveDeviceLostListener(device_lost_listener_);
   if (server_) {
     server_->Shutdown(absl::ToChronoTime(absl::Now()));
     server_->Wait();

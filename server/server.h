@@ -74,6 +74,7 @@ class TensordServer {
   std::unique_ptr<MetricsEndpoint> metrics_;
   int port_ = 0;
   int health_port_ = 0;
+  int device_lost_listener_ = 0;  // engine::AddDeviceLostListener's id, 0 before Start
 };
 
 }  // namespace tensord::server

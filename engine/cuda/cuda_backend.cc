@@ -37,6 +37,7 @@
 #include "engine/cuda/offset_calculator.h"
 #include "engine/core/errors.h"
 #include "engine/core/status_macros.h"
+#include "engine/runtime/device_health.h"
 #include "engine/runtime/exec_context.h"
 #include "engine/kernels/convert.h"
 
@@ -85,6 +86,7 @@ absl::Status ToStatus(cudaError_t e, absl::string_view what, Device device) {
         absl::StrCat(what, ": CUDA out of memory on ", device.ToString()));
   }
   if (ContextLost(e)) {
+    ReportDeviceLost(device, ErrorText(e));
     return absl::InternalError(absl::StrCat(
         what, " on ", device.ToString(), " failed: ", ErrorText(e), ": an earlier kernel on ",
         device.ToString(), " faulted and CUDA has lost this server's context on it; every "

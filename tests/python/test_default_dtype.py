@@ -147,6 +147,9 @@ def test_dtype_helpers_follow_the_default(session, default):
     assert tensord.finfo().bits == torch.finfo().bits
 
 
+# A CPU tensor's text (a CUDA tensor's names its device too: test_cuda.py's repr test).
+@pytest.mark.skipif(os.environ.get("TENSORD_TEST_DEVICE", "cpu") != "cpu",
+                    reason="the text of CPU tensors")
 @pytest.mark.parametrize("make", [
     lambda T: T.tensor([1.5, 2.0]),
     lambda T: T.tensor([1.5], dtype=T.float32),

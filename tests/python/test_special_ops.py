@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 import tensord
-from oracle import as_torch, outcome
+from oracle import as_torch, outcome, reference_outcome
 import tensord.nn.functional as TF
 
 DTYPES = ["bool", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
@@ -78,13 +78,15 @@ TOL = {torch.float16: (2e-3, 1e-3), torch.bfloat16: (1.6e-2, 1e-2), torch.float3
 def test_matches_torch(name, dtype, layout, session):
     torch_fn, tensord_fn = UNARY[name]
     scale = 10 if "lgamma" in name or "digamma" in name or "erfinv" in name else 1
-    _compare(outcome(lambda: torch_fn(make(torch, dtype, layout))),
+    _compare(reference_outcome(lambda: torch_fn(make(torch, dtype, layout)),
+                               lambda: tensord_fn(make(tensord, dtype, layout))),
              outcome(lambda: tensord_fn(make(tensord, dtype, layout))), TOL, scale)
 
 
 def _compare(want_outcome, got_outcome, tol, rtol_scale=1):
-    """torch's and tensord's outcomes of one case: the same exception class, or the same dtype,
-    shape, strides and values (floating ones within tol[dtype] = (rtol, atol))."""
+    """torch's (or the CPU backend's: oracle.reference_outcome) and tensord's outcomes of one
+    case: the same exception class, or the same dtype, shape, strides and values (floating ones
+    within tol[dtype] = (rtol, atol))."""
     (want, werr), (got, gerr) = want_outcome, got_outcome
     if werr:
         assert gerr is not None and gerr[0] == werr[0], (gerr, werr)
@@ -93,6 +95,8 @@ def _compare(want_outcome, got_outcome, tol, rtol_scale=1):
     assert str(got.dtype) == str(want.dtype)
     assert tuple(got.shape) == tuple(want.shape)
     assert got.stride() == want.stride()
+    if not isinstance(want, torch.Tensor):
+        want = as_torch(want)
     g = as_torch(got)
     if want.is_floating_point():
         rtol, atol = tol[want.dtype]
@@ -203,7 +207,8 @@ def make_pair(m, dtype, other_dtype, layout):
 @pytest.mark.parametrize("name", sorted(BINARY))
 def test_binary_special_functions_match_torch(name, dtypes, layout, session):
     torch_fn, tensord_fn = BINARY[name]
-    _compare(outcome(lambda: torch_fn(*make_pair(torch, *dtypes, layout))),
+    _compare(reference_outcome(lambda: torch_fn(*make_pair(torch, *dtypes, layout)),
+                               lambda: tensord_fn(*make_pair(tensord, *dtypes, layout))),
              outcome(lambda: tensord_fn(*make_pair(tensord, *dtypes, layout))), BINARY_TOL)
 
 

@@ -233,19 +233,35 @@ __global__ void CumExtremeKernel(Lines l, bool max, const T* in, T* values, int6
   }
 }
 
+// A block's shared memory for a cached softmax line: under the 48 KiB a block may take without
+// opting in, beside the 2 KiB of partials.
+constexpr size_t kSoftmaxCacheBytes = 32768;
+
 // Long lines: a block per line, its threads striding over the line for the maximum, the sum of
 // exp(x - maximum) (each combined in shared memory) and the outputs: SoftmaxLine's arithmetic,
-// with the sum in a tree order.
-template <typename T>
+// with the sum in a tree order. kCached: the line's values, read once from global memory, are
+// kept in shared memory for the second and third pass (each thread reads back only the
+// elements it stored, so the passes need no barrier for them); the arithmetic is the same.
+template <typename T, bool kCached>
 __global__ void SoftmaxRows(Lines l, bool log, const T* in, T* out) {
   using C = Calc<T>;
   __shared__ C partial[256];
+  extern __shared__ __align__(16) unsigned char row_bytes[];
+  C* row = reinterpret_cast<C*>(row_bytes);
   for (int64_t line = blockIdx.x; line < l.count; line += gridDim.x) {
     const T* x = in + OffsetOf(l.in, line);
     T* y = out + OffsetOf(l.out, line);
+    const auto at = [&](int64_t i) -> C {
+      if constexpr (kCached) {
+        return row[i];
+      } else {
+        return static_cast<C>(x[i * l.in_step]);
+      }
+    };
     C m = -std::numeric_limits<C>::infinity();
     for (int64_t i = threadIdx.x; i < l.n; i += blockDim.x) {
       const C v = static_cast<C>(x[i * l.in_step]);
+      if constexpr (kCached) row[i] = v;
       m = m < v ? v : m;
     }
     partial[threadIdx.x] = m;
@@ -260,9 +276,7 @@ __global__ void SoftmaxRows(Lines l, bool log, const T* in, T* out) {
     m = partial[0];
     __syncthreads();
     C sum = 0;
-    for (int64_t i = threadIdx.x; i < l.n; i += blockDim.x) {
-      sum += std::exp(static_cast<C>(x[i * l.in_step]) - m);
-    }
+    for (int64_t i = threadIdx.x; i < l.n; i += blockDim.x) sum += std::exp(at(i) - m);
     partial[threadIdx.x] = sum;
     __syncthreads();
     for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
@@ -273,7 +287,7 @@ __global__ void SoftmaxRows(Lines l, bool log, const T* in, T* out) {
     __syncthreads();
     const C ls = log ? std::log(total) : C(0);
     for (int64_t i = threadIdx.x; i < l.n; i += blockDim.x) {
-      const C v = static_cast<C>(x[i * l.in_step]) - m;
+      const C v = at(i) - m;
       y[i * l.out_step] = Convert<T>(log ? v - ls : std::exp(v) / total);
     }
   }
@@ -623,8 +637,13 @@ cudaError_t LaunchSoftmax(bool log, IntList shape, int64_t dim, const StridedRef
     if constexpr (kIsFloat<T>) {
       const T* x = reinterpret_cast<const T*>(in.data);
       T* y = reinterpret_cast<T*>(out.data);
-      if (l.n >= 1024) {  // long lines: a block each
-        SoftmaxRows<T><<<GridFor(l.count, 1), 256, 0, stream>>>(l, log, x, y);
+      if (l.n >= 1024) {  // long lines: a block each, cached in shared memory up to 32 KiB
+        const size_t cache = static_cast<size_t>(l.n) * sizeof(Calc<T>);
+        if (cache <= kSoftmaxCacheBytes) {
+          SoftmaxRows<T, true><<<GridFor(l.count, 1), 256, cache, stream>>>(l, log, x, y);
+        } else {
+          SoftmaxRows<T, false><<<GridFor(l.count, 1), 256, 0, stream>>>(l, log, x, y);
+        }
       } else {
         SoftmaxKernel<T><<<GridFor(l.count, 128), 128, 0, stream>>>(l, log, x, y);
       }

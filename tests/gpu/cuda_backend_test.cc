@@ -582,7 +582,12 @@ TEST(CudaReduceTest, LargeReductionsTakeEveryLaunchPath) {
            {"sum", "column sums", V{4096, 1024}, Attrs().Set("dim", int64_t{0})},
            {"argmax", "argmax of columns", V{1024, 4096}, Attrs().Set("dim", int64_t{0})},
            {"log_softmax", "log_softmax of long rows (a block each)", V{1024, 4096},
-            Attrs().Set("dim", int64_t{1})}}) {
+            Attrs().Set("dim", int64_t{1})},
+           // Rows cached in shared memory (up to 32 KiB of them) and rows too long for it, and
+           // long strided lines (columns).
+           {"softmax", "softmax of rows of 2048", V{2048, 2048}, Attrs().Set("dim", int64_t{1})},
+           {"softmax", "softmax of rows of 16384", V{256, 16384}, Attrs().Set("dim", int64_t{1})},
+           {"softmax", "softmax of columns of 4096", V{4096, 1024}, Attrs().Set("dim", int64_t{0})}}) {
     CompareOnBothDevices(
         label,
         [&](Device device) -> absl::StatusOr<Tensor> {
@@ -591,7 +596,7 @@ TEST(CudaReduceTest, LargeReductionsTakeEveryLaunchPath) {
         },
         true, &compared);
   }
-  EXPECT_EQ(compared, 5);
+  EXPECT_EQ(compared, 8);
 }
 
 // ---- Indexing --------------------------------------------------------------------------------------

@@ -155,7 +155,7 @@ T* Matrix(const MatrixBatch& m, int64_t b) {
 }
 
 template <typename T>
-absl::StatusOr<T*> Work(const SolverCall& c, int lwork) {
+absl::StatusOr<T*> Work(const SolverCall& c, int64_t lwork) {
   auto p = c.scratch(std::max<int64_t>(1, lwork) * static_cast<int64_t>(sizeof(T)));
   if (!p.ok()) return p.status();
   return static_cast<T*>(*p);
@@ -282,8 +282,8 @@ absl::Status SvdT(const SolverCall& c, const MatrixBatch& a, char* s_bytes, cons
   T* spare_u = nullptr;
   T* spare_v = nullptr;
   if (!vectors) {
-    TENSORD_ASSIGN_OR_RETURN(spare_u, Work<T>(c, m * k));
-    TENSORD_ASSIGN_OR_RETURN(spare_v, Work<T>(c, n * k));
+    TENSORD_ASSIGN_OR_RETURN(spare_u, Work<T>(c, int64_t{m} * k));
+    TENSORD_ASSIGN_OR_RETURN(spare_v, Work<T>(c, int64_t{n} * k));
   }
   const auto u_of = [&](int64_t b) { return vectors ? Matrix<T>(u, b) : spare_u; };
   const auto v_of = [&](int64_t b) { return vectors ? Matrix<T>(v, b) : spare_v; };

@@ -646,7 +646,7 @@ template <typename T, bool kUnit, typename Exp>
     for (; k < n; ++k) total += exp(at(k) - m);
     lse = m + std::log(total);
   }
-  if (c.probs != nullptr) {  // class probabilities, laid out as the scores
+  if (c.has_probs) {  // class probabilities, laid out as the scores
     const T* q = reinterpret_cast<const T*>(c.probs) + (x - reinterpret_cast<const T*>(c.input));
     const C keep = static_cast<C>(1 - c.label_smoothing);
     const C spread = static_cast<C>(c.label_smoothing / static_cast<double>(n));
@@ -695,14 +695,14 @@ template <typename T, typename Exp>
   T* out = reinterpret_cast<T*>(c.out);
   const C keep = static_cast<C>(1 - c.label_smoothing);
   const C spread = static_cast<C>(c.label_smoothing / static_cast<double>(c.classes));
-  const bool apart = c.probs == nullptr && c.label_smoothing > 0;  // smooth(p) kept apart
+  const bool apart = !c.has_probs && c.label_smoothing > 0;  // smooth(p) kept apart
   for (int64_t p = p0; p < p1; ++p) {
-    const int64_t t = c.probs == nullptr ? c.target[p] : 0;
-    if (c.probs == nullptr && t == c.ignore_index) {
+    const int64_t t = !c.has_probs ? c.target[p] : 0;
+    if (!c.has_probs && t == c.ignore_index) {
       if (c.reduction == LossReduction::kNone) out[p] = Convert<T>(C(0));
       continue;
     }
-    if (c.probs == nullptr && (t < 0 || t >= c.classes)) {
+    if (!c.has_probs && (t < 0 || t >= c.classes)) {
       sums->bad = p;
       return;
     }
@@ -720,7 +720,7 @@ template <typename T, typename Exp>
       sums->nll += nll;
       sums->smooth += smooth;
       // Probabilities: the mean is over positions (none with no classes, as torch's 0 / 0).
-      sums->weight += c.probs != nullptr ? (c.classes > 0 ? 1.0 : 0.0)
+      sums->weight += c.has_probs ? (c.classes > 0 ? 1.0 : 0.0)
                       : w == nullptr     ? 1.0
                                          : static_cast<double>(Load<T>(
                                                reinterpret_cast<const char*>(w + t)));
@@ -772,7 +772,7 @@ absl::Status CrossEntropy(const CrossEntropyCall& c) {
     loss /= total.weight;
     smooth /= total.weight;
   }
-  if (c.probs == nullptr && c.label_smoothing > 0) {
+  if (!c.has_probs && c.label_smoothing > 0) {
     loss = (1 - c.label_smoothing) * loss +
            c.label_smoothing / static_cast<double>(c.classes) * smooth;
   }

@@ -500,7 +500,7 @@ __global__ void CrossEntropyWarps(CrossEntropyCall c, LossParts* parts, KernelEr
     const T* x = reinterpret_cast<const T*>(c.input) + base;
     int64_t t = 0;
     bool skip = false;
-    if (c.probs == nullptr) {
+    if (!c.has_probs) {
       t = c.target[p];
       if (t == c.ignore_index) {
         skip = true;
@@ -523,7 +523,7 @@ __global__ void CrossEntropyWarps(CrossEntropyCall c, LossParts* parts, KernelEr
         for (int64_t k = lane; k < n; k += 32) sum += exp(static_cast<C>(x[k * s]) - m);
         lse = m + log(WarpSum(sum));
       }
-      if (c.probs != nullptr) {
+      if (c.has_probs) {
         const T* q = reinterpret_cast<const T*>(c.probs) + base;
         const C keep = static_cast<C>(1 - c.label_smoothing);
         const C spread = static_cast<C>(c.label_smoothing / static_cast<double>(n));
@@ -548,7 +548,7 @@ __global__ void CrossEntropyWarps(CrossEntropyCall c, LossParts* parts, KernelEr
     }
     if (lane != 0) continue;
     if (c.reduction == LossReduction::kNone) {
-      const bool apart = c.probs == nullptr && c.label_smoothing > 0;
+      const bool apart = !c.has_probs && c.label_smoothing > 0;
       const C keep = static_cast<C>(1 - c.label_smoothing);
       const C spread = static_cast<C>(c.label_smoothing / static_cast<double>(n));
       reinterpret_cast<T*>(c.out)[p] = Convert<T>(apart ? keep * nll + spread * smooth : nll);
@@ -584,7 +584,7 @@ __global__ void CrossEntropyTotal(CrossEntropyCall c, const LossParts* parts) {
     loss /= sh[2][0];
     smoothed /= sh[2][0];
   }
-  if (c.probs == nullptr && c.label_smoothing > 0) {
+  if (!c.has_probs && c.label_smoothing > 0) {
     loss = (1 - c.label_smoothing) * loss +
            c.label_smoothing / static_cast<double>(c.classes) * smoothed;
   }

@@ -99,7 +99,8 @@ enum class LossReduction { kNone = 0, kMean = 1, kSum = 2 };
 struct CrossEntropyCall {
   const char* input = nullptr;
   const int64_t* target = nullptr;
-  const char* probs = nullptr;
+  const char* probs = nullptr;  // class probabilities as targets (null when empty: has_probs)
+  bool has_probs = false;
   const char* weight = nullptr;
   char* out = nullptr;
   DType dtype = DType::kFloat32;

@@ -58,6 +58,7 @@ PlannedOp LossStep(bool log_probs, const Tensor& x, const Tensor& target, const 
     call.input = x.data();
     call.target = target.defined() ? reinterpret_cast<const int64_t*>(target.data()) : nullptr;
     call.probs = probs.defined() ? probs.data() : nullptr;
+    call.has_probs = probs.defined();
     call.weight = weight.defined() ? weight.data() : nullptr;
     call.out = out.data();
     call.dtype = x.dtype();

@@ -121,6 +121,7 @@ absl::StatusOr<PlannedOp> PlanKthValue(const Tensor& self, int64_t k, int64_t di
   plan.kernel = [backend, self, k, d, part_values, part_indices, values, indices]() -> absl::Status {
     TENSORD_RETURN_IF_ERROR(backend->TopK(self, k, d, /*largest=*/false, part_values,
                                           part_indices));
+    if (values.numel() == 0) return absl::OkStatus();  // no slices (their storages are null)
     // The k-th of each slice: element k-1 along d of the parts, in the outputs' order.
     DimVector sizes(part_values.sizes().begin(), part_values.sizes().end());
     DimVector from(part_values.strides().begin(), part_values.strides().end());

@@ -232,6 +232,11 @@ CASES = {
         T(m, "logits")[:, :0], T(m, "probs")[:, :0]),
     "cross_entropy(probabilities, no classes, sum)": lambda m: fn(m).cross_entropy(
         T(m, "logits")[:, :0], T(m, "probs")[:, :0], reduction="sum"),
+    # Tensors of no elements of their own (no storage at all): the kernel must not take the
+    # probabilities for absent (a fuzzer's find).
+    "cross_entropy(probabilities, no classes, no storage)": lambda m: fn(m).cross_entropy(
+        m.empty(3, 0), m.empty(3, 0), reduction="none"),
+    "kthvalue(no elements)": lambda m: tuple(m.empty(0, 3).kthvalue(1, 1)),
     "cross_entropy": lambda m: fn(m).cross_entropy(T(m, "logits"), T(m, "cls")),
     "cross_entropy(sum)": lambda m: fn(m).cross_entropy(T(m, "logits"), T(m, "cls"),
                                                         reduction="sum"),

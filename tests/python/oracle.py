@@ -23,7 +23,7 @@ def as_torch(t):
     return torch.tensor(t.numpy())
 
 
-def _device_oracle():
+def device_oracle():
     """Whether tensord's own CPU backend, not torch, is the oracle: under TENSORD_TEST_DEVICE
     (the differential tests run on a GPU, test_cuda.py), whose torch is not the 1.13 these
     tests hold to. The CPU backend's results are checked against torch 1.13 by the same tests
@@ -56,9 +56,9 @@ def _on_tensord_cpu(fn):
 
 def reference_outcome(torch_fn, tensord_fn):
     """The outcome a test holds tensord to: torch_fn()'s, or, under the device oracle
-    (_device_oracle), tensord_fn() run on tensord's CPU backend. tensord_fn must make its own
+    (device_oracle), tensord_fn() run on tensord's CPU backend. tensord_fn must make its own
     inputs (through the session's default device)."""
-    if _device_oracle():
+    if device_oracle():
         return _on_tensord_cpu(tensord_fn)
     return outcome(torch_fn)
 
@@ -97,7 +97,7 @@ def assert_matches_torch(case, tol=0.0, strides=True):
     outcome(tensord.synchronize)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if _device_oracle():
+        if device_oracle():
             want, werr = _on_tensord_cpu(lambda: case(tensord))
         else:
             want, werr = outcome(lambda: case(torch))
@@ -118,7 +118,7 @@ def assert_matches_torch(case, tol=0.0, strides=True):
         assert tuple(g.shape) == tuple(w.shape), (where, tuple(g.shape), tuple(w.shape))
         if strides and w.numel() > 1:
             assert g.stride() == w.stride(), (where, g.stride(), w.stride())
-        if not isinstance(w, torch.Tensor):  # the CPU backend's result (_device_oracle)
+        if not isinstance(w, torch.Tensor):  # the CPU backend's result (device_oracle)
             w = as_torch(w)
         if w.is_floating_point():
             t = tol.get(_torch_dtype(w.dtype), 0.0) if isinstance(tol, dict) else tol

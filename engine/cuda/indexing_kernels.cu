@@ -121,13 +121,13 @@ __global__ void RowGatherKernel(RowGather g, const C* __restrict__ self, C* __re
   const Pos n = static_cast<Pos>(g.n);
   const Pos step = static_cast<Pos>(gridDim.x) * blockDim.x;
   for (Pos c = static_cast<Pos>(blockIdx.x) * blockDim.x + threadIdx.x; c < n; c += step) {
-    const int64_t position = g.IndexPosition(c);
-    const int64_t k = g.LoadIndex(index, position);
+    const RowGather::Item item = g.Locate(c);
+    const int64_t k = g.LoadIndex(index, item.position);
     if (k < 0 || k >= g.self_rows) {
-      ReportBadIndexAt(slot, position);
+      ReportBadIndexAt(slot, item.position);
       continue;
     }
-    out[c] = self[g.Source(c, k)];
+    out[c] = self[g.Source(item, k)];
   }
 }
 

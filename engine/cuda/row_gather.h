@@ -28,20 +28,22 @@ struct RowGather {
   int index_itemsize = 8;    // int64 or int32 indices
   int chunk = 1;             // bytes per work item: 1, 2, 4, 8 or 16
 
-  // Work item c: the index position it reads (the position an error names) and, through
-  // `source`, the chunk of self it copies for index value k. Pos: uint32_t where n < 2^31
-  // (a GPU divides 32-bit numbers far faster), else int64_t.
+  // Work item c as [o, j, i], and the index position it reads (the position an error names).
+  struct Item {
+    int64_t position, o, i;
+  };
+  // Two divisions per item. Pos: uint32_t where n < 2^31 (a GPU divides 32-bit numbers far
+  // faster), else int64_t.
   template <typename Pos>
-  TENSORD_HD int64_t IndexPosition(Pos c) const {
-    if (per_element) return static_cast<int64_t>(c);
-    return static_cast<int64_t>((c / static_cast<Pos>(inner)) % static_cast<Pos>(rows));
+  TENSORD_HD Item Locate(Pos c) const {
+    const Pos q = c / static_cast<Pos>(inner), o = q / static_cast<Pos>(rows);
+    const Pos j = q - o * static_cast<Pos>(rows), i = c - q * static_cast<Pos>(inner);
+    return {static_cast<int64_t>(per_element ? c : j), static_cast<int64_t>(o),
+            static_cast<int64_t>(i)};
   }
-  template <typename Pos>
-  TENSORD_HD int64_t Source(Pos c, int64_t k) const {
-    const Pos q = c / static_cast<Pos>(inner);
-    const int64_t o = static_cast<int64_t>(q / static_cast<Pos>(rows));
-    const int64_t i = static_cast<int64_t>(c % static_cast<Pos>(inner));
-    return (o * self_rows + k) * inner + i;
+  // The chunk of self that item copies for index value k.
+  TENSORD_HD int64_t Source(const Item& item, int64_t k) const {
+    return (item.o * self_rows + k) * inner + item.i;
   }
   TENSORD_HD int64_t LoadIndex(const char* index, int64_t position) const {
     const char* p = index + position * index_stride * index_itemsize;

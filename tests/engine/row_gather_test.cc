@@ -57,14 +57,13 @@ std::vector<unsigned char> RunMapping(const RowGather& g, const Tensor& self, co
   std::vector<unsigned char> out(static_cast<size_t>(out_bytes), 0);
   *bad = INT64_MAX;
   for (int64_t c = 0; c < g.n; ++c) {
-    const Pos pc = static_cast<Pos>(c);
-    const int64_t position = g.IndexPosition(pc);
-    const int64_t k = g.LoadIndex(index.data(), position);
+    const RowGather::Item item = g.Locate(static_cast<Pos>(c));
+    const int64_t k = g.LoadIndex(index.data(), item.position);
     if (k < 0 || k >= g.self_rows) {
-      *bad = std::min(*bad, position);
+      *bad = std::min(*bad, item.position);
       continue;
     }
-    std::memcpy(out.data() + c * g.chunk, self.data() + g.Source(pc, k) * g.chunk,
+    std::memcpy(out.data() + c * g.chunk, self.data() + g.Source(item, k) * g.chunk,
                 static_cast<size_t>(g.chunk));
   }
   return out;

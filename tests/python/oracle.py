@@ -15,6 +15,15 @@ def outcome(fn):
         return None, (type(e).__name__, str(e))
 
 
+def outcomes(case):
+    """The outcomes of case(torch) and case(tensord), warnings silenced (torch's deprecation
+    notices, which tensord repeats)."""
+    import warnings  # noqa: PLC0415
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return outcome(lambda: case(torch)), outcome(lambda: case(tensord))
+
+
 def as_torch(t):
     """A tensord tensor (on any device, any dtype, bfloat16 included) as a CPU torch tensor."""
     t = t.cpu()

@@ -14,7 +14,7 @@ import torch
 
 import tensord
 from nn_oracle import to_tensord, twin
-from oracle import as_torch, outcome
+from oracle import as_torch, outcome, outcomes
 
 
 def describe(x):
@@ -45,10 +45,7 @@ def inspect_generator(x):
 def same(fn, view=describe):
     """fn(torch) and fn(tensord) end alike: equal view()s of what they return, or the same
     exception class and message ("tensord" read as "torch" in it). Returns torch's view."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        want, werr = outcome(lambda: view(fn(torch)))
-        got, gerr = outcome(lambda: view(fn(tensord)))
+    (want, werr), (got, gerr) = outcomes(lambda m: view(fn(m)))
     if gerr is not None:
         gerr = (gerr[0], gerr[1].replace("tensord", "torch"))
     assert gerr == werr, (gerr, werr)

@@ -14,7 +14,7 @@ import torch
 
 import tensord
 from nn_oracle import to_tensord, twin
-from oracle import as_torch, outcome
+from oracle import as_torch, outcomes
 
 TOL = dict(rtol=1e-5, atol=1e-5)
 
@@ -30,10 +30,7 @@ def both(fn):
 def same_error(fn):
     """fn raises in both namespaces: the same class and message ("tensord" read as "torch");
     returns the message."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        _, werr = outcome(lambda: fn(torch))
-        _, gerr = outcome(lambda: fn(tensord))
+    (_, werr), (_, gerr) = outcomes(fn)
     assert werr is not None, "torch did not raise"
     assert gerr is not None, f"tensord did not raise ({werr})"
     assert (gerr[0], gerr[1].replace("tensord", "torch")) == werr, (gerr, werr)

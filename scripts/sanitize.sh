@@ -45,7 +45,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TENSORD_TIMING_SCALE=${TENSORD_TIMING_SCALE:-3}
 (cd "$BUILD_DIR" && ctest --output-on-failure -j "$JOBS" -R "$regex")
 
-tsan_tests=(stream_lanes_test thread_pool_test allocator_test memory_budget_test)
+tsan_tests=(stream_lanes_test owed_reports_test thread_pool_test allocator_test memory_budget_test)
 if [ ! -f "$TSAN_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$TSAN_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang-14 \
     -DCMAKE_CXX_COMPILER=clang++-14 "${launcher[@]}" -DTENSORD_TSAN=ON -DTENSORD_CUDA=OFF \

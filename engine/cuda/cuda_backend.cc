@@ -16,7 +16,12 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <optional>
+#include <string>
+#include <thread>
 #include <vector>
+
+#include "absl/base/call_once.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -31,6 +36,7 @@
 #include "engine/cuda/gemm_plan.h"
 #include "engine/cuda/indexing_kernels.h"
 #include "engine/cuda/loss_kernels.h"
+#include "engine/cuda/owed_reports.h"
 #include "engine/cuda/reduce_kernels.h"
 #include "engine/cuda/sort_kernels.h"
 #include "engine/cuda/elementwise_kernels.h"
@@ -111,10 +117,88 @@ std::string FormatBytes(int64_t bytes) {
   return absl::StrCat(bytes, " bytes");
 }
 
+// The error of work a lost device will never finish (delivered to the streams that wait on it).
+absl::Status LostWorkError(Device device, absl::string_view reason) {
+  return absl::InternalError(absl::StrCat(
+      "its work on ", device.ToString(), " was lost: ", reason, ": a kernel on ",
+      device.ToString(), " faulted and CUDA has lost this server's context on it; every later "
+      "call on ", device.ToString(), " fails until the server restarts"));
+}
+
+// One GPU's owed reports (owed_reports.h) and their watch. After a kernel faults, CUDA never runs
+// the host functions queued behind the fault, so while a report has been owed for a while a
+// thread of the watch probes the device (an event recorded on a stream of its own: one call, no
+// wait); a lost context fails that call, and every owed report is delivered with the reason.
+// A loss found by any other call (ToStatus) delivers them too, through the device-lost listener.
+class DeviceWatch {
+ public:
+  // The watch of cuda:`index`, made on first use and never destroyed (lanes may report at exit).
+  static DeviceWatch& For(int index) {
+    static absl::Mutex mu(absl::kConstInit);
+    static std::array<DeviceWatch*, kMaxCudaDevices> watches{};
+    absl::MutexLock lock(&mu);
+    DeviceWatch*& watch = watches[static_cast<size_t>(index) % watches.size()];
+    if (watch == nullptr) watch = new DeviceWatch(index);
+    return *watch;
+  }
+
+  // Registers a report owed from now on; starts the watch's thread on first use.
+  OwedReports::Handle Owe(OwedReports::Done done) {
+    absl::call_once(started_, [this] { std::thread([this] { Watch(); }).detach(); });
+    return reports_.Add(std::move(done), absl::Now());
+  }
+  bool Deliver(const OwedReports::Handle& report, absl::Status status) {
+    return reports_.Deliver(report, std::move(status));
+  }
+  Device device() const { return device_; }
+
+ private:
+  static constexpr absl::Duration kProbeEvery = absl::Milliseconds(250);
+
+  explicit DeviceWatch(int index) : device_{DeviceType::kCUDA, index} {
+    AddDeviceLostListener([this](const LostDevice& lost) {
+      if (lost.device == device_) reports_.FailAll(LostWorkError(device_, lost.reason));
+    });
+  }
+
+  void Watch() {
+    cudaStream_t probe = nullptr;
+    cudaEvent_t event = nullptr;
+    for (;;) {
+      reports_.WaitUntilOwed(absl::InfiniteDuration());
+      absl::SleepFor(kProbeEvery);
+      const std::optional<absl::Time> oldest = reports_.OldestSince();
+      if (!oldest || absl::Now() - *oldest < kProbeEvery) continue;
+      cudaError_t e = UseDevice(device_.index);
+      if (e == cudaSuccess && probe == nullptr) {
+        e = cudaStreamCreateWithFlags(&probe, cudaStreamNonBlocking);
+      }
+      if (e == cudaSuccess && event == nullptr) {
+        e = cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
+      }
+      if (e == cudaSuccess) e = cudaEventRecord(event, probe);
+      if (e == cudaSuccess) e = cudaEventQuery(event);
+      if (e == cudaSuccess || e == cudaErrorNotReady) continue;
+      if (ContextLost(e)) {
+        // Told to the listeners once (the server stops SERVING); delivered here in any case, for
+        // reports owed after an earlier report of the loss.
+        (void)ToStatus(e, "watching the device", device_);
+        reports_.FailAll(LostWorkError(device_, ErrorText(e)));
+      } else {
+        (void)cudaGetLastError();  // not sticky: the device still works
+      }
+    }
+  }
+
+  const Device device_;
+  OwedReports reports_;
+  absl::once_flag started_;
+};
+
 // A tensord stream's queue on one GPU.
 class CudaLane final : public DeviceLane {
  public:
-  explicit CudaLane(int device_index) {
+  explicit CudaLane(int device_index) : watch_(DeviceWatch::For(device_index)) {
     if (UseDevice(device_index) != cudaSuccess ||
         cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking) != cudaSuccess) {
       (void)cudaGetLastError();
@@ -162,26 +246,38 @@ class CudaLane final : public DeviceLane {
     return error;
   }
 
-  void AfterLaunchedWork(absl::AnyInvocable<void()> done) override {
-    auto* fn = new absl::AnyInvocable<void()>(std::move(done));
+  void AfterLaunchedWork(absl::AnyInvocable<void(absl::Status)> done) override {
+    // The device's signal delivers the report, unless the watch has delivered it already (the
+    // device was lost; then CUDA never runs the function, and the token is never freed).
+    struct Token {
+      DeviceWatch* watch;
+      OwedReports::Handle report;
+    };
+    auto* token = new Token{&watch_, watch_.Owe(std::move(done))};
     const cudaError_t e = cudaLaunchHostFunc(
         stream_,
         [](void* p) {
-          std::unique_ptr<absl::AnyInvocable<void()>> f(static_cast<absl::AnyInvocable<void()>*>(p));
-          (*f)();
+          std::unique_ptr<Token> t(static_cast<Token*>(p));
+          t->watch->Deliver(t->report, absl::OkStatus());
         },
-        fn);
-    if (e != cudaSuccess) {  // the device is failing: report once the stream drains, if ever
-      (void)cudaGetLastError();
-      (void)cudaStreamSynchronize(stream_);
-      std::unique_ptr<absl::AnyInvocable<void()>> f(fn);
-      (*f)();
+        token);
+    if (e != cudaSuccess) {
+      std::unique_ptr<Token> t(token);
+      cudaError_t failed = e;
+      if (!ContextLost(e)) {  // the work itself may be fine: report once the stream drains
+        (void)cudaGetLastError();
+        failed = cudaStreamSynchronize(stream_);
+      }
+      absl::Status status = ToStatus(failed, "waiting for a stream's work", watch_.device());
+      if (ContextLost(failed)) status = LostWorkError(watch_.device(), ErrorText(failed));
+      watch_.Deliver(t->report, std::move(status));
     }
   }
 
  private:
   static constexpr int64_t kSlots = 65536;  // fallible ops in flight on one lane, at most
 
+  DeviceWatch& watch_;
   cudaStream_t stream_ = nullptr;
   bool owned_ = true;
   void* cublas_ = nullptr;

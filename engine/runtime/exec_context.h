@@ -26,9 +26,11 @@ class Backend;
 class DeviceLane {
  public:
   virtual ~DeviceLane() = default;
-  // Calls `done` once every piece of work launched on the lane so far has finished. `done` may
-  // run on a thread of the device runtime: it must only post work, never block.
-  virtual void AfterLaunchedWork(absl::AnyInvocable<void()> done) = 0;
+  // Calls `done` once every piece of work launched on the lane so far has finished, with OK; or,
+  // when the device can no longer finish it (its context was lost to a kernel fault), with the
+  // reason, as soon as that is known. `done` may run on a thread of the device runtime: it must
+  // only post work, never block.
+  virtual void AfterLaunchedWork(absl::AnyInvocable<void(absl::Status)> done) = 0;
   // A cleared error slot that the lane's kernels can write (kernels/kernel_error.h), and its
   // handle; null when every slot is in use.
   virtual KernelError* AcquireErrorSlot(int64_t* handle) = 0;

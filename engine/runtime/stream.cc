@@ -250,6 +250,7 @@ absl::Status Stream::CheckRetired(InFlight& entry) {
     if (error.code != KernelError::kNone && reported.ok()) reported = slot.decode(error);
   }
   entry.errors.clear();
+  if (reported.ok()) reported = entry.lane_error;
   std::shared_ptr<const absl::Status> cause;
   absl::Status status;
   if (!reported.ok()) {
@@ -279,12 +280,15 @@ void Stream::RequestLaneReports() {
   for (auto& [lane, entries] : unreported_) {
     if (entries.empty()) continue;
     lane->AfterLaunchedWork(
-        [self = shared_from_this(), entries = std::move(entries)]() mutable {
+        [self = shared_from_this(), entries = std::move(entries)](absl::Status lost) mutable {
           // On the device runtime's thread: hand over to the executor.
-          self->executor_->Post([self, entries = std::move(entries)] {
+          self->executor_->Post([self, entries = std::move(entries), lost = std::move(lost)] {
             {
               absl::MutexLock lock(&self->mu_);
-              for (const auto& entry : entries) --entry->lanes_pending;
+              for (const auto& entry : entries) {
+                --entry->lanes_pending;
+                if (!lost.ok() && entry->lane_error.ok()) entry->lane_error = lost;
+              }
             }
             self->Retire();
           });

@@ -110,6 +110,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
     StreamTask task;
     absl::Status status;
     int lanes_pending = 0;  // lanes whose report of its work has not come yet
+    absl::Status lane_error;  // a lane's report that its work was lost (the device failed)
     std::vector<PendingKernelError> errors;  // slots its kernels may have written
   };
 
@@ -124,8 +125,9 @@ class Stream : public std::enable_shared_from_this<Stream> {
   void Retire();
   // The tail of a task: poison, end of writes, event, first error, on_done.
   void Complete(StreamTask& task, const absl::Status& status);
-  // Retiring a launched task: the errors its kernels reported, or those of the ops it depends on
-  // that failed after it launched, poison its writes.
+  // Retiring a launched task: the errors its kernels reported (or a lane's report that its work
+  // was lost), or those of the ops it depends on that failed after it launched, poison its
+  // writes.
   absl::Status CheckRetired(InFlight& entry);
   bool Cancelled(const StreamTask& task) const {
     return task.seq < cancel_below_.load(std::memory_order_acquire);

@@ -24,18 +24,18 @@ namespace {
 // Reports of launched work are held until Finish() releases them, as a GPU would later.
 class FakeLane final : public DeviceLane {
  public:
-  void AfterLaunchedWork(absl::AnyInvocable<void()> done) override {
+  void AfterLaunchedWork(absl::AnyInvocable<void(absl::Status)> done) override {
     absl::MutexLock lock(&mu_);
     reports_.push_back(std::move(done));
   }
-  // Runs the reports requested so far; returns how many.
-  int Finish() {
-    std::vector<absl::AnyInvocable<void()>> reports;
+  // Runs the reports requested so far (with `lost`: the device lost that work); returns how many.
+  int Finish(absl::Status lost = absl::OkStatus()) {
+    std::vector<absl::AnyInvocable<void(absl::Status)>> reports;
     {
       absl::MutexLock lock(&mu_);
       reports.swap(reports_);
     }
-    for (auto& r : reports) r();
+    for (auto& r : reports) r(lost);
     return static_cast<int>(reports.size());
   }
   KernelError* AcquireErrorSlot(int64_t* handle) override {
@@ -55,7 +55,7 @@ class FakeLane final : public DeviceLane {
 
  private:
   mutable absl::Mutex mu_;
-  std::vector<absl::AnyInvocable<void()>> reports_;
+  std::vector<absl::AnyInvocable<void(absl::Status)>> reports_;
   std::deque<KernelError> slots_;  // stable addresses
 };
 
@@ -270,4 +270,49 @@ TEST_F(StreamLanesTest, OneReportPerRunOfTasks) {
 }
 
 }  // namespace
+TEST_F(StreamLanesTest, WorkTheDeviceLostFailsItsTasksAndWhatDependsOnThem) {
+  std::weak_ptr<Storage> weak_out;
+  auto later = Storage::Create(CpuAllocator(), 8).value();
+  auto host_out = Storage::Create(CpuAllocator(), 8).value();
+  {
+    auto out = Storage::Create(CpuAllocator(), 8).value();
+    weak_out = out;
+    ASSERT_TRUE(stream_->Enqueue(Done(Task("op 1 (mul)", DeviceKernel(1), {out}), 1)).ok());
+    // Launched before the loss is known: reads op 1's output.
+    StreamTask reader = Done(Task("op 2 (add)", DeviceKernel(2), {later}), 2);
+    reader.reads.push_back(out);
+    ASSERT_TRUE(stream_->Enqueue(std::move(reader)).ok());
+  }
+  // A host-only task behind them: its own work is done, but it retires after theirs.
+  ASSERT_TRUE(stream_->Enqueue(Done(Task("op 3 (host)", [] { return absl::OkStatus(); },
+                                         {host_out}),
+                                    3))
+                  .ok());
+  absl::Notification synced;
+  absl::Status first;
+  stream_->Synchronize([&](absl::Status s) {
+    first = s;
+    synced.Notify();
+  });
+  ASSERT_TRUE(Eventually([&] {
+    return launched().size() == 2 && lane_.load() != nullptr && lane_.load()->requested() > 0;
+  }));
+  EXPECT_FALSE(synced.HasBeenNotified());
+  // The device's context is lost: the lane reports its work lost instead of done.
+  const absl::Status lost = absl::InternalError("its work on cuda:0 was lost: illegal address");
+  while (!synced.HasBeenNotified()) {
+    lane_.load()->Finish(lost);
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  synced.WaitForNotification();  // returns at once; orders the callback's writes before ours
+  EXPECT_EQ(retired(), (std::vector<int>{1, 2, 3}));  // still in order, none waits forever
+  EXPECT_EQ(first.code(), absl::StatusCode::kInternal) << first;
+  EXPECT_EQ(first.message(), "op 1 (mul): its work on cuda:0 was lost: illegal address");
+  ASSERT_NE(later->poison(), nullptr);
+  EXPECT_NE(later->poison()->message().find("was lost"), std::string::npos);
+  EXPECT_EQ(host_out->poison(), nullptr);  // ran on the host, read nothing lost
+  EXPECT_TRUE(Eventually([&] { return weak_out.expired(); }));  // freed once retired
+  EXPECT_EQ(stream_->pending(), 0);
+}
+
 }  // namespace tensord::engine

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/synchronization/notification.h"
 #include "engine/ops/factory_ops.h"
 #include "engine/ops/copy_ops.h"
@@ -51,11 +52,12 @@ TEST(CudaFaultTest, ALostContextFailsTheWorkInFlightInsteadOfHangingAndIsReporte
   }
   absl::Notification told;
   std::string reason;
-  AddDeviceLostListener([&](const LostDevice& lost) {
+  const int listener = AddDeviceLostListener([&](const LostDevice& lost) {
     if (lost.device != kGpu || told.HasBeenNotified()) return;
     reason = lost.reason;
     told.Notify();
   });
+  absl::Cleanup remove_listener = [listener] { RemoveDeviceLostListener(listener); };
 
   Executor executor(2);
   auto stream = Stream::Create(&executor, 1, 1000);

@@ -879,7 +879,7 @@ PY
       STEP_ENV=("${cuda_env[@]}" TENSORD_TEST_DEVICE=cuda)
       run_step "$san_log" "memcheck: $py_file on cuda" "$SANITIZER_TIMEOUT" pytest \
         "$sanitizer" --tool memcheck --report-api-errors no --error-exitcode 1 \
-        --target-processes all python3 -m pytest -q -p no:cacheprovider -x "$B/$py_file"
+        --target-processes all python3 -m pytest -v -p no:cacheprovider -p no:xdist -x "$B/$py_file"
       STEP_ENV=()
       STEP_WD=.
     done

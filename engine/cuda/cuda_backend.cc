@@ -840,6 +840,9 @@ class CudaBackend final : public Backend {
   absl::Status HouseholderProduct(const MatrixBatch& reflectors, const char* tau,
                                   const MatrixBatch& q) override {
     if (q.empty()) return absl::OkStatus();
+    // No reflectors (tau of length 0): the product of none is the identity; orgqr is not given
+    // null reflectors and tau.
+    if (reflectors.cols == 0) return FillMatrices(q, /*identity=*/true);
     // SolverFormQ copies the reflectors' columns into q and runs orgqr with k = their count.
     return Factor("householder_product", q.batch, LinalgErrorSpec{},
                   [&](const SolverCall& c) { return SolverFormQ(c, reflectors, tau, q); });

@@ -124,7 +124,9 @@ __global__ void RowGatherKernel(RowGather g, const C* __restrict__ self, C* __re
     const RowGather::Item item = g.Locate(c);
     const int64_t k = g.LoadIndex(index, item.position);
     if (k < 0 || k >= g.self_rows) {
-      ReportBadIndexAt(slot, item.position);
+      // Reported by the row's first chunk only: the slot's system-scope atomics once per bad
+      // index, not once per chunk of its row.
+      if (g.per_element || item.i == 0) ReportBadIndexAt(slot, item.position);
       continue;
     }
     out[c] = self[g.Source(item, k)];

@@ -68,7 +68,9 @@ inline std::optional<RowGather> MakeRowGather(const Tensor& out, const Tensor& s
       out.dtype() != self.dtype() || !out.is_contiguous() || !self.is_contiguous()) {
     return std::nullopt;
   }
-  if (index.itemsize() != 4 && index.itemsize() != 8) return std::nullopt;
+  // Integer indices only (the planners refuse others; a float of the same width would be read
+  // as an integer here).
+  if (index.dtype() != DType::kInt32 && index.dtype() != DType::kInt64) return std::nullopt;
   RowGather g;
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < self.dim(); ++d) {

@@ -274,16 +274,20 @@ absl::Status SvdT(const SolverCall& c, const MatrixBatch& a, char* s_bytes, cons
   const bool vectors = u.batch > 0;
   const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
   // Thin factors (U m x k, V n x k) unless either is asked for whole; singular values alone
-  // still pass thin U and V of scratch, shared by the batch: gesvdj is not documented to leave
-  // null ones unread, and torch passes allocated ones ("otherwise it fails").
+  // still pass U and V of scratch, shared by the batch: gesvdj is not documented to leave null
+  // ones unread, and torch passes allocated ones ("otherwise it fails"). The scratch is square
+  // (m x m, n x n) up to 2048 rows, as torch's (whose small matrices take gesvdjBatched with
+  // whole factors): whether economy mode uses only the thin part of a factor it does not
+  // return is not documented either; thin beyond that, as torch's gesvdj of large matrices.
   const int econ = !vectors || (u.cols == k && v.cols == k) ? 1 : 0;
   T* s = reinterpret_cast<T*>(s_bytes);
   gesvdjInfo_t params = bound->svd_params;
   T* spare_u = nullptr;
   T* spare_v = nullptr;
   if (!vectors) {
-    TENSORD_ASSIGN_OR_RETURN(spare_u, Work<T>(c, int64_t{m} * k));
-    TENSORD_ASSIGN_OR_RETURN(spare_v, Work<T>(c, int64_t{n} * k));
+    constexpr int kSquareSpare = 2048;
+    TENSORD_ASSIGN_OR_RETURN(spare_u, Work<T>(c, int64_t{m} * (m <= kSquareSpare ? m : k)));
+    TENSORD_ASSIGN_OR_RETURN(spare_v, Work<T>(c, int64_t{n} * (n <= kSquareSpare ? n : k)));
   }
   const auto u_of = [&](int64_t b) { return vectors ? Matrix<T>(u, b) : spare_u; };
   const auto v_of = [&](int64_t b) { return vectors ? Matrix<T>(v, b) : spare_v; };

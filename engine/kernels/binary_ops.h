@@ -396,7 +396,7 @@ TENSORD_HD inline Calc<T> GcdOf(Calc<T> a, Calc<T> b) {
   b = b < C(0) ? WrapSub(C(0), b) : b;
   while (a != C(0)) {
     const C c = a;
-    a = static_cast<C>(b % a);
+    a = ModInt(b, a);  // the minimum's magnitude wraps to itself: never MIN % -1's trap
     b = c;
   }
   return b;
@@ -412,7 +412,7 @@ struct Lcm {
   TENSORD_HD C operator()(C x, C y) const {
     const C g = GcdOf<T>(x, y);
     if (g == C(0)) return C(0);
-    const C v = WrapMul(static_cast<C>(x / g), y);
+    const C v = WrapMul(DivTruncInt(x, g), y);  // g is -1 when a magnitude wrapped
     return v < C(0) ? WrapSub(C(0), v) : v;
   }
 };

@@ -169,11 +169,7 @@ absl::StatusOr<PlannedOp> PlanUnique(absl::string_view op, const Tensor& self,
   }
   int64_t d = 0;
   if (args.dim) {
-    if (self.dim() == 0) {
-      return IndexError(op, absl::StrCat("Dimension specified as ", *args.dim,
-                                         " but tensor has no dimensions"));
-    }
-    TENSORD_ASSIGN_OR_RETURN(d, WrapDim(op, *args.dim, self.dim()));
+    TENSORD_ASSIGN_OR_RETURN(d, WrapDimNoScalar(op, *args.dim, self.dim()));
   }
   const int64_t n = args.dim ? self.size(d) : self.numel();  // the elements (slices) compared
   const Device device = self.device();

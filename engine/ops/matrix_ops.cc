@@ -179,10 +179,7 @@ absl::StatusOr<PlannedOp> PlanCross(const Tensor& a, const Tensor& b,
                                          " but found ", DTypeLegacyName(b.dtype())));
   }
   if (a.dim() == 0) {  // torch's errors for 0-d inputs
-    if (dim_in.has_value()) {
-      return IndexError(op, absl::StrCat("Dimension specified as ", *dim_in,
-                                         " but tensor has no dimensions"));
-    }
+    if (dim_in.has_value()) return WrapDimNoScalar(op, *dim_in, 0).status();
     return RuntimeError(op, "no dimension of size 3 in input");
   }
   int64_t dim = -1;
@@ -359,7 +356,7 @@ absl::StatusOr<PlannedOp> PlanRoll(const Tensor& self, const std::vector<int64_t
   const std::vector<int64_t> along = dims.empty() ? std::vector<int64_t>{0} : dims;
   bool copied = false;
   for (size_t i = 0; i < along.size(); ++i) {
-    TENSORD_ASSIGN_OR_RETURN(const int64_t dim, WrapDim(op, along[i], current.dim()));
+    TENSORD_ASSIGN_OR_RETURN(const int64_t dim, WrapDimNoScalar(op, along[i], current.dim()));
     const int64_t n = current.size(dim);
     const int64_t s = ((shifts[i] % n) + n) % n;
     if (s == 0) continue;

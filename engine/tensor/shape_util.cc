@@ -15,6 +15,14 @@ absl::StatusOr<int64_t> WrapDim(absl::string_view op, int64_t dim, int64_t ndim)
   return dim < 0 ? dim + ndim : dim;
 }
 
+absl::StatusOr<int64_t> WrapDimNoScalar(absl::string_view op, int64_t dim, int64_t ndim) {
+  if (ndim == 0) {
+    return IndexError(op, absl::StrCat("Dimension specified as ", dim,
+                                       " but tensor has no dimensions"));
+  }
+  return WrapDim(op, dim, ndim);
+}
+
 absl::StatusOr<DimVector> InferSize(absl::string_view op, IntList shape, int64_t numel) {
   if (static_cast<int64_t>(shape.size()) > kMaxRank) {
     return RuntimeError(op, absl::StrCat("tensors may have at most ", kMaxRank,

@@ -14,6 +14,10 @@ namespace tensord::engine {
 // maybe_wrap_dim: maps dim in [-ndim, ndim) to [0, ndim). A 0-d tensor is treated as 1-d
 // (PyTorch's wrap_scalar). Out of range: IndexError naming `op`.
 absl::StatusOr<int64_t> WrapDim(absl::string_view op, int64_t dim, int64_t ndim);
+// The same for the ops that index a dim of the tensor itself (maybe_wrap_dim with wrap_scalar
+// false: roll, cross, unique's dim): a 0-d tensor has none, torch's IndexError "Dimension
+// specified as D but tensor has no dimensions".
+absl::StatusOr<int64_t> WrapDimNoScalar(absl::string_view op, int64_t dim, int64_t ndim);
 
 // infer_size: resolves at most one -1 in `shape` so that the product equals `numel`.
 absl::StatusOr<DimVector> InferSize(absl::string_view op, IntList shape, int64_t numel);

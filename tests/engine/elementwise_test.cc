@@ -2,6 +2,9 @@
 // rules, overlap checks, reductions' geometry and kernel-time failures. The differential tests
 // against torch (tests/python/test_compute.py) cover every op × dtype × layout.
 #include "engine/ops/elementwise.h"
+
+#include <limits>
+
 #include "engine/ops/factory_ops.h"
 
 #include "gtest/gtest.h"
@@ -86,6 +89,22 @@ TEST(ElementwiseTest, UnsignedDivisionByTheLargestValueIsOrdinary) {
   EXPECT_EQ(Values(f[0]), (std::vector<double>{4, 200, 0}));
   ASSERT_OK_AND_ASSIGN(auto r, RunNow(PlanOp("remainder", {a, b}, {})));
   EXPECT_EQ(Values(r[0]), (std::vector<double>{4, 200, 0}));
+}
+
+TEST(ElementwiseTest, GcdAndLcmAtTheMinimumWrapInsteadOfTrapping) {
+  // gcd(INT_MIN, 5) is -1 in torch 1.13 (the minimum's magnitude wraps to itself); its lcm then
+  // divides INT_MIN by -1, which traps torch's process (SIGFPE). tensord wraps, as its other
+  // integer ops do at the minimum: INT_MIN, as torch's lcm of INT_MIN and 3 is.
+  const int32_t m = std::numeric_limits<int32_t>::min();
+  const int32_t av[4] = {m, 5, m, 6}, bv[4] = {5, m, 3, m};
+  ASSERT_OK_AND_ASSIGN(Tensor a, FromBytes(V{4}, DType::kInt32,
+                                           std::string(reinterpret_cast<const char*>(av), 16)));
+  ASSERT_OK_AND_ASSIGN(Tensor b, FromBytes(V{4}, DType::kInt32,
+                                           std::string(reinterpret_cast<const char*>(bv), 16)));
+  ASSERT_OK_AND_ASSIGN(auto g, RunNow(PlanOp("gcd", {a, b}, {})));
+  EXPECT_EQ(Values(g[0]), (std::vector<double>{-1, -1, 1, -2}));  // torch 1.13's
+  ASSERT_OK_AND_ASSIGN(auto l, RunNow(PlanOp("lcm", {a, b}, {})));
+  EXPECT_EQ(Values(l[0]), (std::vector<double>{m, m, m, m}));
 }
 
 TEST(ElementwiseTest, InPlaceRules) {

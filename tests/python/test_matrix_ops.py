@@ -1053,6 +1053,8 @@ def _tril_triu_roll_cases():
         "roll(two shifts, no dims)": lambda m: m.roll(m.ones(2, 3), (1, 2)),
         "roll(no shifts)": lambda m: m.roll(m.ones(2, 3), (), ()),
         "roll(0-d)": lambda m: m.roll(m.tensor(3.0), 1),
+        "roll(0-d, along dim 0)": lambda m: m.roll(m.tensor(3.0), 1, 0),
+        "roll(0-d, along dims -1 and 1)": lambda m: m.roll(m.tensor(3.0), (8, 2), (-1, 1)),
     })
     return cases
 

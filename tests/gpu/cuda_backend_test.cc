@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -597,6 +598,75 @@ TEST(CudaReduceTest, LargeReductionsTakeEveryLaunchPath) {
         true, &compared);
   }
   EXPECT_EQ(compared, 8);
+}
+
+// Lines long enough that each thread of a block reads many of their elements, four at a time
+// (AccumulateStrided in engine/kernels/reduce_functors.h), then a tail: rows of 4099 (not a
+// multiple of 4), whole tensors of 3 x 4099, every reduction and dtype. Values repeat (ties for
+// argmax/argmin: the first wins) and are negative too; floating rows hold a NaN (row 1) and both
+// infinities (row 2). Softmax and log_softmax over the same lines, cached in shared memory or
+// not by dtype, along the last dim, a middle dim and columns.
+TEST(CudaReduceTest, LongLinesRunTheFourAccumulatorLoopForEveryReductionAndDType) {
+  constexpr int64_t kLine = 4099;
+  Tensor base = Arange(Scalar(0.0), Scalar(3.0 * kLine), Scalar(1.0), DType::kFloat64, kCpu).value();
+  base = RunNowSingle(PlanOp("remainder", {base}, Attrs().Set("other", Scalar(int64_t{97}))))
+             .value();
+  base = RunNowSingle(PlanOp("sub", {base}, Attrs().Set("other", Scalar(int64_t{48})))).value();
+  base = View(base, V{3, kLine}).value();
+  Tensor special = RunNowSingle(PlanCloneContiguous(base)).value();
+  double* p = special.data_as<double>();
+  p[1 * kLine + 2000] = std::nan("");
+  p[2 * kLine + 10] = -std::numeric_limits<double>::infinity();
+  p[2 * kLine + 3000] = std::numeric_limits<double>::infinity();
+  const std::vector<std::string> reductions = {
+      "sum", "mean", "prod", "amax", "amin", "argmax", "argmin", "all", "any",
+      "count_nonzero", "var", "std", "norm", "logsumexp", "max", "min"};
+  int compared = 0;
+  for (const DType dtype : {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
+                            DType::kInt32, DType::kInt64, DType::kUInt8, DType::kBool}) {
+    const std::string dt = DTypeName(dtype);
+    const Tensor& source = IsFloating(dtype) ? special : base;
+    const auto input = [&](Device device) { return RunNowSingle(PlanTo(source, dtype, device)); };
+    for (const std::string& op : reductions) {
+      std::vector<std::pair<std::string, Attrs>> forms = {
+          {"rows", Attrs().Set("dim", int64_t{1})}};
+      if (op != "max" && op != "min") forms.push_back({"all", Attrs()});
+      for (const auto& [form, attrs] : forms) {
+        for (int k = 0; k < 2; ++k) {
+          CompareOnBothDevices(
+              absl::StrCat(op, " ", form, " ", dt, " output ", k),
+              [&, k](Device device) -> absl::StatusOr<Tensor> {
+                TENSORD_ASSIGN_OR_RETURN(Tensor x, input(device));
+                TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> out,
+                                         RunNow(PlanOp(op, {x}, attrs)));
+                if (k >= static_cast<int>(out.size())) return absl::NotFoundError("no output");
+                return out[k];
+              },
+              true, &compared);
+        }
+      }
+    }
+    if (!IsFloating(dtype)) continue;
+    for (const std::string op : {"softmax", "log_softmax"}) {
+      // Rows; the same lines as columns (strided); and along the middle dim of 3 x 4099 x 2.
+      CompareOnBothDevices(op + " rows " + dt, [&](Device device) -> absl::StatusOr<Tensor> {
+        TENSORD_ASSIGN_OR_RETURN(Tensor x, input(device));
+        return RunNowSingle(PlanOp(op, {x}, Attrs().Set("dim", int64_t{1})));
+      }, true, &compared);
+      CompareOnBothDevices(op + " columns " + dt, [&](Device device) -> absl::StatusOr<Tensor> {
+        TENSORD_ASSIGN_OR_RETURN(Tensor x, input(device));
+        TENSORD_ASSIGN_OR_RETURN(Tensor t, Transpose(x, 0, 1));
+        return RunNowSingle(PlanOp(op, {t}, Attrs().Set("dim", int64_t{0})));
+      }, true, &compared);
+      CompareOnBothDevices(op + " middle dim " + dt, [&](Device device) -> absl::StatusOr<Tensor> {
+        TENSORD_ASSIGN_OR_RETURN(Tensor x, input(device));
+        TENSORD_ASSIGN_OR_RETURN(Tensor pair, RunNowSingle(PlanOp("stack", {x, x},
+                                                                  Attrs().Set("dim", int64_t{2}))));
+        return RunNowSingle(PlanOp(op, {pair}, Attrs().Set("dim", int64_t{1})));
+      }, true, &compared);
+    }
+  }
+  EXPECT_GE(compared, 150);  // some dtype and op pairs are refused by both devices alike
 }
 
 // ---- Indexing --------------------------------------------------------------------------------------

@@ -738,6 +738,47 @@ TEST(CudaIndexingTest, IndexingOpsMatchTheCpuBackend) {
         op_on("index_select", [&](Device dv) { return std::vector<Tensor>{x(dv), Indices({1, 9, 2, 4}, {4}, dv)}; },
               Attrs().Set("dim", int64_t{0})),
         false, &compared);
+    // The row-copy path's other inputs: an int32 index, a strided one (every second element),
+    // a 0-d one, and self starting one row into its storage (rows no longer 16-byte aligned).
+    const auto as_int32 = [](Tensor t) { return RunNowSingle(PlanTo(t, DType::kInt32, t.device())).value(); };
+    CompareOnBothDevices(
+        "index_select rows by an int32 index " + dt,
+        op_on("index_select", [&](Device dv) { return std::vector<Tensor>{x(dv), as_int32(Indices({3, 0, 3, 1, 2}, {5}, dv))}; },
+              Attrs().Set("dim", int64_t{0})),
+        false, &compared);
+    CompareOnBothDevices(
+        "gather every row by an int32 index " + dt,
+        op_on("gather", [&](Device dv) {
+                return std::vector<Tensor>{x(dv), as_int32(Indices({5, 0, 4, 1, 1, 1, 0, 2, 3, 5, 5, 4}, {4, 3}, dv))};
+              },
+              Attrs().Set("dim", int64_t{1})),
+        false, &compared);
+    CompareOnBothDevices(
+        "index_select rows by a strided index " + dt,
+        op_on("index_select", [&](Device dv) {
+                return std::vector<Tensor>{x(dv), Select(Indices({3, 9, 0, 9, 2, 9}, {3, 2}, dv), 1, 0).value()};
+              },
+              Attrs().Set("dim", int64_t{0})),
+        false, &compared);
+    CompareOnBothDevices(
+        "index_select a row by a 0-d index " + dt,
+        op_on("index_select", [&](Device dv) { return std::vector<Tensor>{x(dv), Indices({2}, {}, dv)}; },
+              Attrs().Set("dim", int64_t{0})),
+        false, &compared);
+    CompareOnBothDevices(
+        "index_select rows of a narrowed self " + dt,
+        op_on("index_select", [&](Device dv) {
+                return std::vector<Tensor>{Narrow(x(dv), 0, 1, 3).value(), Indices({2, 0, 1, 1}, {4}, dv)};
+              },
+              Attrs().Set("dim", int64_t{0})),
+        false, &compared);
+    CompareOnBothDevices(
+        "index_select columns of a narrowed self " + dt,
+        op_on("index_select", [&](Device dv) {
+                return std::vector<Tensor>{Narrow(View(x(dv), V{24}).value(), 0, 1, 23).value(), Indices({22, 0, 5}, {3}, dv)};
+              },
+              Attrs().Set("dim", int64_t{0})),
+        false, &compared);
     for (const std::string op : {"scatter", "scatter_add"}) {
       CompareOnBothDevices(
           op + " " + dt,
@@ -788,7 +829,7 @@ TEST(CudaIndexingTest, IndexingOpsMatchTheCpuBackend) {
         },
         false, &compared);
   }
-  EXPECT_GE(compared, 110);  // 11 cases that succeed on both devices, for each of 10 dtypes
+  EXPECT_GE(compared, 170);  // 17 cases that succeed on both devices, for each of 10 dtypes
 }
 
 // ---- Sorting: CUB merge sort of positions against the CPU's std::sort ---------------------------

@@ -747,7 +747,7 @@ TEST(CudaIndexingTest, IndexingOpsMatchTheCpuBackend) {
               Attrs().Set("dim", int64_t{0})),
         false, &compared);
     CompareOnBothDevices(
-        "gather every row by an int32 index " + dt,
+        "gather every row by an int32 index (refused: int64 only) " + dt,
         op_on("gather", [&](Device dv) {
                 return std::vector<Tensor>{x(dv), as_int32(Indices({5, 0, 4, 1, 1, 1, 0, 2, 3, 5, 5, 4}, {4, 3}, dv))};
               },
@@ -829,7 +829,9 @@ TEST(CudaIndexingTest, IndexingOpsMatchTheCpuBackend) {
         },
         false, &compared);
   }
-  EXPECT_GE(compared, 170);  // 17 cases that succeed on both devices, for each of 10 dtypes
+  // 16 cases that succeed on both devices, for each of 10 dtypes (gather refuses an int32
+  // index on both, as torch does).
+  EXPECT_GE(compared, 160);
 }
 
 // ---- Sorting: CUB merge sort of positions against the CPU's std::sort ---------------------------

@@ -51,7 +51,7 @@ void VectorRunF32(UnaryOp op, float* o, const float* x, int64_t n) {
     case UnaryOp::kErf: return Apply(o, x, n, [](float v) TENSORD_INLINE { return VecErf(v); });
     case UnaryOp::kGelu:
       return Apply(o, x, n, [](float v) TENSORD_INLINE {
-        return 0.5f * v * (1.0f + VecErf(v * static_cast<float>(M_SQRT1_2)));
+        return 0.5f * v * (1.0f + VecErfAbsolute(v * static_cast<float>(M_SQRT1_2)));
       });
     case UnaryOp::kGeluTanh:
       return Apply(o, x, n, [](float v) TENSORD_INLINE {

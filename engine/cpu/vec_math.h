@@ -77,6 +77,19 @@ template <int N>
 // for tiny x); above, as torch's vectorized CPU kernels compute it (Abramowitz and Stegun
 // 7.1.26, absolute error below 1.5e-7 where erf is above 0.84): 1 - t * P(t) * exp(-x^2) with
 // t = 1 / (1 + 0.3275911 |x|), signed as x. NaN stays NaN.
+// Abramowitz and Stegun 7.1.26 alone, for every x: absolute error below 1.5e-7 (relative error
+// large for tiny x). torch's vectorized erf, which its CPU gelu uses: gelu(x) = x (1 + erf) / 2
+// needs only the absolute error, and takes it at half VecErf's cost.
+[[gnu::always_inline]] inline float VecErfAbsolute(float x) {
+  const float a = x < 0 ? -x : x;
+  const float t = 1.0f / (0.3275911f * a + 1.0f);
+  const float r =
+      Horner(t, {1.061405429f, -1.453152027f, 1.421413741f, -0.284496736f, 0.254829592f});
+  const float y = 1.0f - t * r * VecExp(-x * x);
+  const float large = x < 0 ? -y : y;
+  return x != x ? x : large;
+}
+
 [[gnu::always_inline]] inline float VecErf(float x) {
   const float z = x * x;
   const float s = Horner(z, {7.853861353153693e-5f, -8.010193625184903e-4f, 5.188327685732524e-3f,
@@ -84,12 +97,7 @@ template <int N>
                              -3.761262582423300e-1f, 1.128379165726710e+0f});
   const float small = x * s;
   const float a = x < 0 ? -x : x;
-  const float t = 1.0f / (0.3275911f * a + 1.0f);
-  const float r =
-      Horner(t, {1.061405429f, -1.453152027f, 1.421413741f, -0.284496736f, 0.254829592f});
-  const float y = 1.0f - t * r * VecExp(-z);
-  const float large = x < 0 ? -y : y;
-  return a < 1.0f ? small : (x != x ? x : large);
+  return a < 1.0f ? small : VecErfAbsolute(x);
 }
 
 // log(x) in float32 within about an ulp: Cephes' logf, branch-free. x = m 2^e with m in

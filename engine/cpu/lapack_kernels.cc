@@ -1,8 +1,10 @@
 #include "engine/cpu/lapack_kernels.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "engine/runtime/exec_context.h"
@@ -276,11 +278,33 @@ absl::Status SvdT(const MatrixBatch& a, char* s, const MatrixBatch& u, const Mat
   return ForEachMatrix(a.batch, &spec, [&](int64_t b) {
     T* up = vectors ? Matrix<T>(u, b) : nullptr;
     T* vp = vectors ? Matrix<T>(vh, b) : nullptr;
+    T* sp = reinterpret_cast<T*>(s) + b * k;
+    // Non-finite matrices never reach gesdd: with an infinity it can loop forever (torch 1.13
+    // hangs on such inputs); torch's results otherwise: a NaN is the "non-finite values" error
+    // (LAPACK's info -4), an infinity NaN singular values and finite vectors (permutations in
+    // torch, the identity's columns here; so pinv of such a matrix is zeros, as torch's).
+    const T* ap = Matrix<T>(a, b);
+    bool nan = false, inf = false;
+    for (int64_t i = 0; i < m * n; ++i) {
+      nan |= ap[i] != ap[i];
+      inf |= std::isinf(ap[i]);
+    }
+    if (nan) return -4;
+    if (inf) {
+      constexpr T kNaN = std::numeric_limits<T>::quiet_NaN();
+      std::fill(sp, sp + k, kNaN);
+      if (vectors) {  // column-major: element (i, i) at i * (rows + 1)
+        std::fill(up, up + m * u.cols, T(0));
+        std::fill(vp, vp + vh.rows * n, T(0));
+        for (int64_t i = 0; i < std::min(m, u.cols); ++i) up[i * (m + 1)] = T(1);
+        for (int64_t i = 0; i < std::min(vh.rows, n); ++i) vp[i * (vh.rows + 1)] = T(1);
+      }
+      return 0;
+    }
     T dummy = 0;
     const int ldu = vectors ? static_cast<int>(m) : 1;
     const int ldvt = vectors ? static_cast<int>(vh.rows) : 1;
     std::vector<int> iwork(static_cast<size_t>(8 * k));
-    T* sp = reinterpret_cast<T*>(s) + b * k;
     int info = 0;
     T query = 0;
     Lapack::gesdd(jobz, static_cast<int>(m), static_cast<int>(n), Matrix<T>(a, b), sp,

@@ -711,3 +711,29 @@ def test_lowrank_errors_match_torch(session):
         assert want is not None and got is not None and got[0] == want[0], (name, got, want)
         if want[0] == "ValueError":
             assert got[1] == want[1], (name, got, want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_svd_of_non_finite_matrices_matches_torch_and_never_hangs(dtype, session):
+    """A NaN is torch's "non-finite values" error; an infinity gives NaN singular values (and
+    pinv zeros, matrix_rank 0). LAPACK's gesdd can loop forever on some matrices with an
+    infinity (torch 1.13 hangs on the last one below): tensord never calls it on them."""
+    nan, inf = float("nan"), float("inf")
+    dt = getattr(torch, dtype)
+    for values in ([[nan, 1.0], [2.0, 3.0]], [[inf, 1.0], [2.0, 3.0]], [[inf, 1.0, 3.0], [2.0, 3.0, 4.0]]):
+        assert_matches_torch(lambda m, v=values: m.linalg.svdvals(m.tensor(v, dtype=getattr(m, dtype))))
+        assert_matches_torch(lambda m, v=values: m.linalg.pinv(m.tensor(v, dtype=getattr(m, dtype))))
+        assert_matches_torch(lambda m, v=values: m.linalg.matrix_rank(m.tensor(v, dtype=getattr(m, dtype))))
+        assert_matches_torch(lambda m, v=values: m.linalg.matrix_norm(m.tensor(v, dtype=getattr(m, dtype)), ord=2))
+        assert_matches_torch(lambda m, v=values: m.linalg.cond(m.tensor(v, dtype=getattr(m, dtype))))
+        if values[0][0] != values[0][0]:  # NaN: the error, vectors or not
+            assert_matches_torch(lambda m, v=values: m.linalg.svd(m.tensor(v, dtype=getattr(m, dtype))))
+    # torch.linalg.svd of this one does not return (gesdd loops); its svdvals are NaN, as ours.
+    A = torch.arange(24.0, dtype=dt).pow(-2).view(2, 3, 4).mT
+    a = to_tensord(A)
+    u, s, vh = tensord.linalg.svd(a, full_matrices=False)
+    want_s = torch.linalg.svdvals(A)
+    close(s, want_s, dtype)
+    assert as_torch(s)[0].isnan().all() and as_torch(u)[0].isfinite().all()
+    rebuilt = as_torch(u[1]) @ torch.diag(as_torch(s[1])) @ as_torch(vh[1])
+    torch.testing.assert_close(rebuilt, A[1], **{k: x * 10 for k, x in TOL[dtype].items()})

@@ -322,8 +322,10 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     the singular values and the product, planned together."""
     if rcond is not None:
         rtol = rcond
-    return _out(_run("linalg_pinv", [("A", A), ("atol", atol), ("rtol", rtol)],
-                     {"hermitian": bool(hermitian)}), out)
+    result = _run("linalg_pinv", [("A", A), ("atol", atol), ("rtol", rtol)],
+                  {"hermitian": bool(hermitian)})
+    # The SVD's LinAlgError (a NaN in A) at the call, as torch's; eigh raises none.
+    return _out(result if hermitian else _raise_now(result), out)
 
 
 def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
@@ -331,8 +333,9 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
     rtol 0."""
     if tol is not None:
         atol, rtol = tol, 0.0
-    return _out(_run("linalg_matrix_rank", [("A", A), ("atol", atol), ("rtol", rtol)],
-                     {"hermitian": bool(hermitian)}), out)
+    result = _run("linalg_matrix_rank", [("A", A), ("atol", atol), ("rtol", rtol)],
+                  {"hermitian": bool(hermitian)})
+    return _out(result if hermitian else _raise_now(result), out)
 
 
 def lstsq(A, B, rcond=None, *, driver=None, out=None):

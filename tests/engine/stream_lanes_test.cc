@@ -112,6 +112,37 @@ class StreamLanesTest : public testing::Test {
   }
   const Backend* device_key() { return reinterpret_cast<const Backend*>(&key_); }
 
+  // A synchronize of the stream, asked for now; its status once `done` is notified.
+  struct PendingSync {
+    absl::Notification done;
+    absl::Status status;
+  };
+  std::unique_ptr<PendingSync> SynchronizeLater() {
+    auto sync = std::make_unique<PendingSync>();
+    stream_->Synchronize([s = sync.get()](absl::Status status) {
+      s->status = status;
+      s->done.Notify();
+    });
+    return sync;
+  }
+  // Whether `n` kernels launched and the lane was asked for a report, waiting for both (the
+  // enqueues may reach the stream's worker in more than one run).
+  bool LaunchedAndAwaitingReport(size_t n) {
+    return Eventually([&] {
+      return launched().size() == n && lane_.load() != nullptr && lane_.load()->requested() > 0;
+    });
+  }
+  // Lets the device report its work (as lost, with `lost`) until the synchronize returns; its
+  // status.
+  absl::Status FinishUntilSynchronized(PendingSync& sync, absl::Status lost = absl::OkStatus()) {
+    while (!sync.done.HasBeenNotified()) {
+      lane_.load()->Finish(lost);
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    sync.done.WaitForNotification();  // returns at once; orders the callback's writes before ours
+    return sync.status;
+  }
+
   Executor executor_{2};
   std::shared_ptr<Stream> stream_ = Stream::Create(&executor_, 0, 1000);
   // Set on the stream's thread, read by the test's: atomic (ThreadSanitizer found the race).
@@ -147,24 +178,19 @@ TEST_F(StreamLanesTest, SynchronizeEventsAndHostReadsWaitForTheDevice) {
   auto event = std::make_shared<Event>();
   ASSERT_TRUE(stream_->Enqueue(Task("write", DeviceKernel(0), {storage})).ok());
   ASSERT_TRUE(stream_->RecordEvent(event).ok());
-  absl::Notification synced;
-  absl::Status sync_status = absl::InternalError("not called");
-  stream_->Synchronize([&](absl::Status s) {
-    sync_status = s;
-    synced.Notify();
-  });
+  auto sync = SynchronizeLater();
   absl::Notification read;
   const uint64_t ticket = storage->BeginRead();
   storage->WhenReadable(ticket, [&] { read.Notify(); });
   ASSERT_TRUE(Eventually([&] { return lane_.load() != nullptr && lane_.load()->requested() > 0; }));
   absl::SleepFor(absl::Milliseconds(20));
-  EXPECT_FALSE(synced.HasBeenNotified());
+  EXPECT_FALSE(sync->done.HasBeenNotified());
   EXPECT_FALSE(read.HasBeenNotified());
   EXPECT_FALSE(event->Query());
   lane_.load()->Finish();
-  EXPECT_TRUE(synced.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  EXPECT_TRUE(sync->done.WaitForNotificationWithTimeout(absl::Seconds(5)));
   EXPECT_TRUE(read.WaitForNotificationWithTimeout(absl::Seconds(5)));
-  EXPECT_TRUE(sync_status.ok()) << sync_status;
+  EXPECT_TRUE(sync->status.ok()) << sync->status;
   EXPECT_TRUE(event->Query());
   storage->EndRead(ticket);
 }
@@ -179,25 +205,13 @@ TEST_F(StreamLanesTest, AFailedLaunchPoisonsAtOnceAndIsReportedInOrder) {
   StreamTask dependent = Done(Task("dependent", DeviceKernel(2)), 2);
   dependent.reads.push_back(a);
   ASSERT_TRUE(stream_->Enqueue(std::move(dependent)).ok());
-  absl::Notification synced;
-  absl::Status first;
-  stream_->Synchronize([&](absl::Status s) {
-    first = s;
-    synced.Notify();
-  });
-  // The enqueues may reach the stream's worker in more than one run: wait for the failed launch.
-  ASSERT_TRUE(Eventually([&] {
-    return launched().size() == 2 && a->poison() != nullptr && lane_.load() != nullptr &&
-           lane_.load()->requested() > 0;
-  }));
+  auto sync = SynchronizeLater();
+  ASSERT_TRUE(LaunchedAndAwaitingReport(2));
+  ASSERT_TRUE(Eventually([&] { return a->poison() != nullptr; }));
   EXPECT_EQ(launched(), (std::vector<int>{0, 1}));  // the dependent never launched
   ASSERT_NE(a->poison(), nullptr);
   EXPECT_EQ(b->poison(), nullptr);
-  while (!synced.HasBeenNotified()) {
-    lane_.load()->Finish();
-    absl::SleepFor(absl::Milliseconds(1));
-  }
-  synced.WaitForNotification();  // returns at once; orders the callback's writes before ours
+  const absl::Status first = FinishUntilSynchronized(*sync);
   EXPECT_EQ(retired(), (std::vector<int>{0, 1, 2}));
   EXPECT_EQ(first.code(), absl::StatusCode::kInternal) << first;
   EXPECT_NE(first.message().find("launch failed"), std::string::npos);
@@ -221,23 +235,11 @@ TEST_F(StreamLanesTest, AKernelsReportFailsItAtRetireAndPoisonsWhatDependsOnIt) 
   reader.reads.push_back(out);
   ASSERT_TRUE(stream_->Enqueue(std::move(reader)).ok());
   ASSERT_TRUE(stream_->Enqueue(Done(Task("op 3 (add)", DeviceKernel(3), {unrelated}), 3)).ok());
-  absl::Notification synced;
-  absl::Status first;
-  stream_->Synchronize([&](absl::Status s) {
-    first = s;
-    synced.Notify();
-  });
-  // The enqueues above may reach the stream's worker in more than one run: wait for both.
-  ASSERT_TRUE(Eventually([&] {
-    return launched().size() == 2 && lane_.load() != nullptr && lane_.load()->requested() > 0;
-  }));
+  auto sync = SynchronizeLater();
+  ASSERT_TRUE(LaunchedAndAwaitingReport(2));
   EXPECT_EQ(launched(), (std::vector<int>{2, 3}));  // all launched before anything retired
   EXPECT_EQ(out->poison(), nullptr);                // not known until the work is done
-  while (!synced.HasBeenNotified()) {
-    lane_.load()->Finish();
-    absl::SleepFor(absl::Milliseconds(1));
-  }
-  synced.WaitForNotification();  // returns at once; orders the callback's writes before ours
+  const absl::Status first = FinishUntilSynchronized(*sync);
   EXPECT_EQ(first.code(), absl::StatusCode::kInvalidArgument) << first;
   EXPECT_EQ(first.message(), "op 1 (floor_divide): ZeroDivisionError at element 5");
   ASSERT_NE(out->poison(), nullptr);
@@ -288,23 +290,12 @@ TEST_F(StreamLanesTest, WorkTheDeviceLostFailsItsTasksAndWhatDependsOnThem) {
                                          {host_out}),
                                     3))
                   .ok());
-  absl::Notification synced;
-  absl::Status first;
-  stream_->Synchronize([&](absl::Status s) {
-    first = s;
-    synced.Notify();
-  });
-  ASSERT_TRUE(Eventually([&] {
-    return launched().size() == 2 && lane_.load() != nullptr && lane_.load()->requested() > 0;
-  }));
-  EXPECT_FALSE(synced.HasBeenNotified());
+  auto sync = SynchronizeLater();
+  ASSERT_TRUE(LaunchedAndAwaitingReport(2));
+  EXPECT_FALSE(sync->done.HasBeenNotified());
   // The device's context is lost: the lane reports its work lost instead of done.
   const absl::Status lost = absl::InternalError("its work on cuda:0 was lost: illegal address");
-  while (!synced.HasBeenNotified()) {
-    lane_.load()->Finish(lost);
-    absl::SleepFor(absl::Milliseconds(1));
-  }
-  synced.WaitForNotification();  // returns at once; orders the callback's writes before ours
+  const absl::Status first = FinishUntilSynchronized(*sync, lost);
   EXPECT_EQ(retired(), (std::vector<int>{1, 2, 3}));  // still in order, none waits forever
   EXPECT_EQ(first.code(), absl::StatusCode::kInternal) << first;
   EXPECT_EQ(first.message(), "op 1 (mul): its work on cuda:0 was lost: illegal address");

@@ -857,8 +857,8 @@ PY
     "$sanitizer" --version 2>&1 | tee -a "$san_log" || true
     for job in "${exe_jobs[@]}"; do
       # A test that faults on purpose (cuda_fault_test) is the error memcheck reports: not run.
-      if grep -qa 'TENSORD_GPU_FAULT_TEST=1' "$job"; then
-        mapfile -d '' -t fields <"$job"
+      mapfile -d '' -t fields <"$job"
+      if printf '%s\n' "${fields[@]:4:${fields[3]}}" | grep -qx 'TENSORD_GPU_FAULT_TEST=1'; then
         record "memcheck: ${fields[1]}" "NOT RUN" 0 "faults on purpose"
         continue
       fi

@@ -283,7 +283,7 @@ absl::Status SvdT(const MatrixBatch& a, char* s, const MatrixBatch& u, const Mat
     // hangs on such inputs); torch's results otherwise: a NaN is the "non-finite values" error
     // (LAPACK's info -4), an infinity NaN singular values and finite vectors (permutations in
     // torch, the identity's columns here; so pinv of such a matrix is zeros, as torch's).
-    const T* ap = Matrix<T>(a, b);
+    T* ap = Matrix<T>(a, b);
     bool nan = false, inf = false;
     for (int64_t i = 0; i < m * n; ++i) {
       nan |= ap[i] != ap[i];
@@ -307,10 +307,10 @@ absl::Status SvdT(const MatrixBatch& a, char* s, const MatrixBatch& u, const Mat
     std::vector<int> iwork(static_cast<size_t>(8 * k));
     int info = 0;
     T query = 0;
-    Lapack::gesdd(jobz, static_cast<int>(m), static_cast<int>(n), Matrix<T>(a, b), sp,
+    Lapack::gesdd(jobz, static_cast<int>(m), static_cast<int>(n), ap, sp,
                   up ? up : &dummy, ldu, vp ? vp : &dummy, ldvt, &query, -1, iwork.data(), &info);
     std::vector<T> work(static_cast<size_t>(WorkSize(query)));
-    Lapack::gesdd(jobz, static_cast<int>(m), static_cast<int>(n), Matrix<T>(a, b), sp,
+    Lapack::gesdd(jobz, static_cast<int>(m), static_cast<int>(n), ap, sp,
                   up ? up : &dummy, ldu, vp ? vp : &dummy, ldvt, work.data(),
                   static_cast<int>(work.size()), iwork.data(), &info);
     return info;

@@ -73,10 +73,6 @@ template <int N>
   return a < 0.625f ? small : signed_large;
 }
 
-// erf(x) in float32: below |x| = 1 Cephes' erff polynomial x * P(x^2) (about an ulp, exact
-// for tiny x); above, as torch's vectorized CPU kernels compute it (Abramowitz and Stegun
-// 7.1.26, absolute error below 1.5e-7 where erf is above 0.84): 1 - t * P(t) * exp(-x^2) with
-// t = 1 / (1 + 0.3275911 |x|), signed as x. NaN stays NaN.
 // Abramowitz and Stegun 7.1.26 alone, for every x: absolute error below 1.5e-7 (relative error
 // large for tiny x). torch's vectorized erf, which its CPU gelu uses: gelu(x) = x (1 + erf) / 2
 // needs only the absolute error, and takes it at half VecErf's cost.
@@ -90,6 +86,10 @@ template <int N>
   return x != x ? x : large;
 }
 
+// erf(x) in float32: below |x| = 1 Cephes' erff polynomial x * P(x^2) (about an ulp, exact
+// for tiny x); above, VecErfAbsolute (torch's formula: 1 - t * P(t) * exp(-x^2) with
+// t = 1 / (1 + 0.3275911 |x|), signed as x; its absolute error is small against erf > 0.84
+// there). NaN stays NaN.
 [[gnu::always_inline]] inline float VecErf(float x) {
   const float z = x * x;
   const float s = Horner(z, {7.853861353153693e-5f, -8.010193625184903e-4f, 5.188327685732524e-3f,

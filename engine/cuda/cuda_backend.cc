@@ -22,7 +22,6 @@
 #include <vector>
 
 #include "absl/base/call_once.h"
-
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -84,6 +83,13 @@ bool ContextLost(cudaError_t e) {
   }
 }
 
+// Why every later call on `device` fails: the tail of each error of a lost context.
+std::string LostContext(Device device) {
+  return absl::StrCat("kernel on ", device.ToString(),
+                      " faulted and CUDA has lost this server's context on it; every later call "
+                      "on ", device.ToString(), " fails until the server restarts");
+}
+
 absl::Status ToStatus(cudaError_t e, absl::string_view what, Device device) {
   if (e == cudaSuccess) return absl::OkStatus();
   if (e == cudaErrorMemoryAllocation) {
@@ -93,10 +99,8 @@ absl::Status ToStatus(cudaError_t e, absl::string_view what, Device device) {
   }
   if (ContextLost(e)) {
     ReportDeviceLost(device, ErrorText(e));
-    return absl::InternalError(absl::StrCat(
-        what, " on ", device.ToString(), " failed: ", ErrorText(e), ": an earlier kernel on ",
-        device.ToString(), " faulted and CUDA has lost this server's context on it; every "
-        "later call on ", device.ToString(), " fails until the server restarts"));
+    return absl::InternalError(absl::StrCat(what, " on ", device.ToString(), " failed: ",
+                                            ErrorText(e), ": an earlier ", LostContext(device)));
   }
   return absl::InternalError(
       absl::StrCat(what, " on ", device.ToString(), " failed: ", ErrorText(e)));
@@ -119,10 +123,8 @@ std::string FormatBytes(int64_t bytes) {
 
 // The error of work a lost device will never finish (delivered to the streams that wait on it).
 absl::Status LostWorkError(Device device, absl::string_view reason) {
-  return absl::InternalError(absl::StrCat(
-      "its work on ", device.ToString(), " was lost: ", reason, ": a kernel on ",
-      device.ToString(), " faulted and CUDA has lost this server's context on it; every later "
-      "call on ", device.ToString(), " fails until the server restarts"));
+  return absl::InternalError(absl::StrCat("its work on ", device.ToString(), " was lost: ", reason,
+                                          ": a ", LostContext(device)));
 }
 
 // One GPU's owed reports (owed_reports.h) and their watch. After a kernel faults, CUDA never runs
@@ -149,6 +151,13 @@ class DeviceWatch {
   }
   bool Deliver(const OwedReports::Handle& report, absl::Status status) {
     return reports_.Deliver(report, std::move(status));
+  }
+  // The device's context is lost (`e` said so): the listeners are told once (the server stops
+  // SERVING), and every report owed now is delivered with the reason (those owed after an
+  // earlier report of the loss included).
+  void Lost(cudaError_t e) {
+    ReportDeviceLost(device_, ErrorText(e));
+    reports_.FailAll(LostWorkError(device_, ErrorText(e)));
   }
   Device device() const { return device_; }
 
@@ -180,10 +189,7 @@ class DeviceWatch {
       if (e == cudaSuccess) e = cudaEventQuery(event);
       if (e == cudaSuccess || e == cudaErrorNotReady) continue;
       if (ContextLost(e)) {
-        // Told to the listeners once (the server stops SERVING); delivered here in any case, for
-        // reports owed after an earlier report of the loss.
-        (void)ToStatus(e, "watching the device", device_);
-        reports_.FailAll(LostWorkError(device_, ErrorText(e)));
+        Lost(e);
       } else {
         (void)cudaGetLastError();  // not sticky: the device still works
       }
@@ -268,9 +274,11 @@ class CudaLane final : public DeviceLane {
         (void)cudaGetLastError();
         failed = cudaStreamSynchronize(stream_);
       }
-      absl::Status status = ToStatus(failed, "waiting for a stream's work", watch_.device());
-      if (ContextLost(failed)) status = LostWorkError(watch_.device(), ErrorText(failed));
-      watch_.Deliver(t->report, std::move(status));
+      if (ContextLost(failed)) {
+        watch_.Lost(failed);  // delivers every owed report, this one among them
+        return;
+      }
+      watch_.Deliver(t->report, ToStatus(failed, "waiting for a stream's work", watch_.device()));
     }
   }
 

@@ -96,11 +96,12 @@ TEST(ElementwiseTest, GcdAndLcmAtTheMinimumWrapInsteadOfTrapping) {
   // divides INT_MIN by -1, which traps torch's process (SIGFPE). tensord wraps, as its other
   // integer ops do at the minimum: INT_MIN, as torch's lcm of INT_MIN and 3 is.
   const int32_t m = std::numeric_limits<int32_t>::min();
-  const int32_t av[4] = {m, 5, m, 6}, bv[4] = {5, m, 3, m};
-  ASSERT_OK_AND_ASSIGN(Tensor a, FromBytes(V{4}, DType::kInt32,
-                                           std::string(reinterpret_cast<const char*>(av), 16)));
-  ASSERT_OK_AND_ASSIGN(Tensor b, FromBytes(V{4}, DType::kInt32,
-                                           std::string(reinterpret_cast<const char*>(bv), 16)));
+  const auto int32s = [](std::vector<int32_t> v) {
+    return FromBytes(V{static_cast<int64_t>(v.size())}, DType::kInt32,
+                     std::string(reinterpret_cast<const char*>(v.data()), v.size() * 4));
+  };
+  ASSERT_OK_AND_ASSIGN(Tensor a, int32s({m, 5, m, 6}));
+  ASSERT_OK_AND_ASSIGN(Tensor b, int32s({5, m, 3, m}));
   ASSERT_OK_AND_ASSIGN(auto g, RunNow(PlanOp("gcd", {a, b}, {})));
   EXPECT_EQ(Values(g[0]), (std::vector<double>{-1, -1, 1, -2}));  // torch 1.13's
   ASSERT_OK_AND_ASSIGN(auto l, RunNow(PlanOp("lcm", {a, b}, {})));

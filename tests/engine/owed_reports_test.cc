@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 
@@ -60,10 +61,17 @@ TEST(OwedReportsTest, SignalAndLossRacingDeliverEachReportExactlyOnce) {
   }
   EXPECT_TRUE(reports.WaitUntilOwed(absl::ZeroDuration()));
   std::atomic<int> delivered{0};
+  absl::Notification go;  // both start together, so that the loss lands among the signals
   std::thread signals([&] {
+    go.WaitForNotification();
     for (auto& h : handles) delivered += reports.Deliver(h, absl::OkStatus()) ? 1 : 0;
   });
-  std::thread loss([&] { delivered += reports.FailAll(absl::InternalError("lost")); });
+  std::thread loss([&] {
+    go.WaitForNotification();
+    absl::SleepFor(absl::Microseconds(50));
+    delivered += reports.FailAll(absl::InternalError("lost"));
+  });
+  go.Notify();
   signals.join();
   loss.join();
   EXPECT_EQ(delivered.load(), kReports);

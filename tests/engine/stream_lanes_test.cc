@@ -128,9 +128,11 @@ class StreamLanesTest : public testing::Test {
   // Whether `n` kernels launched and the lane was asked for a report, waiting for both (the
   // enqueues may reach the stream's worker in more than one run).
   bool LaunchedAndAwaitingReport(size_t n) {
-    return Eventually([&] {
-      return launched().size() == n && lane_.load() != nullptr && lane_.load()->requested() > 0;
-    });
+    return Eventually([&] { return launched().size() == n; }) && AwaitingReport();
+  }
+  // Whether the lane was asked for a report, waiting for it.
+  bool AwaitingReport() {
+    return Eventually([&] { return lane_.load() != nullptr && lane_.load()->requested() > 0; });
   }
   // Lets the device report its work (as lost, with `lost`) until the synchronize returns; its
   // status.
@@ -166,7 +168,7 @@ TEST_F(StreamLanesTest, LaunchesRunAheadAndRetireInOrderWhenTheDeviceReports) {
   EXPECT_EQ(launched(), (std::vector<int>{0, 1, 2}));  // all launched, nothing waited
   EXPECT_TRUE(retired().empty());
   EXPECT_EQ(stream_->pending(), 4);
-  ASSERT_TRUE(Eventually([&] { return lane_.load() != nullptr && lane_.load()->requested() > 0; }));
+  ASSERT_TRUE(AwaitingReport());
   lane_.load()->Finish();
   ASSERT_TRUE(Eventually([&] { return retired().size() == 4; }));
   EXPECT_EQ(retired(), (std::vector<int>{0, 1, 2, 3}));
@@ -182,7 +184,7 @@ TEST_F(StreamLanesTest, SynchronizeEventsAndHostReadsWaitForTheDevice) {
   absl::Notification read;
   const uint64_t ticket = storage->BeginRead();
   storage->WhenReadable(ticket, [&] { read.Notify(); });
-  ASSERT_TRUE(Eventually([&] { return lane_.load() != nullptr && lane_.load()->requested() > 0; }));
+  ASSERT_TRUE(AwaitingReport());
   absl::SleepFor(absl::Milliseconds(20));
   EXPECT_FALSE(sync->done.HasBeenNotified());
   EXPECT_FALSE(read.HasBeenNotified());
@@ -255,7 +257,7 @@ TEST_F(StreamLanesTest, StoragesLiveUntilTheTaskRetires) {
     weak = storage;
     ASSERT_TRUE(stream_->Enqueue(Task("write", DeviceKernel(0), {storage})).ok());
   }
-  ASSERT_TRUE(Eventually([&] { return lane_.load() != nullptr && lane_.load()->requested() > 0; }));
+  ASSERT_TRUE(AwaitingReport());
   EXPECT_FALSE(weak.expired());  // the device may still be writing it
   lane_.load()->Finish();
   EXPECT_TRUE(Eventually([&] { return weak.expired(); }));
@@ -264,14 +266,13 @@ TEST_F(StreamLanesTest, StoragesLiveUntilTheTaskRetires) {
 TEST_F(StreamLanesTest, OneReportPerRunOfTasks) {
   for (int i = 0; i < 50; ++i) ASSERT_TRUE(stream_->Enqueue(Task("op", DeviceKernel(i)), false).ok());
   stream_->Wake();
-  ASSERT_TRUE(Eventually([&] { return launched().size() == 50 && lane_.load()->requested() > 0; }));
+  ASSERT_TRUE(LaunchedAndAwaitingReport(50));
   absl::SleepFor(absl::Milliseconds(10));
   EXPECT_EQ(lane_.load()->requested(), 1);  // one host callback for the whole batch
   lane_.load()->Finish();
   EXPECT_TRUE(Eventually([&] { return stream_->pending() == 0; }));
 }
 
-}  // namespace
 TEST_F(StreamLanesTest, WorkTheDeviceLostFailsItsTasksAndWhatDependsOnThem) {
   std::weak_ptr<Storage> weak_out;
   auto later = Storage::Create(CpuAllocator(), 8).value();
@@ -306,4 +307,5 @@ TEST_F(StreamLanesTest, WorkTheDeviceLostFailsItsTasksAndWhatDependsOnThem) {
   EXPECT_EQ(stream_->pending(), 0);
 }
 
+}  // namespace
 }  // namespace tensord::engine

@@ -25,11 +25,22 @@ def outcomes(case):
 
 
 def as_torch(t):
-    """A tensord tensor (on any device, any dtype, bfloat16 included) as a CPU torch tensor."""
+    """A tensord tensor (on any device, any dtype, bfloat16 included) as a CPU torch tensor; a
+    torch tensor as it is (an oracle's result is either)."""
+    if isinstance(t, torch.Tensor):
+        return t
     t = t.cpu()
     if t.dtype is tensord.bfloat16:
         return torch.tensor(t.float().numpy()).to(torch.bfloat16)
     return torch.tensor(t.numpy())
+
+
+def cpu_only(reason):
+    """Skips a test of CPU semantics where the tests run on another device (TENSORD_TEST_DEVICE:
+    the differential matrix on cuda, test_cuda.py)."""
+    import pytest  # noqa: PLC0415
+    device = os.environ.get("TENSORD_TEST_DEVICE") or "cpu"
+    return pytest.mark.skipif(device != "cpu", reason=reason)
 
 
 def device_oracle():
@@ -106,10 +117,7 @@ def assert_matches_torch(case, tol=0.0, strides=True):
     outcome(tensord.synchronize)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if device_oracle():
-            want, werr = _on_tensord_cpu(lambda: case(tensord))
-        else:
-            want, werr = outcome(lambda: case(torch))
+        want, werr = reference_outcome(lambda: case(torch), lambda: case(tensord))
         got, gerr = outcome(lambda: case(tensord))
     _, late = outcome(tensord.synchronize)
     assert late is None or gerr is not None, late
@@ -127,8 +135,7 @@ def assert_matches_torch(case, tol=0.0, strides=True):
         assert tuple(g.shape) == tuple(w.shape), (where, tuple(g.shape), tuple(w.shape))
         if strides and w.numel() > 1:
             assert g.stride() == w.stride(), (where, g.stride(), w.stride())
-        if not isinstance(w, torch.Tensor):  # the CPU backend's result (device_oracle)
-            w = as_torch(w)
+        w = as_torch(w)  # the CPU backend's result under device_oracle
         if w.is_floating_point():
             t = tol.get(_torch_dtype(w.dtype), 0.0) if isinstance(tol, dict) else tol
             rtol, atol = t if isinstance(t, tuple) else (t, t)

@@ -768,6 +768,13 @@ def test_the_differential_matrix_runs_on_cuda():
         with open(os.path.join(log_dir, "differential.log"), "w") as f:
             f.write(run.stdout + run.stderr)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
+    # Skips are not passes: a few tests of CPU semantics (and test_default_dtype.py where the
+    # planning extension is missing) skip on cuda; more than a tenth of the matrix is a defect.
+    import re
+    counts = {word: int(n) for n, word in re.findall(r"(\d+) (passed|skipped)", run.stdout)}
+    passed, skipped = counts.get("passed", 0), counts.get("skipped", 0)
+    assert passed > 0 and skipped <= (passed + skipped) // 10, (passed, skipped,
+                                                                run.stdout[-2000:])
 
 
 @gpu_test

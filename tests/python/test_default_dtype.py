@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import tensord
-from oracle import assert_matches_torch, outcome
+from oracle import assert_matches_torch, cpu_only, outcome
 from tensord._session import pb
 
 DEFAULTS = ["float32", "float64", "float16", "bfloat16"]
@@ -148,8 +148,7 @@ def test_dtype_helpers_follow_the_default(session, default):
 
 
 # A CPU tensor's text (a CUDA tensor's names its device too: test_cuda.py's repr test).
-@pytest.mark.skipif(os.environ.get("TENSORD_TEST_DEVICE", "cpu") != "cpu",
-                    reason="the text of CPU tensors")
+@cpu_only("the text of CPU tensors")
 @pytest.mark.parametrize("make", [
     lambda T: T.tensor([1.5, 2.0]),
     lambda T: T.tensor([1.5], dtype=T.float32),

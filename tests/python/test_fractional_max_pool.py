@@ -5,13 +5,12 @@ the draws are tensord's own, and every value is the input at its index. Errors a
 class (and words) at the call; where torch 1.13 reads memory unchecked (too few samples, a
 kernel size of 0), tensord raises a clear error instead.
 """
-import os
 
 import pytest
 import torch
 
 import tensord
-from oracle import as_torch, assert_matches_torch, outcome
+from oracle import as_torch, assert_matches_torch, cpu_only, outcome
 
 
 def _x(m, *shape, dtype="float32", seed=0, layout="contiguous"):
@@ -180,8 +179,7 @@ def test_errors_match_torch(session, name):
     assert want[1].split("\n")[0] in got[1], (got, want)
 
 
-@pytest.mark.skipif((os.environ.get("TENSORD_TEST_DEVICE") or "").startswith("cuda"),
-                    reason="16-bit floats are refused on the CPU only (as torch's kernels)")
+@cpu_only("16-bit floats are refused on the CPU only (as torch's kernels)")
 def test_16_bit_floats_are_refused_on_the_cpu_as_torch(session):
     for dtype in ("float16", "bfloat16"):
         def case(m):

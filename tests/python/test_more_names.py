@@ -4,7 +4,6 @@ family's in-place forms, the RNN cells, as_strided_scatter, get_device and symei
 on torch and on tensord: the same values, dtypes, shapes and strides, or the same exception
 class (and, where tensord raises torch's message itself, the same message).
 """
-import os
 import warnings
 
 import numpy as np
@@ -12,12 +11,11 @@ import pytest
 import torch
 
 import tensord
-from oracle import TORCH_113, as_torch, assert_matches_torch, outcome, outcomes
+from oracle import TORCH_113, as_torch, assert_matches_torch, cpu_only, outcome, outcomes
 
 # Tests of CPU semantics (apply_ is CPU-only in torch, a CPU tensor's get_device): not run by the
 # differential matrix on cuda (test_cuda.py), which covers CUDA tensors' own behaviour.
-cpu_only = pytest.mark.skipif(os.environ.get("TENSORD_TEST_DEVICE", "cpu") != "cpu",
-                              reason="CPU semantics; test_cuda.py covers CUDA tensors")
+cpu_semantics = cpu_only("CPU semantics; test_cuda.py covers CUDA tensors")
 # Exact messages are torch 1.13's (tensord keeps them; torch 2.x reworded some).
 messages_of_113 = pytest.mark.skipif(not TORCH_113, reason="messages compared with torch 1.13's")
 
@@ -470,7 +468,7 @@ def test_native_norm_int64_raises_as_torch(session):
     assert werr is not None and gerr is not None and gerr[0] == werr[0]
 
 
-@cpu_only
+@cpu_semantics
 def test_get_device(session):
     t = tensord.ones(2)
     assert tensord.get_device(t) == torch.get_device(torch.ones(2)) == -1
@@ -999,7 +997,7 @@ def test_more_names_are_installed(session):
         assert callable(getattr(tensord.Tensor, name, None)), name
 
 
-@cpu_only
+@cpu_semantics
 @pytest.mark.parametrize("call", [
     lambda t, m: t.apply_(lambda v: v + 1),
     lambda t, m: t.map_(m.ones(3), lambda a, b: a + b),
@@ -1015,7 +1013,7 @@ def test_apply_family_returns_self_in_place(call, session):
     assert torch.equal(as_torch(got), want)
 
 
-@cpu_only
+@cpu_semantics
 def test_apply_keeps_the_results_before_a_raise(session):
     """torch stores each result as it goes: the elements before the raising call keep theirs."""
     for m in (torch, tensord):
@@ -1026,7 +1024,7 @@ def test_apply_keeps_the_results_before_a_raise(session):
         assert got.tolist() == [0.0, 10.0, 20.0, 3.0, 4.0]
 
 
-@cpu_only
+@cpu_semantics
 def test_apply_calls_in_row_major_order_of_sizes(session):
     seen = {}
     for m in (torch, tensord):
@@ -1036,7 +1034,7 @@ def test_apply_calls_in_row_major_order_of_sizes(session):
     assert seen[tensord] == seen[torch] == [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
 
 
-@cpu_only
+@cpu_semantics
 def test_apply_family_on_cuda_tensors_raises_as_torch(session, monkeypatch):
     """torch's messages for CUDA tensors (its type check first for map_/map2_, then the CPU
     one); tensord's tensors are made to report a CUDA device."""

@@ -95,8 +95,7 @@ def _compare(want_outcome, got_outcome, tol, rtol_scale=1):
     assert str(got.dtype) == str(want.dtype)
     assert tuple(got.shape) == tuple(want.shape)
     assert got.stride() == want.stride()
-    if not isinstance(want, torch.Tensor):
-        want = as_torch(want)
+    want = as_torch(want)
     g = as_torch(got)
     if want.is_floating_point():
         rtol, atol = tol[want.dtype]

@@ -322,10 +322,9 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     the singular values and the product, planned together."""
     if rcond is not None:
         rtol = rcond
-    result = _run("linalg_pinv", [("A", A), ("atol", atol), ("rtol", rtol)],
-                  {"hermitian": bool(hermitian)})
-    # The SVD's LinAlgError (a NaN in A) at the call, as torch's; eigh raises none.
-    return _out(result if hermitian else _raise_now(result), out)
+    # The factorization's LinAlgError (the SVD's of a NaN) at the call, as torch's.
+    return _out(_raise_now(_run("linalg_pinv", [("A", A), ("atol", atol), ("rtol", rtol)],
+                                {"hermitian": bool(hermitian)})), out)
 
 
 def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
@@ -333,9 +332,8 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
     rtol 0."""
     if tol is not None:
         atol, rtol = tol, 0.0
-    result = _run("linalg_matrix_rank", [("A", A), ("atol", atol), ("rtol", rtol)],
-                  {"hermitian": bool(hermitian)})
-    return _out(result if hermitian else _raise_now(result), out)
+    return _out(_raise_now(_run("linalg_matrix_rank", [("A", A), ("atol", atol), ("rtol", rtol)],
+                                {"hermitian": bool(hermitian)})), out)
 
 
 def lstsq(A, B, rcond=None, *, driver=None, out=None):
@@ -343,8 +341,8 @@ def lstsq(A, B, rcond=None, *, driver=None, out=None):
     every LAPACK driver returns for full-rank A and gelsy/gelsd/gelss for any A)."""
     drivers = (None, "gels", "gelsy", "gelsd", "gelss")
     if driver not in drivers:
-        raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of "
-                           f"(gels, gelsy, gelsd, gelss)")
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of "
+                           "(gels, gelsy, gelsd, gelss)")
     if A.dim() < 2:
         raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
     if A.dtype != B.dtype:
@@ -353,7 +351,7 @@ def lstsq(A, B, rcond=None, *, driver=None, out=None):
     vector = B.dim() == A.dim() - 1
     Bm = B.unsqueeze(-1) if vector else B
     if A.size(-2) != Bm.size(-2):
-        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     m, n = A.size(-2), A.size(-1)
     driver = driver or "gelsy"
     U, S, Vh = svd(A, full_matrices=False)

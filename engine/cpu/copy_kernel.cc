@@ -20,14 +20,15 @@ void ConvertRun(char* dst, int64_t ds, const char* src, int64_t ss, int64_t n) {
   if (ds == sizeof(D) && ss == sizeof(S)) {
     D* d = reinterpret_cast<D*>(dst);
     const S* s = reinterpret_cast<const S*>(src);
-    for (int64_t i = 0; i < n; ++i) d[i] = Convert<D>(s[i]);
+    for (int64_t i = 0; i < n; ++i) d[i] = Convert<D>(LoadElement(s + i));
   } else if (ds == sizeof(D) && ss == 0) {
     D* d = reinterpret_cast<D*>(dst);
-    const D v = Convert<D>(*reinterpret_cast<const S*>(src));
+    const D v = Convert<D>(LoadElement(reinterpret_cast<const S*>(src)));
     for (int64_t i = 0; i < n; ++i) d[i] = v;
   } else {
     for (int64_t i = 0; i < n; ++i) {
-      *reinterpret_cast<D*>(dst + i * ds) = Convert<D>(*reinterpret_cast<const S*>(src + i * ss));
+      *reinterpret_cast<D*>(dst + i * ds) =
+          Convert<D>(LoadElement(reinterpret_cast<const S*>(src + i * ss)));
     }
   }
 }
@@ -43,7 +44,9 @@ void MoveRun(char* dst, int64_t ds, const char* src, int64_t ss, int64_t n) {
 }
 
 RunFn PickRun(DType dst, DType src) {
-  if (dst == src) {
+  // A bool copy writes each byte as 0 or 1 (torch's copy does too): a byte other than 0 or 1 in a
+  // bool storage (a uint8 tensor viewed as bool) is true, and its copy says so plainly.
+  if (dst == src && dst != DType::kBool) {
     switch (ItemSize(dst)) {
       case 1: return MoveRun<uint8_t>;
       case 2: return MoveRun<uint16_t>;

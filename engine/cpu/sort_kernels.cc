@@ -1,6 +1,7 @@
 #include "engine/cpu/sort_kernels.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -8,7 +9,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "engine/core/dtype.h"
+#include "engine/cpu/scratch.h"
 #include "engine/kernels/element_math.h"
 #include "engine/runtime/thread_pool.h"
 
@@ -84,7 +87,7 @@ typedef int64_t Longs2 __attribute__((vector_size(16)));
 
 // Whether any of keys[i..i + kBlock) comes before `kth` (a number, not NaN) under Order.
 template <typename Order, typename C>
-bool AnyBeats(const std::vector<C>& keys, int64_t i, C kth) {
+bool AnyBeats(const C* keys, int64_t i, C kth) {
   if constexpr (std::is_same_v<C, float> || std::is_same_v<C, double>) {
     using V = std::conditional_t<std::is_same_v<C, float>, Floats4, Doubles2>;
     using M = std::conditional_t<std::is_same_v<C, float>, Ints4, Longs2>;
@@ -92,7 +95,7 @@ bool AnyBeats(const std::vector<C>& keys, int64_t i, C kth) {
     M any = {};
     for (int64_t j = 0; j < kBlock; j += kPer) {
       V v;
-      std::memcpy(&v, keys.data() + i + j, sizeof v);
+      std::memcpy(&v, keys + i + j, sizeof v);
       if constexpr (Order::kLargestFirst) {
         any |= ~(v <= kth);  // a NaN comes first too
       } else {
@@ -112,7 +115,7 @@ bool AnyBeats(const std::vector<C>& keys, int64_t i, C kth) {
 // first[0..k) = the positions of the first k of keys[0..n) under `order`, ties in position
 // order (as by_key in SortSlices), k < n.
 template <typename C, typename Order>
-void SmallestK(const std::vector<C>& keys, int64_t n, int64_t k, Order order, int64_t* first) {
+void SmallestK(const C* keys, int64_t n, int64_t k, Order order, int64_t* first) {
   int64_t have = 0;
   // A later equal key never displaces an earlier one: only a strictly better key enters.
   const auto offer = [&](int64_t i) {
@@ -167,27 +170,61 @@ uint64_t RadixKey(C x) {
   return Order::kLargestFirst ? ~u : u;
 }
 
-// A stable LSD radix sort of (key, position) pairs by key, one pass per byte that varies among
-// the keys (two for a million values below 65536): what a full sort of a slice runs, rather
-// than a comparison sort through an index (n log n random reads of the keys).
-void RadixSortPairs(std::vector<uint64_t>& key, std::vector<int64_t>& at,
-                    std::vector<uint64_t>& key_tmp, std::vector<int64_t>& at_tmp) {
-  uint64_t any = 0, all = ~uint64_t{0};
-  for (const uint64_t k : key) {
-    any |= k;
-    all &= k;
+// RadixKey's inverse where it has one: the value whose key is u, or false for the keys of
+// several values (0 and -0; NaNs), whose value the caller reads from the slice itself.
+template <typename C, typename Order>
+bool FromRadixKey(uint64_t u, C* x) {
+  if (Order::kLargestFirst) u = ~u;
+  if constexpr (std::is_floating_point_v<C>) {
+    if constexpr (sizeof(C) == 8) {
+      const uint64_t b = (u >> 63) != 0 ? (u & ~(uint64_t{1} << 63)) : ~u;
+      std::memcpy(x, &b, sizeof b);
+    } else {
+      const uint32_t k = static_cast<uint32_t>(u);
+      const uint32_t b = (k >> 31) != 0 ? (k & 0x7FFFFFFFu) : ~k;
+      std::memcpy(x, &b, sizeof b);
+    }
+    return *x != 0 && !std::isnan(*x);
+  } else if constexpr (std::is_same_v<C, bool>) {
+    *x = u != 0;
+    return true;
+  } else if constexpr (std::is_signed_v<C>) {
+    *x = static_cast<C>(static_cast<int64_t>(u ^ (uint64_t{1} << 63)));
+    return true;
+  } else {
+    *x = static_cast<C>(u);
+    return true;
   }
-  const uint64_t varying = any ^ all;
-  const size_t n = key.size();
-  for (int shift = 0; shift < 64; shift += 8) {
-    if (((varying >> shift) & 0xFF) == 0) continue;
-    size_t start[257] = {};
-    for (const uint64_t k : key) ++start[((k >> shift) & 0xFF) + 1];
-    for (int b = 0; b < 256; ++b) start[b + 1] += start[b];
-    for (size_t i = 0; i < n; ++i) {
-      const size_t to = start[(key[i] >> shift) & 0xFF]++;
-      key_tmp[to] = key[i];
-      at_tmp[to] = at[i];
+}
+
+// A stable LSD radix sort of n (key, position) pairs by key, one pass per byte that varies
+// among the keys (two for a million values below 65536): what a full sort of a slice runs,
+// rather than a comparison sort through an index (n log n random reads of the keys). One read
+// counts every byte's histogram; `key`/`at` end sorted (the buffers swapped as passes run).
+void RadixSortPairs(int64_t n, Scratch<uint64_t>& key, Scratch<int64_t>& at,
+                    Scratch<uint64_t>& key_tmp, Scratch<int64_t>& at_tmp) {
+  std::vector<std::array<int64_t, 256>> count(8);
+  for (auto& c : count) c.fill(0);
+  const uint64_t* k = key.data();
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t x = k[i];
+    for (int b = 0; b < 8; ++b) ++count[b][(x >> (8 * b)) & 0xFF];
+  }
+  for (int b = 0; b < 8; ++b) {
+    const auto& c = count[b];
+    if (std::any_of(c.begin(), c.end(), [n](int64_t m) { return m == n; })) continue;  // one value
+    int64_t start[256];
+    int64_t sum = 0;
+    for (int v = 0; v < 256; ++v) start[v] = sum, sum += c[v];
+    const int shift = 8 * b;
+    const uint64_t* from_key = key.data();
+    const int64_t* from_at = at.data();
+    uint64_t* to_key = key_tmp.data();
+    int64_t* to_at = at_tmp.data();
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t to = start[(from_key[i] >> shift) & 0xFF]++;
+      to_key[to] = from_key[i];
+      to_at[to] = from_at[i];
     }
     key.swap(key_tmp);
     at.swap(at_tmp);
@@ -198,8 +235,8 @@ void RadixSortPairs(std::vector<uint64_t>& key, std::vector<int64_t>& at,
 constexpr int64_t kRadixFrom = 256;
 
 template <typename T, typename Order>
-void SortSlices(const Tensor& self, int64_t dim, const Tensor& values, const Tensor& indices,
-                int64_t k, Order order) {
+absl::Status SortSlices(const Tensor& self, int64_t dim, const Tensor& values,
+                        const Tensor& indices, int64_t k, Order order) {
   using C = Calc<T>;
   const int64_t n = SizeAlong(self, dim);
   // The outputs have self's sizes but along `dim`: the same slices, each at its own offsets.
@@ -210,64 +247,89 @@ void SortSlices(const Tensor& self, int64_t dim, const Tensor& values, const Ten
   const T* in = reinterpret_cast<const T*>(self.data());
   T* vo = reinterpret_cast<T*>(values.data());
   int64_t* io = reinterpret_cast<int64_t*>(indices.data());
-  // Parallel pieces of about 64k elements, each with its own scratch (freed with the piece).
+  // Parallel pieces of about 64k elements, each with its own scratch (back to the pool with
+  // the piece).
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(n, 1));
   const bool radix = k == n && n >= kRadixFrom;
+  absl::Mutex mu;
+  absl::Status failed;
   ParallelFor(0, slices.count(), grain, [&](int64_t begin, int64_t end) {
-    std::vector<C> keys(static_cast<size_t>(radix ? 0 : n));
-    std::vector<int64_t> order_of(static_cast<size_t>(n));
-    std::vector<uint64_t> ukeys(radix ? static_cast<size_t>(n) : 0), ukeys_tmp(ukeys.size());
-    std::vector<int64_t> order_tmp(radix ? static_cast<size_t>(n) : 0);
+    absl::StatusOr<Scratch<C>> keys = Scratch<C>::Make(radix ? 0 : n);
+    absl::StatusOr<Scratch<int64_t>> order_of = Scratch<int64_t>::Make(n);
+    absl::StatusOr<Scratch<uint64_t>> ukeys = Scratch<uint64_t>::Make(radix ? n : 0);
+    absl::StatusOr<Scratch<uint64_t>> ukeys_tmp = Scratch<uint64_t>::Make(radix ? n : 0);
+    absl::StatusOr<Scratch<int64_t>> order_tmp = Scratch<int64_t>::Make(radix ? n : 0);
+    for (const absl::Status& s : {keys.status(), order_of.status(), ukeys.status(),
+                                  ukeys_tmp.status(), order_tmp.status()}) {
+      if (!s.ok()) {
+        absl::MutexLock lock(&mu);
+        failed.Update(s);
+        return;
+      }
+    }
+    const Scratch<C>& key_of = *keys;
     // Equal keys keep their index order (stable for sort; for topk a fixed choice among ties,
     // the same on every device).
     const auto by_key = [&](int64_t a, int64_t b) {
-      return order(keys[a], keys[b]) || (!order(keys[b], keys[a]) && a < b);
+      return order(key_of[a], key_of[b]) || (!order(key_of[b], key_of[a]) && a < b);
     };
     for (int64_t s = begin; s < end; ++s) {
       const T* src = in + slices.Offset(self, s);
-      if (!radix) {
-        for (int64_t i = 0; i < n; ++i) keys[i] = static_cast<C>(src[i * in_step]);
-      }
-      if (radix) {
-        for (int64_t i = 0; i < n; ++i) {
-          ukeys[i] = RadixKey<C, Order>(static_cast<C>(src[i * in_step]));
-          order_of[i] = i;
-        }
-        RadixSortPairs(ukeys, order_of, ukeys_tmp, order_tmp);
-      } else if (k <= kSmallK && k < n) {  // one pass, keeping the best k in order
-        SmallestK(keys, n, k, order, order_of.data());
-      } else {
-        std::iota(order_of.begin(), order_of.end(), int64_t{0});
-        if (k < n) {
-          std::partial_sort(order_of.begin(), order_of.begin() + k, order_of.end(), by_key);
-        } else {
-          std::sort(order_of.begin(), order_of.end(), by_key);  // a total order: stable
-        }
-      }
       T* v = vo + slices.Offset(values, s);
       int64_t* ix = io + slices.Offset(indices, s);
+      if (radix) {
+        uint64_t* u = ukeys->data();
+        int64_t* at = order_of->data();
+        for (int64_t i = 0; i < n; ++i) {
+          u[i] = RadixKey<C, Order>(static_cast<C>(LoadElement(src + i * in_step)));
+          at[i] = i;
+        }
+        RadixSortPairs(n, *ukeys, *order_of, *ukeys_tmp, *order_tmp);
+        // The values come back from their keys; only 0 and NaN are read from the slice (at
+        // random positions, as a gather through the order would read every one).
+        u = ukeys->data();
+        at = order_of->data();
+        for (int64_t i = 0; i < n; ++i) {
+          C x;
+          v[i * v_step] =
+              FromRadixKey<C, Order>(u[i], &x) ? Convert<T>(x) : LoadElement(src + at[i] * in_step);
+          ix[i * i_step] = at[i];
+        }
+        continue;
+      }
+      for (int64_t i = 0; i < n; ++i) (*keys)[i] = static_cast<C>(LoadElement(src + i * in_step));
+      int64_t* first = order_of->data();
+      if (k <= kSmallK && k < n) {  // one pass, keeping the best k in order
+        SmallestK(key_of.data(), n, k, order, first);
+      } else {
+        std::iota(first, first + n, int64_t{0});
+        if (k < n) {
+          std::partial_sort(first, first + k, first + n, by_key);
+        } else {
+          std::sort(first, first + n, by_key);  // a total order: stable
+        }
+      }
       for (int64_t i = 0; i < k; ++i) {
-        v[i * v_step] = src[order_of[i] * in_step];
-        ix[i * i_step] = order_of[i];
+        v[i * v_step] = LoadElement(src + first[i] * in_step);
+        ix[i * i_step] = first[i];
       }
     }
   });
+  return failed;
 }
 
 // The first k of every slice in ascending (or descending) order: sort is k = n.
 absl::Status FirstK(const Tensor& self, int64_t k, int64_t dim, bool descending,
                     const Tensor& values, const Tensor& indices) {
   if (self.numel() == 0 || k == 0) return absl::OkStatus();
+  absl::Status status;
   DispatchDType(self.dtype(), [&](auto t) {
     using T = decltype(t);
     using C = Calc<T>;
-    if (descending) {
-      SortSlices<T>(self, dim, values, indices, k, Descending<C>());
-    } else {
-      SortSlices<T>(self, dim, values, indices, k, Ascending<C>());
-    }
+    status = descending ? SortSlices<T>(self, dim, values, indices, k, Descending<C>())
+                        : SortSlices<T>(self, dim, values, indices, k, Ascending<C>());
   });
-  return absl::OkStatus();
+  return status;
 }
 
 }  // namespace
@@ -291,8 +353,8 @@ void SearchSorted(const SearchSortedCall& call) {
     ParallelFor(0, call.count, 2048, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         const T* row = call.one_row ? seq : seq + (i / call.per_row) * call.length;
-        const int64_t pos = SearchPosition<C>(row, call.length, static_cast<C>(values[i]),
-                                              call.right);
+        const C v = static_cast<C>(LoadElement(values + i));
+        const int64_t pos = SearchPosition<C>(row, call.length, v, call.right);
         if (call.out_dtype == DType::kInt32) {
           reinterpret_cast<int32_t*>(call.out)[i] = static_cast<int32_t>(pos);
         } else {

@@ -17,7 +17,7 @@ __global__ void CopyContiguousKernel(D* __restrict__ dst, const S* __restrict__ 
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride) {
-    dst[i] = Convert<D>(src[i]);
+    dst[i] = Convert<D>(LoadElement(src + i));
   }
 }
 
@@ -29,7 +29,8 @@ __global__ void CopyStridedKernel(OffsetCalculator<2> calc, char* dst, const cha
        i += stride) {
     int64_t off[2];
     calc.Offsets(i, off);
-    *reinterpret_cast<D*>(dst + off[0]) = Convert<D>(*reinterpret_cast<const S*>(src + off[1]));
+    *reinterpret_cast<D*>(dst + off[0]) =
+        Convert<D>(LoadElement(reinterpret_cast<const S*>(src + off[1])));
   }
 }
 
@@ -40,7 +41,8 @@ __global__ void CopyStrided32Kernel(OffsetCalculator<2> calc, char* dst, const c
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
     int64_t off[2];
     calc.Offsets32(i, off);
-    *reinterpret_cast<D*>(dst + off[0]) = Convert<D>(*reinterpret_cast<const S*>(src + off[1]));
+    *reinterpret_cast<D*>(dst + off[0]) =
+        Convert<D>(LoadElement(reinterpret_cast<const S*>(src + off[1])));
   }
 }
 
@@ -69,7 +71,7 @@ __global__ void TransposeKernel(TransposeGeometry g, char* dst, const char* src)
     const int64_t a = a0 + j, b = b0 + threadIdx.x;
     if (a < g.na && b < g.nb) {
       tile[j][threadIdx.x] =
-          Convert<D>(*reinterpret_cast<const S*>(s + a * g.src_a + b * g.src_b));
+          Convert<D>(LoadElement(reinterpret_cast<const S*>(s + a * g.src_a + b * g.src_b)));
     }
   }
   __syncthreads();
@@ -215,7 +217,7 @@ cudaError_t LaunchSleep(int64_t ms, cudaStream_t stream) {
 cudaError_t LaunchCopy(const OffsetCalculator<2>& calc, int64_t numel, char* dst, DType dst_dtype,
                        const char* src, DType src_dtype, cudaStream_t stream) {
   if (numel == 0) return cudaSuccess;
-  if (dst_dtype == src_dtype) {
+  if (dst_dtype == src_dtype && dst_dtype != DType::kBool) {  // a bool copy writes 0 or 1
     switch (ItemSize(dst_dtype)) {
       case 1: return LaunchTyped<uint8_t, uint8_t>(calc, numel, dst, src, stream);
       case 2: return LaunchTyped<uint16_t, uint16_t>(calc, numel, dst, src, stream);

@@ -24,7 +24,7 @@ inline int BlocksFor(int64_t n) { return GridFor(n, int64_t{kThreads} * kUnroll)
 
 template <typename T>
 __device__ __forceinline__ Calc<T> LoadAs(const T* p) {
-  return static_cast<Calc<T>>(*p);
+  return static_cast<Calc<T>>(LoadElement(p));  // a bool as its byte (kernels/convert.h)
 }
 
 // Every operand contiguous; `b_scalar`: b is one element broadcast (a Python number, a 0-d

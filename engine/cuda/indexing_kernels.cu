@@ -290,7 +290,8 @@ template <typename T>
 __device__ __forceinline__ bool Selected(const View& self, const View& mask, bool has_mask,
                                          int64_t p) {
   if (has_mask) return *reinterpret_cast<const bool*>(mask.data + RowMajorOffset(mask, p));
-  const T x = *reinterpret_cast<const T*>(self.data + RowMajorOffset(self, p) * self.itemsize);
+  const T x =
+      LoadElement(reinterpret_cast<const T*>(self.data + RowMajorOffset(self, p) * self.itemsize));
   return static_cast<Calc<T>>(x) != Calc<T>(0);
 }
 

@@ -73,8 +73,9 @@ struct ByValue {
     const int64_t sp = p / g.n, sq = q / g.n;
     if (sp != sq) return sp < sq;
     using C = Calc<T>;
-    const C a = static_cast<C>(in[g.InOffset(sp) + (p % g.n) * g.in_step]);
-    const C b = static_cast<C>(in[g.InOffset(sq) + (q % g.n) * g.in_step]);
+    // A bool as its byte (kernels/convert.h): the order must be a strict weak order.
+    const C a = static_cast<C>(LoadElement(in + g.InOffset(sp) + (p % g.n) * g.in_step));
+    const C b = static_cast<C>(LoadElement(in + g.InOffset(sq) + (q % g.n) * g.in_step));
     const bool a_nan = a != a, b_nan = b != b;
     const bool before = descending ? (!b_nan && (a_nan || a > b)) : (!a_nan && (b_nan || a < b));
     if (before) return true;
@@ -100,7 +101,7 @@ __global__ void WriteFirstK(const T* in, T* values, int64_t* indices, const int6
     const int64_t i = sorted[s * g.n + j] % g.n;
     int64_t v_off, i_off;
     g.OutOffsets(s, &v_off, &i_off);
-    values[v_off + j * g.v_step] = in[g.InOffset(s) + i * g.in_step];
+    values[v_off + j * g.v_step] = LoadElement(in + g.InOffset(s) + i * g.in_step);
     indices[i_off + j * g.i_step] = i;
   }
 }
@@ -114,7 +115,8 @@ __global__ void SearchSortedKernel(SearchSortedCall c, const T* seq, const T* va
        i += step) {
     const T* row = c.one_row ? seq : seq + (i / c.per_row) * c.length;
     out[i] = static_cast<O>(
-        SearchPosition<Calc<T>>(row, c.length, static_cast<Calc<T>>(values[i]), c.right));
+        SearchPosition<Calc<T>>(row, c.length, static_cast<Calc<T>>(LoadElement(values + i)),
+                                c.right));
   }
 }
 

@@ -55,6 +55,19 @@ TENSORD_HD inline D Convert(S v) {
   }
 }
 
+// Reads an element of a tensor's storage. A bool storage may hold any byte (a uint8 tensor
+// viewed as bool, bytes a client uploaded): reading such a byte as a C++ bool is undefined (a
+// comparison sort of them left its buffer), so a bool is read as its byte, and any byte but 0
+// is true, as torch reads it.
+template <typename T>
+TENSORD_HD inline T LoadElement(const T* p) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return *reinterpret_cast<const uint8_t*>(p) != 0;
+  } else {
+    return *p;
+  }
+}
+
 }  // namespace tensord::engine
 
 #endif  // TENSORD_ENGINE_KERNELS_CONVERT_H_

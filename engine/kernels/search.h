@@ -9,6 +9,7 @@
 
 #include "engine/core/dtype.h"
 #include "engine/core/host_device.h"
+#include "engine/kernels/convert.h"
 
 namespace tensord::engine {
 
@@ -35,7 +36,7 @@ TENSORD_HD inline int64_t SearchPosition(const T* bd, int64_t n, C v, bool right
   int64_t lo = 0, hi = n;
   while (lo < hi) {
     const int64_t mid = lo + ((hi - lo) >> 1);
-    const C b = static_cast<C>(bd[mid]);
+    const C b = static_cast<C>(LoadElement(bd + mid));
     const bool before = right ? !(b > v) : !(b >= v);
     if (before) {
       lo = mid + 1;

@@ -336,7 +336,10 @@ absl::StatusOr<PlannedOp> PlanBincount(const Tensor& self, const Tensor& weights
     if (weights.defined()) {
       TENSORD_ASSIGN_OR_RETURN(counted, c.ToDType(weights, out_dtype));
     } else {
-      TENSORD_ASSIGN_OR_RETURN(counted, c.Full({self.numel()}, Scalar(int64_t{1}), out_dtype, self.device()));
+      // One 1 seen through a stride of 0: nothing the size of self written to count with.
+      TENSORD_ASSIGN_OR_RETURN(const Tensor one,
+                               c.Full({1}, Scalar(int64_t{1}), out_dtype, self.device()));
+      TENSORD_ASSIGN_OR_RETURN(counted, Expand(one, {self.numel()}));
     }
     TENSORD_ASSIGN_OR_RETURN(const Tensor index, c.ToDType(self, DType::kInt64));
     TENSORD_RETURN_IF_ERROR(

@@ -30,8 +30,8 @@ def as_torch(t):
     if isinstance(t, torch.Tensor):
         return t
     t = t.cpu()
-    if t.dtype is tensord.bfloat16:
-        return torch.tensor(t.float().numpy()).to(torch.bfloat16)
+    if t.dtype is tensord.bfloat16:  # numpy has no bfloat16: the bits travel as int16
+        return torch.tensor(t.contiguous().view(tensord.int16).numpy()).view(torch.bfloat16)
     return torch.tensor(t.numpy())
 
 

@@ -888,6 +888,14 @@ def _scatter_reduce_cases():
             0, m.tensor([0]), m.ones(1, dtype=m.float64), "sum"),
         "torch.scatter_reduce": lambda m: m.scatter_reduce(m.zeros(3), 0, m.tensor([0, 0, 2]),
                                                            m.tensor([1.0, 2.0, 3.0]), "mean"),
+        # 1-d, one element per index (the bins' loop): strided self, index and src.
+        "scatter_reduce(1-d, strided)": lambda m: m.zeros(10)[::2].scatter_reduce_(
+            0, m.tensor([4, 0, 4, 1, 3, 4, 0, 0])[::2], m.arange(16.0)[::4] - 5, "amax",
+            include_self=False),
+        "scatter_add_(1-d, strided)": lambda m: m.ones(12, dtype=m.int64)[1::3].scatter_add_(
+            0, m.tensor([[3, 3, 0, 2, 3, 1]]).t()[::2, 0], m.arange(12)[::4]),
+        "bincount(strided, weights strided)": lambda m: m.bincount(
+            m.tensor([5, 0, 5, 2, 2, 9, 0, 5])[::2], m.arange(8.0)[1::2]),
     })
     return cases
 

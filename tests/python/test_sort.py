@@ -35,8 +35,8 @@ def sample(dtype, shape, seed):
 
 
 def to_tensord(t):
-    if t.dtype == torch.bfloat16:
-        return tensord.tensor(t.float().numpy()).to(tensord.bfloat16)
+    if t.dtype == torch.bfloat16:  # bit for bit (NaN's sign and payload too)
+        return tensord.tensor(t.contiguous().view(torch.int16).numpy()).view(tensord.bfloat16)
     return tensord.tensor(t.numpy())
 
 
@@ -184,3 +184,34 @@ def test_topk_of_long_slices_picks_what_a_stable_sort_puts_first(dtype, session)
             want = x.float().sort(dim=1, descending=largest, stable=True).indices[:, :k]
             got = y.topk(k, dim=1, largest=largest)
             assert torch.equal(as_torch(got.indices), want), (k, largest)
+
+
+def _bits(t):
+    """The exact contents: the sign of a zero and a NaN's payload count."""
+    if t.dtype == torch.bool:
+        return t.to(torch.uint8)
+    width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+    return t.contiguous().view(width) if t.is_floating_point() else t
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_long_slices_sort_bit_for_bit_as_torch(dtype, session):
+    """Slices of 300 and 5000 elements (the CPU's radix sort, whose values come back from their
+    sort keys): every value bit for bit (-0.0 and 0.0 where they stood, NaNs of other payloads
+    read from the slice), the type's extremes, both directions, the indices of a stable sort."""
+    for n, seed in ((300, 1), (5000, 2)):
+        x = sample(dtype, (3, n), seed)
+        if dtype != "bool":
+            info = torch.finfo(x.dtype) if x.is_floating_point() else torch.iinfo(x.dtype)
+            x[:, 10], x[:, 11] = info.min, info.max
+        if x.is_floating_point():
+            x[:, 20:40:2] = 0.0
+            x[:, 21:41:2] = -0.0
+            x[:, 50] = -float("inf")
+            x[0, 60] = -float("nan")
+        y = to_tensord(x)
+        for descending in (False, True):
+            want = x.sort(dim=1, descending=descending, stable=True)
+            got = y.sort(dim=1, descending=descending, stable=True)
+            assert torch.equal(_bits(as_torch(got.values)), _bits(want.values)), (n, descending)
+            assert torch.equal(as_torch(got.indices), want.indices), (n, descending)

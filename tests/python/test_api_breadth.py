@@ -281,43 +281,6 @@ def test_view_dtype_matches_torch(src, session):
                 assert d.numpy().tobytes() == t.numpy().tobytes(), (src, dst, layout)
 
 
-# A bool tensor over bytes other than 0 and 1 (a uint8 tensor viewed as bool): torch reads any
-# nonzero byte as True, in every op; reading such a byte as a C++ bool is undefined, and a sort
-# of them once took the server down.
-BOOL_BYTES = {
-    "float": lambda b: b.float(),
-    "to float16": lambda b: b.to(b.new_tensor(0.0).half().dtype),
-    "to int64": lambda b: b.long(),
-    "sum": lambda b: b.sum(),
-    "sum dims": lambda b: (b.view(4, 8).sum(0), b.view(4, 8).t().sum(1)),
-    "mean of float": lambda b: b.float().mean(),
-    "any / all": lambda b: (b.any(), b.all(), b.view(4, 8).any(1), b.view(4, 8).all(0)),
-    "count_nonzero": lambda b: b.count_nonzero(),
-    "cumsum": lambda b: b.cumsum(0),
-    "max": lambda b: b.max(),
-    "not": lambda b: (~b).view(b.new_tensor(0).byte().dtype),
-    "logical ops": lambda b: ((b & b), (b ^ b), b.logical_not(), b == True),  # noqa: E712
-    "add a number": lambda b: (b + 1, b * 2),
-    "where": lambda b: b.where(b, b.new_tensor(False)).float(),
-    "sort (radix, stable)": lambda b: b.repeat(10).sort(stable=True),
-    "sort (comparisons)": lambda b: b[:16].sort(stable=True),
-    "topk": lambda b: b.float().topk(3).values,  # torch picks any of the tied indices
-    "unique": lambda b: b.unique(return_counts=True),
-    "nonzero": lambda b: b.nonzero(),
-    "masked_select": lambda b: b.float().masked_select(b),
-    "masked_fill": lambda b: b.float().masked_fill(b, 5),
-    "index by mask": lambda b: b.float()[b],
-    "clone": lambda b: b.clone().view(b.new_tensor(0).byte().dtype),
-    "contiguous of a slice": lambda b: b[::2].contiguous().view(b.new_tensor(0).byte().dtype),
-}
-
-
-@pytest.mark.parametrize("name", sorted(BOOL_BYTES))
-def test_bool_over_other_bytes_reads_as_torch(name, session):
-    fn = BOOL_BYTES[name]
-    assert_matches_torch(lambda m: fn(m.tensor([195, 2, 0, 1] * 8, dtype=m.uint8).view(m.bool)))
-
-
 def _same_tensor(got, want):
     assert str(got.dtype) == str(want.dtype)
     assert tuple(got.shape) == tuple(want.shape)

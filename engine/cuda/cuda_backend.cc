@@ -881,13 +881,27 @@ class CudaBackend final : public Backend {
       return FillMatrices(vh, /*identity=*/true);
     }
     return Factor("svd", a.batch, spec, [&](const SolverCall& c) -> absl::Status {
-      if (!vectors) return SolverSvd(c, a, s, MatrixBatch{}, MatrixBatch{});
+      // Matrices with a NaN or an infinity reach the solver as zeros, then get the CPU
+      // backend's answer (linalg_kernels.h).
+      TENSORD_ASSIGN_OR_RETURN(void* flag_bytes,
+                               c.scratch(a.batch * static_cast<int64_t>(sizeof(int))));
+      int* flags = static_cast<int*>(flag_bytes);
+      TENSORD_CUDA_TRY(cudaMemsetAsync(flags, 0, a.batch * sizeof(int), c.stream), "svd");
+      TENSORD_CUDA_TRY(LaunchScreenNonFinite(a, flags, c.stream), "svd");
+      if (!vectors) {
+        TENSORD_RETURN_IF_ERROR(SolverSvd(c, a, s, MatrixBatch{}, MatrixBatch{}));
+        TENSORD_CUDA_TRY(LaunchSvdOfNonFinite(flags, a, s, MatrixBatch{}, MatrixBatch{},
+                                              c.infos, c.stream),
+                         "svd");
+        return absl::OkStatus();
+      }
       // gesvdj gives V (n x vh.rows); torch wants Vh = V^T, written column-major.
       MatrixBatch v{nullptr, a.dtype, a.batch, a.cols, vh.rows};
       TENSORD_ASSIGN_OR_RETURN(void* vdata,
                                c.scratch(v.batch * v.rows * v.cols * ItemSize(a.dtype)));
       v.data = static_cast<char*>(vdata);
       TENSORD_RETURN_IF_ERROR(SolverSvd(c, a, s, u, v));
+      TENSORD_CUDA_TRY(LaunchSvdOfNonFinite(flags, a, s, u, v, c.infos, c.stream), "svd");
       const DimVector sizes = {vh.batch, vh.rows, vh.cols};
       const DimVector to = {vh.rows * vh.cols, 1, vh.rows};
       const DimVector from = {v.rows * v.cols, v.rows, 1};

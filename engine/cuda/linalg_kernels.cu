@@ -59,7 +59,96 @@ __global__ void LuPermutationKernel(const int32_t* pivots, int64_t batch, int64_
   }
 }
 
+template <typename T>
+__global__ void FlagNonFiniteKernel(const T* a, int64_t total, int64_t per_matrix, int* flags) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const T x = a[i];
+    if (x != x) {
+      atomicOr(flags + i / per_matrix, 2);
+    } else if (isinf(x)) {
+      atomicOr(flags + i / per_matrix, 1);
+    }
+  }
+}
+
+template <typename T>
+__global__ void ZeroFlaggedKernel(T* a, int64_t total, int64_t per_matrix, const int* flags) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    if (flags[i / per_matrix] != 0) a[i] = T(0);
+  }
+}
+
+// Over `span` positions of every matrix: its singular values (k), U's elements, V's elements.
+template <typename T>
+__global__ void SvdOfNonFiniteKernel(const int* flags, int64_t batch, int64_t span, int64_t k,
+                                     T* s, T* u, int64_t u_rows, int64_t u_cols, T* v,
+                                     int64_t v_rows, int64_t v_cols, int* infos) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < batch * span;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t b = i / span, p = i % span;
+    const int flag = flags[b];
+    if (flag == 0) continue;
+    if (flag & 2) {  // a NaN: the op fails, as gesdd's argument check fails it on the CPU
+      if (p == 0) infos[b] = -4;
+      continue;
+    }
+    if (p == 0) infos[b] = 0;
+    if (p < k) s[b * k + p] = T(NAN);
+    if (u != nullptr && p < u_rows * u_cols) {  // column-major: (p % rows, p / rows)
+      u[b * u_rows * u_cols + p] = p % u_rows == p / u_rows ? T(1) : T(0);
+    }
+    if (v != nullptr && p < v_rows * v_cols) {
+      v[b * v_rows * v_cols + p] = p % v_rows == p / v_rows ? T(1) : T(0);
+    }
+  }
+}
+
 }  // namespace
+
+cudaError_t LaunchScreenNonFinite(const MatrixBatch& a, int* flags, cudaStream_t stream) {
+  const int64_t per_matrix = a.rows * a.cols, total = a.batch * per_matrix;
+  if (total == 0) return cudaSuccess;
+  const int grid = GridFor(total, kThreads);
+  if (a.dtype == DType::kFloat64) {
+    double* x = reinterpret_cast<double*>(a.data);
+    FlagNonFiniteKernel<<<grid, kThreads, 0, stream>>>(x, total, per_matrix, flags);
+    ZeroFlaggedKernel<<<grid, kThreads, 0, stream>>>(x, total, per_matrix, flags);
+  } else {
+    float* x = reinterpret_cast<float*>(a.data);
+    FlagNonFiniteKernel<<<grid, kThreads, 0, stream>>>(x, total, per_matrix, flags);
+    ZeroFlaggedKernel<<<grid, kThreads, 0, stream>>>(x, total, per_matrix, flags);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchSvdOfNonFinite(const int* flags, const MatrixBatch& a, char* s,
+                                 const MatrixBatch& u, const MatrixBatch& v, int* infos,
+                                 cudaStream_t stream) {
+  const int64_t k = a.rows < a.cols ? a.rows : a.cols;
+  if (a.batch == 0 || k == 0) return cudaSuccess;
+  const bool vectors = u.batch > 0;
+  int64_t span = k;
+  if (vectors) {
+    span = span > u.rows * u.cols ? span : u.rows * u.cols;
+    span = span > v.rows * v.cols ? span : v.rows * v.cols;
+  }
+  const int grid = GridFor(a.batch * span, kThreads);
+  const auto run = [&](auto zero) {
+    using T = decltype(zero);
+    SvdOfNonFiniteKernel<T><<<grid, kThreads, 0, stream>>>(
+        flags, a.batch, span, k, reinterpret_cast<T*>(s),
+        vectors ? reinterpret_cast<T*>(u.data) : nullptr, u.rows, u.cols,
+        vectors ? reinterpret_cast<T*>(v.data) : nullptr, v.rows, v.cols, infos);
+  };
+  if (a.dtype == DType::kFloat64) {
+    run(double{});
+  } else {
+    run(float{});
+  }
+  return cudaGetLastError();
+}
 
 cudaError_t LaunchLuPermutation(const int32_t* pivots, int64_t batch, int64_t swaps, int64_t rows,
                                 int64_t* perm, cudaStream_t stream) {

@@ -26,6 +26,17 @@ cudaError_t LaunchLuPermutation(const int32_t* pivots, int64_t batch, int64_t sw
 // r (r.rows x n) = the upper triangle of the first r.rows rows of a (m x n), zeros below.
 cudaError_t LaunchTakeUpper(const MatrixBatch& a, const MatrixBatch& r, cudaStream_t stream);
 
+// The SVD of a matrix with a NaN or an infinity, as the CPU backend answers it (LAPACK's gesdd
+// can loop forever on an infinity, so neither backend hands one to the solver). Before the
+// solver: flags[b] (zeroed by the caller) = 2 where matrix b holds a NaN, else 1 where it holds
+// an infinity, and such a matrix is zeroed, so the solver works on zeros. After it: a NaN's
+// matrix gets info -4 (the CPU's "non-finite values" LinAlgError), an infinity's NaN singular
+// values, identity columns in U (m x u.cols) and V (n x v.cols, where given) and info 0.
+cudaError_t LaunchScreenNonFinite(const MatrixBatch& a, int* flags, cudaStream_t stream);
+cudaError_t LaunchSvdOfNonFinite(const int* flags, const MatrixBatch& a, char* s,
+                                 const MatrixBatch& u, const MatrixBatch& v, int* infos,
+                                 cudaStream_t stream);
+
 }  // namespace tensord::engine::cuda
 
 #endif  // TENSORD_ENGINE_CUDA_LINALG_KERNELS_H_

@@ -1023,6 +1023,55 @@ TEST(CudaLinalgTest, RectangularSvdsMatchTheCpuBackend) {
   }
 }
 
+TEST(CudaLinalgTest, NonFiniteMatricesGetTheCpuBackendsSvd) {
+  // Matrix 0 finite, matrix 1 with an infinity (NaN singular values, identity columns), and
+  // with `nan` matrix 2 with a NaN too (the op fails with the CPU's LinAlgError).
+  for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+    for (bool nan : {false, true}) {
+      const V shape = nan ? V{3, 4, 3} : V{2, 4, 3};
+      const auto make = [&](Device device) {
+        Tensor t = Empty(shape, DType::kFloat64, kCpu).value();
+        double* x = t.data_as<double>();
+        for (int64_t i = 0; i < t.numel(); ++i) x[i] = std::sin(1.0 + i);
+        x[12 + 5] = std::numeric_limits<double>::infinity();
+        if (nan) x[24 + 7] = std::numeric_limits<double>::quiet_NaN();
+        return RunNowSingle(PlanTo(t, dtype, device)).value();
+      };
+      for (const Attrs& attrs : {Attrs(), Attrs().Set("full_matrices", false),
+                                 Attrs().Set("full_matrices", true)}) {
+        const std::string op = attrs.values().empty() ? "linalg_svdvals" : "linalg_svd";
+        SCOPED_TRACE(absl::StrCat(op, " ", DTypeName(dtype), nan ? " with a NaN" : ""));
+        const auto cpu = RunNow(PlanOp(op, {make(kCpu)}, attrs));
+        const auto gpu = RunNow(PlanOp(op, {make(kGpu)}, attrs));
+        ASSERT_EQ(cpu.ok(), gpu.ok()) << cpu.status() << " / " << gpu.status();
+        if (!cpu.ok()) {
+          EXPECT_EQ(ErrorKind(gpu.status()), ErrorKind(cpu.status()));
+          EXPECT_EQ(gpu.status().message(), cpu.status().message());
+          continue;
+        }
+        ASSERT_EQ(cpu->size(), gpu->size());
+        for (size_t o = 0; o < cpu->size(); ++o) {
+          const std::vector<double> g = Values((*gpu)[o]), e = Values((*cpu)[o]);
+          ASSERT_EQ(g.size(), e.size());
+          const size_t half = g.size() / 2;  // matrix 1's outputs: exactly the CPU's
+          for (size_t i = half; i < g.size(); ++i) {
+            if (std::isnan(e[i])) {
+              EXPECT_TRUE(std::isnan(g[i])) << "output " << o << " at " << i;
+            } else {
+              EXPECT_EQ(g[i], e[i]) << "output " << o << " at " << i;
+            }
+          }
+          if (o == (op == "linalg_svdvals" ? 0u : 1u)) {  // matrix 0's singular values
+            for (size_t i = 0; i < half; ++i) {
+              EXPECT_NEAR(g[i], e[i], 1e-4 * std::max(1.0, std::fabs(e[i]))) << "at " << i;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(CudaLinalgTest, ASingularMatrixFailsItsOpOnlyWithTheCpusError) {
   for (Device device : {kCpu, kGpu}) {
     Tensor a = Zeros(V{2, 3, 3}, DType::kFloat32, device).value();

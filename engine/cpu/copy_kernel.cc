@@ -230,7 +230,11 @@ void CopyStrided(IntList sizes, const StridedRef& dst, const StridedRef& src) {
   const int64_t ssize = ItemSize(src.dtype);
   StridedLoop<2> loop(sizes, {dst.strides, src.strides}, {dsize, ssize});
   if (loop.numel() == 0) return;
-  if (dst.dtype == src.dtype && TryTransposeCopy(loop, dst.data, src.data, dsize)) return;
+  // (A bool copy takes PickRun's loop, which writes 0 or 1.)
+  if (dst.dtype == src.dtype && dst.dtype != DType::kBool &&
+      TryTransposeCopy(loop, dst.data, src.data, dsize)) {
+    return;
+  }
   const RunFn run = PickRun(dst.dtype, src.dtype);
   loop.Run({dst.data, src.data}, dsize + ssize,
            [run](const std::array<char*, 2>& p, const std::array<int64_t, 2>& s, int64_t n) {

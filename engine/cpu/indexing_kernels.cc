@@ -69,7 +69,7 @@ void ForEachIndex(IntList sizes, Fn&& fn) {
 
 template <typename T>
 bool Nonzero(const char* p) {
-  return static_cast<Calc<T>>(*reinterpret_cast<const T*>(p)) != Calc<T>(0);
+  return static_cast<Calc<T>>(LoadElement(reinterpret_cast<const T*>(p))) != Calc<T>(0);
 }
 
 bool IsNonzero(DType d, const char* p) {
@@ -288,14 +288,16 @@ bool ScatterSlices(absl::string_view op, const Tensor& self, int64_t d, const Te
         const int64_t from_step = fill != nullptr ? 0 : src_step;
         for (int64_t i = 0; i < count; ++i) {
           T* dst = to + ip[i * index_step] * self_step;
-          *dst = combine(*dst, from_base[i * from_step]);
+          *dst = combine(LoadElement(dst), LoadElement(from_base + i * from_step));
         }
         return true;
       }
       for (int64_t i = 0; i < count; ++i) {
         T* dst = to + ip[i * index_step] * self_step;
         const T* from = fill != nullptr ? fill : from_base + i * src_step;
-        for (int64_t e = 0; e < block; ++e) dst[e] = combine(dst[e], from[e * vs]);
+        for (int64_t e = 0; e < block; ++e) {
+          dst[e] = combine(LoadElement(dst + e), LoadElement(from + e * vs));
+        }
       }
       return true;
     });
@@ -368,7 +370,7 @@ absl::Status Scatter(absl::string_view op, const Tensor& self, int64_t d, const 
           const int64_t i1 = std::min(n, i0 + kPiece);
           for (int64_t i = i0; i < i1; ++i) {
             T* dst = base + (wide ? wide[i * is] : IndexAt(index, i * is)) * ss;
-            *dst = combine(*dst, from[i * vs]);
+            *dst = combine(LoadElement(dst), LoadElement(from + i * vs));
           }
           if (i1 < n) Executor::YieldToWaiting();
         }
@@ -381,10 +383,11 @@ absl::Status Scatter(absl::string_view op, const Tensor& self, int64_t d, const 
       int64_t off = 0;
       for (int64_t x = 0; x < self.dim(); ++x) off += (x == d ? k : idx[x]) * self.stride(x);
       T* dst = self.data_as<T>() + off;
-      const T v = value != nullptr ? fill : src.data_as<T>()[OffsetOf(src, idx)];
+      const T v = value != nullptr ? fill : LoadElement(src.data_as<T>() + OffsetOf(src, idx));
       *dst = mode == ScatterMode::kAssign
                  ? v
-                 : Convert<T>(ScatterCombine<C>(mode, static_cast<C>(*dst), static_cast<C>(v)));
+                 : Convert<T>(ScatterCombine<C>(mode, static_cast<C>(LoadElement(dst)),
+                                                static_cast<C>(v)));
       return true;
     });
   });
@@ -457,8 +460,8 @@ absl::Status Put(const Tensor& self, const Tensor& index, const Tensor& source, 
     using C = Calc<T>;
     for (int64_t i = 0; i < count; ++i) {
       T& d = self.data_as<T>()[target(i)];
-      const T v = source.data_as<T>()[RowMajorOffset(source, i)];
-      d = Convert<T>(static_cast<C>(d) + static_cast<C>(v));
+      const T v = LoadElement(source.data_as<T>() + RowMajorOffset(source, i));
+      d = Convert<T>(static_cast<C>(LoadElement(&d)) + static_cast<C>(v));
     }
   });
   return absl::OkStatus();

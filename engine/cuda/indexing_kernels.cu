@@ -93,6 +93,7 @@ __device__ void AtomicCombine(T* p, ScatterMode mode, Calc<T> v) {
     const Word raw = (assumed & mask) >> shift;
     T cur;
     memcpy(&cur, &raw, sizeof(T));
+    cur = LoadElement(&cur);  // a bool as its byte (kernels/convert.h)
     const T next = Convert<T>(ScatterCombine<Calc<T>>(mode, static_cast<Calc<T>>(cur), v));
     Word bits = 0;
     memcpy(&bits, &next, sizeof(T));
@@ -254,7 +255,7 @@ __global__ void ScatterKernel(View self, View index, View src, int dim,
     if (!has_value) {
       int64_t src_off = 0;
       for (int x = 0; x < src.n; ++x) src_off += idx[x] * src.strides[x];
-      v = reinterpret_cast<const T*>(src.data)[src_off];
+      v = LoadElement(reinterpret_cast<const T*>(src.data) + src_off);
     }
     if (mode == ScatterMode::kAssign) {
       *dst = v;
@@ -274,7 +275,8 @@ __global__ void PutKernel(View self, View index, View source, int64_t numel, boo
     int64_t k = LoadIndex(index, RowMajorOffset(index, p));
     if (k < 0) k += numel;
     T* dst = reinterpret_cast<T*>(self.data) + RowMajorOffset(self, k);
-    const T v = reinterpret_cast<const T*>(source.data)[RowMajorOffset(source, p)];
+    const T v =
+        LoadElement(reinterpret_cast<const T*>(source.data) + RowMajorOffset(source, p));
     if (accumulate) {
       AtomicCombine(dst, ScatterMode::kAdd, static_cast<Calc<T>>(v));
     } else {
@@ -289,7 +291,9 @@ __global__ void PutKernel(View self, View index, View source, int64_t numel, boo
 template <typename T>
 __device__ __forceinline__ bool Selected(const View& self, const View& mask, bool has_mask,
                                          int64_t p) {
-  if (has_mask) return *reinterpret_cast<const bool*>(mask.data + RowMajorOffset(mask, p));
+  if (has_mask) {
+    return LoadElement(reinterpret_cast<const bool*>(mask.data + RowMajorOffset(mask, p)));
+  }
   const T x =
       LoadElement(reinterpret_cast<const T*>(self.data + RowMajorOffset(self, p) * self.itemsize));
   return static_cast<Calc<T>>(x) != Calc<T>(0);

@@ -8,6 +8,7 @@
 #include "engine/core/checked_math.h"
 #include "engine/ops/copy_ops.h"
 #include "engine/core/errors.h"
+#include "engine/kernels/convert.h"
 #include "engine/ops/factory_ops.h"
 #include "engine/tensor/memory_format.h"
 #include "engine/tensor/overlap.h"
@@ -135,7 +136,7 @@ absl::StatusOr<Tensor> WrapNumber(const Scalar& value) {
 
 Scalar ScalarOf(const Tensor& t) {
   switch (t.dtype()) {
-    case DType::kBool: return Scalar(*t.data_as<bool>());
+    case DType::kBool: return Scalar(LoadElement(t.data_as<bool>()));
     case DType::kUInt8: return Scalar(int64_t{*t.data_as<uint8_t>()});
     case DType::kInt8: return Scalar(int64_t{*t.data_as<int8_t>()});
     case DType::kInt16: return Scalar(int64_t{*t.data_as<int16_t>()});

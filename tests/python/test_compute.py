@@ -804,6 +804,18 @@ BOOL_BYTES = {
     "index by mask": lambda b: b.float()[b],
     "clone": lambda b: b.clone().view(b.new_tensor(0).byte().dtype),
     "contiguous of a slice": lambda b: b[::2].contiguous().view(b.new_tensor(0).byte().dtype),
+    "contiguous of a transpose": lambda b: b.view(4, 8).t().contiguous().view(
+        b.new_tensor(0).byte().dtype),
+    "nonzero of a transpose": lambda b: b.view(4, 8).t().nonzero(),
+    "masked_select, mask broadcast": lambda b: b.new_ones(4, 8).float().masked_select(
+        b[:8].expand(4, 8)),
+    # (torch's scatter_ moves the source's bytes as they are: compared as values)
+    "scatter_ of bools": lambda b: b.clone().scatter_(0, b.new_tensor([0, 2]).long(),
+                                                     b[:2]).long(),
+    "scatter_reduce prod of bools": lambda b: b.scatter_reduce(
+        0, b.new_tensor([0, 1, 0]).long(), b[1:4], "prod"),
+    "index_put_ accumulate": lambda b: b.float().index_put_((b.new_tensor([0, 0]).long(),),
+                                                            b[:2].float(), accumulate=True),
 }
 
 

@@ -30,6 +30,9 @@ inline constexpr int kNumDTypes = 10;
 int64_t ItemSize(DType dtype);
 bool IsFloating(DType dtype);
 bool IsIntegral(DType dtype, bool include_bool);
+// Whether a copy from `src` to `dst` may move bytes as they are: the same dtype, but not bool,
+// whose copy writes each byte as 0 or 1 (a bool storage may hold other bytes, read as true).
+inline bool CopyMovesBytes(DType dst, DType src) { return dst == src && dst != DType::kBool; }
 // "float32", "int64", … (torch.float32 without the module prefix).
 const char* DTypeName(DType dtype);
 // The legacy tensor type name used in PyTorch messages: "Float", "Long", "Bool", …

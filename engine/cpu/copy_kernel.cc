@@ -44,9 +44,7 @@ void MoveRun(char* dst, int64_t ds, const char* src, int64_t ss, int64_t n) {
 }
 
 RunFn PickRun(DType dst, DType src) {
-  // A bool copy writes each byte as 0 or 1 (torch's copy does too): a byte other than 0 or 1 in a
-  // bool storage (a uint8 tensor viewed as bool) is true, and its copy says so plainly.
-  if (dst == src && dst != DType::kBool) {
+  if (CopyMovesBytes(dst, src)) {
     switch (ItemSize(dst)) {
       case 1: return MoveRun<uint8_t>;
       case 2: return MoveRun<uint16_t>;
@@ -230,9 +228,7 @@ void CopyStrided(IntList sizes, const StridedRef& dst, const StridedRef& src) {
   const int64_t ssize = ItemSize(src.dtype);
   StridedLoop<2> loop(sizes, {dst.strides, src.strides}, {dsize, ssize});
   if (loop.numel() == 0) return;
-  // (A bool copy takes PickRun's loop, which writes 0 or 1.)
-  if (dst.dtype == src.dtype && dst.dtype != DType::kBool &&
-      TryTransposeCopy(loop, dst.data, src.data, dsize)) {
+  if (CopyMovesBytes(dst.dtype, src.dtype) && TryTransposeCopy(loop, dst.data, src.data, dsize)) {
     return;
   }
   const RunFn run = PickRun(dst.dtype, src.dtype);

@@ -1,7 +1,6 @@
 #include "engine/cpu/sort_kernels.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -203,16 +202,15 @@ bool FromRadixKey(uint64_t u, C* x) {
 // counts every byte's histogram; `key`/`at` end sorted (the buffers swapped as passes run).
 void RadixSortPairs(int64_t n, Scratch<uint64_t>& key, Scratch<int64_t>& at,
                     Scratch<uint64_t>& key_tmp, Scratch<int64_t>& at_tmp) {
-  std::vector<std::array<int64_t, 256>> count(8);
-  for (auto& c : count) c.fill(0);
+  int64_t count[8][256] = {};
   const uint64_t* k = key.data();
   for (int64_t i = 0; i < n; ++i) {
     const uint64_t x = k[i];
     for (int b = 0; b < 8; ++b) ++count[b][(x >> (8 * b)) & 0xFF];
   }
   for (int b = 0; b < 8; ++b) {
-    const auto& c = count[b];
-    if (std::any_of(c.begin(), c.end(), [n](int64_t m) { return m == n; })) continue;  // one value
+    const int64_t* c = count[b];
+    if (std::any_of(c, c + 256, [n](int64_t m) { return m == n; })) continue;  // one value
     int64_t start[256];
     int64_t sum = 0;
     for (int v = 0; v < 256; ++v) start[v] = sum, sum += c[v];

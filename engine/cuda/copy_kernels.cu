@@ -217,7 +217,7 @@ cudaError_t LaunchSleep(int64_t ms, cudaStream_t stream) {
 cudaError_t LaunchCopy(const OffsetCalculator<2>& calc, int64_t numel, char* dst, DType dst_dtype,
                        const char* src, DType src_dtype, cudaStream_t stream) {
   if (numel == 0) return cudaSuccess;
-  if (dst_dtype == src_dtype && dst_dtype != DType::kBool) {  // a bool copy writes 0 or 1
+  if (CopyMovesBytes(dst_dtype, src_dtype)) {
     switch (ItemSize(dst_dtype)) {
       case 1: return LaunchTyped<uint8_t, uint8_t>(calc, numel, dst, src, stream);
       case 2: return LaunchTyped<uint16_t, uint16_t>(calc, numel, dst, src, stream);

@@ -779,6 +779,11 @@ def test_binomial_matches_torchs_contract(session):
 # A bool tensor over bytes other than 0 and 1 (a uint8 tensor viewed as bool): torch reads any
 # nonzero byte as True, in every op; reading such a byte as a C++ bool is undefined, and a sort
 # of them once took the server down. On a GPU (the differential matrix on cuda) the same.
+def _bytes(t):
+    """A bool result's bytes (uint8 over the same storage)."""
+    return t.view(t.new_tensor(0).byte().dtype)
+
+
 BOOL_BYTES = {
     "float": lambda b: b.float(),
     "to float16": lambda b: b.to(b.new_tensor(0.0).half().dtype),
@@ -790,7 +795,7 @@ BOOL_BYTES = {
     "count_nonzero": lambda b: b.count_nonzero(),
     "cumsum": lambda b: b.cumsum(0),
     "max": lambda b: b.max(),
-    "not": lambda b: (~b).view(b.new_tensor(0).byte().dtype),
+    "not": lambda b: _bytes(~b),
     "logical ops": lambda b: ((b & b), (b ^ b), b.logical_not(), b == True),  # noqa: E712
     "add a number": lambda b: (b + 1, b * 2),
     "where": lambda b: b.where(b, b.new_tensor(False)).float(),
@@ -802,10 +807,9 @@ BOOL_BYTES = {
     "masked_select": lambda b: b.float().masked_select(b),
     "masked_fill": lambda b: b.float().masked_fill(b, 5),
     "index by mask": lambda b: b.float()[b],
-    "clone": lambda b: b.clone().view(b.new_tensor(0).byte().dtype),
-    "contiguous of a slice": lambda b: b[::2].contiguous().view(b.new_tensor(0).byte().dtype),
-    "contiguous of a transpose": lambda b: b.view(4, 8).t().contiguous().view(
-        b.new_tensor(0).byte().dtype),
+    "clone": lambda b: _bytes(b.clone()),
+    "contiguous of a slice": lambda b: _bytes(b[::2].contiguous()),
+    "contiguous of a transpose": lambda b: _bytes(b.view(4, 8).t().contiguous()),
     "nonzero of a transpose": lambda b: b.view(4, 8).t().nonzero(),
     "masked_select, mask broadcast": lambda b: b.new_ones(4, 8).float().masked_select(
         b[:8].expand(4, 8)),

@@ -437,7 +437,8 @@ class CudaAllocator final : public Allocator {
 
 class CudaBackend final : public Backend {
  public:
-  explicit CudaBackend(Device device) : device_(device), allocator_(this, device) {}
+  CudaBackend(Device device, int multiprocessors)
+      : device_(device), multiprocessors_(multiprocessors), allocator_(this, device) {}
 
   Device device() const override { return device_; }
   Allocator& allocator() override { return allocator_; }
@@ -577,7 +578,8 @@ class CudaBackend final : public Backend {
                       DType out_dtype, int64_t* indices, const ReduceArgs& args) override {
     TENSORD_CUDA_TRY(UseDevice(device_.index), "reduce");
     const LaunchTarget to = TargetFor(this, device_.index);
-    const ReduceLaunch how = ChooseReduceLaunch(g);
+    const ReduceLaunch how = ChooseReduceLaunch(
+        g, static_cast<int64_t>(multiprocessors_) * ReduceBlocksPerSm(op, in.dtype));
     void* scratch = nullptr;
     if (how.scratch_bytes > 0) {
       TENSORD_ASSIGN_OR_RETURN(scratch, allocator_.Allocate(how.scratch_bytes));
@@ -1117,6 +1119,7 @@ class CudaBackend final : public Backend {
   }
 
   const Device device_;
+  const int multiprocessors_;  // its SMs: how many blocks of a kernel run at once
   CudaAllocator allocator_;
 };
 
@@ -1154,7 +1157,7 @@ std::vector<DeviceInfo> RegisterBackends(std::string* why) {
       info.major = prop.major;
       info.minor = prop.minor;
       info.multiprocessors = prop.multiProcessorCount;
-      RegisterBackend(new CudaBackend(info.device));  // lives as long as the process
+      RegisterBackend(new CudaBackend(info.device, info.multiprocessors));  // lives as long as the process
       devices->push_back(std::move(info));
     }
   }

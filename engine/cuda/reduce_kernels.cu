@@ -1,6 +1,8 @@
 // CUDA reductions, scans and softmax over any strides. The functors are the CPU's
 // (engine/kernels/reduce_functors.h), so both devices compute the same thing.
 #include <algorithm>
+#include <atomic>
+#include <type_traits>
 
 #include "engine/cuda/reduce_kernels.h"
 #include "engine/cuda/grid.h"
@@ -49,7 +51,9 @@ __global__ void ReduceBlocks(Dims kept, Dims red, const T* in, int64_t m, int64_
     const int64_t base = OffsetOf(kept, o);
     const int64_t r0 = part * per, r1 = r < r0 + per ? r : r0 + per;
     Acc acc;
-    if (red.n == 1) {  // one (coalesced) reduced dim: four loads in flight per thread
+    if (red.n == 1 && red.strides[0] == 1) {  // a contiguous run: four 16-byte loads in flight
+      acc = AccumulateContiguous<T>(f, in, base, r0, r1, threadIdx.x, blockDim.x);
+    } else if (red.n == 1) {  // one (coalesced) reduced dim: four loads in flight per thread
       acc = AccumulateStrided<T>(f, in, base, red.strides[0], r0 + threadIdx.x, r1, blockDim.x);
     } else {
       acc = f.Init();
@@ -127,13 +131,11 @@ void Run(const ReduceGeometry& g, const T* in, char* out, DType od, int64_t* idx
   }
 }
 
-template <typename T>
-void ReduceTyped(ReduceOp op, const ReduceGeometry& g, const T* in, char* out, DType od,
-                 int64_t* idx, const ReduceArgs& args, const ReduceLaunch& how, void* scratch,
-                 cudaStream_t stream) {
-  int64_t r = 1;
-  for (int64_t s : g.red_sizes) r *= s;
-  const auto run = [&](const auto& f) { Run<T>(g, in, out, od, idx, f, how, scratch, stream); };
+// Calls run(f) with the functor of `op` over T for `r` reduced elements (values: max/min with
+// a dim store their values, and indices).
+template <typename T, typename Run>
+void WithReduceFunctor(ReduceOp op, int64_t r, bool values, const ReduceArgs& args,
+                       const Run& run) {
   switch (op) {
     case ReduceOp::kSum: return run(SumOp<T>{});
     case ReduceOp::kMean: {
@@ -147,12 +149,12 @@ void ReduceTyped(ReduceOp op, const ReduceGeometry& g, const T* in, char* out, D
     case ReduceOp::kAmin: return run(ExtremumOp<T, false>{});
     case ReduceOp::kArgmax: {
       ArgOp<T, true> f;
-      f.values = idx != nullptr;
+      f.values = values;
       return run(f);
     }
     case ReduceOp::kArgmin: {
       ArgOp<T, false> f;
-      f.values = idx != nullptr;
+      f.values = values;
       return run(f);
     }
     case ReduceOp::kAll: return run(LogicalOp<T, true>{});
@@ -176,6 +178,17 @@ void ReduceTyped(ReduceOp op, const ReduceGeometry& g, const T* in, char* out, D
       return;
     case ReduceOp::kLogsumexp: return run(LseOp<T>{});
   }
+}
+
+template <typename T>
+void ReduceTyped(ReduceOp op, const ReduceGeometry& g, const T* in, char* out, DType od,
+                 int64_t* idx, const ReduceArgs& args, const ReduceLaunch& how, void* scratch,
+                 cudaStream_t stream) {
+  int64_t r = 1;
+  for (int64_t s : g.red_sizes) r *= s;
+  WithReduceFunctor<T>(op, r, idx != nullptr, args, [&](const auto& f) {
+    Run<T>(g, in, out, od, idx, f, how, scratch, stream);
+  });
 }
 
 // Lines along `dim`: the other dims' sizes and each tensor's strides over them.
@@ -308,28 +321,30 @@ __global__ void SoftmaxKernel(Lines l, bool log, const T* in, T* out) {
 
 }  // namespace
 
-ReduceLaunch ChooseReduceLaunch(const ReduceGeometry& g) {
-  ReduceLaunch how;
-  int64_t m = 1, r = 1;
-  for (int64_t s : g.kept_sizes) m *= s;
-  for (int64_t s : g.red_sizes) r *= s;
-  if (m == 0) return how;  // no outputs: nothing runs
-  const size_t nk = g.kept_sizes.size(), nr = g.red_sizes.size();
-  const auto mag = [](int64_t s) { return s < 0 ? -s : s; };
-  if (nk > 0 && nr > 0 && m >= 1024 &&
-      mag(g.kept_strides[nk - 1]) < mag(g.red_strides[nr - 1])) {
-    how.per_thread = true;
-    return how;
-  }
-  how.threads = 32;
-  while (how.threads < 256 && how.threads < r) how.threads *= 2;
-  // Few outputs over many elements: split each so that the GPU's SMs all work.
-  constexpr int64_t kWantBlocks = 1024, kMinPerPart = 8192;
-  if (m < kWantBlocks && r >= 2 * kMinPerPart) {
-    how.parts = std::min<int64_t>((kWantBlocks + m - 1) / m, r / kMinPerPart);
-    how.scratch_bytes = m * how.parts * 32;
-  }
-  return how;
+int ReduceBlocksPerSm(ReduceOp op, DType dtype) {
+  // CUDA's answer depends on the kernel and the device's architecture; asked once per (op,
+  // dtype) and kept (a server's GPUs are of one architecture; a wrong guess costs only speed).
+  constexpr int kOps = static_cast<int>(ReduceOp::kCountNonzero) + 1, kDTypes = kNumDTypes;
+  static std::atomic<int> known[kOps][kDTypes] = {};
+  const int o = static_cast<int>(op), d = static_cast<int>(dtype);
+  if (o < 0 || o >= kOps || d < 0 || d >= kDTypes) return 0;
+  int blocks = known[o][d].load(std::memory_order_relaxed);
+  if (blocks > 0) return blocks;
+  DispatchDType(dtype, [&](auto t) {
+    using T = decltype(t);
+    WithReduceFunctor<T>(op, 1, false, ReduceArgs{}, [&](const auto& f) {
+      using F = std::decay_t<decltype(f)>;
+      const size_t shared = kSplitReduceThreads * sizeof(typename F::Acc);
+      if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, ReduceBlocks<T, F>,
+                                                        kSplitReduceThreads,
+                                                        shared) != cudaSuccess) {
+        (void)cudaGetLastError();
+        blocks = 0;
+      }
+    });
+  });
+  if (blocks > 0) known[o][d].store(blocks, std::memory_order_relaxed);
+  return blocks;
 }
 
 cudaError_t LaunchReduce(ReduceOp op, const ReduceGeometry& g, const StridedRef& in, char* out,

@@ -8,25 +8,16 @@
 #include <cstdint>
 
 #include "engine/core/dtype.h"
+#include "engine/cuda/reduce_launch.h"
 #include "engine/kernels/kernel_error.h"
 #include "engine/kernels/reduce_ops.h"
 #include "engine/tensor/strided_ref.h"
 
 namespace tensord::engine::cuda {
 
-// How a reduction is spread over the GPU, chosen on the host from its geometry:
-//  - one thread per output, when the outputs lie side by side in memory and are many (column
-//    reductions: neighbouring threads read neighbouring elements);
-//  - else one block per output (its threads stride over the reduced elements, then combine in
-//    shared memory), and when outputs are few, `parts` blocks per output whose partial results
-//    a second kernel combines (scratch: `scratch_bytes` of device memory).
-struct ReduceLaunch {
-  bool per_thread = false;
-  int threads = 256;
-  int64_t parts = 1;
-  int64_t scratch_bytes = 0;
-};
-ReduceLaunch ChooseReduceLaunch(const ReduceGeometry& g);
+// Blocks of the split reduction's kernel for `op` over `dtype`, kSplitReduceThreads threads
+// each, that one SM runs at once (CUDA's occupancy of that kernel; 0 where it cannot say).
+int ReduceBlocksPerSm(ReduceOp op, DType dtype);
 
 cudaError_t LaunchReduce(ReduceOp op, const ReduceGeometry& g, const StridedRef& in, char* out,
                          DType out_dtype, int64_t* indices, const ReduceArgs& args,

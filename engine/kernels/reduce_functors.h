@@ -366,6 +366,68 @@ TENSORD_HD typename F::Acc AccumulateStrided(const F& f, const T* in, int64_t ba
   return f.Combine(f.Combine(a0, a1), f.Combine(a2, a3));
 }
 
+// 16 bytes of a contiguous run, loaded as one (on a GPU, one 128-bit load). A bool's bytes
+// travel as uint8, read as LoadElement reads them (nonzero is true).
+template <typename T>
+struct alignas(16) Piece16 {
+  using Lane = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
+  static constexpr int kCount = 16 / sizeof(T);
+  Lane v[kCount];
+  TENSORD_HD Calc<T> At(int e) const {
+    if constexpr (std::is_same_v<T, bool>) {
+      return v[e] != 0;
+    } else {
+      return static_cast<Calc<T>>(v[e]);
+    }
+  }
+};
+
+// The share of lane `lane` of `lanes` threads in reducing in[base + j], j in [r0, r1), a
+// contiguous run: what AccumulateStrided computes with stride 1, with the loads of a GPU's
+// bandwidth. From the first 16-byte boundary on, the run is read in 16-byte pieces, each lane
+// taking every lanes-th piece, four pieces in flight (four times the bytes per load of
+// AccumulateStrided); the elements before that boundary and after the last whole piece go one
+// per lane. Each accumulator meets ascending positions, as Step requires; a0 takes the head,
+// its share of the pieces and the tail, in that order.
+template <typename T, typename F>
+TENSORD_HD typename F::Acc AccumulateContiguous(const F& f, const T* in, int64_t base,
+                                                int64_t r0, int64_t r1, int64_t lane,
+                                                int64_t lanes) {
+  using Acc = typename F::Acc;
+  using Piece = Piece16<T>;
+  constexpr int64_t kPer = Piece::kCount;
+  const T* row = in + base;
+  const uintptr_t at = reinterpret_cast<uintptr_t>(row + r0);
+  if (at % sizeof(T) != 0) return AccumulateStrided<T>(f, in, base, 1, r0 + lane, r1, lanes);
+  const int64_t skip = static_cast<int64_t>((16 - at % 16) % 16 / sizeof(T));
+  const int64_t head_end = r0 + skip < r1 ? r0 + skip : r1;
+  const int64_t pieces = (r1 - head_end) / kPer;
+  const int64_t tail = head_end + pieces * kPer;
+  const Piece* p = reinterpret_cast<const Piece*>(row + head_end);
+  Acc a0 = f.Init(), a1 = f.Init(), a2 = f.Init(), a3 = f.Init();
+  for (int64_t j = r0 + lane; j < head_end; j += lanes) a0 = f.Step(a0, ReducedElement(row, j), j);
+  int64_t v = lane;
+  for (; v + 3 * lanes < pieces; v += 4 * lanes) {
+    const Piece x0 = p[v], x1 = p[v + lanes], x2 = p[v + 2 * lanes], x3 = p[v + 3 * lanes];
+    const int64_t j0 = head_end + v * kPer, jl = lanes * kPer;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int e = 0; e < kPer; ++e) {
+      a0 = f.Step(a0, x0.At(e), j0 + e);
+      a1 = f.Step(a1, x1.At(e), j0 + jl + e);
+      a2 = f.Step(a2, x2.At(e), j0 + 2 * jl + e);
+      a3 = f.Step(a3, x3.At(e), j0 + 3 * jl + e);
+    }
+  }
+  for (; v < pieces; v += lanes) {
+    const Piece x = p[v];
+    for (int e = 0; e < kPer; ++e) a0 = f.Step(a0, x.At(e), head_end + v * kPer + e);
+  }
+  for (int64_t j = tail + lane; j < r1; j += lanes) a0 = f.Step(a0, ReducedElement(row, j), j);
+  return f.Combine(f.Combine(a0, a1), f.Combine(a2, a3));
+}
+
 }  // namespace tensord::engine
 
 #endif  // TENSORD_ENGINE_KERNELS_REDUCE_FUNCTORS_H_

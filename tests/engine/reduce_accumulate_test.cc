@@ -1,7 +1,9 @@
-// AccumulateStrided (engine/kernels/reduce_functors.h), the share of a reduction each thread of
-// a CUDA block accumulates with four loads in flight, run on the host as a block runs it: its
-// threads' partials, combined, must store what one sequential pass stores, for every reduction
-// functor, with ties, NaNs, integer wrap-around, strided rows and part boundaries. Needs no GPU.
+// AccumulateStrided and AccumulateContiguous (engine/kernels/reduce_functors.h), the share of a
+// reduction each thread of a CUDA block accumulates with four loads in flight (the second in
+// 16-byte pieces after an unaligned head), run on the host as a block runs it: its threads'
+// partials, combined, must store what one sequential pass stores, for every reduction functor,
+// with ties, NaNs, integer wrap-around, strided rows, part boundaries and every alignment of a
+// contiguous run's start and end. Needs no GPU.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -18,17 +20,20 @@ namespace tensord::engine {
 namespace {
 
 // The stored output (as double) and index of reducing in[base + j * stride], j in [r0, r1):
-// sequentially, or by `threads` threads as the kernel splits the part.
+// sequentially, or by `threads` threads as the kernel splits the part (stride 1: the
+// contiguous loop).
 template <typename T, typename F>
-std::pair<double, int64_t> Reduce(const F& f, const std::vector<T>& in, int64_t base,
-                                  int64_t stride, int64_t r0, int64_t r1, int threads) {
+std::pair<double, int64_t> Reduce(const F& f, const T* in, int64_t base, int64_t stride,
+                                  int64_t r0, int64_t r1, int threads) {
   typename F::Acc acc = f.Init();
   if (threads == 0) {
-    for (int64_t j = r0; j < r1; ++j) acc = f.Step(acc, static_cast<Calc<T>>(in[base + j * stride]), j);
+    for (int64_t j = r0; j < r1; ++j) acc = f.Step(acc, ReducedElement(in, base + j * stride), j);
   } else {
     std::vector<typename F::Acc> partial;
     for (int t = 0; t < threads; ++t) {
-      partial.push_back(AccumulateStrided<T>(f, in.data(), base, stride, r0 + t, r1, threads));
+      partial.push_back(stride == 1
+                            ? AccumulateContiguous<T>(f, in, base, r0, r1, t, threads)
+                            : AccumulateStrided<T>(f, in, base, stride, r0 + t, r1, threads));
     }
     // The kernel's shared-memory tree: pairs (t, t + s) for s = threads/2, threads/4, ...
     for (int s = threads / 2; s > 0; s /= 2) {
@@ -45,18 +50,19 @@ std::pair<double, int64_t> Reduce(const F& f, const std::vector<T>& in, int64_t 
 // Checked rows are every kStride-th element of the data from kBase on.
 constexpr int64_t kBase = 2, kStride = 3;
 
+// Every stride-th element from `base` on, or (stride 1) contiguous runs starting at each
+// element of a 16-byte line and ending anywhere in one.
 template <typename T, typename F>
-void Check(const std::string& what, const F& f, const std::vector<T>& in, bool exact) {
-  SCOPED_TRACE(what);
-  const int64_t stride = kStride, base = kBase;
-  const int64_t r = (static_cast<int64_t>(in.size()) - base + stride - 1) / stride;
+void CheckRows(const F& f, const T* in, int64_t n, int64_t base, int64_t stride, bool exact) {
+  const int64_t r = (n - base + stride - 1) / stride;
   // Whole rows and parts of them (the kernel splits long rows into parts).
   for (const auto& [r0, r1] : std::vector<std::pair<int64_t, int64_t>>{
-           {0, r}, {0, 1}, {5, 6}, {7, r - 11}, {r / 2, r}, {3, 3}}) {
+           {0, r}, {0, 1}, {5, 6}, {7, r - 11}, {r / 2, r}, {3, 3}, {1, 40}, {2, r - 1}}) {
+    if (r1 > r || r0 > r1) continue;  // a short run
     const auto want = Reduce<T>(f, in, base, stride, r0, r1, 0);
     for (int threads : {1, 2, 4, 32, 256}) {
-      SCOPED_TRACE(testing::Message() << "part [" << r0 << ", " << r1 << "), " << threads
-                                      << " threads");
+      SCOPED_TRACE(testing::Message() << "base " << base << ", stride " << stride << ", part ["
+                                      << r0 << ", " << r1 << "), " << threads << " threads");
       const auto got = Reduce<T>(f, in, base, stride, r0, r1, threads);
       EXPECT_EQ(got.second, want.second);
       if (std::isnan(want.first)) {
@@ -68,6 +74,16 @@ void Check(const std::string& what, const F& f, const std::vector<T>& in, bool e
       }
     }
   }
+}
+
+template <typename T, typename F>
+void Check(const std::string& what, const F& f, const std::vector<T>& in, bool exact) {
+  SCOPED_TRACE(what);
+  const int64_t n = static_cast<int64_t>(in.size());
+  CheckRows(f, in.data(), n, kBase, kStride, exact);
+  // std::vector's data is 16-byte aligned: bases 0..17 start a run at every place of a line.
+  static_assert(alignof(std::max_align_t) >= 16);
+  for (int64_t base = 0; base < 18; ++base) CheckRows(f, in.data(), n, base, 1, exact);
 }
 
 template <typename T>
@@ -143,6 +159,29 @@ TEST(ReduceAccumulateTest, EveryFunctorStoresWhatOneSequentialPassStores) {
     Check("logsumexp double", LseOp<double>{}, d, false);
     Check("logsumexp float with NaN", LseOp<float>{}, fn, false);
   }
+}
+
+// Bool tensors over bytes other than 0 and 1 (a uint8 storage viewed as bool): the contiguous
+// loop reads them in 16-byte pieces of uint8 lanes, nonzero meaning true, as LoadElement does.
+TEST(ReduceAccumulateTest, BoolRunsOfAnyBytesCountEveryNonzeroByteAsTrue) {
+  alignas(16) uint8_t bytes[1003];
+  std::mt19937 rng(7);
+  for (uint8_t& b : bytes) b = rng() % 3 == 0 ? 0 : static_cast<uint8_t>(1 + rng() % 255);
+  for (int i = 0; i < 40; ++i) bytes[500 + i] = 0;  // a run of false
+  const bool* in = reinterpret_cast<const bool*>(bytes);
+  for (int64_t base = 0; base < 18; ++base) {
+    SCOPED_TRACE(testing::Message() << "base " << base);
+    CheckRows(SumOp<bool>{}, in, 1003, base, 1, true);
+    CheckRows(CountOp<bool>{}, in, 1003, base, 1, true);
+    CheckRows(LogicalOp<bool, true>{}, in, 1003, base, 1, true);
+    CheckRows(LogicalOp<bool, false>{}, in + 500, 40, base % 4, 1, true);
+    ArgOp<bool, true> argmax;
+    CheckRows(argmax, in + 500, 80, base, 1, true);
+  }
+  // The sum counts the nonzero bytes, whatever their value.
+  int64_t nonzero = 0;
+  for (uint8_t b : bytes) nonzero += b != 0;
+  EXPECT_EQ(Reduce<bool>(SumOp<bool>{}, in, 0, 1, 0, 1003, 32).first, static_cast<double>(nonzero));
 }
 
 }  // namespace

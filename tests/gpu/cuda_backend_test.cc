@@ -597,11 +597,36 @@ TEST(CudaReduceTest, LargeReductionsTakeEveryLaunchPath) {
         },
         true, &compared);
   }
-  EXPECT_EQ(compared, 8);
+  // Contiguous runs that start off a 16-byte boundary (AccumulateContiguous: a head of single
+  // elements, 16-byte pieces, a tail), split into parts that start anywhere: the elements from
+  // the 3rd on, and rows of 1,000,001 from the 5th.
+  for (const auto& [op, label, start, rows] :
+       std::vector<std::tuple<std::string, std::string, int64_t, int64_t>>{
+           {"sum", "sum from element 3", 3, 0},
+           {"argmax", "argmax from element 3 (ties: the first)", 3, 0},
+           {"amin", "amin from element 3", 3, 0},
+           {"sum", "sums of rows of 1000001 from element 5", 5, 4},
+           {"argmin", "argmin of rows of 1000001 from element 5", 5, 4}}) {
+    CompareOnBothDevices(
+        label,
+        [&](Device device) -> absl::StatusOr<Tensor> {
+          const Tensor& all = device.is_cpu() ? big : big_gpu;
+          Attrs attrs;
+          if (rows == 0) {
+            TENSORD_ASSIGN_OR_RETURN(Tensor v, Slice(all, 0, start, 4194304, 1));
+            return RunNowSingle(PlanOp(op, {v}, attrs));
+          }
+          TENSORD_ASSIGN_OR_RETURN(Tensor v, Slice(all, 0, start, start + rows * 1000001, 1));
+          TENSORD_ASSIGN_OR_RETURN(v, View(v, V{rows, 1000001}));
+          return RunNowSingle(PlanOp(op, {v}, attrs.Set("dim", int64_t{1})));
+        },
+        true, &compared);
+  }
+  EXPECT_EQ(compared, 13);
 }
 
 // Lines long enough that each thread of a block reads many of their elements, four at a time
-// (AccumulateStrided in engine/kernels/reduce_functors.h), then a tail: rows of 4099 (not a
+// (AccumulateStrided and AccumulateContiguous in engine/kernels/reduce_functors.h), then a tail: rows of 4099 (not a
 // multiple of 4), whole tensors of 3 x 4099, every reduction and dtype. Values repeat (ties for
 // argmax/argmin: the first wins) and are negative too; floating rows hold a NaN (row 1) and both
 // infinities (row 2). Softmax and log_softmax over the same lines, cached in shared memory or

@@ -31,8 +31,8 @@ constexpr int64_t kMinPerPart = 8192;
 // `resident_blocks`: how many blocks of the reduction's kernel, kSplitReduceThreads threads
 // each, the device runs at once (its SMs times the kernel's occupancy), 0 where unknown. A split
 // reduction launches at most that many, so that all of its blocks run in one wave: with more,
-// the last wave runs on a fraction of the SMs while the rest idle (1,024 parts on an H200 whose
-// 132 SMs hold 5 blocks each ran as a full wave and a 55% one).
+// the last wave runs on a fraction of the SMs while the rest idle (1,024 parts where 660 blocks
+// fit, 5 on each of 132 SMs, run as a full wave and a 55% one).
 inline ReduceLaunch ChooseReduceLaunch(const ReduceGeometry& g, int64_t resident_blocks) {
   ReduceLaunch how;
   int64_t m = 1, r = 1;

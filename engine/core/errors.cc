@@ -48,6 +48,14 @@ std::string ErrorKind(const absl::Status& status) {
   return "RuntimeError";
 }
 
+absl::Status IndexSelectOutOfRange(int64_t index, int64_t dim, int64_t ndim, int64_t size) {
+  if (dim == 1 && ndim > 1) {
+    return RuntimeError("index_select", absl::StrCat("INDICES element is out of DATA bounds, id=",
+                                                     index, " axis_dim=", size));
+  }
+  return IndexError("index_select", "index out of range in self");
+}
+
 absl::Status IndexOutOfBoundsForDim(absl::string_view op, int64_t index, int64_t dim,
                                     int64_t size) {
   const std::string message = absl::StrCat("index ", index, " is out of bounds for dimension ",

@@ -60,6 +60,11 @@ absl::Status KernelNotImplemented(absl::string_view op, absl::string_view kernel
 absl::Status IndexOutOfBoundsForDim(absl::string_view op, int64_t index, int64_t dim,
                                     int64_t size);
 
+// index_select's index outside [0, size) along `dim` of a tensor of `ndim` dims, as torch
+// 1.13's CPU kernels raise it: along dim 1 of two dims or more (their dim-1 kernel), a
+// RuntimeError naming the index and size; else an IndexError. Negative indices are out of range.
+absl::Status IndexSelectOutOfRange(int64_t index, int64_t dim, int64_t ndim, int64_t size);
+
 // The standard "Dimension out of range" error (IndexError).
 absl::Status DimOutOfRange(absl::string_view op, int64_t dim, int64_t ndim);
 

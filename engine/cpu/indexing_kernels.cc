@@ -26,6 +26,38 @@ int64_t IndexAt(const Tensor& index, int64_t elem_offset) {
   return *reinterpret_cast<const int64_t*>(p);
 }
 
+// Index i of a 0-d or 1-d index tensor (int32 or int64, any stride), or, with `flat`, element i
+// of a contiguous one of any rank: the pointer, step and width taken once, not per element.
+class IndexReader {
+ public:
+  explicit IndexReader(const Tensor& index, bool flat = false)
+      : data_(index.data()),
+        step_(flat || index.dim() == 0 ? (flat ? 1 : 0) : index.stride(0)),
+        narrow_(index.dtype() == DType::kInt32) {}
+  int64_t operator()(int64_t i) const {
+    return narrow_ ? reinterpret_cast<const int32_t*>(data_)[i * step_]
+                   : reinterpret_cast<const int64_t*>(data_)[i * step_];
+  }
+
+ private:
+  const char* data_;
+  int64_t step_;
+  bool narrow_;
+};
+
+// Calls fn(u) with a default U, the unsigned type of `bytes` (1, 2, 4 or 8), so that elements
+// move as typed loads and stores; false for other sizes.
+template <typename Fn>
+bool WithElementBits(int64_t bytes, Fn&& fn) {
+  switch (bytes) {
+    case 1: fn(uint8_t{}); return true;
+    case 2: fn(uint16_t{}); return true;
+    case 4: fn(uint32_t{}); return true;
+    case 8: fn(uint64_t{}); return true;
+    default: return false;
+  }
+}
+
 // Element offset (in elements) of the multi-index `idx` through `t`'s strides.
 inline int64_t OffsetOf(const Tensor& t, const int64_t* idx) {
   int64_t off = 0;
@@ -89,13 +121,11 @@ DimVector Without(IntList v, int64_t d) {
 absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t d, const Tensor& index) {
   const int64_t n = index.numel();
   const int64_t limit = self.dim() == 0 ? 1 : self.size(d);
+  const IndexReader pick(index);
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t k = IndexAt(index, index.dim() == 0 ? 0 : i * index.stride(0));
-    if (k < 0) {  // torch 1.13's CPU kernel takes no negative indices
-      return RuntimeError("index_select", absl::StrCat("INDICES element is out of DATA bounds, "
-                                                       "id=", k, " axis_dim=", limit));
-    }
-    if (k >= limit) return IndexError("index_select", "index out of range in self");
+    const int64_t k = pick(i);
+    // torch 1.13's CPU kernels take no negative indices.
+    if (k < 0 || k >= limit) return IndexSelectOutOfRange(k, d, self.dim(), limit);
   }
   if (self.dim() == 0) {
     for (int64_t i = 0; i < n; ++i) {
@@ -114,16 +144,26 @@ absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t d, const
   if (IsContiguousLayout(sizes, src_strides, count) &&
       IsContiguousLayout(sizes, dst_strides, count)) {
     // Each selected slice is one block of bytes (rows of an embedding table): copied whole, the
-    // indices shared by the pool's threads.
+    // indices shared by the pool's threads; a slice of one element (a 1-d self) as a typed
+    // load and store.
     const int64_t bytes = count * w;
-    ParallelFor(0, n, std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(bytes, 1)),
-                [&](int64_t i0, int64_t i1) {
-                  for (int64_t i = i0; i < i1; ++i) {
-                    const int64_t k = IndexAt(index, index.dim() == 0 ? 0 : i * index.stride(0));
-                    std::memcpy(out.data() + i * out.stride(d) * w,
-                                self.data() + k * self.stride(d) * w, static_cast<size_t>(bytes));
-                  }
-                });
+    const int64_t to_step = out.stride(d), from_step = self.stride(d);
+    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(bytes, 1));
+    const bool typed = count == 1 && WithElementBits(w, [&](auto u) {
+      using U = decltype(u);
+      const U* from = reinterpret_cast<const U*>(self.data());
+      U* to = reinterpret_cast<U*>(out.data());
+      ParallelFor(0, n, grain, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) to[i * to_step] = from[pick(i) * from_step];
+      });
+    });
+    if (typed) return absl::OkStatus();
+    ParallelFor(0, n, grain, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        std::memcpy(out.data() + i * to_step * w, self.data() + pick(i) * from_step * w,
+                    static_cast<size_t>(bytes));
+      }
+    });
     return absl::OkStatus();
   }
   if (self.is_contiguous() && out.is_contiguous()) {
@@ -134,9 +174,7 @@ absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t d, const
     for (int64_t a = d + 1; a < self.dim(); ++a) inner *= self.size(a);
     const int64_t len = self.size(d);
     std::vector<int64_t> picks(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {
-      picks[i] = IndexAt(index, index.dim() == 0 ? 0 : i * index.stride(0));
-    }
+    for (int64_t i = 0; i < n; ++i) picks[i] = pick(i);
     const auto gather = [&](auto u) {
       using U = decltype(u);
       const U* src = reinterpret_cast<const U*>(self.data());
@@ -166,7 +204,7 @@ absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t d, const
     return absl::OkStatus();
   }
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t k = IndexAt(index, index.dim() == 0 ? 0 : i * index.stride(0));
+    const int64_t k = pick(i);
     const StridedRef src{self.data() + k * self.stride(d) * w, self.dtype(), src_strides};
     const StridedRef dst{out.data() + i * out.stride(d) * w, out.dtype(), dst_strides};
     CopyStrided(sizes, dst, src);
@@ -397,7 +435,16 @@ absl::Status Scatter(absl::string_view op, const Tensor& self, int64_t d, const 
 absl::Status CheckIndexBounds(absl::string_view op, const Tensor& index, int64_t dim,
                               int64_t size) {
   const int64_t n = index.numel();
-  for (int64_t i = 0; i < n; ++i) {  // row-major: the first bad index is the one named
+  // Row-major: the first bad index is the one named.
+  if (index.is_contiguous()) {
+    const IndexReader at(index, /*flat=*/true);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t k = at(i);
+      if (k < -size || k >= size) return IndexOutOfBoundsForDim(op, k, dim, size);
+    }
+    return absl::OkStatus();
+  }
+  for (int64_t i = 0; i < n; ++i) {
     const int64_t k = IndexAt(index, RowMajorOffset(index, i));
     if (k < -size || k >= size) return IndexOutOfBoundsForDim(op, k, dim, size);
   }
@@ -411,14 +458,38 @@ absl::Status Take(const Tensor& out, const Tensor& self, const Tensor& index) {
   }
   const int64_t w = self.itemsize();
   const bool contiguous = self.is_contiguous();
+  const auto out_of_range = [&](int64_t k) {
+    return IndexError("take", absl::StrCat("out of range: tried to access index ", k,
+                                           " on a tensor of ", n, " elements."));
+  };
+  if (contiguous && index.is_contiguous()) {
+    // Flat positions into flat memory: checked, then gathered as typed loads and stores.
+    const int64_t count = index.numel();
+    const IndexReader at(index, /*flat=*/true);
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t k = at(i);
+      if (k < -n || k >= n) return out_of_range(k);
+    }
+    const bool typed = WithElementBits(w, [&](auto u) {
+      using U = decltype(u);
+      const U* from = reinterpret_cast<const U*>(self.data());
+      U* to = reinterpret_cast<U*>(out.data());
+      ParallelFor(0, count, int64_t{1} << 14, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+          const int64_t k = at(i);
+          to[i] = from[k < 0 ? k + n : k];
+        }
+      });
+    });
+    if (typed) return absl::OkStatus();
+  }
   char* to = out.data();
   int64_t i = 0;
   absl::Status status;
   ForEachIndex(index.sizes(), [&](const int64_t* idx) {
     int64_t k = IndexAt(index, OffsetOf(index, idx));
     if (k < -n || k >= n) {
-      status = IndexError("take", absl::StrCat("out of range: tried to access index ", k,
-                                               " on a tensor of ", n, " elements."));
+      status = out_of_range(k);
       return false;
     }
     if (k < 0) k += n;

@@ -713,13 +713,8 @@ class CudaBackend final : public Backend {
     TENSORD_RETURN_IF_ERROR(CheckIndexDims("index_select", {&out, &self, &index}));
     return LaunchChecked(
         "index_select",
-        [](const KernelError& e) {
-          if (e.a < 0) {
-            return RuntimeError("index_select",
-                                absl::StrCat("INDICES element is out of DATA bounds, id=", e.a,
-                                             " axis_dim=", e.b));
-          }
-          return IndexError("index_select", "index out of range in self");
+        [dim, ndim = self.dim()](const KernelError& e) {
+          return IndexSelectOutOfRange(e.a, dim, ndim, e.b);
         },
         [&](KernelError* slot, cudaStream_t stream) {
           return LaunchIndexSelect(out, self, dim, index, slot, stream);

@@ -351,11 +351,15 @@ __global__ void WriteSelectedKernel(View self, View mask, bool has_mask, int64_t
 cudaError_t LaunchIndexSelect(const Tensor& out, const Tensor& self, int64_t dim,
                               const Tensor& index, KernelError* slot, cudaStream_t stream) {
   const int64_t n = out.numel();
-  if (n == 0) return cudaSuccess;
   const int64_t limit = self.dim() == 0 ? 1 : self.size(dim);
   View o = MakeView(out), s = MakeView(self), i = MakeView(index);
   i.strides[0] = index.dim() == 0 ? 0 : index.stride(0);
-  if (const std::optional<RowGather> rows = MakeRowGather(out, self, dim, index, false)) {
+  if (n == 0) {
+    // Nothing to copy (another dim of self is empty), but the indices are checked, as the CPU's.
+    const int64_t count = index.numel();
+    if (count == 0) return cudaSuccess;
+    CheckIndices<<<GridFor(count, kThreads), kThreads, 0, stream>>>(i, limit, false, count, slot);
+  } else if (const std::optional<RowGather> rows = MakeRowGather(out, self, dim, index, false)) {
     LaunchRowGather(*rows, self.data(), out.data(), index.data(), slot, stream);
   } else {
     if (self.dim() == 0) o.n = 1, o.sizes[0] = n, o.strides[0] = 1;  // n copies of the one element

@@ -233,3 +233,37 @@ def test_indexing_a_large_tensor_builds_no_table_of_positions_in_the_client(sess
     assert picked.tolist() == [2.0, 2.0, 2.0]
     assert columns.shape == (4096, 3) and columns[7].tolist() == [0.0, 0.0, 0.0]
     assert x.sum().item() == 6.0
+
+
+# index_select's out-of-range indices (negative ones included: torch 1.13's CPU kernels take
+# none) raise as torch 1.13's: a RuntimeError naming the index and size along dim 1 of two dims
+# or more (its dim-1 kernel), else an IndexError; an empty self is checked too.
+INDEX_SELECT_SELVES = {
+    "1-d": (lambda t: t.arange(10.0), 0),
+    "0-d": (lambda t: t.tensor(3.0), 0),
+    "2-d dim 0": (lambda t: t.ones(4, 5), 0),
+    "2-d dim 1": (lambda t: t.ones(4, 5), 1),
+    "2-d int64 dim 1 transposed": (lambda t: t.arange(20).view(5, 4).t(), 1),
+    "3-d dim 1": (lambda t: t.ones(2, 4, 5, dtype=t.float16), 1),
+    "3-d dim 2 strided": (lambda t: t.ones(2, 4, 10)[..., ::2], 2),
+    "empty 2-d dim 1": (lambda t: t.ones(0, 5), 1),
+}
+
+
+@pytest.mark.parametrize("index", [[-1], [100], [1, -1], [2, 7, 5]])
+@pytest.mark.parametrize("name", sorted(INDEX_SELECT_SELVES))
+def test_index_select_out_of_range_raises_torchs_error(name, index, session):
+    make, dim = INDEX_SELECT_SELVES[name]
+    results = []
+    for t in (torch, tensord):
+        results.append(outcome(lambda: synced(t, t.index_select(make(t), dim, t.tensor(index)))))
+    (want, werr), (got, gerr) = results
+    if werr is None:
+        assert gerr is None, gerr
+        assert torch.equal(want, torch.tensor(got.cpu().numpy()))
+        return
+    assert gerr is not None and gerr[0] == werr[0], (gerr, werr)
+    if name == "0-d" and len(index) > 1:  # refused whatever the indices (README: differences)
+        assert "Index to scalar can have only 1 value" in gerr[1], gerr
+        return
+    assert werr[1] in gerr[1], (gerr, werr)

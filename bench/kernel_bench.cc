@@ -152,6 +152,11 @@ int main(int argc, char** argv) {
     cases.push_back({"unique_counts_1M_of_1000",
                      op("unique", {where}, Attrs().Set("return_counts", true)), 10});
     cases.push_back({"bincount_1M_of_1000", op("bincount", {where, Tensor()}), 20});
+    // A million picks from a table of a thousand numbers (a lookup table, a palette).
+    Tensor table = Rand({1000});
+    cases.push_back({"index_select_1M_of_1000",
+                     op("index_select", {table, where}, Attrs().Set("dim", int64_t{0})), 20});
+    cases.push_back({"take_1M_of_1000", op("take", {table, where}), 20});
     Tensor points = Rand({2048, 64}), centers = Rand({512, 64});
     cases.push_back({"cdist_2048x512x64", op("cdist", {points, centers}), 20});
   }

@@ -144,7 +144,8 @@ absl::StatusOr<std::optional<DimVector>> ComputeViewStrides(absl::string_view op
 absl::StatusOr<DimVector> BroadcastShapes(absl::string_view op, IntList a, IntList b) {
   const size_t n = std::max(a.size(), b.size());
   DimVector out(n);
-  for (size_t i = 0; i < n; ++i) {
+  // From the last dim, as torch's infer_size: of several mismatches, the rightmost is named.
+  for (size_t i = n; i-- > 0;) {
     const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
     if (da != db && da != 1 && db != 1) {

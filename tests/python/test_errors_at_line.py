@@ -82,6 +82,38 @@ def test_a_mistake_raises_at_its_line(session, name, mistake):
     assert got[0] == expected[0] and got[2] == expected[2]
 
 
+# Mistakes whose words matter as much as the class: a user reads them (torch 1.13's message
+# must appear in tensord's, which may name the op before it).
+WORDED_MISTAKES = [
+    ("item-of-two", "torch.tensor([1.0, 2.0]).item()"),
+    ("float-of-two", "float(torch.tensor([1.0, 2.0]))"),
+    ("int-of-empty", "int(torch.tensor([], dtype=torch.int64))"),
+    ("ragged-list", "torch.tensor([[1, 2], [3]])"),
+    ("ragged-deep", "torch.tensor([[[1], [2, 3]]])"),
+    ("number-where-a-list-was", "torch.tensor([[1, 2], 3])"),
+    ("list-where-a-number-was", "torch.tensor([1, [2]])"),
+    ("a-string", "torch.tensor('abc')"),
+    ("broadcast-two-mismatches", "torch.ones(2, 3) + torch.ones(3, 2)"),
+    ("broadcast-three-dims", "torch.ones(2, 3, 4) * torch.ones(3, 2, 5)"),
+]
+
+
+@pytest.mark.parametrize("name,mistake", WORDED_MISTAKES, ids=[m[0] for m in WORDED_MISTAKES])
+def test_a_mistake_raises_torchs_class_and_words(session, name, mistake):
+    raised = []
+    for lib in (torch, tensord):
+        try:
+            exec(mistake, {"torch": lib})
+            raised.append(None)
+        except Exception as e:  # noqa: BLE001 - the class and words are what is compared
+            raised.append((type(e), str(e)))
+    want, got = raised
+    assert want is not None, f"torch accepts {mistake!r}"
+    assert got is not None, f"tensord accepts {mistake!r} (torch: {want})"
+    assert torch_class(got[0]) is torch_class(want[0]), (got, want)
+    assert want[1] in got[1], (got, want)
+
+
 def test_the_issue_snippet(session, capsys):
     a = tensord.arange(12).reshape(3, 4)
     try:

@@ -227,6 +227,32 @@ def test_dataloader_batches_as_torchs(session):
             assert torch.equal(as_torch(g[key]), w[key]) and str(g[key].dtype) == str(w[key].dtype)
 
 
+def _structure(x):
+    """A batch's containers and leaves, comparable across torch and tensord: tensors as their
+    dtype and values, the container types kept (list, tuple, dict)."""
+    if isinstance(x, (torch.Tensor, tensord.Tensor)):
+        t = as_torch(x)
+        return ("tensor", str(t.dtype).replace("torch.", ""), t.tolist())
+    if isinstance(x, dict):
+        return {k: _structure(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(_structure(v) for v in x)
+    return x
+
+
+@pytest.mark.parametrize("samples", [
+    [(1, "a"), (2, "b"), (3, "c")],
+    [("a", "x"), ("b", "y")],
+    [[1, 2.5, "s"], [3, 4.5, "t"]],
+    [{"name": "a", "pair": (1, 2)}, {"name": "b", "pair": (3, 4)}],
+    ["one", "two", "three"],
+], ids=["tuples-with-strings", "tuples-of-strings", "lists", "dicts-of-tuples", "strings"])
+def test_default_collate_keeps_torchs_containers(samples, session):
+    want = [_structure(b) for b in torch.utils.data.DataLoader(samples, batch_size=2)]
+    got = [_structure(b) for b in DataLoader(samples, batch_size=2)]
+    assert got == want
+
+
 def tensordize(a):
     return tensord.tensor(a)
 

@@ -213,6 +213,39 @@ def _infer_python_dtype(arr):
     raise TypeError(f"tensord: can't make a tensor of {arr.dtype} values")
 
 
+def _is_sequence(x):
+    return isinstance(x, (list, tuple, np.ndarray, TensorBase))
+
+
+def _raise_ragged(data):
+    """torch's error for nested sequences that are not a box (numpy refused them): the sizes
+    are the first element's at each depth, and the first sequence that differs is named."""
+    sizes, seq = [], data
+    while _is_sequence(seq):
+        sizes.append(len(seq))
+        if len(seq) == 0:
+            break
+        seq = seq[0]
+    floats = []
+
+    def walk(obj, dim):
+        if dim == len(sizes):
+            if _is_sequence(obj):
+                raise TypeError("must be real number, not list" if floats else
+                                "'list' object cannot be interpreted as an integer")
+            floats.extend([True] if isinstance(obj, float) else [])
+            return
+        if not _is_sequence(obj):
+            raise TypeError("not a sequence")
+        if len(obj) != sizes[dim]:
+            raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} "
+                             f"(got {len(obj)})")
+        for item in obj:
+            walk(item, dim + 1)
+
+    walk(data, 0)
+
+
 def tensor(data, dtype=None, device=None, session=None, requires_grad=False, pin_memory=False):
     """A new tensor holding a copy of `data` (nested lists, numbers, numpy arrays, tensors)."""
     if isinstance(data, TensorBase):
@@ -225,12 +258,14 @@ def tensor(data, dtype=None, device=None, session=None, requires_grad=False, pin
     else:
         try:
             arr = np.array(data)
-        except ValueError as e:
-            raise ValueError(str(e)) from None
+        except ValueError:
+            _raise_ragged(data)
+            raise
         if arr.dtype == object:
             raise TypeError(f"tensord: can't make a tensor of {type(data).__name__}")
         if arr.dtype.kind not in "biuf":
-            raise TypeError(f"new(): invalid data type '{arr.dtype.name}'")
+            name = "str" if arr.dtype.kind in "US" else arr.dtype.name
+            raise TypeError(f"new(): invalid data type '{name}'")
         if d is None:
             d = _infer_python_dtype(arr)
     return _upload_as(arr, d, _device_arg(device), _session(session))

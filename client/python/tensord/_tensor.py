@@ -325,8 +325,8 @@ class Tensor(_ComputeMethods):
 
     def item(self):
         n = self.numel()
-        if n != 1:
-            raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        if n != 1:  # torch 1.13's class and words (torch 2 raises a RuntimeError)
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return self._numpy_any().reshape(()).item()
 
     def __bool__(self):

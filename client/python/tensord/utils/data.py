@@ -171,15 +171,25 @@ def default_collate(batch):
     if isinstance(first, (bool, int)):
         return _api.tensor(batch)
     if isinstance(first, (str, bytes)):
-        return list(batch)
+        return batch  # as it came: the loader's list, or a tuple of a field's values
     if isinstance(first, collections.abc.Mapping):
-        return {key: default_collate([d[key] for d in batch]) for key in first}
+        collated = {key: default_collate([d[key] for d in batch]) for key in first}
+        try:
+            return type(first)(collated)
+        except TypeError:  # a mapping type that cannot be made from a dict
+            return collated
     if isinstance(first, tuple) and hasattr(first, "_fields"):
-        return type(first)(*(default_collate(list(s)) for s in zip(*batch)))
+        return type(first)(*(default_collate(s) for s in zip(*batch)))
     if isinstance(first, collections.abc.Sequence):
         if any(len(s) != len(first) for s in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        return [default_collate(list(s)) for s in zip(*batch)]
+        fields = [default_collate(s) for s in zip(*batch)]
+        if isinstance(first, tuple):
+            return fields  # torch's: a list for tuples
+        try:
+            return type(first)(fields)
+        except TypeError:  # a sequence type that cannot be made from a list (range)
+            return fields
     raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, dicts "
                     f"or lists; found {type(first)}")
 

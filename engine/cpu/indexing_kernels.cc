@@ -1,6 +1,7 @@
 #include "engine/cpu/indexing_kernels.h"
 
 #include <algorithm>
+#include <optional>
 #include <type_traits>
 #include <cstdint>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include "engine/core/errors.h"
 #include "engine/core/scalar.h"
 #include "engine/cpu/copy_kernel.h"
+#include "engine/cpu/scratch.h"
 #include "engine/kernels/convert.h"
 #include "engine/kernels/element_math.h"
 #include "engine/runtime/exec_context.h"
@@ -275,6 +277,50 @@ bool ConstantAfter(const Tensor& t, int64_t d, IntList sizes) {
   return true;
 }
 
+// index_add_ / scatter_add_ of many integers into few bins (bincount, histograms): each of the
+// pool's threads checks and adds its share of the elements into bins of its own; only when
+// every index was in range are the bins added into self. Integer sums wrap and commute, so self
+// ends exactly as the serial loop leaves it (floating sums stay with the serial loop, whose
+// order is torch's). nullopt, with nothing written, where it does not apply or its scratch
+// cannot be had; else the op's status (the first bad index's error, nothing written).
+template <typename T>
+std::optional<absl::Status> AddIntoFewBins(absl::string_view op, T* self_data, int64_t self_step,
+                                           int64_t limit, const int64_t* ip, int64_t index_step,
+                                           const T* from, int64_t from_step, int64_t count) {
+  constexpr int64_t kMinCount = int64_t{1} << 16, kMaxBins = int64_t{1} << 16;
+  const int64_t pieces = ParallelismDegree();
+  if (count < kMinCount || limit > kMaxBins || pieces < 2) return std::nullopt;
+  absl::StatusOr<Scratch<uint64_t>> bins = Scratch<uint64_t>::Make(pieces * limit);
+  if (!bins.ok()) return std::nullopt;
+  std::vector<int64_t> first_bad(static_cast<size_t>(pieces), -1);
+  ParallelFor(0, pieces, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      uint64_t* mine = bins->data() + p * limit;
+      std::fill(mine, mine + limit, uint64_t{0});
+      const int64_t i0 = count * p / pieces, i1 = count * (p + 1) / pieces;
+      for (int64_t i = i0; i < i1; ++i) {
+        const int64_t k = ip[i * index_step];
+        if (static_cast<uint64_t>(k) >= static_cast<uint64_t>(limit)) {  // k < 0 or k >= limit
+          first_bad[p] = i;
+          break;
+        }
+        mine[k] += static_cast<uint64_t>(static_cast<int64_t>(from[i * from_step]));
+      }
+    }
+  });
+  for (int64_t p = 0; p < pieces; ++p) {  // the first bad index in order is the one named
+    if (first_bad[p] >= 0) {
+      return IndexOutOfBoundsForDim(op, ip[first_bad[p] * index_step], 0, limit);
+    }
+  }
+  for (int64_t k = 0; k < limit; ++k) {
+    uint64_t sum = static_cast<uint64_t>(static_cast<int64_t>(self_data[k * self_step]));
+    for (int64_t p = 0; p < pieces; ++p) sum += bins->data()[p * limit + k];
+    self_data[k * self_step] = static_cast<T>(sum);
+  }
+  return absl::OkStatus();
+}
+
 // Whole slices along d (index_put_, index_copy_, index_add_: an int64 index constant across
 // every other dim, covering self's dims after d, which are one dense block): one check per
 // slice, then one combine loop per block of self and of src (dense, or one value). Returns
@@ -296,6 +342,17 @@ bool ScatterSlices(absl::string_view op, const Tensor& self, int64_t d, const Te
   if (fill == nullptr && !dense_src && !ConstantAfter(src, d, sizes)) return false;
   const int64_t limit = self.size(d), count = index.size(d);
   const int64_t* ip = index.data_as<int64_t>();
+  if constexpr (kIsInt<T>) {
+    if (mode == ScatterMode::kAdd && rank == 1) {
+      std::optional<absl::Status> added = AddIntoFewBins(
+          op, self.data_as<T>(), self.stride(0), limit, ip, index.stride(0),
+          fill != nullptr ? fill : src.data_as<T>(), fill != nullptr ? 0 : src.stride(0), count);
+      if (added.has_value()) {
+        *status = *std::move(added);
+        return true;
+      }
+    }
+  }
   for (int64_t i = 0; i < count; ++i) {
     const int64_t k = ip[i * index.stride(d)];
     if (k < 0 || k >= limit) {

@@ -298,3 +298,38 @@ def test_multinomial_shapes_and_zero_weights(session):
     empty = tensord.multinomial(tensord.zeros(0, 3), 2)
     assert tuple(empty.shape) == (0, 2) and empty.dtype is tensord.int64
     assert tuple(tensord.multinomial(tensord.ones(5), 3).shape) == (3,)
+
+
+# Many integers into few bins (the CPU's per-thread bins: 65,536 elements or more into at most
+# 65,536 bins): exactly torch's counts and wrapped sums, a strided self and source, and, when
+# indices are bad in both halves of the input, the error of the first one in order.
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int8", "uint8"])
+def test_many_integers_into_few_bins_match_torch(dtype, session):
+    def td(t):
+        return tensord.tensor(t.contiguous().numpy())
+
+    g = torch.Generator().manual_seed(11)
+    n, bins = 100_003, 1000
+    where = torch.randint(0, bins, (n,), generator=g)
+    pairs = torch.randint(-100, 100, (n, 2), generator=g).to(getattr(torch, dtype))
+    values = pairs[:, 1]  # every other element
+    base = torch.randint(-5, 5, (bins,), generator=g).to(getattr(torch, dtype))
+    for alpha in (1, 3):
+        want = base.clone().index_add_(0, where, values, alpha=alpha)
+        dense = td(base)
+        strided = tensord.zeros(bins, 2, dtype=dense.dtype)[:, 1]
+        strided.copy_(dense)
+        for got in (dense, strided):
+            got.index_add_(0, td(where), td(pairs)[:, 1], alpha=alpha)
+            assert torch.equal(as_torch(got), want), (dtype, alpha)
+    want = torch.zeros(bins, dtype=values.dtype).scatter_add_(0, where, values)
+    got = tensord.zeros(bins, dtype=getattr(tensord, dtype)).scatter_add_(0, td(where), td(values))
+    assert torch.equal(as_torch(got), want)
+    if dtype == "int64":
+        assert torch.equal(as_torch(tensord.bincount(td(where))), torch.bincount(where))
+    bad = where.clone()
+    bad[90_000], bad[20_000] = bins + 7, -3
+    target = td(base)
+    with pytest.raises(IndexError, match="index -3 is out of bounds for dimension 0 with size 1000"):
+        target.index_add_(0, td(bad), td(values))
+        tensord.synchronize()

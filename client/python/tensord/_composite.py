@@ -720,9 +720,9 @@ def _dft_matrices(n_fft, bins, dtype, like, inverse=False):
     api = _api()
     n = api.arange(n_fft, device=like.device, session=like._session)
     k = api.arange(bins, device=like.device, session=like._session)
-    kn = (k.unsqueeze(1) * n) if inverse else (n.unsqueeze(1) * k)
-    angle = (kn % n_fft).double() * (2 * math.pi / n_fft)
-    return angle.cos().to(dtype), angle.sin().to(dtype)
+    kn = ((k.unsqueeze(1) * n) if inverse else (n.unsqueeze(1) * k)) % n_fft
+    angle = n.double() * (2 * math.pi / n_fft)
+    return angle.cos().to(dtype).take(kn), angle.sin().to(dtype).take(kn)
 
 
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
@@ -774,8 +774,9 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         frames = frames * w
     bins = n_fft // 2 + 1 if onesided is None or onesided else n_fft
     cos, sin = _dft_matrices(n_fft, bins, dtype, x)
-    re, im = frames @ cos, -(frames @ sin)                    # (batch, frames, bins)
-    out = _api().stack([re, im], -1)                          # (batch, frames, bins, 2)
+    # One product: each bin's (re, im) columns side by side, as the output interleaves them.
+    dft = _api().stack([cos, -sin], -1).view(n_fft, 2 * bins)
+    out = (frames @ dft).view(frames.size(0), frames_count, bins, 2)  # (batch, frames, bins, 2)
     if normalized:
         out = out * (1.0 / math.sqrt(n_fft))
     out = out.transpose(1, 2)                                 # (batch, bins, frames, 2)

@@ -362,3 +362,50 @@ def test_is_set_to(session):
     x = tensord.arange(6.0)
     assert x.is_set_to(x.view(6)) and not x.is_set_to(x.view(2, 3))
     assert not x.is_set_to(x.clone())
+
+
+# out=: an empty out is resized to the result (torch's way to reuse one), one of another shape
+# too (with torch's deprecation warning); a result that cannot cast to out's dtype is refused;
+# multi-output functions take a tuple and answer their return type; `out` itself is returned.
+OUT_CASES = {
+    "add-into-empty": lambda t: t.add(t.arange(4.0), 1, out=t.empty(0)),
+    "add-into-other-shape": lambda t: t.add(t.arange(4.0), 1, out=t.empty(3)),
+    "add-float-into-long": lambda t: t.add(t.arange(4.0), 1, out=t.empty(4, dtype=t.long)),
+    "add-long-into-float": lambda t: t.add(t.arange(4), 1, out=t.empty(0)),
+    "exp-into-empty": lambda t: t.exp(t.arange(3.0), out=t.empty(0)),
+    "cat-into-empty": lambda t: t.cat([t.ones(2), t.zeros(3)], out=t.empty(0)),
+    "cat-long-into-float": lambda t: t.cat([t.ones(2, dtype=t.long)], out=t.empty(0)),
+    "matmul-into-empty": lambda t: t.matmul(t.ones(2, 3), t.ones(3, 2), out=t.empty(0)),
+    "max-dim-into-tuple": lambda t: t.max(t.tensor([[1.0, 5.0], [7.0, 2.0]]), 1,
+                                          out=(t.empty(0), t.empty(0, dtype=t.long))),
+    "sort-into-tuple": lambda t: t.sort(t.tensor([3.0, 1.0, 2.0]),
+                                        out=(t.empty(0), t.empty(0, dtype=t.long))),
+    "linalg-inv-into-empty": lambda t: t.linalg.inv(t.eye(2) * 2, out=t.empty(0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUT_CASES))
+def test_out_arguments_behave_as_torchs(name, session):
+    import warnings  # noqa: PLC0415
+    results = []
+    for lib in (torch, tensord):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = outcome(lambda: OUT_CASES[name](lib))
+        resized = any("was resized" in str(w.message) for w in caught)
+        results.append((got, resized))
+    (want, werr), want_warned = results[0]
+    (got, gerr), got_warned = results[1]
+    assert got_warned == want_warned
+    if werr:
+        assert gerr is not None and gerr[0] == werr[0] and werr[1] in gerr[1], (gerr, werr)
+        return
+    assert gerr is None, gerr
+    if isinstance(want, tuple):
+        assert type(got).__name__ in type(want).__name__  # max / max_out, sort / sort_out
+        pairs = list(zip(got, want))
+    else:
+        pairs = [(got, want)]
+    for g, w in pairs:
+        assert str(g.dtype) == str(w.dtype) and tuple(g.shape) == tuple(w.shape)
+        assert torch.equal(as_torch(g), w)

@@ -4,6 +4,7 @@ ops, and session helpers.
 Each takes an optional `session=`; without one it uses the innermost `with session:` block's
 session, else a default session opened lazily on $TENSORD_ADDRESS (127.0.0.1:50051).
 """
+from ._out import write_out
 from . import _dtypes
 from ._compute import (_BINARY, _BINARY_NO_INPLACE, _NUMBER_FIRST, _SPECIAL, _UNARY,
                        _UNARY_NO_INPLACE,
@@ -133,13 +134,7 @@ def _fn(name):
                 # torch.add(2, t) / torch.pow(2, t): the number is self.
                 return _run(name, [("self", _py_scalar(input)), ("other", args[0])])
             raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
-        result = getattr(input, name)(*args, **kwargs)
-        if out is not None:
-            if tuple(out.shape) != tuple(result.shape):
-                raise RuntimeError(f"tensord: {name}(out=…) needs out of shape {tuple(result.shape)}")
-            out.copy_(result)
-            return out
-        return result
+        return write_out(getattr(input, name)(*args, **kwargs), out, name)
     f.__name__ = name
     f.__doc__ = f"torch.{name}"
     return f

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from ._out import write_out
 from . import _dtypes, _info
 from ._compute import _inplace, _reduce_attrs, _return_type, _run, _run_n
 from ._ops import _Ints, _py_scalar
@@ -420,7 +421,7 @@ def tensordot(a, b, dims=2, out=None):
             raise RuntimeError("tensordot expects dims to be a pair of lists of dims")
         dims_a, dims_b = [list(d) if isinstance(d, (list, tuple)) else [d] for d in dims]
     result = a._op("tensordot", [b], {"dims_self": _Ints(dims_a), "dims_other": _Ints(dims_b)})
-    return result if out is None else out.copy_(result)
+    return write_out(result, out, "out")
 
 
 def cross(input, other, dim=None):
@@ -576,12 +577,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
         attrs["weight"] = None
     else:
         operands.append(weight)
-    result = _histogram(*_run_n(name, operands, attrs, 2))
-    if out is not None:
-        out[0].copy_(result[0])
-        out[1].copy_(result[1])
-        return _histogram(*out)
-    return result
+    return write_out(_histogram(*_run_n(name, operands, attrs, 2)), out, name)
 
 
 
@@ -1065,7 +1061,7 @@ def put(input, index, source, accumulate=False):
 
 def row_stack(tensors, *, out=None):
     result = _api().vstack(tensors)
-    return result if out is None else out.copy_(result)
+    return write_out(result, out, "out")
 
 
 def mvlgamma(input, p):
@@ -1534,7 +1530,7 @@ def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
     if d0 == d1:
         raise RuntimeError("duplicate or invalid dimensions")
     result = linalg.matrix_norm(input, "nuc", (d0, d1), keepdim)
-    return result if out is None else out.copy_(result)
+    return write_out(result, out, "out")
 
 
 def norm_except_dim(v, pow=2, dim=0):
@@ -1627,11 +1623,7 @@ def symeig(input, eigenvectors=False, upper=True, *, out=None):
     else:
         values = linalg.eigvalsh(input, uplo)
         result = _symeig(values, values.new_empty((0,)))
-    if out is not None:
-        for o, r in zip(out, result):
-            o.copy_(r)
-        return _symeig(*out)
-    return result
+    return write_out(result, out, "symeig")
 
 
 # ---- torch.gradient: central differences by slices and arithmetic -------------------------------

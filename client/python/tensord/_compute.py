@@ -7,6 +7,7 @@ Layers import one way: _session, _random -> _ops -> _factories -> _compute -> _t
 """
 import collections
 
+from ._out import write_out
 from . import _compare
 from . import _dtypes, _factories
 from ._ops import TensorBase, _Ints, _int, _is_scalar, _op, _py_scalar, _queue
@@ -848,4 +849,4 @@ _ComputeMethods.polygamma_ = _polygamma_
 def polygamma(n, input, *, out=None):
     """torch.polygamma(n, input): the order first, as torch's."""
     result = input.polygamma(n)
-    return result if out is None else out.copy_(result)
+    return write_out(result, out, "out")

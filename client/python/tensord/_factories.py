@@ -5,6 +5,7 @@ one it uses the innermost `with session:` block's session, else the default sess
 """
 import numpy as np
 
+from ._out import write_out
 from . import _dtypes
 from . import _memory_format as _mf
 from ._ops import (TensorBase, _int, _int_list, _is_scalar, _op, _op_on, _py_scalar,
@@ -336,11 +337,7 @@ def cat(tensors, dim=0, out=None):
 
 
 def _joined(result, out, op):
-    if out is None:
-        return result
-    if tuple(out.shape) != tuple(result.shape):
-        raise RuntimeError(f"tensord: {op}(out=…) needs out of shape {tuple(result.shape)}")
-    return out.copy_(result)
+    return write_out(result, out, op)
 
 
 concat = cat

@@ -12,6 +12,7 @@ import math
 import numbers
 import re
 
+from ._out import write_out
 from . import _dtypes
 from ._compute import _return_type, _run, _run_n
 from ._info import finfo
@@ -42,16 +43,7 @@ _CholeskyEx = _return_type("linalg_cholesky_ex", ["L", "info"])
 
 
 def _out(result, out):
-    """torch's out=: the result copied into `out` (resized as torch does for an empty out)."""
-    if out is None:
-        return result
-    if isinstance(result, tuple):
-        for r, o in zip(result, out):
-            _out(r, o)
-        return out
-    if tuple(out.shape) != tuple(result.shape):
-        out.resize_(result.shape)
-    return out.copy_(result)
+    return write_out(result, out, "linalg")
 
 
 def _raise_now(result):

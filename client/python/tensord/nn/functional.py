@@ -1,4 +1,5 @@
 """torch.nn.functional: activations, softmax and linear, computed on the server."""
+from .._out import write_out
 from .._tensor import Tensor
 
 
@@ -60,7 +61,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """One server op (engine/ops/functional_ops.cc)."""
     result = _run("normalize", [("self", input)],
                  {"p": float(p), "dim": int(dim), "eps": float(eps)})
-    return result if out is None else out.copy_(result)
+    return write_out(result, out, "normalize")
 
 
 # ---- More activations: one server op each (softsign, tanhshrink: torch's own compositions) ----

@@ -209,3 +209,17 @@ def test_storage_assignment_converts_as_torch(session, pair):
     raw = bytes(got.untyped_storage().tolist())
     assert raw == expected.numpy().tobytes() if tt is not torch.bfloat16 else len(raw) == 8
     assert got.untyped_storage()[td.itemsize] == raw[td.itemsize]
+
+
+def test_numbers_that_fit_or_wrap_as_torchs(session):
+    """What torch.tensor accepts at the edges: -255 as uint8 (torch takes magnitudes up to 255),
+    a numpy array's values wrapped, 1e40 as float32 inf without a warning, True as int8."""
+    import warnings  # noqa: PLC0415
+    cases = [([-255], "uint8"), (np.array([1000, -1000]), "int8"), ([1e40], "float32"),
+             ([True, 2], "int8"), ([2 ** 63 - 1], "int64"), ([1, 2.5], "int8")]
+    for data, dtype in cases:
+        want = torch.tensor(data, dtype=getattr(torch, dtype))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = tensord.tensor(data, dtype=getattr(tensord, dtype))
+        assert torch.equal(torch.tensor(got.numpy()), want), (data, dtype)

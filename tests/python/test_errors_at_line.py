@@ -93,6 +93,12 @@ WORDED_MISTAKES = [
     ("number-where-a-list-was", "torch.tensor([[1, 2], 3])"),
     ("list-where-a-number-was", "torch.tensor([1, [2]])"),
     ("a-string", "torch.tensor('abc')"),
+    ("int8-overflow", "torch.tensor([1000], dtype=torch.int8)"),
+    ("uint8-from-a-float-past-it", "torch.tensor([255.5], dtype=torch.uint8)"),
+    ("uint8-below-minus-255", "torch.tensor([-256], dtype=torch.uint8)"),
+    ("nan-to-int32", "torch.tensor([float('nan')], dtype=torch.int32)"),
+    ("beyond-int64", "torch.tensor([2 ** 63])"),
+    ("far-beyond-int64", "torch.tensor(2 ** 70)"),
     ("broadcast-two-mismatches", "torch.ones(2, 3) + torch.ones(3, 2)"),
     ("broadcast-three-dims", "torch.ones(2, 3, 4) * torch.ones(3, 2, 5)"),
 ]

@@ -262,14 +262,32 @@ def tensor(data, dtype=None, device=None, session=None, requires_grad=False, pin
         except ValueError:
             _raise_ragged(data)
             raise
-        if arr.dtype == object:
+        if arr.dtype == object or (arr.dtype.kind == "u" and arr.size and
+                                   int(arr.max()) > np.iinfo(np.int64).max):
+            if arr.dtype.kind == "u" or any(isinstance(x, int) for x in arr.flat):
+                raise RuntimeError("Overflow when unpacking long")  # beyond int64, as torch
             raise TypeError(f"tensord: can't make a tensor of {type(data).__name__}")
         if arr.dtype.kind not in "biuf":
             name = "str" if arr.dtype.kind in "US" else arr.dtype.name
             raise TypeError(f"new(): invalid data type '{name}'")
         if d is None:
             d = _infer_python_dtype(arr)
+        _check_fits(arr, d)
     return _upload_as(arr, d, _device_arg(device), _session(session))
+
+
+def _check_fits(arr, d):
+    """torch's check of Python numbers made into an integer dtype: a value outside the type (a
+    NaN, or beyond its largest magnitude for an unsigned type, where -1 is taken as 255) is a
+    RuntimeError. numpy arrays wrap instead, as torch's do."""
+    if not arr.size or d.is_floating_point or d is _dtypes.bool_ or arr.dtype.kind not in "iuf":
+        return
+    info = np.iinfo(d._np)
+    lo, hi = arr.min(), arr.max()
+    unsigned = info.min == 0
+    if (arr.dtype.kind == "f" and np.isnan(arr).any()) or hi > info.max or \
+            lo < (-info.max if unsigned else info.min):
+        raise RuntimeError(f"value cannot be converted to type {np.dtype(d._np).name} without overflow")
 
 
 def _upload(arr, d, device, s):
@@ -285,7 +303,8 @@ def _upload_as(arr, d, device, s):
         return _upload(source, _dtypes.from_numpy_dtype(source.dtype), device, s).to(d)
     if arr.dtype.kind == "f" and d._np.kind in "iub" and d is not _dtypes.bool_:
         arr = np.trunc(arr)
-    source = _c_order(arr.astype(d._np, copy=False))
+    with np.errstate(over="ignore"):  # 1e40 as float32 is inf, as torch makes it
+        source = _c_order(arr.astype(d._np, copy=False))
     return _upload(source, d, device, s)
 
 

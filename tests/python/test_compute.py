@@ -827,3 +827,21 @@ BOOL_BYTES = {
 def test_bool_over_other_bytes_reads_as_torch(name, session):
     fn = BOOL_BYTES[name]
     assert_matches_torch(lambda m: fn(m.tensor([195, 2, 0, 1] * 8, dtype=m.uint8).view(m.bool)))
+
+
+@pytest.mark.parametrize("n", [1000, 4000, 100_003, 1 << 20])
+def test_float32_sums_are_as_accurate_as_torchs(n, session):
+    """A float32 sum or mean of many elements is no further from the exact sum than torch's
+    cascade (each float lane adds only 16 elements, as a tree, before float64 takes over): a
+    constant 0.1 (whose rounding errors all point one way) and uniform draws, whole and by rows."""
+    g = torch.Generator().manual_seed(n)
+    for x in (torch.full((n,), 0.1), torch.rand(n, generator=g)):
+        y = tensord.tensor(x.numpy())
+        exact = x.double().sum().item()
+        for got, want, scale in ((y.sum().item(), x.sum().item(), 1),
+                                 (y.mean().item(), x.mean().item(), n)):
+            assert abs(got * scale - exact) <= abs(want * scale - exact), (n, got, want, exact)
+        rows = x[: n // 8 * 8].view(8, -1)
+        got_rows = torch.tensor(tensord.tensor(rows.numpy()).sum(1).numpy()).double()
+        err = (got_rows - rows.double().sum(1)).abs()
+        assert bool((err <= (rows.sum(1).double() - rows.double().sum(1)).abs()).all()), err

@@ -409,3 +409,47 @@ def test_out_arguments_behave_as_torchs(name, session):
     for g, w in pairs:
         assert str(g.dtype) == str(w.dtype) and tuple(g.shape) == tuple(w.shape)
         assert torch.equal(as_torch(g), w)
+
+
+# Forms of torch's API a trial of ordinary scripts met: what each prints (or raises) is torch's.
+FORMS = {
+    "einsum-sublists": lambda t, x: t.einsum(x, [0, 1], [1]),
+    "einsum-sublists-two-operands": lambda t, x: t.einsum(x, [0, 1], x, [0, 2], [1, 2]),
+    "einsum-sublists-ellipsis": lambda t, x: t.einsum(x, [Ellipsis, 1], [Ellipsis]),
+    "einsum-sublists-implicit-output": lambda t, x: t.einsum(x, [1, 0]),
+    "meshgrid-of-two-dtypes": lambda t, x: t.meshgrid(t.tensor([1, 2]), t.tensor([0.5]),
+                                                      indexing="ij"),
+    "where-of-a-true-0d": lambda t, x: t.where(t.tensor(True)),
+    "where-of-a-false-0d": lambda t, x: t.where(t.tensor(False)),
+    "nonzero-as-tuple-of-0d": lambda t, x: t.nonzero(t.tensor(5), as_tuple=True),
+    "tensor-split-by-a-tensor-of-indices": lambda t, x: t.tensor_split(t.arange(7),
+                                                                       t.tensor([2, 5])),
+    "tensor-split-by-a-0d-tensor": lambda t, x: t.tensor_split(t.arange(7), t.tensor(3)),
+    "scatter-reduce-add": lambda t, x: t.zeros(2, 4).scatter_(
+        1, t.tensor([[0, 0], [1, 1]]), t.tensor([[2.0, 3.0], [4.0, 5.0]]), reduce="add"),
+    "scatter-reduce-multiply-a-number": lambda t, x: t.ones(2, 4).scatter(
+        1, t.tensor([[0, 0], [1, 1]]), 3.0, reduce="multiply"),
+    "scatter-reduce-max-refused": lambda t, x: t.ones(2, 4).scatter(
+        1, t.tensor([[0, 0], [1, 1]]), 3.0, reduce="max"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORMS))
+def test_forms_of_the_api_print_what_torch_prints(name, session):
+    shown = []
+    for lib in (torch, tensord):
+        result, err = outcome(lambda: FORMS[name](lib, lib.arange(6.0).reshape(2, 3)))
+        shown.append(repr(result) if err is None else (err[0], err[1].split(": ")[-1]))
+    assert shown[1] == shown[0]
+
+
+@pytest.mark.parametrize("values", [[0.0, 0.0], [0.0, float("nan"), float("inf")], [0.0, 1.5]])
+def test_sci_mode_applies_only_where_a_finite_nonzero_value_shows(values, session):
+    shown = []
+    for lib in (torch, tensord):
+        lib.set_printoptions(sci_mode=True)
+        try:
+            shown.append(str(lib.tensor(values)))
+        finally:
+            lib.set_printoptions(profile="default")
+    assert shown[1] == shown[0]

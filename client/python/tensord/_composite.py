@@ -1257,6 +1257,8 @@ def random_(self, from_=None, to=None, *, generator=None):
 def einsum(equation, *operands):
     """torch.einsum: one server op (engine/ops/einsum_ops.cc), planned into diagonals, sums and
     batched matrix products."""
+    if not isinstance(equation, str):  # the sublist form: op, [dims], op, [dims], ..., [out]
+        equation, operands = _einsum_sublists((equation,) + operands)
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not operands:
@@ -1264,6 +1266,31 @@ def einsum(equation, *operands):
                          "or at least one operand and its subscripts list")
     from ._ops import _op  # noqa: PLC0415
     return _op(operands[0]._session, "einsum", list(operands), {"equation": str(equation)})
+
+
+def _einsum_sublists(args):
+    """torch.einsum(op0, sub0, op1, sub1, ..., [sub_out]) as (equation, operands): subscripts
+    0-25 are a-z, 26-51 A-Z, Ellipsis is '...'."""
+    def letters(sub):
+        out = []
+        for s in sub:
+            if s is Ellipsis:
+                out.append("...")
+            elif isinstance(s, int) and 0 <= s < 52:
+                out.append(chr(ord("a") + s) if s < 26 else chr(ord("A") + s - 26))
+            else:
+                raise ValueError("einsum(): expected subscript to be within the range [0, 52), "
+                                 f"but got {s}")
+        return "".join(out)
+
+    operands, inputs = [], []
+    for i in range(0, len(args) - 1, 2):
+        operands.append(args[i])
+        inputs.append(letters(args[i + 1]))
+    equation = ",".join(inputs)
+    if len(args) % 2 == 1:
+        equation += "->" + letters(args[-1])
+    return equation, tuple(operands)
 
 
 # ---- Value-returning variants of views (torch's *_copy) ------------------------------------------

@@ -448,10 +448,19 @@ def _gather(self, dim, index):
 
 
 def _scatter_any(name, self, dim, index, src=None, value=None, reduce=None):
-    if reduce is not None:
-        raise NotImplementedError("tensord: scatter(reduce=…) is not supported; use scatter_add")
     if src is None:
         src = value
+    if reduce is not None:
+        # torch's scatter(reduce=): scatter_reduce with the elements self already holds.
+        if reduce not in ("add", "multiply"):
+            raise RuntimeError("reduce argument must be either add or multiply.")
+        if not isinstance(src, TensorBase):
+            src = _scalar_or_tensor(src, name, "value")
+            src = self.new_full(tuple(index.shape), src.item() if isinstance(src, TensorBase)
+                                else src)
+        how = "sum" if reduce == "add" else "prod"
+        reduced = self.scatter_reduce_ if name.endswith("_") else self.scatter_reduce
+        return reduced(dim, index, src, how, include_self=True)
     if src is None:
         raise TypeError(f"{name}(): missing argument 'src' or 'value'")
     src = _scalar_or_tensor(src, name, "src")
@@ -471,8 +480,8 @@ def nonzero(input, *, as_tuple=False):
     out = _run("nonzero", [("self", input)])
     if not as_tuple:
         return out
-    if input.dim() == 0:
-        return (out.select(1, 0) if out.shape[1] else out.view(-1),)
+    if input.dim() == 0:  # as a 1-d tensor of one element, as torch's
+        return nonzero(input.unsqueeze(0), as_tuple=True)
     return tuple(out.select(1, d) for d in range(input.dim()))
 
 

@@ -394,6 +394,10 @@ def meshgrid(*tensors, indexing=None):
     for t in tensors:
         if t.dim() > 1:
             raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+    if any(t.dtype is not tensors[0].dtype for t in tensors):
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    if any(t.device != tensors[0].device for t in tensors):
+        raise RuntimeError("meshgrid expects all tensors to have the same device")
     ts = [t.reshape(-1) if t.dim() == 0 else t for t in tensors]
     swap = indexing == "xy" and len(ts) >= 2
     if swap:

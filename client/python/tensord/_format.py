@@ -71,8 +71,9 @@ class _Formatter:
                     else:
                         for v in finite.tolist():
                             self.max_width = max(self.max_width, len(f"{v:.{p}f}"))
-        if PRINT_OPTS.sci_mode is not None:
-            self.sci_mode = PRINT_OPTS.sci_mode
+                # torch's: sci_mode is set only where a finite nonzero value is shown.
+                if PRINT_OPTS.sci_mode is not None:
+                    self.sci_mode = PRINT_OPTS.sci_mode
 
     def format(self, value):
         p = PRINT_OPTS.precision

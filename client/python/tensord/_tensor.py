@@ -513,6 +513,8 @@ class Tensor(_ComputeMethods):
                             "dim": _int(dim, "split_with_sizes", "dim")})
 
     def tensor_split(self, indices_or_sections, dim=0):
+        if isinstance(indices_or_sections, Tensor) and indices_or_sections.dim() == 1:
+            indices_or_sections = indices_or_sections.tolist()  # indices, as torch takes them
         if isinstance(indices_or_sections, (list, tuple)):
             attrs = {"indices": _int_list((indices_or_sections,), "tensor_split", "indices")}
         else:

@@ -453,3 +453,23 @@ def test_sci_mode_applies_only_where_a_finite_nonzero_value_shows(values, sessio
         finally:
             lib.set_printoptions(profile="default")
     assert shown[1] == shown[0]
+
+
+FACTORY_OUTS = {
+    "zeros-into-long": lambda t: t.zeros(2, 3, out=t.empty(0, dtype=t.long)),
+    "ones": lambda t: t.ones(3, out=t.empty(0)),
+    "full-into-int32": lambda t: t.full((2,), 7, out=t.empty(0, dtype=t.int32)),
+    "arange": lambda t: t.arange(5, out=t.empty(0)),
+    "arange-into-double": lambda t: t.arange(0, 1, 0.25, out=t.empty(0, dtype=t.double)),
+    "linspace": lambda t: t.linspace(0, 1, 5, out=t.empty(0)),
+    "where": lambda t: t.where(t.tensor([True, False]), t.tensor([1.0, 2.0]),
+                               t.tensor([3.0, 4.0]), out=t.empty(0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FACTORY_OUTS))
+def test_factories_write_into_out_in_its_dtype_as_torch(name, session):
+    """A factory given out= makes its values in out's dtype (unless dtype= says otherwise)."""
+    want = FACTORY_OUTS[name](torch)
+    got = FACTORY_OUTS[name](tensord)
+    assert str(got.dtype) == str(want.dtype) and torch.equal(as_torch(got), want)

@@ -237,12 +237,13 @@ def _addc(name):
     return f
 
 
-def where(condition, input=None, other=None):
+def where(condition, input=None, other=None, *, out=None):
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
-    return _run("where", [("condition", condition),
-                          ("self", _scalar_or_tensor(input, "where", "input")),
-                          ("other", _scalar_or_tensor(other, "where", "other"))])
+    return write_out(_run("where", [("condition", condition),
+                                    ("self", _scalar_or_tensor(input, "where", "input")),
+                                    ("other", _scalar_or_tensor(other, "where", "other"))]),
+                     out, "where")
 
 
 def _rtruediv(self, other):

@@ -53,35 +53,49 @@ def _add_device(attrs, device):
     return attrs["device"]
 
 
-def empty(*size, dtype=None, device=None, session=None, requires_grad=False, memory_format=None,
-          layout=None):
+def _into(out, dtype, device, session):
+    """A factory's dtype, device and session when it writes into `out`: out's, unless given."""
+    if out is None:
+        return dtype, device, session
+    return (out.dtype if dtype is None else dtype), out.device, out._session
+
+
+def empty(*size, out=None, dtype=None, device=None, session=None, requires_grad=False,
+          memory_format=None, layout=None):
     """torch.empty: a new tensor of `size`, laid out in `memory_format` (contiguous_format,
     channels_last for 4-d sizes, channels_last_3d for 5-d ones)."""
     _mf.check_layout(layout, "empty")
     fmt = _mf.check_memory_format(memory_format, "empty")
+    dtype, device, session = _into(out, dtype, device, session)
     if fmt is None or fmt is _mf.contiguous_format:
-        return _factory("empty", size, dtype, device, session)
+        return write_out(_factory("empty", size, dtype, device, session), out, "empty")
     shape = _int_list(size, "empty", "size")
     return empty_strided(shape, _mf.format_strides(shape, fmt), dtype=dtype, device=device,
                          session=session)
 
 
-def zeros(*size, dtype=None, device=None, session=None, requires_grad=False, layout=None):
+def zeros(*size, out=None, dtype=None, device=None, session=None, requires_grad=False,
+          layout=None):
     _mf.check_layout(layout, "zeros")
-    return _factory("zeros", size, dtype, device, session)
+    dtype, device, session = _into(out, dtype, device, session)
+    return write_out(_factory("zeros", size, dtype, device, session), out, "zeros")
 
 
-def ones(*size, dtype=None, device=None, session=None, requires_grad=False, layout=None):
+def ones(*size, out=None, dtype=None, device=None, session=None, requires_grad=False,
+         layout=None):
     _mf.check_layout(layout, "ones")
-    return _factory("ones", size, dtype, device, session)
+    dtype, device, session = _into(out, dtype, device, session)
+    return write_out(_factory("ones", size, dtype, device, session), out, "ones")
 
 
 def full(size, fill_value, dtype=None, device=None, session=None, requires_grad=False,
-         layout=None):
+         layout=None, *, out=None):
     _mf.check_layout(layout, "full")
     if isinstance(fill_value, TensorBase):
         fill_value = fill_value.item()
-    return _factory("full", (size,), dtype, device, session, {"fill_value": _py_scalar(fill_value)})
+    dtype, device, session = _into(out, dtype, device, session)
+    return write_out(_factory("full", (size,), dtype, device, session,
+                              {"fill_value": _py_scalar(fill_value)}), out, "full")
 
 
 def empty_strided(size, stride, dtype=None, device=None, session=None, requires_grad=False,
@@ -139,7 +153,11 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, session=None, requires_grad=False,
-           layout=None):
+           layout=None, *, out=None):
+    if out is not None:
+        dtype, device, session = _into(out, dtype, device, session)
+        return write_out(arange(start, end, step, dtype=dtype, device=device, session=session,
+                                layout=layout), out, "arange")
     _mf.check_layout(layout, "arange")
     s = _session(session)
     if end is None:
@@ -172,7 +190,11 @@ def eye(n, m=None, dtype=None, device=None, session=None, requires_grad=False, l
 
 
 def linspace(start, end, steps, dtype=None, device=None, session=None, requires_grad=False,
-             layout=None):
+             layout=None, *, out=None):
+    if out is not None:
+        dtype, device, session = _into(out, dtype, device, session)
+        return write_out(linspace(start, end, steps, dtype=dtype, device=device,
+                                  session=session, layout=layout), out, "linspace")
     _mf.check_layout(layout, "linspace")
     steps = _int(steps, "linspace", "steps")
     if steps < 0:

@@ -1,6 +1,7 @@
 #include "engine/cpu/indexing_kernels.h"
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
 #include <type_traits>
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/core/errors.h"
 #include "engine/core/scalar.h"
+#include "engine/core/status_macros.h"
 #include "engine/cpu/copy_kernel.h"
 #include "engine/cpu/scratch.h"
 #include "engine/kernels/convert.h"
@@ -124,12 +126,20 @@ absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t d, const
   const int64_t n = index.numel();
   const int64_t limit = self.dim() == 0 ? 1 : self.size(d);
   const IndexReader pick(index);
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t k = pick(i);
-    // torch 1.13's CPU kernels take no negative indices.
-    if (k < 0 || k >= limit) return IndexSelectOutOfRange(k, d, self.dim(), limit);
-  }
+  // Every index in [0, limit) (torch 1.13's CPU kernels take no negative one); of bad ones, the
+  // first in order is named.
+  const auto in_range = [limit](int64_t k) {
+    return static_cast<uint64_t>(k) < static_cast<uint64_t>(limit);
+  };
+  const auto bad_at = [&](int64_t i) { return IndexSelectOutOfRange(pick(i), d, self.dim(), limit); };
+  const auto check_all = [&]() -> absl::Status {
+    for (int64_t i = 0; i < n; ++i) {
+      if (!in_range(pick(i))) return bad_at(i);
+    }
+    return absl::OkStatus();
+  };
   if (self.dim() == 0) {
+    TENSORD_RETURN_IF_ERROR(check_all());
     for (int64_t i = 0; i < n; ++i) {
       std::memcpy(out.data() + i * self.itemsize(), self.data(),
                   static_cast<size_t>(self.itemsize()));
@@ -142,24 +152,41 @@ absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t d, const
   const int64_t w = self.itemsize();
   int64_t count = 1;
   for (int64_t s : sizes) count *= s;
-  if (count == 0 || n == 0) return absl::OkStatus();  // no element (and maybe no storage)
-  if (IsContiguousLayout(sizes, src_strides, count) &&
-      IsContiguousLayout(sizes, dst_strides, count)) {
-    // Each selected slice is one block of bytes (rows of an embedding table): copied whole, the
-    // indices shared by the pool's threads; a slice of one element (a 1-d self) as a typed
-    // load and store.
-    const int64_t bytes = count * w;
+  const bool slices = IsContiguousLayout(sizes, src_strides, count) &&
+                      IsContiguousLayout(sizes, dst_strides, count);
+  if (count == 1 && slices && n > 0) {
+    // One element per index (a 1-d self): typed loads and stores over the pool's threads, each
+    // index checked as it is read (an out-of-range one is skipped, then the op fails).
     const int64_t to_step = out.stride(d), from_step = self.stride(d);
-    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(bytes, 1));
-    const bool typed = count == 1 && WithElementBits(w, [&](auto u) {
+    std::atomic<int64_t> first_bad{n};
+    const bool typed = WithElementBits(w, [&](auto u) {
       using U = decltype(u);
       const U* from = reinterpret_cast<const U*>(self.data());
       U* to = reinterpret_cast<U*>(out.data());
-      ParallelFor(0, n, grain, [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i) to[i * to_step] = from[pick(i) * from_step];
+      ParallelFor(0, n, int64_t{1} << 14, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+          const int64_t k = pick(i);
+          if (in_range(k)) {
+            to[i * to_step] = from[k * from_step];
+            continue;
+          }
+          int64_t seen = first_bad.load(std::memory_order_relaxed);
+          while (i < seen && !first_bad.compare_exchange_weak(seen, i)) {
+          }
+          break;  // this piece's later indices cannot be the first bad one
+        }
       });
     });
-    if (typed) return absl::OkStatus();
+    if (typed) return first_bad.load() < n ? bad_at(first_bad.load()) : absl::OkStatus();
+  }
+  TENSORD_RETURN_IF_ERROR(check_all());
+  if (count == 0 || n == 0) return absl::OkStatus();  // no element (and maybe no storage)
+  if (slices) {
+    // Each selected slice is one block of bytes (rows of an embedding table): copied whole, the
+    // indices shared by the pool's threads.
+    const int64_t bytes = count * w;
+    const int64_t to_step = out.stride(d), from_step = self.stride(d);
+    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(bytes, 1));
     ParallelFor(0, n, grain, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
         std::memcpy(out.data() + i * to_step * w, self.data() + pick(i) * from_step * w,

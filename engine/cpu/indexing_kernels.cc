@@ -1,7 +1,6 @@
 #include "engine/cpu/indexing_kernels.h"
 
 #include <algorithm>
-#include <atomic>
 #include <optional>
 #include <type_traits>
 #include <cstdint>
@@ -12,7 +11,6 @@
 #include "absl/strings/str_cat.h"
 #include "engine/core/errors.h"
 #include "engine/core/scalar.h"
-#include "engine/core/status_macros.h"
 #include "engine/cpu/copy_kernel.h"
 #include "engine/cpu/scratch.h"
 #include "engine/kernels/convert.h"
@@ -105,7 +103,7 @@ void ForEachIndex(IntList sizes, Fn&& fn) {
 
 template <typename T>
 bool Nonzero(const char* p) {
-  return static_cast<Calc<T>>(LoadElement(reinterpret_cast<const T*>(p))) != Calc<T>(0);
+  return LoadCalc(reinterpret_cast<const T*>(p)) != Calc<T>(0);
 }
 
 bool IsNonzero(DType d, const char* p) {
@@ -128,18 +126,11 @@ absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t d, const
   const IndexReader pick(index);
   // Every index in [0, limit) (torch 1.13's CPU kernels take no negative one); of bad ones, the
   // first in order is named.
-  const auto in_range = [limit](int64_t k) {
-    return static_cast<uint64_t>(k) < static_cast<uint64_t>(limit);
-  };
-  const auto bad_at = [&](int64_t i) { return IndexSelectOutOfRange(pick(i), d, self.dim(), limit); };
-  const auto check_all = [&]() -> absl::Status {
-    for (int64_t i = 0; i < n; ++i) {
-      if (!in_range(pick(i))) return bad_at(i);
-    }
-    return absl::OkStatus();
-  };
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t k = pick(i);
+    if (k < 0 || k >= limit) return IndexSelectOutOfRange(k, d, self.dim(), limit);
+  }
   if (self.dim() == 0) {
-    TENSORD_RETURN_IF_ERROR(check_all());
     for (int64_t i = 0; i < n; ++i) {
       std::memcpy(out.data() + i * self.itemsize(), self.data(),
                   static_cast<size_t>(self.itemsize()));
@@ -154,32 +145,19 @@ absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t d, const
   for (int64_t s : sizes) count *= s;
   const bool slices = IsContiguousLayout(sizes, src_strides, count) &&
                       IsContiguousLayout(sizes, dst_strides, count);
-  if (count == 1 && slices && n > 0) {
-    // One element per index (a 1-d self): typed loads and stores over the pool's threads, each
-    // index checked as it is read (an out-of-range one is skipped, then the op fails).
+  if (count == 1 && slices) {
+    // One element per index (a 1-d self): typed loads and stores over the pool's threads.
     const int64_t to_step = out.stride(d), from_step = self.stride(d);
-    std::atomic<int64_t> first_bad{n};
     const bool typed = WithElementBits(w, [&](auto u) {
       using U = decltype(u);
       const U* from = reinterpret_cast<const U*>(self.data());
       U* to = reinterpret_cast<U*>(out.data());
       ParallelFor(0, n, int64_t{1} << 14, [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i) {
-          const int64_t k = pick(i);
-          if (in_range(k)) {
-            to[i * to_step] = from[k * from_step];
-            continue;
-          }
-          int64_t seen = first_bad.load(std::memory_order_relaxed);
-          while (i < seen && !first_bad.compare_exchange_weak(seen, i)) {
-          }
-          break;  // this piece's later indices cannot be the first bad one
-        }
+        for (int64_t i = i0; i < i1; ++i) to[i * to_step] = from[pick(i) * from_step];
       });
     });
-    if (typed) return first_bad.load() < n ? bad_at(first_bad.load()) : absl::OkStatus();
+    if (typed) return absl::OkStatus();
   }
-  TENSORD_RETURN_IF_ERROR(check_all());
   if (count == 0 || n == 0) return absl::OkStatus();  // no element (and maybe no storage)
   if (slices) {
     // Each selected slice is one block of bytes (rows of an embedding table): copied whole, the
@@ -508,8 +486,7 @@ absl::Status Scatter(absl::string_view op, const Tensor& self, int64_t d, const 
       const T v = value != nullptr ? fill : LoadElement(src.data_as<T>() + OffsetOf(src, idx));
       *dst = mode == ScatterMode::kAssign
                  ? v
-                 : Convert<T>(ScatterCombine<C>(mode, static_cast<C>(LoadElement(dst)),
-                                                static_cast<C>(v)));
+                 : Convert<T>(ScatterCombine<C>(mode, LoadCalc(dst), static_cast<C>(v)));
       return true;
     });
   });
@@ -616,7 +593,7 @@ absl::Status Put(const Tensor& self, const Tensor& index, const Tensor& source, 
     for (int64_t i = 0; i < count; ++i) {
       T& d = self.data_as<T>()[target(i)];
       const T v = LoadElement(source.data_as<T>() + RowMajorOffset(source, i));
-      d = Convert<T>(static_cast<C>(LoadElement(&d)) + static_cast<C>(v));
+      d = Convert<T>(LoadCalc(&d) + static_cast<C>(v));
     }
   });
   return absl::OkStatus();

@@ -16,15 +16,10 @@
 namespace tensord::engine::cpu {
 
 
-// Element i of x, and the element at byte address p, in their computation type (a bool read as
-// its byte: LoadElement).
-template <typename T>
-inline Calc<T> At(const T* x, int64_t i) {
-  return static_cast<Calc<T>>(LoadElement(x + i));
-}
+// The element at byte address p in its computation type (LoadCalc).
 template <typename T>
 inline Calc<T> Load(const char* p) {
-  return At(reinterpret_cast<const T*>(p), 0);
+  return LoadCalc(reinterpret_cast<const T*>(p));
 }
 
 // out = f(a)
@@ -38,7 +33,7 @@ void Map1(IntList shape, const StridedRef& out, const StridedRef& a, F f) {
              if (kPlain && s[0] == sizeof(Out) && s[1] == sizeof(A)) {
                Out* __restrict o = reinterpret_cast<Out*>(p[0]);
                const A* __restrict x = reinterpret_cast<const A*>(p[1]);
-               for (int64_t i = 0; i < n; ++i) o[i] = Convert<Out>(f(At(x, i)));
+               for (int64_t i = 0; i < n; ++i) o[i] = Convert<Out>(f(LoadCalc(x + i)));
              } else {
                for (int64_t i = 0; i < n; ++i) {
                  *reinterpret_cast<Out*>(p[0] + i * s[0]) =
@@ -60,17 +55,17 @@ void Map2(IntList shape, const StridedRef& out, const StridedRef& a, const Strid
              const B* __restrict y = reinterpret_cast<const B*>(p[2]);
              if (s[0] == sizeof(Out) && s[1] == sizeof(A) && s[2] == sizeof(B)) {
                for (int64_t i = 0; i < n; ++i) {
-                 o[i] = Convert<Out>(f(At(x, i), At(y, i)));
+                 o[i] = Convert<Out>(f(LoadCalc(x + i), LoadCalc(y + i)));
                }
              } else if (s[0] == sizeof(Out) && s[1] == sizeof(A) && s[2] == 0) {
-               const Calc<B> yv = At(y, 0);
+               const Calc<B> yv = LoadCalc(y + 0);
                for (int64_t i = 0; i < n; ++i) {
-                 o[i] = Convert<Out>(f(At(x, i), yv));
+                 o[i] = Convert<Out>(f(LoadCalc(x + i), yv));
                }
              } else if (s[0] == sizeof(Out) && s[1] == 0 && s[2] == sizeof(B)) {
-               const Calc<A> xv = At(x, 0);
+               const Calc<A> xv = LoadCalc(x + 0);
                for (int64_t i = 0; i < n; ++i) {
-                 o[i] = Convert<Out>(f(xv, At(y, i)));
+                 o[i] = Convert<Out>(f(xv, LoadCalc(y + i)));
                }
              } else {
                for (int64_t i = 0; i < n; ++i) {
@@ -96,8 +91,7 @@ void Map3(IntList shape, const StridedRef& out, const StridedRef& a, const Strid
                const B* __restrict y = reinterpret_cast<const B*>(p[2]);
                const C* __restrict z = reinterpret_cast<const C*>(p[3]);
                for (int64_t i = 0; i < n; ++i) {
-                 o[i] = Convert<Out>(f(At(x, i), At(y, i),
-                                       At(z, i)));
+                 o[i] = Convert<Out>(f(LoadCalc(x + i), LoadCalc(y + i), LoadCalc(z + i)));
                }
              } else {
                for (int64_t i = 0; i < n; ++i) {

@@ -356,7 +356,7 @@ class Reducer {
         const T* p = reinterpret_cast<const T*>(base_) + off;
         Acc acc = f_.Init();
         for (int64_t j = 0; j < r_; ++j) {
-          acc = f_.Step(acc, At(p, offsets[j]), j);
+          acc = f_.Step(acc, LoadCalc(p + offsets[j]), j);
         }
         f_.Store(out, out_dtype, idx_out, o, acc);
         for (int d = nk - 1; d >= 0; --d) {
@@ -447,7 +447,7 @@ class Reducer {
         for (int64_t r = 0; r < r_; ++r) {
           if (ks == sizeof(T)) {
             const T* x = reinterpret_cast<const T*>(p);
-            for (int64_t j = 0; j < nj; ++j) acc[j] = f_.Step(acc[j], At(x, j), r);
+            for (int64_t j = 0; j < nj; ++j) acc[j] = f_.Step(acc[j], LoadCalc(x + j), r);
           } else {
             for (int64_t j = 0; j < nj; ++j) acc[j] = f_.Step(acc[j], Load<T>(p + j * ks), r);
           }

@@ -286,7 +286,7 @@ absl::Status SortSlices(const Tensor& self, int64_t dim, const Tensor& values,
         uint64_t* u = ukeys->data();
         int64_t* at = order_of->data();
         for (int64_t i = 0; i < n; ++i) {
-          u[i] = RadixKey<T, Order>(static_cast<C>(LoadElement(src + i * in_step)));
+          u[i] = RadixKey<T, Order>(LoadCalc(src + i * in_step));
           at[i] = i;
         }
         RadixSortPairs(n, *ukeys, *order_of, *ukeys_tmp, *order_tmp);
@@ -302,7 +302,7 @@ absl::Status SortSlices(const Tensor& self, int64_t dim, const Tensor& values,
         }
         continue;
       }
-      for (int64_t i = 0; i < n; ++i) (*keys)[i] = static_cast<C>(LoadElement(src + i * in_step));
+      for (int64_t i = 0; i < n; ++i) (*keys)[i] = LoadCalc(src + i * in_step);
       int64_t* first = order_of->data();
       if (k <= kSmallK && k < n) {  // one pass, keeping the best k in order
         SmallestK(key_of.data(), n, k, order, first);
@@ -358,7 +358,7 @@ void SearchSorted(const SearchSortedCall& call) {
     ParallelFor(0, call.count, 2048, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         const T* row = call.one_row ? seq : seq + (i / call.per_row) * call.length;
-        const C v = static_cast<C>(LoadElement(values + i));
+        const C v = LoadCalc(values + i);
         const int64_t pos = SearchPosition<C>(row, call.length, v, call.right);
         if (call.out_dtype == DType::kInt32) {
           reinterpret_cast<int32_t*>(call.out)[i] = static_cast<int32_t>(pos);

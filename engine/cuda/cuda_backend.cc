@@ -1152,7 +1152,8 @@ std::vector<DeviceInfo> RegisterBackends(std::string* why) {
       info.major = prop.major;
       info.minor = prop.minor;
       info.multiprocessors = prop.multiProcessorCount;
-      RegisterBackend(new CudaBackend(info.device, info.multiprocessors));  // lives as long as the process
+      // Lives as long as the process.
+      RegisterBackend(new CudaBackend(info.device, info.multiprocessors));
       devices->push_back(std::move(info));
     }
   }

@@ -22,18 +22,13 @@ constexpr int kUnroll = 4;  // elements per thread per step of the contiguous lo
 // Blocks of the contiguous (unrolled) loops.
 inline int BlocksFor(int64_t n) { return GridFor(n, int64_t{kThreads} * kUnroll); }
 
-template <typename T>
-__device__ __forceinline__ Calc<T> LoadAs(const T* p) {
-  return static_cast<Calc<T>>(LoadElement(p));  // a bool as its byte (kernels/convert.h)
-}
-
 // Every operand contiguous; `b_scalar`: b is one element broadcast (a Python number, a 0-d
 // tensor), read once.
 template <typename Out, typename A, typename B, typename F>
 __global__ void Map2Contiguous(Out* o, const A* x, const B* y, int64_t n, bool a_scalar,
                                bool b_scalar, F f) {  // NB: o may be x or y (in-place ops)
-  const Calc<A> x0 = a_scalar ? LoadAs(x) : Calc<A>();
-  const Calc<B> y0 = b_scalar ? LoadAs(y) : Calc<B>();
+  const Calc<A> x0 = a_scalar ? LoadCalc(x) : Calc<A>();
+  const Calc<B> y0 = b_scalar ? LoadCalc(y) : Calc<B>();
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x * kUnroll;
   for (int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x * kUnroll + threadIdx.x;
        base < n; base += step) {
@@ -43,8 +38,8 @@ __global__ void Map2Contiguous(Out* o, const A* x, const B* y, int64_t n, bool a
     for (int k = 0; k < kUnroll; ++k) {
       const int64_t i = base + int64_t{k} * blockDim.x;
       if (i < n) {
-        xs[k] = a_scalar ? x0 : LoadAs(x + i);
-        ys[k] = b_scalar ? y0 : LoadAs(y + i);
+        xs[k] = a_scalar ? x0 : LoadCalc(x + i);
+        ys[k] = b_scalar ? y0 : LoadCalc(y + i);
       }
     }
 #pragma unroll
@@ -63,8 +58,8 @@ __global__ void Map2Strided32(OffsetCalculator<3> calc, char* o, const char* x, 
     int64_t off[3];
     calc.Offsets32(i, off);
     *reinterpret_cast<Out*>(o + off[0]) =
-        Convert<Out>(f(LoadAs(reinterpret_cast<const A*>(x + off[1])),
-                       LoadAs(reinterpret_cast<const B*>(y + off[2]))));
+        Convert<Out>(f(LoadCalc(reinterpret_cast<const A*>(x + off[1])),
+                       LoadCalc(reinterpret_cast<const B*>(y + off[2]))));
   }
 }
 
@@ -77,8 +72,8 @@ __global__ void Map2Strided64(OffsetCalculator<3> calc, char* o, const char* x, 
     int64_t off[3];
     calc.Offsets(i, off);
     *reinterpret_cast<Out*>(o + off[0]) =
-        Convert<Out>(f(LoadAs(reinterpret_cast<const A*>(x + off[1])),
-                       LoadAs(reinterpret_cast<const B*>(y + off[2]))));
+        Convert<Out>(f(LoadCalc(reinterpret_cast<const A*>(x + off[1])),
+                       LoadCalc(reinterpret_cast<const B*>(y + off[2]))));
   }
 }
 
@@ -119,7 +114,7 @@ __global__ void Map1Contiguous(Out* o, const A* x, int64_t n, F f) {
 #pragma unroll
     for (int k = 0; k < kUnroll; ++k) {
       const int64_t i = base + int64_t{k} * blockDim.x;
-      if (i < n) xs[k] = LoadAs(x + i);
+      if (i < n) xs[k] = LoadCalc(x + i);
     }
 #pragma unroll
     for (int k = 0; k < kUnroll; ++k) {
@@ -142,7 +137,7 @@ __global__ void Map1Strided(OffsetCalculator<2> calc, char* o, const char* x, in
       calc.Offsets(i, off);
     }
     *reinterpret_cast<Out*>(o + off[0]) =
-        Convert<Out>(f(LoadAs(reinterpret_cast<const A*>(x + off[1]))));
+        Convert<Out>(f(LoadCalc(reinterpret_cast<const A*>(x + off[1]))));
   }
 }
 
@@ -174,9 +169,9 @@ __global__ void Map3Strided(OffsetCalculator<4> calc, char* o, const char* x, co
       calc.Offsets(i, off);
     }
     *reinterpret_cast<Out*>(o + off[0]) =
-        Convert<Out>(f(LoadAs(reinterpret_cast<const A*>(x + off[1])),
-                       LoadAs(reinterpret_cast<const B*>(y + off[2])),
-                       LoadAs(reinterpret_cast<const C3*>(z + off[3]))));
+        Convert<Out>(f(LoadCalc(reinterpret_cast<const A*>(x + off[1])),
+                       LoadCalc(reinterpret_cast<const B*>(y + off[2])),
+                       LoadCalc(reinterpret_cast<const C3*>(z + off[3]))));
   }
 }
 

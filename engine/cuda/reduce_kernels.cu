@@ -58,7 +58,7 @@ __global__ void ReduceBlocks(Dims kept, Dims red, const T* in, int64_t m, int64_
     } else {
       acc = f.Init();
       for (int64_t j = r0 + threadIdx.x; j < r1; j += blockDim.x) {
-        acc = f.Step(acc, static_cast<Calc<T>>(LoadElement(in + base + OffsetOf(red, j))), j);
+        acc = f.Step(acc, LoadCalc(in + base + OffsetOf(red, j)), j);
       }
     }
     sh[threadIdx.x] = acc;
@@ -100,7 +100,7 @@ __global__ void ReducePerThread(Dims kept, Dims red, const T* in, int64_t m, int
     const int64_t base = OffsetOf(kept, o);
     typename F::Acc acc = f.Init();
     for (int64_t j = 0; j < r; ++j) {
-      acc = f.Step(acc, static_cast<Calc<T>>(LoadElement(in + base + OffsetOf(red, j))), j);
+      acc = f.Step(acc, LoadCalc(in + base + OffsetOf(red, j)), j);
     }
     f.Store(out, od, idx, o, acc);
   }
@@ -225,7 +225,7 @@ __global__ void ScanKernel(Lines l, ScanOp op, const T* in, O* out) {
     const T* x = in + OffsetOf(l.in, line);
     O* y = out + OffsetOf(l.out, line);
     ScanLine<T>(
-        op, l.n, [&](int64_t i) { return static_cast<Calc<T>>(LoadElement(x + i * l.in_step)); },
+        op, l.n, [&](int64_t i) { return LoadCalc(x + i * l.in_step); },
         [&](int64_t i, SumAcc<T> acc) { y[i * l.out_step] = Convert<O>(acc); });
   }
 }
@@ -238,7 +238,7 @@ __global__ void CumExtremeKernel(Lines l, bool max, const T* in, T* values, int6
     const T* x = in + OffsetOf(l.in, line);
     const int64_t first = OffsetOf(l.out, line);
     CumExtremeLine<T>(
-        max, l.n, [&](int64_t i) { return static_cast<Calc<T>>(LoadElement(x + i * l.in_step)); },
+        max, l.n, [&](int64_t i) { return LoadCalc(x + i * l.in_step); },
         [&](int64_t i, Calc<T> v, int64_t k) {
           values[first + i * l.out_step] = Convert<T>(v);
           indices[first + i * l.out_step] = k;
@@ -314,7 +314,7 @@ __global__ void SoftmaxKernel(Lines l, bool log, const T* in, T* out) {
     const T* x = in + OffsetOf(l.in, line);
     T* y = out + OffsetOf(l.out, line);
     SoftmaxLine<T>(
-        log, l.n, [&](int64_t i) { return static_cast<Calc<T>>(LoadElement(x + i * l.in_step)); },
+        log, l.n, [&](int64_t i) { return LoadCalc(x + i * l.in_step); },
         [&](int64_t i, Calc<T> v) { y[i * l.out_step] = Convert<T>(v); });
   }
 }

@@ -74,8 +74,8 @@ struct ByValue {
     if (sp != sq) return sp < sq;
     using C = Calc<T>;
     // A bool as its byte (kernels/convert.h): the order must be a strict weak order.
-    const C a = static_cast<C>(LoadElement(in + g.InOffset(sp) + (p % g.n) * g.in_step));
-    const C b = static_cast<C>(LoadElement(in + g.InOffset(sq) + (q % g.n) * g.in_step));
+    const C a = LoadCalc(in + g.InOffset(sp) + (p % g.n) * g.in_step);
+    const C b = LoadCalc(in + g.InOffset(sq) + (q % g.n) * g.in_step);
     const bool a_nan = a != a, b_nan = b != b;
     const bool before = descending ? (!b_nan && (a_nan || a > b)) : (!a_nan && (b_nan || a < b));
     if (before) return true;
@@ -115,7 +115,7 @@ __global__ void SearchSortedKernel(SearchSortedCall c, const T* seq, const T* va
        i += step) {
     const T* row = c.one_row ? seq : seq + (i / c.per_row) * c.length;
     out[i] = static_cast<O>(
-        SearchPosition<Calc<T>>(row, c.length, static_cast<Calc<T>>(LoadElement(values + i)),
+        SearchPosition<Calc<T>>(row, c.length, LoadCalc(values + i),
                                 c.right));
   }
 }

@@ -23,6 +23,12 @@ constexpr bool kIsFloat = std::is_floating_point_v<Calc<T>>;
 template <typename T>
 constexpr bool kIsInt = !kIsFloat<T> && !std::is_same_v<T, bool>;
 
+// *p in its computation type, a bool read as its byte (LoadElement): how kernels read elements.
+template <typename T>
+TENSORD_HD inline Calc<T> LoadCalc(const T* p) {
+  return static_cast<Calc<T>>(LoadElement(p));
+}
+
 // Rounds a float intermediate to T, as torch's float16/bfloat16 arithmetic does after every
 // operation (identity for float and double).
 template <typename T>

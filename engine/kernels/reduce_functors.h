@@ -339,12 +339,6 @@ TENSORD_HD inline void SoftmaxLine(bool log, int64_t n, At at, Put put) {
 // wait on each other's arithmetic), combined at the end. Positions j reach Step as they are, so
 // ties break as in one sequential pass. The CUDA reduction runs it per thread
 // (engine/cuda/reduce_kernels.cu); tests/engine/reduce_accumulate_test.cc on the host.
-// in[i] in its computation type, a bool read as its byte (LoadElement).
-template <typename T>
-TENSORD_HD inline Calc<T> ReducedElement(const T* in, int64_t i) {
-  return static_cast<Calc<T>>(LoadElement(in + i));
-}
-
 template <typename T, typename F>
 TENSORD_HD typename F::Acc AccumulateStrided(const F& f, const T* in, int64_t base,
                                              int64_t stride, int64_t first, int64_t end,
@@ -353,16 +347,16 @@ TENSORD_HD typename F::Acc AccumulateStrided(const F& f, const T* in, int64_t ba
   Acc a0 = f.Init(), a1 = f.Init(), a2 = f.Init(), a3 = f.Init();
   int64_t j = first;
   for (; j + 3 * step < end; j += 4 * step) {
-    const Calc<T> x0 = ReducedElement(in, base + j * stride);
-    const Calc<T> x1 = ReducedElement(in, base + (j + step) * stride);
-    const Calc<T> x2 = ReducedElement(in, base + (j + 2 * step) * stride);
-    const Calc<T> x3 = ReducedElement(in, base + (j + 3 * step) * stride);
+    const Calc<T> x0 = LoadCalc(in + base + j * stride);
+    const Calc<T> x1 = LoadCalc(in + base + (j + step) * stride);
+    const Calc<T> x2 = LoadCalc(in + base + (j + 2 * step) * stride);
+    const Calc<T> x3 = LoadCalc(in + base + (j + 3 * step) * stride);
     a0 = f.Step(a0, x0, j);
     a1 = f.Step(a1, x1, j + step);
     a2 = f.Step(a2, x2, j + 2 * step);
     a3 = f.Step(a3, x3, j + 3 * step);
   }
-  for (; j < end; j += step) a0 = f.Step(a0, ReducedElement(in, base + j * stride), j);
+  for (; j < end; j += step) a0 = f.Step(a0, LoadCalc(in + base + j * stride), j);
   return f.Combine(f.Combine(a0, a1), f.Combine(a2, a3));
 }
 
@@ -405,7 +399,7 @@ TENSORD_HD typename F::Acc AccumulateContiguous(const F& f, const T* in, int64_t
   const int64_t tail = head_end + pieces * kPer;
   const Piece* p = reinterpret_cast<const Piece*>(row + head_end);
   Acc a0 = f.Init(), a1 = f.Init(), a2 = f.Init(), a3 = f.Init();
-  for (int64_t j = r0 + lane; j < head_end; j += lanes) a0 = f.Step(a0, ReducedElement(row, j), j);
+  for (int64_t j = r0 + lane; j < head_end; j += lanes) a0 = f.Step(a0, LoadCalc(row + j), j);
   int64_t v = lane;
   for (; v + 3 * lanes < pieces; v += 4 * lanes) {
     const Piece x0 = p[v], x1 = p[v + lanes], x2 = p[v + 2 * lanes], x3 = p[v + 3 * lanes];
@@ -424,7 +418,7 @@ TENSORD_HD typename F::Acc AccumulateContiguous(const F& f, const T* in, int64_t
     const Piece x = p[v];
     for (int e = 0; e < kPer; ++e) a0 = f.Step(a0, x.At(e), head_end + v * kPer + e);
   }
-  for (int64_t j = tail + lane; j < r1; j += lanes) a0 = f.Step(a0, ReducedElement(row, j), j);
+  for (int64_t j = tail + lane; j < r1; j += lanes) a0 = f.Step(a0, LoadCalc(row + j), j);
   return f.Combine(f.Combine(a0, a1), f.Combine(a2, a3));
 }
 

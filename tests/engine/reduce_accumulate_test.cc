@@ -27,7 +27,7 @@ std::pair<double, int64_t> Reduce(const F& f, const T* in, int64_t base, int64_t
                                   int64_t r0, int64_t r1, int threads) {
   typename F::Acc acc = f.Init();
   if (threads == 0) {
-    for (int64_t j = r0; j < r1; ++j) acc = f.Step(acc, ReducedElement(in, base + j * stride), j);
+    for (int64_t j = r0; j < r1; ++j) acc = f.Step(acc, LoadCalc(in + base + j * stride), j);
   } else {
     std::vector<typename F::Acc> partial;
     for (int t = 0; t < threads; ++t) {

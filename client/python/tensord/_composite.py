@@ -421,7 +421,7 @@ def tensordot(a, b, dims=2, out=None):
             raise RuntimeError("tensordot expects dims to be a pair of lists of dims")
         dims_a, dims_b = [list(d) if isinstance(d, (list, tuple)) else [d] for d in dims]
     result = a._op("tensordot", [b], {"dims_self": _Ints(dims_a), "dims_other": _Ints(dims_b)})
-    return write_out(result, out, "out")
+    return write_out(result, out, "tensordot")
 
 
 def cross(input, other, dim=None):
@@ -1060,8 +1060,7 @@ def put(input, index, source, accumulate=False):
 
 
 def row_stack(tensors, *, out=None):
-    result = _api().vstack(tensors)
-    return write_out(result, out, "out")
+    return write_out(_api().vstack(tensors), out, "row_stack")
 
 
 def mvlgamma(input, p):
@@ -1556,8 +1555,7 @@ def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
     d0, d1 = (_wrap_dim(d, input.dim()) for d in dims)
     if d0 == d1:
         raise RuntimeError("duplicate or invalid dimensions")
-    result = linalg.matrix_norm(input, "nuc", (d0, d1), keepdim)
-    return write_out(result, out, "out")
+    return write_out(linalg.matrix_norm(input, "nuc", (d0, d1), keepdim), out, "nuclear_norm")
 
 
 def norm_except_dim(v, pow=2, dim=0):

@@ -455,10 +455,8 @@ def _scatter_any(name, self, dim, index, src=None, value=None, reduce=None):
         # torch's scatter(reduce=): scatter_reduce with the elements self already holds.
         if reduce not in ("add", "multiply"):
             raise RuntimeError("reduce argument must be either add or multiply.")
-        if not isinstance(src, TensorBase):
-            src = _scalar_or_tensor(src, name, "value")
-            src = self.new_full(tuple(index.shape), src.item() if isinstance(src, TensorBase)
-                                else src)
+        if not isinstance(src, TensorBase):  # a number: one for every index
+            src = self.new_full(tuple(index.shape), _scalar_or_tensor(src, name, "value"))
         how = "sum" if reduce == "add" else "prod"
         reduced = self.scatter_reduce_ if name.endswith("_") else self.scatter_reduce
         return reduced(dim, index, src, how, include_self=True)
@@ -858,5 +856,4 @@ _ComputeMethods.polygamma_ = _polygamma_
 
 def polygamma(n, input, *, out=None):
     """torch.polygamma(n, input): the order first, as torch's."""
-    result = input.polygamma(n)
-    return write_out(result, out, "out")
+    return write_out(input.polygamma(n), out, "polygamma")

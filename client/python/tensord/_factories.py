@@ -70,8 +70,8 @@ def empty(*size, out=None, dtype=None, device=None, session=None, requires_grad=
     if fmt is None or fmt is _mf.contiguous_format:
         return write_out(_factory("empty", size, dtype, device, session), out, "empty")
     shape = _int_list(size, "empty", "size")
-    return empty_strided(shape, _mf.format_strides(shape, fmt), dtype=dtype, device=device,
-                         session=session)
+    return write_out(empty_strided(shape, _mf.format_strides(shape, fmt), dtype=dtype,
+                                   device=device, session=session), out, "empty")
 
 
 def zeros(*size, out=None, dtype=None, device=None, session=None, requires_grad=False,
@@ -249,14 +249,15 @@ def _raise_ragged(data):
         if len(seq) == 0:
             break
         seq = seq[0]
-    floats = []
+    seen_float = False
 
     def walk(obj, dim):
+        nonlocal seen_float
         if dim == len(sizes):
             if _is_sequence(obj):
-                raise TypeError("must be real number, not list" if floats else
+                raise TypeError("must be real number, not list" if seen_float else
                                 "'list' object cannot be interpreted as an integer")
-            floats.extend([True] if isinstance(obj, float) else [])
+            seen_float = seen_float or isinstance(obj, float)
             return
         if not _is_sequence(obj):
             raise TypeError("not a sequence")
@@ -374,11 +375,8 @@ def cat(tensors, dim=0, out=None):
     tensors = _tensors_arg(tensors, "cat")
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
-    return _joined(_op(tensors[0]._session, "cat", tensors, {"dim": _int(dim, "cat", "dim")}), out, "cat")
-
-
-def _joined(result, out, op):
-    return write_out(result, out, op)
+    joined = _op(tensors[0]._session, "cat", tensors, {"dim": _int(dim, "cat", "dim")})
+    return write_out(joined, out, "cat")
 
 
 concat = cat
@@ -392,7 +390,8 @@ def stack(tensors, dim=0, out=None):
     tensors = _tensors_arg(tensors, "stack")
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
-    return _joined(_op(tensors[0]._session, "stack", tensors, {"dim": _int(dim, "stack", "dim")}), out, "stack")
+    joined = _op(tensors[0]._session, "stack", tensors, {"dim": _int(dim, "stack", "dim")})
+    return write_out(joined, out, "stack")
 
 
 def hstack(tensors):

@@ -455,6 +455,22 @@ def test_sci_mode_applies_only_where_a_finite_nonzero_value_shows(values, sessio
     assert shown[1] == shown[0]
 
 
+@pytest.mark.parametrize("edgeitems", [0, 1, 2])
+def test_edgeitems_print_what_torch_prints(edgeitems, session):
+    """edgeitems=0 included: torch shows a vector's every value after the " ..." (its
+    self[-0:] is all of it) and cannot summarize a matrix at all."""
+    shown = []
+    for lib in (torch, tensord):
+        lib.set_printoptions(edgeitems=edgeitems, threshold=5)
+        try:
+            texts = [str(lib.arange(20)), str(lib.arange(4)), str(lib.arange(12.0) / 7)]
+            texts.append(outcome(lambda: str(lib.arange(40).view(4, 10))))
+            shown.append(texts)
+        finally:
+            lib.set_printoptions(profile="default")
+    assert shown[1] == shown[0]
+
+
 FACTORY_OUTS = {
     "zeros-into-long": lambda t: t.zeros(2, 3, out=t.empty(0, dtype=t.long)),
     "ones": lambda t: t.ones(3, out=t.empty(0)),

@@ -180,19 +180,60 @@ def test_cuda_answered_by_server(session):
         tensord.zeros(2).to("cuda")
 
 
-@pytest.mark.parametrize("args", [(0, 1, 5), (0, 10, 7), (-3.5, 2.25, 100), (1, 0, 33), (0, 1, 1),
-                                  (0, 1, 0), (2, 9, 1000)])
-def test_linspace_eye_match_torch(session, args):
-    # torch's vectorised kernel may round the middle elements differently: within 1 ulp.
-    for td, tt in ((tensord.float32, torch.float32), (tensord.float64, torch.float64)):
-        got = torch.tensor(tensord.linspace(*args, dtype=td).tolist(), dtype=tt)
-        expected = torch.linspace(*args, dtype=tt)
-        assert got.shape == expected.shape
-        scale = max(abs(args[0]), abs(args[1]))
-        assert torch.allclose(got, expected, rtol=0, atol=4 * torch.finfo(tt).eps * scale)
-        if args[2] > 0:
-            assert got[0] == expected[0] and got[-1] == expected[-1]
-    n, m = args[2] % 5, (args[2] + 2) % 4
+def _spaced_cases():
+    """Bounds and step counts: fixed edges, then random ones (some past the kernel's vector
+    body, some within one vector, some integral bounds)."""
+    cases = [(0, 1, 5), (0, 10, 7), (-3.5, 2.25, 100), (1, 0, 33), (0, 1, 1), (0, 1, 0),
+             (2, 9, 1000), (-3.1, 7.7, 13), (-1, 1, 3), (0, 255, 256), (0, float("inf"), 5),
+             (float("nan"), 1, 3), (-5, 300, 37), (1, 2, 100)]
+    rng = np.random.default_rng(5)
+    for k in range(24):
+        a, b = rng.uniform(-300, 300, 2)
+        if k % 3 == 0:
+            a, b = round(a), round(b)
+        cases.append((float(a), float(b), int(rng.integers(2, 40 if k % 2 else 3000))))
+    return cases
+
+
+def _same_values(got, expected):
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    if expected.dtype.is_floating_point:
+        assert torch.equal(got.isnan(), expected.isnan())
+        got, expected = got.nan_to_num(), expected.nan_to_num()
+    assert torch.equal(got, expected)
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=lambda p: str(p[1]))
+def test_linspace_and_logspace_bit_for_bit(session, pair):
+    """torch 1.13's CPU kernels bit for bit (tensord/_spaced.py): every value, every dtype, the
+    same overflow errors for bounds that do not fit."""
+    td, tt = pair
+    calls = [("linspace", args, {}) for args in _spaced_cases()]
+    # logspace: exponents scaled down so that most powers stay finite.
+    calls += [("logspace", (a / 100, b / 100, n), {}) for a, b, n in _spaced_cases()]
+    calls += [("logspace", args, {"base": base}) for base in (2, 2.5, 0.3)
+              for args in [(-2.3, 4.1, 9), (-1, 2, 4), (-300, 2, 4), (-2.3, 30.0, 4)]]
+    for fn, args, kwargs in calls:
+        if fn == "logspace" and tt is torch.float16:
+            # No float16 kernel in torch 1.13's CPU (later versions have one): tensord makes
+            # it; against float32's values, within float16's rounding of the bounds.
+            expected = torch.logspace(*args, dtype=torch.float32, **kwargs).half()
+            got = torch.tensor(tensord.logspace(*args, dtype=td, **kwargs).tolist(), dtype=tt)
+            assert torch.allclose(got.float(), expected.float(), rtol=1e-2, equal_nan=True)
+            continue
+        try:
+            expected = getattr(torch, fn)(*args, dtype=tt, **kwargs)
+        except RuntimeError as e:
+            with pytest.raises(RuntimeError) as got_error:
+                getattr(tensord, fn)(*args, dtype=td, **kwargs)
+            assert str(got_error.value) == str(e), (fn, args)
+            continue
+        got = getattr(tensord, fn)(*args, dtype=td, **kwargs)
+        _same_values(torch.tensor(got.tolist(), dtype=tt), expected)
+
+
+@pytest.mark.parametrize("n,m", [(0, 0), (1, 3), (4, 4), (3, 2)])
+def test_eye_matches_torch(session, n, m):
     assert tensord.eye(n, m).tolist() == torch.eye(n, m).tolist()
 
 

@@ -977,10 +977,21 @@ triu_indices = _triangle_indices("triu_indices")
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, session=None,
              requires_grad=False):
+    """torch.logspace: the exponents as torch 1.13's CPU kernel computes them (_spaced.py), the
+    powers on the server (the C library's pow, as torch's)."""
+    from . import _spaced  # noqa: PLC0415
+    from ._factories import _dtype_arg, _scalar_arg  # noqa: PLC0415
+    from ._ops import _int  # noqa: PLC0415
     api = _api()
-    exps = api.linspace(start, end, steps, dtype=_dtypes.float64, device=device, session=session)
-    out = exps.new_full((), float(base)) ** exps
-    return out.to(dtype or _dtypes.get_default_dtype())
+    d = _dtype_arg(dtype, _dtypes.get_default_dtype())
+    steps = _int(steps, "logspace", "steps")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    exps = api.tensor(_spaced.logspace_exponents(_scalar_arg(start, "logspace"),
+                                                 _scalar_arg(end, "logspace"), steps, d),
+                      device=device, session=session)
+    base = float(base) if d.is_floating_point else float(np.float32(base))
+    return (exps.new_full((), base) ** exps).to(d)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, session=None, requires_grad=False):
@@ -1151,9 +1162,11 @@ def combinations(input, r=2, with_replacement=False):
     import itertools  # noqa: PLC0415
     if input.dim() != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
     n = input.size(0)
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
-    rows = list(pick(range(n), r))
+    rows = list(pick(range(n), r)) if r > 0 else []
     if not rows:
         return input.new_empty((0, r) if r else (0,))
     index = _api().tensor([i for row in rows for i in row], dtype=_dtypes.int64,

@@ -8,6 +8,7 @@ import numpy as np
 from ._out import write_out
 from . import _dtypes
 from . import _memory_format as _mf
+from . import _spaced
 from ._ops import (TensorBase, _int, _int_list, _is_scalar, _op, _op_on, _py_scalar,
                    new_tensor)
 from ._random import _of as _random_of
@@ -168,11 +169,11 @@ def arange(start, end=None, step=1, dtype=None, device=None, session=None, requi
     return _op_on(s, _add_device(attrs, device), "arange", [], attrs)
 
 
-def _scalar_arg(x):
+def _scalar_arg(x, fn="arange"):
     if isinstance(x, TensorBase):
         x = x.item()
     if not _is_scalar(x):
-        raise TypeError(f"arange(): argument must be a number, not {type(x).__name__}")
+        raise TypeError(f"{fn}(): argument must be a number, not {type(x).__name__}")
     return _py_scalar(x)
 
 
@@ -200,23 +201,9 @@ def linspace(start, end, steps, dtype=None, device=None, session=None, requires_
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
     d = _dtype_arg(dtype, _dtypes.get_default_dtype())
-    work = np.float64 if d is _dtypes.float64 else np.float32
-    # torch's kernel: the first half counts up from start, the second half down from end.
-    if steps == 1:
-        values = np.array([start], dtype=work)
-    elif steps == 0:
-        values = np.zeros(0, dtype=work)
-    else:
-        st, en = work(start), work(end)
-        step = (en - st) / work(steps - 1)
-        i = np.arange(steps)
-        half = steps // 2
-        values = np.where(i < half, st + step * i.astype(work),
-                          en - step * (steps - i - 1).astype(work)).astype(work)
-    if not d.is_floating_point:
-        return tensor(np.linspace(start, end, steps), dtype=d, device=device, session=session)
-    return _upload(values, _dtypes.from_numpy_dtype(values.dtype), device,
-                   _session(session)).to(d)
+    values = _spaced.linspace_values(_scalar_arg(start, "linspace"), _scalar_arg(end, "linspace"),
+                                     steps, d)
+    return _upload_as(values, d, device, _session(session))
 
 
 def _c_order(arr, dtype=None):

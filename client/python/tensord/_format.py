@@ -99,7 +99,8 @@ def _str_rec(arr, shape, indent, summarize, fmt):
     e = PRINT_OPTS.edgeitems
     # Row j of arr holds original row `positions[j]` (None: the elided middle).
     if summarize and shape[0] > 2 * e:
-        rows = list(range(e)) + [None] + list(range(e, 2 * e))
+        # edgeitems=0: torch's self[-0:] is every row, so all of them follow the " ...".
+        rows = list(range(e)) + [None] + list(range(e, 2 * e) if e else range(shape[0]))
     else:
         rows = list(range(shape[0]))
     if dim == 1:

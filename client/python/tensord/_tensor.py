@@ -957,6 +957,10 @@ def _summarized(t):
     2*edgeitems only its first and last edgeitems rows, gathered on the server (one cat per
     such dim), so printing a large tensor downloads only what is printed."""
     e = _format.PRINT_OPTS.edgeitems
+    if e == 0:  # torch keeps a vector whole (self[-0:]) and stacks no rows of a matrix
+        if t.dim() > 1:
+            raise RuntimeError("stack expects a non-empty TensorList")
+        return t
     for d, n in enumerate(tuple(t._meta().sizes)):
         if n > 2 * e:
             t = _factories.cat([t.narrow(d, 0, e), t.narrow(d, n - e, e)], d)

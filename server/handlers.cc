@@ -281,8 +281,12 @@ void Handlers::HandleRelease(const v1::ReleaseRequest& request,
 
 namespace {
 
-absl::Status PoisonError(absl::string_view op, uint64_t id, const engine::Storage& storage) {
+// The error of a read of poisoned data. It is raised to the client, so `streams` (the
+// session's) forget it: a later Synchronize does not raise it a second time.
+absl::Status PoisonError(absl::string_view op, uint64_t id, const engine::Storage& storage,
+                         const std::vector<std::shared_ptr<engine::Stream>>& streams) {
   if (auto cause = storage.poison()) {
+    for (const auto& stream : streams) stream->ForgetError(*cause);
     return engine::WithPayloadsOf(*cause, absl::FailedPreconditionError(absl::StrCat(
         op, ": tensor ", id, " holds no valid data: it depends on a failed op: ",
         cause->message())));
@@ -340,8 +344,9 @@ void Handlers::ReadStorageInOrder(
   }
   std::shared_ptr<engine::Storage> storage = tensor->storage();
   ReadWhenReady(*tensor, [storage, id = request.id(), dtype = tensor->dtype(), numel, offset,
-                          count, itemsize, done = std::move(done)](uint64_t ticket) mutable {
-    absl::Status poisoned = PoisonError("read_storage", id, *storage);
+                          count, itemsize, streams = session.Streams(),
+                          done = std::move(done)](uint64_t ticket) mutable {
+    absl::Status poisoned = PoisonError("read_storage", id, *storage, streams);
     if (!poisoned.ok()) {
       storage->EndRead(ticket);
       return done(poisoned);
@@ -489,13 +494,13 @@ void Handlers::DownloadInOrder(
   download->total_bytes_ = *total_bytes;
   session.CountDownloaded(*total_bytes);
   ReadWhenReady(*tensor, [tensor = *tensor, id = request.id(), download = std::move(download),
-                          budget = session.budget(),
+                          budget = session.budget(), streams = session.Streams(),
                           done = std::move(done)](uint64_t ticket) mutable {
     std::shared_ptr<engine::Storage> storage = tensor.storage();
     // A snapshot (below) is the session's memory while the download lasts: charged to it, so
     // that downloads of a broadcast view cannot hold more than the session may.
     engine::ScopedMemoryBudget scoped_budget(budget);
-    absl::Status poisoned = PoisonError("download", id, *storage);
+    absl::Status poisoned = PoisonError("download", id, *storage, streams);
     if (!poisoned.ok()) {
       storage->EndRead(ticket);
       return done(poisoned);

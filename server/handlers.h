@@ -125,7 +125,8 @@ class Handlers {
   void HandleWaitEvent(const v1::WaitEventRequest& request, Done done);
   void HandleQueryEvent(const v1::QueryEventRequest& request, v1::QueryEventResponse* response,
                         Done done);
-  // Calls `done` with the first asynchronous error (or OK) once the streams are drained.
+  // Calls `done` with the first asynchronous error (or OK) once the streams are drained; an
+  // error a download or storage read has returned already is not returned again.
   void HandleSynchronize(const v1::SynchronizeRequest& request, Done done);
   // Cancels the session's queued ops at once (not in its call order; Session::Cancel).
   absl::Status HandleCancel(const v1::CancelRequest& request, v1::CancelResponse* response);

@@ -238,9 +238,18 @@ absl::StatusOr<Term> Pair(Composition& c, const Term& a, const Term& b, const La
   TENSORD_ASSIGN_OR_RETURN(const int64_t nl, product(left));
   TENSORD_ASSIGN_OR_RETURN(const int64_t nk, product(contract));
   TENSORD_ASSIGN_OR_RETURN(const int64_t nr, product(right));
-  TENSORD_ASSIGN_OR_RETURN(a2, c.Reshape(a2, {nb, nl, nk}));
-  TENSORD_ASSIGN_OR_RETURN(b2, c.Reshape(b2, {nb, nk, nr}));
-  TENSORD_ASSIGN_OR_RETURN(Tensor out, c.Op1("bmm", {a2, b2}));
+  Tensor out;
+  if (contract.empty()) {
+    // Nothing summed: an elementwise product, as ATen's sumproduct_pair (so the operands'
+    // dtypes promote, bools included) instead of a bmm with a contraction of 1.
+    TENSORD_ASSIGN_OR_RETURN(a2, c.Reshape(a2, {nb, nl, 1}));
+    TENSORD_ASSIGN_OR_RETURN(b2, c.Reshape(b2, {nb, 1, nr}));
+    TENSORD_ASSIGN_OR_RETURN(out, c.Op1("mul", {a2, b2}));
+  } else {
+    TENSORD_ASSIGN_OR_RETURN(a2, c.Reshape(a2, {nb, nl, nk}));
+    TENSORD_ASSIGN_OR_RETURN(b2, c.Reshape(b2, {nb, nk, nr}));
+    TENSORD_ASSIGN_OR_RETURN(out, c.Op1("bmm", {a2, b2}));
+  }
   Term result;
   result.labels = batch;
   result.labels.insert(result.labels.end(), left.begin(), left.end());
@@ -322,7 +331,7 @@ void RegisterEinsumOps(std::vector<OpDef>& ops) {
   OpDef def{"einsum", OpKind::kCompute, {"operands"},
             {Req("equation", AttrType::kString, "subscripts, as torch.einsum's")},
             "torch.einsum: the operands contracted as the equation says, pairwise left to "
-            "right through batched matrix products.",
+            "right through batched matrix products (a pair with nothing to sum: a product).",
             false,
             [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
               TENSORD_ASSIGN_OR_RETURN(std::string equation, a.String("equation"));

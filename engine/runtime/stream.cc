@@ -1,5 +1,6 @@
 #include "engine/runtime/stream.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engine/core/errors.h"
 #include "engine/runtime/timer.h"
@@ -85,6 +86,16 @@ void Stream::Synchronize(absl::AnyInvocable<void(absl::Status)> done) {
     done(std::move(error));
   };
   (void)Enqueue(std::move(task));  // markers are never refused
+}
+
+void Stream::ForgetError(const absl::Status& reported) {
+  absl::MutexLock lock(&mu_);
+  if (!first_error_.ok() && (first_error_ == reported ||
+                             absl::EndsWith(first_error_.message(),
+                                            absl::StrCat("depends on a failed op: ",
+                                                         reported.message())))) {
+    first_error_ = absl::OkStatus();
+  }
 }
 
 int64_t Stream::pending() const {
@@ -228,8 +239,6 @@ void Stream::Execute(StreamTask& task) {
 }
 
 void Stream::Complete(StreamTask& task, const absl::Status& status) {
-  for (size_t i = 0; i < task.writes.size(); ++i) task.writes[i]->EndWrite(task.write_tickets[i]);
-  if (task.record_event) task.record_event->Complete(task.record_generation);
   {
     absl::MutexLock lock(&mu_);
     if (!task.is_marker) --counted_;
@@ -237,8 +246,11 @@ void Stream::Complete(StreamTask& task, const absl::Status& status) {
     // knows; its outputs say so when read, and ops that use them fail as usual.
     const bool dropped = status.code() == absl::StatusCode::kCancelled && task.kernel &&
                          Cancelled(task);
+    // Before the writes end: a read they release that raises this error forgets it after.
     if (!status.ok() && first_error_.ok() && !dropped) first_error_ = status;
   }
+  for (size_t i = 0; i < task.writes.size(); ++i) task.writes[i]->EndWrite(task.write_tickets[i]);
+  if (task.record_event) task.record_event->Complete(task.record_generation);
   if (task.on_done) task.on_done(status);
 }
 

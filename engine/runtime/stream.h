@@ -93,6 +93,10 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // Calls done(first error since the previous Synchronize, or OK) once every task queued
   // before this call has finished. Never refused.
   void Synchronize(absl::AnyInvocable<void(absl::Status)> done);
+  // A read of data a failed op poisoned raised `reported` (that op's error) to the client:
+  // Synchronize does not raise it again (nor this stream's error of an op that failed only
+  // because it read that data), as an error raised once is handled once.
+  void ForgetError(const absl::Status& reported);
   // Tasks queued and not retired.
   int64_t pending() const;
   // Cancels every task queued so far (see above) with `reason` (a CANCELLED status naming who

@@ -214,5 +214,37 @@ TEST_F(StreamCancelTest, CancellingAnIdleStreamCancelsNothing) {
   EXPECT_TRUE(ran.load());
 }
 
+TEST_F(StreamCancelTest, AnErrorAReadHasRaisedIsNotRaisedAgainBySynchronize) {
+  auto out = Storage::Create(CpuAllocator(), 64).value();
+  auto derived = Storage::Create(CpuAllocator(), 64).value();
+  ASSERT_TRUE(stream_->Enqueue(Task("op 1 (bad)", [] { return absl::OutOfRangeError("bad"); },
+                                    {out}))
+                  .ok());
+  StreamTask uses = Task("op 2 (uses)", [] { return absl::OkStatus(); }, {derived});
+  uses.reads = {out};
+  ASSERT_TRUE(stream_->Enqueue(std::move(uses)).ok());
+  ASSERT_TRUE(Drained());
+  // A read of op 2's output met op 1's error (the poison it carries): raised there, forgotten.
+  ASSERT_NE(derived->poison(), nullptr);
+  EXPECT_EQ(derived->poison()->message(), "op 1 (bad): bad");
+  stream_->ForgetError(*derived->poison());
+  EXPECT_TRUE(Sync().ok());
+  // Not read: Synchronize raises it, once.
+  auto out3 = Storage::Create(CpuAllocator(), 64).value();
+  auto out4 = Storage::Create(CpuAllocator(), 64).value();
+  ASSERT_TRUE(stream_->Enqueue(Task("op 3 (bad)", [] { return absl::OutOfRangeError("bad"); },
+                                    {out3}))
+                  .ok());
+  EXPECT_EQ(Sync().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_TRUE(Sync().ok());
+  // Forgetting another error leaves this one.
+  ASSERT_TRUE(stream_->Enqueue(Task("op 4 (bad)", [] { return absl::OutOfRangeError("bad"); },
+                                    {out4}))
+                  .ok());
+  ASSERT_TRUE(Drained());
+  stream_->ForgetError(absl::OutOfRangeError("op 3 (bad): bad"));
+  EXPECT_EQ(Sync().code(), absl::StatusCode::kOutOfRange);
+}
+
 }  // namespace
 }  // namespace tensord::engine

@@ -287,7 +287,15 @@ TEST_F(BadInputServerTest, DownloadOfAPoisonedTensorFails) {
   ASSERT_OK(bad.status());
   EXPECT_THAT(bad.bytes().status(), StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(bad.storage().ReadBytes(0, 1), StatusIs(absl::StatusCode::kFailedPrecondition));
+  // The read raised the op's error: a later synchronize does not raise it again.
+  ASSERT_OK(session_.Synchronize());
+  // One never read is synchronize's to raise, once; what depends on it stays poisoned.
+  Tensor unread = session_.Call("take", {x, index});
+  Tensor twice = session_.Call("mul", {unread, unread});
+  ASSERT_OK(twice.status());
   EXPECT_THAT(session_.Synchronize(), StatusIs(absl::StatusCode::kOutOfRange));
+  ASSERT_OK(session_.Synchronize());
+  EXPECT_THAT(twice.bytes().status(), StatusIs(absl::StatusCode::kFailedPrecondition));
 }
 
 TEST_F(BadInputServerTest, ClientLeavingMidDownloadFreesItsMemory) {

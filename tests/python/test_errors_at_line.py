@@ -205,9 +205,25 @@ def test_a_kernel_error_poisons_only_what_depends_on_it(session):
     assert ok.item() == 78.0
     with pytest.raises(RuntimeError, match="gather"):
         h.tolist()
-    with pytest.raises(RuntimeError):
-        session.synchronize()
+    session.synchronize()  # raised once, where it was met: not again here
     assert (a * 3).sum().item() == 198.0  # the session goes on
+
+
+def test_an_error_raises_once(session):
+    """An error met where its data is read is not raised again by a later synchronize (nor by
+    an op that synchronizes, as linalg's do); one never read is raised by synchronize, once."""
+    logits = tensord.zeros(2, 3)
+    with pytest.raises(IndexError, match="Target 5 is out of bounds"):
+        tensord.nn.functional.cross_entropy(logits, tensord.tensor([5, 0])).item()
+    assert tensord.linalg.inv(tensord.eye(2)).tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    tensord.synchronize()
+    unread = tensord.arange(4.).gather(0, tensord.tensor([7]))
+    with pytest.raises(RuntimeError, match="gather"):
+        tensord.synchronize()
+    tensord.synchronize()
+    with pytest.raises(RuntimeError, match="gather"):
+        unread.tolist()  # its data stays poisoned
+    tensord.synchronize()
 
 
 def test_a_server_limit_poisons_only_what_depends_on_it():
@@ -221,8 +237,12 @@ def test_a_server_limit_poisons_only_what_depends_on_it():
             total = big.sum()
             with pytest.raises(tensord.OutOfMemoryError):
                 total.item()
-            with pytest.raises(RuntimeError):
-                s.synchronize()
+            s.synchronize()  # raised once, where it was met
+            refused = tensord.zeros(1 << 20) + 1
+            with pytest.raises(tensord.OutOfMemoryError):
+                s.synchronize()  # never read: raised here
+            with pytest.raises(tensord.OutOfMemoryError):
+                refused.sum().item()
             assert (small + 1).tolist() == [3.0, 3.0, 3.0]
     finally:
         proc.send_signal(signal.SIGTERM)

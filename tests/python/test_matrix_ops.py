@@ -529,8 +529,7 @@ def test_a_q_tensor_out_of_range_fails_that_op_where_it_runs(session):
     bad = tensord.quantile(x, tensord.tensor([0.5, 1.5]), dim=1)
     with pytest.raises(RuntimeError, match="between 0 and 1"):
         bad.tolist()
-    with pytest.raises(RuntimeError, match="between 0 and 1"):
-        tensord.synchronize()  # reported once more there, then cleared
+    tensord.synchronize()  # raised once, where it was met: not again here
     assert tensord.quantile(x, tensord.tensor([0.5]), dim=1).tolist() == [[1.5, 3.5]]
 
 
@@ -660,8 +659,7 @@ def test_index_updates_fail_an_index_out_of_range_where_they_run(session):
         bad.tolist()
     with pytest.raises(IndexError):
         x.index_fill(1, tensord.tensor([4]), 1.0).tolist()
-    with pytest.raises(IndexError):
-        tensord.synchronize()
+    tensord.synchronize()  # both raised where they were met: not again here
     assert x.index_add(1, tensord.tensor([3]), tensord.ones(3, 1)).sum().item() == 3.0
 
 
@@ -798,8 +796,7 @@ def test_histc_of_a_range_that_is_not_finite_fails_where_it_runs(session):
     for values in ([1.0, float("inf")], [1.0, float("nan")]):
         with pytest.raises(RuntimeError, match="not finite"):
             tensord.histc(tensord.tensor(values), 3).tolist()
-        with pytest.raises(RuntimeError, match="not finite"):
-            tensord.synchronize()
+        tensord.synchronize()  # raised once, where it was met
     assert tensord.histc(tensord.tensor([1.0, 2.0]), 2).tolist() == [1.0, 1.0]
 
 

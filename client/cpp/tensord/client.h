@@ -382,7 +382,8 @@ class Session {
 
   // Sends buffered ops; returns the first error among them.
   absl::Status Flush();
-  // Sends buffered ops and waits for every stream (or one): the first asynchronous error.
+  // Sends buffered ops and waits for every stream (or one): the first asynchronous error that
+  // no read of the data it poisoned has returned already.
   absl::Status Synchronize();
   absl::Status Synchronize(Stream stream);
   // Drops the session's queued ops (on every stream, or on `stream`): ops not started do not

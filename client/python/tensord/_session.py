@@ -490,8 +490,7 @@ class Session:
             if not planned or not self.pipeline:
                 self.flush()
                 if pending.error is not None:
-                    if self._deferred_error is pending.error:
-                        self._deferred_error = None  # raised here: not again by synchronize
+                    self.raised(pending.error)
                     raise pending.error
             elif len(self._pending) >= _MAX_PENDING:
                 self._send_ahead()
@@ -564,6 +563,13 @@ class Session:
         self._ahead = None
         return self._complete(pending, future.result, planned)
 
+    def raised(self, error):
+        """`error` (an op's, kept by its outputs) is being raised where its data was needed: an
+        error is raised once, so synchronize() does not raise it again."""
+        with self._lock:
+            if self._deferred_error is error:
+                self._deferred_error = None
+
     def _defer(self, error):
         if error is not None and self._deferred_error is None:
             self._deferred_error = error
@@ -585,7 +591,8 @@ class Session:
         """Sends the buffered ops. Raises only when the server cannot be reached.
 
         An op the server refuses poisons its outputs (and everything computed from them): they
-        keep the error and raise it where their data is needed; synchronize() raises it too.
+        keep the error and raise it where their data is needed, or synchronize() raises it (once:
+        an error raised where data was needed is not raised again by synchronize).
         The server stops a batch at its first failing op; the ops after it that do not use the
         failed op's outputs are sent again, so one mistake loses nothing else and no error
         surfaces on a line that does not depend on it.
@@ -618,7 +625,8 @@ class Session:
     @_cancels_on_interrupt
     def synchronize(self, stream=None):
         """Sends the buffered ops, then waits for every stream of the session (or for stream id
-        `stream`); raises the first asynchronous error since the previous synchronize of it."""
+        `stream`); raises the first asynchronous error since the previous synchronize of it that
+        no read of the data it poisoned has raised already."""
         self.flush()
         request = pb.SynchronizeRequest(session_id=self.id)
         if stream is not None:

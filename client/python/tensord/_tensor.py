@@ -309,6 +309,7 @@ class Tensor(_ComputeMethods):
         if self._error is None:
             self._session.flush()
         if self._error is not None:
+            self._session.raised(self._error)
             raise self._error
         return self._id
 

@@ -4,6 +4,7 @@ torch.testing.assert_close) and the argument spellings torch accepts (numpy's ax
 input=, size=, sizes as varargs). Each is checked against torch 1.13 itself: values, reprs,
 exception classes and messages.
 """
+import numpy as np
 import pytest
 import torch
 
@@ -431,7 +432,44 @@ FORMS = {
         1, t.tensor([[0, 0], [1, 1]]), 3.0, reduce="multiply"),
     "scatter-reduce-max-refused": lambda t, x: t.ones(2, 4).scatter(
         1, t.tensor([[0, 0], [1, 1]]), 3.0, reduce="max"),
+    # Assignment as torch's copy_to: a value's leading unit dims go first.
+    "setitem-a-row-from-a-batch-of-one": lambda t, x: _set(x.clone(), 1, x[:1] * 2),
+    "setitem-an-element-from-a-1-vector": lambda t, x: _set(x.clone(), (0, 0), t.ones(1)),
+    "setitem-a-column-from-1-by-2": lambda t, x: _set(x.clone(), (slice(None), 0), t.ones(1, 2)),
+    "setitem-all-from-1-by-1-by-3": lambda t, x: _set(x.clone(), Ellipsis, t.ones(1, 1, 3)),
+    "setitem-a-0d-from-1-by-1": lambda t, x: _set(t.zeros(()), (), t.ones(1, 1)),
+    "setitem-too-many-dims-refused": lambda t, x: _set(x.clone(), 0, t.ones(2, 3)),
+    "setitem-a-list-refused": lambda t, x: _set(x.clone(), 0, [1.0, 2.0, 3.0]),
+    "setitem-an-array-refused": lambda t, x: _set(x.clone(), [0], np.zeros(3)),
+    "setitem-a-numpy-number": lambda t, x: _set(x.clone(), x > 2, np.float64(9)),
+    # Legacy type names and classes.
+    "type-by-name": lambda t, x: x.type("torch.DoubleTensor"),
+    "type-by-legacy-class": lambda t, x: x.type(t.LongTensor),
+    "type-names": lambda t, x: (x.type(), x.int().type(), x.bfloat16().type()),
+    "type-of-an-unknown-name": lambda t, x: x.type("torch.FooTensor"),
+    # torch.tensor's dtype: every leaf's, promoted (numpy scalars and arrays and tensors too).
+    "tensor-of-a-numpy-float64": lambda t, x: t.tensor(np.float64(1.5)),
+    "tensor-of-numpy-scalars": lambda t, x: (t.tensor(np.uint8(200)), t.tensor(np.int32(1)),
+                                             t.tensor(np.float16(1)), t.tensor(np.bool_(True))),
+    "tensor-of-a-list-of-numpy-float64s": lambda t, x: t.tensor([np.float64(1.5), 2]),
+    "tensor-of-ints-and-numpy-floats": lambda t, x: t.tensor([[1, np.float32(2)], [3, 4]]),
+    "tensor-of-numpy-arrays": lambda t, x: t.tensor([np.array([1, 2], dtype=np.int32), [3, 4]]),
+    "tensor-of-0d-tensors": lambda t, x: t.tensor([t.tensor(1, dtype=t.int32), 2.5]),
+    "tensor-of-0d-float64-tensors": lambda t, x: t.tensor([t.tensor(1.0, dtype=t.float64)] * 2),
+    "tensor-of-one-element-tensors": lambda t, x: t.tensor([t.tensor([1.0]), t.tensor([2.0])]),
+    "tensor-of-long-tensors-refused": lambda t, x: t.tensor([t.tensor([1, 2]), t.tensor([3])]),
+    "as-tensor-of-a-numpy-float64": lambda t, x: t.as_tensor(np.float64(1.0)),
+    # Module constants and switches scripts set.
+    "constants": lambda t, x: (t.e, t.pi, t.inf, t.nan != t.nan,
+                               x.masked_fill(x > 2, -t.inf)),
+    "backends": lambda t, x: (t.backends.mps.is_available(), t.backends.cudnn.deterministic,
+                              t.backends.cuda.matmul.allow_tf32),
 }
+
+
+def _set(target, key, value):
+    target[key] = value
+    return target
 
 
 @pytest.mark.parametrize("name", sorted(FORMS))

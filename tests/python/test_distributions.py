@@ -1,6 +1,8 @@
-"""torch.distributions on tensord: log_prob, entropy, mean, variance, cdf and icdf against
-torch 1.13's values; samples against the distribution's moments (many draws), seeded draws
-repeat, shapes follow sample_shape + batch_shape + event_shape.
+"""torch.distributions on tensord: log_prob, entropy, mean, mode, variance, cdf and icdf against
+torch 1.13's values; samples against the distribution's moments (many draws) and support, seeded
+draws repeat, shapes follow sample_shape + batch_shape + event_shape; validate_args (torch's
+ValueError messages for bad parameters and values), reprs, constraints, expand and kl_divergence
+against torch's.
 """
 import math
 
@@ -183,3 +185,419 @@ def test_in_place_random_fills_have_their_laws(session):
                        as_torch(tensord.empty(5).exponential_(generator=g2)))
     with pytest.raises(RuntimeError, match="random_ expects 'from' to be less than 'to'"):
         tensord.empty(2).random_(3, 1)
+
+
+# ---- validate_args, reprs, constraints (torch 1.13's Distribution machinery) -------------------
+
+def _outcome(fn, m):
+    """What fn(m) gives: its repr, or the exception's class name and message."""
+    try:
+        result = fn(m)
+    except Exception as e:  # noqa: BLE001 - the exception itself is what is compared
+        return f"{type(e).__name__}: {e}"
+    return result if isinstance(result, str) else repr(result)
+
+
+def _same_outcome(fn):
+    want, got = _outcome(fn, torch), _outcome(fn, tensord)
+    assert got == want
+
+
+_REPR_CASES = {
+    "Normal": lambda m: m.distributions.Normal(m.tensor([0.0, 1.0]), m.tensor([1.0, 2.0])),
+    "Normal(numbers)": lambda m: m.distributions.Normal(0.0, 1.0),
+    "Normal(one element)": lambda m: m.distributions.Normal(m.tensor([0.5]), 2.0),
+    "Uniform": lambda m: m.distributions.Uniform(m.zeros(2, 3), 1.0),
+    "Bernoulli(probs)": lambda m: m.distributions.Bernoulli(m.tensor([0.1, 0.5])),
+    "Bernoulli(logits)": lambda m: m.distributions.Bernoulli(logits=m.tensor([0.1, 0.5])),
+    "Bernoulli(number)": lambda m: m.distributions.Bernoulli(0.3),
+    "Categorical": lambda m: m.distributions.Categorical(m.tensor([[0.1, 0.9], [0.5, 0.5]])),
+    "Categorical(logits)": lambda m: m.distributions.Categorical(logits=m.zeros(3)),
+    "Exponential": lambda m: m.distributions.Exponential(m.tensor([1.0, 2.0])),
+    "Multinomial": lambda m: m.distributions.Multinomial(4, m.tensor([0.2, 0.8])),
+    "Gamma": lambda m: m.distributions.Gamma(m.tensor([1.0, 2.0]), 3.0),
+    "Beta": lambda m: m.distributions.Beta(m.tensor([1.0, 2.0]), 3.0),
+    "Poisson": lambda m: m.distributions.Poisson(m.tensor([1.0, 2.0])),
+    "Dirichlet": lambda m: m.distributions.Dirichlet(m.tensor([1.0, 2.0, 3.0])),
+    "Laplace": lambda m: m.distributions.Laplace(m.zeros(2), 2.0),
+    "LogNormal": lambda m: m.distributions.LogNormal(m.zeros(2), 2.0),
+    "MultivariateNormal(covariance)": lambda m: m.distributions.MultivariateNormal(
+        m.zeros(3), m.tensor(_COV)),
+    "MultivariateNormal(scale_tril)": lambda m: m.distributions.MultivariateNormal(
+        m.zeros(2, 3), scale_tril=m.tensor(_TRIL)),
+    "MultivariateNormal(precision)": lambda m: m.distributions.MultivariateNormal(
+        m.zeros(3), precision_matrix=m.tensor(_COV)),
+    "Independent": lambda m: m.distributions.Independent(
+        m.distributions.Normal(m.zeros(2, 3), 1.0), 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_REPR_CASES))
+def test_reprs_shapes_supports_and_constraints_match_torch(name, session):
+    make = _REPR_CASES[name]
+    _same_outcome(make)
+    _same_outcome(lambda m: (tuple(make(m).batch_shape), tuple(make(m).event_shape)))
+    _same_outcome(lambda m: make(m).support)
+    _same_outcome(lambda m: type(make(m)).support)
+    _same_outcome(lambda m: make(m).arg_constraints)
+    _same_outcome(lambda m: (make(m).has_rsample, make(m).has_enumerate_support))
+    d = make(tensord)
+    t = make(torch)
+    if name != "Multinomial":  # torch 1.13's Multinomial has no mode
+        torch.testing.assert_close(as_torch(d.mode), t.mode, equal_nan=True)
+    else:
+        with pytest.raises(NotImplementedError, match="does not implement mode"):
+            d.mode
+    for method in ("cdf", "icdf", "rsample", "entropy", "enumerate_support"):
+        want = _outcome(lambda m: getattr(make(m), method)(*(
+            (m.tensor(0.5),) if method in ("cdf", "icdf") else ())), torch)
+        if want.startswith("NotImplementedError"):
+            with pytest.raises(NotImplementedError):
+                getattr(d, method)(*((tensord.tensor(0.5),) if method in ("cdf", "icdf") else ()))
+    if name not in ("Poisson", "Multinomial"):
+        torch.testing.assert_close(as_torch(d.perplexity()), t.perplexity(), rtol=1e-5,
+                                   atol=1e-5)
+
+
+_BAD_PARAMETERS = [
+    lambda m: m.distributions.Normal(m.tensor([0.0, 1.0]), m.tensor([1.0, -2.0])),
+    lambda m: m.distributions.Normal(0.0, -1.0),
+    lambda m: m.distributions.Normal(m.tensor([0.0, float("nan")]), 1.0),
+    lambda m: m.distributions.Normal(m.tensor([0.0]), "a"),
+    lambda m: m.distributions.Uniform(m.tensor([0.0, 1.0]), m.tensor([1.0, 0.5])),
+    lambda m: m.distributions.Bernoulli(m.tensor([0.1, 1.5])),
+    lambda m: m.distributions.Bernoulli(logits=m.tensor([float("nan")])),
+    lambda m: m.distributions.Categorical(m.tensor([0.1, -0.5])),
+    lambda m: m.distributions.Categorical(m.tensor(0.5)),
+    lambda m: m.distributions.Categorical(logits=m.tensor(0.5)),
+    lambda m: m.distributions.Exponential(m.tensor([0.0, 1.0])),
+    lambda m: m.distributions.Multinomial(3, m.tensor([0.2, -0.8])),
+    lambda m: m.distributions.Multinomial(m.tensor(3), m.tensor([0.2, 0.8])),
+    lambda m: m.distributions.Gamma(m.tensor([2.0, -1.0]), 1.0),
+    lambda m: m.distributions.Gamma(2.0, m.tensor([[1.0, 0.0]])),
+    lambda m: m.distributions.Beta(m.tensor([2.0, -1.0]), m.tensor([3.0, 1.0])),
+    lambda m: m.distributions.Beta(0.0, 1.0),
+    lambda m: m.distributions.Poisson(m.tensor([2.0, -1.0])),
+    lambda m: m.distributions.Dirichlet(m.tensor([1.0, 0.0])),
+    lambda m: m.distributions.Dirichlet(m.tensor(1.0)),
+    lambda m: m.distributions.Laplace(m.zeros(2), m.tensor([1.0, 0.0])),
+    lambda m: m.distributions.LogNormal(m.zeros(2), -1.0),
+    lambda m: m.distributions.MultivariateNormal(m.zeros(2), m.tensor([[1.0, 2.0], [2.0, 1.0]])),
+    lambda m: m.distributions.MultivariateNormal(m.zeros(2), m.tensor([[1.0, 2.0], [0.0, 1.0]])),
+    lambda m: m.distributions.MultivariateNormal(m.zeros(2),
+                                                 scale_tril=m.tensor([[1.0, 2.0], [0.0, 1.0]])),
+    lambda m: m.distributions.MultivariateNormal(m.zeros(2),
+                                                 scale_tril=m.tensor([[1.0, 0.0], [2.0, -1.0]])),
+    lambda m: m.distributions.MultivariateNormal(
+        m.zeros(2), precision_matrix=m.tensor([[1.0, 0.0], [0.0, -1.0]])),
+    lambda m: m.distributions.MultivariateNormal(m.tensor([0.0, float("inf")]), m.eye(2)),
+    lambda m: m.distributions.Independent(m.distributions.Normal(m.zeros(2, 3), 1.0), 3),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_BAD_PARAMETERS)))
+def test_invalid_parameters_raise_torchs_errors(case, session):
+    _same_outcome(_BAD_PARAMETERS[case])
+
+
+_BAD_VALUES = [
+    lambda m: m.distributions.Normal(m.zeros(2), 1.0).log_prob(1.0),
+    lambda m: m.distributions.Normal(m.zeros(2), 1.0).log_prob(m.zeros(3)),
+    lambda m: m.distributions.Normal(m.zeros(2), 1.0).log_prob(m.tensor([0.0, float("nan")])),
+    lambda m: m.distributions.Normal(m.zeros(2), 1.0).cdf(m.tensor([0.0, float("nan")])),
+    lambda m: m.distributions.Uniform(m.tensor([0.0, 1.0]), 2.0).log_prob(m.tensor([0.5, 3.0])),
+    lambda m: m.distributions.Uniform(m.tensor([0.0, 1.0]), 2.0).cdf(m.tensor([-0.5, 1.0])),
+    lambda m: m.distributions.Bernoulli(m.tensor([0.1, 0.5])).log_prob(m.tensor([0.0, 0.5])),
+    lambda m: m.distributions.Categorical(m.ones(2, 3)).log_prob(m.tensor([3])),
+    lambda m: m.distributions.Categorical(m.ones(2, 3)).log_prob(m.tensor([0, 1, 2])),
+    lambda m: m.distributions.Exponential(m.tensor([2.0, 1.0])).log_prob(m.tensor([-1.0, 1.0])),
+    lambda m: m.distributions.Gamma(m.tensor([2.0, 1.0]), 3.0).log_prob(-1.0),
+    lambda m: m.distributions.Beta(2.0, 3.0).log_prob(m.tensor(1.5)),
+    lambda m: m.distributions.Poisson(m.tensor([2.0, 1.0])).log_prob(m.tensor([0.5, 1.0])),
+    lambda m: m.distributions.Multinomial(3, m.tensor([0.2, 0.8])).log_prob(m.tensor([3.0, 1.0])),
+    lambda m: m.distributions.Multinomial(3, m.tensor([0.2, 0.8])).log_prob(m.tensor([1.0])),
+    lambda m: m.distributions.Dirichlet(m.tensor([1.0, 2.0])).log_prob(m.tensor([0.5, 0.6])),
+    lambda m: m.distributions.LogNormal(0.0, 1.0).log_prob(m.tensor([1.0, -1.0])),
+    lambda m: m.distributions.Laplace(0.0, 1.0).log_prob(m.tensor([1.0, float("nan")])),
+    lambda m: m.distributions.MultivariateNormal(m.zeros(2), m.eye(2)).log_prob(m.zeros(3)),
+    lambda m: m.distributions.MultivariateNormal(m.zeros(2), m.eye(2)).log_prob(
+        m.tensor([0.0, float("nan")])),
+    lambda m: m.distributions.Independent(m.distributions.Exponential(m.ones(2, 2)), 1).log_prob(
+        -m.ones(2, 2)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_BAD_VALUES)))
+def test_values_outside_the_support_raise_torchs_errors(case, session):
+    _same_outcome(_BAD_VALUES[case])
+
+
+def test_validation_can_be_turned_off(session):
+    loc = tensord.tensor([0.0, 1.0])
+    d = D.Normal(loc, tensord.tensor([1.0, -2.0]), validate_args=False)
+    t = torch.distributions.Normal(torch.tensor([0.0, 1.0]), torch.tensor([1.0, -2.0]),
+                                   validate_args=False)
+    assert repr(d) == repr(t)
+    torch.testing.assert_close(as_torch(d.log_prob(loc)),
+                               t.log_prob(torch.tensor([0.0, 1.0])), equal_nan=True)
+    p = D.Bernoulli(tensord.tensor([0.2, 0.7]), validate_args=False)
+    torch.testing.assert_close(
+        as_torch(p.log_prob(tensord.tensor([0.5, 0.5]))),
+        torch.distributions.Bernoulli(torch.tensor([0.2, 0.7]), validate_args=False).log_prob(
+            torch.tensor([0.5, 0.5])))
+    assert D.Distribution._validate_args is True
+    D.Distribution.set_default_validate_args(False)
+    try:
+        D.Exponential(tensord.tensor([-1.0]))
+        D.Uniform(1.0, 0.0)
+        assert D.Poisson(tensord.tensor([1.0])).log_prob(tensord.tensor([0.5])) is not None
+        # The per-instance flag still wins over the default.
+        with pytest.raises(ValueError, match="to satisfy the constraint"):
+            D.Exponential(tensord.tensor([-1.0]), validate_args=True)
+    finally:
+        D.Distribution.set_default_validate_args(True)
+    with pytest.raises(ValueError):
+        D.Distribution.set_default_validate_args(2)
+    with pytest.raises(ValueError, match="to satisfy the constraint"):
+        D.Exponential(tensord.tensor([-1.0]))
+    # An expanded distribution keeps the flag of the one it came from.
+    e = D.Exponential(tensord.tensor([1.0]), validate_args=False).expand((3,))
+    assert e._validate_args is False and tuple(e.log_prob(-tensord.ones(3)).shape) == (3,)
+
+
+_CONSTRAINTS = {
+    "real": lambda c: c.real, "positive": lambda c: c.positive,
+    "nonnegative": lambda c: c.nonnegative, "greater_than": lambda c: c.greater_than(0.5),
+    "greater_than_eq": lambda c: c.greater_than_eq(0.5), "less_than": lambda c: c.less_than(0.5),
+    "interval": lambda c: c.interval(-1.0, 0.5), "unit_interval": lambda c: c.unit_interval,
+    "half_open_interval": lambda c: c.half_open_interval(0.0, 1.0),
+    "boolean": lambda c: c.boolean, "nonnegative_integer": lambda c: c.nonnegative_integer,
+    "positive_integer": lambda c: c.positive_integer,
+    "integer_interval": lambda c: c.integer_interval(0, 2), "simplex": lambda c: c.simplex,
+    "real_vector": lambda c: c.real_vector, "one_hot": lambda c: c.one_hot,
+    "independent": lambda c: c.independent(c.positive, 1), "multinomial": lambda c: c.multinomial(3),
+    "lower_triangular": lambda c: c.lower_triangular, "lower_cholesky": lambda c: c.lower_cholesky,
+    "square": lambda c: c.square, "symmetric": lambda c: c.symmetric,
+    "positive_definite": lambda c: c.positive_definite,
+    "positive_semidefinite": lambda c: c.positive_semidefinite,
+}
+_CONSTRAINT_VALUES = [
+    [[0.0, 1.0, 0.0], [0.5, 0.5, 0.0], [1.0, 2.0, -1.0]],
+    [[2.0, 0.0, 0.0], [1.0, 3.0, 0.0], [0.0, -1.0, 1.0]],
+    [[2.0, 1.0, 0.0], [1.0, 2.0, 0.0], [0.0, 0.0, 1.0]],
+    [[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 0.0]],
+    [[float("nan"), 0.2, 0.8], [0.2, 0.3, 0.5], [0.0, 0.0, 1.0]],
+]
+
+
+@pytest.mark.parametrize("name", sorted(_CONSTRAINTS))
+def test_constraints_check_and_repr_as_torch(name, session):
+    from tensord.distributions import constraints
+    import tensord.distributions.constraints as same
+    assert same is constraints
+    want = _CONSTRAINTS[name](torch.distributions.constraints)
+    got = _CONSTRAINTS[name](constraints)
+    assert repr(got) == repr(want)
+    assert (got.is_discrete, got.event_dim) == (want.is_discrete, want.event_dim)
+    for value in _CONSTRAINT_VALUES:
+        assert torch.equal(as_torch(got.check(tensord.tensor(value))),
+                           want.check(torch.tensor(value))), value
+    assert constraints.is_dependent(constraints.dependent)
+    assert not constraints.is_dependent(got)
+    with pytest.raises(ValueError, match="Cannot determine validity of dependent constraint"):
+        constraints.dependent.check(tensord.zeros(1))
+
+
+@pytest.mark.parametrize("name", sorted(_REPR_CASES))
+def test_expand_as_torch(name, session):
+    make = _REPR_CASES[name]
+    t, d = make(torch), make(tensord)
+    shape = (4,) + tuple(t.batch_shape)
+    te, de = t.expand(shape), d.expand(shape)
+    assert repr(de) == repr(te)
+    assert tuple(de.batch_shape) == tuple(te.batch_shape)
+    assert tuple(de.event_shape) == tuple(te.event_shape)
+    torch.testing.assert_close(as_torch(de.mean), te.mean, equal_nan=True)
+    torch.testing.assert_close(as_torch(de.variance), te.variance, equal_nan=True)
+    value = te.sample()
+    torch.testing.assert_close(as_torch(de.log_prob(tensord.tensor(value.tolist()))),
+                               te.log_prob(value), rtol=1e-5, atol=1e-5)
+    assert tuple(de.sample((2,)).shape) == tuple(te.sample((2,)).shape)
+    want, got = _outcome(lambda m: make(m).expand((3, 5, 7)), torch), \
+        _outcome(lambda m: make(m).expand((3, 5, 7)), tensord)
+    if want.startswith("RuntimeError"):  # tensord's message names the op first
+        assert got.startswith("RuntimeError") and want.split(":")[-1] in got
+    else:
+        assert got == want
+
+
+def test_enumerate_support_as_torch(session):
+    for make in (lambda m: m.distributions.Bernoulli(m.tensor([[0.1, 0.5, 0.2]])),
+                 lambda m: m.distributions.Bernoulli(0.3),
+                 lambda m: m.distributions.Categorical(m.ones(2, 4)),
+                 lambda m: m.distributions.Categorical(logits=m.zeros(3)),
+                 lambda m: m.distributions.Independent(
+                     m.distributions.Bernoulli(m.ones(2) / 2), 0)):
+        for expand in (True, False):
+            want = make(torch).enumerate_support(expand=expand)
+            got = as_torch(make(tensord).enumerate_support(expand=expand))
+            assert got.dtype == want.dtype and torch.equal(got, want)
+    _same_outcome(lambda m: m.distributions.Independent(
+        m.distributions.Bernoulli(m.ones(2) / 2), 1).enumerate_support())
+
+
+# ---- kl_divergence -------------------------------------------------------------------------------
+
+_KL_DISTS = {
+    "Normal": lambda m: (m.distributions.Normal(m.tensor([0.0, 1.0]), m.tensor([1.0, 0.5])),
+                         m.distributions.Normal(m.tensor([0.5, 0.0]), m.tensor([2.0, 0.7]))),
+    "Bernoulli": lambda m: (m.distributions.Bernoulli(m.tensor([0.1, 0.0, 1.0, 0.5])),
+                            m.distributions.Bernoulli(m.tensor([0.3, 0.2, 0.0, 1.0]))),
+    "Categorical": lambda m: (m.distributions.Categorical(m.tensor([[0.2, 0.3, 0.5], [0.0, 0.5, 0.5]])),
+                              m.distributions.Categorical(m.tensor([[0.1, 0.1, 0.8], [0.5, 0.0, 0.5]]))),
+    "Uniform": lambda m: (m.distributions.Uniform(m.tensor([0.0, 0.2]), m.tensor([1.0, 0.5])),
+                          m.distributions.Uniform(m.tensor([-1.0, 0.3]), m.tensor([2.0, 1.0]))),
+    "Exponential": lambda m: (m.distributions.Exponential(m.tensor([0.5, 2.0])),
+                              m.distributions.Exponential(m.tensor([1.5, 0.3]))),
+    "Gamma": lambda m: (m.distributions.Gamma(m.tensor([0.5, 2.0]), m.tensor([1.0, 3.0])),
+                        m.distributions.Gamma(m.tensor([1.5, 0.3]), m.tensor([2.0, 0.5]))),
+    "Beta": lambda m: (m.distributions.Beta(m.tensor([0.5, 2.0]), m.tensor([1.0, 3.0])),
+                       m.distributions.Beta(m.tensor([1.5, 0.3]), m.tensor([2.0, 0.5]))),
+    "Poisson": lambda m: (m.distributions.Poisson(m.tensor([0.5, 4.0])),
+                          m.distributions.Poisson(m.tensor([1.5, 3.0]))),
+    "Dirichlet": lambda m: (m.distributions.Dirichlet(m.tensor([[0.5, 2.0, 1.0], [1.0, 1.0, 1.0]])),
+                            m.distributions.Dirichlet(m.tensor([[1.5, 0.3, 2.0], [2.0, 0.5, 1.0]]))),
+    "Laplace": lambda m: (m.distributions.Laplace(m.tensor([0.0, 1.0]), m.tensor([1.0, 0.5])),
+                          m.distributions.Laplace(m.tensor([0.5, -1.0]), m.tensor([2.0, 1.0]))),
+    "LogNormal": lambda m: (m.distributions.LogNormal(m.tensor([0.0, 1.0]), m.tensor([1.0, 0.5])),
+                            m.distributions.LogNormal(m.tensor([0.5, -1.0]), m.tensor([2.0, 1.0]))),
+    "MultivariateNormal": lambda m: (
+        m.distributions.MultivariateNormal(m.tensor([[1.0, -2.0, 0.5], [0.0, 0.0, 0.0]]), m.tensor(_COV)),
+        m.distributions.MultivariateNormal(m.tensor([0.0, 1.0, 0.0]), scale_tril=m.tensor(_TRIL))),
+    "Independent": lambda m: (
+        m.distributions.Independent(m.distributions.Normal(m.zeros(2, 3), 1.0), 1),
+        m.distributions.Independent(m.distributions.Normal(m.ones(2, 3), 2.0), 1)),
+}
+# Cross pairs: (p family, q family) with parameters inside what torch's formulas take.
+_KL_CROSS = [("Normal", "Uniform"), ("Normal", "Exponential"), ("Normal", "Gamma"),
+             ("Normal", "Beta"), ("Normal", "Laplace"), ("Uniform", "Normal"),
+             ("Uniform", "Exponential"), ("Uniform", "Gamma"), ("Uniform", "Beta"),
+             ("Exponential", "Gamma"), ("Exponential", "Normal"), ("Exponential", "Uniform"),
+             ("Exponential", "Beta"), ("Gamma", "Exponential"), ("Gamma", "Normal"),
+             ("Gamma", "Uniform"), ("Gamma", "Beta"), ("Beta", "Exponential"),
+             ("Beta", "Gamma"), ("Beta", "Normal"), ("Beta", "Uniform"), ("Laplace", "Normal"),
+             ("Laplace", "Uniform"), ("Laplace", "Exponential"), ("Laplace", "Gamma"),
+             ("Laplace", "Beta"), ("Poisson", "Bernoulli")]
+
+
+def _kl_pair(p_name, q_name, m):
+    if p_name == q_name:
+        return _KL_DISTS[p_name](m)
+    p = _KL_DISTS[p_name](m)[0]
+    q = _KL_DISTS[q_name](m)[1]
+    if p_name == "Uniform" and q_name in ("Gamma", "Exponential", "Beta"):
+        p = m.distributions.Uniform(m.tensor([0.1, -1.0]), m.tensor([0.9, 0.5]))
+    if q_name == "Uniform":
+        q = m.distributions.Uniform(m.tensor([-1.0, 0.0]), m.tensor([2.0, 1.0]))
+    if p_name == "Poisson":
+        q = m.distributions.Bernoulli(m.tensor([0.3, 0.2]))
+    if p_name == "Bernoulli":
+        p = m.distributions.Bernoulli(m.tensor([0.3, 0.2]))
+    return p, q
+
+
+@pytest.mark.parametrize("pair", [(n, n) for n in sorted(_KL_DISTS)] + _KL_CROSS +
+                         [("Bernoulli", "Poisson")], ids="-".join)
+def test_kl_divergence_matches_torch(pair, session):
+    tp, tq = _kl_pair(*pair, torch)
+    dp, dq = _kl_pair(*pair, tensord)
+    want = torch.distributions.kl_divergence(tp, tq)
+    got = as_torch(D.kl_divergence(dp, dq))
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
+def test_kl_divergence_refuses_and_registers_as_torch(session):
+    for fn in (lambda m: m.distributions.kl_divergence(m.distributions.Normal(0.0, 1.0),
+                                                       m.distributions.Bernoulli(0.3)),
+               lambda m: m.distributions.kl_divergence(
+                   m.distributions.Multinomial(2, m.tensor([0.5, 0.5])),
+                   m.distributions.Normal(0.0, 1.0)),
+               lambda m: m.distributions.kl_divergence(m.distributions.Uniform(0.0, 1.0),
+                                                       m.distributions.Categorical(m.ones(2))),
+               lambda m: m.distributions.kl_divergence(
+                   m.distributions.MultivariateNormal(m.zeros(2), m.eye(2)),
+                   m.distributions.MultivariateNormal(m.zeros(3), m.eye(3)))):
+        _same_outcome(fn)
+
+    class Shifted(D.Normal):
+        pass
+
+    class Other(D.Distribution):
+        arg_constraints = {}
+
+    @D.register_kl(Other, Other)
+    def _kl_other(p, q):
+        return tensord.tensor(7.0)
+
+    assert float(D.kl_divergence(Other(), Other())) == 7.0
+    # A subclass dispatches to its base class's pair.
+    got = D.kl_divergence(Shifted(tensord.tensor([0.0]), 1.0), D.Normal(tensord.tensor([1.0]), 2.0))
+    want = torch.distributions.kl_divergence(torch.distributions.Normal(torch.tensor([0.0]), 1.0),
+                                             torch.distributions.Normal(torch.tensor([1.0]), 2.0))
+    torch.testing.assert_close(as_torch(got), want)
+
+
+# ---- Dirichlet, Laplace, LogNormal, Independent: values and draws -------------------------------
+
+_NEW = {
+    "Dirichlet": lambda m: m.distributions.Dirichlet(m.tensor([[0.5, 2.0, 1.0], [3.0, 4.0, 5.0]])),
+    "Laplace": lambda m: m.distributions.Laplace(m.tensor([0.0, 1.0, -2.0]), m.tensor([1.0, 0.5, 2.0])),
+    "LogNormal": lambda m: m.distributions.LogNormal(m.tensor([0.0, 0.5, -1.0]), m.tensor([0.5, 0.25, 1.0])),
+    "Independent": lambda m: m.distributions.Independent(
+        m.distributions.Normal(m.tensor([[0.0, 1.0], [2.0, 3.0]]), m.tensor([[1.0, 2.0], [0.5, 1.0]])), 1),
+}
+_NEW_VALUES = {"Dirichlet": [[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]], "Laplace": [0.5, 1.0, -5.0],
+               "LogNormal": [0.5, 1.5, 3.0], "Independent": [[0.5, 1.0], [-1.0, 2.0]]}
+
+
+@pytest.mark.parametrize("name", sorted(_NEW))
+def test_more_distributions_match_torch(name, session):
+    t, d = _NEW[name](torch), _NEW[name](tensord)
+    for attr in ("mean", "mode", "variance", "stddev"):
+        torch.testing.assert_close(as_torch(getattr(d, attr)), getattr(t, attr), rtol=1e-5,
+                                   atol=1e-6)
+    v = _NEW_VALUES[name]
+    torch.testing.assert_close(as_torch(d.log_prob(tensord.tensor(v))), t.log_prob(torch.tensor(v)),
+                               rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(as_torch(d.entropy()), t.entropy(), rtol=1e-5, atol=1e-5)
+    if name in ("Laplace", "LogNormal"):
+        torch.testing.assert_close(as_torch(d.cdf(tensord.tensor(v))), t.cdf(torch.tensor(v)),
+                                   rtol=1e-5, atol=1e-5)
+        q = [0.1, 0.5, 0.95]
+        torch.testing.assert_close(as_torch(d.icdf(tensord.tensor(q))), t.icdf(torch.tensor(q)),
+                                   rtol=1e-5, atol=1e-5)
+    assert d.has_rsample == t.has_rsample
+    n = 20000
+    tensord.manual_seed(11)
+    draws = d.rsample((n,))
+    want = t.rsample((n,))
+    x = as_torch(draws)
+    assert tuple(x.shape) == tuple(want.shape) and x.dtype == want.dtype
+    assert bool(t.support.check(x).all())
+    tensord.manual_seed(11)
+    assert torch.equal(as_torch(_NEW[name](tensord).sample((n,))), x)
+    x = x.double()
+    mean, std = x.mean(0), x.std(0)
+    want_mean, want_std = t.mean.double(), t.stddev.double()
+    assert torch.all((mean - want_mean).abs() <= 5 * want_std / math.sqrt(n) + 1e-9), (mean, want_mean)
+    assert torch.all((std - want_std).abs() <= 0.1 * want_std + 1e-9), (std, want_std)
+
+
+@pytest.mark.parametrize("name", sorted(VALUES))
+def test_samples_lie_in_the_support(name, session):
+    t, d = params(torch)[name](), params(tensord)[name]()
+    x = d.sample((500,))
+    want = t.sample((500,))
+    assert as_torch(x).dtype == want.dtype and tuple(x.shape) == tuple(want.shape)
+    assert bool(t.support.check(as_torch(x)).all())
+    assert bool(d.support.check(x).all())

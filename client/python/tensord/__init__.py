@@ -42,6 +42,10 @@ from . import testing
 from . import distributions
 from . import linalg
 from . import special
+from . import backends
+from . import utils  # tensord.utils.data, imported with tensord as torch's is
+from . import random
+from math import e, inf, nan, pi  # noqa: E402 - torch.e, torch.inf, torch.nan, torch.pi
 from .serialization import load, save
 from .nn.functional import celu, celu_, selu, selu_  # torch.selu, torch.celu
 from ._compute import polygamma  # torch.polygamma(n, input): the order first

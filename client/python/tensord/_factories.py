@@ -223,6 +223,49 @@ def _infer_python_dtype(arr):
     raise TypeError(f"tensord: can't make a tensor of {arr.dtype} values")
 
 
+_PYTHON_NUMBERS = (float, int, bool)
+
+
+def _sequence_leaves(seq):
+    """torch's reading of nested lists: the dtype is every leaf's promoted (a Python float the
+    default dtype, an int int64, a bool bool; a numpy scalar or array, or a tensor, its own);
+    a tensor is a leaf, a number (a one-element one; its value is read here). Returns the
+    lists with tensors replaced by their values, and the dtype (None: no leaves)."""
+    kinds = set(map(type, seq))
+    result = None
+    for kind in kinds.intersection(_PYTHON_NUMBERS):
+        result = _dtypes.promote_types(result, _python_number_dtype(kind)) if result else \
+            _python_number_dtype(kind)
+    if kinds.issubset(_PYTHON_NUMBERS):
+        return seq, result
+    out = []
+    for item in seq:
+        found = None
+        if isinstance(item, TensorBase):
+            found = item.dtype
+            if item.numel() != 1:
+                if item.dtype.is_floating_point:
+                    raise ValueError("only one element tensors can be converted to Python "
+                                     "scalars")
+                raise TypeError("only integer tensors of a single element can be converted to "
+                                "an index")
+            item = item.item()
+        elif isinstance(item, (np.ndarray, np.generic)):
+            found = _dtypes.from_numpy_dtype(item.dtype) if item.dtype.kind in "biuf" else None
+        elif isinstance(item, (list, tuple)):
+            item, found = _sequence_leaves(item)
+        if found is not None:
+            result = found if result is None else _dtypes.promote_types(result, found)
+        out.append(item)
+    return out, result
+
+
+def _python_number_dtype(kind):
+    if kind is bool:
+        return _dtypes.bool_
+    return _dtypes.int64 if kind is int else _dtypes.get_default_dtype()
+
+
 def _is_sequence(x):
     return isinstance(x, (list, tuple, np.ndarray, TensorBase))
 
@@ -262,6 +305,11 @@ def tensor(data, dtype=None, device=None, session=None, requires_grad=False, pin
     if isinstance(data, TensorBase):
         return data.to(device=device, dtype=_dtype_arg(dtype), copy=True)
     d = _dtype_arg(dtype)
+    if isinstance(data, np.generic):  # a numpy scalar keeps its dtype, as an array does
+        data = np.asarray(data)
+    if isinstance(data, (list, tuple)):
+        data, inferred = _sequence_leaves(data)
+        d = d or inferred
     if isinstance(data, np.ndarray):
         arr = data
         if d is None:

@@ -591,9 +591,24 @@ class Tensor(_ComputeMethods):
             return self.clone() if copy else self
         return _op_on(self._session, attrs.get("device"), "to", [self], attrs)
 
-    def type(self, dtype=None):
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        """torch's legacy type: its name ('torch.FloatTensor', 'torch.cuda.LongTensor'), or self
+        converted to a dtype, a legacy type (torch.LongTensor) or a legacy type's name."""
+        cuda = self.device.type == "cuda"
         if dtype is None:
-            return "torch." + self.dtype._legacy + "Tensor"
+            return f"torch.{'cuda.' if cuda else ''}{self.dtype._legacy}Tensor"
+        if isinstance(dtype, _LegacyType):
+            return self.to(_CPU, dtype.dtype)
+        if isinstance(dtype, str):
+            name = dtype[len("torch."):] if dtype.startswith("torch.") else None
+            on_cuda = name is not None and name.startswith("cuda.")
+            legacy = name[len("cuda."):] if on_cuda else name
+            by_name = {f"{d._legacy}Tensor": d for d in _dtypes.ALL}
+            if legacy not in by_name:
+                raise ValueError(f"invalid type: '{dtype}'")
+            return self.to(_dtypes.device("cuda") if on_cuda else _CPU, by_name[legacy])
+        if not isinstance(dtype, _dtypes.dtype):
+            raise TypeError("dtype must be a type, str, or dtype object")
         return self.to(dtype)
 
     def cpu(self, memory_format=_mf.preserve_format):
@@ -725,6 +740,11 @@ class Tensor(_ComputeMethods):
         self._session.flush()
 
     def _setitem(self, key, value):
+        if not isinstance(value, Tensor) and not _is_scalar(value):
+            kind = type(value)
+            name = kind.__name__ if kind.__module__ == "builtins" else \
+                f"{kind.__module__}.{kind.__qualname__}"
+            raise TypeError(f"can't assign a {name} to a {self.type()}")
         key_t, lone = _key_tuple(key)
         if not any(_is_advanced(k) for k in key_t):
             target = self._op("index", attrs={"indices": _basic_index_list(key_t, lone)})
@@ -857,13 +877,26 @@ def _index_tensors(view, pending):
 
 
 def _assign(target, value):
-    if isinstance(value, Tensor):
-        target.copy_(value)
-    elif _is_scalar(value):
+    """target[...] = value as torch's copy_to: a number fills; a value of another shape loses
+    its leading unit dims first (out[i] = model(batch_of_1)), then broadcasts."""
+    if _is_scalar(value):
         target.fill_(_py_scalar(value))
-    else:
-        target.copy_(_factories.tensor(value, dtype=target.dtype, device=target.device,
-                                 session=target._session))
+        return
+    if not isinstance(value, Tensor):
+        value = _factories.tensor(value, dtype=target.dtype, device=target.device,
+                                  session=target._session)
+    if tuple(value.shape) != tuple(target.shape):
+        lead = 0
+        while lead < value.dim() and value.shape[lead] == 1:
+            lead += 1
+        if lead:
+            value = value.view(tuple(value.shape)[lead:])
+        if value.dim() > target.dim():
+            raise RuntimeError(
+                f"expand({value.type()}{{{list(value.shape)}}}, size={list(target.shape)}): the "
+                f"number of sizes provided ({target.dim()}) must be greater or equal to the "
+                f"number of dimensions in the tensor ({value.dim()})")
+    target.copy_(value)
 
 
 

@@ -1,28 +1,44 @@
 """torch.distributions for tensord tensors: Normal, Uniform, Bernoulli, Categorical, Exponential,
-Multinomial, Gamma, Beta, Poisson and MultivariateNormal, with sample / rsample / log_prob /
-entropy / mean / variance (and cdf / icdf where torch has them). Every quantity is a composition
-of server ops (MultivariateNormal's Cholesky factor and triangular solves included); draws come
-from the seeded generators (tensord.manual_seed), so a seed repeats a program's samples.
-
-Left for later: validate_args beyond the support checks below.
+Multinomial, Gamma, Beta, Dirichlet, Poisson, Laplace, LogNormal, MultivariateNormal and
+Independent, with sample / rsample / log_prob / entropy / mean / mode / variance / expand /
+perplexity (and cdf / icdf / enumerate_support where torch 1.13 has them), torch's
+arg_constraints / support with its argument validation (validate_args, on by default, raising
+torch's ValueError messages), torch's reprs, and kl_divergence / register_kl for the pairs torch
+1.13 registers among these classes. Every quantity is a composition of server ops
+(MultivariateNormal's Cholesky factor and triangular solves included); draws come from the
+seeded generators (tensord.manual_seed), so a seed repeats a program's samples.
 """
 import math
+import sys
+import warnings
+from numbers import Number, Real
 
 from . import _dtypes
+from . import distributions_constraints as constraints
 
-__all__ = ["Distribution", "Normal", "Uniform", "Bernoulli", "Categorical", "Exponential",
-           "Multinomial", "Gamma", "Beta", "Poisson", "MultivariateNormal"]
+sys.modules[__name__ + ".constraints"] = constraints
+
+__all__ = ["Distribution", "ExponentialFamily", "Normal", "Uniform", "Bernoulli", "Categorical",
+           "Exponential", "Multinomial", "Gamma", "Beta", "Dirichlet", "Poisson", "Laplace",
+           "LogNormal", "MultivariateNormal", "Independent", "constraints", "kl_divergence",
+           "register_kl"]
+
+_EULER_GAMMA = 0.57721566490153286060
 
 
 def _api():
     """The tensord package itself (its functions: randn, where, broadcast_tensors, …)."""
-    import sys  # noqa: PLC0415
     return sys.modules[__package__]
 
 
 def _finfo(dtype):
     from ._info import finfo  # noqa: PLC0415
     return finfo(dtype)
+
+
+def _is_tensor(value):
+    from ._tensor import Tensor  # noqa: PLC0415
+    return isinstance(value, Tensor)
 
 
 def _draw(fn, shape, like):
@@ -32,8 +48,7 @@ def _draw(fn, shape, like):
 
 
 def _as_tensor(value, like=None):
-    from ._tensor import Tensor  # noqa: PLC0415
-    if isinstance(value, Tensor):
+    if _is_tensor(value):
         return value
     api = _api()
     if like is not None:
@@ -42,20 +57,103 @@ def _as_tensor(value, like=None):
 
 
 def _broadcast(*values):
-    from ._tensor import Tensor  # noqa: PLC0415
-    like = next((v for v in values if isinstance(v, Tensor)), None)
+    """torch.distributions.utils.broadcast_all: numbers become tensors like the tensors given."""
+    if not all(_is_tensor(v) or isinstance(v, Number) for v in values):
+        raise ValueError("Input arguments must all be instances of numbers.Number, "
+                         "torch.Tensor or objects implementing __torch_function__.")
+    like = next((v for v in values if _is_tensor(v)), None)
     tensors = [_as_tensor(v, like) for v in values]
     return _api().broadcast_tensors(*tensors)
+
+
+def _fill_where(mask, fill, tensor):
+    """torch's `tensor[mask] = fill`, as a server-side where."""
+    return _api().where(mask, tensor.new_full((), fill), tensor)
+
+
+def _sum_rightmost(value, dim):
+    if dim == 0:
+        return value
+    return value.reshape(tuple(value.shape[:-dim]) + (-1,)).sum(-1)
+
+
+def _clamp_probs(probs):
+    eps = _finfo(probs.dtype).eps
+    return probs.clamp(eps, 1 - eps)
+
+
+def _probs_to_logits(probs, is_binary=False):
+    clamped = _clamp_probs(probs)
+    if is_binary:
+        return clamped.log() - (-clamped).log1p()
+    return clamped.log()
+
+
+def _logits_to_probs(logits, is_binary=False):
+    return logits.sigmoid() if is_binary else logits.softmax(-1)
+
+
+class lazy_property:
+    """torch.distributions.utils.lazy_property: computed on first access, then an entry of the
+    instance's __dict__ (so that repr and validation see only the parameters given)."""
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+        self.__doc__ = wrapped.__doc__
+
+    def __get__(self, instance, obj_type=None):
+        if instance is None:
+            return self
+        value = self.wrapped(instance)
+        setattr(instance, self.wrapped.__name__, value)
+        return value
 
 
 class Distribution:
     """The interface of torch.distributions.Distribution."""
 
     has_rsample = False
+    has_enumerate_support = False
+    _validate_args = True
+
+    @staticmethod
+    def set_default_validate_args(value):
+        if value not in [True, False]:
+            raise ValueError
+        Distribution._validate_args = value
 
     def __init__(self, batch_shape=(), event_shape=(), validate_args=None):
         self._batch_shape = _dtypes.Size(batch_shape)
         self._event_shape = _dtypes.Size(event_shape)
+        if validate_args is not None:
+            self._validate_args = validate_args
+        if self._validate_args:
+            try:
+                arg_constraints = self.arg_constraints
+            except NotImplementedError:
+                arg_constraints = {}
+                warnings.warn(f"{self.__class__} does not define `arg_constraints`. "
+                              "Please set `arg_constraints = {}` or initialize the distribution "
+                              "with `validate_args=False` to turn off validation.")
+            for param, constraint in arg_constraints.items():
+                if constraints.is_dependent(constraint):
+                    continue  # skip constraints that cannot be checked
+                if param not in self.__dict__ and \
+                        isinstance(getattr(type(self), param), lazy_property):
+                    continue  # skip checking lazily-constructed args
+                value = getattr(self, param)
+                valid = constraint.check(value)
+                if not valid.all():
+                    raise ValueError(
+                        f"Expected parameter {param} "
+                        f"({type(value).__name__} of shape {tuple(value.shape)}) "
+                        f"of distribution {repr(self)} "
+                        f"to satisfy the constraint {repr(constraint)}, "
+                        f"but found invalid values:\n{value}")
+        super().__init__()
+
+    def expand(self, batch_shape, _instance=None):
+        raise NotImplementedError
 
     @property
     def batch_shape(self):
@@ -65,29 +163,151 @@ class Distribution:
     def event_shape(self):
         return self._event_shape
 
-    def _extended_shape(self, sample_shape=()):
-        return tuple(sample_shape) + tuple(self._batch_shape) + tuple(self._event_shape)
+    @property
+    def arg_constraints(self):
+        raise NotImplementedError
 
-    def sample(self, sample_shape=()):
-        return self.rsample(sample_shape).detach()
+    @property
+    def support(self):
+        raise NotImplementedError
 
-    def sample_n(self, n):
-        return self.sample((n,))
+    @property
+    def mean(self):
+        raise NotImplementedError
+
+    @property
+    def mode(self):
+        raise NotImplementedError(f"{self.__class__} does not implement mode")
+
+    @property
+    def variance(self):
+        raise NotImplementedError
 
     @property
     def stddev(self):
         return self.variance.sqrt()
 
+    def sample(self, sample_shape=()):
+        return self.rsample(sample_shape).detach()
+
+    def rsample(self, sample_shape=()):
+        raise NotImplementedError
+
+    def sample_n(self, n):
+        warnings.warn("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning)
+        return self.sample((n,))
+
+    def log_prob(self, value):
+        raise NotImplementedError
+
+    def cdf(self, value):
+        raise NotImplementedError
+
+    def icdf(self, value):
+        raise NotImplementedError
+
+    def enumerate_support(self, expand=True):
+        raise NotImplementedError
+
+    def entropy(self):
+        raise NotImplementedError
+
+    def perplexity(self):
+        return self.entropy().exp()
+
+    def _extended_shape(self, sample_shape=()):
+        return _dtypes.Size(tuple(sample_shape) + tuple(self._batch_shape) +
+                            tuple(self._event_shape))
+
+    def _validate_sample(self, value):
+        if not _is_tensor(value):
+            raise ValueError("The value argument to log_prob must be a Tensor")
+        event_dim_start = len(value.size()) - len(self._event_shape)
+        if tuple(value.size()[event_dim_start:]) != tuple(self._event_shape):
+            raise ValueError("The right-most size of value must match event_shape: {} vs {}."
+                             .format(value.size(), self._event_shape))
+        actual_shape = value.size()
+        expected_shape = _dtypes.Size(tuple(self._batch_shape) + tuple(self._event_shape))
+        for i, j in zip(reversed(actual_shape), reversed(expected_shape)):
+            if i != 1 and j != 1 and i != j:
+                raise ValueError("Value is not broadcastable with batch_shape+event_shape: "
+                                 "{} vs {}.".format(actual_shape, expected_shape))
+        try:
+            support = self.support
+        except NotImplementedError:
+            warnings.warn(f"{self.__class__} does not define `support` to enable "
+                          "sample validation. Please initialize the distribution with "
+                          "`validate_args=False` to turn off validation.")
+            return
+        assert support is not None
+        valid = support.check(value)
+        if not valid.all():
+            raise ValueError(
+                "Expected value argument "
+                f"({type(value).__name__} of shape {tuple(value.shape)}) "
+                f"to be within the support ({repr(support)}) "
+                f"of the distribution {repr(self)}, "
+                f"but found invalid values:\n{value}")
+
+    def _get_checked_instance(self, cls, _instance=None):
+        if _instance is None and type(self).__init__ != cls.__init__:
+            raise NotImplementedError("Subclass {} of {} that defines a custom __init__ method "
+                                      "must also define a custom .expand() method."
+                                      .format(self.__class__.__name__, cls.__name__))
+        return self.__new__(type(self)) if _instance is None else _instance
+
+    def _expand_params(self, cls, batch_shape, event_shapes, _instance=None):
+        """The body of torch's per-class expand(): every parameter in `event_shapes` (name ->
+        trailing shape) that the instance holds, expanded to batch_shape + its trailing shape."""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = _dtypes.Size(batch_shape)
+        for name, trailing in event_shapes.items():
+            if name in self.__dict__:
+                setattr(new, name, self.__dict__[name].expand(tuple(batch_shape) +
+                                                              tuple(trailing)))
+        return new, batch_shape
+
+    def _finish_expand(self, new, cls, batch_shape, event_shape=()):
+        super(cls, new).__init__(batch_shape, event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     def __repr__(self):
-        return f"{type(self).__name__}()"
+        param_names = [k for k, _ in self.arg_constraints.items() if k in self.__dict__]
+        args_string = ", ".join(["{}: {}".format(p, self.__dict__[p]
+                                                 if self.__dict__[p].numel() == 1
+                                                 else self.__dict__[p].size())
+                                 for p in param_names])
+        return self.__class__.__name__ + "(" + args_string + ")"
 
 
-class Normal(Distribution):
+class ExponentialFamily(Distribution):
+    """torch's ExponentialFamily: the base class whose (type, type) KL pairs torch answers by
+    Bregman divergence; only the same-class pairs registered below are computed here."""
+
+    def entropy(self):
+        raise NotImplementedError
+
+
+def _batch_shape_of(*params_and_values):
+    """torch's batch_shape rule: () when every argument given was a Python number."""
+    given, tensor = params_and_values[:-1], params_and_values[-1]
+    return () if all(isinstance(v, Number) for v in given) else tensor.shape
+
+
+class Normal(ExponentialFamily):
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = _broadcast(loc, scale)
-        super().__init__(self.loc.shape)
+        super().__init__(_batch_shape_of(loc, scale, self.loc), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new, batch_shape = self._expand_params(Normal, batch_shape, {"loc": (), "scale": ()},
+                                               _instance)
+        return self._finish_expand(new, Normal, batch_shape)
 
     @property
     def mean(self):
@@ -99,7 +319,7 @@ class Normal(Distribution):
 
     @property
     def variance(self):
-        return self.scale.pow(2)
+        return self.stddev.pow(2)
 
     @property
     def stddev(self):
@@ -111,12 +331,16 @@ class Normal(Distribution):
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
         value = _as_tensor(value, self.loc)
         var = self.scale ** 2
         return -((value - self.loc) ** 2) / (2 * var) - self.scale.log() - \
             math.log(math.sqrt(2 * math.pi))
 
     def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
         value = _as_tensor(value, self.loc)
         return 0.5 * (1 + ((value - self.loc) * self.scale.reciprocal() /
                            math.sqrt(2)).erf())
@@ -128,20 +352,34 @@ class Normal(Distribution):
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()
 
-    def __repr__(self):
-        return f"Normal(loc: {self.loc}, scale: {self.scale})"
-
 
 class Uniform(Distribution):
+    arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
+                       "high": constraints.dependent(is_discrete=False, event_dim=0)}
     has_rsample = True
 
     def __init__(self, low, high, validate_args=None):
         self.low, self.high = _broadcast(low, high)
-        super().__init__(self.low.shape)
+        super().__init__(_batch_shape_of(low, high, self.low), validate_args=validate_args)
+        if self._validate_args and not (self.low < self.high).all():
+            raise ValueError("Uniform is not defined when low>= high")
+
+    def expand(self, batch_shape, _instance=None):
+        new, batch_shape = self._expand_params(Uniform, batch_shape, {"low": (), "high": ()},
+                                               _instance)
+        return self._finish_expand(new, Uniform, batch_shape)
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        return constraints.interval(self.low, self.high)
 
     @property
     def mean(self):
         return (self.high + self.low) / 2
+
+    @property
+    def mode(self):
+        return math.nan * self.high
 
     @property
     def variance(self):
@@ -157,12 +395,16 @@ class Uniform(Distribution):
         return self.low + rand * (self.high - self.low)
 
     def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
         value = _as_tensor(value, self.low)
         lb = (self.low <= value).to(self.low.dtype)
         ub = (self.high > value).to(self.low.dtype)
         return (lb * ub).log() - (self.high - self.low).log()
 
     def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
         value = _as_tensor(value, self.low)
         return ((value - self.low) / (self.high - self.low)).clamp(0, 1)
 
@@ -173,33 +415,49 @@ class Uniform(Distribution):
         return (self.high - self.low).log()
 
 
-def _probs_and_logits(probs, logits, binary):
-    if (probs is None) == (logits is None):
-        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-    if probs is not None:
-        probs = _as_tensor(probs)
-        if binary:
-            eps = _finfo(probs.dtype).eps
-            clamped = probs.clamp(eps, 1 - eps)
-            return probs, clamped.log() - (1 - clamped).log()
-        probs = probs / probs.sum(-1, keepdim=True)
-        eps = _finfo(probs.dtype).eps
-        return probs, probs.clamp(eps, 1 - eps).log()
-    logits = _as_tensor(logits)
-    if binary:
-        return logits.sigmoid(), logits
-    logits = logits - logits.logsumexp(-1, keepdim=True)
-    return logits.softmax(-1), logits
+class Bernoulli(ExponentialFamily):
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.boolean
+    has_enumerate_support = True
 
-
-class Bernoulli(Distribution):
     def __init__(self, probs=None, logits=None, validate_args=None):
-        self.probs, self.logits = _probs_and_logits(probs, logits, binary=True)
-        super().__init__(self.probs.shape)
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            is_scalar = isinstance(probs, Number)
+            (self.probs,) = _broadcast(probs)
+        else:
+            is_scalar = isinstance(logits, Number)
+            (self.logits,) = _broadcast(logits)
+        self._param = self.probs if probs is not None else self.logits
+        super().__init__(() if is_scalar else self._param.shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new, batch_shape = self._expand_params(Bernoulli, batch_shape,
+                                               {"probs": (), "logits": ()}, _instance)
+        new._param = new.__dict__.get("logits", new.__dict__.get("probs"))
+        return self._finish_expand(new, Bernoulli, batch_shape)
+
+    @lazy_property
+    def logits(self):
+        return _probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return _logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
 
     @property
     def mean(self):
         return self.probs
+
+    @property
+    def mode(self):
+        mode = (self.probs >= 0.5).to(self.probs.dtype)
+        return _fill_where(self.probs == 0.5, math.nan, mode)
 
     @property
     def variance(self):
@@ -211,6 +469,8 @@ class Bernoulli(Distribution):
 
     def log_prob(self, value):
         from .nn import functional as F  # noqa: PLC0415
+        if self._validate_args:
+            self._validate_sample(value)
         logits, value = _broadcast(self.logits, _as_tensor(value, self.logits))
         return -F.binary_cross_entropy_with_logits(logits, value.to(logits.dtype),
                                                    reduction="none")
@@ -219,24 +479,68 @@ class Bernoulli(Distribution):
         from .nn import functional as F  # noqa: PLC0415
         return F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
 
+    def enumerate_support(self, expand=True):
+        values = _api().arange(2, dtype=self._param.dtype, device=self._param.device,
+                               session=self._param._session)
+        values = values.view((-1,) + (1,) * len(self._batch_shape))
+        return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
+
 
 class Categorical(Distribution):
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    has_enumerate_support = True
+
     def __init__(self, probs=None, logits=None, validate_args=None):
-        self.probs, self.logits = _probs_and_logits(probs, logits, binary=False)
-        self._num_events = self.probs.shape[-1]
-        super().__init__(self.probs.shape[:-1])
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            if probs.dim() < 1:
+                raise ValueError("`probs` parameter must be at least one-dimensional.")
+            self.probs = probs / probs.sum(-1, keepdim=True)
+        else:
+            if logits.dim() < 1:
+                raise ValueError("`logits` parameter must be at least one-dimensional.")
+            self.logits = logits - logits.logsumexp(-1, keepdim=True)
+        self._param = self.probs if probs is not None else self.logits
+        self._num_events = self._param.shape[-1]
+        batch_shape = self._param.shape[:-1] if self._param.dim() > 1 else ()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        n = self._num_events
+        new, batch_shape = self._expand_params(Categorical, batch_shape,
+                                               {"probs": (n,), "logits": (n,)}, _instance)
+        new._param = new.__dict__.get("logits", new.__dict__.get("probs"))
+        new._num_events = n
+        return self._finish_expand(new, Categorical, batch_shape)
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self):
+        return constraints.integer_interval(0, self._num_events - 1)
+
+    @lazy_property
+    def logits(self):
+        return _probs_to_logits(self.probs)
+
+    @lazy_property
+    def probs(self):
+        return _logits_to_probs(self.logits)
 
     @property
     def param_shape(self):
-        return self.probs.shape
+        return self._param.size()
 
     @property
     def mean(self):
-        return self.probs.new_full(tuple(self.batch_shape), float("nan"))
+        return self.probs.new_full(tuple(self._extended_shape()), math.nan)
+
+    @property
+    def mode(self):
+        return self.probs.argmax(-1)
 
     @property
     def variance(self):
-        return self.probs.new_full(tuple(self.batch_shape), float("nan"))
+        return self.probs.new_full(tuple(self._extended_shape()), math.nan)
 
     def sample(self, sample_shape=()):
         """Inverse-CDF draws: the count of cumulative probabilities below a uniform number."""
@@ -247,6 +551,8 @@ class Categorical(Distribution):
             self._num_events - 1)
 
     def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
         value = _as_tensor(value, None) if not hasattr(value, "dtype") else value
         value = value.long().unsqueeze(-1)
         value, log_pmf = _api().broadcast_tensors(value, self.logits)
@@ -258,23 +564,33 @@ class Categorical(Distribution):
         return -(logits * self.probs).sum(-1)
 
     def enumerate_support(self, expand=True):
-        api = _api()
-        values = api.arange(self._num_events, device=self.probs.device,
-                            session=self.probs._session)
-        values = values.view((-1,) + (1,) * len(self.batch_shape))
-        return values.expand((-1,) + tuple(self.batch_shape)) if expand else values
+        values = _api().arange(self._num_events, dtype=_dtypes.int64,
+                               device=self._param.device, session=self._param._session)
+        values = values.view((-1,) + (1,) * len(self._batch_shape))
+        return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
+    arg_constraints = {"rate": constraints.positive}
+    support = constraints.nonnegative
     has_rsample = True
 
     def __init__(self, rate, validate_args=None):
         (self.rate,) = _broadcast(rate)
-        super().__init__(self.rate.shape)
+        super().__init__(_batch_shape_of(rate, self.rate), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new, batch_shape = self._expand_params(Exponential, batch_shape, {"rate": ()},
+                                               _instance)
+        return self._finish_expand(new, Exponential, batch_shape)
 
     @property
     def mean(self):
         return self.rate.reciprocal()
+
+    @property
+    def mode(self):
+        return _api().zeros_like(self.rate)
 
     @property
     def variance(self):
@@ -290,10 +606,14 @@ class Exponential(Distribution):
         return -(1 - u).log() / self.rate
 
     def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
         value = _as_tensor(value, self.rate)
         return self.rate.log() - self.rate * value
 
     def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
         return 1 - (-self.rate * _as_tensor(value, self.rate)).exp()
 
     def icdf(self, value):
@@ -304,13 +624,38 @@ class Exponential(Distribution):
 
 
 class Multinomial(Distribution):
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
         if not isinstance(total_count, int):
             raise NotImplementedError("inhomogeneous total_count is not supported")
         self.total_count = total_count
         self._categorical = Categorical(probs=probs, logits=logits)
-        self.probs, self.logits = self._categorical.probs, self._categorical.logits
-        super().__init__(self._categorical.batch_shape, self.probs.shape[-1:])
+        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Multinomial, _instance)
+        batch_shape = _dtypes.Size(batch_shape)
+        new.total_count = self.total_count
+        new._categorical = self._categorical.expand(batch_shape)
+        return self._finish_expand(new, Multinomial, batch_shape, self.event_shape)
+
+    @constraints.dependent_property(is_discrete=True, event_dim=1)
+    def support(self):
+        return constraints.multinomial(self.total_count)
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape
 
     @property
     def mean(self):
@@ -322,34 +667,57 @@ class Multinomial(Distribution):
 
     def sample(self, sample_shape=()):
         draws = self._categorical.sample((self.total_count,) + tuple(sample_shape))
-        shape = self._extended_shape(sample_shape)
-        counts = self.probs.new_zeros(shape)
-        ones = counts.new_ones(tuple(draws.shape[1:]) + (1,))
-        for i in range(self.total_count):  # one scatter per draw of the count
-            counts.scatter_add_(-1, draws[i].unsqueeze(-1), ones)
-        return counts
+        # The draws' first dimension last, then one scatter adds them all up.
+        draws = draws.permute(*(list(range(1, draws.dim())) + [0]))
+        counts = draws.new_zeros(tuple(self._extended_shape(sample_shape)))
+        counts.scatter_add_(-1, draws, _api().ones_like(draws))
+        return counts.to(self.probs.dtype)
+
+    def entropy(self):
+        """torch's: n H(categorical) - lgamma(n + 1) plus the binomial marginals' expectations of
+        lgamma(x + 1), the counts 1..n enumerated along a new leading dimension."""
+        n = self.total_count
+        term1 = n * self._categorical.entropy() - math.lgamma(n + 1)
+        probs = self.probs
+        support = _api().arange(1, n + 1, dtype=probs.dtype, device=probs.device,
+                                session=probs._session).view((-1,) + (1,) * probs.dim())
+        logits = _probs_to_logits(probs, is_binary=True)
+        normalize = n * logits.clamp_min(0) + n * (-logits.abs()).exp().log1p() - \
+            math.lgamma(n + 1)
+        log_binomial = support * logits - (support + 1).lgamma() - (n - support + 1).lgamma() - \
+            normalize
+        term2 = (log_binomial.exp() * (support + 1).lgamma()).sum(0).sum(-1)
+        return term1 + term2
 
     def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
         value = _as_tensor(value, self.logits)
         logits, value = _api().broadcast_tensors(self.logits, value)
-        logits = logits.clone()
-        logits = _api().where((value == 0) & (logits == float("-inf")), logits.new_zeros(()),
-                              logits)
-        log_factorial_n = math.lgamma(self.total_count + 1)
+        logits = _api().where((value == 0) & (logits == -math.inf), logits.new_zeros(()), logits)
+        log_factorial_n = (value.sum(-1) + 1).lgamma()
         log_factorial_xs = (value + 1).lgamma().sum(-1)
         return log_factorial_n - log_factorial_xs + (logits * value).sum(-1)
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """Draws by Marsaglia and Tsang's method, as torch's: every element tries a fixed number of
     rounds at once (each round accepts more than 95%); concentration < 1 is boosted."""
 
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.nonnegative
     has_rsample = True
     _ROUNDS = 12
 
     def __init__(self, concentration, rate, validate_args=None):
         self.concentration, self.rate = _broadcast(concentration, rate)
-        super().__init__(self.concentration.shape)
+        super().__init__(_batch_shape_of(concentration, rate, self.concentration),
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new, batch_shape = self._expand_params(Gamma, batch_shape,
+                                               {"concentration": (), "rate": ()}, _instance)
+        return self._finish_expand(new, Gamma, batch_shape)
 
     @property
     def mean(self):
@@ -369,8 +737,10 @@ class Gamma(Distribution):
 
     def log_prob(self, value):
         value = _as_tensor(value, self.rate)
+        if self._validate_args:
+            self._validate_sample(value)
         a, b = self.concentration, self.rate
-        return a * b.log() + (a - 1) * value.log() - b * value - a.lgamma()
+        return a.xlogy(b) + (a - 1).xlogy(value) - b * value - a.lgamma()
 
     def entropy(self):
         a = self.concentration
@@ -398,16 +768,100 @@ def _standard_gamma(alpha, rounds):
         _finfo(alpha.dtype).tiny)
 
 
-class Beta(Distribution):
+class Dirichlet(ExponentialFamily):
+    """Draws: independent standard gamma draws (see Gamma), normalized along the event."""
+
+    arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, concentration, validate_args=None):
+        if concentration.dim() < 1:
+            raise ValueError("`concentration` parameter must be at least one-dimensional.")
+        self.concentration = concentration
+        super().__init__(concentration.shape[:-1], concentration.shape[-1:],
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new, batch_shape = self._expand_params(
+            Dirichlet, batch_shape, {"concentration": tuple(self.event_shape)}, _instance)
+        return self._finish_expand(new, Dirichlet, batch_shape, self.event_shape)
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        x = _standard_gamma(self.concentration.expand(tuple(shape)).contiguous(), Gamma._ROUNDS)
+        return (x / x.sum(-1, keepdim=True)).clamp(_finfo(x.dtype).tiny,
+                                                   1 - _finfo(x.dtype).eps)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return ((value.log() * (self.concentration - 1.0)).sum(-1) +
+                self.concentration.sum(-1).lgamma() - self.concentration.lgamma().sum(-1))
+
+    @property
+    def mean(self):
+        return self.concentration / self.concentration.sum(-1, keepdim=True)
+
+    @property
+    def mode(self):
+        from .nn import functional as F  # noqa: PLC0415
+        concentrationm1 = (self.concentration - 1).clamp_min(0.)
+        mode = concentrationm1 / concentrationm1.sum(-1, keepdim=True)
+        mask = (self.concentration < 1).all(-1)
+        one_hot = F.one_hot(mode.argmax(-1), concentrationm1.shape[-1]).to(mode.dtype)
+        return _api().where(mask.unsqueeze(-1), one_hot, mode)
+
+    @property
+    def variance(self):
+        con0 = self.concentration.sum(-1, keepdim=True)
+        return self.concentration * (con0 - self.concentration) / (con0.pow(2) * (con0 + 1))
+
+    def entropy(self):
+        k = self.concentration.size(-1)
+        a0 = self.concentration.sum(-1)
+        return (self.concentration.lgamma().sum(-1) - a0.lgamma() - (k - a0) * a0.digamma() -
+                ((self.concentration - 1.0) * self.concentration.digamma()).sum(-1))
+
+
+class Beta(ExponentialFamily):
+    """A two-category Dirichlet, as torch's (whose validation and repr it therefore shares)."""
+
+    arg_constraints = {"concentration1": constraints.positive,
+                       "concentration0": constraints.positive}
+    support = constraints.unit_interval
     has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
-        self.concentration1, self.concentration0 = _broadcast(concentration1, concentration0)
-        super().__init__(self.concentration1.shape)
+        if isinstance(concentration1, Real) and isinstance(concentration0, Real):
+            both = _api().tensor([float(concentration1), float(concentration0)])
+        else:
+            concentration1, concentration0 = _broadcast(concentration1, concentration0)
+            both = _api().stack([concentration1, concentration0], -1)
+        self._dirichlet = Dirichlet(both, validate_args=validate_args)
+        super().__init__(self._dirichlet._batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Beta, _instance)
+        batch_shape = _dtypes.Size(batch_shape)
+        new._dirichlet = self._dirichlet.expand(batch_shape)
+        return self._finish_expand(new, Beta, batch_shape)
+
+    @property
+    def concentration1(self):
+        return self._dirichlet.concentration[..., 0]
+
+    @property
+    def concentration0(self):
+        return self._dirichlet.concentration[..., 1]
 
     @property
     def mean(self):
         return self.concentration1 / (self.concentration1 + self.concentration0)
+
+    @property
+    def mode(self):
+        return self._dirichlet.mode[..., 0]
 
     @property
     def variance(self):
@@ -415,30 +869,31 @@ class Beta(Distribution):
         return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
 
     def rsample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        x = _standard_gamma(self.concentration1.expand(shape).contiguous(), Gamma._ROUNDS)
-        y = _standard_gamma(self.concentration0.expand(shape).contiguous(), Gamma._ROUNDS)
-        return x / (x + y)
+        return self._dirichlet.rsample(sample_shape).select(-1, 0)
 
     def log_prob(self, value):
-        value = _as_tensor(value, self.concentration1)
-        a, b = self.concentration1, self.concentration0
-        return (a - 1) * value.log() + (b - 1) * (1 - value).log() + (a + b).lgamma() - \
-            a.lgamma() - b.lgamma()
+        if self._validate_args:
+            self._validate_sample(value)
+        heads_tails = _api().stack([value, 1.0 - value], -1)
+        return self._dirichlet.log_prob(heads_tails)
 
     def entropy(self):
-        a, b = self.concentration1, self.concentration0
-        total = a + b
-        return (a.lgamma() + b.lgamma() - total.lgamma() - (a - 1) * a.digamma() -
-                (b - 1) * b.digamma() + (total - 2) * total.digamma())
+        return self._dirichlet.entropy()
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """Draws by the server's poisson op (Knuth's product below rate 10, PTRS above)."""
+
+    arg_constraints = {"rate": constraints.nonnegative}
+    support = constraints.nonnegative_integer
 
     def __init__(self, rate, validate_args=None):
         (self.rate,) = _broadcast(rate)
-        super().__init__(self.rate.shape)
+        super().__init__(_batch_shape_of(rate, self.rate), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new, batch_shape = self._expand_params(Poisson, batch_shape, {"rate": ()}, _instance)
+        return self._finish_expand(new, Poisson, batch_shape)
 
     @property
     def mean(self):
@@ -456,14 +911,154 @@ class Poisson(Distribution):
         return _api().poisson(self.rate.expand(self._extended_shape(sample_shape)))
 
     def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
         rate, value = _broadcast(self.rate, value)
         return value.xlogy(rate) - rate - (value + 1).lgamma()
+
+
+class Laplace(Distribution):
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = _broadcast(loc, scale)
+        super().__init__(_batch_shape_of(loc, scale, self.loc), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new, batch_shape = self._expand_params(Laplace, batch_shape, {"loc": (), "scale": ()},
+                                               _instance)
+        return self._finish_expand(new, Laplace, batch_shape)
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        return 2 * self.scale.pow(2)
+
+    @property
+    def stddev(self):
+        return (2 ** 0.5) * self.scale
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        eps = _finfo(self.loc.dtype).eps
+        u = _draw("rand", shape, self.loc) * (2 - eps) + (eps - 1)  # uniform on [eps - 1, 1)
+        return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return -(2 * self.scale).log() - (value - self.loc).abs() / self.scale
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 0.5 - 0.5 * (value - self.loc).sign() * \
+            (-(value - self.loc).abs() / self.scale).expm1()
+
+    def icdf(self, value):
+        term = value - 0.5
+        return self.loc - self.scale * term.sign() * (-2 * term.abs()).log1p()
+
+    def entropy(self):
+        return 1 + (2 * self.scale).log()
+
+
+class LogNormal(Distribution):
+    """exp of a Normal (torch's TransformedDistribution of Normal by ExpTransform)."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.base_dist = Normal(loc, scale, validate_args=validate_args)
+        shape = tuple(self.base_dist.batch_shape) + tuple(self.base_dist.event_shape)
+        super().__init__(shape, (), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(LogNormal, _instance)
+        batch_shape = _dtypes.Size(batch_shape)
+        new.base_dist = self.base_dist.expand(batch_shape)
+        return self._finish_expand(new, LogNormal, batch_shape)
+
+    @property
+    def loc(self):
+        return self.base_dist.loc
+
+    @property
+    def scale(self):
+        return self.base_dist.scale
+
+    @property
+    def mean(self):
+        return (self.loc + self.scale.pow(2) / 2).exp()
+
+    @property
+    def mode(self):
+        return (self.loc - self.scale.square()).exp()
+
+    @property
+    def variance(self):
+        return (self.scale.pow(2).exp() - 1) * (2 * self.loc + self.scale.pow(2)).exp()
+
+    def sample(self, sample_shape=()):
+        return self.base_dist.sample(sample_shape).exp()
+
+    def rsample(self, sample_shape=()):
+        return self.base_dist.rsample(sample_shape).exp()
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        x = value.log()
+        return -x + self.base_dist.log_prob(x)
+
+    def cdf(self, value):
+        x = value.log()
+        if self._validate_args:
+            self.base_dist._validate_sample(x)
+        return self.base_dist.cdf(x)
+
+    def icdf(self, value):
+        return self.base_dist.icdf(value).exp()
+
+    def entropy(self):
+        return self.base_dist.entropy() + self.loc
+
+
+def _batch_mahalanobis(lower, diff):
+    """|L^-1 diff|^2 over the broadcast batch of the factor `lower` and the vectors `diff`."""
+    from . import linalg  # noqa: PLC0415
+    shape = _api().broadcast_shapes(tuple(diff.shape[:-1]), tuple(lower.shape[:-2]))
+    n = lower.shape[-1]
+    solved = linalg.solve_triangular(lower.expand(shape + (n, n)),
+                                     diff.expand(shape + (n,)).unsqueeze(-1), upper=False)
+    return solved.squeeze(-1).pow(2).sum(-1)
+
+
+def _batch_trace_xxt(bmat):
+    n, m = bmat.size(-1), bmat.size(-2)
+    return bmat.reshape(-1, m * n).pow(2).sum(-1).reshape(tuple(bmat.shape[:-2]))
 
 
 class MultivariateNormal(Distribution):
     """N(loc, Sigma) with Sigma given as covariance_matrix, precision_matrix or its lower Cholesky
     factor scale_tril (the other two are computed from that factor, as torch's)."""
 
+    arg_constraints = {"loc": constraints.real_vector,
+                       "covariance_matrix": constraints.positive_definite,
+                       "precision_matrix": constraints.positive_definite,
+                       "scale_tril": constraints.lower_cholesky}
+    support = constraints.real_vector
     has_rsample = True
 
     def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None,
@@ -475,16 +1070,20 @@ class MultivariateNormal(Distribution):
                 (precision_matrix is not None) != 1:
             raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril "
                              "may be specified.")
-        given, name = next((m, n) for m, n in ((scale_tril, "scale_tril matrix"),
-                                                (covariance_matrix, "covariance_matrix"),
-                                                (precision_matrix, "precision_matrix"))
-                           if m is not None)
+        given, name, attr = next(
+            (m, n, a) for m, n, a in ((scale_tril, "scale_tril matrix", "scale_tril"),
+                                      (covariance_matrix, "covariance_matrix",
+                                       "covariance_matrix"),
+                                      (precision_matrix, "precision_matrix", "precision_matrix"))
+            if m is not None)
         if given.dim() < 2:
             raise ValueError(f"{name} must be at least two-dimensional, with optional leading "
                              f"batch dimensions")
         batch = _api().broadcast_shapes(tuple(given.shape[:-2]), tuple(loc.shape[:-1]))
         n = loc.shape[-1]
+        setattr(self, attr, given.expand(batch + tuple(given.shape[-2:])))
         self.loc = loc.expand(batch + (n,))
+        super().__init__(batch, (n,), validate_args=validate_args)
         if scale_tril is not None:
             self._unbroadcasted_scale_tril = scale_tril
         elif covariance_matrix is not None:
@@ -496,18 +1095,26 @@ class MultivariateNormal(Distribution):
             eye = _api().eye(n, dtype=precision_matrix.dtype, device=precision_matrix.device,
                              session=precision_matrix._session)
             self._unbroadcasted_scale_tril = linalg.solve_triangular(l_inv, eye, upper=False)
-        super().__init__(batch, (n,))
 
-    @property
+    def expand(self, batch_shape, _instance=None):
+        shape = tuple(self.event_shape)
+        new, batch_shape = self._expand_params(
+            MultivariateNormal, batch_shape,
+            {"loc": shape, "covariance_matrix": shape * 2, "scale_tril": shape * 2,
+             "precision_matrix": shape * 2}, _instance)
+        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
+        return self._finish_expand(new, MultivariateNormal, batch_shape, self.event_shape)
+
+    @lazy_property
     def scale_tril(self):
         return self._unbroadcasted_scale_tril.expand(self._batch_shape + self._event_shape * 2)
 
-    @property
+    @lazy_property
     def covariance_matrix(self):
         lower = self._unbroadcasted_scale_tril
         return (lower @ lower.mT).expand(self._batch_shape + self._event_shape * 2)
 
-    @property
+    @lazy_property
     def precision_matrix(self):
         return self._unbroadcasted_scale_tril.cholesky_inverse().expand(
             self._batch_shape + self._event_shape * 2)
@@ -534,17 +1141,478 @@ class MultivariateNormal(Distribution):
         return self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
 
     def log_prob(self, value):
-        from . import linalg  # noqa: PLC0415
+        if self._validate_args:
+            self._validate_sample(value)
         diff = _as_tensor(value, self.loc) - self.loc
-        lower = self._unbroadcasted_scale_tril
-        shape = _api().broadcast_shapes(tuple(diff.shape[:-1]), tuple(lower.shape[:-2]))
+        mahalanobis = _batch_mahalanobis(self._unbroadcasted_scale_tril, diff)
         n = self._event_shape[0]
-        solved = linalg.solve_triangular(lower.expand(shape + (n, n)),
-                                         diff.expand(shape + (n,)).unsqueeze(-1), upper=False)
-        mahalanobis = solved.squeeze(-1).pow(2).sum(-1)
         return -0.5 * (n * math.log(2 * math.pi) + mahalanobis) - self._half_log_det()
 
     def entropy(self):
         n = self._event_shape[0]
         h = 0.5 * n * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
         return h.expand(self._batch_shape) if len(self._batch_shape) else h
+
+
+class Independent(Distribution):
+    """Reinterprets the rightmost `reinterpreted_batch_ndims` batch dims of a distribution as
+    event dims (torch's Independent)."""
+
+    arg_constraints = {}
+
+    def __init__(self, base_distribution, reinterpreted_batch_ndims, validate_args=None):
+        if reinterpreted_batch_ndims > len(base_distribution.batch_shape):
+            raise ValueError("Expected reinterpreted_batch_ndims <= "
+                             "len(base_distribution.batch_shape), actual {} vs {}".format(
+                                 reinterpreted_batch_ndims, len(base_distribution.batch_shape)))
+        shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
+        event_dim = reinterpreted_batch_ndims + len(base_distribution.event_shape)
+        self.base_dist = base_distribution
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+        super().__init__(shape[:len(shape) - event_dim], shape[len(shape) - event_dim:],
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Independent, _instance)
+        batch_shape = _dtypes.Size(batch_shape)
+        new.base_dist = self.base_dist.expand(
+            tuple(batch_shape) + tuple(self.event_shape[:self.reinterpreted_batch_ndims]))
+        new.reinterpreted_batch_ndims = self.reinterpreted_batch_ndims
+        return self._finish_expand(new, Independent, batch_shape, self.event_shape)
+
+    @property
+    def has_rsample(self):
+        return self.base_dist.has_rsample
+
+    @property
+    def has_enumerate_support(self):
+        if self.reinterpreted_batch_ndims > 0:
+            return False
+        return self.base_dist.has_enumerate_support
+
+    @constraints.dependent_property
+    def support(self):
+        result = self.base_dist.support
+        if self.reinterpreted_batch_ndims:
+            result = constraints.independent(result, self.reinterpreted_batch_ndims)
+        return result
+
+    @property
+    def mean(self):
+        return self.base_dist.mean
+
+    @property
+    def mode(self):
+        return self.base_dist.mode
+
+    @property
+    def variance(self):
+        return self.base_dist.variance
+
+    def sample(self, sample_shape=()):
+        return self.base_dist.sample(sample_shape)
+
+    def rsample(self, sample_shape=()):
+        return self.base_dist.rsample(sample_shape)
+
+    def log_prob(self, value):
+        return _sum_rightmost(self.base_dist.log_prob(value), self.reinterpreted_batch_ndims)
+
+    def entropy(self):
+        return _sum_rightmost(self.base_dist.entropy(), self.reinterpreted_batch_ndims)
+
+    def enumerate_support(self, expand=True):
+        if self.reinterpreted_batch_ndims > 0:
+            raise NotImplementedError("Enumeration over cartesian product is not implemented")
+        return self.base_dist.enumerate_support(expand=expand)
+
+    def __repr__(self):
+        return self.__class__.__name__ + "({}, {})".format(self.base_dist,
+                                                           self.reinterpreted_batch_ndims)
+
+
+# ---- KL divergence -------------------------------------------------------------------------------
+
+_KL_REGISTRY = {}  # (type_p, type_q) -> function, as registered.
+_KL_MEMOIZE = {}  # the dispatch for each concrete pair met so far.
+
+
+def register_kl(type_p, type_q):
+    """Decorator registering a pairwise function with kl_divergence (torch's register_kl)."""
+    if not isinstance(type_p, type) and issubclass(type_p, Distribution):
+        raise TypeError("Expected type_p to be a Distribution subclass but got {}".format(type_p))
+    if not isinstance(type_q, type) and issubclass(type_q, Distribution):
+        raise TypeError("Expected type_q to be a Distribution subclass but got {}".format(type_q))
+
+    def decorator(fun):
+        _KL_REGISTRY[type_p, type_q] = fun
+        _KL_MEMOIZE.clear()  # reset since lookup order may have changed
+        return fun
+    return decorator
+
+
+class _Match:
+    __slots__ = ["types"]
+
+    def __init__(self, *types):
+        self.types = types
+
+    def __eq__(self, other):
+        return self.types == other.types
+
+    def __le__(self, other):
+        for x, y in zip(self.types, other.types):
+            if not issubclass(x, y):
+                return False
+            if x is not y:
+                break
+        return True
+
+    def __lt__(self, other):
+        return self <= other and self != other
+
+    def __gt__(self, other):
+        return not self <= other
+
+    def __ge__(self, other):
+        return not self < other
+
+
+def _dispatch_kl(type_p, type_q):
+    """The most specific registered pair, as torch's (warning when the two orders disagree)."""
+    matches = [(super_p, super_q) for super_p, super_q in _KL_REGISTRY
+               if issubclass(type_p, super_p) and issubclass(type_q, super_q)]
+    if not matches:
+        return NotImplemented
+    left_p, left_q = min(_Match(*m) for m in matches).types
+    right_q, right_p = min(_Match(*reversed(m)) for m in matches).types
+    left_fun = _KL_REGISTRY[left_p, left_q]
+    right_fun = _KL_REGISTRY[right_p, right_q]
+    if left_fun is not right_fun:
+        warnings.warn("Ambiguous kl_divergence({}, {}). Please register_kl({}, {})".format(
+            type_p.__name__, type_q.__name__, left_p.__name__, right_q.__name__), RuntimeWarning)
+    return left_fun
+
+
+def kl_divergence(p, q):
+    """KL(p || q), batched over the batch shape (torch.distributions.kl_divergence)."""
+    try:
+        fun = _KL_MEMOIZE[type(p), type(q)]
+    except KeyError:
+        fun = _dispatch_kl(type(p), type(q))
+        _KL_MEMOIZE[type(p), type(q)] = fun
+    if fun is NotImplemented:
+        raise NotImplementedError("No KL(p || q) is implemented for p type {} and q type {}"
+                                  .format(p.__class__.__name__, q.__class__.__name__))
+    return fun(p, q)
+
+
+def _infinite_like(tensor):
+    return _api().full_like(tensor, math.inf)
+
+
+def _x_log_x(tensor):
+    return tensor * tensor.log()
+
+
+def _softplus(x):
+    from .nn import functional as F  # noqa: PLC0415
+    return F.softplus(x)
+
+
+@register_kl(Bernoulli, Bernoulli)
+def _kl_bernoulli_bernoulli(p, q):
+    t1 = p.probs * (_softplus(-q.logits) - _softplus(-p.logits))
+    t1 = _fill_where(p.probs == 0, 0.0, _fill_where(q.probs == 0, math.inf, t1))
+    t2 = (1 - p.probs) * (_softplus(q.logits) - _softplus(p.logits))
+    t2 = _fill_where(p.probs == 1, 0.0, _fill_where(q.probs == 1, math.inf, t2))
+    return t1 + t2
+
+
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p, q):
+    sum_params_p = p.concentration1 + p.concentration0
+    sum_params_q = q.concentration1 + q.concentration0
+    t1 = q.concentration1.lgamma() + q.concentration0.lgamma() + sum_params_p.lgamma()
+    t2 = p.concentration1.lgamma() + p.concentration0.lgamma() + sum_params_q.lgamma()
+    t3 = (p.concentration1 - q.concentration1) * p.concentration1.digamma()
+    t4 = (p.concentration0 - q.concentration0) * p.concentration0.digamma()
+    t5 = (sum_params_q - sum_params_p) * sum_params_p.digamma()
+    return t1 - t2 + t3 + t4 + t5
+
+
+@register_kl(Categorical, Categorical)
+def _kl_categorical_categorical(p, q):
+    t = p.probs * (p.logits - q.logits)
+    t = _fill_where((q.probs == 0).expand_as(t), math.inf, t)
+    t = _fill_where((p.probs == 0).expand_as(t), 0.0, t)
+    return t.sum(-1)
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p, q):
+    sum_p_concentration = p.concentration.sum(-1)
+    sum_q_concentration = q.concentration.sum(-1)
+    t1 = sum_p_concentration.lgamma() - sum_q_concentration.lgamma()
+    t2 = (p.concentration.lgamma() - q.concentration.lgamma()).sum(-1)
+    t3 = p.concentration - q.concentration
+    t4 = p.concentration.digamma() - sum_p_concentration.digamma().unsqueeze(-1)
+    return t1 - t2 + (t3 * t4).sum(-1)
+
+
+@register_kl(Exponential, Exponential)
+def _kl_exponential_exponential(p, q):
+    rate_ratio = q.rate / p.rate
+    return -rate_ratio.log() + rate_ratio - 1
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    if not type(p) == type(q):
+        raise NotImplementedError("The cross KL-divergence between different exponential "
+                                  "families cannot                             be computed using "
+                                  "Bregman divergences")
+    raise NotImplementedError  # torch's Bregman form needs autograd; every same-class pair here
+    # is registered explicitly.
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p, q):
+    t1 = q.concentration * (p.rate / q.rate).log()
+    t2 = q.concentration.lgamma() - p.concentration.lgamma()
+    t3 = (p.concentration - q.concentration) * p.concentration.digamma()
+    t4 = (q.rate - p.rate) * (p.concentration / p.rate)
+    return t1 + t2 + t3 + t4
+
+
+@register_kl(Laplace, Laplace)
+def _kl_laplace_laplace(p, q):
+    scale_ratio = p.scale / q.scale
+    loc_abs_diff = (p.loc - q.loc).abs()
+    t1 = -scale_ratio.log()
+    t2 = loc_abs_diff / q.scale
+    t3 = scale_ratio * (-loc_abs_diff / p.scale).exp()
+    return t1 + t2 + t3 - 1
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_multivariatenormal_multivariatenormal(p, q):
+    from . import linalg  # noqa: PLC0415
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with"
+                         "                          different event shapes cannot be computed")
+    half_term1 = q._half_log_det() - p._half_log_det()
+    combined_batch_shape = _api().broadcast_shapes(
+        tuple(q._unbroadcasted_scale_tril.shape[:-2]),
+        tuple(p._unbroadcasted_scale_tril.shape[:-2]))
+    n = p.event_shape[0]
+    q_scale_tril = q._unbroadcasted_scale_tril.expand(combined_batch_shape + (n, n))
+    p_scale_tril = p._unbroadcasted_scale_tril.expand(combined_batch_shape + (n, n))
+    term2 = _batch_trace_xxt(linalg.solve_triangular(q_scale_tril, p_scale_tril, upper=False))
+    term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
+    return half_term1 + 0.5 * (term2 + term3 - n)
+
+
+@register_kl(Normal, Normal)
+def _kl_normal_normal(p, q):
+    var_ratio = (p.scale / q.scale).pow(2)
+    t1 = ((p.loc - q.loc) / q.scale).pow(2)
+    return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
+
+
+@register_kl(LogNormal, LogNormal)
+def _kl_lognormal_lognormal(p, q):
+    """torch's TransformedDistribution pair: the same transform, so the bases' KL."""
+    return kl_divergence(p.base_dist, q.base_dist)
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p, q):
+    return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
+
+
+@register_kl(Uniform, Uniform)
+def _kl_uniform_uniform(p, q):
+    result = ((q.high - q.low) / (p.high - p.low)).log()
+    return _fill_where((q.low > p.low) | (q.high < p.high), math.inf, result)
+
+
+@register_kl(Independent, Independent)
+def _kl_independent_independent(p, q):
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError
+    return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
+@register_kl(Bernoulli, Poisson)
+def _kl_bernoulli_poisson(p, q):
+    return -p.entropy() - (p.probs * q.rate.log() - q.rate)
+
+
+@register_kl(Beta, Exponential)
+def _kl_beta_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * (p.concentration1 /
+                                                   (p.concentration1 + p.concentration0))
+
+
+@register_kl(Beta, Gamma)
+def _kl_beta_gamma(p, q):
+    t1 = -p.entropy()
+    t2 = q.concentration.lgamma() - q.concentration * q.rate.log()
+    t3 = (q.concentration - 1) * (p.concentration1.digamma() -
+                                  (p.concentration1 + p.concentration0).digamma())
+    t4 = q.rate * p.concentration1 / (p.concentration1 + p.concentration0)
+    return t1 + t2 - t3 + t4
+
+
+@register_kl(Beta, Normal)
+def _kl_beta_normal(p, q):
+    e_beta = p.concentration1 / (p.concentration1 + p.concentration0)
+    var_normal = q.scale.pow(2)
+    t1 = -p.entropy()
+    t2 = 0.5 * (var_normal * 2 * math.pi).log()
+    t3 = (e_beta * (1 - e_beta) / (p.concentration1 + p.concentration0 + 1) +
+          e_beta.pow(2)) * 0.5
+    t4 = q.loc * e_beta
+    t5 = q.loc.pow(2) * 0.5
+    return t1 + t2 + (t3 - t4 + t5) / var_normal
+
+
+@register_kl(Beta, Uniform)
+def _kl_beta_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    return _fill_where((q.low > p.support.lower_bound) | (q.high < p.support.upper_bound),
+                       math.inf, result)
+
+
+@register_kl(Exponential, Beta)
+@register_kl(Exponential, Uniform)
+def _kl_exponential_infinity(p, q):
+    return _infinite_like(p.rate)
+
+
+@register_kl(Exponential, Gamma)
+def _kl_exponential_gamma(p, q):
+    ratio = q.rate / p.rate
+    t1 = -q.concentration * ratio.log()
+    return t1 + ratio + q.concentration.lgamma() + q.concentration * _EULER_GAMMA - \
+        (1 + _EULER_GAMMA)
+
+
+@register_kl(Exponential, Normal)
+def _kl_exponential_normal(p, q):
+    var_normal = q.scale.pow(2)
+    rate_sqr = p.rate.pow(2)
+    t1 = 0.5 * (rate_sqr * var_normal * 2 * math.pi).log()
+    t2 = rate_sqr.reciprocal()
+    t3 = q.loc / p.rate
+    t4 = q.loc.pow(2) * 0.5
+    return t1 - 1 + (t2 - t3 + t4) / var_normal
+
+
+@register_kl(Gamma, Beta)
+@register_kl(Gamma, Uniform)
+def _kl_gamma_infinity(p, q):
+    return _infinite_like(p.concentration)
+
+
+@register_kl(Gamma, Exponential)
+def _kl_gamma_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.concentration / p.rate
+
+
+@register_kl(Gamma, Normal)
+def _kl_gamma_normal(p, q):
+    var_normal = q.scale.pow(2)
+    beta_sqr = p.rate.pow(2)
+    t1 = 0.5 * (beta_sqr * var_normal * 2 * math.pi).log() - p.concentration - \
+        p.concentration.lgamma()
+    t2 = 0.5 * (p.concentration.pow(2) + p.concentration) / beta_sqr
+    t3 = q.loc * p.concentration / p.rate
+    t4 = 0.5 * q.loc.pow(2)
+    return t1 + (p.concentration - 1) * p.concentration.digamma() + (t2 - t3 + t4) / var_normal
+
+
+@register_kl(Laplace, Beta)
+@register_kl(Laplace, Exponential)
+@register_kl(Laplace, Gamma)
+@register_kl(Laplace, Uniform)
+def _kl_laplace_infinity(p, q):
+    return _infinite_like(p.loc)
+
+
+@register_kl(Laplace, Normal)
+def _kl_laplace_normal(p, q):
+    var_normal = q.scale.pow(2)
+    scale_sqr_var_ratio = p.scale.pow(2) / var_normal
+    t1 = 0.5 * (2 * scale_sqr_var_ratio / math.pi).log()
+    t2 = 0.5 * p.loc.pow(2)
+    t3 = p.loc * q.loc
+    t4 = 0.5 * q.loc.pow(2)
+    return -t1 + scale_sqr_var_ratio + (t2 - t3 + t4) / var_normal - 1
+
+
+@register_kl(Normal, Beta)
+@register_kl(Normal, Exponential)
+@register_kl(Normal, Gamma)
+@register_kl(Normal, Uniform)
+def _kl_normal_infinity(p, q):
+    return _infinite_like(p.loc)
+
+
+@register_kl(Normal, Laplace)
+def _kl_normal_laplace(p, q):
+    loc_diff = p.loc - q.loc
+    scale_ratio = p.scale / q.scale
+    loc_diff_scale_ratio = loc_diff / p.scale
+    t1 = scale_ratio.log()
+    t2 = math.sqrt(2 / math.pi) * p.scale * (-0.5 * loc_diff_scale_ratio.pow(2)).exp()
+    t3 = loc_diff * (math.sqrt(0.5) * loc_diff_scale_ratio).erf()
+    return -t1 + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
+
+
+@register_kl(Poisson, Bernoulli)
+def _kl_poisson_infinity(p, q):
+    return _infinite_like(p.rate)
+
+
+@register_kl(Uniform, Beta)
+def _kl_uniform_beta(p, q):
+    common_term = p.high - p.low
+    t1 = common_term.log()
+    t2 = (q.concentration1 - 1) * (_x_log_x(p.high) - _x_log_x(p.low) - common_term) / \
+        common_term
+    t3 = (q.concentration0 - 1) * (_x_log_x(1 - p.high) - _x_log_x(1 - p.low) + common_term) / \
+        common_term
+    t4 = q.concentration1.lgamma() + q.concentration0.lgamma() - \
+        (q.concentration1 + q.concentration0).lgamma()
+    result = t3 + t4 - t1 - t2
+    return _fill_where((p.high > q.support.upper_bound) | (p.low < q.support.lower_bound),
+                       math.inf, result)
+
+
+@register_kl(Uniform, Exponential)
+def _kl_uniform_exponetial(p, q):
+    result = q.rate * (p.high + p.low) / 2 - ((p.high - p.low) * q.rate).log()
+    return _fill_where(p.low < q.support.lower_bound, math.inf, result)
+
+
+@register_kl(Uniform, Gamma)
+def _kl_uniform_gamma(p, q):
+    common_term = p.high - p.low
+    t1 = common_term.log()
+    t2 = q.concentration.lgamma() - q.concentration * q.rate.log()
+    t3 = (1 - q.concentration) * (_x_log_x(p.high) - _x_log_x(p.low) - common_term) / \
+        common_term
+    t4 = q.rate * (p.high + p.low) / 2
+    result = -t1 + t2 + t3 + t4
+    return _fill_where(p.low < q.support.lower_bound, math.inf, result)
+
+
+@register_kl(Uniform, Normal)
+def _kl_uniform_normal(p, q):
+    common_term = p.high - p.low
+    t1 = (math.sqrt(math.pi * 2) * q.scale / common_term).log()
+    t2 = common_term.pow(2) / 12
+    t3 = ((p.high + p.low - 2 * q.loc) / 2).pow(2)
+    return t1 + 0.5 * (t2 + t3) / q.scale.pow(2)

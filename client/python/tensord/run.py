@@ -27,14 +27,19 @@ def install_torch_aliases():
     import tensord.testing
     import tensord.utils
     import tensord.utils.data
+    import tensord.utils.data.dataloader
+    import tensord.utils.data.dataset
+    import tensord.utils.data.sampler
     aliases = {"torch": tensord, "torch.nn": tensord.nn,
                "torch.nn.functional": tensord.nn.functional, "torch.cuda": tensord.cuda,
                "torch.testing": tensord.testing, "torch.serialization": tensord.serialization,
                "torch.utils": tensord.utils, "torch.utils.data": tensord.utils.data,
                "torch.distributions": tensord.distributions, "torch.linalg": tensord.linalg,
-               "torch.special": tensord.special}
-    for name, module in list(sys.modules.items()):  # torch.nn.init, torch.nn.utils.rnn, …
-        if name.startswith("tensord.nn.") and module is not None:
+               "torch.special": tensord.special, "torch.backends": tensord.backends,
+               "torch.random": tensord.random}
+    # torch.nn.init, torch.nn.utils.rnn, torch.utils.data.dataloader, …
+    for name, module in list(sys.modules.items()):
+        if name.startswith(("tensord.nn.", "tensord.utils.")) and module is not None:
             aliases["torch" + name[len("tensord"):]] = module
     for name, module in aliases.items():
         sys.modules[name] = module

@@ -134,6 +134,11 @@ absl::StatusOr<Tensor> WrapNumber(const Scalar& value) {
   return t;
 }
 
+absl::Status CheckNumberFits(absl::string_view op, const Tensor& t, DType dtype) {
+  if (!t.defined() || !t.is_wrapped_number()) return absl::OkStatus();
+  return CheckScalarFits(op, ScalarOf(t), dtype);
+}
+
 Scalar ScalarOf(const Tensor& t) {
   switch (t.dtype()) {
     case DType::kBool: return Scalar(LoadElement(t.data_as<bool>()));

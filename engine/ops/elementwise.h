@@ -83,6 +83,11 @@ absl::StatusOr<Tensor> WrapNumber(const Scalar& value);
 // A 0-d tensor's element as a Scalar (synchronous; for wrapped numbers and plan-time values).
 Scalar ScalarOf(const Tensor& t);
 
+// torch converts a Python number that a kernel takes as an argument (a fill value, a bound,
+// alpha, an exponent) to the kernel's dtype with an overflow check: a wrapped number `t` that
+// does not fit `dtype` is that error (CheckScalarFits); anything else passes.
+absl::Status CheckNumberFits(absl::string_view op, const Tensor& t, DType dtype);
+
 }  // namespace tensord::engine
 
 #endif  // TENSORD_ENGINE_OPS_ELEMENTWISE_H_

@@ -164,6 +164,15 @@ absl::StatusOr<PlannedOp> PlanBinary(const std::string& name, BinaryOp op, Binar
       }
       break;
   }
+  // Numbers a kernel converts to its dtype with torch's overflow check: alpha (when given), and
+  // an integer or reduced-precision float tensor's exponent.
+  if (!(alpha.is_int() && alpha.to_int() == 1)) {
+    TENSORD_RETURN_IF_ERROR(CheckScalarFits(name, alpha, *spec.compute_dtype));
+  }
+  if (rule == BinaryRule::kPow && !a.is_wrapped_number() &&
+      (IsIntegral(common, false) || common == DType::kFloat16 || common == DType::kBFloat16)) {
+    TENSORD_RETURN_IF_ERROR(CheckNumberFits(name, b, common));
+  }
   // int ** negative int, with the exponent a number: an error, as torch.
   if (rule == BinaryRule::kPow && IsIntegral(common, false) && b.is_wrapped_number() &&
       b.dtype() == DType::kInt64 && *b.data_as<int64_t>() < 0) {
@@ -368,7 +377,8 @@ absl::StatusOr<PlannedOp> PlanMul(absl::string_view op, const Tensor& a, const T
 absl::StatusOr<PlannedOp> PlanMaskedFill(absl::string_view op, const Tensor& self,
                                          const Tensor& mask, const Tensor& value,
                                          const Tensor* out) {
-  if (mask.dtype() != DType::kBool) {
+  // A uint8 mask is still taken, as torch 1.13 takes it (with a deprecation warning there).
+  if (mask.dtype() != DType::kBool && mask.dtype() != DType::kUInt8) {
     return RuntimeError(op, absl::StrCat(op, " only supports boolean masks, but got mask with "
                                              "dtype ", DTypeName(mask.dtype())));
   }
@@ -376,6 +386,7 @@ absl::StatusOr<PlannedOp> PlanMaskedFill(absl::string_view op, const Tensor& sel
     return RuntimeError(op, absl::StrCat(op, " only supports a 0-dimensional value tensor, but "
                                              "got tensor with ", value.dim(), " dimension(s)."));
   }
+  TENSORD_RETURN_IF_ERROR(CheckNumberFits(op, value, self.dtype()));
   ElementwiseSpec spec{op};
   spec.out = out;
   spec.compute_dtype = self.dtype();
@@ -546,6 +557,8 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
                   return RuntimeError(name, "\"clamp_scalar_cpu\" not implemented for 'Half'");
                 }
                 spec.convert_self_first = true;  // as torch's clamp: self.to(result type)
+                TENSORD_RETURN_IF_ERROR(CheckNumberFits(name, lo, *spec.compute_dtype));
+                TENSORD_RETURN_IF_ERROR(CheckNumberFits(name, hi, *spec.compute_dtype));
                 UnaryArgs args;
                 if (has_lo) args.a = ScalarOf(lo), args.has_a = true;
                 if (has_hi) args.b = ScalarOf(hi), args.has_b = true;
@@ -641,6 +654,8 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
             ElementwiseSpec spec{name};
             spec.out = out;
             const DType common = ResultType({in[1], in[2]});
+            TENSORD_RETURN_IF_ERROR(CheckNumberFits(name, in[1], common));
+            TENSORD_RETURN_IF_ERROR(CheckNumberFits(name, in[2], common));
             // The condition keeps its dtype: convert self/other only.
             Tensor cond = in[0];
             std::vector<Tensor> operands = {cond, in[1], in[2]};
@@ -706,6 +721,7 @@ void RegisterElementwiseOps(std::vector<OpDef>& ops) {
                 return RuntimeError(name, "For integral input tensors, argument value must not "
                                           "be a floating point number.");
               }
+              TENSORD_RETURN_IF_ERROR(CheckScalarFits(name, value, common));
               ElementwiseSpec spec{name};
               spec.out = out;
               spec.compute_dtype = common;

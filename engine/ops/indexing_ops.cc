@@ -153,6 +153,7 @@ absl::StatusOr<PlannedOp> PlanScatterInto(absl::string_view op, const Tensor& se
 absl::StatusOr<PlannedOp> PlanScatter(absl::string_view op, const Tensor& self, int64_t dim,
                                       const Tensor& index, const Tensor& src, ScatterMode mode,
                                       bool in_place) {
+  TENSORD_RETURN_IF_ERROR(CheckNumberFits(op, src, self.dtype()));
   if (in_place) return PlanScatterInto(op, self, dim, index, src, mode);
   // Out of place: a clone (self's layout), then the in-place scatter on it.
   TENSORD_ASSIGN_OR_RETURN(PlannedOp clone, PlanClone(self));
@@ -194,6 +195,7 @@ absl::StatusOr<PlannedOp> PlanIndexUpdate(IndexUpdate kind, bool in_place, const
       return IndexError(op, checks + "Expected dtype int64 for index.");
     }
     if (index_in.dim() > 1) return RuntimeError(op, "Index has to be a vector/scalar");
+    TENSORD_RETURN_IF_ERROR(CheckNumberFits(op, source, self_in.dtype()));
     if (!source.is_wrapped_number() && source.dim() != 0) {
       return RuntimeError(op, absl::StrCat("index_fill_ only supports a 0-dimensional value "
                                            "tensor, but got tensor with ", source.dim(),

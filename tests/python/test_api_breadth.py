@@ -464,7 +464,61 @@ FORMS = {
                                x.masked_fill(x > 2, -t.inf)),
     "backends": lambda t, x: (t.backends.mps.is_available(), t.backends.cudnn.deterministic,
                               t.backends.cuda.matmul.allow_tf32),
+    # A Python number a kernel takes as an argument is converted with torch's overflow check;
+    # one an arithmetic op combines wraps, as in torch.
+    "number-wraps-in-arithmetic": lambda t, x: (t.tensor([1, 250], dtype=t.uint8) + 300,
+                                                t.tensor([1, 250], dtype=t.uint8) * 300),
+    "clamp-bound-overflows": lambda t, x: t.tensor([1, 250], dtype=t.uint8).clamp(0, 256),
+    "clamp-negative-bound-wraps": lambda t, x: t.tensor([1, 250], dtype=t.uint8).clamp(min=-1),
+    "clamp-float-bound-promotes": lambda t, x: t.tensor([1, 5], dtype=t.int8).clamp(max=1e3),
+    "clamp-bfloat16-bound-overflows": lambda t, x: x.bfloat16().clamp(max=1e39),
+    "masked-fill-overflows": lambda t, x: t.tensor([1, 2]).masked_fill(t.tensor([True, False]),
+                                                                       float("-inf")),
+    "masked-fill-half-overflows": lambda t, x: x.half().masked_fill(x > 2, 1e6),
+    "masked-fill-by-a-uint8-mask": lambda t, x: x.masked_fill((x > 2).to(t.uint8), 7.0),
+    "setitem-by-mask-overflows": lambda t, x: _set(t.ones(3, dtype=t.int8), t.ones(3) > 0, 1000),
+    "where-number-overflows": lambda t, x: t.where(x > 2, x.to(t.uint8), 300),
+    "where-two-numbers": lambda t, x: t.where(x > 2, 300, 2),
+    "pow-exponent-overflows": lambda t, x: x.to(t.uint8) ** 300,
+    "pow-float-exponent-of-float32": lambda t, x: x ** 1e300,
+    "add-alpha-overflows": lambda t, x: x.to(t.int8).add(x.to(t.int8), alpha=1000),
+    "addcmul-value-overflows": lambda t, x: x.to(t.int8).addcmul(x.to(t.int8), x.to(t.int8),
+                                                                 value=1000),
+    "index-fill-overflows": lambda t, x: x.to(t.int8).index_fill(0, t.tensor([0]), 1000),
+    "scatter-number-overflows": lambda t, x: x.scatter(0, t.tensor([[0]]), 1e300),
+    # Indexing by a range, as by the list it holds.
+    "index-by-a-range": lambda t, x: (x[range(1, 2)], x[0, range(0, 3, 2)]),
+    "setitem-by-a-range": lambda t, x: _set(x.clone(), range(0, 2), 9.0),
+    # Functions met by a trial of tutorials and notebooks.
+    "norm-nuclear": lambda t, x: (t.norm(x, p="nuc"), x.norm("nuc", dim=(0, 1), keepdim=True)),
+    "norm-nuclear-of-3d-refused": lambda t, x: t.norm(x.view(1, 2, 3), p="nuc"),
+    "tensordot-dims-as-tensors": lambda t, x: (t.tensordot(x, x.t(), dims=t.tensor(1)),
+                                               t.tensordot(x, x, dims=t.tensor([[0], [0]]))),
+    "cond-of-a-singular-matrix": lambda t, x: (t.linalg.cond(t.zeros(2, 2), "fro"),
+                                               t.linalg.cond(t.zeros(2, 2), 1)),
+    "cond-of-an-empty-matrix": lambda t, x: t.linalg.cond(t.zeros(0, 0)),
+    "normal-dtype": lambda t, x: t.normal(0.0, 1.0, (2,), dtype=t.float64).dtype,
+    "pixel-shuffle-zero-refused": lambda t, x: t.nn.functional.pixel_shuffle(t.ones(1, 4, 2, 2), 0),
+    "pixel-unshuffle-uneven-refused": lambda t, x: t.nn.functional.pixel_unshuffle(
+        t.ones(1, 5, 2), 2),
+    "can-cast-of-a-tensor-refused": lambda t, x: t.can_cast(x, t.int32),
+    "loss-elementwise-mean": lambda t, x: t.nn.functional.mse_loss(x, x * 2,
+                                                                   reduction="elementwise_mean"),
+    "layer-norm-int-shape-refused": lambda t, x: t.nn.functional.layer_norm(x, 3),
+    "margin-ranking-dims-refused": lambda t, x: t.nn.functional.margin_ranking_loss(
+        t.ones(3), t.ones(1, 3), t.ones(3)),
+    "load-map-location-function": lambda t, x: _saved_and_loaded(
+        t, {"x": x, "row": x[1]}, lambda storage, loc: storage),
 }
+
+
+def _saved_and_loaded(lib, obj, map_location):
+    import io  # noqa: PLC0415
+    buffer = io.BytesIO()
+    lib.save(obj, buffer)
+    buffer.seek(0)
+    loaded = lib.load(buffer, map_location=map_location)
+    return loaded, loaded["row"].storage_offset()
 
 
 def _set(target, key, value):

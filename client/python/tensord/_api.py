@@ -74,7 +74,14 @@ _FUNCTIONAL = ["view_as", "reshape", "flatten", "unflatten", "as_strided", "tran
                "tensor_split", "chunk", "unbind", "clone", "flip", "take"]
 
 
-def normal(mean, std, size=None, *, generator=None, device=None, session=None):
+def normal(mean, std, size=None, *, generator=None, dtype=None, device=None, session=None,
+           layout=None, pin_memory=False, requires_grad=False, out=None):
+    if out is not None:
+        return write_out(normal(mean, std, size, generator=generator, dtype=dtype,
+                                device=device or out.device, session=session), out, "normal")
+    if dtype is not None and not (isinstance(mean, Tensor) or isinstance(std, Tensor)):
+        return randn(*size, dtype=dtype, device=device, session=session,
+                     generator=generator) * float(std) + float(mean)
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         ref = mean if isinstance(mean, Tensor) else std
         ref = ref if ref.dtype.is_floating_point else ref.float()

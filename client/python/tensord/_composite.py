@@ -14,7 +14,7 @@ import numpy as np
 from ._out import write_out
 from . import _dtypes, _info
 from ._compute import _inplace, _reduce_attrs, _return_type, _run, _run_n
-from ._ops import _Ints, _py_scalar
+from ._ops import TensorBase, _Ints, _py_scalar
 
 
 def _api():
@@ -412,6 +412,8 @@ def chain_matmul(*matrices):
 
 
 def tensordot(a, b, dims=2, out=None):
+    if isinstance(dims, TensorBase):  # torch takes a 0-d count or a (2, n) tensor of dims
+        dims = dims.item() if dims.dim() == 0 else dims.tolist()
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")

@@ -407,6 +407,14 @@ def _var_like(name):
 def _norm(self, p="fro", dim=None, keepdim=False, dtype=None):
     if p == "fro" or p is None:
         p = 2
+    if p == "nuc":
+        from ._composite import nuclear_norm  # noqa: PLC0415
+        if dim is None:
+            if self.dim() != 2:
+                raise RuntimeError("Expected a tensor with 2 dimensions, but got a tensor with "
+                                   f"{self.dim()} dimensions instead.")
+            dim = (0, 1)
+        return nuclear_norm(self, dim, keepdim)
     if isinstance(p, str):
         raise RuntimeError(f"tensord: norm(p='{p}') is not supported")
     return _run("norm", [("self", self)], _reduce_attrs("norm", dim, keepdim, dtype, p=float(p)))

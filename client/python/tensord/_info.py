@@ -76,6 +76,10 @@ class iinfo:
 def can_cast(from_, to):
     """Whether torch's casting rules allow `from_` to `to` in an in-place op (torch.can_cast):
     not a floating type to an integral one, nor a non-bool to bool."""
+    for arg, position, value in (("from", 1, from_), ("to", 2, to)):
+        if not isinstance(value, _dtypes.dtype):
+            raise TypeError(f"can_cast(): argument '{arg}' (position {position}) must be "
+                            f"torch.dtype, not {type(value).__name__}")
     if from_.is_floating_point and not to.is_floating_point:
         return False
     if from_ is not _dtypes.bool_ and to is _dtypes.bool_:

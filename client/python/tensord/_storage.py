@@ -36,6 +36,20 @@ class TypedStorage:
     def untyped(self):
         return UntypedStorage(self._tensor)
 
+    def _whole(self):
+        """A tensor of every element of the storage."""
+        return self._tensor.as_strided((self.size(),), (1,), 0)
+
+    def to(self, device):
+        return TypedStorage(self._whole().to(device))
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking=False):
+        return self.to("cuda" if device is None else
+                       device if isinstance(device, str) else f"cuda:{int(device)}")
+
     def _read_raw(self, offset, count):
         """The bytes of `count` elements from `offset` (-1: to the end)."""
         s = self._tensor._session

@@ -44,8 +44,10 @@ def _is_advanced(item):
 def _key_tuple(key):
     """(key as a tuple, whether it was one item): torch's treatSequenceAsTuple, under which a
     short list holding a sequence, slice, tensor, None or Ellipsis is a tuple of indices."""
+    if isinstance(key, range):  # a sequence of indices, as torch takes it
+        key = list(key)
     if isinstance(key, tuple):
-        return key, False
+        return tuple(list(k) if isinstance(k, range) else k for k in key), False
     if isinstance(key, list) and len(key) < 32 and any(
             isinstance(k, (list, tuple, slice, np.ndarray, Tensor)) or k is None or
             k is Ellipsis for k in key):

@@ -480,16 +480,22 @@ def matrix_exp(A):
         R = R.masked_fill(per_matrix(bad, _dtypes.bool_), math.nan)
     return out.copy_(R).view(A.shape)
 
+def _real_dtype(d):
+    return d if d.is_floating_point else _api().get_default_dtype()
+
+
 def cond(A, p=None, *, out=None):
     if p is None or p in (2, -2):
+        if A.dim() >= 2 and A.size(-1) * A.size(-2) == 0:  # torch: zeros for empty matrices
+            return _out(A.new_zeros(tuple(A.shape[:-2]), dtype=_real_dtype(A.dtype)), out)
         s = svdvals(A)
         r = s.amax(-1) / s.amin(-1) if p in (None, 2) else s.amin(-1) / s.amax(-1)
         return _out(r, out)
     _check_matrices("cond", A, square=True)
-    # As torch: a singular matrix's inverse counts as infinite.
+    # As torch: a singular matrix's condition number is infinite.
     inverse, info = inv_ex(A)
-    inverse = inverse.masked_fill((info > 0).unsqueeze(-1).unsqueeze(-1), math.inf)
-    return _out(matrix_norm(A, p) * matrix_norm(inverse, p), out)
+    r = matrix_norm(A, p) * matrix_norm(inverse, p)
+    return _out(r.masked_fill(info > 0, math.inf), out)
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):

@@ -149,8 +149,28 @@ def _target_device(location, map_location):
         return map_location.get(location, location)
     if isinstance(map_location, (str, _dtypes.device)):
         return str(map_location)
-    raise TypeError("tensord.load: map_location must be None, a device (or its name) or a dict "
-                    "of device names; a function of torch storages has no meaning here")
+    if callable(map_location):
+        return "cpu"  # then map_location(storage, location) places it (_placed)
+    raise TypeError("tensord.load: map_location must be None, a device (or its name), a dict "
+                    "of device names or a function (storage, location) -> storage")
+
+
+def _placed(flat, location, map_location):
+    """A storage loaded on the CPU (`flat`, the tensor of all its elements) as a callable
+    map_location places it, torch's way: called with the storage and its saved location, it
+    returns a storage (`lambda storage, loc: storage`, `storage.cuda(0)`) or None (keep)."""
+    from ._storage import TypedStorage  # noqa: PLC0415
+    from ._tensor import Tensor  # noqa: PLC0415
+    placed = map_location(TypedStorage(flat), location)
+    if placed is None:
+        return flat
+    if isinstance(placed, (TypedStorage,)):
+        return placed._tensor
+    if hasattr(placed, "_typed"):  # an UntypedStorage
+        return placed._typed._tensor
+    if isinstance(placed, Tensor):
+        return placed
+    raise TypeError(f"tensord.load: map_location returned {type(placed).__name__}, not a storage")
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=False, session=None,
@@ -181,6 +201,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=False, sessio
                 device = _target_device(location, map_location)
                 loaded[key] = _upload(np.ascontiguousarray(arr), dtype,
                                       _dtypes.as_device(device), s)
+                if callable(map_location) and not isinstance(map_location, dict):
+                    loaded[key] = _placed(loaded[key], location, map_location)
             return loaded[key]
 
         class Unpickler(pickle.Unpickler):

@@ -189,6 +189,10 @@ def _reduce(loss, reduction):
 
 def _legacy_reduction(size_average, reduce, reduction):
     if size_average is None and reduce is None:
+        if reduction == "elementwise_mean":  # torch's old name, still taken
+            _warnings.warn("reduction='elementwise_mean' is deprecated, please use "
+                           "reduction='mean' instead.", stacklevel=3)
+            return "mean"
         return reduction
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
@@ -378,7 +382,10 @@ def _mean_var(x, dims):
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """One server op (engine/ops/norm_ops.cc): each row read once, two-pass statistics."""
-    shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    if not isinstance(normalized_shape, (list, tuple)):  # torch.Size is a tuple
+        raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple "
+                        f"of ints, not {type(normalized_shape).__name__}")
+    shape = list(normalized_shape)
     return _run("layer_norm", [("input", input), ("weight", weight), ("bias", bias)],
                 {"normalized_shape": shape, "eps": float(eps)})
 
@@ -1271,7 +1278,16 @@ def _like_input_format(input, out):
     return out if fmt is _mf.contiguous_format else out.contiguous(memory_format=fmt)
 
 
+def _check_pixel_factor(input, name, what, r):
+    if input.dim() < 3:
+        raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got input "
+                           f"with {input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"{name} expects a positive {what}, but got {r}")
+
+
 def pixel_shuffle(input, upscale_factor):
+    _check_pixel_factor(input, "pixel_shuffle", "upscale_factor", upscale_factor)
     *lead, c, h, w = input.shape
     r = upscale_factor
     if c % (r * r):
@@ -1285,8 +1301,13 @@ def pixel_shuffle(input, upscale_factor):
 
 
 def pixel_unshuffle(input, downscale_factor):
+    _check_pixel_factor(input, "pixel_unshuffle", "downscale_factor", downscale_factor)
     *lead, c, h, w = input.shape
     r = downscale_factor
+    for side, n, d in (("height", h, -2), ("width", w, -1)):
+        if n % r:
+            raise RuntimeError(f"pixel_unshuffle expects {side} to be divisible by "
+                               f"downscale_factor, but input.size({d})={n} is not divisible by {r}")
     x = input.reshape(*lead, c, h // r, r, w // r, r)
     n = len(lead)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
@@ -1881,6 +1902,10 @@ def conv_tbc(input, weight, bias, pad=0):
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                         reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    if not input1.dim() == input2.dim() == target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
+                           f"but got sizes: input1: {input1.size()}, input2: {input2.size()}, "
+                           f"target: {target.size()} ")
     return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 

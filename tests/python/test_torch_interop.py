@@ -88,8 +88,12 @@ def test_load_options(session, tmp_path):
     torch.save({"x": torch.ones(2)}, path)
     assert tensord.load(path, map_location="cpu")["x"].device.type == "cpu"
     assert tensord.load(path, map_location={"cpu": "cpu"})["x"].tolist() == [1.0, 1.0]
+    # torch's function form: called with each storage (loaded on the CPU) and its location.
+    seen = []
+    loaded = tensord.load(path, map_location=lambda storage, loc: seen.append(loc) or storage)
+    assert loaded["x"].tolist() == [1.0, 1.0] and seen == ["cpu"]
     with pytest.raises(TypeError, match="map_location"):
-        tensord.load(path, map_location=lambda storage, loc: storage)
+        tensord.load(path, map_location=3)
     odd = tmp_path / "odd.pt"
     torch.save({"when": collections.Counter("aab")}, odd)
     assert tensord.load(odd)["when"] == collections.Counter("aab")

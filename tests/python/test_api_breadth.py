@@ -507,9 +507,39 @@ FORMS = {
     "layer-norm-int-shape-refused": lambda t, x: t.nn.functional.layer_norm(x, 3),
     "margin-ranking-dims-refused": lambda t, x: t.nn.functional.margin_ranking_loss(
         t.ones(3), t.ones(1, 3), t.ones(3)),
+    # torch's names for arguments passed by position elsewhere.
+    "keyword-names": lambda t, x: (t.pow(x, exponent=2), x.pow(exponent=2),
+                                   t.float_power(x, exponent=2), x.view(size=(3, 2)),
+                                   x.reshape(shape=(6,)), x.permute(dims=(1, 0)),
+                                   x[:1].expand(size=(2, 3)), x.view(dtype=t.int32),
+                                   t.split(x, split_size_or_sections=1),
+                                   t.mm(x, mat2=x.t()), t.mv(x, vec=x[0]),
+                                   t.dot(x[0], tensor=x[1]), t.outer(x[0], vec2=x[1]),
+                                   x.index_fill(1, t.tensor([0]), value=-1.0),
+                                   t.pow(input=x, exponent=3)),
+    # numpy arrays as operands, numpy's functions of tensors.
+    "numpy-array-operands": lambda t, x: (x + np.ones(3), x * np.array(2.0), x == np.ones(3),
+                                          x // np.ones(3), x ** np.ones(3), x != np.ones(3)),
+    "numpy-array-order-refused": lambda t, x: x < np.ones(3),
+    "numpy-functions-of-tensors": lambda t, x: (np.exp(x), np.argmax(x), np.isnan(x),
+                                                np.sqrt(x[0, 1]), np.clip(x, 1, 4)),
+    # .data assignment, and a real tensor's answers to the complex-number API.
+    "data-assignment": lambda t, x: _data_assigned(x.clone(), t.ones(4, dtype=t.long)),
+    "real-tensor-attributes": lambda t, x: (x.is_sparse, x.is_quantized, x.is_meta,
+                                            x.is_pinned(), x.names, x.share_memory_() is x,
+                                            x.real, x.conj(), t.conj(x), x.is_conj(),
+                                            t.is_complex(x), x.isreal(), t.real(x),
+                                            (x - 2).angle(), t.angle(t.tensor([-1, 0, 2]))),
+    "imag-of-a-real-tensor-refused": lambda t, x: x.imag,
     "load-map-location-function": lambda t, x: _saved_and_loaded(
         t, {"x": x, "row": x[1]}, lambda storage, loc: storage),
 }
+
+
+def _data_assigned(target, value):
+    target.data = value
+    value[0] = 7  # the two share a storage
+    return target
 
 
 def _saved_and_loaded(lib, obj, map_location):

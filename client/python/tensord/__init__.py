@@ -35,6 +35,7 @@ from ._api import (bernoulli, default_generator, initial_seed, manual_seed, nonz
                    binomial, poisson,
                    rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed,
                    where)
+from ._api import imag, real
 from . import _api as _api_module
 from . import nn
 from . import cuda

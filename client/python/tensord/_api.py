@@ -160,3 +160,14 @@ FUNCTIONS = (_UNARY + _UNARY_NO_INPLACE + _BINARY + _BINARY_NO_INPLACE + _SPECIA
 
 
 FUNCTIONS += ["roll", "tril", "triu"]
+# Real tensors' answers to torch's complex-number functions.
+FUNCTIONS += ["conj", "resolve_conj", "resolve_neg", "is_conj", "is_neg", "is_complex", "isreal",
+              "angle"]
+
+
+def real(input):
+    return input.real
+
+
+def imag(input):
+    return input.imag

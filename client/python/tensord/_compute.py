@@ -7,6 +7,8 @@ Layers import one way: _session, _random -> _ops -> _factories -> _compute -> _t
 """
 import collections
 
+import numpy as np
+
 from ._out import write_out
 from . import _compare
 from . import _dtypes, _factories
@@ -251,6 +253,12 @@ def _rtruediv(self, other):
     return self.reciprocal() * other
 
 
+def _array_operand(self, array):
+    """A numpy array operand of an operator, as torch takes it: a tensor of its dtype (a 0-d
+    one promotes as a 0-d tensor, not as a number) on self's device."""
+    return _factories.tensor(array, device=self.device, session=self._session)
+
+
 def _reflected(name):
     def f(self, other):
         if not _is_scalar(other):
@@ -259,9 +267,19 @@ def _reflected(name):
     return f
 
 
+# The operators that take a numpy array as torch does: converted to a tensor. The others (in
+# place, comparisons, bitwise) leave it to Python's fallback, as torch's do (x == array is
+# False; x += array is x + array bound to x).
+_ARRAY_OPERATORS = frozenset({"add", "sub", "mul", "div", "floor_divide", "remainder", "pow"})
+
+
 def _forward(name):
     def f(self, other):
-        if not isinstance(other, TensorBase) and not _is_scalar(other):
+        if isinstance(other, np.ndarray):
+            if name not in _ARRAY_OPERATORS:
+                return NotImplemented
+            other = _array_operand(self, other)
+        elif not isinstance(other, TensorBase) and not _is_scalar(other):
             return NotImplemented
         return getattr(self, name)(other)
     return f

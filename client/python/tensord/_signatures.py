@@ -37,6 +37,34 @@ def _size_keyword(fn):
     return wrapper
 
 
+# torch's names for arguments that tensord's functions take by position (or as varargs): the
+# arguments after input/self, in order, as torch's signatures name them. A call that names
+# them (t.pow(exponent=2), t.view(size=(2, 2)), torch.mm(a, mat2=b)) passes them by position.
+_TORCH_POSITIONAL_NAMES = {
+    "pow": ("exponent",), "pow_": ("exponent",), "float_power": ("exponent",),
+    "float_power_": ("exponent",),
+    "view": ("size",), "reshape": ("shape",), "permute": ("dims",), "expand": ("size",),
+    "tile": ("dims",), "flip": ("dims",), "repeat": ("repeats",),
+    "split": ("split_size_or_sections",),
+    "mm": ("mat2",), "bmm": ("mat2",), "mv": ("vec",), "dot": ("tensor",), "vdot": ("other",),
+    "outer": ("vec2",), "ger": ("vec2",), "inner": ("other",),
+    "index_fill": ("dim", "index", "value"), "index_fill_": ("dim", "index", "value"),
+}
+
+
+def _torch_positional(fn, names):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if kwargs:
+            if not args and "input" in kwargs:
+                args = (kwargs.pop("input"),)
+            for i, name in enumerate(names):
+                if name in kwargs and len(args) == i + 1:
+                    args = args + (kwargs.pop(name),)
+        return fn(*args, **kwargs)
+    return wrapper
+
+
 def _takes(fn, names):
     try:
         params = inspect.signature(fn).parameters
@@ -55,6 +83,24 @@ def install(tensor_class, module_namespace, size_factories):
                 continue
             if _takes(value, ("dim", "keepdim")):
                 setattr(cls, name, _numpy_names(value))
+    for name, names in _TORCH_POSITIONAL_NAMES.items():
+        methods = {n: getattr(tensor_class, n) for n in (name,) if hasattr(tensor_class, n)}
+        for owner in (methods, module_namespace):
+            value = owner.get(name)
+            if value is None or not callable(value) or isinstance(value, type):
+                continue
+            try:
+                params = inspect.signature(value).parameters
+            except (TypeError, ValueError):
+                params = {}
+            if all(n in params and params[n].kind is not inspect.Parameter.VAR_POSITIONAL
+                   for n in names):
+                continue  # already takes torch's names as keywords
+            wrapped = _torch_positional(value, names)
+            if owner is module_namespace:
+                module_namespace[name] = wrapped
+            else:
+                setattr(tensor_class, name, wrapped)
     for name in size_factories:
         module_namespace[name] = _size_keyword(module_namespace[name])
     for name, value in list(module_namespace.items()):

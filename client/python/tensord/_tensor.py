@@ -1,4 +1,5 @@
 """tensord.Tensor: a handle on a tensor held by a tensord server, with torch's API."""
+import math
 import numbers
 import operator
 
@@ -284,6 +285,70 @@ class Tensor(_ComputeMethods):
     def data(self):
         return self.detach()
 
+    @data.setter
+    def data(self, value):
+        """x.data = y: x becomes a view of y's storage with y's metadata (its dtype too)."""
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        from ._composite import _take_handle  # noqa: PLC0415
+        _take_handle(self, value.as_strided(tuple(value.shape), value.stride(),
+                                            value.storage_offset()))
+
+    # tensord's tensors are dense, real, unnamed and never pinned or quantized: torch's answers
+    # for such a tensor.
+    is_sparse = False
+    is_quantized = False
+    is_meta = False
+    is_mkldnn = False
+
+    @property
+    def names(self):
+        return (None,) * self.dim()
+
+    def is_pinned(self, device=None):
+        return False
+
+    def share_memory_(self):
+        return self  # a server's memory is shared by every client of the session already
+
+    def is_shared(self):
+        return False
+
+    def is_complex(self):
+        return False
+
+    def is_conj(self):
+        return False
+
+    def is_neg(self):
+        return False
+
+    def conj(self):
+        return self
+
+    def resolve_conj(self):
+        return self
+
+    def resolve_neg(self):
+        return self
+
+    @property
+    def real(self):
+        return self
+
+    @property
+    def imag(self):
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+    def isreal(self):
+        return _factories.ones(tuple(self.shape), dtype=_dtypes.bool_, device=self.device,
+                               session=self._session)
+
+    def angle(self):
+        """pi where x < 0, else 0 (NaN where x is), in x's floating dtype or the default."""
+        x = self if self.dtype.is_floating_point else self.to(_dtypes.get_default_dtype())
+        return (x < 0).to(x.dtype).mul_(math.pi).add_(x * 0)
+
     @property
     def layout(self):
         return _mf.strided
@@ -365,6 +430,14 @@ class Tensor(_ComputeMethods):
         arr = self._numpy_any()
         return arr if dtype is None else arr.astype(dtype)
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """numpy's functions of a tensor (np.exp(t), np.argmax(t)) answer a tensor, as torch's
+        do (numpy's bool results as uint8, as torch's __array_wrap__ makes them)."""
+        array = np.asarray(array)
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        return _factories.tensor(array, device=self.device, session=self._session)
+
     def __hash__(self):
         return id(self)
 
@@ -391,7 +464,9 @@ class Tensor(_ComputeMethods):
 
     # ---- views ----
 
-    def view(self, *shape):
+    def view(self, *shape, dtype=None):
+        if dtype is not None and not shape:
+            shape = (dtype,)
         if len(shape) == 1 and isinstance(shape[0], _dtypes.dtype):
             return self._op("view.dtype", attrs={"dtype": shape[0]})
         return self._op("view", attrs={"shape": _int_list(shape, "view", "size")})

@@ -305,3 +305,39 @@ def test_generators_are_seeded_and_keep_state(session):
                  lambda gen: tensord.bernoulli(tensord.full((6,), 0.5), generator=gen)):
         first = draw(tensord.Generator().manual_seed(3))
         assert torch.equal(as_torch(first), as_torch(draw(tensord.Generator().manual_seed(3))))
+
+
+def test_parameters_save_and_load_as_parameters(session, tmp_path):
+    """torch pickles a Parameter as _rebuild_parameter(data, requires_grad): each side loads
+    the other's as a Parameter, with its flag."""
+    ours, theirs = tmp_path / "ours.pt", tmp_path / "theirs.pt"
+    tensord.save({"w": tensord.nn.Parameter(tensord.ones(2)),
+                  "frozen": tensord.nn.Parameter(tensord.ones(2), requires_grad=False)}, ours)
+    loaded = torch.load(ours)
+    assert type(loaded["w"]) is torch.nn.Parameter and loaded["w"].requires_grad
+    assert type(loaded["frozen"]) is torch.nn.Parameter and not loaded["frozen"].requires_grad
+    torch.save(torch.nn.Parameter(torch.arange(3.0)), theirs)
+    back = tensord.load(theirs)
+    assert type(back) is tensord.nn.Parameter and back.requires_grad
+    assert back.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_copy_deepcopy_and_pickle_as_torchs(session):
+    import copy  # noqa: PLC0415
+    import pickle  # noqa: PLC0415
+    results = []
+    for lib in (torch, tensord):
+        t = lib.zeros(3)
+        shallow = copy.copy(t)
+        shallow[0] = 5  # copy.copy shares the storage
+        b = lib.zeros(3)
+        deep = copy.deepcopy([b, b[1:]])
+        deep[1].fill_(9.0)  # the copies of two views of one storage share one copy
+        strided = pickle.loads(pickle.dumps(lib.arange(6.0).view(2, 3).t()))
+        half = pickle.loads(pickle.dumps(lib.tensor([1.5, 2.0], dtype=lib.bfloat16)))
+        param = pickle.loads(pickle.dumps(lib.nn.Parameter(lib.ones(2))))
+        module = pickle.loads(pickle.dumps(lib.nn.Linear(2, 3)))
+        results.append(repr((t, deep, b, strided, strided.stride(), half, type(param).__name__,
+                             param.requires_grad, type(module).__name__,
+                             tuple(module.weight.shape))))
+    assert results[1] == results[0]

@@ -451,16 +451,29 @@ class Tensor(_ComputeMethods):
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
+    def __copy__(self):
+        """copy.copy: a new tensor on the same storage, with self's metadata (torch's)."""
+        return self.as_strided(tuple(self.shape), self.stride(), self.storage_offset())
+
     def __deepcopy__(self, memo):
-        """copy.deepcopy: a clone on the same device (torch's, for a tensor without autograd
-        history)."""
+        """copy.deepcopy: each storage copied once (on the same device), so the copies of views
+        of one storage are views of one copy, as torch's."""
         out = memo.get(id(self))
         if out is None:
-            out = memo[id(self)] = self.clone()
+            key = ("tensord storage", self._storage_id())
+            whole = memo.get(key)
+            if whole is None:
+                count = self._meta().storage_nbytes // self.dtype.itemsize
+                whole = memo[key] = self.as_strided((count,), (1,), 0).clone()
+            out = memo[id(self)] = whole.as_strided(tuple(self.shape), self.stride(),
+                                                    self.storage_offset())
         return out
 
-    def __reduce__(self):
-        raise TypeError("tensord tensors live on a server; pickle t.numpy() instead")
+    def __reduce_ex__(self, protocol):
+        """pickle: the storage's bytes and the metadata; unpickled into the current session, on
+        the same device (tensord.serialization._unpickle_tensor)."""
+        from . import serialization  # noqa: PLC0415
+        return serialization._pickled_tensor(self)
 
     # ---- views ----
 

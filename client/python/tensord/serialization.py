@@ -69,6 +69,10 @@ class _Pickler(pickle._Pickler):  # the Python pickler: its dispatch table can b
 
     def reducer_override(self, obj):
         from ._tensor import Tensor  # noqa: PLC0415 - import cycle
+        from .nn.parameter import Parameter  # noqa: PLC0415 - import cycle
+        if isinstance(obj, Parameter):  # torch's form: the data, then the flag
+            return (_Global("torch._utils", "_rebuild_parameter"),
+                    (obj.detach(), obj.requires_grad, collections.OrderedDict()))
         if isinstance(obj, Tensor):
             sid = obj._storage_id()
             ref = self._storages.get(sid)
@@ -129,7 +133,24 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=Fals
 
 
 def _rebuild_parameter(data, requires_grad=False, backward_hooks=None):
-    return data
+    from .nn.parameter import Parameter  # noqa: PLC0415 - import cycle
+    return Parameter(data, requires_grad and data.is_floating_point())
+
+
+def _pickled_tensor(t):
+    """pickle's reduction of a tensor (Tensor.__reduce_ex__): its whole storage's bytes and its
+    metadata. Tensors pickled together each carry their own storage."""
+    count = t._meta().storage_nbytes // t.dtype.itemsize
+    return (_unpickle_tensor, (_storage_bytes(t), t.dtype.name, count, t.storage_offset(),
+                               tuple(t.shape), t.stride(), str(t.device)))
+
+
+def _unpickle_tensor(raw, dtype_name, count, storage_offset, size, stride, device):
+    from ._factories import _session, _upload  # noqa: PLC0415 - import cycle
+    dtype = getattr(_dtypes, "bool_" if dtype_name == "bool" else dtype_name)
+    arr = np.frombuffer(raw, dtype=dtype._np, count=count).copy()
+    flat = _upload(arr, dtype, _dtypes.as_device(device), _session(None))
+    return flat.as_strided(tuple(size), tuple(stride), storage_offset)
 
 
 _SAFE_GLOBALS = {("collections", "OrderedDict"): collections.OrderedDict,

@@ -71,8 +71,8 @@ class Parameter(Tensor):
         return out
 
     def __reduce_ex__(self, proto):
-        raise TypeError("tensord parameters live on a server; save a state_dict with "
-                        "tensord.save instead")
+        """pickle: the data (pickled as a tensor's) and the flag, as torch's."""
+        return (type(self), (self.detach(), self._requires_grad))
 
 
 class UninitializedTensorMixin:

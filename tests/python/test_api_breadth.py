@@ -531,6 +531,11 @@ FORMS = {
                                             t.is_complex(x), x.isreal(), t.real(x),
                                             (x - 2).angle(), t.angle(t.tensor([-1, 0, 2]))),
     "imag-of-a-real-tensor-refused": lambda t, x: x.imag,
+    "linear-of-mixed-dtypes-refused": lambda t, x: t.nn.Linear(3, 2)(x.double()),
+    "linear-without-bias-of-mixed-dtypes-refused": lambda t, x: t.nn.functional.linear(
+        x.double(), t.ones(2, 3)),
+    "solve-triangular-promotes": lambda t, x: t.linalg.solve_triangular(
+        t.eye(2, dtype=t.float64), t.ones(2, 1), upper=True),
     "load-map-location-function": lambda t, x: _saved_and_loaded(
         t, {"x": x, "row": x[1]}, lambda storage, loc: storage),
 }

@@ -504,6 +504,9 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     if B.dim() < 2:
         raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
                            "dimensions.")
+    if A.dtype != B.dtype:  # torch promotes the two
+        common = _dtypes.promote_types(A.dtype, B.dtype)
+        A, B = A.to(common), B.to(common)
     T = A.triu() if upper else A.tril()
     if unitriangular:
         n = A.size(-1)

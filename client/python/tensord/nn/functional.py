@@ -53,6 +53,8 @@ def _no_cpu_half(input, kernel):
 
 
 def linear(input, weight, bias=None):
+    if bias is not None and input.dim() >= 2 and input.dtype != weight.dtype:
+        raise RuntimeError("mat1 and mat2 must have the same dtype")  # torch's addmm's words
     out = input.matmul(weight.t())
     return out if bias is None else out + bias
 

@@ -534,6 +534,17 @@ FORMS = {
     "linear-of-mixed-dtypes-refused": lambda t, x: t.nn.Linear(3, 2)(x.double()),
     "linear-without-bias-of-mixed-dtypes-refused": lambda t, x: t.nn.functional.linear(
         x.double(), t.ones(2, 3)),
+    "tensor-of-a-reversed-array-refused": lambda t, x: t.tensor(np.arange(4)[::-1]),
+    "as-tensor-of-a-reversed-array-refused": lambda t, x: t.as_tensor(np.arange(4)[::-1]),
+    "tensor-of-a-big-endian-array-refused": lambda t, x: t.tensor(np.arange(3, dtype=">f8")),
+    "from-numpy-of-a-big-endian-array-refused": lambda t, x: t.from_numpy(
+        np.arange(3, dtype=">i4")),
+    "tensor-of-none-refused": lambda t, x: t.tensor(None),
+    "tensor-of-a-set-refused": lambda t, x: t.tensor({1, 2}),
+    "tensor-of-a-list-with-none-refused": lambda t, x: t.tensor([1.0, None]),
+    "ldexp-by-a-number-refused": lambda t, x: x.ldexp(2),
+    "norm-fro-with-dtype-refused": lambda t, x: x.norm(dtype=t.float64),
+    "numpy-of-bfloat16-refused": lambda t, x: np.array(x.bfloat16()),
     "solve-triangular-promotes": lambda t, x: t.linalg.solve_triangular(
         t.eye(2, dtype=t.float64), t.ones(2, 1), upper=True),
     "load-map-location-function": lambda t, x: _saved_and_loaded(

@@ -237,6 +237,9 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
 
 def ldexp(input, other):
     """input * 2 ** other (in a floating dtype, as torch computes it)."""
+    if not isinstance(other, TensorBase):
+        raise TypeError(f"ldexp(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type(other).__name__}")
     return input * other.exp2()
 
 

@@ -423,6 +423,8 @@ def _var_like(name):
 
 
 def _norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+    if p == "fro" and dtype is not None:
+        raise ValueError("dtype argument is not supported in frobenius norm")
     if p == "fro" or p is None:
         p = 2
     if p == "nuc":

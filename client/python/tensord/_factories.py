@@ -3,6 +3,8 @@ zeros, full, arange, tensor, cat, stack, rand, …). Each takes an optional `ses
 one it uses the innermost `with session:` block's session, else the default session
 (_session.current_session).
 """
+import sys
+
 import numpy as np
 
 from ._out import write_out
@@ -311,6 +313,7 @@ def tensor(data, dtype=None, device=None, session=None, requires_grad=False, pin
         data, inferred = _sequence_leaves(data)
         d = d or inferred
     if isinstance(data, np.ndarray):
+        _check_numpy_layout(data)
         arr = data
         if d is None:
             d = _dtypes.from_numpy_dtype(arr.dtype)
@@ -324,7 +327,8 @@ def tensor(data, dtype=None, device=None, session=None, requires_grad=False, pin
                                    int(arr.max()) > np.iinfo(np.int64).max):
             if arr.dtype.kind == "u" or any(isinstance(x, int) for x in arr.flat):
                 raise RuntimeError("Overflow when unpacking long")  # beyond int64, as torch
-            raise TypeError(f"tensord: can't make a tensor of {type(data).__name__}")
+            bad = data if arr.ndim == 0 else next(x for x in arr.flat if not _is_scalar(x))
+            raise RuntimeError(f"Could not infer dtype of {type(bad).__name__}")
         if arr.dtype.kind not in "biuf":
             name = "str" if arr.dtype.kind in "US" else arr.dtype.name
             raise TypeError(f"new(): invalid data type '{name}'")
@@ -377,15 +381,20 @@ def from_numpy(ndarray, session=None):
     unlike torch.from_numpy it does not share the array's memory)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    if any(st < 0 for st in ndarray.strides):
+    _check_numpy_layout(ndarray)
+    d = _dtypes.from_numpy_dtype(ndarray.dtype)
+    return _upload(_c_order(ndarray), d, None, _session(session))
+
+
+def _check_numpy_layout(arr):
+    """torch's refusals of an array it cannot wrap: negative strides, a foreign byte order."""
+    if any(st < 0 for st in arr.strides):
         raise ValueError("At least one stride in the given numpy array is negative, and tensors "
                          "with negative strides are not currently supported. (You can probably "
                          "work around this by making a copy of your array  with array.copy().) ")
-    d = _dtypes.from_numpy_dtype(ndarray.dtype)
-    arr = _c_order(ndarray)
-    if arr.dtype.byteorder == ">":
-        arr = arr.astype(arr.dtype.newbyteorder("<"))
-    return _upload(arr, d, None, _session(session))
+    if arr.dtype.byteorder == ">" or (arr.dtype.byteorder == "=" and sys.byteorder == "big"):
+        raise ValueError("given numpy array has byte order different from the native byte "
+                         "order. Conversion between byte orders is currently not supported.")
 
 
 def frombuffer(buffer, dtype, count=-1, offset=0, session=None):

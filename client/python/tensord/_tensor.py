@@ -427,6 +427,8 @@ class Tensor(_ComputeMethods):
 
     def __array__(self, dtype=None):
         self._check_host()
+        if self.dtype is _dtypes.bfloat16:  # numpy has no bfloat16, torch refuses it too
+            raise TypeError("Got unsupported ScalarType BFloat16")
         arr = self._numpy_any()
         return arr if dtype is None else arr.astype(dtype)
 

@@ -65,6 +65,8 @@ def torch_cases(quick):
             cases["mean_64M_dim1"] = (lambda a=a: a.mean(1), r)
             cases["max_64M_dim1"] = (lambda a=a: a.max(1), r)
             cases["max_64M_dim0"] = (lambda a=a: a.max(0), r)
+            tall = torch.rand(1 << 20, 64)
+            cases["sum_1Mx64_dim0"] = (lambda tall=tall: tall.sum(0), r)
     for n in (1024, 4096):
         a, b = torch.rand(n, n), torch.rand(n, n)
         r = 20 if n == 1024 else 3

@@ -83,6 +83,9 @@ int main(int argc, char** argv) {
       cases.push_back({"mean_64M_dim1", op("mean", {a}, Attrs().Set("dim", int64_t{1})), r});
       cases.push_back({"max_64M_dim1", op("max.dim", {a}, Attrs().Set("dim", int64_t{1})), r});
       cases.push_back({"max_64M_dim0", op("max.dim", {a}, Attrs().Set("dim", int64_t{0})), r});
+      // A tall matrix summed over its rows: the rows split over the threads.
+      Tensor tall = Rand({1 << 20, 64});
+      cases.push_back({"sum_1Mx64_dim0", op("sum", {tall}, Attrs().Set("dim", int64_t{0})), r});
     }
   }
   for (int64_t n : {1024, 4096}) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -424,43 +425,93 @@ class Reducer {
   }
 
   // Blocks of outputs along the innermost kept dim advance together over the reduced elements.
+  // When there are fewer blocks than threads (a tall matrix summed over its rows), the rows are
+  // split too: each part folds its rows into its own accumulators, combined in order after.
   void RunColumns(char* out, DType out_dtype, int64_t* idx_out) {
-    constexpr int64_t kBlock = 1024;  // 4 KiB of float32 per row: whole pages stream in
+    constexpr int64_t kBlock = 4096;  // 16 KiB of float32 per row: long runs to prefetch
+    constexpr int64_t kMinRows = 64;
     const int nk = static_cast<int>(g_.kept_sizes.size());
-    const int nr = static_cast<int>(g_.red_sizes.size());
     const int64_t k = g_.kept_sizes[nk - 1];
-    const int64_t ks = g_.kept_strides[nk - 1] * static_cast<int64_t>(sizeof(T));
     const int64_t outer = m_ / k;
     const int64_t blocks = (k + kBlock - 1) / kBlock;
-    const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(r_ * kBlock, 1));
-    ParallelFor(0, outer * blocks, grain, [&](int64_t t0, int64_t t1) {
-      std::vector<Acc> acc(kBlock);
-      int64_t idx[kMaxRank];
-      for (int64_t t = t0; t < t1; ++t) {
-        const int64_t ob = t / blocks, b = t % blocks;
-        const int64_t j0 = b * kBlock, nj = std::min(kBlock, k - j0);
-        const int64_t o0 = ob * k + j0;
-        const char* base = OutputBase(o0);
-        for (int64_t j = 0; j < nj; ++j) acc[j] = f_.Init();
-        for (int d = 0; d < nr; ++d) idx[d] = 0;
-        const char* p = base;
-        for (int64_t r = 0; r < r_; ++r) {
-          if (ks == sizeof(T)) {
-            const T* x = reinterpret_cast<const T*>(p);
-            for (int64_t j = 0; j < nj; ++j) acc[j] = f_.Step(acc[j], LoadCalc(x + j), r);
-          } else {
-            for (int64_t j = 0; j < nj; ++j) acc[j] = f_.Step(acc[j], Load<T>(p + j * ks), r);
-          }
-          for (int d = nr - 1; d >= 0; --d) {
-            p += g_.red_strides[d] * static_cast<int64_t>(sizeof(T));
-            if (++idx[d] < g_.red_sizes[d]) break;
-            p -= idx[d] * g_.red_strides[d] * static_cast<int64_t>(sizeof(T));
-            idx[d] = 0;
-          }
+    const int64_t tasks = outer * blocks;
+    const int threads = ParallelismDegree();
+    int64_t parts = 1;
+    if (tasks < 2 * threads && r_ >= 2 * kMinRows) {
+      parts = std::min<int64_t>((4 * threads + tasks - 1) / tasks, r_ / kMinRows);
+    }
+    const auto block_of = [&](int64_t t, int64_t* o0, int64_t* nj) {
+      const int64_t ob = t / blocks, j0 = (t % blocks) * kBlock;
+      *nj = std::min(kBlock, k - j0);
+      *o0 = ob * k + j0;
+    };
+    if (parts == 1) {
+      const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(r_ * kBlock, 1));
+      ParallelFor(0, tasks, grain, [&](int64_t t0, int64_t t1) {
+        // Not a vector: vector<bool> (all/any's accumulators) has no data().
+        const auto acc = std::make_unique<Acc[]>(kBlock);
+        for (int64_t t = t0; t < t1; ++t) {
+          int64_t o0, nj;
+          block_of(t, &o0, &nj);
+          for (int64_t j = 0; j < nj; ++j) acc[j] = f_.Init();
+          FoldColumns(OutputBase(o0), nj, 0, r_, acc.get());
+          for (int64_t j = 0; j < nj; ++j) f_.Store(out, out_dtype, idx_out, o0 + j, acc[j]);
         }
-        for (int64_t j = 0; j < nj; ++j) f_.Store(out, out_dtype, idx_out, o0 + j, acc[j]);
+      });
+      return;
+    }
+    const int64_t per = (r_ + parts - 1) / parts;
+    const auto partial = std::make_unique<Acc[]>(static_cast<size_t>(tasks * parts * kBlock));
+    ParallelFor(0, tasks * parts, 1, [&](int64_t u0, int64_t u1) {
+      for (int64_t u = u0; u < u1; ++u) {
+        const int64_t t = u / parts, r0 = (u % parts) * per, r1 = std::min(r_, r0 + per);
+        int64_t o0, nj;
+        block_of(t, &o0, &nj);
+        Acc* acc = partial.get() + u * kBlock;
+        for (int64_t j = 0; j < nj; ++j) acc[j] = f_.Init();
+        if (r0 < r1) FoldColumns(OutputBase(o0), nj, r0, r1, acc);
       }
     });
+    for (int64_t t = 0; t < tasks; ++t) {
+      int64_t o0, nj;
+      block_of(t, &o0, &nj);
+      const Acc* first = partial.get() + t * parts * kBlock;
+      for (int64_t j = 0; j < nj; ++j) {
+        Acc acc = first[j];
+        for (int64_t part = 1; part < parts; ++part) acc = f_.Combine(acc, first[part * kBlock + j]);
+        f_.Store(out, out_dtype, idx_out, o0 + j, acc);
+      }
+    }
+  }
+
+  // Folds reduced rows [r0, r1) (row-major over the reduced dims) of the nj neighbouring
+  // outputs whose first input element is at `base` into acc[0, nj).
+  void FoldColumns(const char* base, int64_t nj, int64_t r0, int64_t r1, Acc* acc) const {
+    const int nk = static_cast<int>(g_.kept_sizes.size());
+    const int nr = static_cast<int>(g_.red_sizes.size());
+    const int64_t ks = g_.kept_strides[nk - 1] * static_cast<int64_t>(sizeof(T));
+    int64_t idx[kMaxRank];
+    const char* p = base;
+    int64_t left = r0;  // r0's position in each reduced dim, the last the fastest
+    for (int d = nr - 1; d >= 0; --d) {
+      idx[d] = left % g_.red_sizes[d];
+      left /= g_.red_sizes[d];
+      p += idx[d] * g_.red_strides[d] * static_cast<int64_t>(sizeof(T));
+    }
+    for (int64_t r = r0; r < r1; ++r) {
+      if (ks == sizeof(T)) {
+        const T* x = reinterpret_cast<const T*>(p);
+        for (int64_t j = 0; j < nj; ++j) acc[j] = f_.Step(acc[j], LoadCalc(x + j), r);
+      } else {
+        for (int64_t j = 0; j < nj; ++j) acc[j] = f_.Step(acc[j], Load<T>(p + j * ks), r);
+      }
+      for (int d = nr - 1; d >= 0; --d) {
+        p += g_.red_strides[d] * static_cast<int64_t>(sizeof(T));
+        if (++idx[d] < g_.red_sizes[d]) break;
+        p -= idx[d] * g_.red_strides[d] * static_cast<int64_t>(sizeof(T));
+        idx[d] = 0;
+      }
+    }
   }
 
   const ReduceGeometry& g_;

@@ -357,6 +357,34 @@ def test_large_reductions_match(session):
     report(problems)
 
 
+def test_reductions_over_the_rows_of_tall_tensors(session):
+    """Few outputs over many rows (the kept dim contiguous): the rows split over the threads and
+    the parts combine in order, so values, extremes' first positions and bools are torch's,
+    over one reduced dim and over two (a part then starts inside the outer one)."""
+    rng = np.random.default_rng(11)
+    ints = rng.integers(0, 5, size=(41, 301, 7))  # many ties: first positions matter
+    floats = rng.standard_normal((5000, 33)).astype(np.float32)
+    problems = []
+    for x, dims in ((floats, (0,)), (ints.astype(np.float32), (0, 1)), (ints, (0, 1)),
+                    (ints.astype(np.float64), (0,))):
+        t, d = torch.from_numpy(x), tensord.from_numpy(x)
+        for op, kw in (("sum", {"dim": dims}), ("amax", {"dim": dims}), ("amin", {"dim": dims}),
+                       ("prod", {"dim": dims[0]}), ("argmax", {"dim": dims[0]}),
+                       ("argmin", {"dim": dims[0]}), ("max", {"dim": dims[0]}),
+                       ("var", {"dim": dims}), ("mean", {"dim": dims})):
+            if op in ("var", "mean") and not x.dtype.kind == "f":
+                continue
+            if op == "prod":  # products of thousands of values: ones and twos only
+                t, d = (t != 0).to(t.dtype) + 1, (d != 0).to(d.dtype) + 1
+            problems.append(run_both(lambda: getattr(torch, op)(t, **kw),
+                                     lambda: getattr(tensord, op)(d, **kw), f"{op} {kw} {x.shape}"))
+        problems.append(run_both(lambda: (t > 0).all(dims[0]), lambda: (d > 0).all(dims[0]),
+                                 f"all {x.shape}"))
+        problems.append(run_both(lambda: (t > 3).any(dims[0]), lambda: (d > 3).any(dims[0]),
+                                 f"any {x.shape}"))
+    report(problems)
+
+
 MATMUL_SHAPES = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
                  ((5, 2, 3), (3, 4)), ((2, 3), (5, 3, 4)), ((5, 1, 2, 3), (4, 3, 2)),
                  ((0, 3), (3, 2)), ((2, 0), (0, 3)), ((2, 3), (4, 5)), ((3,), (4,))]

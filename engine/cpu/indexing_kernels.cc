@@ -1,6 +1,7 @@
 #include "engine/cpu/indexing_kernels.h"
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
 #include <type_traits>
 #include <cstdint>
@@ -40,12 +41,50 @@ class IndexReader {
     return narrow_ ? reinterpret_cast<const int32_t*>(data_)[i * step_]
                    : reinterpret_cast<const int64_t*>(data_)[i * step_];
   }
+  // Calls fn(p, step) with the indices' typed pointer and element step, so that a loop over
+  // them reads one type with no branch per element (and vectorizes).
+  template <typename Fn>
+  void Typed(Fn&& fn) const {
+    if (narrow_) {
+      fn(reinterpret_cast<const int32_t*>(data_), step_);
+    } else {
+      fn(reinterpret_cast<const int64_t*>(data_), step_);
+    }
+  }
 
  private:
   const char* data_;
   int64_t step_;
   bool narrow_;
 };
+
+// The position of the first of indices [0, n) outside [lo, hi), or -1. The pool's threads look
+// for any (a branch-free test the compiler vectorizes); only when one is found is the first
+// searched for, in order, so that the error names the one torch names.
+int64_t FirstIndexOutside(const IndexReader& pick, int64_t n, int64_t lo, int64_t hi) {
+  const uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+  std::atomic<bool> any{false};
+  pick.Typed([&](const auto* p, int64_t step) {
+    ParallelFor(0, n, int64_t{1} << 16, [&](int64_t i0, int64_t i1) {
+      bool bad = false;
+      const auto outside = [&](int64_t k) {  // k - lo modulo 2^64: below lo wraps past range
+        return static_cast<uint64_t>(k) - static_cast<uint64_t>(lo) >= range;
+      };
+      if (step == 1) {
+        for (int64_t i = i0; i < i1; ++i) bad |= outside(p[i]);
+      } else {
+        for (int64_t i = i0; i < i1; ++i) bad |= outside(p[i * step]);
+      }
+      if (bad) any.store(true, std::memory_order_relaxed);
+    });
+  });
+  if (!any.load()) return -1;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t k = pick(i);
+    if (k < lo || k >= hi) return i;
+  }
+  return -1;
+}
 
 // Calls fn(u) with a default U, the unsigned type of `bytes` (1, 2, 4 or 8), so that elements
 // move as typed loads and stores; false for other sizes.
@@ -126,9 +165,8 @@ absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t d, const
   const IndexReader pick(index);
   // Every index in [0, limit) (torch 1.13's CPU kernels take no negative one); of bad ones, the
   // first in order is named.
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t k = pick(i);
-    if (k < 0 || k >= limit) return IndexSelectOutOfRange(k, d, self.dim(), limit);
+  if (const int64_t bad = FirstIndexOutside(pick, n, 0, limit); bad >= 0) {
+    return IndexSelectOutOfRange(pick(bad), d, self.dim(), limit);
   }
   if (self.dim() == 0) {
     for (int64_t i = 0; i < n; ++i) {
@@ -152,8 +190,14 @@ absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t d, const
       using U = decltype(u);
       const U* from = reinterpret_cast<const U*>(self.data());
       U* to = reinterpret_cast<U*>(out.data());
-      ParallelFor(0, n, int64_t{1} << 14, [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i) to[i * to_step] = from[pick(i) * from_step];
+      pick.Typed([&](const auto* p, int64_t step) {
+        ParallelFor(0, n, int64_t{1} << 14, [&](int64_t i0, int64_t i1) {
+          if (step == 1 && to_step == 1 && from_step == 1) {
+            for (int64_t i = i0; i < i1; ++i) to[i] = from[p[i]];
+          } else {
+            for (int64_t i = i0; i < i1; ++i) to[i * to_step] = from[p[i * step] * from_step];
+          }
+        });
       });
     });
     if (typed) return absl::OkStatus();
@@ -499,9 +543,8 @@ absl::Status CheckIndexBounds(absl::string_view op, const Tensor& index, int64_t
   // Row-major: the first bad index is the one named.
   if (index.is_contiguous()) {
     const IndexReader at(index, /*flat=*/true);
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t k = at(i);
-      if (k < -size || k >= size) return IndexOutOfBoundsForDim(op, k, dim, size);
+    if (const int64_t bad = FirstIndexOutside(at, n, -size, size); bad >= 0) {
+      return IndexOutOfBoundsForDim(op, at(bad), dim, size);
     }
     return absl::OkStatus();
   }
@@ -527,9 +570,8 @@ absl::Status Take(const Tensor& out, const Tensor& self, const Tensor& index) {
     // Flat positions into flat memory: checked, then gathered as typed loads and stores.
     const int64_t count = index.numel();
     const IndexReader at(index, /*flat=*/true);
-    for (int64_t i = 0; i < count; ++i) {
-      const int64_t k = at(i);
-      if (k < -n || k >= n) return out_of_range(k);
+    if (const int64_t bad = FirstIndexOutside(at, count, -n, n); bad >= 0) {
+      return out_of_range(at(bad));
     }
     const bool typed = WithElementBits(w, [&](auto u) {
       using U = decltype(u);

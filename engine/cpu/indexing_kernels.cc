@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -326,26 +327,57 @@ bool ConstantAfter(const Tensor& t, int64_t d, IntList sizes) {
   return true;
 }
 
-// index_add_ / scatter_add_ of many integers into few bins (bincount, histograms): each of the
-// pool's threads checks and adds its share of the elements into bins of its own; only when
-// every index was in range are the bins added into self. Integer sums wrap and commute, so self
-// ends exactly as the serial loop leaves it (floating sums stay with the serial loop, whose
-// order is torch's). nullopt, with nothing written, where it does not apply or its scratch
-// cannot be had; else the op's status (the first bad index's error, nothing written).
+// Whether a scatter with `mode` into T gives the same result whatever the order its elements
+// are combined in: max and min always (NaN wins either way; of equal values the first stays,
+// and parts combine in order), sums and products of integers and bools (they wrap, and
+// commute). Floating sums and products round differently in another order: they stay serial,
+// in torch's order.
 template <typename T>
-std::optional<absl::Status> AddIntoFewBins(absl::string_view op, T* self_data, int64_t self_step,
-                                           int64_t limit, const int64_t* ip, int64_t index_step,
-                                           const T* from, int64_t from_step, int64_t count) {
+bool OrderFree(ScatterMode mode) {
+  if (mode == ScatterMode::kMax || mode == ScatterMode::kMin) return true;
+  return !kIsFloat<T> && (mode == ScatterMode::kAdd || mode == ScatterMode::kMultiply);
+}
+
+// The value that `mode` combines with any v to give v (0, 1, the lowest, the highest).
+template <typename T>
+T CombineIdentity(ScatterMode mode) {
+  using C = Calc<T>;
+  switch (mode) {
+    case ScatterMode::kMultiply: return Convert<T>(C{1});
+    case ScatterMode::kMax:
+      if constexpr (std::is_same_v<T, bool>) return false;
+      else if constexpr (kIsFloat<T>) return Convert<T>(-std::numeric_limits<C>::infinity());
+      else return std::numeric_limits<T>::lowest();
+    case ScatterMode::kMin:
+      if constexpr (std::is_same_v<T, bool>) return true;
+      else if constexpr (kIsFloat<T>) return Convert<T>(std::numeric_limits<C>::infinity());
+      else return std::numeric_limits<T>::max();
+    default: return Convert<T>(C{0});
+  }
+}
+
+// A scatter of many elements into few bins (bincount, histograms, scatter_reduce into classes)
+// whose mode is order-free (above): each of the pool's threads checks and combines its share
+// of the elements into bins of its own, starting from the identity; only when every index was
+// in range are the bins combined into self, in order. Self ends exactly as the serial loop
+// leaves it. nullopt, with nothing written, where it does not apply or its scratch cannot be
+// had; else the op's status (the first bad index's error, nothing written).
+template <typename T, typename Combine>
+std::optional<absl::Status> CombineIntoFewBins(absl::string_view op, const Combine& combine,
+                                               T identity, T* self_data, int64_t self_step,
+                                               int64_t limit, const int64_t* ip,
+                                               int64_t index_step, const T* from,
+                                               int64_t from_step, int64_t count) {
   constexpr int64_t kMinCount = int64_t{1} << 16, kMaxBins = int64_t{1} << 16;
   const int64_t pieces = ParallelismDegree();
   if (count < kMinCount || limit > kMaxBins || pieces < 2) return std::nullopt;
-  absl::StatusOr<Scratch<uint64_t>> bins = Scratch<uint64_t>::Make(pieces * limit);
+  absl::StatusOr<Scratch<T>> bins = Scratch<T>::Make(pieces * limit);
   if (!bins.ok()) return std::nullopt;
   std::vector<int64_t> first_bad(static_cast<size_t>(pieces), -1);
   ParallelFor(0, pieces, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
-      uint64_t* mine = bins->data() + p * limit;
-      std::fill(mine, mine + limit, uint64_t{0});
+      T* mine = bins->data() + p * limit;
+      std::fill(mine, mine + limit, identity);
       const int64_t i0 = count * p / pieces, i1 = count * (p + 1) / pieces;
       for (int64_t i = i0; i < i1; ++i) {
         const int64_t k = ip[i * index_step];
@@ -353,7 +385,7 @@ std::optional<absl::Status> AddIntoFewBins(absl::string_view op, T* self_data, i
           first_bad[p] = i;
           break;
         }
-        mine[k] += static_cast<uint64_t>(static_cast<int64_t>(from[i * from_step]));
+        mine[k] = combine(mine[k], LoadElement(from + i * from_step));
       }
     }
   });
@@ -363,9 +395,9 @@ std::optional<absl::Status> AddIntoFewBins(absl::string_view op, T* self_data, i
     }
   }
   for (int64_t k = 0; k < limit; ++k) {
-    uint64_t sum = static_cast<uint64_t>(static_cast<int64_t>(self_data[k * self_step]));
-    for (int64_t p = 0; p < pieces; ++p) sum += bins->data()[p * limit + k];
-    self_data[k * self_step] = static_cast<T>(sum);
+    T acc = LoadElement(self_data + k * self_step);
+    for (int64_t p = 0; p < pieces; ++p) acc = combine(acc, bins->data()[p * limit + k]);
+    self_data[k * self_step] = acc;
   }
   return absl::OkStatus();
 }
@@ -391,15 +423,17 @@ bool ScatterSlices(absl::string_view op, const Tensor& self, int64_t d, const Te
   if (fill == nullptr && !dense_src && !ConstantAfter(src, d, sizes)) return false;
   const int64_t limit = self.size(d), count = index.size(d);
   const int64_t* ip = index.data_as<int64_t>();
-  if constexpr (kIsInt<T>) {
-    if (mode == ScatterMode::kAdd && rank == 1) {
-      std::optional<absl::Status> added = AddIntoFewBins(
-          op, self.data_as<T>(), self.stride(0), limit, ip, index.stride(0),
-          fill != nullptr ? fill : src.data_as<T>(), fill != nullptr ? 0 : src.stride(0), count);
-      if (added.has_value()) {
-        *status = *std::move(added);
-        return true;
-      }
+  if (rank == 1 && OrderFree<T>(mode)) {
+    std::optional<absl::Status> combined;
+    WithCombine<T>(mode, [&](auto combine) {
+      combined = CombineIntoFewBins<T>(
+          op, combine, CombineIdentity<T>(mode), self.data_as<T>(), self.stride(0), limit, ip,
+          index.stride(0), fill != nullptr ? fill : src.data_as<T>(),
+          fill != nullptr ? 0 : src.stride(0), count);
+    });
+    if (combined.has_value()) {
+      *status = *std::move(combined);
+      return true;
     }
   }
   for (int64_t i = 0; i < count; ++i) {

@@ -300,6 +300,35 @@ def test_multinomial_shapes_and_zero_weights(session):
     assert tuple(tensord.multinomial(tensord.ones(5), 3).shape) == (3,)
 
 
+# scatter_reduce of many elements into few bins whose combination is order-free (max and min of
+# any dtype, NaN included; sums and products of integers): per-thread bins, combined in order,
+# give exactly the serial result, which is torch's; floating sums stay serial, in torch's order.
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int64", "int16", "uint8"])
+def test_scatter_reduce_into_few_bins_matches_torch(dtype, session):
+    g = torch.Generator().manual_seed(5)
+    n, bins = 200_003, 700
+    where = torch.randint(0, bins, (n,), generator=g)
+    if dtype in ("float32", "float64", "bfloat16"):
+        values = (torch.randn(n, generator=g) * 100).to(getattr(torch, dtype))
+        values[123_456] = float("nan")
+        values[7] = -0.0
+    else:
+        values = torch.randint(0, 3, (n,), generator=g).to(getattr(torch, dtype))
+    base = torch.zeros(bins, dtype=values.dtype)
+    reduces = ["amax", "amin"] + ([] if values.dtype.is_floating_point else ["sum", "prod"])
+    for reduce in reduces:
+        for include_self in (True, False):
+            want = base.scatter_reduce(0, where, values, reduce, include_self=include_self)
+            got = tensord.tensor(base.float().numpy()).to(getattr(tensord, dtype)).scatter_reduce(
+                0, tensord.tensor(where.numpy()),
+                tensord.tensor(values.float().numpy()).to(getattr(tensord, dtype)), reduce,
+                include_self=include_self)
+            got = as_torch(got)
+            assert got.dtype == want.dtype
+            assert torch.equal(got.isnan(), want.isnan()), (reduce, include_self)
+            assert torch.equal(got.nan_to_num(), want.nan_to_num()), (reduce, include_self)
+
+
 # Many integers into few bins (the CPU's per-thread bins: 65,536 elements or more into at most
 # 65,536 bins): exactly torch's counts and wrapped sums, a strided self and source, and, when
 # indices are bad in both halves of the input, the error of the first one in order.

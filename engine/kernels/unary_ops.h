@@ -257,8 +257,9 @@ void VisitUnary(UnaryOp op, const UnaryArgs& args, Fn&& fn) {
   const auto same = [&](auto f) { fn(f, T{}); };
   const auto to_bool = [&](auto f) { fn(f, bool{}); };
   switch (op) {
-    case UnaryOp::kNeg:
-      if constexpr (!std::is_same_v<T, bool>) same([] TENSORD_HD (C x) { return WrapSub(C(0), x); });
+    case UnaryOp::kNeg:  // -x, not 0 - x: the negation of 0.0 is -0.0
+      if constexpr (kFloat) same([] TENSORD_HD (C x) { return -x; });
+      else if constexpr (!std::is_same_v<T, bool>) same([] TENSORD_HD (C x) { return WrapSub(C(0), x); });
       return;
     case UnaryOp::kAbs:
       if constexpr (kFloat) same([] TENSORD_HD (C x) { return std::fabs(x); });

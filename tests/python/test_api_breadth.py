@@ -547,6 +547,21 @@ FORMS = {
     "numpy-of-bfloat16-refused": lambda t, x: np.array(x.bfloat16()),
     "solve-triangular-promotes": lambda t, x: t.linalg.solve_triangular(
         t.eye(2, dtype=t.float64), t.ones(2, 1), upper=True),
+    # Python's types as dtypes.
+    "python-types-as-dtypes": lambda t, x: (t.zeros(2, dtype=float), t.tensor([1, 2], dtype=bool),
+                                            t.ones(2, dtype=int), t.arange(3, dtype=float),
+                                            t.full((2,), 3, dtype=float), x.to(int),
+                                            x.to(dtype=bool), x.sum(dtype=float),
+                                            x.cumsum(0, dtype=int), t.as_tensor([1], dtype=float),
+                                            t.randn(2, dtype=float).dtype,
+                                            t.empty(2, dtype=int).dtype),
+    "keyword-only-bounds": lambda t, x: (t.arange(end=3), t.randint(high=4, size=(2,)).shape,
+                                         t.randint(high=4, size=(2,)).dtype),
+    "new-generator-seed": lambda t, x: t.Generator().initial_seed(),
+    "negation-of-zero": lambda t, x: (-t.zeros(2), 1 / t.neg(t.zeros(2)), t.zeros(2).neg_(),
+                                      t.zeros(1, dtype=t.float64).negative(),
+                                      -t.zeros(1, dtype=t.float16),
+                                      t.atan2(-t.zeros(1), -t.ones(1))),
     "load-map-location-function": lambda t, x: _saved_and_loaded(
         t, {"x": x, "row": x[1]}, lambda storage, loc: storage),
 }

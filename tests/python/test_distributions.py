@@ -601,3 +601,19 @@ def test_samples_lie_in_the_support(name, session):
     assert as_torch(x).dtype == want.dtype and tuple(x.shape) == tuple(want.shape)
     assert bool(t.support.check(as_torch(x)).all())
     assert bool(d.support.check(x).all())
+
+
+def test_submodules_import_as_torchs(session):
+    """torch.distributions' submodules: `from torch.distributions import multinomial` (d2l's
+    probability chapter) and `from torch.distributions.normal import Normal` work."""
+    import importlib  # noqa: PLC0415
+    from tensord.distributions import multinomial  # noqa: PLC0415
+    counts = multinomial.Multinomial(10, tensord.ones(6) / 6).sample()
+    assert counts.sum().item() == 10.0 and tuple(counts.shape) == (6,)
+    for sub, name in (("normal", "Normal"), ("multinomial", "Multinomial"), ("kl", "kl_divergence"),
+                      ("multivariate_normal", "MultivariateNormal"), ("constraints", "positive")):
+        ours = importlib.import_module(f"tensord.distributions.{sub}")
+        theirs = importlib.import_module(f"torch.distributions.{sub}")
+        assert hasattr(ours, name) and hasattr(theirs, name)
+        if sub != "constraints":
+            assert getattr(ours, name) is getattr(tensord.distributions, name)

@@ -341,3 +341,17 @@ def test_copy_deepcopy_and_pickle_as_torchs(session):
                              param.requires_grad, type(module).__name__,
                              tuple(module.weight.shape))))
     assert results[1] == results[0]
+
+
+def test_legacy_format_is_refused_clearly(session, tmp_path):
+    path = tmp_path / "legacy.pt"
+    torch.save({"x": torch.ones(2)}, path, _use_new_zipfile_serialization=False)
+    with pytest.raises(RuntimeError, match="legacy format"):
+        tensord.load(path)
+    # A file object read from where it stands (here: after a header of its own).
+    import io  # noqa: PLC0415
+    buffer = io.BytesIO()
+    buffer.write(b"header")
+    tensord.save({"y": tensord.arange(3)}, buffer)
+    buffer.seek(6)
+    assert tensord.load(buffer)["y"].tolist() == [0, 1, 2]

@@ -89,6 +89,18 @@ def from_proto(value):
     return _BY_PROTO[value]
 
 
+def from_python_type(value):
+    """torch's reading of Python's own types as dtypes (dtype=float is float64, int int64, bool
+    bool); anything else as it is."""
+    if value is float:
+        return float64
+    if value is int:
+        return int64
+    if value is bool:
+        return bool_
+    return value
+
+
 def from_numpy_dtype(np_dtype):
     try:
         return _BY_NP[np.dtype(np_dtype)]

@@ -23,6 +23,7 @@ def _session(session):
 def _dtype_arg(dtype, default=None):
     if dtype is None:
         return default
+    dtype = _dtypes.from_python_type(dtype)
     if isinstance(dtype, _dtypes.dtype):
         return dtype
     raise TypeError(f"argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
@@ -155,15 +156,19 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
     return _like("full", input, dtype, device, memory_format, layout, fill_value)
 
 
-def arange(start, end=None, step=1, dtype=None, device=None, session=None, requires_grad=False,
-           layout=None, *, out=None):
+def arange(start=None, end=None, step=1, dtype=None, device=None, session=None,
+           requires_grad=False, layout=None, *, out=None):
     if out is not None:
         dtype, device, session = _into(out, dtype, device, session)
         return write_out(arange(start, end, step, dtype=dtype, device=device, session=session,
                                 layout=layout), out, "arange")
     _mf.check_layout(layout, "arange")
     s = _session(session)
-    if end is None:
+    if start is None:  # arange(end=3)
+        if end is None:
+            raise TypeError("arange() missing required argument 'end'")
+        start = 0
+    elif end is None:
         start, end = 0, start
     attrs = {"start": _scalar_arg(start), "end": _scalar_arg(end), "step": _scalar_arg(step)}
     if dtype is not None:
@@ -512,9 +517,13 @@ def randn(*size, dtype=None, device=None, session=None, generator=None, requires
     return _random_factory("randn", size, dtype, device, session, generator=generator)
 
 
-def randint(low, high=None, size=None, dtype=None, device=None, session=None, generator=None,
-            requires_grad=False, layout=None):
+def randint(low=None, high=None, size=None, dtype=None, device=None, session=None,
+            generator=None, requires_grad=False, layout=None):
     _mf.check_layout(layout, "randint")
+    if low is None:  # randint(high=4, size=(2,))
+        if high is None:
+            raise TypeError("randint() missing required argument 'high'")
+        low = 0
     if size is None:
         if high is None or not isinstance(high, (tuple, list, _dtypes.Size)):
             raise TypeError("randint() missing required argument 'size'")

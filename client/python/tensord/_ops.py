@@ -210,6 +210,10 @@ def _queue(session, name, inputs, attrs=None, n=None, send_now=False):
     outputs carry its error and nothing is sent (an op without outputs raises it).
     `send_now`: not planned here but sent at once, raising what the server says of it (a device
     it lacks)."""
+    if attrs and "dtype" in attrs:
+        d = attrs["dtype"]
+        if d is float or d is int or d is bool:  # dtype=float: float64, as torch reads it
+            attrs = {**attrs, "dtype": _dtypes.from_python_type(d)}
     planner = session.planner
     if planner is not None and not send_now:
         # The common case in one call: planned, outputs named, the OpCall encoded.

@@ -12,7 +12,7 @@ class Generator:
     def __init__(self, device="cpu"):
         from ._dtypes import as_device  # noqa: PLC0415
         self.device = as_device(device)
-        self._seed = int.from_bytes(os.urandom(7), "little")
+        self._seed = 67280421310721  # torch's seed of a new Generator (the default one is random)
         self.offset = 0
 
     def take(self, n):
@@ -50,6 +50,7 @@ class Generator:
 
 
 default_generator = Generator()
+default_generator.seed()  # as torch's: a random seed at start
 
 
 def _of(generator):

@@ -142,7 +142,7 @@ class Tensor(_ComputeMethods):
     TensorBase's (_ops.py); the compute methods are _ComputeMethods' (_compute.py); the views,
     data access, conversions and indexing are here."""
 
-    __slots__ = ()
+    __slots__ = ("_grad",)
     __array_priority__ = 1000
 
     # torch's legacy constructor: Tensor(2, 3) (sizes: zeros here, as every new tensord tensor's
@@ -271,7 +271,27 @@ class Tensor(_ComputeMethods):
 
     @property
     def grad(self):
-        return None
+        """The gradient a program assigned (tensord computes none until autograd exists), or
+        None."""
+        return getattr(self, "_grad", None)
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:  # torch's checks of an assigned gradient
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
+                                f"of type {type(value).__name__}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value.device != self.device:
+                raise RuntimeError("assigned grad has data located on a different device")
+            if tuple(value.shape) != tuple(self.shape):
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
 
     @property
     def grad_fn(self):
@@ -1027,8 +1047,8 @@ def _to_args(args, kwargs):
         other = args.pop(0)
         device, dtype = other.device, other.dtype
         names = ("non_blocking", "copy")
-    elif args and isinstance(args[0], _dtypes.dtype):
-        dtype = args.pop(0)
+    elif args and isinstance(_dtypes.from_python_type(args[0]), _dtypes.dtype):
+        dtype = _dtypes.from_python_type(args.pop(0))
         names = ("non_blocking", "copy")
     elif args and (args[0] is None or isinstance(args[0], (str, int, _dtypes.device))) \
             and not isinstance(args[0], bool):
@@ -1058,6 +1078,7 @@ def _to_args(args, kwargs):
             raise TypeError("to() received an invalid combination of arguments - argument "
                             f"'device' must be torch.device, not {type(device).__name__}")
         device = _dtypes.as_device(device, "to()")
+    dtype = _dtypes.from_python_type(dtype)
     if dtype is not None and not isinstance(dtype, _dtypes.dtype):
         raise TypeError("to() received an invalid combination of arguments - argument 'dtype' "
                         f"must be torch.dtype, not {type(dtype).__name__}")

@@ -1616,3 +1616,29 @@ def _kl_uniform_normal(p, q):
     t2 = common_term.pow(2) / 12
     t3 = ((p.high + p.low - 2 * q.loc) / 2).pow(2)
     return t1 + 0.5 * (t2 + t3) / q.scale.pow(2)
+
+
+# torch.distributions' submodules (`from torch.distributions import normal`,
+# `from torch.distributions.multinomial import Multinomial`), each holding what torch's does.
+def _install_submodules():
+    import types  # noqa: PLC0415
+    contents = {
+        "distribution": ["Distribution"], "exp_family": ["ExponentialFamily"],
+        "normal": ["Normal"], "uniform": ["Uniform"], "bernoulli": ["Bernoulli"],
+        "categorical": ["Categorical"], "exponential": ["Exponential"],
+        "multinomial": ["Multinomial"], "gamma": ["Gamma"], "dirichlet": ["Dirichlet"],
+        "beta": ["Beta"], "poisson": ["Poisson"], "laplace": ["Laplace"],
+        "log_normal": ["LogNormal"], "multivariate_normal": ["MultivariateNormal"],
+        "independent": ["Independent"], "kl": ["kl_divergence", "register_kl"],
+    }
+    this = sys.modules[__name__]
+    for sub, names in contents.items():
+        module = types.ModuleType(f"{__name__}.{sub}")
+        for name in names:
+            setattr(module, name, getattr(this, name))
+        module.__all__ = list(names)
+        sys.modules[module.__name__] = module
+        setattr(this, sub, module)
+
+
+_install_submodules()

@@ -39,7 +39,8 @@ def install_torch_aliases():
                "torch.random": tensord.random}
     # torch.nn.init, torch.nn.utils.rnn, torch.utils.data.dataloader, …
     for name, module in list(sys.modules.items()):
-        if name.startswith(("tensord.nn.", "tensord.utils.")) and module is not None:
+        if name.startswith(("tensord.nn.", "tensord.utils.", "tensord.distributions.")) and \
+                module is not None:
             aliases["torch" + name[len("tensord"):]] = module
     for name, module in aliases.items():
         sys.modules[name] = module

@@ -201,6 +201,13 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=False, sessio
     tensors, containers and plain values are unpickled (as torch's weights_only)."""
     from ._factories import _session, _upload  # noqa: PLC0415 - import cycle
     s = _session(session)
+    start = f.tell() if hasattr(f, "seek") else None
+    if not zipfile.is_zipfile(f):
+        raise RuntimeError("tensord.load: not a torch zip archive: files in torch's legacy format "
+                           "(before torch 1.6, or saved with _use_new_zipfile_serialization="
+                           "False) are not read; load it with torch and save it again")
+    if start is not None:
+        f.seek(start)
     with zipfile.ZipFile(f) as z:
         names = z.namelist()
         pkl = [n for n in names if n.endswith("/data.pkl") or n == "data.pkl"]

@@ -22,7 +22,7 @@ import sys
 import tensord, tensord.nn, tensord.v1.tensord_pb2, tensord.cuda  # every subpackage
 import tensord.utils.data, tensord.distributions, tensord.run
 import tensord.utils.data.dataloader, tensord.utils.data._utils.collate, tensord.random
-import tensord.distributions.constraints
+import tensord.distributions.constraints, tensord.optim.lr_scheduler
 assert tensord.__file__.startswith(sys.argv[1]), tensord.__file__
 assert tensord.utils.data.__file__.startswith(sys.argv[1]), tensord.utils.data.__file__
 t = tensord.arange(6.0).view(2, 3).t()

@@ -45,6 +45,7 @@ from . import linalg
 from . import special
 from . import backends
 from . import utils  # tensord.utils.data, imported with tensord as torch's is
+from . import optim
 from . import random
 from math import e, inf, nan, pi  # noqa: E402 - torch.e, torch.inf, torch.nan, torch.pi
 from .serialization import load, save

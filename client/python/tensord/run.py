@@ -36,10 +36,11 @@ def install_torch_aliases():
                "torch.utils": tensord.utils, "torch.utils.data": tensord.utils.data,
                "torch.distributions": tensord.distributions, "torch.linalg": tensord.linalg,
                "torch.special": tensord.special, "torch.backends": tensord.backends,
-               "torch.random": tensord.random}
+               "torch.random": tensord.random, "torch.optim": tensord.optim}
     # torch.nn.init, torch.nn.utils.rnn, torch.utils.data.dataloader, …
     for name, module in list(sys.modules.items()):
-        if name.startswith(("tensord.nn.", "tensord.utils.", "tensord.distributions.")) and \
+        if name.startswith(("tensord.nn.", "tensord.utils.", "tensord.distributions.",
+                            "tensord.optim.")) and \
                 module is not None:
             aliases["torch" + name[len("tensord"):]] = module
     for name, module in aliases.items():

@@ -1,0 +1,15 @@
+""":mod:`tensord.optim`: PyTorch 1.13's torch.optim for tensord tensors: the optimizers (SGD,
+Adam, AdamW, RMSprop, Adagrad) and ``lr_scheduler``. Each step runs torch's single-tensor
+algorithm with tensord ops on the server; gradients are what a program assigned to ``.grad``
+(tensord has no autograd yet)."""
+from .optimizer import Optimizer
+from .sgd import SGD
+from .adam import Adam
+from .adamw import AdamW
+from .rmsprop import RMSprop
+from .adagrad import Adagrad
+from . import lr_scheduler
+
+del optimizer, sgd, adam, adamw, rmsprop, adagrad  # noqa: F821 (as torch.optim does)
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]

@@ -1,0 +1,90 @@
+"""torch.optim.AdamW (PyTorch 1.13) for tensord (torch's single-tensor algorithm, run on the
+server)."""
+import math
+
+from .optimizer import Optimizer, _closure_loss
+from .adam import _check_adam_args, _steps_to_tensors, _adam_state
+
+__all__ = ["AdamW", "adamw"]
+
+
+class AdamW(Optimizer):
+    r"""Implements the AdamW algorithm (decoupled weight decay), as torch.optim.AdamW."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
+                 weight_decay=1e-2, amsgrad=False, *, maximize=False,
+                 foreach=None, capturable=False):
+        _check_adam_args(lr, betas, eps, weight_decay)
+        defaults = dict(lr=lr, betas=betas, eps=eps,
+                        weight_decay=weight_decay, amsgrad=amsgrad,
+                        foreach=foreach, maximize=maximize, capturable=capturable)
+        super(AdamW, self).__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("amsgrad", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("capturable", False)
+        _steps_to_tensors(list(self.state.values()))
+
+    def step(self, closure=None):
+        """Performs a single optimization step; `closure` reevaluates the model and returns
+        the loss."""
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            params_with_grad, grads, exp_avgs, exp_avg_sqs = [], [], [], []
+            max_exp_avg_sqs, state_steps = [], []
+            beta1, beta2 = group["betas"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                params_with_grad.append(p)
+                if p.grad.is_sparse:
+                    raise RuntimeError("AdamW does not support sparse gradients")
+                grads.append(p.grad)
+                state = _adam_state(self, group, p, self.defaults["capturable"])
+                exp_avgs.append(state["exp_avg"])
+                exp_avg_sqs.append(state["exp_avg_sq"])
+                if group["amsgrad"]:
+                    max_exp_avg_sqs.append(state["max_exp_avg_sq"])
+                state_steps.append(state["step"])
+
+            adamw(params_with_grad, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
+                  amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
+                  weight_decay=group["weight_decay"], eps=group["eps"],
+                  maximize=group["maximize"])
+        return loss
+
+
+def adamw(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, amsgrad,
+          beta1, beta2, lr, weight_decay, eps, maximize, **_unused):
+    r"""The AdamW algorithm (torch.optim.adamw's single-tensor form)."""
+    from .. import maximum
+    for i, param in enumerate(params):
+        grad = grads[i] if not maximize else -grads[i]
+        exp_avg = exp_avgs[i]
+        exp_avg_sq = exp_avg_sqs[i]
+        step_t = state_steps[i]
+
+        step_t.add_(1)
+
+        param.mul_(1 - lr * weight_decay)
+
+        exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+
+        step = step_t.item()
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2 = 1 - beta2 ** step
+        step_size = lr / bias_correction1
+        bias_correction2_sqrt = math.sqrt(bias_correction2)
+
+        if amsgrad:
+            maximum(max_exp_avg_sqs[i], exp_avg_sq, out=max_exp_avg_sqs[i])
+            denom = (max_exp_avg_sqs[i].sqrt() / bias_correction2_sqrt).add_(eps)
+        else:
+            denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+
+        param.addcdiv_(exp_avg, denom, value=-step_size)

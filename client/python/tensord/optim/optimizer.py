@@ -1,0 +1,219 @@
+"""torch.optim.Optimizer (PyTorch 1.13) for tensord: the base class of the optimizers.
+
+Parameters are tensord tensors; all arithmetic of the subclasses' steps runs on the server.
+"""
+from collections import defaultdict, abc as container_abcs
+from copy import deepcopy
+from itertools import chain
+import warnings
+
+from .._tensor import Tensor
+
+__all__ = ["Optimizer", "required"]
+
+
+class _RequiredParameter(object):
+    """Singleton class representing a required parameter for an Optimizer."""
+
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+class Optimizer(object):
+    r"""Base class for all optimizers (torch.optim.Optimizer).
+
+    Args:
+        params (iterable): an iterable of Tensors or dicts; what should be optimized.
+        defaults (dict): default values of the optimization options (used when a parameter
+            group doesn't specify them).
+    """
+
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be "
+                            "an iterable of Tensors or dicts, but got " + _typename(params))
+        self.state = defaultdict(dict)
+        self.param_groups = []
+
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for param_group in param_groups:
+            self.add_param_group(param_group)
+
+    def __getstate__(self):
+        return {"defaults": self.defaults, "state": self.state,
+                "param_groups": self.param_groups}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.defaults.setdefault("differentiable", False)
+
+    def __repr__(self):
+        format_string = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            format_string += "\n"
+            format_string += "Parameter Group {0}\n".format(i)
+            for key in sorted(group.keys()):
+                if key != "params":
+                    format_string += "    {0}: {1}\n".format(key, group[key])
+        format_string += ")"
+        return format_string
+
+    def state_dict(self):
+        r"""The optimizer's state as a dict: 'state' (per-parameter state keyed by the
+        parameter's index over all groups) and 'param_groups' (each group's options, with
+        'params' the indices)."""
+        param_mappings = {}
+        start_index = 0
+
+        def pack_group(group):
+            nonlocal start_index
+            packed = {k: v for k, v in group.items() if k != "params"}
+            param_mappings.update({id(p): i for i, p in enumerate(group["params"], start_index)
+                                   if id(p) not in param_mappings})
+            packed["params"] = [param_mappings[id(p)] for p in group["params"]]
+            start_index += len(packed["params"])
+            return packed
+
+        param_groups = [pack_group(g) for g in self.param_groups]
+        packed_state = {(param_mappings[id(k)] if isinstance(k, Tensor) else k): v
+                        for k, v in self.state.items()}
+        return {"state": packed_state, "param_groups": param_groups}
+
+    def load_state_dict(self, state_dict):
+        r"""Loads the optimizer state (an object returned by :meth:`state_dict`)."""
+        state_dict = deepcopy(state_dict)
+        groups = self.param_groups
+        saved_groups = state_dict["param_groups"]
+
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of "
+                             "parameter groups")
+        param_lens = (len(g["params"]) for g in groups)
+        saved_lens = (len(g["params"]) for g in saved_groups)
+        if any(p_len != s_len for p_len, s_len in zip(param_lens, saved_lens)):
+            raise ValueError("loaded state dict contains a parameter group "
+                             "that doesn't match the size of optimizer's group")
+
+        id_map = {old_id: p for old_id, p in
+                  zip(chain.from_iterable((g["params"] for g in saved_groups)),
+                      chain.from_iterable((g["params"] for g in groups)))}
+
+        def cast(param, value, key=None):
+            # A deep copy of value with its tensors on param's device (floating-point ones
+            # in param's dtype), except state['step'], which stays as it is.
+            if isinstance(value, Tensor):
+                if key != "step":
+                    if param.is_floating_point():
+                        value = value.to(param.dtype)
+                    value = value.to(param.device)
+                return value
+            elif isinstance(value, dict):
+                return {k: cast(param, v, key=k) for k, v in value.items()}
+            elif isinstance(value, container_abcs.Iterable):
+                return type(value)(cast(param, v) for v in value)
+            else:
+                return value
+
+        state = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                param = id_map[k]
+                state[param] = cast(param, v)
+            else:
+                state[k] = v
+
+        def update_group(group, new_group):
+            new_group["params"] = group["params"]
+            return new_group
+
+        param_groups = [update_group(g, ng) for g, ng in zip(groups, saved_groups)]
+        self.__setstate__({"state": state, "param_groups": param_groups})
+
+    def zero_grad(self, set_to_none: bool = False):
+        r"""Zeroes the gradients of all optimized tensors, or sets them to None."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    if set_to_none:
+                        p.grad = None
+                    else:
+                        # tensord has no autograd: a gradient never has a grad_fn nor
+                        # requires grad, so torch's detach_()/requires_grad_(False) are no-ops
+                        p.grad.zero_()
+
+    def step(self, closure):
+        r"""Performs a single optimization step (parameter update)."""
+        raise NotImplementedError
+
+    def add_param_group(self, param_group):
+        r"""Adds a param group to the Optimizer's `param_groups`."""
+        assert isinstance(param_group, dict), "param group must be a dict"
+
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but "
+                            "the ordering of tensors in sets will change between runs. Please use "
+                            "a list instead.")
+        else:
+            param_group["params"] = list(params)
+
+        for param in param_group["params"]:
+            if not isinstance(param, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, "
+                                "but one of the params is " + _typename(param))
+            if not self.defaults.get("differentiable", None) and not (
+                    param.is_leaf or getattr(param, "retains_grad", False)):
+                raise ValueError("can't optimize a non-leaf Tensor")
+
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError("parameter group didn't specify a value of required "
+                                 "optimization parameter " + name)
+            else:
+                param_group.setdefault(name, default)
+
+        params = param_group["params"]
+        if len(params) != len(set(params)):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; "
+                          "in future, this will cause an error; "
+                          "see github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+
+        param_set = set()
+        for group in self.param_groups:
+            param_set.update(set(group["params"]))
+
+        if not param_set.isdisjoint(set(param_group["params"])):
+            raise ValueError("some parameters appear in more than one parameter group")
+
+        self.param_groups.append(param_group)
+
+
+def _typename(obj):
+    from .. import typename
+    return typename(obj)
+
+
+def _tensor_step():
+    """A new `state['step']`: torch's `torch.tensor(0.)`."""
+    from .. import tensor
+    return tensor(0.)
+
+
+def _closure_loss(closure):
+    """Runs the closure (torch runs it under enable_grad; tensord has no autograd yet)."""
+    if closure is None:
+        return None
+    from .. import enable_grad
+    with enable_grad():
+        return closure()

@@ -112,8 +112,10 @@ class Adam(Optimizer):
 
 
 def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, amsgrad,
-         beta1, beta2, lr, weight_decay, eps, maximize, **_unused):
-    r"""The Adam algorithm (torch.optim.adam's single-tensor form)."""
+         beta1, beta2, lr, weight_decay, eps, maximize, decoupled=False, **_unused):
+    r"""The Adam algorithm (torch.optim.adam's single-tensor form); `decoupled`: AdamW's
+    (torch.optim.adamw's), whose weight decay shrinks the parameter instead of adding to the
+    gradient."""
     from .. import maximum
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
@@ -123,7 +125,9 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
 
         step_t.add_(1)
 
-        if weight_decay != 0:
+        if decoupled:
+            param.mul_(1 - lr * weight_decay)
+        elif weight_decay != 0:
             grad = grad.add(param, alpha=weight_decay)
 
         exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)

@@ -1,9 +1,7 @@
 """torch.optim.AdamW (PyTorch 1.13) for tensord (torch's single-tensor algorithm, run on the
 server)."""
-import math
-
 from .optimizer import Optimizer, _closure_loss
-from .adam import _check_adam_args, _steps_to_tensors, _adam_state
+from .adam import _adam_state, _check_adam_args, _steps_to_tensors, adam
 
 __all__ = ["AdamW", "adamw"]
 
@@ -58,33 +56,8 @@ class AdamW(Optimizer):
         return loss
 
 
-def adamw(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, amsgrad,
-          beta1, beta2, lr, weight_decay, eps, maximize, **_unused):
-    r"""The AdamW algorithm (torch.optim.adamw's single-tensor form)."""
-    from .. import maximum
-    for i, param in enumerate(params):
-        grad = grads[i] if not maximize else -grads[i]
-        exp_avg = exp_avgs[i]
-        exp_avg_sq = exp_avg_sqs[i]
-        step_t = state_steps[i]
-
-        step_t.add_(1)
-
-        param.mul_(1 - lr * weight_decay)
-
-        exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-
-        step = step_t.item()
-        bias_correction1 = 1 - beta1 ** step
-        bias_correction2 = 1 - beta2 ** step
-        step_size = lr / bias_correction1
-        bias_correction2_sqrt = math.sqrt(bias_correction2)
-
-        if amsgrad:
-            maximum(max_exp_avg_sqs[i], exp_avg_sq, out=max_exp_avg_sqs[i])
-            denom = (max_exp_avg_sqs[i].sqrt() / bias_correction2_sqrt).add_(eps)
-        else:
-            denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-
-        param.addcdiv_(exp_avg, denom, value=-step_size)
+def adamw(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, **kwargs):
+    r"""The AdamW algorithm (torch.optim.adamw's single-tensor form): Adam's, with decoupled
+    weight decay."""
+    adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, decoupled=True,
+         **kwargs)

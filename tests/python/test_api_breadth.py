@@ -530,6 +530,8 @@ FORMS = {
                                             x.real, x.conj(), t.conj(x), x.is_conj(),
                                             t.is_complex(x), x.isreal(), t.real(x),
                                             (x - 2).angle(), t.angle(t.tensor([-1, 0, 2]))),
+    "angle-of-infinities-and-nan": lambda t, x: t.tensor([-float("inf"), float("inf"),
+                                                          float("nan"), -2.0, -0.0]).angle(),
     "imag-of-a-real-tensor-refused": lambda t, x: x.imag,
     "linear-of-mixed-dtypes-refused": lambda t, x: t.nn.Linear(3, 2)(x.double()),
     "linear-without-bias-of-mixed-dtypes-refused": lambda t, x: t.nn.functional.linear(

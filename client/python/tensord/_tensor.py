@@ -367,7 +367,7 @@ class Tensor(_ComputeMethods):
     def angle(self):
         """pi where x < 0, else 0 (NaN where x is), in x's floating dtype or the default."""
         x = self if self.dtype.is_floating_point else self.to(_dtypes.get_default_dtype())
-        return (x < 0).to(x.dtype).mul_(math.pi).add_(x * 0)
+        return (x < 0).to(x.dtype).mul_(math.pi).masked_fill_(x.isnan(), math.nan)
 
     @property
     def layout(self):

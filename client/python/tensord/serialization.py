@@ -180,15 +180,15 @@ def _placed(flat, location, map_location):
     """A storage loaded on the CPU (`flat`, the tensor of all its elements) as a callable
     map_location places it, torch's way: called with the storage and its saved location, it
     returns a storage (`lambda storage, loc: storage`, `storage.cuda(0)`) or None (keep)."""
-    from ._storage import TypedStorage  # noqa: PLC0415
+    from ._storage import TypedStorage, UntypedStorage  # noqa: PLC0415
     from ._tensor import Tensor  # noqa: PLC0415
     placed = map_location(TypedStorage(flat), location)
     if placed is None:
         return flat
-    if isinstance(placed, (TypedStorage,)):
+    if isinstance(placed, UntypedStorage):
+        placed = placed._typed
+    if isinstance(placed, TypedStorage):
         return placed._tensor
-    if hasattr(placed, "_typed"):  # an UntypedStorage
-        return placed._typed._tensor
     if isinstance(placed, Tensor):
         return placed
     raise TypeError(f"tensord.load: map_location returned {type(placed).__name__}, not a storage")

@@ -86,29 +86,35 @@ class Adam(Optimizer):
         the loss."""
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            params_with_grad, grads, exp_avgs, exp_avg_sqs = [], [], [], []
-            max_exp_avg_sqs, state_steps = [], []
-            beta1, beta2 = group["betas"]
-            for p in group["params"]:
-                if p.grad is not None:
-                    params_with_grad.append(p)
-                    if p.grad.is_sparse:
-                        raise RuntimeError("Adam does not support sparse gradients, please "
-                                           "consider SparseAdam instead")
-                    grads.append(p.grad)
-                    state = _adam_state(self, group, p,
-                                        self.defaults["capturable"] or self.defaults["fused"])
-                    exp_avgs.append(state["exp_avg"])
-                    exp_avg_sqs.append(state["exp_avg_sq"])
-                    if group["amsgrad"]:
-                        max_exp_avg_sqs.append(state["max_exp_avg_sq"])
-                    state_steps.append(state["step"])
-
-            adam(params_with_grad, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
-                 amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
-                 weight_decay=group["weight_decay"], eps=group["eps"],
-                 maximize=group["maximize"])
+            _group_step(self, group, "Adam does not support sparse gradients, please consider "
+                        "SparseAdam instead", self.defaults["capturable"] or
+                        self.defaults["fused"], decoupled=False)
         return loss
+
+
+def _group_step(optimizer, group, sparse_message, capturable, decoupled):
+    """One param group's Adam (or, `decoupled`, AdamW) step: the parameters with a gradient,
+    their state made on first use, then the algorithm."""
+    params_with_grad, grads, exp_avgs, exp_avg_sqs = [], [], [], []
+    max_exp_avg_sqs, state_steps = [], []
+    beta1, beta2 = group["betas"]
+    for p in group["params"]:
+        if p.grad is None:
+            continue
+        params_with_grad.append(p)
+        if p.grad.is_sparse:
+            raise RuntimeError(sparse_message)
+        grads.append(p.grad)
+        state = _adam_state(optimizer, group, p, capturable)
+        exp_avgs.append(state["exp_avg"])
+        exp_avg_sqs.append(state["exp_avg_sq"])
+        if group["amsgrad"]:
+            max_exp_avg_sqs.append(state["max_exp_avg_sq"])
+        state_steps.append(state["step"])
+    adam(params_with_grad, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
+         amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
+         weight_decay=group["weight_decay"], eps=group["eps"], maximize=group["maximize"],
+         decoupled=decoupled)
 
 
 def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, amsgrad,

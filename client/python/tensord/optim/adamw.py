@@ -1,7 +1,7 @@
 """torch.optim.AdamW (PyTorch 1.13) for tensord (torch's single-tensor algorithm, run on the
 server)."""
 from .optimizer import Optimizer, _closure_loss
-from .adam import _adam_state, _check_adam_args, _steps_to_tensors, adam
+from .adam import _check_adam_args, _group_step, _steps_to_tensors, adam
 
 __all__ = ["AdamW", "adamw"]
 
@@ -32,27 +32,8 @@ class AdamW(Optimizer):
         the loss."""
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            params_with_grad, grads, exp_avgs, exp_avg_sqs = [], [], [], []
-            max_exp_avg_sqs, state_steps = [], []
-            beta1, beta2 = group["betas"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                params_with_grad.append(p)
-                if p.grad.is_sparse:
-                    raise RuntimeError("AdamW does not support sparse gradients")
-                grads.append(p.grad)
-                state = _adam_state(self, group, p, self.defaults["capturable"])
-                exp_avgs.append(state["exp_avg"])
-                exp_avg_sqs.append(state["exp_avg_sq"])
-                if group["amsgrad"]:
-                    max_exp_avg_sqs.append(state["max_exp_avg_sq"])
-                state_steps.append(state["step"])
-
-            adamw(params_with_grad, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
-                  amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
-                  weight_decay=group["weight_decay"], eps=group["eps"],
-                  maximize=group["maximize"])
+            _group_step(self, group, "AdamW does not support sparse gradients",
+                        self.defaults["capturable"], decoupled=True)
         return loss
 
 

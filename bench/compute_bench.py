@@ -111,6 +111,15 @@ def torch_cases(quick):
     img, ker = torch.rand(8, 64, 56, 56), torch.rand(64, 64, 3, 3)
     cases["conv2d_8x64x56x56_3x3"] = (
         lambda: torch.nn.functional.conv2d(img, ker, padding=1), 20)
+    maps = torch.rand(8, 64, 112, 112)
+    cases["max_pool2d_3_2_1"] = (
+        lambda: torch.nn.functional.max_pool2d(maps, 3, 2, 1), 10)
+    cases["max_pool2d_with_indices_3_2_1"] = (
+        lambda: torch.nn.functional.max_pool2d(maps, 3, 2, 1, return_indices=True), 10)
+    cases["adaptive_avg_pool2d_to_1"] = (
+        lambda: torch.nn.functional.adaptive_avg_pool2d(maps, 1), 20)
+    cases["upsample_bilinear_x2_2x64x112x112"] = (
+        lambda: torch.nn.functional.interpolate(maps[:2], size=(224, 224), mode="bilinear"), 10)
     return cases
 
 

@@ -189,6 +189,30 @@ int main(int argc, char** argv) {
                      op("conv2d", {img, ker, Tensor()}, Attrs().Set("padding", int64_t{1})), 20});
   }
   {
+    // Pools and resampling of ResNet-sized maps (8 x 64 x 112 x 112).
+    Tensor maps = Rand({8, 64, 112, 112});
+    const Attrs window = Attrs()
+                             .Set("kernel_size", std::vector<int64_t>{3})
+                             .Set("stride", std::vector<int64_t>{2})
+                             .Set("padding", std::vector<int64_t>{1});
+    cases.push_back({"max_pool2d_3_2_1", op("max_pool2d", {maps}, window), 10});
+    cases.push_back(
+        {"max_pool2d_with_indices_3_2_1", op("max_pool2d_with_indices", {maps}, window), 10});
+    cases.push_back({"adaptive_avg_pool2d_to_1",
+                     op("adaptive_avg_pool2d", {maps},
+                        Attrs().Set("output_size", std::vector<int64_t>{1})),
+                     20});
+    cases.push_back({"tmp_sum23", op("sum", {maps}, Attrs().Set("dim", std::vector<int64_t>{2, 3})), 20});
+    cases.push_back({"tmp_mean23", op("mean", {maps}, Attrs().Set("dim", std::vector<int64_t>{2, 3})), 20});
+    Tensor two = Check(Narrow(maps, 0, 0, 2), "narrow");
+    cases.push_back({"upsample_bilinear_x2_2x64x112x112",
+                     op("upsample", {two},
+                        Attrs()
+                            .Set("output_size", std::vector<int64_t>{224, 224})
+                            .Set("mode", std::string("bilinear"))),
+                     10});
+  }
+  {
     // Per-op overhead: add_ of a number on 16 elements, planned and run (no RPC, no stream).
     Tensor x = Rand({16});
     cases.push_back({"small_add_inplace_number", op("add_", {x}, Attrs().Set("other", int64_t{1})),

@@ -13,6 +13,7 @@
 #include "engine/cpu/linalg_kernels.h"
 #include "engine/cpu/random_kernels.h"
 #include "engine/cpu/loss_kernels.h"
+#include "engine/cpu/pool_kernels.h"
 #include "engine/cpu/reduce_kernels.h"
 
 namespace tensord::engine {
@@ -101,6 +102,10 @@ class CpuBackendImpl final : public Backend {
   }
   absl::Status Conv2d(const Conv2dCall& call) override {
     cpu::Conv2d(call);
+    return absl::OkStatus();
+  }
+  absl::Status MaxPool(const MaxPoolCall& call) override {
+    cpu::MaxPool(call);
     return absl::OkStatus();
   }
 

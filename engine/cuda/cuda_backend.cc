@@ -36,6 +36,7 @@
 #include "engine/cuda/indexing_kernels.h"
 #include "engine/cuda/loss_kernels.h"
 #include "engine/cuda/owed_reports.h"
+#include "engine/cuda/pool_kernels.h"
 #include "engine/cuda/reduce_kernels.h"
 #include "engine/cuda/sort_kernels.h"
 #include "engine/cuda/elementwise_kernels.h"
@@ -653,6 +654,12 @@ class CudaBackend final : public Backend {
         });
     allocator_.Deallocate(scratch, how.scratch_bytes);  // on the stream, after the kernels
     return status;
+  }
+
+  absl::Status MaxPool(const MaxPoolCall& call) override {
+    TENSORD_CUDA_TRY(UseDevice(device_.index), "max_pool");
+    const LaunchTarget to = TargetFor(this, device_.index);
+    return Finish(LaunchMaxPool(call, to.stream), to, "max_pool");
   }
 
   absl::Status LayerNorm(const LayerNormCall& call) override {

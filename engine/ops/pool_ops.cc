@@ -1,10 +1,10 @@
 // Pooling: max_pool2d/3d (values, or values and indices), avg_pool2d/3d and the adaptive pools,
 // with torch 1.13's argument rules and messages (Pool.h's pooling_output_shape,
-// pool2d_shape_check and pool3d_shape_check). Planned as a
-// composition: the input padded where a window reaches past it (-inf for max, 0 for avg), every
-// window a strided view of it, and one reduction over the window dims; avg_pool's divisor per
-// output position, and max_pool's indices from the argmax inside each window. Every device
-// runs them with the kernels it has.
+// pool2d_shape_check and pool3d_shape_check). max_pool runs the backend's kernel
+// (Backend::MaxPool: the windows read in place, torch's NaN and index rules); the others are
+// compositions that every device runs with the kernels it has: avg_pool's input padded with 0
+// where a window reaches past it, every window a strided view of it, one sum over the window
+// dims and a divisor per output position; the adaptive pools' bins gathered and reduced.
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -20,6 +20,7 @@
 #include "engine/ops/elementwise.h"
 #include "engine/ops/factory_ops.h"
 #include "engine/ops/op_registry_internal.h"
+#include "engine/runtime/backend.h"
 #include "engine/tensor/tensor_meta.h"
 #include "engine/views/view_ops.h"
 
@@ -286,64 +287,66 @@ absl::Status CheckPoolDType(absl::string_view op, const Pool& g, bool avg, const
   return KernelNotImplemented(op, kernel, dtype);
 }
 
+// max_pool by the backend's kernel: the windows read in place, torch's NaN and index rules
+// (kernels/pool.h).
+absl::StatusOr<PlannedOp> PlanMaxPoolKernel(absl::string_view op, Composition& c, const Pool& g,
+                                            const Tensor& x, bool with_indices) {
+  DimVector out_sizes = {g.n, g.c};
+  for (int64_t i = 0; i < g.nd; ++i) out_sizes.push_back(g.out[i]);
+  TENSORD_ASSIGN_OR_RETURN(
+      Tensor values, AllocateTensor(op, TensorMeta::Contiguous(x.dtype(), out_sizes),
+                                    x.device()));
+  Tensor index;
+  if (with_indices) {
+    TENSORD_ASSIGN_OR_RETURN(
+        index, AllocateTensor(op, TensorMeta::Contiguous(DType::kInt64, out_sizes),
+                              x.device()));
+  }
+  MaxPoolCall call;
+  call.dtype = x.dtype();
+  call.n = g.n;
+  call.c = g.c;
+  call.input_strides[0] = x.stride(0);
+  call.input_strides[1] = x.stride(1);
+  const int64_t skip = 3 - g.nd;  // a 2-d pool is a 3-d one of depth 1
+  for (int64_t i = 0; i < g.nd; ++i) {
+    call.input_strides[2 + skip + i] = x.stride(2 + i);
+    call.in[skip + i] = g.in[i];
+    call.out_size[skip + i] = g.out[i];
+    call.kernel[skip + i] = g.k[i];
+    call.stride[skip + i] = g.s[i];
+    call.padding[skip + i] = g.p[i];
+    call.dilation[skip + i] = g.d[i];
+  }
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(x.device()));
+  PlannedOp pool;
+  pool.outputs = {values};
+  pool.reads = {x.storage()};
+  pool.writes = {values.storage()};
+  if (with_indices) {
+    pool.outputs.push_back(index);
+    pool.writes.push_back(index.storage());
+  }
+  pool.kernel = [backend, x, values, index, call]() mutable -> absl::Status {
+    call.input = x.data();
+    call.out = values.data();
+    call.indices = index.defined() ? index.data_as<int64_t>() : nullptr;
+    return backend->MaxPool(call);
+  };
+  std::vector<Tensor> outs = c.Add(std::move(pool));
+  for (Tensor& t : outs) {
+    TENSORD_ASSIGN_OR_RETURN(t, Unbatched(g, t));
+  }
+  return std::move(c).Finish(outs);
+}
+
 absl::StatusOr<PlannedOp> PlanMaxPool(absl::string_view op, int64_t nd, const Tensor& input,
                                       AttrReader& a, bool with_indices) {
   TENSORD_ASSIGN_OR_RETURN(const Pool g, Geometry(op, nd, /*avg=*/false, input, a));
   TENSORD_RETURN_IF_ERROR(CheckPoolDType(op, g, false, input));
   Composition c({input});
   TENSORD_ASSIGN_OR_RETURN(const Tensor x, Batched(g, input));
-  TENSORD_ASSIGN_OR_RETURN(
-      const Tensor win,
-      Windows(c, g, x, Scalar(-std::numeric_limits<double>::infinity())));
-  std::vector<int64_t> window_dims;
-  for (int64_t i = 0; i < nd; ++i) window_dims.push_back(2 + i);
-  if (!with_indices) {
-    TENSORD_ASSIGN_OR_RETURN(Tensor out, c.Op1("amax", {win}, Attrs().Set("dim", window_dims)));
-    TENSORD_ASSIGN_OR_RETURN(out, c.Contiguous(out));
-    TENSORD_ASSIGN_OR_RETURN(out, Unbatched(g, out));
-    return std::move(c).Finish({out});
-  }
-  // The windows laid out (n, c, *out, prod(k)): the max and where in the window it is.
-  DimVector perm = {0, 1}, flat_shape = {g.n, g.c};
-  int64_t volume = 1;
-  for (int64_t i = 0; i < nd; ++i) {
-    perm.push_back(2 + nd + i);
-    flat_shape.push_back(g.out[i]);
-    volume *= g.k[i];  // each below 2^31 and the windows a view of the input: no overflow
-  }
-  for (int64_t i = 0; i < nd; ++i) perm.push_back(2 + i);
-  flat_shape.push_back(volume);
-  TENSORD_ASSIGN_OR_RETURN(Tensor flat, Permute(win, perm));
-  TENSORD_ASSIGN_OR_RETURN(flat, c.Reshape(flat, flat_shape));
-  TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> mx,
-                           c.Op("max.dim", {flat}, Attrs().Set("dim", int64_t{-1})));
-  TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> coords, Unravel(c, mx[1], g.k));
-  for (int64_t i = 0; i < nd; ++i) {
-    // The input position of each max: window start plus its offset, dilated. A window of -inf
-    // only has its max at the padding's first -inf; torch names the window's first position
-    // inside the input: start + ceil(-start / dilation) * dilation for a start before it.
-    TENSORD_ASSIGN_OR_RETURN(const Tensor dil, WrapNumber(Scalar(g.d[i])));
-    TENSORD_ASSIGN_OR_RETURN(const Tensor start,
-                             Positions(c, g.out[i], g.s[i], -g.p[i], Along(nd, i, g.out[i]),
-                                       input.device()));
-    TENSORD_ASSIGN_OR_RETURN(Tensor before, c.Op1("neg", {start}));
-    TENSORD_ASSIGN_OR_RETURN(before, c.Op1("clamp_min", {before},
-                                           Attrs().Set("min", Scalar(int64_t{0}))));
-    TENSORD_ASSIGN_OR_RETURN(before, c.Op1("add", {before},
-                                           Attrs().Set("other", Scalar(g.d[i] - 1))));
-    TENSORD_ASSIGN_OR_RETURN(Tensor skipped, c.Op1("floor_divide", {before, dil}));
-    TENSORD_ASSIGN_OR_RETURN(skipped, c.Op1("mul", {skipped, dil}));
-    TENSORD_ASSIGN_OR_RETURN(const Tensor first, c.Op1("add", {start, skipped}));
-    TENSORD_ASSIGN_OR_RETURN(Tensor at, c.Op1("mul", {coords[i], dil}));
-    TENSORD_ASSIGN_OR_RETURN(at, c.Op1("add", {at, start}));
-    TENSORD_ASSIGN_OR_RETURN(at, c.Op1("maximum", {at, first}));
-    TENSORD_ASSIGN_OR_RETURN(coords[i], c.Op1("clamp_max", {at},
-                                              Attrs().Set("max", Scalar(g.in[i] - 1))));
-  }
-  TENSORD_ASSIGN_OR_RETURN(Tensor index, FlatIndex(c, coords, g.in));
-  TENSORD_ASSIGN_OR_RETURN(Tensor values, Unbatched(g, mx[0]));
-  TENSORD_ASSIGN_OR_RETURN(index, Unbatched(g, index));
-  return std::move(c).Finish({values, index});
+  return PlanMaxPoolKernel(op, c, g, x, with_indices);
 }
 
 absl::StatusOr<PlannedOp> PlanAvgPool(absl::string_view op, int64_t nd, const Tensor& input,

@@ -11,6 +11,7 @@
 #include "engine/kernels/ctc.h"
 #include "engine/kernels/linalg.h"
 #include "engine/kernels/matmul.h"
+#include "engine/kernels/pool.h"
 #include "engine/kernels/random.h"
 #include "engine/kernels/reduce_ops.h"
 #include "engine/kernels/search.h"
@@ -115,6 +116,8 @@ class Backend {
   // A 2-d convolution (kernels/matmul.h). Only the CPU has its own kernel: other devices run
   // conv2d's planned composition (im2col by copy, then their batched product).
   virtual absl::Status Conv2d(const Conv2dCall& call);
+  // max_pool2d/3d with or without indices (kernels/pool.h).
+  virtual absl::Status MaxPool(const MaxPoolCall& call);
   // Fills the contiguous `out` (`n` elements) with draws (kernels/random.h); bernoulli with a
   // tensor of probabilities reads them from the contiguous float64 `probs` and fails the op
   // (naming `bernoulli`) when one is outside [0, 1].

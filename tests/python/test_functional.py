@@ -96,6 +96,11 @@ def waited(m, fn):
     return t
 
 
+# Windows with several NaNs (max_pool names the last, as torch's kernels).
+_NAN = float("nan")
+NANS_2D = [[[[1., _NAN, 3., _NAN, 7.], [_NAN, 2., 5., 0., _NAN], [4., _NAN, _NAN, 1., 2.]]]]
+NANS_3D = [[[[[1., _NAN], [_NAN, 2.]], [[_NAN, 0.], [3., _NAN]]]]]
+
 CASES = {
     "mse_loss": lambda m: fn(m).mse_loss(T(m, "x"), T(m, "y")),
     "mse_loss(sum)": lambda m: fn(m).mse_loss(T(m, "x"), T(m, "y"), reduction="sum"),
@@ -513,6 +518,32 @@ CASES = {
                                                      stride=(2, 1)),
     "conv_transpose2d(empty weight, wide kernel)": lambda m: fn(m).conv_transpose2d(
         m.zeros(1, 1, 1, 1), m.zeros(1, 0, 1, 2 ** 20)),
+    # torch's kernels: a NaN takes the max's place, so the last NaN of a window is named.
+    "max_pool2d(indices, several NaNs)[values]": lambda m: fn(m).max_pool2d(
+        m.tensor(NANS_2D), 2, 1, return_indices=True)[0],
+    "max_pool2d(indices, several NaNs)[indices]": lambda m: fn(m).max_pool2d(
+        m.tensor(NANS_2D), 2, 1, return_indices=True)[1],
+    "max_pool3d(indices, several NaNs)[values]": lambda m: fn(m).max_pool3d(
+        m.tensor(NANS_3D), 2, 1, 1, return_indices=True)[0],
+    "max_pool3d(indices, several NaNs)[indices]": lambda m: fn(m).max_pool3d(
+        m.tensor(NANS_3D), 2, 1, 1, return_indices=True)[1],
+    # A dilated window with no element inside the input: -inf, at its first position past it.
+    "max_pool2d(indices, a dilated window outside)[values]": lambda m: fn(m).max_pool2d(
+        m.arange(4.).view(1, 1, 2, 2), 2, 1, 1, 3, return_indices=True)[0],
+    "max_pool2d(indices, a dilated window outside)[indices]": lambda m: fn(m).max_pool2d(
+        m.arange(4.).view(1, 1, 2, 2), 2, 1, 1, 3, return_indices=True)[1],
+    "max_pool2d(channels_last, indices)[values]": lambda m: fn(m).max_pool2d(
+        T(m, "big").contiguous(memory_format=m.channels_last), 3, 2, 1, return_indices=True)[0],
+    "max_pool2d(channels_last, indices)[indices]": lambda m: fn(m).max_pool2d(
+        T(m, "big").contiguous(memory_format=m.channels_last), 3, 2, 1, return_indices=True)[1],
+    "max_pool2d(stride 3, float64, indices)[values]": lambda m: fn(m).max_pool2d(
+        T(m, "big").double(), (2, 3), 3, 1, return_indices=True)[0],
+    "max_pool2d(stride 3, float64, indices)[indices]": lambda m: fn(m).max_pool2d(
+        T(m, "big").double(), (2, 3), 3, 1, return_indices=True)[1],
+    "max_pool2d(wide rows, indices)[values]": lambda m: fn(m).max_pool2d(
+        m.arange(2 * 3 * 5 * 67.).view(2, 3, 5, 67).sin(), 3, (1, 2), 1, return_indices=True)[0],
+    "max_pool2d(wide rows, indices)[indices]": lambda m: fn(m).max_pool2d(
+        m.arange(2 * 3 * 5 * 67.).view(2, 3, 5, 67).sin(), 3, (1, 2), 1, return_indices=True)[1],
     "max_pool2d(indices, windows of -inf)": lambda m: fn(m).max_pool2d(
         m.full((1, 1, 3, 3), float("-inf")), 3, 1, 1, return_indices=True)[1],
     "unfold(transposed)": lambda m: fn(m).unfold(T(m, "big").transpose(2, 3), 3, padding=1),

@@ -1,0 +1,16 @@
+// Launcher of the CUDA max pool (kernels/pool.h); the window arithmetic is the CPU's.
+#ifndef TENSORD_ENGINE_CUDA_POOL_KERNELS_H_
+#define TENSORD_ENGINE_CUDA_POOL_KERNELS_H_
+
+#include <cuda_runtime_api.h>
+
+#include "engine/kernels/pool.h"
+
+namespace tensord::engine::cuda {
+
+// max_pool2d/3d, a thread per output position (grid-stride). Enqueues on `stream`.
+cudaError_t LaunchMaxPool(const MaxPoolCall& call, cudaStream_t stream);
+
+}  // namespace tensord::engine::cuda
+
+#endif  // TENSORD_ENGINE_CUDA_POOL_KERNELS_H_

@@ -1,0 +1,78 @@
+// How a planner describes a max pool with its own kernel to a backend, and the window
+// arithmetic the CPU loop and the CUDA kernel share. Host and device code (TENSORD_HD).
+#ifndef TENSORD_ENGINE_KERNELS_POOL_H_
+#define TENSORD_ENGINE_KERNELS_POOL_H_
+
+#include <cstdint>
+#include <limits>
+
+#include "engine/core/dtype.h"
+#include "engine/core/host_device.h"
+#include "engine/kernels/element_math.h"
+
+namespace tensord::engine {
+
+// max_pool{2,3}d over an input (n, c, *in) of `dtype` (a floating type) at `input_strides`
+// (elements, any layout), 3 spatial dims (a 2-d pool is a 3-d one of depth 1). Each output
+// position (n, c, *o) takes the max over its window, torch's kernels' way: along each dim the
+// window starts at o * stride - padding and ends before min(start + (kernel - 1) * dilation + 1,
+// in), its start moved by `dilation` until it is inside the input; a NaN replaces the max
+// (so the last NaN wins), a larger value too (the first of equal maxima wins). `indices`, when
+// not null, gets each max's flat position in its input plane or volume ((d * H + h) * W + w),
+// that of the window's first position inside the input when no element beats -inf. `out` and
+// `indices` are contiguous (n, c, *out).
+struct MaxPoolCall {
+  const char* input = nullptr;
+  char* out = nullptr;
+  int64_t* indices = nullptr;
+  DType dtype = DType::kFloat32;
+  int64_t n = 0, c = 0;
+  int64_t input_strides[5] = {0, 0, 0, 0, 0};  // n, c, then the 3 spatial dims
+  int64_t in[3] = {1, 1, 1}, out_size[3] = {1, 1, 1};
+  int64_t kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1}, padding[3] = {0, 0, 0};
+  int64_t dilation[3] = {1, 1, 1};
+};
+
+// Output position o's window along spatial dim `dim` (0 depth, 1 height, 2 width): the input
+// positions [first, end) by `step`, torch's kernels' way.
+struct PoolSpan {
+  int64_t first, end, step;
+};
+
+TENSORD_HD inline PoolSpan MaxPoolSpan(const MaxPoolCall& c, int dim, int64_t o) {
+  int64_t first = o * c.stride[dim] - c.padding[dim];
+  int64_t end = first + (c.kernel[dim] - 1) * c.dilation[dim] + 1;
+  if (end > c.in[dim]) end = c.in[dim];
+  while (first < 0) first += c.dilation[dim];
+  return {first, end, c.dilation[dim]};
+}
+
+// The max over one window of the plane or volume at `base` (elements at the call's spatial
+// strides) into *best, and its flat position into *at (kernels/pool.h's rules).
+template <typename T>
+TENSORD_HD inline void MaxPoolWindow(const MaxPoolCall& c, const T* base, const PoolSpan& zs,
+                                     const PoolSpan& ys, const PoolSpan& xs, Calc<T>* best,
+                                     int64_t* at) {
+  using C = Calc<T>;
+  const int64_t ih = c.in[1], iw = c.in[2];
+  C b = -std::numeric_limits<C>::infinity();
+  int64_t where = (zs.first * ih + ys.first) * iw + xs.first;
+  for (int64_t k = zs.first; k < zs.end; k += zs.step) {
+    for (int64_t i = ys.first; i < ys.end; i += ys.step) {
+      const T* row = base + k * c.input_strides[2] + i * c.input_strides[3];
+      for (int64_t j = xs.first; j < xs.end; j += xs.step) {
+        const C v = static_cast<C>(row[j * c.input_strides[4]]);
+        if (v > b || v != v) {
+          b = v;
+          where = (k * ih + i) * iw + j;
+        }
+      }
+    }
+  }
+  *best = b;
+  *at = where;
+}
+
+}  // namespace tensord::engine
+
+#endif  // TENSORD_ENGINE_KERNELS_POOL_H_

@@ -1,0 +1,161 @@
+// The max pool kernels (kernels/pool.h): the CPU loop (engine/cpu/pool_kernels.cc, whose
+// interior outputs are folded tap by tap across a row) and MaxPoolWindow, the per-output
+// function the CUDA kernel runs, against a definition written here from torch's kernels, over
+// random geometries (kernel, stride, padding up to half the kernel, dilation, 2-d and 3-d),
+// layouts (contiguous, channels-last, transposed) and data with ties, NaNs and -inf. Needs no
+// GPU: MaxPoolWindow is host/device code.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "engine/core/half.h"
+#include "engine/cpu/pool_kernels.h"
+#include "engine/kernels/pool.h"
+#include "gtest/gtest.h"
+
+namespace tensord::engine {
+namespace {
+
+// torch's rule, written out: along each dim the taps o * stride - padding + t * dilation for t
+// in [0, kernel) that fall inside the input; a NaN or a larger value takes the max's place; with
+// no such value the index is the window's first tap at or past 0.
+template <typename T>
+void Reference(const MaxPoolCall& c, const T* input, std::vector<double>* values,
+               std::vector<int64_t>* indices) {
+  for (int64_t plane = 0; plane < c.n * c.c; ++plane) {
+    const T* base = input + plane / c.c * c.input_strides[0] + plane % c.c * c.input_strides[1];
+    for (int64_t z = 0; z < c.out_size[0]; ++z) {
+      for (int64_t y = 0; y < c.out_size[1]; ++y) {
+        for (int64_t x = 0; x < c.out_size[2]; ++x) {
+          const int64_t o[3] = {z, y, x};
+          int64_t first[3];
+          for (int d = 0; d < 3; ++d) {
+            first[d] = o[d] * c.stride[d] - c.padding[d];
+            while (first[d] < 0) first[d] += c.dilation[d];
+          }
+          double best = -std::numeric_limits<double>::infinity();
+          int64_t at = (first[0] * c.in[1] + first[1]) * c.in[2] + first[2];
+          for (int64_t a = 0; a < c.kernel[0]; ++a) {
+            for (int64_t b = 0; b < c.kernel[1]; ++b) {
+              for (int64_t e = 0; e < c.kernel[2]; ++e) {
+                const int64_t p[3] = {z * c.stride[0] - c.padding[0] + a * c.dilation[0],
+                                      y * c.stride[1] - c.padding[1] + b * c.dilation[1],
+                                      x * c.stride[2] - c.padding[2] + e * c.dilation[2]};
+                bool inside = true;
+                for (int d = 0; d < 3; ++d) inside = inside && p[d] >= 0 && p[d] < c.in[d];
+                if (!inside) continue;
+                const double v = static_cast<double>(
+                    static_cast<float>(base[p[0] * c.input_strides[2] + p[1] * c.input_strides[3] +
+                                            p[2] * c.input_strides[4]]));
+                if (v > best || std::isnan(v)) {
+                  best = v;
+                  at = (p[0] * c.in[1] + p[1]) * c.in[2] + p[2];
+                }
+              }
+            }
+          }
+          values->push_back(best);
+          indices->push_back(at);
+        }
+      }
+    }
+  }
+}
+
+bool Same(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+
+template <typename T>
+void CheckRandomPools(DType dtype, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  for (int trial = 0; trial < 300; ++trial) {
+    MaxPoolCall c;
+    c.dtype = dtype;
+    c.n = pick(1, 2);
+    c.c = pick(1, 3);
+    const int nd = trial % 3 == 0 ? 3 : 2;
+    for (int d = 3 - nd; d < 3; ++d) {
+      c.kernel[d] = pick(1, 4);
+      c.stride[d] = pick(1, 3);
+      c.padding[d] = pick(0, c.kernel[d] / 2);
+      c.dilation[d] = pick(1, 3);
+      c.in[d] = pick(1, d == 2 ? 40 : 7);
+      const int64_t span = c.dilation[d] * (c.kernel[d] - 1) + 1;
+      const int64_t room = c.in[d] + 2 * c.padding[d] - span;
+      if (room < 0) c.in[d] += -room;  // the planner refuses windows larger than the input
+      c.out_size[d] = (c.in[d] + 2 * c.padding[d] - span) / c.stride[d] + 1;
+    }
+    // Layout: contiguous, channels-last or H and W transposed.
+    const int layout = trial % 4 == 1 ? 1 : trial % 4 == 2 ? 2 : 0;
+    const int64_t plane = c.in[0] * c.in[1] * c.in[2];
+    int64_t* st = c.input_strides;
+    if (layout == 1) {
+      st[1] = 1, st[4] = c.c, st[3] = c.c * c.in[2], st[2] = c.c * c.in[2] * c.in[1];
+      st[0] = c.c * plane;
+    } else {
+      st[0] = c.c * plane, st[1] = plane, st[2] = c.in[1] * c.in[2];
+      st[3] = layout == 2 ? 1 : c.in[2];
+      st[4] = layout == 2 ? c.in[1] : 1;
+    }
+    std::vector<T> input(static_cast<size_t>(c.n * c.c * plane));
+    for (T& v : input) {
+      const int64_t r = pick(0, 19);
+      const double value = r == 0   ? std::nan("")
+                           : r == 1 ? -std::numeric_limits<double>::infinity()
+                                    : static_cast<double>(pick(-3, 3));  // ties
+      v = static_cast<T>(static_cast<float>(value));
+    }
+    const int64_t outputs = c.n * c.c * c.out_size[0] * c.out_size[1] * c.out_size[2];
+    std::vector<T> out(static_cast<size_t>(outputs)), out_plain(static_cast<size_t>(outputs));
+    std::vector<int64_t> index(static_cast<size_t>(outputs));
+    c.input = reinterpret_cast<const char*>(input.data());
+    c.out = reinterpret_cast<char*>(out.data());
+    c.indices = index.data();
+    cpu::MaxPool(c);
+    MaxPoolCall plain = c;  // values only: the loop without indices
+    plain.out = reinterpret_cast<char*>(out_plain.data());
+    plain.indices = nullptr;
+    cpu::MaxPool(plain);
+    std::vector<double> want;
+    std::vector<int64_t> want_index;
+    Reference(c, input.data(), &want, &want_index);
+    const std::string where =
+        absl::StrCat("trial ", trial, ": in ", c.in[0], "x", c.in[1], "x", c.in[2], " kernel ",
+                     c.kernel[0], "x", c.kernel[1], "x", c.kernel[2], " stride ", c.stride[0],
+                     "x", c.stride[1], "x", c.stride[2], " padding ", c.padding[0], "x",
+                     c.padding[1], "x", c.padding[2], " dilation ", c.dilation[0], "x",
+                     c.dilation[1], "x", c.dilation[2], " layout ", layout);
+    for (int64_t i = 0; i < outputs; ++i) {
+      ASSERT_TRUE(Same(static_cast<float>(out[i]), want[i])) << where << " output " << i;
+      ASSERT_TRUE(Same(static_cast<float>(out_plain[i]), want[i])) << where << " output " << i;
+      ASSERT_EQ(index[i], want_index[i]) << where << " output " << i;
+    }
+    // MaxPoolWindow, output by output as the CUDA kernel calls it.
+    for (int64_t i = 0; i < outputs; ++i) {
+      const int64_t x = i % c.out_size[2], y = i / c.out_size[2] % c.out_size[1];
+      const int64_t z = i / (c.out_size[2] * c.out_size[1]) % c.out_size[0];
+      const int64_t p = i / (c.out_size[2] * c.out_size[1] * c.out_size[0]);
+      const T* base = input.data() + p / c.c * st[0] + p % c.c * st[1];
+      Calc<T> best;
+      int64_t at;
+      MaxPoolWindow<T>(c, base, MaxPoolSpan(c, 0, z), MaxPoolSpan(c, 1, y), MaxPoolSpan(c, 2, x),
+                       &best, &at);
+      ASSERT_TRUE(Same(static_cast<float>(best), want[i])) << where << " output " << i;
+      ASSERT_EQ(at, want_index[i]) << where << " output " << i;
+    }
+  }
+}
+
+TEST(MaxPoolTest, Float32MatchesTorchsRuleOverGeometriesAndLayouts) {
+  CheckRandomPools<float>(DType::kFloat32, 1);
+}
+TEST(MaxPoolTest, Float64MatchesTorchsRule) { CheckRandomPools<double>(DType::kFloat64, 2); }
+TEST(MaxPoolTest, BFloat16MatchesTorchsRule) { CheckRandomPools<BFloat16>(DType::kBFloat16, 3); }
+
+}  // namespace
+}  // namespace tensord::engine

@@ -67,10 +67,12 @@ void MaxPoolRows(const MaxPoolCall& c, int64_t r0, int64_t r1) {
   const int64_t s = c.stride[2], p = c.padding[2];
   const int64_t reach = (c.kernel[2] - 1) * c.dilation[2];
   // The outputs whose windows lie inside [0, W): x * s >= p and x * s - p + reach < W.
-  const int64_t x0 = std::min(ow, (p + s - 1) / s);
-  const int64_t x1 = std::max(x0, std::min(ow, c.in[2] - 1 - reach + p >= 0
-                                                   ? (c.in[2] - 1 - reach + p) / s + 1
-                                                   : 0));
+  // Adaptive bins differ in length: every output takes MaxPoolOne.
+  const int64_t x0 = c.adaptive ? ow : std::min(ow, (p + s - 1) / s);
+  const int64_t x1 = c.adaptive ? ow
+                                : std::max(x0, std::min(ow, c.in[2] - 1 - reach + p >= 0
+                                                                ? (c.in[2] - 1 - reach + p) / s + 1
+                                                                : 0));
   const int64_t sw = c.input_strides[4];
   std::vector<C> best(static_cast<size_t>(x1 - x0));
   std::vector<I> at(kIndices ? static_cast<size_t>(x1 - x0) : 0);
@@ -110,7 +112,11 @@ void MaxPoolRows(const MaxPoolCall& c, int64_t r0, int64_t r1) {
 void MaxPool(const MaxPoolCall& c) {
   const int64_t rows = c.n * c.c * c.out_size[0] * c.out_size[1];
   if (rows == 0 || c.out_size[2] == 0) return;
-  const int64_t window = c.kernel[0] * c.kernel[1] * c.kernel[2];
+  int64_t window = c.kernel[0] * c.kernel[1] * c.kernel[2];
+  if (c.adaptive) {  // the longest bin's bound, saturated
+    window = 1;
+    for (int d = 0; d < 3; ++d) window = std::min<int64_t>(window * (c.in[d] / c.out_size[d] + 2), 1 << 30);
+  }
   const int64_t volume = c.in[0] * c.in[1] * c.in[2];
   const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, c.out_size[2] * window));
   DispatchDType(c.dtype, [&](auto e) {

@@ -12,15 +12,17 @@
 
 namespace tensord::engine {
 
-// max_pool{2,3}d over an input (n, c, *in) of `dtype` (a floating type) at `input_strides`
-// (elements, any layout), 3 spatial dims (a 2-d pool is a 3-d one of depth 1). Each output
-// position (n, c, *o) takes the max over its window, torch's kernels' way: along each dim the
-// window starts at o * stride - padding and ends before min(start + (kernel - 1) * dilation + 1,
-// in), its start moved by `dilation` until it is inside the input; a NaN replaces the max
-// (so the last NaN wins), a larger value too (the first of equal maxima wins). `indices`, when
-// not null, gets each max's flat position in its input plane or volume ((d * H + h) * W + w),
-// that of the window's first position inside the input when no element beats -inf. `out` and
-// `indices` are contiguous (n, c, *out).
+// max_pool{2,3}d and adaptive_max_pool{2,3}d over an input (n, c, *in) of `dtype` (a floating
+// type) at `input_strides` (elements, any layout), 3 spatial dims (a 2-d pool is a 3-d one of
+// depth 1). Each output position (n, c, *o) takes the max over its window, torch's kernels' way:
+// along each dim the window starts at o * stride - padding and ends before
+// min(start + (kernel - 1) * dilation + 1, in), its start moved by `dilation` until it is inside
+// the input; `adaptive` windows are the bins [floor(o * in / out), ceil((o + 1) * in / out)) (the
+// planner has checked that (out + 1) * in fits int64). A NaN replaces the max (so the last NaN
+// wins), a larger value too (the first of equal maxima wins). `indices`, when not null, gets each
+// max's flat position in its input plane or volume ((d * H + h) * W + w), that of the window's
+// first position inside the input when no element beats -inf. `out` and `indices` are contiguous
+// (n, c, *out).
 struct MaxPoolCall {
   const char* input = nullptr;
   char* out = nullptr;
@@ -31,6 +33,7 @@ struct MaxPoolCall {
   int64_t in[3] = {1, 1, 1}, out_size[3] = {1, 1, 1};
   int64_t kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1}, padding[3] = {0, 0, 0};
   int64_t dilation[3] = {1, 1, 1};
+  bool adaptive = false;  // bins instead of kernel, stride, padding and dilation
 };
 
 // Output position o's window along spatial dim `dim` (0 depth, 1 height, 2 width): the input
@@ -40,6 +43,10 @@ struct PoolSpan {
 };
 
 TENSORD_HD inline PoolSpan MaxPoolSpan(const MaxPoolCall& c, int dim, int64_t o) {
+  if (c.adaptive) {
+    const int64_t in = c.in[dim], out = c.out_size[dim];
+    return {o * in / out, ((o + 1) * in + out - 1) / out, 1};
+  }
   int64_t first = o * c.stride[dim] - c.padding[dim];
   int64_t end = first + (c.kernel[dim] - 1) * c.dilation[dim] + 1;
   if (end > c.in[dim]) end = c.in[dim];

@@ -1,10 +1,10 @@
 // Pooling: max_pool2d/3d (values, or values and indices), avg_pool2d/3d and the adaptive pools,
 // with torch 1.13's argument rules and messages (Pool.h's pooling_output_shape,
-// pool2d_shape_check and pool3d_shape_check). max_pool runs the backend's kernel
-// (Backend::MaxPool: the windows read in place, torch's NaN and index rules); the others are
-// compositions that every device runs with the kernels it has: avg_pool's input padded with 0
-// where a window reaches past it, every window a strided view of it, one sum over the window
-// dims and a divisor per output position; the adaptive pools' bins gathered and reduced.
+// pool2d_shape_check and pool3d_shape_check). max_pool and adaptive_max_pool run the backend's
+// kernel (Backend::MaxPool: the windows read in place, torch's NaN and index rules); the others
+// are compositions that every device runs with the kernels it has: avg_pool's input padded with
+// 0 where a window reaches past it, every window a strided view of it, one sum over the window
+// dims and a divisor per output position; adaptive_avg_pool's bins gathered and averaged.
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -245,34 +245,6 @@ DimVector Along(int64_t rank, int64_t at, int64_t size) {
   return shape;
 }
 
-// The flat index of each position in its input plane or volume: (((i0) * in1 + i1) * in2 + i2)
-// for `coords` each broadcastable to the output.
-absl::StatusOr<Tensor> FlatIndex(Composition& c, const std::vector<Tensor>& coords, IntList in) {
-  Tensor index = coords[0];
-  for (size_t i = 1; i < coords.size(); ++i) {
-    TENSORD_ASSIGN_OR_RETURN(const Tensor size, WrapNumber(Scalar(in[i])));
-    TENSORD_ASSIGN_OR_RETURN(index, c.Op1("mul", {index, size}));
-    TENSORD_ASSIGN_OR_RETURN(index, c.Op1("add", {index, coords[i]}));
-  }
-  return index;
-}
-
-// `flat` positions in a window of sizes `k` (row-major) as one coordinate per dim.
-absl::StatusOr<std::vector<Tensor>> Unravel(Composition& c, const Tensor& flat, IntList k) {
-  std::vector<Tensor> coords(k.size());
-  Tensor rest = flat;
-  for (int64_t i = static_cast<int64_t>(k.size()) - 1; i >= 0; --i) {
-    if (i == 0) {
-      coords[0] = rest;
-      break;
-    }
-    TENSORD_ASSIGN_OR_RETURN(const Tensor size, WrapNumber(Scalar(k[i])));
-    TENSORD_ASSIGN_OR_RETURN(coords[i], c.Op1("remainder", {rest, size}));
-    TENSORD_ASSIGN_OR_RETURN(rest, c.Op1("floor_divide", {rest, size}));
-  }
-  return coords;
-}
-
 // The dtypes torch 1.13's pooling kernels take: floating types (float16 off the CPU; 3-d pools
 // on the CPU float32 and float64 only), and int64 for avg_pool.
 absl::Status CheckPoolDType(absl::string_view op, const Pool& g, bool avg, const Tensor& input) {
@@ -287,12 +259,14 @@ absl::Status CheckPoolDType(absl::string_view op, const Pool& g, bool avg, const
   return KernelNotImplemented(op, kernel, dtype);
 }
 
-// max_pool by the backend's kernel: the windows read in place, torch's NaN and index rules
-// (kernels/pool.h).
-absl::StatusOr<PlannedOp> PlanMaxPoolKernel(absl::string_view op, Composition& c, const Pool& g,
-                                            const Tensor& x, bool with_indices) {
-  DimVector out_sizes = {g.n, g.c};
-  for (int64_t i = 0; i < g.nd; ++i) out_sizes.push_back(g.out[i]);
+// max_pool and adaptive_max_pool by the backend's kernel (kernels/pool.h: the windows read in
+// place, torch's NaN and index rules) over x (n, c, *in): `call` holds the nd spatial dims'
+// geometry at its last nd places. Values and indices (n, c, *out), contiguous.
+absl::StatusOr<std::vector<Tensor>> MaxPoolByKernel(absl::string_view op, Composition& c,
+                                                    const Tensor& x, int64_t nd, MaxPoolCall call,
+                                                    bool with_indices) {
+  DimVector out_sizes = {x.size(0), x.size(1)};
+  for (int64_t i = 0; i < nd; ++i) out_sizes.push_back(call.out_size[3 - nd + i]);
   TENSORD_ASSIGN_OR_RETURN(
       Tensor values, AllocateTensor(op, TensorMeta::Contiguous(x.dtype(), out_sizes),
                                     x.device()));
@@ -302,22 +276,12 @@ absl::StatusOr<PlannedOp> PlanMaxPoolKernel(absl::string_view op, Composition& c
         index, AllocateTensor(op, TensorMeta::Contiguous(DType::kInt64, out_sizes),
                               x.device()));
   }
-  MaxPoolCall call;
   call.dtype = x.dtype();
-  call.n = g.n;
-  call.c = g.c;
+  call.n = x.size(0);
+  call.c = x.size(1);
   call.input_strides[0] = x.stride(0);
   call.input_strides[1] = x.stride(1);
-  const int64_t skip = 3 - g.nd;  // a 2-d pool is a 3-d one of depth 1
-  for (int64_t i = 0; i < g.nd; ++i) {
-    call.input_strides[2 + skip + i] = x.stride(2 + i);
-    call.in[skip + i] = g.in[i];
-    call.out_size[skip + i] = g.out[i];
-    call.kernel[skip + i] = g.k[i];
-    call.stride[skip + i] = g.s[i];
-    call.padding[skip + i] = g.p[i];
-    call.dilation[skip + i] = g.d[i];
-  }
+  for (int64_t i = 0; i < nd; ++i) call.input_strides[5 - nd + i] = x.stride(2 + i);
   TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(x.device()));
   PlannedOp pool;
   pool.outputs = {values};
@@ -333,11 +297,7 @@ absl::StatusOr<PlannedOp> PlanMaxPoolKernel(absl::string_view op, Composition& c
     call.indices = index.defined() ? index.data_as<int64_t>() : nullptr;
     return backend->MaxPool(call);
   };
-  std::vector<Tensor> outs = c.Add(std::move(pool));
-  for (Tensor& t : outs) {
-    TENSORD_ASSIGN_OR_RETURN(t, Unbatched(g, t));
-  }
-  return std::move(c).Finish(outs);
+  return c.Add(std::move(pool));
 }
 
 absl::StatusOr<PlannedOp> PlanMaxPool(absl::string_view op, int64_t nd, const Tensor& input,
@@ -346,7 +306,22 @@ absl::StatusOr<PlannedOp> PlanMaxPool(absl::string_view op, int64_t nd, const Te
   TENSORD_RETURN_IF_ERROR(CheckPoolDType(op, g, false, input));
   Composition c({input});
   TENSORD_ASSIGN_OR_RETURN(const Tensor x, Batched(g, input));
-  return PlanMaxPoolKernel(op, c, g, x, with_indices);
+  MaxPoolCall call;
+  for (int64_t i = 0; i < nd; ++i) {
+    const int64_t at = 3 - nd + i;  // a 2-d pool is a 3-d one of depth 1
+    call.in[at] = g.in[i];
+    call.out_size[at] = g.out[i];
+    call.kernel[at] = g.k[i];
+    call.stride[at] = g.s[i];
+    call.padding[at] = g.p[i];
+    call.dilation[at] = g.d[i];
+  }
+  TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
+                           MaxPoolByKernel(op, c, x, nd, call, with_indices));
+  for (Tensor& t : outs) {
+    TENSORD_ASSIGN_OR_RETURN(t, Unbatched(g, t));
+  }
+  return std::move(c).Finish(outs);
 }
 
 absl::StatusOr<PlannedOp> PlanAvgPool(absl::string_view op, int64_t nd, const Tensor& input,
@@ -411,9 +386,10 @@ absl::StatusOr<PlannedOp> PlanAvgPool(absl::string_view op, int64_t nd, const Te
 }
 
 // ---- Adaptive pooling: output position i of a dim of size L pools the bin
-// [floor(i L / o), ceil((i + 1) L / o)). Bins differ in length by at most one element and may
-// overlap, so each dim is gathered into (o, K) with K the longest bin, positions past a bin's
-// end repeating its last element (which changes no max) and masked out of sums.
+// [floor(i L / o), ceil((i + 1) L / o)). The max pools' kernel walks the bins; for the mean,
+// bins differ in length by at most one element and may overlap, so each dim is gathered into
+// (o, K) with K the longest bin, positions past a bin's end repeating its last element and
+// masked out of the sums.
 
 struct Bins {
   int64_t in, out, k;  // L, o and the longest bin
@@ -422,6 +398,11 @@ struct Bins {
   Tensor mask;          // bool (o, K): which gathered positions lie in their bin
 };
 
+absl::Status BinsOverflow(absl::string_view op, int64_t in, int64_t out) {
+  return RuntimeError(op, absl::StrCat("output_size ", out, " for an input size of ", in,
+                                       " overflows int64"));
+}
+
 absl::StatusOr<Bins> MakeBins(absl::string_view op, Composition& c, int64_t in, int64_t out,
                               const Device& device) {
   Bins b;
@@ -429,10 +410,7 @@ absl::StatusOr<Bins> MakeBins(absl::string_view op, Composition& c, int64_t in, 
   // A bin spans at most ceil(L / o) + 1 elements (exactly L / o when o divides L); an upper
   // bound is enough: the extra positions are masked.
   b.k = in % out == 0 ? in / out : in / out + 2;
-  if (!CheckedMul(out + 1, in) || !CheckedMul(out, b.k)) {
-    return RuntimeError(op, absl::StrCat("output_size ", out, " for an input size of ", in,
-                                         " overflows int64"));
-  }
+  if (!CheckedMul(out + 1, in) || !CheckedMul(out, b.k)) return BinsOverflow(op, in, out);
   TENSORD_ASSIGN_OR_RETURN(const Tensor i, Positions(c, out, 1, 0, {out, 1}, device));
   TENSORD_ASSIGN_OR_RETURN(const Tensor j, Positions(c, b.k, 1, 0, {1, b.k}, device));
   const auto number = [](int64_t v) { return WrapNumber(Scalar(v)); };
@@ -566,50 +544,39 @@ absl::StatusOr<PlannedOp> PlanAdaptivePool(absl::string_view op, int64_t nd,
     TENSORD_ASSIGN_OR_RETURN(out, c.Contiguous(out));
     return std::move(c).Finish({out});
   }
+  if (max) {
+    MaxPoolCall call;
+    call.adaptive = true;
+    for (int64_t i = 0; i < nd; ++i) {
+      if (!CheckedMul(size[i] + 1, in[i])) return BinsOverflow(op, in[i], size[i]);
+      call.in[3 - nd + i] = in[i];
+      call.out_size[3 - nd + i] = size[i];
+    }
+    const bool batched = rank == nd + 2;
+    TENSORD_ASSIGN_OR_RETURN(const Tensor x, batched ? input : Unsqueeze(input, 0));
+    TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
+                             MaxPoolByKernel(op, c, x, nd, call, with_indices));
+    for (Tensor& t : outs) {
+      if (!batched) {
+        TENSORD_ASSIGN_OR_RETURN(t, SqueezeDim(t, 0));
+      }
+    }
+    return std::move(c).Finish(outs);
+  }
   std::vector<Bins> bins;
   for (int64_t i = 0; i < nd; ++i) {
     TENSORD_ASSIGN_OR_RETURN(Bins b, MakeBins(op, c, in[i], size[i], input.device()));
     bins.push_back(std::move(b));
   }
   const int64_t first = rank - nd;  // the first spatial dim
-  if (!max) {
-    // Dim by dim: (…, L0, L1, …) -> (…, o0, K0, L1, …) -> (…, o0, L1, …) -> …
-    Tensor g = input;
-    for (int64_t i = 0; i < nd; ++i) {
-      TENSORD_ASSIGN_OR_RETURN(g, Gather(c, g, first + i, bins[i]));
-      TENSORD_ASSIGN_OR_RETURN(g, BinMean(c, g, first + i, bins[i]));
-    }
-    TENSORD_ASSIGN_OR_RETURN(g, c.Contiguous(g));
-    return std::move(c).Finish({g});
-  }
-  // Gathered (…, o0, K0, o1, K1, …), laid out (…, o0, o1, …, K0, K1, …) and the bins
-  // flattened: the max and where it is.
+  // Dim by dim: (…, L0, L1, …) -> (…, o0, K0, L1, …) -> (…, o0, L1, …) -> …
   Tensor g = input;
   for (int64_t i = 0; i < nd; ++i) {
-    TENSORD_ASSIGN_OR_RETURN(g, Gather(c, g, first + 2 * i, bins[i]));
+    TENSORD_ASSIGN_OR_RETURN(g, Gather(c, g, first + i, bins[i]));
+    TENSORD_ASSIGN_OR_RETURN(g, BinMean(c, g, first + i, bins[i]));
   }
-  DimVector perm, flat_shape(out_shape.begin(), out_shape.end()), k;
-  for (int64_t d = 0; d < first; ++d) perm.push_back(d);
-  for (int64_t i = 0; i < nd; ++i) perm.push_back(first + 2 * i);
-  int64_t volume = 1;
-  for (int64_t i = 0; i < nd; ++i) {
-    perm.push_back(first + 2 * i + 1);
-    k.push_back(bins[i].k);
-    volume *= bins[i].k;  // the gathered tensor's size bounds it
-  }
-  flat_shape.push_back(volume);
-  TENSORD_ASSIGN_OR_RETURN(g, Permute(g, perm));
-  TENSORD_ASSIGN_OR_RETURN(g, c.Reshape(g, flat_shape));
-  TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> mx,
-                           c.Op("max.dim", {g}, Attrs().Set("dim", int64_t{-1})));
-  if (!with_indices) return std::move(c).Finish({mx[0]});
-  TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> coords, Unravel(c, mx[1], k));
-  for (int64_t i = 0; i < nd; ++i) {
-    TENSORD_ASSIGN_OR_RETURN(const Tensor start, View(bins[i].starts, Along(nd, i, size[i])));
-    TENSORD_ASSIGN_OR_RETURN(coords[i], c.Op1("add", {coords[i], start}));
-  }
-  TENSORD_ASSIGN_OR_RETURN(Tensor index, FlatIndex(c, coords, in));
-  return std::move(c).Finish({mx[0], index});
+  TENSORD_ASSIGN_OR_RETURN(g, c.Contiguous(g));
+  return std::move(c).Finish({g});
 }
 
 // max_unpool2d / max_unpool3d: zeros of (N, C, *output_size) with each value of self put at its

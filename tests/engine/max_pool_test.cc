@@ -1,7 +1,8 @@
 // The max pool kernels (kernels/pool.h): the CPU loop (engine/cpu/pool_kernels.cc, whose
 // interior outputs are folded tap by tap across a row) and MaxPoolWindow, the per-output
 // function the CUDA kernel runs, against a definition written here from torch's kernels, over
-// random geometries (kernel, stride, padding up to half the kernel, dilation, 2-d and 3-d),
+// random geometries (kernel, stride, padding up to half the kernel, dilation, 2-d and 3-d;
+// adaptive bins [floor(o * in / out), ceil((o + 1) * in / out))),
 // layouts (contiguous, channels-last, transposed) and data with ties, NaNs and -inf. Needs no
 // GPU: MaxPoolWindow is host/device code.
 #include <cmath>
@@ -31,19 +32,28 @@ void Reference(const MaxPoolCall& c, const T* input, std::vector<double>* values
       for (int64_t y = 0; y < c.out_size[1]; ++y) {
         for (int64_t x = 0; x < c.out_size[2]; ++x) {
           const int64_t o[3] = {z, y, x};
-          int64_t first[3];
+          // Per dim: the taps start[d] + t * step[d] for t < taps[d].
+          int64_t first[3], start[3], step[3], taps[3];
           for (int d = 0; d < 3; ++d) {
-            first[d] = o[d] * c.stride[d] - c.padding[d];
-            while (first[d] < 0) first[d] += c.dilation[d];
+            if (c.adaptive) {
+              start[d] = o[d] * c.in[d] / c.out_size[d];
+              const int64_t end = (o[d] + 1) * c.in[d] / c.out_size[d] +
+                                  ((o[d] + 1) * c.in[d] % c.out_size[d] != 0 ? 1 : 0);
+              step[d] = 1, taps[d] = end - start[d];
+            } else {
+              start[d] = o[d] * c.stride[d] - c.padding[d];
+              step[d] = c.dilation[d], taps[d] = c.kernel[d];
+            }
+            first[d] = start[d];
+            while (first[d] < 0) first[d] += step[d];
           }
           double best = -std::numeric_limits<double>::infinity();
           int64_t at = (first[0] * c.in[1] + first[1]) * c.in[2] + first[2];
-          for (int64_t a = 0; a < c.kernel[0]; ++a) {
-            for (int64_t b = 0; b < c.kernel[1]; ++b) {
-              for (int64_t e = 0; e < c.kernel[2]; ++e) {
-                const int64_t p[3] = {z * c.stride[0] - c.padding[0] + a * c.dilation[0],
-                                      y * c.stride[1] - c.padding[1] + b * c.dilation[1],
-                                      x * c.stride[2] - c.padding[2] + e * c.dilation[2]};
+          for (int64_t a = 0; a < taps[0]; ++a) {
+            for (int64_t b = 0; b < taps[1]; ++b) {
+              for (int64_t e = 0; e < taps[2]; ++e) {
+                const int64_t p[3] = {start[0] + a * step[0], start[1] + b * step[1],
+                                      start[2] + e * step[2]};
                 bool inside = true;
                 for (int d = 0; d < 3; ++d) inside = inside && p[d] >= 0 && p[d] < c.in[d];
                 if (!inside) continue;
@@ -79,7 +89,13 @@ void CheckRandomPools(DType dtype, uint32_t seed) {
     c.n = pick(1, 2);
     c.c = pick(1, 3);
     const int nd = trial % 3 == 0 ? 3 : 2;
+    c.adaptive = trial % 5 == 4;
     for (int d = 3 - nd; d < 3; ++d) {
+      if (c.adaptive) {
+        c.in[d] = pick(1, d == 2 ? 40 : 9);
+        c.out_size[d] = pick(1, 2 * c.in[d] + 1);  // bins longer and shorter than one element
+        continue;
+      }
       c.kernel[d] = pick(1, 4);
       c.stride[d] = pick(1, 3);
       c.padding[d] = pick(0, c.kernel[d] / 2);
@@ -125,7 +141,7 @@ void CheckRandomPools(DType dtype, uint32_t seed) {
     std::vector<int64_t> want_index;
     Reference(c, input.data(), &want, &want_index);
     const std::string where =
-        absl::StrCat("trial ", trial, ": in ", c.in[0], "x", c.in[1], "x", c.in[2], " kernel ",
+        absl::StrCat("trial ", trial, c.adaptive ? " adaptive" : "", ": in ", c.in[0], "x", c.in[1], "x", c.in[2], " kernel ",
                      c.kernel[0], "x", c.kernel[1], "x", c.kernel[2], " stride ", c.stride[0],
                      "x", c.stride[1], "x", c.stride[2], " padding ", c.padding[0], "x",
                      c.padding[1], "x", c.padding[2], " dilation ", c.dilation[0], "x",

@@ -527,6 +527,17 @@ CASES = {
         m.tensor(NANS_3D), 2, 1, 1, return_indices=True)[0],
     "max_pool3d(indices, several NaNs)[indices]": lambda m: fn(m).max_pool3d(
         m.tensor(NANS_3D), 2, 1, 1, return_indices=True)[1],
+    "adaptive_max_pool2d(several NaNs)[values]": lambda m: fn(m).adaptive_max_pool2d(
+        m.tensor(NANS_2D), (2, 3), return_indices=True)[0],
+    "adaptive_max_pool2d(several NaNs)[indices]": lambda m: fn(m).adaptive_max_pool2d(
+        m.tensor(NANS_2D), (2, 3), return_indices=True)[1],
+    "adaptive_max_pool1d(several NaNs)[indices]": lambda m: fn(m).adaptive_max_pool1d(
+        m.tensor(NANS_2D)[0], 3, return_indices=True)[1],
+    "adaptive_max_pool3d(several NaNs)[indices]": lambda m: fn(m).adaptive_max_pool3d(
+        m.tensor(NANS_3D), (1, 2, 1), return_indices=True)[1],
+    "adaptive_max_pool2d(channels_last, more bins than rows)[indices]": lambda m: fn(
+        m).adaptive_max_pool2d(T(m, "big").contiguous(memory_format=m.channels_last), (9, 4),
+                               return_indices=True)[1],
     # A dilated window with no element inside the input: -inf, at its first position past it.
     "max_pool2d(indices, a dilated window outside)[values]": lambda m: fn(m).max_pool2d(
         m.arange(4.).view(1, 1, 2, 2), 2, 1, 1, 3, return_indices=True)[0],

@@ -104,8 +104,8 @@ class CpuBackendImpl final : public Backend {
     cpu::Conv2d(call);
     return absl::OkStatus();
   }
-  absl::Status MaxPool(const MaxPoolCall& call) override {
-    cpu::MaxPool(call);
+  absl::Status Pool(const PoolCall& call) override {
+    cpu::Pool(call);
     return absl::OkStatus();
   }
 

@@ -7,8 +7,9 @@
 namespace tensord::engine::cpu {
 
 // Runs `call`: the output rows (n, c, d, h) shared by the pool's threads, each row's windows
-// read in place (no padded copy, no window copies).
-void MaxPool(const MaxPoolCall& call);
+// read in place (no padded copy, no window copies); the outputs whose windows lie inside the
+// input along W folded tap by tap across the row, in vectorized loops.
+void Pool(const PoolCall& call);
 
 }  // namespace tensord::engine::cpu
 

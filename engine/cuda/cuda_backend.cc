@@ -656,10 +656,10 @@ class CudaBackend final : public Backend {
     return status;
   }
 
-  absl::Status MaxPool(const MaxPoolCall& call) override {
-    TENSORD_CUDA_TRY(UseDevice(device_.index), "max_pool");
+  absl::Status Pool(const PoolCall& call) override {
+    TENSORD_CUDA_TRY(UseDevice(device_.index), "pool");
     const LaunchTarget to = TargetFor(this, device_.index);
-    return Finish(LaunchMaxPool(call, to.stream), to, "max_pool");
+    return Finish(LaunchPool(call, to.stream), to, "pool");
   }
 
   absl::Status LayerNorm(const LayerNormCall& call) override {

@@ -1,5 +1,8 @@
-// CUDA max pool: each output's window read in place by MaxPoolWindow (kernels/pool.h), the
-// function the CPU loop uses for its edge outputs, so both devices name the same maxima.
+// CUDA pooling: each output's window read in place by MaxPoolWindow or AvgPoolWindow
+// (kernels/pool.h), the functions the CPU loop uses for its edge outputs, so both devices
+// compute the same maxima, indices and sums.
+#include <type_traits>
+
 #include "engine/cuda/grid.h"
 #include "engine/cuda/pool_kernels.h"
 #include "engine/kernels/element_math.h"
@@ -8,7 +11,7 @@ namespace tensord::engine::cuda {
 namespace {
 
 template <typename T>
-__global__ void MaxPoolKernel(MaxPoolCall c, int64_t n) {
+__global__ void PoolKernel(PoolCall c, int64_t n) {
   const int64_t od = c.out_size[0], oh = c.out_size[1], ow = c.out_size[2];
   T* out = reinterpret_cast<T*>(c.out);
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
@@ -17,23 +20,31 @@ __global__ void MaxPoolKernel(MaxPoolCall c, int64_t n) {
     const int64_t plane = i / (ow * oh * od);
     const T* base = reinterpret_cast<const T*>(c.input) + plane / c.c * c.input_strides[0] +
                     plane % c.c * c.input_strides[1];
-    Calc<T> best;
-    int64_t at;
-    MaxPoolWindow<T>(c, base, MaxPoolSpan(c, 0, z), MaxPoolSpan(c, 1, y), MaxPoolSpan(c, 2, x),
-                     &best, &at);
-    out[i] = Convert<T>(best);
-    if (c.indices != nullptr) c.indices[i] = at;
+    const PoolSpan zs = WindowSpan(c, 0, z), ys = WindowSpan(c, 1, y), xs = WindowSpan(c, 2, x);
+    if (c.kind == PoolKind::kAvg) {
+      out[i] = Convert<T>(AvgPoolWindow<T>(c, base, zs, ys, xs, AvgPoolDivisor(c, z, y, x)));
+      continue;
+    }
+    if constexpr (kIsFloat<T>) {
+      Calc<T> best;
+      int64_t at;
+      MaxPoolWindow<T>(c, base, zs, ys, xs, &best, &at);
+      out[i] = Convert<T>(best);
+      if (c.indices != nullptr) c.indices[i] = at;
+    }
   }
 }
 
 }  // namespace
 
-cudaError_t LaunchMaxPool(const MaxPoolCall& c, cudaStream_t stream) {
+cudaError_t LaunchPool(const PoolCall& c, cudaStream_t stream) {
   const int64_t n = c.n * c.c * c.out_size[0] * c.out_size[1] * c.out_size[2];
   if (n == 0) return cudaSuccess;
   DispatchDType(c.dtype, [&](auto t) {
     using T = decltype(t);
-    if constexpr (kIsFloat<T>) MaxPoolKernel<T><<<GridFor(n, 256), 256, 0, stream>>>(c, n);
+    if constexpr (kIsFloat<T> || std::is_same_v<T, int64_t>) {
+      PoolKernel<T><<<GridFor(n, 256), 256, 0, stream>>>(c, n);
+    }
   });
   return cudaGetLastError();
 }

@@ -1,4 +1,4 @@
-// Launcher of the CUDA max pool (kernels/pool.h); the window arithmetic is the CPU's.
+// Launcher of the CUDA pooling kernel (kernels/pool.h); the window arithmetic is the CPU's.
 #ifndef TENSORD_ENGINE_CUDA_POOL_KERNELS_H_
 #define TENSORD_ENGINE_CUDA_POOL_KERNELS_H_
 
@@ -8,8 +8,9 @@
 
 namespace tensord::engine::cuda {
 
-// max_pool2d/3d, a thread per output position (grid-stride). Enqueues on `stream`.
-cudaError_t LaunchMaxPool(const MaxPoolCall& call, cudaStream_t stream);
+// max_pool, adaptive_max_pool and avg_pool, a thread per output position (grid-stride).
+// Enqueues on `stream`.
+cudaError_t LaunchPool(const PoolCall& call, cudaStream_t stream);
 
 }  // namespace tensord::engine::cuda
 

@@ -1,10 +1,9 @@
 // Pooling: max_pool2d/3d (values, or values and indices), avg_pool2d/3d and the adaptive pools,
 // with torch 1.13's argument rules and messages (Pool.h's pooling_output_shape,
-// pool2d_shape_check and pool3d_shape_check). max_pool and adaptive_max_pool run the backend's
-// kernel (Backend::MaxPool: the windows read in place, torch's NaN and index rules); the others
-// are compositions that every device runs with the kernels it has: avg_pool's input padded with
-// 0 where a window reaches past it, every window a strided view of it, one sum over the window
-// dims and a divisor per output position; adaptive_avg_pool's bins gathered and averaged.
+// pool2d_shape_check and pool3d_shape_check). max_pool, adaptive_max_pool and avg_pool run the
+// backend's kernel (Backend::Pool: the windows read in place, torch's NaN and index rules and
+// its order of additions); adaptive_avg_pool is a composition that every device runs with the
+// kernels it has (bins gathered and averaged, or one mean when the bins are equal).
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -192,37 +191,6 @@ absl::StatusOr<Pool> Geometry(absl::string_view op, int64_t nd, bool avg, const 
   return g;
 }
 
-// Every window of `x` (n, c, *in), padded with `fill` where a window reaches past it, as the
-// view (n, c, *k, *out).
-absl::StatusOr<Tensor> Windows(Composition& c, const Pool& g, const Tensor& x,
-                               const Scalar& fill) {
-  std::vector<int64_t> pad;  // constant_pad_nd's order: the last dim first
-  bool padded = false;
-  for (int64_t i = g.nd - 1; i >= 0; --i) {
-    const int64_t need = (g.out[i] - 1) * g.s[i] + g.d[i] * (g.k[i] - 1) + 1;
-    const int64_t after = std::max<int64_t>(need - g.in[i] - g.p[i], 0);
-    pad.push_back(g.p[i]);
-    pad.push_back(after);
-    padded = padded || g.p[i] > 0 || after > 0;
-  }
-  Tensor p = x;
-  if (padded) {
-    TENSORD_ASSIGN_OR_RETURN(
-        p, c.Op1("constant_pad_nd", {x}, Attrs().Set("pad", pad).Set("value", fill)));
-  }
-  const IntList st = p.strides();
-  DimVector sizes = {g.n, g.c}, strides = {st[0], st[1]};
-  for (const DimVector* step : {&g.d, &g.s}) {
-    for (int64_t i = 0; i < g.nd; ++i) {
-      const std::optional<int64_t> s = CheckedMul((*step)[i], st[2 + i]);
-      if (!s) return RuntimeError("pool", "the window's strides overflow int64");
-      strides.push_back(*s);
-      sizes.push_back(step == &g.d ? g.k[i] : g.out[i]);
-    }
-  }
-  return AsStrided(p, sizes, strides, p.storage_offset());
-}
-
 absl::StatusOr<Tensor> Batched(const Pool& g, const Tensor& input) {
   return g.batched ? input : Unsqueeze(input, 0);
 }
@@ -236,13 +204,6 @@ absl::StatusOr<Tensor> Positions(Composition& c, int64_t n, int64_t step, int64_
   TENSORD_ASSIGN_OR_RETURN(Tensor range, c.Arange(Scalar(start), Scalar(start + n * step),
                                                     Scalar(step), DType::kInt64, device));
   return View(range, shape);
-}
-
-// Shape (1, …, size, …, 1) of `rank` dims with `size` at dim `at`.
-DimVector Along(int64_t rank, int64_t at, int64_t size) {
-  DimVector shape(rank, 1);
-  shape[at] = size;
-  return shape;
 }
 
 // The dtypes torch 1.13's pooling kernels take: floating types (float16 off the CPU; 3-d pools
@@ -259,12 +220,12 @@ absl::Status CheckPoolDType(absl::string_view op, const Pool& g, bool avg, const
   return KernelNotImplemented(op, kernel, dtype);
 }
 
-// max_pool and adaptive_max_pool by the backend's kernel (kernels/pool.h: the windows read in
-// place, torch's NaN and index rules) over x (n, c, *in): `call` holds the nd spatial dims'
-// geometry at its last nd places. Values and indices (n, c, *out), contiguous.
-absl::StatusOr<std::vector<Tensor>> MaxPoolByKernel(absl::string_view op, Composition& c,
-                                                    const Tensor& x, int64_t nd, MaxPoolCall call,
-                                                    bool with_indices) {
+// A pool by the backend's kernel (kernels/pool.h: the windows read in place, torch's rules)
+// over x (n, c, *in): `call` holds the kind and the nd spatial dims' geometry at its last nd
+// places. The values, and with_indices the max's indices, (n, c, *out), contiguous.
+absl::StatusOr<std::vector<Tensor>> PoolByKernel(absl::string_view op, Composition& c,
+                                                 const Tensor& x, int64_t nd, PoolCall call,
+                                                 bool with_indices) {
   DimVector out_sizes = {x.size(0), x.size(1)};
   for (int64_t i = 0; i < nd; ++i) out_sizes.push_back(call.out_size[3 - nd + i]);
   TENSORD_ASSIGN_OR_RETURN(
@@ -295,9 +256,25 @@ absl::StatusOr<std::vector<Tensor>> MaxPoolByKernel(absl::string_view op, Compos
     call.input = x.data();
     call.out = values.data();
     call.indices = index.defined() ? index.data_as<int64_t>() : nullptr;
-    return backend->MaxPool(call);
+    return backend->Pool(call);
   };
   return c.Add(std::move(pool));
+}
+
+// The kernel's description of max_pool's or avg_pool's windows.
+PoolCall WindowCall(PoolKind kind, const Pool& g) {
+  PoolCall call;
+  call.kind = kind;
+  for (int64_t i = 0; i < g.nd; ++i) {
+    const int64_t at = 3 - g.nd + i;  // a 2-d pool is a 3-d one of depth 1
+    call.in[at] = g.in[i];
+    call.out_size[at] = g.out[i];
+    call.kernel[at] = g.k[i];
+    call.stride[at] = g.s[i];
+    call.padding[at] = g.p[i];
+    call.dilation[at] = g.d[i];
+  }
+  return call;
 }
 
 absl::StatusOr<PlannedOp> PlanMaxPool(absl::string_view op, int64_t nd, const Tensor& input,
@@ -306,18 +283,9 @@ absl::StatusOr<PlannedOp> PlanMaxPool(absl::string_view op, int64_t nd, const Te
   TENSORD_RETURN_IF_ERROR(CheckPoolDType(op, g, false, input));
   Composition c({input});
   TENSORD_ASSIGN_OR_RETURN(const Tensor x, Batched(g, input));
-  MaxPoolCall call;
-  for (int64_t i = 0; i < nd; ++i) {
-    const int64_t at = 3 - nd + i;  // a 2-d pool is a 3-d one of depth 1
-    call.in[at] = g.in[i];
-    call.out_size[at] = g.out[i];
-    call.kernel[at] = g.k[i];
-    call.stride[at] = g.s[i];
-    call.padding[at] = g.p[i];
-    call.dilation[at] = g.d[i];
-  }
-  TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
-                           MaxPoolByKernel(op, c, x, nd, call, with_indices));
+  TENSORD_ASSIGN_OR_RETURN(
+      std::vector<Tensor> outs,
+      PoolByKernel(op, c, x, nd, WindowCall(PoolKind::kMax, g), with_indices));
   for (Tensor& t : outs) {
     TENSORD_ASSIGN_OR_RETURN(t, Unbatched(g, t));
   }
@@ -334,54 +302,14 @@ absl::StatusOr<PlannedOp> PlanAvgPool(absl::string_view op, int64_t nd, const Te
     return RuntimeError(op, "divisor must be not zero");
   }
   TENSORD_RETURN_IF_ERROR(CheckPoolDType(op, g, true, input));
-  const DType dtype = input.dtype();
   Composition c({input});
   TENSORD_ASSIGN_OR_RETURN(const Tensor x, Batched(g, input));
-  TENSORD_ASSIGN_OR_RETURN(const Tensor win, Windows(c, g, x, Scalar(int64_t{0})));
-  std::vector<int64_t> window_dims;
-  int64_t volume = 1;
-  for (int64_t i = 0; i < nd; ++i) {
-    window_dims.push_back(2 + i);
-    volume *= g.k[i];  // each below 2^31, the product below the padded input's size
-  }
-  TENSORD_ASSIGN_OR_RETURN(
-      Tensor total, c.Op1("sum", {win}, Attrs().Set("dim", window_dims).Set("dtype", dtype)));
-  // Integers divide as torch's kernel does, truncating; floating types divide exactly.
-  Attrs div;
-  if (!IsFloating(dtype)) div.Set("rounding_mode", int64_t{1});
-  Tensor count;
-  if (divisor.has_value() || (count_include_pad && !g.ceil_mode)) {
-    TENSORD_ASSIGN_OR_RETURN(count, WrapNumber(Scalar(divisor.value_or(volume))));
-  } else {
-    // Each window's extent per dim, clipped to the padded input (and to the input itself when
-    // padding does not count), multiplied over the dims.
-    for (int64_t i = 0; i < nd; ++i) {
-      TENSORD_ASSIGN_OR_RETURN(const Tensor start,
-                               Positions(c, g.out[i], g.s[i], -g.p[i], Along(nd, i, g.out[i]),
-                                         input.device()));
-      TENSORD_ASSIGN_OR_RETURN(const Tensor kk, WrapNumber(Scalar(g.k[i])));
-      TENSORD_ASSIGN_OR_RETURN(Tensor end, c.Op1("add", {start, kk}));
-      TENSORD_ASSIGN_OR_RETURN(
-          end, c.Op1("clamp_max", {end}, Attrs().Set("max", Scalar(g.in[i] + g.p[i]))));
-      Tensor begin = start;
-      if (!count_include_pad) {
-        TENSORD_ASSIGN_OR_RETURN(end,
-                                 c.Op1("clamp_max", {end}, Attrs().Set("max", Scalar(g.in[i]))));
-        TENSORD_ASSIGN_OR_RETURN(
-            begin, c.Op1("clamp_min", {start}, Attrs().Set("min", Scalar(int64_t{0}))));
-      }
-      TENSORD_ASSIGN_OR_RETURN(Tensor extent, c.Op1("sub", {end, begin}));
-      if (count.defined()) {
-        TENSORD_ASSIGN_OR_RETURN(count, c.Op1("mul", {count, extent}));
-      } else {
-        count = extent;
-      }
-    }
-    TENSORD_ASSIGN_OR_RETURN(count, c.ToDType(count, dtype));
-  }
-  TENSORD_ASSIGN_OR_RETURN(Tensor out, c.Op1("div", {total, count}, div));
-  TENSORD_ASSIGN_OR_RETURN(out, c.Contiguous(out));
-  TENSORD_ASSIGN_OR_RETURN(out, Unbatched(g, out));
+  PoolCall call = WindowCall(PoolKind::kAvg, g);
+  call.count_include_pad = count_include_pad;
+  call.divisor = divisor.value_or(0);
+  TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
+                           PoolByKernel(op, c, x, nd, call, /*with_indices=*/false));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor out, Unbatched(g, outs[0]));
   return std::move(c).Finish({out});
 }
 
@@ -545,7 +473,7 @@ absl::StatusOr<PlannedOp> PlanAdaptivePool(absl::string_view op, int64_t nd,
     return std::move(c).Finish({out});
   }
   if (max) {
-    MaxPoolCall call;
+    PoolCall call;
     call.adaptive = true;
     for (int64_t i = 0; i < nd; ++i) {
       if (!CheckedMul(size[i] + 1, in[i])) return BinsOverflow(op, in[i], size[i]);
@@ -555,7 +483,7 @@ absl::StatusOr<PlannedOp> PlanAdaptivePool(absl::string_view op, int64_t nd,
     const bool batched = rank == nd + 2;
     TENSORD_ASSIGN_OR_RETURN(const Tensor x, batched ? input : Unsqueeze(input, 0));
     TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
-                             MaxPoolByKernel(op, c, x, nd, call, with_indices));
+                             PoolByKernel(op, c, x, nd, call, with_indices));
     for (Tensor& t : outs) {
       if (!batched) {
         TENSORD_ASSIGN_OR_RETURN(t, SqueezeDim(t, 0));

@@ -116,8 +116,8 @@ class Backend {
   // A 2-d convolution (kernels/matmul.h). Only the CPU has its own kernel: other devices run
   // conv2d's planned composition (im2col by copy, then their batched product).
   virtual absl::Status Conv2d(const Conv2dCall& call);
-  // max_pool2d/3d with or without indices (kernels/pool.h).
-  virtual absl::Status MaxPool(const MaxPoolCall& call);
+  // max_pool, adaptive_max_pool and avg_pool (kernels/pool.h).
+  virtual absl::Status Pool(const PoolCall& call);
   // Fills the contiguous `out` (`n` elements) with draws (kernels/random.h); bernoulli with a
   // tensor of probabilities reads them from the contiguous float64 `probs` and fails the op
   // (naming `bernoulli`) when one is outside [0, 1].

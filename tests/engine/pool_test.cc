@@ -1,11 +1,16 @@
-// The max pool kernels (kernels/pool.h): the CPU loop (engine/cpu/pool_kernels.cc, whose
-// interior outputs are folded tap by tap across a row) and MaxPoolWindow, the per-output
-// function the CUDA kernel runs, against a definition written here from torch's kernels, over
+// The pooling kernels (kernels/pool.h): the CPU loop (engine/cpu/pool_kernels.cc, whose
+// interior outputs are folded tap by tap across a row) and MaxPoolWindow / AvgPoolWindow, the
+// per-output functions the CUDA kernel runs, against definitions written here from torch's
+// kernels (max: the last NaN wins; avg: a sum in row-major order in the computation type, the
+// divisor with or without the padding, or given), over
 // random geometries (kernel, stride, padding up to half the kernel, dilation, 2-d and 3-d;
 // adaptive bins [floor(o * in / out), ceil((o + 1) * in / out))),
 // layouts (contiguous, channels-last, transposed) and data with ties, NaNs and -inf. Needs no
-// GPU: MaxPoolWindow is host/device code.
+// GPU: the per-output functions are host/device code.
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -24,7 +29,7 @@ namespace {
 // in [0, kernel) that fall inside the input; a NaN or a larger value takes the max's place; with
 // no such value the index is the window's first tap at or past 0.
 template <typename T>
-void Reference(const MaxPoolCall& c, const T* input, std::vector<double>* values,
+void Reference(const PoolCall& c, const T* input, std::vector<double>* values,
                std::vector<int64_t>* indices) {
   for (int64_t plane = 0; plane < c.n * c.c; ++plane) {
     const T* base = input + plane / c.c * c.input_strides[0] + plane % c.c * c.input_strides[1];
@@ -84,7 +89,7 @@ void CheckRandomPools(DType dtype, uint32_t seed) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
   };
   for (int trial = 0; trial < 300; ++trial) {
-    MaxPoolCall c;
+    PoolCall c;
     c.dtype = dtype;
     c.n = pick(1, 2);
     c.c = pick(1, 3);
@@ -132,11 +137,11 @@ void CheckRandomPools(DType dtype, uint32_t seed) {
     c.input = reinterpret_cast<const char*>(input.data());
     c.out = reinterpret_cast<char*>(out.data());
     c.indices = index.data();
-    cpu::MaxPool(c);
-    MaxPoolCall plain = c;  // values only: the loop without indices
+    cpu::Pool(c);
+    PoolCall plain = c;  // values only: the loop without indices
     plain.out = reinterpret_cast<char*>(out_plain.data());
     plain.indices = nullptr;
-    cpu::MaxPool(plain);
+    cpu::Pool(plain);
     std::vector<double> want;
     std::vector<int64_t> want_index;
     Reference(c, input.data(), &want, &want_index);
@@ -159,13 +164,130 @@ void CheckRandomPools(DType dtype, uint32_t seed) {
       const T* base = input.data() + p / c.c * st[0] + p % c.c * st[1];
       Calc<T> best;
       int64_t at;
-      MaxPoolWindow<T>(c, base, MaxPoolSpan(c, 0, z), MaxPoolSpan(c, 1, y), MaxPoolSpan(c, 2, x),
+      MaxPoolWindow<T>(c, base, WindowSpan(c, 0, z), WindowSpan(c, 1, y), WindowSpan(c, 2, x),
                        &best, &at);
       ASSERT_TRUE(Same(static_cast<float>(best), want[i])) << where << " output " << i;
       ASSERT_EQ(at, want_index[i]) << where << " output " << i;
     }
   }
 }
+
+// avg_pool as torch's kernels compute it: per dim start = o * stride - padding, end =
+// min(start + kernel, in + padding), the padded size (end - start) multiplied over the dims,
+// then both clipped to the input; the clipped window's elements added in row-major order in
+// Calc<T> (integers wrapping), divided by the override, the padded size or the clipped one
+// (integers truncating); an empty window gives 0.
+template <typename T>
+Calc<T> AvgReference(const PoolCall& c, const T* base, int64_t z, int64_t y, int64_t x) {
+  using C = Calc<T>;
+  const int64_t o[3] = {z, y, x};
+  int64_t lo[3], hi[3], size = 1, inside = 1;
+  for (int d = 0; d < 3; ++d) {
+    lo[d] = o[d] * c.stride[d] - c.padding[d];
+    hi[d] = std::min(lo[d] + c.kernel[d], c.in[d] + c.padding[d]);
+    size *= hi[d] - lo[d];
+    lo[d] = std::max<int64_t>(lo[d], 0);
+    hi[d] = std::min(hi[d], c.in[d]);
+    if (lo[d] >= hi[d]) return C(0);
+    inside *= hi[d] - lo[d];
+  }
+  C sum = 0;
+  for (int64_t a = lo[0]; a < hi[0]; ++a) {
+    for (int64_t b = lo[1]; b < hi[1]; ++b) {
+      for (int64_t e = lo[2]; e < hi[2]; ++e) {
+        const C v = static_cast<C>(base[a * c.input_strides[2] + b * c.input_strides[3] +
+                                        e * c.input_strides[4]]);
+        if constexpr (std::is_integral_v<C>) {
+          sum = static_cast<C>(static_cast<uint64_t>(sum) + static_cast<uint64_t>(v));
+        } else {
+          sum += v;
+        }
+      }
+    }
+  }
+  const int64_t divisor = c.divisor != 0 ? c.divisor : c.count_include_pad ? size : inside;
+  return sum / static_cast<C>(divisor);
+}
+
+template <typename T>
+void CheckRandomAvgPools(DType dtype, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  for (int trial = 0; trial < 300; ++trial) {
+    PoolCall c;
+    c.kind = PoolKind::kAvg;
+    c.dtype = dtype;
+    c.n = pick(1, 2);
+    c.c = pick(1, 3);
+    c.count_include_pad = trial % 2 == 0;
+    c.divisor = trial % 7 == 3 ? pick(-5, 5) : 0;
+    if (c.divisor == 0 && trial % 7 == 3) c.divisor = 3;
+    const int nd = trial % 3 == 0 ? 3 : 2;
+    const bool ceil_mode = trial % 4 >= 2;
+    for (int d = 3 - nd; d < 3; ++d) {
+      c.kernel[d] = pick(1, 5);
+      c.stride[d] = pick(1, 3);
+      c.padding[d] = pick(0, c.kernel[d] / 2);
+      c.in[d] = std::max<int64_t>(pick(1, d == 2 ? 40 : 7), c.kernel[d] - 2 * c.padding[d]);
+      const int64_t span = c.in[d] + 2 * c.padding[d] - c.kernel[d];
+      int64_t out = (span + (ceil_mode ? c.stride[d] - 1 : 0)) / c.stride[d] + 1;
+      if (ceil_mode && (out - 1) * c.stride[d] >= c.in[d] + c.padding[d]) --out;
+      c.out_size[d] = out;
+    }
+    const int layout = trial % 4 == 1 ? 1 : trial % 4 == 2 ? 2 : 0;
+    const int64_t plane = c.in[0] * c.in[1] * c.in[2];
+    int64_t* st = c.input_strides;
+    if (layout == 1) {
+      st[1] = 1, st[4] = c.c, st[3] = c.c * c.in[2], st[2] = c.c * c.in[2] * c.in[1];
+      st[0] = c.c * plane;
+    } else {
+      st[0] = c.c * plane, st[1] = plane, st[2] = c.in[1] * c.in[2];
+      st[3] = layout == 2 ? 1 : c.in[2];
+      st[4] = layout == 2 ? c.in[1] : 1;
+    }
+    std::vector<T> input(static_cast<size_t>(c.n * c.c * plane));
+    std::uniform_real_distribution<double> real(-3, 3);
+    for (T& v : input) {
+      if constexpr (std::is_same_v<T, int64_t>) {
+        v = trial % 5 == 0 ? static_cast<int64_t>(rng()) << 31 : pick(-100, 100);  // wraps too
+      } else {
+        v = static_cast<T>(static_cast<float>(real(rng)));
+      }
+    }
+    const int64_t outputs = c.n * c.c * c.out_size[0] * c.out_size[1] * c.out_size[2];
+    std::vector<T> out(static_cast<size_t>(outputs));
+    c.input = reinterpret_cast<const char*>(input.data());
+    c.out = reinterpret_cast<char*>(out.data());
+    cpu::Pool(c);
+    const std::string where = absl::StrCat(
+        "trial ", trial, ": in ", c.in[0], "x", c.in[1], "x", c.in[2], " kernel ", c.kernel[0],
+        "x", c.kernel[1], "x", c.kernel[2], " stride ", c.stride[0], "x", c.stride[1], "x",
+        c.stride[2], " padding ", c.padding[0], "x", c.padding[1], "x", c.padding[2],
+        " count_include_pad ", c.count_include_pad, " divisor ", c.divisor, " layout ", layout);
+    for (int64_t i = 0; i < outputs; ++i) {
+      const int64_t x = i % c.out_size[2], y = i / c.out_size[2] % c.out_size[1];
+      const int64_t z = i / (c.out_size[2] * c.out_size[1]) % c.out_size[0];
+      const int64_t p = i / (c.out_size[2] * c.out_size[1] * c.out_size[0]);
+      const T* base = input.data() + p / c.c * st[0] + p % c.c * st[1];
+      const T want = Convert<T>(AvgReference<T>(c, base, z, y, x));
+      const T shared = Convert<T>(AvgPoolWindow<T>(c, base, WindowSpan(c, 0, z),
+                                                   WindowSpan(c, 1, y), WindowSpan(c, 2, x),
+                                                   AvgPoolDivisor(c, z, y, x)));
+      // Compared as bits: the same additions in the same order round the same.
+      ASSERT_EQ(std::memcmp(&out[i], &want, sizeof(T)), 0) << where << " output " << i;
+      ASSERT_EQ(std::memcmp(&shared, &want, sizeof(T)), 0) << where << " output " << i;
+    }
+  }
+}
+
+TEST(AvgPoolTest, Float32AddsInTorchsOrderOverGeometriesAndLayouts) {
+  CheckRandomAvgPools<float>(DType::kFloat32, 11);
+}
+TEST(AvgPoolTest, Float64AddsInTorchsOrder) { CheckRandomAvgPools<double>(DType::kFloat64, 12); }
+TEST(AvgPoolTest, BFloat16AddsInFloat) { CheckRandomAvgPools<BFloat16>(DType::kBFloat16, 13); }
+TEST(AvgPoolTest, Int64WrapsAndTruncates) { CheckRandomAvgPools<int64_t>(DType::kInt64, 14); }
 
 TEST(MaxPoolTest, Float32MatchesTorchsRuleOverGeometriesAndLayouts) {
   CheckRandomPools<float>(DType::kFloat32, 1);

@@ -23,7 +23,8 @@ void PoolOne(const PoolCall& c, const T* base, const PoolSpan& zs, const PoolSpa
              int64_t z, int64_t y, int64_t x, T* out, int64_t* index) {
   const PoolSpan xs = WindowSpan(c, 2, x);
   if constexpr (kFold == Fold::kSum) {
-    *out = Convert<T>(AvgPoolWindow<T>(c, base, zs, ys, xs, AvgPoolDivisor(c, z, y, x)));
+    const int64_t divisor = c.adaptive ? 1 : AvgPoolDivisor(c, z, y, x);
+    *out = Convert<T>(AvgPoolWindow<T>(c, base, zs, ys, xs, divisor));
   } else {
     Calc<T> best;
     int64_t at;

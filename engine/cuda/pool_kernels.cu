@@ -22,7 +22,8 @@ __global__ void PoolKernel(PoolCall c, int64_t n) {
                     plane % c.c * c.input_strides[1];
     const PoolSpan zs = WindowSpan(c, 0, z), ys = WindowSpan(c, 1, y), xs = WindowSpan(c, 2, x);
     if (c.kind == PoolKind::kAvg) {
-      out[i] = Convert<T>(AvgPoolWindow<T>(c, base, zs, ys, xs, AvgPoolDivisor(c, z, y, x)));
+      const int64_t divisor = c.adaptive ? 1 : AvgPoolDivisor(c, z, y, x);
+      out[i] = Convert<T>(AvgPoolWindow<T>(c, base, zs, ys, xs, divisor));
       continue;
     }
     if constexpr (kIsFloat<T>) {

@@ -29,7 +29,8 @@ enum class PoolKind : int8_t { kMax, kAvg };
 // - kAvg (a floating dtype or int64; dilation 1): the window's elements added in row-major order
 //   in the computation type (an integer sum wraps), divided by `divisor` when it is not 0, else
 //   by the window's size capped at the padded input (count_include_pad) or by the number of its
-//   elements inside the input; a window with none gives 0.
+//   elements inside the input; a window with none gives 0. An adaptive bin's sum is divided by
+//   its length along each dim in turn (depth, height, width), as torch's adaptive kernels do.
 // `out` and `indices` are contiguous (n, c, *out).
 struct PoolCall {
   PoolKind kind = PoolKind::kMax;
@@ -106,7 +107,7 @@ TENSORD_HD inline void MaxPoolWindow(const PoolCall& c, const T* base, const Poo
   *at = where;
 }
 
-// kAvg over one window (step 1), divided by `divisor`.
+// kAvg over one window (step 1), divided by `divisor` (not read for adaptive bins).
 template <typename T>
 TENSORD_HD inline Calc<T> AvgPoolWindow(const PoolCall& c, const T* base, const PoolSpan& zs,
                                         const PoolSpan& ys, const PoolSpan& xs,
@@ -125,6 +126,10 @@ TENSORD_HD inline Calc<T> AvgPoolWindow(const PoolCall& c, const T* base, const 
   if constexpr (std::is_integral_v<C>) {
     return DivTruncInt<C>(sum, static_cast<C>(divisor));
   } else {
+    if (c.adaptive) {
+      return sum / static_cast<C>(zs.end - zs.first) / static_cast<C>(ys.end - ys.first) /
+             static_cast<C>(xs.end - xs.first);
+    }
     return sum / static_cast<C>(divisor);
   }
 }

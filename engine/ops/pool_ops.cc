@@ -1,9 +1,8 @@
 // Pooling: max_pool2d/3d (values, or values and indices), avg_pool2d/3d and the adaptive pools,
 // with torch 1.13's argument rules and messages (Pool.h's pooling_output_shape,
-// pool2d_shape_check and pool3d_shape_check). max_pool, adaptive_max_pool and avg_pool run the
-// backend's kernel (Backend::Pool: the windows read in place, torch's NaN and index rules and
-// its order of additions); adaptive_avg_pool is a composition that every device runs with the
-// kernels it has (bins gathered and averaged, or one mean when the bins are equal).
+// pool2d_shape_check and pool3d_shape_check), run by the backend's pooling kernel
+// (Backend::Pool: the windows read in place, torch's NaN and index rules and its order of
+// additions and divisions); global average pooling is a mean over the spatial dims, as torch's.
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -198,14 +197,6 @@ absl::StatusOr<Tensor> Unbatched(const Pool& g, const Tensor& out) {
   return g.batched ? out : SqueezeDim(out, 0);
 }
 
-// An arange of n positions times `step` plus `start`, as int64, shaped `shape`.
-absl::StatusOr<Tensor> Positions(Composition& c, int64_t n, int64_t step, int64_t start,
-                                 IntList shape, const Device& device) {
-  TENSORD_ASSIGN_OR_RETURN(Tensor range, c.Arange(Scalar(start), Scalar(start + n * step),
-                                                    Scalar(step), DType::kInt64, device));
-  return View(range, shape);
-}
-
 // The dtypes torch 1.13's pooling kernels take: floating types (float16 off the CPU; 3-d pools
 // on the CPU float32 and float64 only), and int64 for avg_pool.
 absl::Status CheckPoolDType(absl::string_view op, const Pool& g, bool avg, const Tensor& input) {
@@ -313,76 +304,8 @@ absl::StatusOr<PlannedOp> PlanAvgPool(absl::string_view op, int64_t nd, const Te
   return std::move(c).Finish({out});
 }
 
-// ---- Adaptive pooling: output position i of a dim of size L pools the bin
-// [floor(i L / o), ceil((i + 1) L / o)). The max pools' kernel walks the bins; for the mean,
-// bins differ in length by at most one element and may overlap, so each dim is gathered into
-// (o, K) with K the longest bin, positions past a bin's end repeating its last element and
-// masked out of the sums.
-
-struct Bins {
-  int64_t in, out, k;  // L, o and the longest bin
-  Tensor starts, ends;  // int64 (o, 1)
-  Tensor index;         // int64 (o * K): the gathered positions
-  Tensor mask;          // bool (o, K): which gathered positions lie in their bin
-};
-
-absl::Status BinsOverflow(absl::string_view op, int64_t in, int64_t out) {
-  return RuntimeError(op, absl::StrCat("output_size ", out, " for an input size of ", in,
-                                       " overflows int64"));
-}
-
-absl::StatusOr<Bins> MakeBins(absl::string_view op, Composition& c, int64_t in, int64_t out,
-                              const Device& device) {
-  Bins b;
-  b.in = in, b.out = out;
-  // A bin spans at most ceil(L / o) + 1 elements (exactly L / o when o divides L); an upper
-  // bound is enough: the extra positions are masked.
-  b.k = in % out == 0 ? in / out : in / out + 2;
-  if (!CheckedMul(out + 1, in) || !CheckedMul(out, b.k)) return BinsOverflow(op, in, out);
-  TENSORD_ASSIGN_OR_RETURN(const Tensor i, Positions(c, out, 1, 0, {out, 1}, device));
-  TENSORD_ASSIGN_OR_RETURN(const Tensor j, Positions(c, b.k, 1, 0, {1, b.k}, device));
-  const auto number = [](int64_t v) { return WrapNumber(Scalar(v)); };
-  TENSORD_ASSIGN_OR_RETURN(const Tensor len, number(in));
-  TENSORD_ASSIGN_OR_RETURN(const Tensor bins, number(out));
-  TENSORD_ASSIGN_OR_RETURN(const Tensor one, number(1));
-  TENSORD_ASSIGN_OR_RETURN(Tensor scaled, c.Op1("mul", {i, len}));
-  TENSORD_ASSIGN_OR_RETURN(b.starts, c.Op1("floor_divide", {scaled, bins}));
-  TENSORD_ASSIGN_OR_RETURN(Tensor next, c.Op1("add", {i, one}));
-  TENSORD_ASSIGN_OR_RETURN(next, c.Op1("mul", {next, len}));
-  TENSORD_ASSIGN_OR_RETURN(const Tensor round_up, number(out - 1));
-  TENSORD_ASSIGN_OR_RETURN(next, c.Op1("add", {next, round_up}));
-  TENSORD_ASSIGN_OR_RETURN(b.ends, c.Op1("floor_divide", {next, bins}));
-  TENSORD_ASSIGN_OR_RETURN(const Tensor at, c.Op1("add", {b.starts, j}));
-  TENSORD_ASSIGN_OR_RETURN(b.mask, c.Op1("lt", {at, b.ends}));
-  TENSORD_ASSIGN_OR_RETURN(const Tensor last, c.Op1("sub", {b.ends, one}));
-  TENSORD_ASSIGN_OR_RETURN(Tensor index, c.Op1("minimum", {at, last}));
-  TENSORD_ASSIGN_OR_RETURN(b.index, c.Reshape(index, {out * b.k}));
-  return b;
-}
-
-// x with dim `dim` (of size bins.in) replaced by (bins.out, bins.k): every bin's elements.
-absl::StatusOr<Tensor> Gather(Composition& c, const Tensor& x, int64_t dim, const Bins& bins) {
-  TENSORD_ASSIGN_OR_RETURN(Tensor g, c.Op1("index_select", {x, bins.index},
-                                           Attrs().Set("dim", dim)));
-  return Unflatten(g, dim, {bins.out, bins.k});
-}
-
-// The bins' mean along `dim` (gathered (o, K) at dim, dim + 1): masked sum over the length.
-absl::StatusOr<Tensor> BinMean(Composition& c, const Tensor& g, int64_t dim, const Bins& bins) {
-  DimVector shape(g.dim(), 1);
-  shape[dim] = bins.out, shape[dim + 1] = bins.k;
-  TENSORD_ASSIGN_OR_RETURN(const Tensor mask, View(bins.mask, shape));
-  TENSORD_ASSIGN_OR_RETURN(const Tensor zero, WrapNumber(Scalar(int64_t{0})));
-  TENSORD_ASSIGN_OR_RETURN(Tensor kept, c.Op1("where", {mask, g, zero}));
-  TENSORD_ASSIGN_OR_RETURN(Tensor sum, c.Op1("sum", {kept}, Attrs().Set("dim", dim + 1)));
-  TENSORD_ASSIGN_OR_RETURN(Tensor length, c.Op1("sub", {bins.ends, bins.starts}));
-  TENSORD_ASSIGN_OR_RETURN(length, c.ToDType(length, g.dtype()));
-  shape.erase(shape.begin() + dim + 1);
-  shape[dim] = bins.out;
-  TENSORD_ASSIGN_OR_RETURN(length, View(length, shape));
-  return c.Op1("div", {sum, length});
-}
-
+// Adaptive pooling: output position i of a dim of size L pools the bin
+// [floor(i L / o), ceil((i + 1) L / o)), walked by the pooling kernel.
 absl::StatusOr<PlannedOp> PlanAdaptivePool(absl::string_view op, int64_t nd,
                                            const Tensor& input, AttrReader& a, bool max,
                                            bool with_indices) {
@@ -455,56 +378,36 @@ absl::StatusOr<PlannedOp> PlanAdaptivePool(absl::string_view op, int64_t nd,
     return std::move(c).Finish(outs);
   }
   const IntList in = input.sizes().subspan(rank - nd);
-  bool equal_bins = !max;
-  for (int64_t i = 0; i < nd; ++i) equal_bins = equal_bins && in[i] % size[i] == 0;
-  if (equal_bins) {
-    // Equal bins (global average pooling among them): one mean over
-    // (…, o0, L0/o0, o1, L1/o1, …).
-    DimVector split(input.sizes().begin(), input.sizes().end() - nd);
+  if (!max && std::all_of(size.begin(), size.end(), [](int64_t s) { return s == 1; })) {
+    // Global average pooling: torch 1.13 takes the mean over the spatial dims.
     std::vector<int64_t> dims;
-    for (int64_t i = 0; i < nd; ++i) {
-      split.push_back(size[i]);
-      split.push_back(in[i] / size[i]);
-      dims.push_back(rank - nd + 2 * i + 1);
-    }
-    TENSORD_ASSIGN_OR_RETURN(const Tensor binned, c.Reshape(input, split));
-    TENSORD_ASSIGN_OR_RETURN(Tensor out, c.Op1("mean", {binned}, Attrs().Set("dim", dims)));
+    for (int64_t i = 0; i < nd; ++i) dims.push_back(rank - nd + i);
+    TENSORD_ASSIGN_OR_RETURN(
+        Tensor out, c.Op1("mean", {input}, Attrs().Set("dim", dims).Set("keepdim", true)));
     TENSORD_ASSIGN_OR_RETURN(out, c.Contiguous(out));
     return std::move(c).Finish({out});
   }
-  if (max) {
-    PoolCall call;
-    call.adaptive = true;
-    for (int64_t i = 0; i < nd; ++i) {
-      if (!CheckedMul(size[i] + 1, in[i])) return BinsOverflow(op, in[i], size[i]);
-      call.in[3 - nd + i] = in[i];
-      call.out_size[3 - nd + i] = size[i];
-    }
-    const bool batched = rank == nd + 2;
-    TENSORD_ASSIGN_OR_RETURN(const Tensor x, batched ? input : Unsqueeze(input, 0));
-    TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
-                             PoolByKernel(op, c, x, nd, call, with_indices));
-    for (Tensor& t : outs) {
-      if (!batched) {
-        TENSORD_ASSIGN_OR_RETURN(t, SqueezeDim(t, 0));
-      }
-    }
-    return std::move(c).Finish(outs);
-  }
-  std::vector<Bins> bins;
+  PoolCall call;
+  call.kind = max ? PoolKind::kMax : PoolKind::kAvg;
+  call.adaptive = true;
   for (int64_t i = 0; i < nd; ++i) {
-    TENSORD_ASSIGN_OR_RETURN(Bins b, MakeBins(op, c, in[i], size[i], input.device()));
-    bins.push_back(std::move(b));
+    if (!CheckedMul(size[i] + 1, in[i])) {
+      return RuntimeError(op, absl::StrCat("output_size ", size[i], " for an input size of ",
+                                           in[i], " overflows int64"));
+    }
+    call.in[3 - nd + i] = in[i];
+    call.out_size[3 - nd + i] = size[i];
   }
-  const int64_t first = rank - nd;  // the first spatial dim
-  // Dim by dim: (…, L0, L1, …) -> (…, o0, K0, L1, …) -> (…, o0, L1, …) -> …
-  Tensor g = input;
-  for (int64_t i = 0; i < nd; ++i) {
-    TENSORD_ASSIGN_OR_RETURN(g, Gather(c, g, first + i, bins[i]));
-    TENSORD_ASSIGN_OR_RETURN(g, BinMean(c, g, first + i, bins[i]));
+  const bool batched = rank == nd + 2;
+  TENSORD_ASSIGN_OR_RETURN(const Tensor x, batched ? input : Unsqueeze(input, 0));
+  TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
+                           PoolByKernel(op, c, x, nd, call, with_indices));
+  for (Tensor& t : outs) {
+    if (!batched) {
+      TENSORD_ASSIGN_OR_RETURN(t, SqueezeDim(t, 0));
+    }
   }
-  TENSORD_ASSIGN_OR_RETURN(g, c.Contiguous(g));
-  return std::move(c).Finish({g});
+  return std::move(c).Finish(outs);
 }
 
 // max_unpool2d / max_unpool3d: zeros of (N, C, *output_size) with each value of self put at its

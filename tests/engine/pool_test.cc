@@ -2,7 +2,8 @@
 // interior outputs are folded tap by tap across a row) and MaxPoolWindow / AvgPoolWindow, the
 // per-output functions the CUDA kernel runs, against definitions written here from torch's
 // kernels (max: the last NaN wins; avg: a sum in row-major order in the computation type, the
-// divisor with or without the padding, or given), over
+// divisor with or without the padding, or given; an adaptive bin's sum divided by its length
+// along each dim in turn), over
 // random geometries (kernel, stride, padding up to half the kernel, dilation, 2-d and 3-d;
 // adaptive bins [floor(o * in / out), ceil((o + 1) * in / out))),
 // layouts (contiguous, channels-last, transposed) and data with ties, NaNs and -inf. Needs no
@@ -24,6 +25,20 @@
 
 namespace tensord::engine {
 namespace {
+
+// The input's strides for `layout`: 0 contiguous, 1 channels-last, 2 H and W transposed.
+void SetLayout(int layout, PoolCall* c) {
+  const int64_t plane = c->in[0] * c->in[1] * c->in[2];
+  int64_t* st = c->input_strides;
+  if (layout == 1) {
+    st[1] = 1, st[4] = c->c, st[3] = c->c * c->in[2], st[2] = c->c * c->in[2] * c->in[1];
+    st[0] = c->c * plane;
+  } else {
+    st[0] = c->c * plane, st[1] = plane, st[2] = c->in[1] * c->in[2];
+    st[3] = layout == 2 ? 1 : c->in[2];
+    st[4] = layout == 2 ? c->in[1] : 1;
+  }
+}
 
 // torch's rule, written out: along each dim the taps o * stride - padding + t * dilation for t
 // in [0, kernel) that fall inside the input; a NaN or a larger value takes the max's place; with
@@ -111,18 +126,10 @@ void CheckRandomPools(DType dtype, uint32_t seed) {
       if (room < 0) c.in[d] += -room;  // the planner refuses windows larger than the input
       c.out_size[d] = (c.in[d] + 2 * c.padding[d] - span) / c.stride[d] + 1;
     }
-    // Layout: contiguous, channels-last or H and W transposed.
     const int layout = trial % 4 == 1 ? 1 : trial % 4 == 2 ? 2 : 0;
+    SetLayout(layout, &c);
     const int64_t plane = c.in[0] * c.in[1] * c.in[2];
-    int64_t* st = c.input_strides;
-    if (layout == 1) {
-      st[1] = 1, st[4] = c.c, st[3] = c.c * c.in[2], st[2] = c.c * c.in[2] * c.in[1];
-      st[0] = c.c * plane;
-    } else {
-      st[0] = c.c * plane, st[1] = plane, st[2] = c.in[1] * c.in[2];
-      st[3] = layout == 2 ? 1 : c.in[2];
-      st[4] = layout == 2 ? c.in[1] : 1;
-    }
+    const int64_t* st = c.input_strides;
     std::vector<T> input(static_cast<size_t>(c.n * c.c * plane));
     for (T& v : input) {
       const int64_t r = pick(0, 19);
@@ -176,13 +183,19 @@ void CheckRandomPools(DType dtype, uint32_t seed) {
 // min(start + kernel, in + padding), the padded size (end - start) multiplied over the dims,
 // then both clipped to the input; the clipped window's elements added in row-major order in
 // Calc<T> (integers wrapping), divided by the override, the padded size or the clipped one
-// (integers truncating); an empty window gives 0.
+// (integers truncating); an empty window gives 0. An adaptive bin [floor(o * in / out),
+// ceil((o + 1) * in / out)) divides its sum by its length along each dim in turn.
 template <typename T>
 Calc<T> AvgReference(const PoolCall& c, const T* base, int64_t z, int64_t y, int64_t x) {
   using C = Calc<T>;
   const int64_t o[3] = {z, y, x};
   int64_t lo[3], hi[3], size = 1, inside = 1;
   for (int d = 0; d < 3; ++d) {
+    if (c.adaptive) {
+      lo[d] = o[d] * c.in[d] / c.out_size[d];
+      hi[d] = ((o[d] + 1) * c.in[d] + c.out_size[d] - 1) / c.out_size[d];
+      continue;
+    }
     lo[d] = o[d] * c.stride[d] - c.padding[d];
     hi[d] = std::min(lo[d] + c.kernel[d], c.in[d] + c.padding[d]);
     size *= hi[d] - lo[d];
@@ -203,6 +216,12 @@ Calc<T> AvgReference(const PoolCall& c, const T* base, int64_t z, int64_t y, int
           sum += v;
         }
       }
+    }
+  }
+  if constexpr (!std::is_integral_v<C>) {
+    if (c.adaptive) {
+      for (int d = 0; d < 3; ++d) sum /= static_cast<C>(hi[d] - lo[d]);
+      return sum;
     }
   }
   const int64_t divisor = c.divisor != 0 ? c.divisor : c.count_include_pad ? size : inside;
@@ -226,7 +245,13 @@ void CheckRandomAvgPools(DType dtype, uint32_t seed) {
     if (c.divisor == 0 && trial % 7 == 3) c.divisor = 3;
     const int nd = trial % 3 == 0 ? 3 : 2;
     const bool ceil_mode = trial % 4 >= 2;
+    c.adaptive = !std::is_same_v<T, int64_t> && trial % 5 == 4;  // torch's are floating only
     for (int d = 3 - nd; d < 3; ++d) {
+      if (c.adaptive) {
+        c.in[d] = pick(1, d == 2 ? 40 : 9);
+        c.out_size[d] = pick(1, 2 * c.in[d] + 1);
+        continue;
+      }
       c.kernel[d] = pick(1, 5);
       c.stride[d] = pick(1, 3);
       c.padding[d] = pick(0, c.kernel[d] / 2);
@@ -237,16 +262,9 @@ void CheckRandomAvgPools(DType dtype, uint32_t seed) {
       c.out_size[d] = out;
     }
     const int layout = trial % 4 == 1 ? 1 : trial % 4 == 2 ? 2 : 0;
+    SetLayout(layout, &c);
     const int64_t plane = c.in[0] * c.in[1] * c.in[2];
-    int64_t* st = c.input_strides;
-    if (layout == 1) {
-      st[1] = 1, st[4] = c.c, st[3] = c.c * c.in[2], st[2] = c.c * c.in[2] * c.in[1];
-      st[0] = c.c * plane;
-    } else {
-      st[0] = c.c * plane, st[1] = plane, st[2] = c.in[1] * c.in[2];
-      st[3] = layout == 2 ? 1 : c.in[2];
-      st[4] = layout == 2 ? c.in[1] : 1;
-    }
+    const int64_t* st = c.input_strides;
     std::vector<T> input(static_cast<size_t>(c.n * c.c * plane));
     std::uniform_real_distribution<double> real(-3, 3);
     for (T& v : input) {
@@ -262,7 +280,7 @@ void CheckRandomAvgPools(DType dtype, uint32_t seed) {
     c.out = reinterpret_cast<char*>(out.data());
     cpu::Pool(c);
     const std::string where = absl::StrCat(
-        "trial ", trial, ": in ", c.in[0], "x", c.in[1], "x", c.in[2], " kernel ", c.kernel[0],
+        "trial ", trial, c.adaptive ? " adaptive" : "", ": in ", c.in[0], "x", c.in[1], "x", c.in[2], " kernel ", c.kernel[0],
         "x", c.kernel[1], "x", c.kernel[2], " stride ", c.stride[0], "x", c.stride[1], "x",
         c.stride[2], " padding ", c.padding[0], "x", c.padding[1], "x", c.padding[2],
         " count_include_pad ", c.count_include_pad, " divisor ", c.divisor, " layout ", layout);
@@ -274,7 +292,7 @@ void CheckRandomAvgPools(DType dtype, uint32_t seed) {
       const T want = Convert<T>(AvgReference<T>(c, base, z, y, x));
       const T shared = Convert<T>(AvgPoolWindow<T>(c, base, WindowSpan(c, 0, z),
                                                    WindowSpan(c, 1, y), WindowSpan(c, 2, x),
-                                                   AvgPoolDivisor(c, z, y, x)));
+                                                   c.adaptive ? 1 : AvgPoolDivisor(c, z, y, x)));
       // Compared as bits: the same additions in the same order round the same.
       ASSERT_EQ(std::memcmp(&out[i], &want, sizeof(T)), 0) << where << " output " << i;
       ASSERT_EQ(std::memcmp(&shared, &want, sizeof(T)), 0) << where << " output " << i;

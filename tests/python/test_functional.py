@@ -538,6 +538,17 @@ CASES = {
     "adaptive_max_pool2d(channels_last, more bins than rows)[indices]": lambda m: fn(
         m).adaptive_max_pool2d(T(m, "big").contiguous(memory_format=m.channels_last), (9, 4),
                                return_indices=True)[1],
+    # Averages add in torch's order and divide as its kernels do: equal bit for bit.
+    "avg_pool2d(bits, count_include_pad=False)": lambda m: fn(m).avg_pool2d(
+        T(m, "big"), 3, 2, 1, count_include_pad=False).view(m.int32),
+    "avg_pool3d(bits, ceil_mode)": lambda m: fn(m).avg_pool3d(
+        T(m, "vol"), 3, 2, 1, ceil_mode=True).view(m.int32),
+    "adaptive_avg_pool2d(bits)": lambda m: fn(m).adaptive_avg_pool2d(
+        T(m, "big"), (4, 5)).view(m.int32),
+    "adaptive_avg_pool3d(bits)": lambda m: fn(m).adaptive_avg_pool3d(
+        T(m, "vol"), (2, 3, 1)).view(m.int32),
+    "adaptive_avg_pool2d(global, channels_last)": lambda m: fn(m).adaptive_avg_pool2d(
+        T(m, "big").contiguous(memory_format=m.channels_last), 1),
     # A dilated window with no element inside the input: -inf, at its first position past it.
     "max_pool2d(indices, a dilated window outside)[values]": lambda m: fn(m).max_pool2d(
         m.arange(4.).view(1, 1, 2, 2), 2, 1, 1, 3, return_indices=True)[0],

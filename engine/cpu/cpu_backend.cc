@@ -14,6 +14,7 @@
 #include "engine/cpu/random_kernels.h"
 #include "engine/cpu/loss_kernels.h"
 #include "engine/cpu/pool_kernels.h"
+#include "engine/cpu/upsample_kernels.h"
 #include "engine/cpu/reduce_kernels.h"
 
 namespace tensord::engine {
@@ -106,6 +107,10 @@ class CpuBackendImpl final : public Backend {
   }
   absl::Status Pool(const PoolCall& call) override {
     cpu::Pool(call);
+    return absl::OkStatus();
+  }
+  absl::Status UpsampleLinear(const UpsampleLinearCall& call) override {
+    cpu::UpsampleLinear(call);
     return absl::OkStatus();
   }
 

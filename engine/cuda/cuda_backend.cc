@@ -37,6 +37,7 @@
 #include "engine/cuda/loss_kernels.h"
 #include "engine/cuda/owed_reports.h"
 #include "engine/cuda/pool_kernels.h"
+#include "engine/cuda/upsample_kernels.h"
 #include "engine/cuda/reduce_kernels.h"
 #include "engine/cuda/sort_kernels.h"
 #include "engine/cuda/elementwise_kernels.h"
@@ -660,6 +661,12 @@ class CudaBackend final : public Backend {
     TENSORD_CUDA_TRY(UseDevice(device_.index), "pool");
     const LaunchTarget to = TargetFor(this, device_.index);
     return Finish(LaunchPool(call, to.stream), to, "pool");
+  }
+
+  absl::Status UpsampleLinear(const UpsampleLinearCall& call) override {
+    TENSORD_CUDA_TRY(UseDevice(device_.index), "upsample");
+    const LaunchTarget to = TargetFor(this, device_.index);
+    return Finish(LaunchUpsampleLinear(call, to.stream), to, "upsample");
   }
 
   absl::Status LayerNorm(const LayerNormCall& call) override {

@@ -1,9 +1,10 @@
 // Upsampling (torch.nn.functional.interpolate's nearest, nearest-exact, linear, bilinear,
-// bicubic and trilinear modes), as torch 1.13's CPU kernels compute it (UpSample.h): one spatial
-// dim at a time, each output position's source computed in float32 on the device from an
-// arange, then a gather (nearest), the blend of two gathers, w0 * x[lo] + w1 * x[hi] (linear),
-// or of four with Keys' cubic convolution weights, A = -0.75 (cubic). The client
-// resolves size and scale_factor into output_size and the scales torch passes on.
+// bicubic and trilinear modes), as torch 1.13's CPU kernels compute it (UpSample.h): each
+// output position's source computed in float32 on the device from an arange; the linear modes
+// then run the backend's kernel (kernels/upsample.h: x[lo] * w0 + x[hi] * w1 per dim, the dims
+// nested as torch's kernels nest them), nearest and cubic one spatial dim at a time, a gather
+// (nearest) or the blend of four gathers with Keys' cubic convolution weights, A = -0.75. The
+// client resolves size and scale_factor into output_size and the scales torch passes on.
 #include <cmath>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 #include "engine/ops/elementwise.h"
 #include "engine/ops/factory_ops.h"
 #include "engine/ops/op_registry_internal.h"
+#include "engine/runtime/backend.h"
 #include "engine/tensor/tensor_meta.h"
 #include "engine/views/view_ops.h"
 
@@ -66,9 +68,10 @@ bool ChannelsLastContiguous(const Tensor& t) {
   return IsContiguousLayout(sizes, strides, t.numel());
 }
 
-// One spatial dim of x resized from `in` to `out` positions. `shortcuts`: torch's
-// channels-last nearest kernel (nearest_idx), which copies equal sizes and takes i >> 1 for
-// twice the size whatever the scale given; its other kernels always compute floor(i * scale).
+// One spatial dim of x resized from `in` to `out` positions, nearest or cubic (the linear
+// modes resample all dims at once: UpsampleLinear). `shortcuts`: torch's channels-last nearest
+// kernel (nearest_idx), which copies equal sizes and takes i >> 1 for twice the size whatever
+// the scale given; its other kernels always compute floor(i * scale).
 absl::StatusOr<Tensor> CubicResizeDim(Composition& c, const Tensor& x, int64_t dim, int64_t in,
                                       int64_t out, bool align_corners,
                                       std::optional<double> given);
@@ -76,24 +79,31 @@ absl::StatusOr<Tensor> CubicResizeDim(Composition& c, const Tensor& x, int64_t d
 absl::StatusOr<Tensor> ResizeDim(Composition& c, const Tensor& x, int64_t dim, int64_t in,
                                  int64_t out, Mode mode, bool align_corners,
                                  std::optional<double> given, bool shortcuts) {
-  const Device device = x.device();
   if (mode == Mode::kCubic) return CubicResizeDim(c, x, dim, in, out, align_corners, given);
-  if (mode != Mode::kLinear) {
-    // nearest: floor(i * scale); nearest-exact: floor((i + 0.5) * scale); then min(., in - 1).
-    const float scale = mode == Mode::kNearest && shortcuts && out == 2 * in
-                            ? 0.5f
-                            : static_cast<float>(Scale(given, in, out));
-    TENSORD_ASSIGN_OR_RETURN(
-        Tensor src, Affine(c, out, mode == Mode::kNearestExact ? 0.5 : 0, scale, 0,
-                           DType::kFloat32, device));
-    TENSORD_ASSIGN_OR_RETURN(src, c.Op1("floor", {src}));
-    TENSORD_ASSIGN_OR_RETURN(src, c.ToDType(src, DType::kInt64));
-    TENSORD_ASSIGN_OR_RETURN(src, Clamped(c, src, in - 1));
-    return c.Op1("index_select", {x, src}, Attrs().Set("dim", dim));
-  }
-  // linear: the source position, its two neighbours and their weights, in the input's
-  // floating type's precision (float32 for 16-bit types, as torch's opmath).
-  const DType calc = x.dtype() == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
+  // nearest: floor(i * scale); nearest-exact: floor((i + 0.5) * scale); then min(., in - 1).
+  const float scale = mode == Mode::kNearest && shortcuts && out == 2 * in
+                          ? 0.5f
+                          : static_cast<float>(Scale(given, in, out));
+  TENSORD_ASSIGN_OR_RETURN(
+      Tensor src, Affine(c, out, mode == Mode::kNearestExact ? 0.5 : 0, scale, 0,
+                         DType::kFloat32, x.device()));
+  TENSORD_ASSIGN_OR_RETURN(src, c.Op1("floor", {src}));
+  TENSORD_ASSIGN_OR_RETURN(src, c.ToDType(src, DType::kInt64));
+  TENSORD_ASSIGN_OR_RETURN(src, Clamped(c, src, in - 1));
+  return c.Op1("index_select", {x, src}, Attrs().Set("dim", dim));
+}
+
+// linear along one dim from `in` to `out` positions: the source position, its two neighbours
+// and their weights, in the input's floating type's precision (float32 for 16-bit types, as
+// torch's opmath), the weights stored in `dtype` (as torch stores them).
+struct LinearTaps {
+  Tensor lo, hi, w0, w1;  // (out), contiguous: int64 positions, weights of the input's dtype
+};
+
+absl::StatusOr<LinearTaps> LinearTapsOf(Composition& c, int64_t in, int64_t out,
+                                        bool align_corners, std::optional<double> given,
+                                        DType dtype, const Device& device) {
+  const DType calc = dtype == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
   Tensor src;
   if (align_corners) {
     const double scale = out > 1 ? static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0;
@@ -103,26 +113,72 @@ absl::StatusOr<Tensor> ResizeDim(Composition& c, const Tensor& x, int64_t dim, i
     TENSORD_ASSIGN_OR_RETURN(src, c.Op1("clamp_min", {src}, Attrs().Set("min",
                                                                          Scalar(int64_t{0}))));
   }
+  LinearTaps t;
   TENSORD_ASSIGN_OR_RETURN(Tensor lo, c.Op1("floor", {src}));
   TENSORD_ASSIGN_OR_RETURN(lo, c.ToDType(lo, DType::kInt64));
-  TENSORD_ASSIGN_OR_RETURN(lo, c.Op1("clamp_max", {lo}, Attrs().Set("max", Scalar(in - 1))));
+  TENSORD_ASSIGN_OR_RETURN(t.lo, c.Op1("clamp_max", {lo}, Attrs().Set("max", Scalar(in - 1))));
   TENSORD_ASSIGN_OR_RETURN(const Tensor one, WrapNumber(Scalar(int64_t{1})));
-  TENSORD_ASSIGN_OR_RETURN(Tensor hi, c.Op1("add", {lo, one}));
-  TENSORD_ASSIGN_OR_RETURN(hi, c.Op1("clamp_max", {hi}, Attrs().Set("max", Scalar(in - 1))));
-  TENSORD_ASSIGN_OR_RETURN(Tensor w1, c.Op1("sub", {src, lo}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor hi, c.Op1("add", {t.lo, one}));
+  TENSORD_ASSIGN_OR_RETURN(t.hi, c.Op1("clamp_max", {hi}, Attrs().Set("max", Scalar(in - 1))));
+  TENSORD_ASSIGN_OR_RETURN(Tensor w1, c.Op1("sub", {src, t.lo}));
   TENSORD_ASSIGN_OR_RETURN(w1, Clamped(c, w1, 1));
   TENSORD_ASSIGN_OR_RETURN(Tensor w0, c.Op1("sub", {one, w1}));
-  DimVector shape(x.dim(), 1);
-  shape[dim] = out;
-  TENSORD_ASSIGN_OR_RETURN(w0, c.ToDType(w0, x.dtype()));
-  TENSORD_ASSIGN_OR_RETURN(w1, c.ToDType(w1, x.dtype()));
-  TENSORD_ASSIGN_OR_RETURN(w0, View(w0, shape));
-  TENSORD_ASSIGN_OR_RETURN(w1, View(w1, shape));
-  TENSORD_ASSIGN_OR_RETURN(Tensor x0, c.Op1("index_select", {x, lo}, Attrs().Set("dim", dim)));
-  TENSORD_ASSIGN_OR_RETURN(Tensor x1, c.Op1("index_select", {x, hi}, Attrs().Set("dim", dim)));
-  TENSORD_ASSIGN_OR_RETURN(x0, c.Op1("mul_", {x0, w0}));
-  TENSORD_ASSIGN_OR_RETURN(x1, c.Op1("mul_", {x1, w1}));
-  return c.Op1("add_", {x0, x1});
+  TENSORD_ASSIGN_OR_RETURN(t.w0, c.ToDType(w0, dtype));
+  TENSORD_ASSIGN_OR_RETURN(t.w1, c.ToDType(w1, dtype));
+  for (Tensor* table : {&t.lo, &t.hi, &t.w0, &t.w1}) {
+    TENSORD_ASSIGN_OR_RETURN(*table, c.Contiguous(*table));
+  }
+  return t;
+}
+
+// interpolate's linear modes over x (n, c, *in) to `size` by the backend's kernel
+// (kernels/upsample.h): the taps of every dim, then one pass over the output.
+absl::StatusOr<Tensor> UpsampleLinear(Composition& c, const Tensor& x,
+                                      const std::vector<int64_t>& size, bool align_corners,
+                                      const std::vector<std::optional<double>>& scales) {
+  const int64_t nd = static_cast<int64_t>(size.size());
+  UpsampleLinearCall call;
+  call.dtype = x.dtype();
+  call.n = x.size(0);
+  call.c = x.size(1);
+  call.first = static_cast<int>(3 - nd);
+  call.input_strides[0] = x.stride(0);
+  call.input_strides[1] = x.stride(1);
+  std::vector<LinearTaps> taps;
+  DimVector out_sizes = {call.n, call.c};
+  for (int64_t d = 0; d < nd; ++d) {
+    TENSORD_ASSIGN_OR_RETURN(
+        LinearTaps t, LinearTapsOf(c, x.size(2 + d), size[d], align_corners,
+                                   scales[static_cast<size_t>(d)], x.dtype(), x.device()));
+    taps.push_back(std::move(t));
+    call.input_strides[2 + call.first + d] = x.stride(2 + d);
+    call.out_size[call.first + d] = size[d];
+    out_sizes.push_back(size[d]);
+  }
+  TENSORD_ASSIGN_OR_RETURN(Tensor out, AllocateTensor(kOp, TensorMeta::Contiguous(x.dtype(),
+                                                                                 out_sizes),
+                                                      x.device()));
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(x.device()));
+  PlannedOp step;
+  step.outputs = {out};
+  step.writes = {out.storage()};
+  step.reads = {x.storage()};
+  for (const LinearTaps& t : taps) {
+    for (const Tensor* table : {&t.lo, &t.hi, &t.w0, &t.w1}) step.reads.push_back(table->storage());
+  }
+  step.kernel = [backend, x, out, taps, call]() mutable -> absl::Status {
+    call.input = x.data();
+    call.out = out.data();
+    for (size_t d = 0; d < taps.size(); ++d) {
+      const int at = call.first + static_cast<int>(d);
+      call.lo[at] = taps[d].lo.data_as<int64_t>();
+      call.hi[at] = taps[d].hi.data_as<int64_t>();
+      call.w0[at] = taps[d].w0.data();
+      call.w1[at] = taps[d].w1.data();
+    }
+    return backend->UpsampleLinear(call);
+  };
+  return c.Add(std::move(step)).at(0);
 }
 
 // p(v) = ((k3 * v + k2) * v + k1) * v + k0 for a tensor v (Horner's rule, as torch writes
@@ -249,6 +305,11 @@ absl::StatusOr<PlannedOp> PlanUpsample(const Tensor& input, const std::vector<in
     return KernelNotImplemented(kOp, kernel, dtype);
   }
   Composition c({input});
+  if (mode == Mode::kLinear) {
+    TENSORD_ASSIGN_OR_RETURN(const Tensor out,
+                             UpsampleLinear(c, input, size, align_corners, scales));
+    return std::move(c).Finish({out});
+  }
   Tensor x = input;
   const bool shortcuts = ChannelsLastContiguous(input);
   for (int64_t d = 0; d < nd; ++d) {

@@ -109,8 +109,8 @@ class CpuBackendImpl final : public Backend {
     cpu::Pool(call);
     return absl::OkStatus();
   }
-  absl::Status UpsampleLinear(const UpsampleLinearCall& call) override {
-    cpu::UpsampleLinear(call);
+  absl::Status Upsample(const UpsampleCall& call) override {
+    cpu::Upsample(call);
     return absl::OkStatus();
   }
 

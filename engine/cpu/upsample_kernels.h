@@ -6,10 +6,10 @@
 
 namespace tensord::engine::cpu {
 
-// Runs `call`. Bilinear: each input row's values along W are computed once per run of output
-// rows that read it (the same numbers as computing them per output), and every output row
-// blends two such rows in a vectorized loop; linear and trilinear: output by output.
-void UpsampleLinear(const UpsampleLinearCall& call);
+// Runs `call`. Bilinear and bicubic: each input row's values along W are computed once per run
+// of output rows that read it (the same numbers as computing them per output), and every
+// output row blends its taps' rows in vectorized loops; linear and trilinear: output by output.
+void Upsample(const UpsampleCall& call);
 
 }  // namespace tensord::engine::cpu
 

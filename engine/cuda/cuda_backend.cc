@@ -663,10 +663,10 @@ class CudaBackend final : public Backend {
     return Finish(LaunchPool(call, to.stream), to, "pool");
   }
 
-  absl::Status UpsampleLinear(const UpsampleLinearCall& call) override {
+  absl::Status Upsample(const UpsampleCall& call) override {
     TENSORD_CUDA_TRY(UseDevice(device_.index), "upsample");
     const LaunchTarget to = TargetFor(this, device_.index);
-    return Finish(LaunchUpsampleLinear(call, to.stream), to, "upsample");
+    return Finish(LaunchUpsample(call, to.stream), to, "upsample");
   }
 
   absl::Status LayerNorm(const LayerNormCall& call) override {

@@ -1,4 +1,4 @@
-// Launcher of the CUDA linear resampling (kernels/upsample.h); the arithmetic is the CPU's.
+// Launcher of the CUDA resampling (kernels/upsample.h); the arithmetic is the CPU's.
 #ifndef TENSORD_ENGINE_CUDA_UPSAMPLE_KERNELS_H_
 #define TENSORD_ENGINE_CUDA_UPSAMPLE_KERNELS_H_
 
@@ -8,9 +8,9 @@
 
 namespace tensord::engine::cuda {
 
-// linear / bilinear / trilinear, a thread per output (grid-stride). Enqueues on `stream`; the
+// linear / bilinear / trilinear / bicubic, a thread per output (grid-stride). Enqueues on `stream`; the
 // call's tables are device memory.
-cudaError_t LaunchUpsampleLinear(const UpsampleLinearCall& call, cudaStream_t stream);
+cudaError_t LaunchUpsample(const UpsampleCall& call, cudaStream_t stream);
 
 }  // namespace tensord::engine::cuda
 

@@ -1,10 +1,10 @@
 // Upsampling (torch.nn.functional.interpolate's nearest, nearest-exact, linear, bilinear,
 // bicubic and trilinear modes), as torch 1.13's CPU kernels compute it (UpSample.h): each
-// output position's source computed in float32 on the device from an arange; the linear modes
-// then run the backend's kernel (kernels/upsample.h: x[lo] * w0 + x[hi] * w1 per dim, the dims
-// nested as torch's kernels nest them), nearest and cubic one spatial dim at a time, a gather
-// (nearest) or the blend of four gathers with Keys' cubic convolution weights, A = -0.75. The
-// client resolves size and scale_factor into output_size and the scales torch passes on.
+// output position's source computed in float32 on the device from an arange; the linear and
+// cubic modes then run the backend's kernel (kernels/upsample.h: per dim two taps with linear
+// weights or four with Keys' cubic convolution weights, A = -0.75, the dims nested as torch's
+// kernels nest them), nearest one spatial dim at a time by a gather. The client resolves size
+// and scale_factor into output_size and the scales torch passes on.
 #include <cmath>
 #include <optional>
 #include <string>
@@ -68,18 +68,13 @@ bool ChannelsLastContiguous(const Tensor& t) {
   return IsContiguousLayout(sizes, strides, t.numel());
 }
 
-// One spatial dim of x resized from `in` to `out` positions, nearest or cubic (the linear
-// modes resample all dims at once: UpsampleLinear). `shortcuts`: torch's channels-last nearest
-// kernel (nearest_idx), which copies equal sizes and takes i >> 1 for twice the size whatever
-// the scale given; its other kernels always compute floor(i * scale).
-absl::StatusOr<Tensor> CubicResizeDim(Composition& c, const Tensor& x, int64_t dim, int64_t in,
-                                      int64_t out, bool align_corners,
-                                      std::optional<double> given);
-
-absl::StatusOr<Tensor> ResizeDim(Composition& c, const Tensor& x, int64_t dim, int64_t in,
-                                 int64_t out, Mode mode, bool align_corners,
-                                 std::optional<double> given, bool shortcuts) {
-  if (mode == Mode::kCubic) return CubicResizeDim(c, x, dim, in, out, align_corners, given);
+// One spatial dim of x resized from `in` to `out` positions by nearest neighbours (the linear
+// and cubic modes resample all dims at once: Interpolate). `shortcuts`: torch's channels-last
+// nearest kernel (nearest_idx), which copies equal sizes and takes i >> 1 for twice the size
+// whatever the scale given; its other kernels always compute floor(i * scale).
+absl::StatusOr<Tensor> NearestDim(Composition& c, const Tensor& x, int64_t dim, int64_t in,
+                                  int64_t out, Mode mode, std::optional<double> given,
+                                  bool shortcuts) {
   // nearest: floor(i * scale); nearest-exact: floor((i + 0.5) * scale); then min(., in - 1).
   const float scale = mode == Mode::kNearest && shortcuts && out == 2 * in
                           ? 0.5f
@@ -93,92 +88,60 @@ absl::StatusOr<Tensor> ResizeDim(Composition& c, const Tensor& x, int64_t dim, i
   return c.Op1("index_select", {x, src}, Attrs().Set("dim", dim));
 }
 
-// linear along one dim from `in` to `out` positions: the source position, its two neighbours
-// and their weights, in the input's floating type's precision (float32 for 16-bit types, as
-// torch's opmath), the weights stored in `dtype` (as torch stores them).
-struct LinearTaps {
-  Tensor lo, hi, w0, w1;  // (out), contiguous: int64 positions, weights of the input's dtype
+// One dim's taps for the resampling kernel (kernels/upsample.h): per tap, the input positions
+// (int64) and weights (the input's dtype) of every output position, contiguous.
+struct Taps {
+  std::vector<Tensor> index, weight;
 };
 
-absl::StatusOr<LinearTaps> LinearTapsOf(Composition& c, int64_t in, int64_t out,
-                                        bool align_corners, std::optional<double> given,
-                                        DType dtype, const Device& device) {
+// The source position of every output position along a dim, in the input's floating type's
+// precision (float32 for 16-bit types, as torch's opmath): i * scale with align_corners, else
+// (i + 0.5) * scale - 0.5 (clamped at 0 for the linear modes).
+absl::StatusOr<Tensor> SourcePositions(Composition& c, int64_t in, int64_t out,
+                                       bool align_corners, std::optional<double> given,
+                                       bool clamp, DType dtype, const Device& device) {
   const DType calc = dtype == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
-  Tensor src;
   if (align_corners) {
     const double scale = out > 1 ? static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0;
-    TENSORD_ASSIGN_OR_RETURN(src, Affine(c, out, 0, scale, 0, calc, device));
-  } else {
-    TENSORD_ASSIGN_OR_RETURN(src, Affine(c, out, 0.5, Scale(given, in, out), -0.5, calc, device));
-    TENSORD_ASSIGN_OR_RETURN(src, c.Op1("clamp_min", {src}, Attrs().Set("min",
-                                                                         Scalar(int64_t{0}))));
+    return Affine(c, out, 0, scale, 0, calc, device);
   }
-  LinearTaps t;
-  TENSORD_ASSIGN_OR_RETURN(Tensor lo, c.Op1("floor", {src}));
-  TENSORD_ASSIGN_OR_RETURN(lo, c.ToDType(lo, DType::kInt64));
-  TENSORD_ASSIGN_OR_RETURN(t.lo, c.Op1("clamp_max", {lo}, Attrs().Set("max", Scalar(in - 1))));
-  TENSORD_ASSIGN_OR_RETURN(const Tensor one, WrapNumber(Scalar(int64_t{1})));
-  TENSORD_ASSIGN_OR_RETURN(Tensor hi, c.Op1("add", {t.lo, one}));
-  TENSORD_ASSIGN_OR_RETURN(t.hi, c.Op1("clamp_max", {hi}, Attrs().Set("max", Scalar(in - 1))));
-  TENSORD_ASSIGN_OR_RETURN(Tensor w1, c.Op1("sub", {src, t.lo}));
-  TENSORD_ASSIGN_OR_RETURN(w1, Clamped(c, w1, 1));
-  TENSORD_ASSIGN_OR_RETURN(Tensor w0, c.Op1("sub", {one, w1}));
-  TENSORD_ASSIGN_OR_RETURN(t.w0, c.ToDType(w0, dtype));
-  TENSORD_ASSIGN_OR_RETURN(t.w1, c.ToDType(w1, dtype));
-  for (Tensor* table : {&t.lo, &t.hi, &t.w0, &t.w1}) {
-    TENSORD_ASSIGN_OR_RETURN(*table, c.Contiguous(*table));
-  }
-  return t;
+  TENSORD_ASSIGN_OR_RETURN(Tensor src,
+                           Affine(c, out, 0.5, Scale(given, in, out), -0.5, calc, device));
+  if (!clamp) return src;
+  return c.Op1("clamp_min", {src}, Attrs().Set("min", Scalar(int64_t{0})));
 }
 
-// interpolate's linear modes over x (n, c, *in) to `size` by the backend's kernel
-// (kernels/upsample.h): the taps of every dim, then one pass over the output.
-absl::StatusOr<Tensor> UpsampleLinear(Composition& c, const Tensor& x,
-                                      const std::vector<int64_t>& size, bool align_corners,
-                                      const std::vector<std::optional<double>>& scales) {
-  const int64_t nd = static_cast<int64_t>(size.size());
-  UpsampleLinearCall call;
-  call.dtype = x.dtype();
-  call.n = x.size(0);
-  call.c = x.size(1);
-  call.first = static_cast<int>(3 - nd);
-  call.input_strides[0] = x.stride(0);
-  call.input_strides[1] = x.stride(1);
-  std::vector<LinearTaps> taps;
-  DimVector out_sizes = {call.n, call.c};
-  for (int64_t d = 0; d < nd; ++d) {
-    TENSORD_ASSIGN_OR_RETURN(
-        LinearTaps t, LinearTapsOf(c, x.size(2 + d), size[d], align_corners,
-                                   scales[static_cast<size_t>(d)], x.dtype(), x.device()));
-    taps.push_back(std::move(t));
-    call.input_strides[2 + call.first + d] = x.stride(2 + d);
-    call.out_size[call.first + d] = size[d];
-    out_sizes.push_back(size[d]);
-  }
-  TENSORD_ASSIGN_OR_RETURN(Tensor out, AllocateTensor(kOp, TensorMeta::Contiguous(x.dtype(),
-                                                                                 out_sizes),
-                                                      x.device()));
-  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(x.device()));
-  PlannedOp step;
-  step.outputs = {out};
-  step.writes = {out.storage()};
-  step.reads = {x.storage()};
-  for (const LinearTaps& t : taps) {
-    for (const Tensor* table : {&t.lo, &t.hi, &t.w0, &t.w1}) step.reads.push_back(table->storage());
-  }
-  step.kernel = [backend, x, out, taps, call]() mutable -> absl::Status {
-    call.input = x.data();
-    call.out = out.data();
-    for (size_t d = 0; d < taps.size(); ++d) {
-      const int at = call.first + static_cast<int>(d);
-      call.lo[at] = taps[d].lo.data_as<int64_t>();
-      call.hi[at] = taps[d].hi.data_as<int64_t>();
-      call.w0[at] = taps[d].w0.data();
-      call.w1[at] = taps[d].w1.data();
+absl::StatusOr<Taps> ContiguousTaps(Composition& c, Taps taps) {
+  for (std::vector<Tensor>* tables : {&taps.index, &taps.weight}) {
+    for (Tensor& t : *tables) {
+      TENSORD_ASSIGN_OR_RETURN(t, c.Contiguous(t));
     }
-    return backend->UpsampleLinear(call);
-  };
-  return c.Add(std::move(step)).at(0);
+  }
+  return taps;
+}
+
+// linear: the source's two neighbours lo = min(floor(s), in - 1), hi = min(lo + 1, in - 1), and
+// their weights 1 - w and w = clamp(s - lo, 0, 1).
+absl::StatusOr<Taps> LinearTaps(Composition& c, int64_t in, int64_t out, bool align_corners,
+                                std::optional<double> given, DType dtype, const Device& device) {
+  TENSORD_ASSIGN_OR_RETURN(const Tensor src, SourcePositions(c, in, out, align_corners, given,
+                                                             /*clamp=*/true, dtype, device));
+  TENSORD_ASSIGN_OR_RETURN(Tensor lo, c.Op1("floor", {src}));
+  TENSORD_ASSIGN_OR_RETURN(lo, c.ToDType(lo, DType::kInt64));
+  TENSORD_ASSIGN_OR_RETURN(lo, c.Op1("clamp_max", {lo}, Attrs().Set("max", Scalar(in - 1))));
+  TENSORD_ASSIGN_OR_RETURN(const Tensor one, WrapNumber(Scalar(int64_t{1})));
+  TENSORD_ASSIGN_OR_RETURN(Tensor hi, c.Op1("add", {lo, one}));
+  TENSORD_ASSIGN_OR_RETURN(hi, c.Op1("clamp_max", {hi}, Attrs().Set("max", Scalar(in - 1))));
+  TENSORD_ASSIGN_OR_RETURN(Tensor w1, c.Op1("sub", {src, lo}));
+  TENSORD_ASSIGN_OR_RETURN(w1, Clamped(c, w1, 1));
+  TENSORD_ASSIGN_OR_RETURN(Tensor w0, c.Op1("sub", {one, w1}));
+  Taps taps;
+  taps.index = {lo, hi};
+  for (const Tensor& w : {w0, w1}) {
+    TENSORD_ASSIGN_OR_RETURN(Tensor stored, c.ToDType(w, dtype));
+    taps.weight.push_back(stored);
+  }
+  return ContiguousTaps(c, std::move(taps));
 }
 
 // p(v) = ((k3 * v + k2) * v + k1) * v + k0 for a tensor v (Horner's rule, as torch writes
@@ -200,26 +163,17 @@ absl::StatusOr<Tensor> Cubic(Composition& c, const Tensor& v, double k3, double 
 // align_corners; taps floor(s) - 1 … floor(s) + 2, clamped into the input; weights of
 // t = s - floor(s) by torch's get_cubic_upsample_coefficients (A = -0.75):
 // W2(t + 1), W1(t), W1(1 - t), W2(2 - t), where W1(v) = ((A + 2) v - (A + 3)) v^2 + 1 and
-// W2(v) = ((A v - 5A) v + 8A) v - 4A.
-absl::StatusOr<Tensor> CubicResizeDim(Composition& c, const Tensor& x, int64_t dim, int64_t in,
-                                      int64_t out, bool align_corners,
-                                      std::optional<double> given) {
+// W2(v) = ((A v - 5A) v + 8A) v - 4A. The weights stay in the computation type (the kernel
+// rounds only its output: UpsampleCall::round_steps).
+absl::StatusOr<Taps> CubicTaps(Composition& c, int64_t in, int64_t out, bool align_corners,
+                               std::optional<double> given, DType dtype, const Device& device) {
   constexpr double kA = -0.75;
-  const Device device = x.device();
-  const DType calc = x.dtype() == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
-  Tensor src;
-  if (align_corners) {
-    const double scale = out > 1 ? static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0;
-    TENSORD_ASSIGN_OR_RETURN(src, Affine(c, out, 0, scale, 0, calc, device));
-  } else {
-    TENSORD_ASSIGN_OR_RETURN(src, Affine(c, out, 0.5, Scale(given, in, out), -0.5, calc, device));
-  }
+  TENSORD_ASSIGN_OR_RETURN(const Tensor src, SourcePositions(c, in, out, align_corners, given,
+                                                             /*clamp=*/false, dtype, device));
   TENSORD_ASSIGN_OR_RETURN(const Tensor floor, c.Op1("floor", {src}));
   TENSORD_ASSIGN_OR_RETURN(const Tensor t, c.Op1("sub", {src, floor}));
   TENSORD_ASSIGN_OR_RETURN(const Tensor base, c.ToDType(floor, DType::kInt64));
-  DimVector shape(x.dim(), 1);
-  shape[dim] = out;
-  Tensor acc;
+  Taps taps;
   for (int64_t k = 0; k < 4; ++k) {
     // The tap's distance v from the source: t + 1, t, 1 - t, 2 - t.
     Tensor v = t;
@@ -231,20 +185,70 @@ absl::StatusOr<Tensor> CubicResizeDim(Composition& c, const Tensor& x, int64_t d
     TENSORD_ASSIGN_OR_RETURN(
         Tensor w, near ? Cubic(c, v, kA + 2, -(kA + 3), 0, 1)
                        : Cubic(c, v, kA, -5 * kA, 8 * kA, -4 * kA));
-    TENSORD_ASSIGN_OR_RETURN(w, c.ToDType(w, x.dtype()));
-    TENSORD_ASSIGN_OR_RETURN(w, View(w, shape));
     TENSORD_ASSIGN_OR_RETURN(const Tensor offset, WrapNumber(Scalar(k - 1)));
     TENSORD_ASSIGN_OR_RETURN(Tensor at, c.Op1("add", {base, offset}));
     TENSORD_ASSIGN_OR_RETURN(at, Clamped(c, at, in - 1));
-    TENSORD_ASSIGN_OR_RETURN(Tensor tap, c.Op1("index_select", {x, at}, Attrs().Set("dim", dim)));
-    TENSORD_ASSIGN_OR_RETURN(tap, c.Op1("mul_", {tap, w}));
-    if (k == 0) {
-      acc = tap;
-    } else {
-      TENSORD_ASSIGN_OR_RETURN(acc, c.Op1("add_", {acc, tap}));
+    taps.index.push_back(at);
+    taps.weight.push_back(w);
+  }
+  return ContiguousTaps(c, std::move(taps));
+}
+
+// interpolate's linear or cubic modes over x (n, c, *in) to `size` by the backend's kernel
+// (kernels/upsample.h): the taps of every dim, then one pass over the output.
+absl::StatusOr<Tensor> Interpolate(Composition& c, const Tensor& x, Mode mode,
+                                   const std::vector<int64_t>& size, bool align_corners,
+                                   const std::vector<std::optional<double>>& scales) {
+  const int64_t nd = static_cast<int64_t>(size.size());
+  UpsampleCall call;
+  call.dtype = x.dtype();
+  call.n = x.size(0);
+  call.c = x.size(1);
+  call.first = static_cast<int>(3 - nd);
+  call.taps = mode == Mode::kCubic ? 4 : 2;
+  call.round_steps = mode != Mode::kCubic;
+  call.input_strides[0] = x.stride(0);
+  call.input_strides[1] = x.stride(1);
+  std::vector<Taps> taps;
+  DimVector out_sizes = {call.n, call.c};
+  for (int64_t d = 0; d < nd; ++d) {
+    const std::optional<double> given = scales[static_cast<size_t>(d)];
+    TENSORD_ASSIGN_OR_RETURN(
+        Taps t, mode == Mode::kCubic
+                    ? CubicTaps(c, x.size(2 + d), size[d], align_corners, given, x.dtype(),
+                                x.device())
+                    : LinearTaps(c, x.size(2 + d), size[d], align_corners, given, x.dtype(),
+                                 x.device()));
+    taps.push_back(std::move(t));
+    call.input_strides[2 + call.first + d] = x.stride(2 + d);
+    call.out_size[call.first + d] = size[d];
+    out_sizes.push_back(size[d]);
+  }
+  TENSORD_ASSIGN_OR_RETURN(
+      Tensor out, AllocateTensor(kOp, TensorMeta::Contiguous(x.dtype(), out_sizes), x.device()));
+  TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(x.device()));
+  PlannedOp step;
+  step.outputs = {out};
+  step.writes = {out.storage()};
+  step.reads = {x.storage()};
+  for (const Taps& t : taps) {
+    for (const std::vector<Tensor>* tables : {&t.index, &t.weight}) {
+      for (const Tensor& table : *tables) step.reads.push_back(table.storage());
     }
   }
-  return acc;
+  step.kernel = [backend, x, out, taps, call]() mutable -> absl::Status {
+    call.input = x.data();
+    call.out = out.data();
+    for (size_t d = 0; d < taps.size(); ++d) {
+      const int at = call.first + static_cast<int>(d);
+      for (int k = 0; k < call.taps; ++k) {
+        call.index[at][k] = taps[d].index[static_cast<size_t>(k)].data_as<int64_t>();
+        call.weight[at][k] = taps[d].weight[static_cast<size_t>(k)].data();
+      }
+    }
+    return backend->Upsample(call);
+  };
+  return c.Add(std::move(step)).at(0);
 }
 
 absl::StatusOr<PlannedOp> PlanUpsample(const Tensor& input, const std::vector<int64_t>& size,
@@ -305,17 +309,17 @@ absl::StatusOr<PlannedOp> PlanUpsample(const Tensor& input, const std::vector<in
     return KernelNotImplemented(kOp, kernel, dtype);
   }
   Composition c({input});
-  if (mode == Mode::kLinear) {
+  if (mode == Mode::kLinear || mode == Mode::kCubic) {
     TENSORD_ASSIGN_OR_RETURN(const Tensor out,
-                             UpsampleLinear(c, input, size, align_corners, scales));
+                             Interpolate(c, input, mode, size, align_corners, scales));
     return std::move(c).Finish({out});
   }
   Tensor x = input;
   const bool shortcuts = ChannelsLastContiguous(input);
   for (int64_t d = 0; d < nd; ++d) {
     if (in[d] == size[d] && mode == Mode::kNearest && shortcuts) continue;
-    TENSORD_ASSIGN_OR_RETURN(x, ResizeDim(c, x, 2 + d, in[d], size[d], mode, align_corners,
-                                          scales[static_cast<size_t>(d)], shortcuts));
+    TENSORD_ASSIGN_OR_RETURN(x, NearestDim(c, x, 2 + d, in[d], size[d], mode,
+                                           scales[static_cast<size_t>(d)], shortcuts));
   }
   TENSORD_ASSIGN_OR_RETURN(x, c.Contiguous(x));
   if (x.storage() == input.storage()) {  // nothing resized: still a new tensor, as torch's

@@ -36,9 +36,7 @@ absl::Status Backend::Softmax(bool, IntList, int64_t, const StridedRef&, const S
 absl::Status Backend::LayerNorm(const LayerNormCall&) { return Missing("layer_norm"); }
 absl::Status Backend::Conv2d(const Conv2dCall&) { return Missing("conv2d"); }
 absl::Status Backend::Pool(const PoolCall&) { return Missing("pooling"); }
-absl::Status Backend::UpsampleLinear(const UpsampleLinearCall&) {
-  return Missing("linear resampling");
-}
+absl::Status Backend::Upsample(const UpsampleCall&) { return Missing("resampling"); }
 absl::Status Backend::ChannelAffine(const ChannelAffineCall&) { return Missing("batch_norm"); }
 absl::Status Backend::CrossEntropy(const CrossEntropyCall& call) {
   return Missing(call.log_probs ? "nll_loss" : "cross_entropy");

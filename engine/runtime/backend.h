@@ -119,8 +119,8 @@ class Backend {
   virtual absl::Status Conv2d(const Conv2dCall& call);
   // max_pool, adaptive_max_pool and avg_pool (kernels/pool.h).
   virtual absl::Status Pool(const PoolCall& call);
-  // interpolate's linear, bilinear and trilinear modes (kernels/upsample.h).
-  virtual absl::Status UpsampleLinear(const UpsampleLinearCall& call);
+  // interpolate's linear, bilinear, trilinear and bicubic modes (kernels/upsample.h).
+  virtual absl::Status Upsample(const UpsampleCall& call);
   // Fills the contiguous `out` (`n` elements) with draws (kernels/random.h); bernoulli with a
   // tensor of probabilities reads them from the contiguous float64 `probs` and fails the op
   // (naming `bernoulli`) when one is outside [0, 1].

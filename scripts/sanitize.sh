@@ -4,7 +4,8 @@
 # scripts/fuzz.sh), then
 #   1. every fuzz target replays its checked-in corpus and fuzzes for FUZZ_SECONDS (15) more;
 #   2. a chosen subset of the suites runs against the sanitized engine and server: the engine's
-#      unit tests, the integration tests, and the Python suites that attack the server (bad
+#      unit tests (the pooling and resampling kernels', whose reads follow strides and tables,
+#      among them), the integration tests, and the Python suites that attack the server (bad
 #      input, hardening, streams, leases, data, seeds, and ctc_loss: its kernels read where
 #      the lengths in the data point). The golden and compute suites, whose
 #      checks of values are the same code paths at far greater length, run in `make test` only.
@@ -27,7 +28,7 @@ FUZZ_JOBS=$JOBS FUZZ_BUILD_DIR=$BUILD_DIR ./scripts/fuzz.sh "${FUZZ_SECONDS:-15}
 
 unit=(dtype tensor_meta view_ops copy_kernel bad_input allocator thread_pool op_registry
       elementwise offset_calculator stream_lanes memory_budget ctc reduce_accumulate owed_reports
-      row_gather)
+      row_gather pool upsample)
 integration=(service async bad_input_server seed_examples)
 python=(bad_input hardening streams lease data seeds ctc_loss)
 targets=(tensord tensord_python_proto)

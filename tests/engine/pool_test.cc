@@ -269,7 +269,8 @@ void CheckRandomAvgPools(DType dtype, uint32_t seed) {
     std::uniform_real_distribution<double> real(-3, 3);
     for (T& v : input) {
       if constexpr (std::is_same_v<T, int64_t>) {
-        v = trial % 5 == 0 ? static_cast<int64_t>(rng()) << 31 : pick(-100, 100);  // wraps too
+        v = trial % 5 == 0 ? static_cast<int64_t>(uint64_t{rng()} << 31)  // sums wrap too
+                            : pick(-100, 100);
       } else {
         v = static_cast<T>(static_cast<float>(real(rng)));
       }

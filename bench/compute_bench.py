@@ -120,6 +120,8 @@ def torch_cases(quick):
         lambda: torch.nn.functional.adaptive_avg_pool2d(maps, 1), 20)
     cases["upsample_bilinear_x2_2x64x112x112"] = (
         lambda: torch.nn.functional.interpolate(maps[:2], size=(224, 224), mode="bilinear"), 10)
+    cases["upsample_bicubic_x2_2x64x112x112"] = (
+        lambda: torch.nn.functional.interpolate(maps[:2], size=(224, 224), mode="bicubic"), 10)
     return cases
 
 

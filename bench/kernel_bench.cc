@@ -209,6 +209,12 @@ int main(int argc, char** argv) {
                             .Set("output_size", std::vector<int64_t>{224, 224})
                             .Set("mode", std::string("bilinear"))),
                      10});
+    cases.push_back({"upsample_bicubic_x2_2x64x112x112",
+                     op("upsample", {two},
+                        Attrs()
+                            .Set("output_size", std::vector<int64_t>{224, 224})
+                            .Set("mode", std::string("bicubic"))),
+                     10});
   }
   {
     // Per-op overhead: add_ of a number on 16 elements, planned and run (no RPC, no stream).

@@ -18,12 +18,28 @@ const T* PlaneOf(const UpsampleCall& c, int64_t plane) {
          plane % c.c * c.input_strides[1];
 }
 
+// The values along W of the input row at `row` for every output column: AlongW's arithmetic,
+// its taps and rounding fixed at compile time.
+template <typename T, int kTaps, bool kRound>
+void RowAlongW(const UpsampleCall& c, const T* row, Calc<T>* dst) {
+  using C = Calc<T>;
+  const int64_t sw = c.input_strides[4];
+  for (int64_t x = 0; x < c.out_size[2]; ++x) {
+    C acc = 0;
+    for (int t = 0; t < kTaps; ++t) {
+      const C v = static_cast<C>(row[c.index[2][t][x] * sw]);
+      acc = AddTapAs<T, kRound>(t, acc, v * TapWeightAs<T, kRound>(c, 2, t, x));
+    }
+    dst[x] = acc;
+  }
+}
+
 // Output rows [r0, r1) of a 2-d resampling, r = plane * out_h + y: the rows of values along W
-// kept in `taps` slots, each tagged with the (plane, input row) it holds.
-template <typename T>
+// kept in kTaps slots, each tagged with the (plane, input row) it holds.
+template <typename T, int kTaps, bool kRound>
 void RowsOf2d(const UpsampleCall& c, int64_t r0, int64_t r1) {
   using C = Calc<T>;
-  const int taps = c.taps;
+  constexpr int taps = kTaps;
   const int64_t oh = c.out_size[1], ow = c.out_size[2], sh = c.input_strides[3];
   std::vector<C> slots(static_cast<size_t>(taps * ow)), acc(static_cast<size_t>(ow));
   int64_t tag_plane[UpsampleCall::kMaxTaps], tag_row[UpsampleCall::kMaxTaps];
@@ -53,16 +69,18 @@ void RowsOf2d(const UpsampleCall& c, int64_t r0, int64_t r1) {
       }
       needed[s] = true;
       slot_of[t] = s;
-      const T* row = base + h * sh;
-      C* dst = slots.data() + s * ow;
-      for (int64_t x = 0; x < ow; ++x) dst[x] = AlongW<T>(c, row, x);
+      RowAlongW<T, kTaps, kRound>(c, base + h * sh, slots.data() + s * ow);
       tag_plane[s] = plane, tag_row[s] = h;
     }
     // Blend the rows as Blend does, tap by tap across the row.
     for (int t = 0; t < taps; ++t) {
-      const C w = TapWeight<T>(c, 1, t, y);
+      const C w = TapWeightAs<T, kRound>(c, 1, t, y);
       const C* src = slots.data() + slot_of[t] * ow;
-      for (int64_t x = 0; x < ow; ++x) acc[x] = AddTap<T>(c, t, acc[x], src[x] * w);
+      if (t == 0) {
+        for (int64_t x = 0; x < ow; ++x) acc[x] = AddTapAs<T, kRound>(0, C(0), src[x] * w);
+      } else {
+        for (int64_t x = 0; x < ow; ++x) acc[x] = AddTapAs<T, kRound>(1, acc[x], src[x] * w);
+      }
     }
     T* dst = out + r * ow;
     for (int64_t x = 0; x < ow; ++x) dst[x] = Convert<T>(acc[x]);
@@ -88,10 +106,18 @@ void Upsample(const UpsampleCall& c) {
   DispatchDType(c.dtype, [&](auto e) {
     using T = decltype(e);
     if constexpr (std::is_floating_point_v<Calc<T>>) {
-      if (c.first == 1) {
+      // The row path for the planner's two kinds: bilinear (2 taps, rounded steps) and
+      // bicubic (4 taps in the computation type).
+      const bool bilinear = c.taps == 2 && c.round_steps, bicubic = c.taps == 4 && !c.round_steps;
+      if (c.first == 1 && (bilinear || bicubic)) {
         const int64_t grain = std::max<int64_t>(1, 32768 / c.out_size[2]);
         ParallelFor(0, rows, grain, [&](int64_t r0, int64_t r1) {
-          if (!ExecContext::CancelRequested()) RowsOf2d<T>(c, r0, r1);
+          if (ExecContext::CancelRequested()) return;
+          if (bilinear) {
+            RowsOf2d<T, 2, true>(c, r0, r1);
+          } else {
+            RowsOf2d<T, 4, false>(c, r0, r1);
+          }
         });
       } else {
         ParallelFor(0, rows * c.out_size[2], 16384, [&](int64_t o0, int64_t o1) {

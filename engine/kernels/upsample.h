@@ -40,18 +40,33 @@ struct UpsampleCall {
   const char* weight[3][kMaxTaps] = {};
 };
 
-// Tap t's weight along dim d at output position o.
-template <typename T>
-TENSORD_HD inline Calc<T> TapWeight(const UpsampleCall& c, int d, int t, int64_t o) {
-  if (c.round_steps) return static_cast<Calc<T>>(reinterpret_cast<const T*>(c.weight[d][t])[o]);
-  return reinterpret_cast<const Calc<T>*>(c.weight[d][t])[o];
+// Tap t's weight along dim d at output position o (kRound: the call's round_steps).
+template <typename T, bool kRound>
+TENSORD_HD inline Calc<T> TapWeightAs(const UpsampleCall& c, int d, int t, int64_t o) {
+  if constexpr (kRound) {
+    return static_cast<Calc<T>>(reinterpret_cast<const T*>(c.weight[d][t])[o]);
+  } else {
+    return reinterpret_cast<const Calc<T>*>(c.weight[d][t])[o];
+  }
 }
 
 // acc + p (t > 0) or p (t == 0), rounded to T when the call rounds its steps.
+template <typename T, bool kRound>
+TENSORD_HD inline Calc<T> AddTapAs(int t, Calc<T> acc, Calc<T> p) {
+  if constexpr (kRound) {
+    return t == 0 ? R<T>(p) : R<T>(acc + R<T>(p));
+  } else {
+    return t == 0 ? p : acc + p;
+  }
+}
+
+template <typename T>
+TENSORD_HD inline Calc<T> TapWeight(const UpsampleCall& c, int d, int t, int64_t o) {
+  return c.round_steps ? TapWeightAs<T, true>(c, d, t, o) : TapWeightAs<T, false>(c, d, t, o);
+}
 template <typename T>
 TENSORD_HD inline Calc<T> AddTap(const UpsampleCall& c, int t, Calc<T> acc, Calc<T> p) {
-  if (!c.round_steps) return t == 0 ? p : acc + p;
-  return t == 0 ? R<T>(p) : R<T>(acc + R<T>(p));
+  return c.round_steps ? AddTapAs<T, true>(t, acc, p) : AddTapAs<T, false>(t, acc, p);
 }
 
 // The taps' values v[t] blended along dim d at output position o: v0 * w0 + v1 * w1 + …,

@@ -7,6 +7,7 @@
 
 #include "engine/kernels/convert.h"
 #include "engine/kernels/element_math.h"
+#include "engine/kernels/spatial.h"
 #include "engine/runtime/exec_context.h"
 #include "engine/runtime/thread_pool.h"
 
@@ -94,8 +95,7 @@ void PoolRows(const PoolCall& c, int64_t r0, int64_t r1) {
   for (int64_t r = r0; r < r1; ++r) {
     // Row r is output (plane, z, y, ·); plane = b * c + channel.
     const int64_t y = r % oh, z = r / oh % od, plane = r / (oh * od);
-    const T* base = reinterpret_cast<const T*>(c.input) + plane / c.c * c.input_strides[0] +
-                    plane % c.c * c.input_strides[1];
+    const T* base = PlaneInput<T>(c.input, c.input_strides, c.c, plane);
     const PoolSpan zs = WindowSpan(c, 0, z), ys = WindowSpan(c, 1, y);
     T* row_out = out + r * ow;
     int64_t* row_index = kFold == Fold::kMaxIndex ? c.indices + r * ow : nullptr;

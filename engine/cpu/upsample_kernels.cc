@@ -6,17 +6,12 @@
 
 #include "engine/kernels/convert.h"
 #include "engine/kernels/element_math.h"
+#include "engine/kernels/spatial.h"
 #include "engine/runtime/exec_context.h"
 #include "engine/runtime/thread_pool.h"
 
 namespace tensord::engine::cpu {
 namespace {
-
-template <typename T>
-const T* PlaneOf(const UpsampleCall& c, int64_t plane) {
-  return reinterpret_cast<const T*>(c.input) + plane / c.c * c.input_strides[0] +
-         plane % c.c * c.input_strides[1];
-}
 
 // The values along W of the input row at `row` for every output column: AlongW's arithmetic,
 // its taps and rounding fixed at compile time.
@@ -48,7 +43,7 @@ void RowsOf2d(const UpsampleCall& c, int64_t r0, int64_t r1) {
   T* out = reinterpret_cast<T*>(c.out);
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t plane = r / oh, y = r % oh;
-    const T* base = PlaneOf<T>(c, plane);
+    const T* base = PlaneInput<T>(c.input, c.input_strides, c.c, plane);
     int slot_of[UpsampleCall::kMaxTaps];
     bool needed[UpsampleCall::kMaxTaps] = {};
     // The taps' rows already held, then the others computed into slots no tap of y needs.
@@ -90,11 +85,11 @@ void RowsOf2d(const UpsampleCall& c, int64_t r0, int64_t r1) {
 // Outputs [o0, o1) one by one (linear, trilinear).
 template <typename T>
 void Outputs(const UpsampleCall& c, int64_t o0, int64_t o1) {
-  const int64_t od = c.out_size[0], oh = c.out_size[1], ow = c.out_size[2];
   T* out = reinterpret_cast<T*>(c.out);
   for (int64_t o = o0; o < o1; ++o) {
-    const int64_t x = o % ow, y = o / ow % oh, z = o / (ow * oh) % od, plane = o / (ow * oh * od);
-    out[o] = Convert<T>(UpsampleOutput<T>(c, PlaneOf<T>(c, plane), z, y, x));
+    const auto [plane, z, y, x] = PositionOf(c.out_size, o);
+    out[o] = Convert<T>(
+        UpsampleOutput<T>(c, PlaneInput<T>(c.input, c.input_strides, c.c, plane), z, y, x));
   }
 }
 

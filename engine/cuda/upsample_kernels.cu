@@ -4,20 +4,18 @@
 #include "engine/cuda/grid.h"
 #include "engine/cuda/upsample_kernels.h"
 #include "engine/kernels/element_math.h"
+#include "engine/kernels/spatial.h"
 
 namespace tensord::engine::cuda {
 namespace {
 
 template <typename T>
 __global__ void UpsampleKernel(UpsampleCall c, int64_t n) {
-  const int64_t od = c.out_size[0], oh = c.out_size[1], ow = c.out_size[2];
   T* out = reinterpret_cast<T*>(c.out);
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t x = i % ow, y = i / ow % oh, z = i / (ow * oh) % od;
-    const int64_t plane = i / (ow * oh * od);
-    const T* base = reinterpret_cast<const T*>(c.input) + plane / c.c * c.input_strides[0] +
-                    plane % c.c * c.input_strides[1];
+    const auto [plane, z, y, x] = PositionOf(c.out_size, i);
+    const T* base = PlaneInput<T>(c.input, c.input_strides, c.c, plane);
     out[i] = Convert<T>(UpsampleOutput<T>(c, base, z, y, x));
   }
 }

@@ -1,13 +1,15 @@
 """torch.optim.Adagrad (PyTorch 1.13) for tensord (torch's single-tensor algorithm, run on the
 server; dense gradients)."""
 from .optimizer import Optimizer, _closure_loss, _tensor_step
-from .adam import _steps_to_tensors
 
 __all__ = ["Adagrad", "adagrad"]
 
 
 class Adagrad(Optimizer):
     r"""Implements the Adagrad algorithm, as torch.optim.Adagrad."""
+
+    _group_defaults = dict(foreach=None, maximize=False)
+    _tensor_steps = True
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0,
                  initial_accumulator_value=0, eps=1e-10, foreach=None, *, maximize=False):
@@ -36,13 +38,6 @@ class Adagrad(Optimizer):
                 init_value = (complex(initial_accumulator_value, initial_accumulator_value)
                               if p.is_complex() else initial_accumulator_value)
                 state["sum"] = full_like(p, init_value, memory_format=preserve_format)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-        _steps_to_tensors(list(self.state.values()))
 
     def step(self, closure=None):
         """Performs a single optimization step; `closure` reevaluates the model and returns

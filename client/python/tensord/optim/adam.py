@@ -20,15 +20,6 @@ def _check_adam_args(lr, betas, eps, weight_decay):
         raise ValueError("Invalid weight_decay value: {}".format(weight_decay))
 
 
-def _steps_to_tensors(state_values):
-    # torch's __setstate__ of Adam, AdamW and Adagrad: a loaded number 'step' becomes a tensor
-    from .. import is_tensor, tensor
-    step_is_tensor = (len(state_values) != 0) and is_tensor(state_values[0]["step"])
-    if not step_is_tensor:
-        for s in state_values:
-            s["step"] = tensor(float(s["step"]))
-
-
 def _new_step(capturable_or_fused, p):
     if capturable_or_fused:
         from .. import zeros, float32
@@ -51,6 +42,10 @@ def _adam_state(optimizer, group, p, capturable_or_fused):
 class Adam(Optimizer):
     r"""Implements the Adam algorithm, as torch.optim.Adam."""
 
+    _group_defaults = dict(amsgrad=False, maximize=False, foreach=None, capturable=False,
+                           differentiable=False, fused=False)
+    _tensor_steps = True
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
                  weight_decay=0, amsgrad=False, *, foreach=None,
                  maximize=False, capturable=False,
@@ -69,17 +64,6 @@ class Adam(Optimizer):
             if not all(p.is_cuda and is_floating_point(p)
                        for pg in self.param_groups for p in pg["params"]):
                 raise RuntimeError("FusedAdam requires all the params to be CUDA, floating point")
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
-        _steps_to_tensors(list(self.state.values()))
 
     def step(self, closure=None, *, grad_scaler=None):
         """Performs a single optimization step; `closure` reevaluates the model and returns

@@ -1,13 +1,16 @@
 """torch.optim.AdamW (PyTorch 1.13) for tensord (torch's single-tensor algorithm, run on the
 server)."""
 from .optimizer import Optimizer, _closure_loss
-from .adam import _check_adam_args, _group_step, _steps_to_tensors, adam
+from .adam import _check_adam_args, _group_step, adam
 
 __all__ = ["AdamW", "adamw"]
 
 
 class AdamW(Optimizer):
     r"""Implements the AdamW algorithm (decoupled weight decay), as torch.optim.AdamW."""
+
+    _group_defaults = dict(amsgrad=False, maximize=False, foreach=None, capturable=False)
+    _tensor_steps = True
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
                  weight_decay=1e-2, amsgrad=False, *, maximize=False,
@@ -17,15 +20,6 @@ class AdamW(Optimizer):
                         weight_decay=weight_decay, amsgrad=amsgrad,
                         foreach=foreach, maximize=maximize, capturable=capturable)
         super(AdamW, self).__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-        _steps_to_tensors(list(self.state.values()))
 
     def step(self, closure=None):
         """Performs a single optimization step; `closure` reevaluates the model and returns

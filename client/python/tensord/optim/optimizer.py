@@ -51,9 +51,24 @@ class Optimizer(object):
         return {"defaults": self.defaults, "state": self.state,
                 "param_groups": self.param_groups}
 
+    # torch's per-class __setstate__, declared: the options a group loaded from an older state
+    # lacks (added in this order), and whether a loaded number 'step' becomes a tensor (Adam,
+    # AdamW, Adagrad).
+    _group_defaults = {}
+    _tensor_steps = False
+
     def __setstate__(self, state):
         self.__dict__.update(state)
         self.defaults.setdefault("differentiable", False)
+        for group in self.param_groups:
+            for key, value in self._group_defaults.items():
+                group.setdefault(key, value)
+        if self._tensor_steps:
+            from .. import is_tensor, tensor
+            values = list(self.state.values())
+            if not (values and is_tensor(values[0]["step"])):
+                for s in values:
+                    s["step"] = tensor(float(s["step"]))
 
     def __repr__(self):
         format_string = self.__class__.__name__ + " ("

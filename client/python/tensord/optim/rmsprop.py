@@ -8,6 +8,9 @@ __all__ = ["RMSprop", "rmsprop"]
 class RMSprop(Optimizer):
     r"""Implements the RMSprop algorithm, as torch.optim.RMSprop."""
 
+    _group_defaults = dict(momentum=0, centered=False, foreach=None, maximize=False,
+                           differentiable=False)
+
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, foreach=None, maximize=False, differentiable=False):
         if not 0.0 <= lr:
@@ -25,15 +28,6 @@ class RMSprop(Optimizer):
                         weight_decay=weight_decay, foreach=foreach, maximize=maximize,
                         differentiable=differentiable)
         super(RMSprop, self).__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
 
     def step(self, closure=None):
         """Performs a single optimization step; `closure` reevaluates the model and returns

@@ -8,6 +8,8 @@ __all__ = ["SGD", "sgd"]
 class SGD(Optimizer):
     r"""Implements stochastic gradient descent (optionally with momentum), as torch.optim.SGD."""
 
+    _group_defaults = dict(nesterov=False, maximize=False, foreach=None, differentiable=False)
+
     def __init__(self, params, lr=required, momentum=0, dampening=0,
                  weight_decay=0, nesterov=False, *, maximize=False, foreach=None,
                  differentiable=False):
@@ -25,14 +27,6 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super(SGD, self).__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
 
     def step(self, closure=None):
         """Performs a single optimization step; `closure` reevaluates the model and returns

@@ -152,8 +152,17 @@ class Distribution:
                         f"but found invalid values:\n{value}")
         super().__init__()
 
+    # The parameters of one value per batch element that expand() broadcasts, declared by the
+    # distributions whose expand is only that (torch writes the same body in each class).
+    _scalar_params = None
+
     def expand(self, batch_shape, _instance=None):
-        raise NotImplementedError
+        cls = next((k for k in type(self).__mro__ if k.__dict__.get("_scalar_params")), None)
+        if cls is None:
+            raise NotImplementedError
+        new, batch_shape = self._expand_params(
+            cls, batch_shape, {name: () for name in cls._scalar_params}, _instance)
+        return self._finish_expand(new, cls, batch_shape)
 
     @property
     def batch_shape(self):
@@ -296,6 +305,7 @@ def _batch_shape_of(*params_and_values):
 
 
 class Normal(ExponentialFamily):
+    _scalar_params = ("loc", "scale")
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
@@ -303,11 +313,6 @@ class Normal(ExponentialFamily):
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = _broadcast(loc, scale)
         super().__init__(_batch_shape_of(loc, scale, self.loc), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new, batch_shape = self._expand_params(Normal, batch_shape, {"loc": (), "scale": ()},
-                                               _instance)
-        return self._finish_expand(new, Normal, batch_shape)
 
     @property
     def mean(self):
@@ -354,6 +359,7 @@ class Normal(ExponentialFamily):
 
 
 class Uniform(Distribution):
+    _scalar_params = ("low", "high")
     arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
                        "high": constraints.dependent(is_discrete=False, event_dim=0)}
     has_rsample = True
@@ -363,11 +369,6 @@ class Uniform(Distribution):
         super().__init__(_batch_shape_of(low, high, self.low), validate_args=validate_args)
         if self._validate_args and not (self.low < self.high).all():
             raise ValueError("Uniform is not defined when low>= high")
-
-    def expand(self, batch_shape, _instance=None):
-        new, batch_shape = self._expand_params(Uniform, batch_shape, {"low": (), "high": ()},
-                                               _instance)
-        return self._finish_expand(new, Uniform, batch_shape)
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
@@ -571,6 +572,7 @@ class Categorical(Distribution):
 
 
 class Exponential(ExponentialFamily):
+    _scalar_params = ("rate",)
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
@@ -578,11 +580,6 @@ class Exponential(ExponentialFamily):
     def __init__(self, rate, validate_args=None):
         (self.rate,) = _broadcast(rate)
         super().__init__(_batch_shape_of(rate, self.rate), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new, batch_shape = self._expand_params(Exponential, batch_shape, {"rate": ()},
-                                               _instance)
-        return self._finish_expand(new, Exponential, batch_shape)
 
     @property
     def mean(self):
@@ -704,6 +701,7 @@ class Gamma(ExponentialFamily):
     """Draws by Marsaglia and Tsang's method, as torch's: every element tries a fixed number of
     rounds at once (each round accepts more than 95%); concentration < 1 is boosted."""
 
+    _scalar_params = ("concentration", "rate")
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
@@ -713,11 +711,6 @@ class Gamma(ExponentialFamily):
         self.concentration, self.rate = _broadcast(concentration, rate)
         super().__init__(_batch_shape_of(concentration, rate, self.concentration),
                          validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new, batch_shape = self._expand_params(Gamma, batch_shape,
-                                               {"concentration": (), "rate": ()}, _instance)
-        return self._finish_expand(new, Gamma, batch_shape)
 
     @property
     def mean(self):
@@ -884,16 +877,13 @@ class Beta(ExponentialFamily):
 class Poisson(ExponentialFamily):
     """Draws by the server's poisson op (Knuth's product below rate 10, PTRS above)."""
 
+    _scalar_params = ("rate",)
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
 
     def __init__(self, rate, validate_args=None):
         (self.rate,) = _broadcast(rate)
         super().__init__(_batch_shape_of(rate, self.rate), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new, batch_shape = self._expand_params(Poisson, batch_shape, {"rate": ()}, _instance)
-        return self._finish_expand(new, Poisson, batch_shape)
 
     @property
     def mean(self):
@@ -918,6 +908,7 @@ class Poisson(ExponentialFamily):
 
 
 class Laplace(Distribution):
+    _scalar_params = ("loc", "scale")
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
@@ -925,11 +916,6 @@ class Laplace(Distribution):
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = _broadcast(loc, scale)
         super().__init__(_batch_shape_of(loc, scale, self.loc), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new, batch_shape = self._expand_params(Laplace, batch_shape, {"loc": (), "scale": ()},
-                                               _instance)
-        return self._finish_expand(new, Laplace, batch_shape)
 
     @property
     def mean(self):

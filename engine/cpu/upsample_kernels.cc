@@ -101,14 +101,11 @@ void Upsample(const UpsampleCall& c) {
   DispatchDType(c.dtype, [&](auto e) {
     using T = decltype(e);
     if constexpr (std::is_floating_point_v<Calc<T>>) {
-      // The row path for the planner's two kinds: bilinear (2 taps, rounded steps) and
-      // bicubic (4 taps in the computation type).
-      const bool bilinear = c.taps == 2 && c.round_steps, bicubic = c.taps == 4 && !c.round_steps;
-      if (c.first == 1 && (bilinear || bicubic)) {
+      if (c.first == 1) {  // bilinear (2 taps, rounded steps) or bicubic (4)
         const int64_t grain = std::max<int64_t>(1, 32768 / c.out_size[2]);
         ParallelFor(0, rows, grain, [&](int64_t r0, int64_t r1) {
           if (ExecContext::CancelRequested()) return;
-          if (bilinear) {
+          if (RoundsSteps(c)) {
             RowsOf2d<T, 2, true>(c, r0, r1);
           } else {
             RowsOf2d<T, 4, false>(c, r0, r1);

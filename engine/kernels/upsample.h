@@ -20,9 +20,10 @@ namespace tensord::engine {
 // out_size[d] entries: int64 positions inside the input, weights computed by the planner as
 // torch computes them). torch's kernels nest the dims, the last innermost, and add the taps in
 // order: along W, v = x[i0] * w0, then v += x[i1] * w1, …; along H the same over such values.
-// With round_steps (the linear modes) the weights are of `dtype` and every product and sum is
-// rounded to `dtype`, as torch's reduced-float arithmetic rounds; without (bicubic) the weights
-// are of the computation type (float32 for 16-bit dtypes) and only the output is rounded:
+// With 2 taps (the linear modes) the weights are of `dtype` and every product and sum is
+// rounded to `dtype`, as torch's reduced-float arithmetic rounds (RoundsSteps); with 4
+// (bicubic) the weights are of the computation type (float32 for 16-bit dtypes) and only the
+// output is rounded:
 // torch 1.13 computes bicubic's bfloat16 weights and partial sums in bfloat16, 0.1 and more
 // off the exact value for values of size 2.
 struct UpsampleCall {
@@ -34,13 +35,15 @@ struct UpsampleCall {
   int64_t input_strides[5] = {0, 0, 0, 0, 0};
   int64_t out_size[3] = {1, 1, 1};
   int first = 2;  // 0 for trilinear, 1 for bilinear and bicubic, 2 for linear
-  int taps = 2;
-  bool round_steps = true;
+  int taps = 2;  // 2 or 4
   const int64_t* index[3][kMaxTaps] = {};
   const char* weight[3][kMaxTaps] = {};
 };
 
-// Tap t's weight along dim d at output position o (kRound: the call's round_steps).
+// Whether the call rounds every step to its dtype: the linear modes do, bicubic does not.
+TENSORD_HD inline bool RoundsSteps(const UpsampleCall& c) { return c.taps == 2; }
+
+// Tap t's weight along dim d at output position o (kRound: RoundsSteps of the call).
 template <typename T, bool kRound>
 TENSORD_HD inline Calc<T> TapWeightAs(const UpsampleCall& c, int d, int t, int64_t o) {
   if constexpr (kRound) {
@@ -62,11 +65,11 @@ TENSORD_HD inline Calc<T> AddTapAs(int t, Calc<T> acc, Calc<T> p) {
 
 template <typename T>
 TENSORD_HD inline Calc<T> TapWeight(const UpsampleCall& c, int d, int t, int64_t o) {
-  return c.round_steps ? TapWeightAs<T, true>(c, d, t, o) : TapWeightAs<T, false>(c, d, t, o);
+  return RoundsSteps(c) ? TapWeightAs<T, true>(c, d, t, o) : TapWeightAs<T, false>(c, d, t, o);
 }
 template <typename T>
 TENSORD_HD inline Calc<T> AddTap(const UpsampleCall& c, int t, Calc<T> acc, Calc<T> p) {
-  return c.round_steps ? AddTapAs<T, true>(t, acc, p) : AddTapAs<T, false>(t, acc, p);
+  return RoundsSteps(c) ? AddTapAs<T, true>(t, acc, p) : AddTapAs<T, false>(t, acc, p);
 }
 
 // The taps' values v[t] blended along dim d at output position o: v0 * w0 + v1 * w1 + …,

@@ -14,7 +14,6 @@
 #include "engine/core/errors.h"
 #include "engine/core/status_macros.h"
 #include "engine/ops/composition.h"
-#include "engine/ops/copy_ops.h"
 #include "engine/ops/elementwise.h"
 #include "engine/ops/factory_ops.h"
 #include "engine/ops/op_registry_internal.h"

@@ -164,7 +164,7 @@ absl::StatusOr<Tensor> Cubic(Composition& c, const Tensor& v, double k3, double 
 // t = s - floor(s) by torch's get_cubic_upsample_coefficients (A = -0.75):
 // W2(t + 1), W1(t), W1(1 - t), W2(2 - t), where W1(v) = ((A + 2) v - (A + 3)) v^2 + 1 and
 // W2(v) = ((A v - 5A) v + 8A) v - 4A. The weights stay in the computation type (the kernel
-// rounds only its output: UpsampleCall::round_steps).
+// rounds only its output: RoundsSteps in kernels/upsample.h).
 absl::StatusOr<Taps> CubicTaps(Composition& c, int64_t in, int64_t out, bool align_corners,
                                std::optional<double> given, DType dtype, const Device& device) {
   constexpr double kA = -0.75;
@@ -206,7 +206,6 @@ absl::StatusOr<Tensor> Interpolate(Composition& c, const Tensor& x, Mode mode,
   call.c = x.size(1);
   call.first = static_cast<int>(3 - nd);
   call.taps = mode == Mode::kCubic ? 4 : 2;
-  call.round_steps = mode != Mode::kCubic;
   call.input_strides[0] = x.stride(0);
   call.input_strides[1] = x.stride(1);
   std::vector<Taps> taps;

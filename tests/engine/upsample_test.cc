@@ -41,7 +41,6 @@ void CheckRandomResamplings(DType dtype, int taps, uint32_t seed) {
     UpsampleCall c;
     c.dtype = dtype;
     c.taps = taps;
-    c.round_steps = taps == 2;
     c.n = pick(1, 2);
     c.c = pick(1, 3);
     c.first = 3 - nd;
@@ -63,7 +62,7 @@ void CheckRandomResamplings(DType dtype, int taps, uint32_t seed) {
       }
       for (int t = 0; t < taps; ++t) {
         c.index[d][t] = index[d][t].data();
-        c.weight[d][t] = c.round_steps ? reinterpret_cast<const char*>(weight[d][t].data())
+        c.weight[d][t] = RoundsSteps(c) ? reinterpret_cast<const char*>(weight[d][t].data())
                                        : reinterpret_cast<const char*>(wide[d][t].data());
       }
     }
@@ -97,7 +96,7 @@ void CheckRandomResamplings(DType dtype, int taps, uint32_t seed) {
         C v = 0;
         for (int t = 0; t < taps; ++t) {
           const C inner = resample(d + 1, at + index[d][t][o[d]] * st[2 + d]);
-          if (c.round_steps) {
+          if (RoundsSteps(c)) {
             const T product = static_cast<T>(inner * static_cast<C>(weight[d][t][o[d]]));
             v = t == 0 ? static_cast<C>(product)
                        : static_cast<C>(static_cast<T>(v + static_cast<C>(product)));

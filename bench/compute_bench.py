@@ -111,6 +111,9 @@ def torch_cases(quick):
     img, ker = torch.rand(8, 64, 56, 56), torch.rand(64, 64, 3, 3)
     cases["conv2d_8x64x56x56_3x3"] = (
         lambda: torch.nn.functional.conv2d(img, ker, padding=1), 20)
+    clip, ker3d = torch.rand(2, 16, 16, 56, 56), torch.rand(32, 16, 3, 3, 3)
+    cases["conv3d_2x16x16x56x56_3x3x3"] = (
+        lambda: torch.nn.functional.conv3d(clip, ker3d, padding=1), 10)
     maps = torch.rand(8, 64, 112, 112)
     cases["max_pool2d_3_2_1"] = (
         lambda: torch.nn.functional.max_pool2d(maps, 3, 2, 1), 10)

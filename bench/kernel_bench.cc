@@ -187,6 +187,11 @@ int main(int argc, char** argv) {
     Tensor img = Rand({8, 64, 56, 56}), ker = Rand({64, 64, 3, 3});
     cases.push_back({"conv2d_8x64x56x56_3x3",
                      op("conv2d", {img, ker, Tensor()}, Attrs().Set("padding", int64_t{1})), 20});
+    // A video clip's 3x3x3 convolution (torch uses oneDNN for it too).
+    Tensor clip = Rand({2, 16, 16, 56, 56}), ker3d = Rand({32, 16, 3, 3, 3});
+    cases.push_back({"conv3d_2x16x16x56x56_3x3x3",
+                     op("conv3d", {clip, ker3d, Tensor()}, Attrs().Set("padding", int64_t{1})),
+                     10});
   }
   {
     // Pools and resampling of ResNet-sized maps (8 x 64 x 112 x 112).

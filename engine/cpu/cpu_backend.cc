@@ -101,8 +101,8 @@ class CpuBackendImpl final : public Backend {
     cpu::Softmax(log, shape, dim, in, out);
     return absl::OkStatus();
   }
-  absl::Status Conv2d(const Conv2dCall& call) override {
-    cpu::Conv2d(call);
+  absl::Status Conv(const ConvCall& call) override {
+    cpu::Conv(call);
     return absl::OkStatus();
   }
   absl::Status Pool(const PoolCall& call) override {

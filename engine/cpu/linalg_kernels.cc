@@ -150,41 +150,47 @@ void GemmInPieces(DType dtype, int64_t n, int64_t m, int64_t k, Mat a, Mat b, ch
   }
 }
 
-// Columns [q0, q1) (output pixels, row-major) of the im2col matrix of one image's group of
-// channels `image`: row (c, i, j) holds what tap (i, j) of channel c meets at each pixel, 0 in
-// the padding. Elements are copied as bits (U: an unsigned type of the element's size).
+// Columns [q0, q1) (output positions, row-major) of the im2col matrix of one image's group of
+// channels `image`: row (c, a, i, j) holds what tap (a, i, j) of channel c meets at each
+// position, 0 in the padding. Elements are copied as bits (U: an unsigned type of the element's
+// size).
 template <typename U>
-void Im2ColTile(const Conv2dCall& c, const U* image, int64_t q0, int64_t q1, U* cols) {
-  const int64_t cg = c.channels / c.groups, kh = c.kernel[0], kw = c.kernel[1];
-  const int64_t ow = c.out_size[1], len = q1 - q0, sy = c.stride[0], sx = c.stride[1];
+void Im2ColTile(const ConvCall& c, const U* image, int64_t q0, int64_t q1, U* cols) {
+  const int64_t cg = c.channels / c.groups, kd = c.kernel[0], kh = c.kernel[1];
+  const int64_t kw = c.kernel[2], oh = c.out_size[1], ow = c.out_size[2], len = q1 - q0;
+  const int64_t depth = c.size[0], height = c.size[1], width = c.size[2];
+  const int64_t sz = c.stride[0], sy = c.stride[1], sx = c.stride[2];
   for (int64_t ch = 0; ch < cg; ++ch) {
-    const U* plane = image + ch * c.height * c.width;
-    for (int64_t i = 0; i < kh; ++i) {
-      const int64_t dy = i * c.dilation[0] - c.padding[0];
-      for (int64_t j = 0; j < kw; ++j) {
-        const int64_t dx = j * c.dilation[1] - c.padding[1];
-        // The output columns x whose input column x * sx + dx lies in [0, width).
-        const int64_t first = dx >= 0 ? 0 : (-dx + sx - 1) / sx;
-        const int64_t end = c.width - dx <= 0 ? 0 : (c.width - dx - 1) / sx + 1;
-        U* row = cols + ((ch * kh + i) * kw + j) * len;
-        for (int64_t q = q0; q < q1;) {
-          const int64_t y = q / ow, x0 = q - y * ow, x1 = std::min(ow, x0 + (q1 - q));
-          U* dst = row + (q - q0) - x0;  // dst[x]: output column x of this row
-          const int64_t iy = y * sy + dy;
-          const int64_t lo = std::clamp(first, x0, x1), hi = std::clamp(end, lo, x1);
-          if (iy < 0 || iy >= c.height) {
-            std::fill(dst + x0, dst + x1, U{0});
-          } else {
-            const U* src = plane + iy * c.width + dx;
-            std::fill(dst + x0, dst + lo, U{0});
-            if (sx == 1) {
-              std::copy(src + lo, src + hi, dst + lo);
+    const U* volume = image + ch * depth * height * width;
+    for (int64_t a = 0; a < kd; ++a) {
+      const int64_t dz = a * c.dilation[0] - c.padding[0];
+      for (int64_t i = 0; i < kh; ++i) {
+        const int64_t dy = i * c.dilation[1] - c.padding[1];
+        for (int64_t j = 0; j < kw; ++j) {
+          const int64_t dx = j * c.dilation[2] - c.padding[2];
+          // The output columns x whose input column x * sx + dx lies in [0, width).
+          const int64_t first = dx >= 0 ? 0 : (-dx + sx - 1) / sx;
+          const int64_t end = width - dx <= 0 ? 0 : (width - dx - 1) / sx + 1;
+          U* row = cols + (((ch * kd + a) * kh + i) * kw + j) * len;
+          for (int64_t q = q0; q < q1;) {
+            const int64_t line = q / ow, x0 = q - line * ow, x1 = std::min(ow, x0 + (q1 - q));
+            U* dst = row + (q - q0) - x0;  // dst[x]: output column x of this row
+            const int64_t iz = line / oh * sz + dz, iy = line % oh * sy + dy;
+            const int64_t lo = std::clamp(first, x0, x1), hi = std::clamp(end, lo, x1);
+            if (iz < 0 || iz >= depth || iy < 0 || iy >= height) {
+              std::fill(dst + x0, dst + x1, U{0});
             } else {
-              for (int64_t x = lo; x < hi; ++x) dst[x] = src[x * sx];
+              const U* src = volume + (iz * height + iy) * width + dx;
+              std::fill(dst + x0, dst + lo, U{0});
+              if (sx == 1) {
+                std::copy(src + lo, src + hi, dst + lo);
+              } else {
+                for (int64_t x = lo; x < hi; ++x) dst[x] = src[x * sx];
+              }
+              std::fill(dst + hi, dst + x1, U{0});
             }
-            std::fill(dst + hi, dst + x1, U{0});
+            q += x1 - x0;
           }
-          q += x1 - x0;
         }
       }
     }
@@ -197,21 +203,23 @@ constexpr int64_t kConvTileBytes = 512 << 10;
 
 }  // namespace
 
-void Conv2d(const Conv2dCall& c) {
+void Conv(const ConvCall& c) {
   const int64_t w = ItemSize(c.dtype);
   const int64_t cg = c.channels / c.groups, og = c.out_channels / c.groups;
-  const int64_t k = cg * c.kernel[0] * c.kernel[1];
-  const int64_t pixels = c.out_size[0] * c.out_size[1];
+  const int64_t k = cg * c.kernel[0] * c.kernel[1] * c.kernel[2];
+  const int64_t pixels = c.out_size[0] * c.out_size[1] * c.out_size[2];
   if (c.batch == 0 || og == 0 || pixels == 0) return;
-  const bool direct = c.kernel[0] == 1 && c.kernel[1] == 1 && c.stride[0] == 1 &&
-                      c.stride[1] == 1 && c.padding[0] == 0 && c.padding[1] == 0;
+  bool direct = true;  // a 1x1(x1) convolution without stride or padding: the image is im2col
+  for (int d = 0; d < 3; ++d) {
+    direct = direct && c.kernel[d] == 1 && c.stride[d] == 1 && c.padding[d] == 0;
+  }
   // Columns per tile: a multiple of 16 that fills kConvTileBytes, or fewer when one column (a
   // weight row's bytes) is that large already, so that a tile never outgrows the weights.
   const int64_t fit = kConvTileBytes / std::max<int64_t>(1, k * w);
   const int64_t tile =
       direct ? pixels : std::min(pixels, fit >= 16 ? fit / 16 * 16 : std::max<int64_t>(1, fit));
   const int64_t tiles = (pixels - 1) / tile + 1;
-  const int64_t plane = c.height * c.width;
+  const int64_t plane = c.size[0] * c.size[1] * c.size[2];
   ParallelFor(0, c.batch * c.groups * tiles, 1, [&](int64_t t0, int64_t t1) {
     std::vector<char> cols(direct ? 0 : static_cast<size_t>(k * tile * w));
     for (int64_t t = t0; t < t1; ++t) {

@@ -15,7 +15,7 @@ void Matmul(const MatmulCall& call);
 // hundred KiB each, built by the thread that multiplies it, so that it stays in cache), the
 // (image, group, tile)s shared by the pool's threads; a 1x1 convolution without stride or
 // padding multiplies the image itself.
-void Conv2d(const Conv2dCall& call);
+void Conv(const ConvCall& call);
 
 // Makes OpenBLAS run every call on the calling thread: the CPU backend parallelizes products
 // itself (Matmul's panels), and OpenBLAS's own threads would compete with the pool's.

@@ -21,19 +21,22 @@ struct MatmulCall {
   double alpha = 1, beta = 0;
 };
 
-// A 2-d convolution (torch.nn.functional.conv2d, cross-correlation) over contiguous operands of
-// one dtype: out[b, o, y, x] = bias[o] + sum over the group's channels c and taps (i, j) of
-// weight[o, c, i, j] * input[b, g * cg + c, y * stride[0] - padding[0] + i * dilation[0],
-// x * stride[1] - padding[1] + j * dilation[1]] (0 outside the input), o in group g.
-struct Conv2dCall {
-  const char* input = nullptr;   // (batch, channels, height, width)
-  const char* weight = nullptr;  // (out_channels, channels / groups, kernel[0], kernel[1])
+// A convolution of up to three spatial dims (torch.nn.functional.conv1d/2d/3d,
+// cross-correlation) over contiguous operands of one dtype: out[b, o, z, y, x] = bias[o] + sum
+// over the group's channels c and taps (a, i, j) of weight[o, c, a, i, j] * input[b, g * cg + c,
+// z * stride[0] - padding[0] + a * dilation[0], y * stride[1] - padding[1] + i * dilation[1],
+// x * stride[2] - padding[2] + j * dilation[2]] (0 outside the input), o in group g. A 2-d
+// convolution is a 3-d one of depth 1 (size, kernel, stride, dilation and out_size 1 in dim 0,
+// padding 0).
+struct ConvCall {
+  const char* input = nullptr;   // (batch, channels, size[0], size[1], size[2])
+  const char* weight = nullptr;  // (out_channels, channels / groups, kernel[0..2])
   const char* bias = nullptr;    // (out_channels), or null
-  char* out = nullptr;           // (batch, out_channels, out_size[0], out_size[1])
+  char* out = nullptr;           // (batch, out_channels, out_size[0..2])
   DType dtype = DType::kFloat32;
-  int64_t batch = 0, channels = 0, height = 0, width = 0, out_channels = 0, groups = 1;
-  int64_t kernel[2] = {1, 1}, stride[2] = {1, 1}, padding[2] = {0, 0}, dilation[2] = {1, 1};
-  int64_t out_size[2] = {0, 0};
+  int64_t batch = 0, channels = 0, out_channels = 0, groups = 1;
+  int64_t size[3] = {1, 1, 1}, kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1};
+  int64_t padding[3] = {0, 0, 0}, dilation[3] = {1, 1, 1}, out_size[3] = {1, 1, 1};
 };
 
 }  // namespace tensord::engine

@@ -65,31 +65,33 @@ absl::StatusOr<std::vector<int64_t>> PairParam(AttrReader& a, const char* name, 
   return NParam(a, name, dflt, 2);
 }
 
-// conv2d on a device without its own kernel: im2col through views and copies, then matmul.
+// conv2d (`g` of depth 1) on a device without its own kernel: im2col through views and copies,
+// then matmul.
 absl::StatusOr<Tensor> ComposedConv(Composition& c, const Tensor& x, const Tensor& weight,
-                                    const Tensor& bias, const Conv2dCall& g) {
+                                    const Tensor& bias, const ConvCall& g) {
   const int64_t cg = g.channels / g.groups, og = g.out_channels / g.groups;
-  const int64_t hp = g.height + 2 * g.padding[0], wp = g.width + 2 * g.padding[1];
+  const int64_t h = g.size[1], w = g.size[2], ph = g.padding[1], pw = g.padding[2];
+  const int64_t hp = h + 2 * ph, wp = w + 2 * pw;
   Tensor padded = x;
-  if (g.padding[0] != 0 || g.padding[1] != 0) {
+  if (ph != 0 || pw != 0) {
     TENSORD_ASSIGN_OR_RETURN(
         PlannedOp zeros,
         PlanFull({g.batch, g.channels, hp, wp}, Scalar(int64_t{0}), x.dtype(), x.device()));
     padded = c.Add(std::move(zeros)).at(0);
-    TENSORD_ASSIGN_OR_RETURN(Tensor rows, Narrow(padded, 2, g.padding[0], g.height));
-    TENSORD_ASSIGN_OR_RETURN(Tensor inside, Narrow(rows, 3, g.padding[1], g.width));
+    TENSORD_ASSIGN_OR_RETURN(Tensor rows, Narrow(padded, 2, ph, h));
+    TENSORD_ASSIGN_OR_RETURN(Tensor inside, Narrow(rows, 3, pw, w));
     TENSORD_ASSIGN_OR_RETURN(PlannedOp copy, PlanCopyInto(inside, x));
     c.Add(std::move(copy));
   }
-  const int64_t oh = g.out_size[0], ow = g.out_size[1];
+  const int64_t oh = g.out_size[1], ow = g.out_size[2], kh = g.kernel[1], kw = g.kernel[2];
   TENSORD_ASSIGN_OR_RETURN(
       Tensor windows,
-      AsStrided(padded, {g.batch, g.groups, cg, g.kernel[0], g.kernel[1], oh, ow},
-                {g.channels * hp * wp, cg * hp * wp, hp * wp, g.dilation[0] * wp, g.dilation[1],
-                 g.stride[0] * wp, g.stride[1]},
+      AsStrided(padded, {g.batch, g.groups, cg, kh, kw, oh, ow},
+                {g.channels * hp * wp, cg * hp * wp, hp * wp, g.dilation[1] * wp, g.dilation[2],
+                 g.stride[1] * wp, g.stride[2]},
                 padded.storage_offset()));
   TENSORD_ASSIGN_OR_RETURN(Tensor cols, c.Contiguous(windows));
-  const int64_t k = cg * g.kernel[0] * g.kernel[1];
+  const int64_t k = cg * kh * kw;
   TENSORD_ASSIGN_OR_RETURN(cols, View(cols, {g.batch, g.groups, k, oh * ow}));
   TENSORD_ASSIGN_OR_RETURN(Tensor wmat, View(weight, {g.groups, og, k}));
   TENSORD_ASSIGN_OR_RETURN(Tensor out, c.Op1("matmul", {wmat, cols}));
@@ -98,6 +100,35 @@ absl::StatusOr<Tensor> ComposedConv(Composition& c, const Tensor& x, const Tenso
     TENSORD_ASSIGN_OR_RETURN(Tensor b, View(bias, {1, g.out_channels, 1, 1}));
     TENSORD_ASSIGN_OR_RETURN(out, c.Op1("add", {out, b}));
   }
+  return out;
+}
+
+// The CPU's convolution kernel over contiguous copies of the operands, into a new contiguous
+// (batch, out_channels, out_size...) tensor of `out_sizes`; `g` holds the geometry.
+absl::StatusOr<Tensor> KernelConv(Composition& c, absl::string_view op, const Tensor& input,
+                                  const Tensor& weight, const Tensor& bias, ConvCall g,
+                                  DimVector out_sizes, Backend* backend) {
+  TENSORD_ASSIGN_OR_RETURN(Tensor x, c.Contiguous(input));
+  TENSORD_ASSIGN_OR_RETURN(Tensor w, c.Contiguous(weight));
+  TENSORD_ASSIGN_OR_RETURN(Tensor b, c.Contiguous(bias));
+  TENSORD_ASSIGN_OR_RETURN(
+      Tensor out,
+      AllocateTensor(op, TensorMeta::Contiguous(input.dtype(), out_sizes), input.device()));
+  PlannedOp conv;
+  conv.outputs = {out};
+  for (const Tensor& t : {x, w, b}) {
+    if (t.defined()) conv.reads.push_back(t.storage());
+  }
+  conv.writes = {out.storage()};
+  g.dtype = input.dtype();
+  conv.kernel = [backend, x, w, b, out, g]() mutable -> absl::Status {
+    g.input = x.data();
+    g.weight = w.data();
+    g.bias = b.defined() ? b.data() : nullptr;
+    g.out = out.data();
+    return backend->Conv(g);
+  };
+  c.Add(std::move(conv));
   return out;
 }
 
@@ -538,24 +569,24 @@ absl::StatusOr<PlannedOp> PlanConv2d(const Tensor& input, const Tensor& weight,
   }
   TENSORD_RETURN_IF_ERROR(CheckConvWeight(kOp, weight, bias, in_sizes, p.groups));
   const int64_t o = weight.size(0);
-  Conv2dCall g;
-  g.batch = in_sizes[0], g.channels = in_sizes[1], g.height = in_sizes[2], g.width = in_sizes[3];
-  g.out_channels = o, g.groups = p.groups;
+  ConvCall g;  // depth 1: dims 1 and 2 are the height and width
+  g.batch = in_sizes[0], g.channels = in_sizes[1], g.size[1] = in_sizes[2];
+  g.size[2] = in_sizes[3], g.out_channels = o, g.groups = p.groups;
   bool fits = true;
   int64_t padded[2], span[2];
   for (int d = 0; d < 2; ++d) {
-    g.kernel[d] = weight.size(2 + d), g.stride[d] = p.stride[d];
-    g.padding[d] = p.padding[d], g.dilation[d] = p.dilation[d];
+    g.kernel[1 + d] = weight.size(2 + d), g.stride[1 + d] = p.stride[d];
+    g.padding[1 + d] = p.padding[d], g.dilation[1 + d] = p.dilation[d];
     // padded = size + 2 * padding, span = dilation * (kernel - 1) + 1, overflow-checked.
     const std::optional<int64_t> pad2 = CheckedMul(p.padding[d], 2);
     const std::optional<int64_t> pd = pad2 ? CheckedAdd(in_sizes[2 + d], *pad2) : std::nullopt;
-    const std::optional<int64_t> reach = CheckedMul(p.dilation[d], g.kernel[d] - 1);
+    const std::optional<int64_t> reach = CheckedMul(p.dilation[d], weight.size(2 + d) - 1);
     if (!pd || !reach || *reach == INT64_MAX) {
       return RuntimeError(kOp, "padding, dilation and kernel size overflow the input's extent");
     }
     padded[d] = *pd, span[d] = *reach + 1;
     if (padded[d] < span[d]) fits = false;
-    g.out_size[d] = fits ? (padded[d] - span[d]) / p.stride[d] + 1 : 0;
+    g.out_size[1 + d] = fits ? (padded[d] - span[d]) / p.stride[d] + 1 : 0;
   }
   if (!fits) {
     return RuntimeError(kOp, absl::StrCat("Calculated padded input size per channel: (",
@@ -565,53 +596,29 @@ absl::StatusOr<PlannedOp> PlanConv2d(const Tensor& input, const Tensor& weight,
   }
   TENSORD_ASSIGN_OR_RETURN(const ConvOperands operands,
                            CheckConvOperands(kOp, "slow_conv2d_cpu", input, weight, bias));
-  const DType dtype = input.dtype();
   const Device device = operands.device;
-  DimVector out_sizes = {g.batch, o, g.out_size[0], g.out_size[1]};
+  const int64_t oh = g.out_size[1], ow = g.out_size[2];
   Composition c(operands.tensors);
-  TENSORD_ASSIGN_OR_RETURN(Tensor x, c.Contiguous(input));
-  TENSORD_ASSIGN_OR_RETURN(Tensor w, c.Contiguous(weight));
-  TENSORD_ASSIGN_OR_RETURN(Tensor b, c.Contiguous(bias));
   TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(device));
   Tensor out;
   if (device.is_cpu() && path == ConvPath::kDeviceDefault) {
-    TENSORD_ASSIGN_OR_RETURN(out, AllocateTensor(kOp, TensorMeta::Contiguous(dtype, out_sizes),
-                                                 device));
-    PlannedOp conv;
-    conv.outputs = {out};
-    for (const Tensor& t : {x, w, b}) {
-      if (t.defined()) conv.reads.push_back(t.storage());
-    }
-    conv.writes = {out.storage()};
-    g.dtype = dtype;
-    conv.kernel = [backend, x, w, b, out, g]() mutable -> absl::Status {
-      g.input = x.data();
-      g.weight = w.data();
-      g.bias = b.defined() ? b.data() : nullptr;
-      g.out = out.data();
-      return backend->Conv2d(g);
-    };
-    c.Add(std::move(conv));
+    TENSORD_ASSIGN_OR_RETURN(out, KernelConv(c, kOp, input, weight, bias, g,
+                                             {g.batch, o, oh, ow}, backend));
   } else {
-    TENSORD_ASSIGN_OR_RETURN(x, View(x, {g.batch, g.channels, g.height, g.width}));
+    TENSORD_ASSIGN_OR_RETURN(Tensor x, c.Contiguous(input));
+    TENSORD_ASSIGN_OR_RETURN(Tensor w, c.Contiguous(weight));
+    TENSORD_ASSIGN_OR_RETURN(Tensor b, c.Contiguous(bias));
+    TENSORD_ASSIGN_OR_RETURN(x, View(x, {g.batch, g.channels, g.size[1], g.size[2]}));
     TENSORD_ASSIGN_OR_RETURN(out, ComposedConv(c, x, w, b, g));
   }
   if (!batched) {
-    TENSORD_ASSIGN_OR_RETURN(out, View(out, {o, g.out_size[0], g.out_size[1]}));
+    TENSORD_ASSIGN_OR_RETURN(out, View(out, {o, oh, ow}));
   }
   return std::move(c).Finish({out});
 }
 
-// conv3d as one conv2d (the device's own kernel on the CPU): every output depth t a sample of
-// the batch, whose channels are the zero-padded input's planes k * dilation + t * stride for
-// every kernel depth offset k. torch's checks, in its order and words.
-struct Conv3dParams {
-  std::vector<int64_t> stride, padding, dilation;
-  int64_t groups = 1;
-};
-
 absl::StatusOr<PlannedOp> PlanConv3d(const Tensor& input, const Tensor& weight,
-                                     const Tensor& bias, const Conv3dParams& p) {
+                                     const Tensor& bias, const Conv3dParams& p, ConvPath path) {
   constexpr absl::string_view op = "conv3d";
   if (input.dim() != 4 && input.dim() != 5) {
     return RuntimeError(op, absl::StrCat("Expected 4D (unbatched) or 5D (batched) input to "
@@ -674,6 +681,22 @@ absl::StatusOr<PlannedOp> PlanConv3d(const Tensor& input, const Tensor& weight,
     }
     return std::move(c).Finish({out});
   }
+  if (operands.device.is_cpu() && path == ConvPath::kDeviceDefault) {
+    ConvCall g;
+    g.batch = n, g.channels = c_in, g.out_channels = o, g.groups = p.groups;
+    for (int d = 0; d < 3; ++d) {
+      g.size[d] = in[2 + d], g.kernel[d] = weight.size(2 + d), g.stride[d] = p.stride[d];
+      g.padding[d] = p.padding[d], g.dilation[d] = p.dilation[d], g.out_size[d] = out_size[d];
+    }
+    TENSORD_ASSIGN_OR_RETURN(Backend * backend, BackendFor(operands.device));
+    TENSORD_ASSIGN_OR_RETURN(Tensor out,
+                             KernelConv(c, op, input, weight, bias, g, out_shape, backend));
+    if (!batched) {
+      TENSORD_ASSIGN_OR_RETURN(out, View(out, {o, od, oh, ow}));
+    }
+    return std::move(c).Finish({out});
+  }
+  // Other devices: one conv2d over every output depth's planes for every kernel depth offset.
   TENSORD_ASSIGN_OR_RETURN(Tensor x, c.Contiguous(input));
   TENSORD_ASSIGN_OR_RETURN(x, View(x, {n, c_in, in[2], h, w}));
   if (p.padding[0] > 0) {  // depth padded here; height and width by each conv2d
@@ -900,8 +923,9 @@ void RegisterConvOps(std::vector<OpDef>& ops) {
                 Opt("dilation", AttrType::kIntOrIntList, "1", "an int or (dd, dh, dw)"),
                 Opt("groups", AttrType::kInt, "1")},
                "torch.nn.functional.conv3d of a (N, C, D, H, W) or (C, D, H, W) input with "
-               "(O, C / groups, kd, kh, kw) weights and an optional (O) bias: one conv2d over "
-               "the output depths as a batch and the kernel's depths as channels; contiguous.",
+               "(O, C / groups, kd, kh, kw) weights and an optional (O) bias (the CPU's "
+               "convolution kernel; elsewhere one conv2d over the output depths as a batch and "
+               "the kernel's depths as channels); contiguous.",
                false,
                [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
                  Conv3dParams p;

@@ -4,6 +4,7 @@
 #define TENSORD_ENGINE_OPS_CONV_OPS_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "engine/ops/planned_op.h"
@@ -16,9 +17,9 @@ struct ConvParams {
   int64_t groups = 1;
 };
 
-// How conv2d runs: the device's own kernel where it has one (the CPU's), else the composition
-// (im2col by copies of a strided view of the zero-padded input, then matmul): what other
-// devices run, and what tests compare with the kernel on the CPU.
+// How conv2d and conv3d run: the device's own kernel where it has one (the CPU's), else the
+// composition (im2col by copies of a strided view of the zero-padded input, then matmul): what
+// other devices run, and what tests compare with the kernel on the CPU.
 enum class ConvPath { kDeviceDefault, kComposition };
 
 // torch.nn.functional.conv2d of a (N, C, H, W) or (C, H, W) input with (O, C / groups, kh, kw)
@@ -26,6 +27,20 @@ enum class ConvPath { kDeviceDefault, kComposition };
 // result.
 absl::StatusOr<PlannedOp> PlanConv2d(const Tensor& input, const Tensor& weight,
                                      const Tensor& bias, const ConvParams& params,
+                                     ConvPath path = ConvPath::kDeviceDefault);
+
+// torch.nn.functional.conv3d's parameters, three values each.
+struct Conv3dParams {
+  std::vector<int64_t> stride, padding, dilation;
+  int64_t groups = 1;
+};
+
+// torch.nn.functional.conv3d of a (N, C, D, H, W) or (C, D, H, W) input with
+// (O, C / groups, kd, kh, kw) weights and an optional (O) bias: on the CPU its convolution
+// kernel; elsewhere (and as kComposition) one conv2d whose batch is every output depth of every
+// sample and whose channels are the planes every kernel depth offset meets. A contiguous result.
+absl::StatusOr<PlannedOp> PlanConv3d(const Tensor& input, const Tensor& weight,
+                                     const Tensor& bias, const Conv3dParams& params,
                                      ConvPath path = ConvPath::kDeviceDefault);
 
 }  // namespace tensord::engine

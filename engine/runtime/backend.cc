@@ -34,7 +34,7 @@ absl::Status Backend::Softmax(bool, IntList, int64_t, const StridedRef&, const S
   return Missing("softmax");
 }
 absl::Status Backend::LayerNorm(const LayerNormCall&) { return Missing("layer_norm"); }
-absl::Status Backend::Conv2d(const Conv2dCall&) { return Missing("conv2d"); }
+absl::Status Backend::Conv(const ConvCall&) { return Missing("convolution"); }
 absl::Status Backend::Pool(const PoolCall&) { return Missing("pooling"); }
 absl::Status Backend::Upsample(const UpsampleCall&) { return Missing("resampling"); }
 absl::Status Backend::ChannelAffine(const ChannelAffineCall&) { return Missing("batch_norm"); }

@@ -114,9 +114,10 @@ class Backend {
   // cat of contiguous pieces (ConcatCall). By default one strided copy per piece; the CPU
   // copies every piece of a row in one parallel pass.
   virtual absl::Status Concat(const ConcatCall& call);
-  // A 2-d convolution (kernels/matmul.h). Only the CPU has its own kernel: other devices run
-  // conv2d's planned composition (im2col by copy, then their batched product).
-  virtual absl::Status Conv2d(const Conv2dCall& call);
+  // A 2-d or 3-d convolution (kernels/matmul.h). Only the CPU has its own kernel: other
+  // devices run conv2d's planned composition (im2col by copy, then their batched product), and
+  // conv3d as one conv2d.
+  virtual absl::Status Conv(const ConvCall& call);
   // max_pool, adaptive_max_pool and avg_pool (kernels/pool.h).
   virtual absl::Status Pool(const PoolCall& call);
   // interpolate's linear, bilinear, trilinear and bicubic modes (kernels/upsample.h).

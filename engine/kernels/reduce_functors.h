@@ -60,9 +60,18 @@ struct SumOp {
   }
 };
 
+// Accumulator of products: as torch's prod, the element's own precision (float for float32,
+// and for float16/bfloat16 as torch's CUDA kernel), double for float64, int64 for integers. A
+// product has no cancellation to guard against, and a wider accumulator would give other
+// values than torch's (a determinant of -1.9999999 where torch prints -2).
+template <typename T>
+using ProdAcc = std::conditional_t<kIsFloat<T>, std::conditional_t<std::is_same_v<T, double>,
+                                                                   double, float>,
+                                   int64_t>;
+
 template <typename T>
 struct ProdOp {
-  using Acc = SumAcc<T>;
+  using Acc = ProdAcc<T>;
   TENSORD_HD Acc Init() const { return 1; }
   TENSORD_HD Acc Step(Acc a, Calc<T> x, int64_t) const { return WrapMul(a, static_cast<Acc>(x)); }
   TENSORD_HD Acc Combine(Acc a, Acc b) const { return WrapMul(a, b); }

@@ -189,7 +189,14 @@ absl::StatusOr<PlannedOp> PlanLuSolve(absl::string_view op, const Tensor& a, con
   const int64_t n = Cols(a);
   TENSORD_RETURN_IF_ERROR(CheckSolverSize(op, n, k));
   const DimVector a_sizes = Concat(batch, {n, n});
-  TENSORD_ASSIGN_OR_RETURN(Workspace lu, CopyOf(op, a, a_sizes));
+  // As torch: a contiguous A is factored as its transpose (column-major already) and the
+  // system solved transposed, which gives torch's rounding and its singular pivot's number.
+  const bool transposed = a.is_contiguous();
+  Tensor factored = a;
+  if (transposed) {
+    TENSORD_ASSIGN_OR_RETURN(factored, Transpose(a, -2, -1));
+  }
+  TENSORD_ASSIGN_OR_RETURN(Workspace lu, CopyOf(op, factored, a_sizes));
   TENSORD_ASSIGN_OR_RETURN(Tensor pivots,
                            NewContiguous(op, DType::kInt32, Concat(batch, {n}), a.device()));
   Workspace x;
@@ -211,7 +218,7 @@ absl::StatusOr<PlannedOp> PlanLuSolve(absl::string_view op, const Tensor& a, con
     plan.outputs.push_back(info);
     plan.writes.push_back(info.storage());
   }
-  plan.kernel = [backend, lu, pivots, x, info, spec]() -> absl::Status {
+  plan.kernel = [backend, lu, pivots, x, info, spec, transposed]() -> absl::Status {
     TENSORD_RETURN_IF_ERROR(ZeroInfo(backend, info));
     TENSORD_RETURN_IF_ERROR(FillCopy(backend, lu));
     const MatrixBatch factors = BatchOf(lu.tensor);
@@ -228,7 +235,7 @@ absl::StatusOr<PlannedOp> PlanLuSolve(absl::string_view op, const Tensor& a, con
       TENSORD_RETURN_IF_ERROR(backend->Fill(
           diag_sizes, StridedRef{out.data, out.dtype, diag_strides}, Scalar(int64_t{1})));
     }
-    return backend->LuSolve(factors, piv, /*transpose=*/false, out);
+    return backend->LuSolve(factors, piv, transposed, out);
   };
   return plan;
 }
@@ -510,7 +517,13 @@ Attrs Dim(int64_t dim) { return Attrs().Set("dim", std::vector<int64_t>{dim}); }
 absl::StatusOr<std::pair<Tensor, Tensor>> PlanLuParts(Composition& c, absl::string_view op,
                                                       const Tensor& a) {
   TENSORD_RETURN_IF_ERROR(CheckMatrices(op, a, /*square=*/true));
-  TENSORD_ASSIGN_OR_RETURN(PlannedOp lu, PlanLuFactor(op, a, LinalgCheck::kNone));
+  // As torch: a contiguous A is factored as its transpose (the same determinant; column-major
+  // already, so LAPACK takes it without a copy), which gives torch's rounding.
+  Tensor factored = a;
+  if (a.is_contiguous()) {
+    TENSORD_ASSIGN_OR_RETURN(factored, Transpose(a, -2, -1));
+  }
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp lu, PlanLuFactor(op, factored, LinalgCheck::kNone));
   const std::vector<Tensor> factors = c.Add(std::move(lu));
   TENSORD_ASSIGN_OR_RETURN(Tensor diagonal, Diagonal(factors[0], 0, -2, -1));
   // Pivot i (1-based) swapped row i with another when it is not i: the sign flips per swap.

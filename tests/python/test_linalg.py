@@ -102,6 +102,34 @@ def test_solve_inv_det_match_torch(dtype, layout, shape, session):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_solve_inv_det_round_as_torch(dtype, layout, session):
+    """torch factors a contiguous A as its transpose (solving transposed) and multiplies the
+    determinant's pivots in A's precision; tensord does the same, so the values are torch's
+    bit for bit, and the textbook determinant prints -2., not -2.0000."""
+    A = LAYOUTS[layout](rect((3, 6, 6), dtype, seed=11))
+    a = to_tensord(A)
+    B = rect((3, 6, 2), dtype, seed=12)
+    for name, fn in [("det", lambda m, x, b: m.linalg.det(x)),
+                     ("inv", lambda m, x, b: m.linalg.inv(x)),
+                     ("solve", lambda m, x, b: m.linalg.solve(x, b)),
+                     ("solve left=False", lambda m, x, b: m.linalg.solve(x, b.mT, left=False)),
+                     ("prod of the diagonal", lambda m, x, b: x.diagonal(0, -2, -1).prod(-1))]:
+        want = fn(torch, A, B)
+        got = as_torch(fn(tensord, a, to_tensord(B)))
+        assert torch.equal(got, want), (name, (got - want).abs().max())
+    m = LAYOUTS[layout](torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=getattr(torch, dtype)))
+    assert str(tensord.det(to_tensord(m))) == str(torch.det(m))
+    # The singular pivot torch names is that of the factorization it ran.
+    singular = LAYOUTS[layout](torch.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]],
+                                            dtype=getattr(torch, dtype)))
+    want = outcome(lambda: torch.linalg.inv(singular))
+    got = outcome(lambda: tensord.linalg.inv(to_tensord(singular)))
+    assert error_class(got) == error_class(want) == "_LinAlgError"  # torch 1.13's class name
+    assert got[1][1].split(": ")[-1] == want[1][1].split(": ")[-1], (got, want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_lu_factor_matches_torch(dtype, session):
     for shape in [(4, 4), (2, 3, 5), (5, 3)]:
         A = rect(shape, dtype, seed=3)

@@ -215,9 +215,12 @@ class CudaLane final : public DeviceLane {
     }
   }
   ~CudaLane() override {
+    // Work still queued (if any) may write the pinned error slots and use the handles'
+    // workspaces: it finishes before they go (cudaStreamDestroy alone would let it run on).
+    if (owned_) (void)cudaStreamSynchronize(stream_);
     DestroyCublasHandle(cublas_);
     DestroySolverHandle(solver_);
-    if (owned_) (void)cudaStreamDestroy(stream_);  // its pending work still completes
+    if (owned_) (void)cudaStreamDestroy(stream_);
     if (slots_ != nullptr) (void)cudaFreeHost(slots_);
   }
   cudaStream_t stream() const { return stream_; }

@@ -100,6 +100,41 @@ bool WithElementBits(int64_t bytes, Fn&& fn) {
   }
 }
 
+// to[i * to_step] = from[k' * from_step] for every k = pick(i), i in [0, n), with each k
+// checked against [lo, hi) in the same pass (one read of the indices, not a check and then a
+// gather): k' is k, plus `wrap` where k is negative; a bad k gathers element 0 instead. Returns
+// the first i whose k is bad, or -1. The caller fails the op on a bad one (its output is new).
+template <typename U>
+int64_t GatherChecked(const IndexReader& pick, int64_t n, int64_t lo, int64_t hi, int64_t wrap,
+                      const U* from, int64_t from_step, U* to, int64_t to_step) {
+  if (n == 0) return -1;
+  if (hi <= lo) return 0;  // nothing to gather from: every index is bad
+  const uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+  std::atomic<bool> any{false};
+  pick.Typed([&](const auto* p, int64_t step) {
+    ParallelFor(0, n, int64_t{1} << 14, [&](int64_t i0, int64_t i1) {
+      bool bad = false;
+      const auto at = [&](int64_t k) {  // k - lo modulo 2^64: below lo wraps past range
+        const bool outside = static_cast<uint64_t>(k) - static_cast<uint64_t>(lo) >= range;
+        bad |= outside;
+        return outside ? 0 : (k < 0 ? k + wrap : k);
+      };
+      if (step == 1 && to_step == 1 && from_step == 1) {
+        for (int64_t i = i0; i < i1; ++i) to[i] = from[at(p[i])];
+      } else {
+        for (int64_t i = i0; i < i1; ++i) to[i * to_step] = from[at(p[i * step]) * from_step];
+      }
+      if (bad) any.store(true, std::memory_order_relaxed);
+    });
+  });
+  if (!any.load()) return -1;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t k = pick(i);
+    if (k < lo || k >= hi) return i;
+  }
+  return -1;
+}
+
 // Element offset (in elements) of the multi-index `idx` through `t`'s strides.
 inline int64_t OffsetOf(const Tensor& t, const int64_t* idx) {
   int64_t off = 0;
@@ -166,10 +201,13 @@ absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t d, const
   const IndexReader pick(index);
   // Every index in [0, limit) (torch 1.13's CPU kernels take no negative one); of bad ones, the
   // first in order is named.
-  if (const int64_t bad = FirstIndexOutside(pick, n, 0, limit); bad >= 0) {
+  const auto out_of_range = [&](int64_t bad) {
     return IndexSelectOutOfRange(pick(bad), d, self.dim(), limit);
-  }
+  };
   if (self.dim() == 0) {
+    if (const int64_t bad = FirstIndexOutside(pick, n, 0, limit); bad >= 0) {
+      return out_of_range(bad);
+    }
     for (int64_t i = 0; i < n; ++i) {
       std::memcpy(out.data() + i * self.itemsize(), self.data(),
                   static_cast<size_t>(self.itemsize()));
@@ -185,23 +223,19 @@ absl::Status IndexSelect(const Tensor& out, const Tensor& self, int64_t d, const
   const bool slices = IsContiguousLayout(sizes, src_strides, count) &&
                       IsContiguousLayout(sizes, dst_strides, count);
   if (count == 1 && slices) {
-    // One element per index (a 1-d self): typed loads and stores over the pool's threads.
-    const int64_t to_step = out.stride(d), from_step = self.stride(d);
-    const bool typed = WithElementBits(w, [&](auto u) {
-      using U = decltype(u);
-      const U* from = reinterpret_cast<const U*>(self.data());
-      U* to = reinterpret_cast<U*>(out.data());
-      pick.Typed([&](const auto* p, int64_t step) {
-        ParallelFor(0, n, int64_t{1} << 14, [&](int64_t i0, int64_t i1) {
-          if (step == 1 && to_step == 1 && from_step == 1) {
-            for (int64_t i = i0; i < i1; ++i) to[i] = from[p[i]];
-          } else {
-            for (int64_t i = i0; i < i1; ++i) to[i * to_step] = from[p[i * step] * from_step];
-          }
-        });
-      });
-    });
-    if (typed) return absl::OkStatus();
+    // One element per index (a 1-d self): typed loads and stores, the indices checked as they
+    // are read, over the pool's threads.
+    int64_t bad = -1;
+    if (WithElementBits(w, [&](auto u) {
+          using U = decltype(u);
+          bad = GatherChecked<U>(pick, n, 0, limit, 0, reinterpret_cast<const U*>(self.data()),
+                                 self.stride(d), reinterpret_cast<U*>(out.data()), out.stride(d));
+        })) {
+      return bad >= 0 ? out_of_range(bad) : absl::OkStatus();
+    }
+  }
+  if (const int64_t bad = FirstIndexOutside(pick, n, 0, limit); bad >= 0) {
+    return out_of_range(bad);
   }
   if (count == 0 || n == 0) return absl::OkStatus();  // no element (and maybe no storage)
   if (slices) {
@@ -604,21 +638,14 @@ absl::Status Take(const Tensor& out, const Tensor& self, const Tensor& index) {
     // Flat positions into flat memory: checked, then gathered as typed loads and stores.
     const int64_t count = index.numel();
     const IndexReader at(index, /*flat=*/true);
-    if (const int64_t bad = FirstIndexOutside(at, count, -n, n); bad >= 0) {
-      return out_of_range(at(bad));
+    int64_t bad = -1;
+    if (WithElementBits(w, [&](auto u) {
+          using U = decltype(u);
+          bad = GatherChecked<U>(at, count, -n, n, n, reinterpret_cast<const U*>(self.data()), 1,
+                                 reinterpret_cast<U*>(out.data()), 1);
+        })) {
+      return bad >= 0 ? out_of_range(at(bad)) : absl::OkStatus();
     }
-    const bool typed = WithElementBits(w, [&](auto u) {
-      using U = decltype(u);
-      const U* from = reinterpret_cast<const U*>(self.data());
-      U* to = reinterpret_cast<U*>(out.data());
-      ParallelFor(0, count, int64_t{1} << 14, [&](int64_t i0, int64_t i1) {
-        for (int64_t i = i0; i < i1; ++i) {
-          const int64_t k = at(i);
-          to[i] = from[k < 0 ? k + n : k];
-        }
-      });
-    });
-    if (typed) return absl::OkStatus();
   }
   char* to = out.data();
   int64_t i = 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compute-op benchmark: tensord against torch, side by side, in one run on this machine.
 
-  /usr/bin/python3 bench/compute_bench.py [--build build] [--quick]
+  /usr/bin/python3 bench/compute_bench.py [--build build] [--quick] [--only NAME]
 
 1. Server kernel time (build/bench/kernel_bench: ops planned and run as the server runs them)
    against torch's time for the same op on the same shapes, in this process (issue 17's ops
@@ -144,6 +144,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--quick", action="store_true", help="fewer repetitions of the 64M cases")
     ap.add_argument("--client", action="store_true", help="only the per-op client costs (3, 4)")
+    ap.add_argument("--only", default="", help="only the kernel rows (1) whose name contains this")
     args = ap.parse_args()
     # torch at its best: one thread per core (its default here may be lower).
     torch.set_num_threads(os.cpu_count() or 1)
@@ -152,15 +153,18 @@ def main():
 
     if not args.client:
         kernel_times(args)
-    client_costs(args)
+    if not args.only:
+        client_costs(args)
 
 
 def kernel_times(args):
     # 1. Kernel times: kernel_bench and torch alternate, twice; each side keeps its better round
     # (this machine's speed drifts between runs).
     cmd = [os.path.join(args.build, "bench", "kernel_bench")] + (["--reps=3"] if args.quick else [])
+    if args.only:
+        cmd.append("--only=" + args.only)
     ours, theirs = {}, {}
-    cases = torch_cases(args.quick)
+    cases = {k: v for k, v in torch_cases(args.quick).items() if args.only in k}
     for _ in range(2):
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         for line in out.splitlines():

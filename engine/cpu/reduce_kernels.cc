@@ -4,6 +4,7 @@
 #include "engine/cpu/reduce_kernels.h"
 
 #include <emmintrin.h>
+#include <immintrin.h>
 #include <xmmintrin.h>
 
 #include <algorithm>
@@ -25,50 +26,72 @@ namespace tensord::engine::cpu {
 namespace {
 
 
-// float32 runs with SSE (every x86-64 CPU has it): 16 float lanes in four registers, so the loop
-// is bound by memory, not by one dependency chain. Each lane adds only 16 elements in float, as
-// a tree, before they are added into 16 float64 lanes: a float partial of thousands of elements
-// loses digits (4,000 times 0.1 summed to 400.0009 where torch's cascade gives 400.00003 and the
-// exact sum is 400.000006).
-inline double SumF32(const float* x, int64_t n) {
-  __m128d d0 = _mm_setzero_pd(), d1 = d0, d2 = d0, d3 = d0, d4 = d0, d5 = d0, d6 = d0, d7 = d0;
+// float32 runs: 32 float lanes, lane j adding the 8 elements j, j + 32, …, j + 224 of each
+// block of 256 in order, in float, then into 32 float64 lanes, summed in lane order at the end.
+// Each float partial holds only 8 elements: a float partial of thousands loses digits (4,000
+// times 0.1 summed to 400.0009 where torch's cascade gives 400.00003 and the exact sum is
+// 400.000006). The loads run in address order, 128 bytes a step, so that the loop runs at the
+// memory's speed: 47-50 GB/s from cache on one core here, where 16 lanes of 16-element trees
+// (each tree reading 16 cache lines at once) ran at 15-20. SSE on every x86-64 CPU (8
+// registers), AVX2 where the CPU has it (4): the same lanes, the same order, the same bits.
+inline double SumF32Sse(const float* x, int64_t n) {
+  __m128d d[16];
+  for (__m128d& v : d) v = _mm_setzero_pd();
   int64_t i = 0;
-  constexpr int64_t kBlock = 256;  // 16 elements per float lane
+  constexpr int64_t kBlock = 256;
   for (; i + kBlock <= n; i += kBlock) {
-    // Each lane's 16 elements added as a tree (four roundings deep, not sixteen).
-    const auto tree = [&](const float* p) {
-      const auto pair = [&](int k) {
-        return _mm_add_ps(_mm_loadu_ps(p + 16 * k), _mm_loadu_ps(p + 16 * (k + 1)));
-      };
-      const __m128 q0 = _mm_add_ps(pair(0), pair(2)), q1 = _mm_add_ps(pair(4), pair(6));
-      const __m128 q2 = _mm_add_ps(pair(8), pair(10)), q3 = _mm_add_ps(pair(12), pair(14));
-      return _mm_add_ps(_mm_add_ps(q0, q1), _mm_add_ps(q2, q3));
-    };
-    const __m128 a0 = tree(x + i), a1 = tree(x + i + 4), a2 = tree(x + i + 8),
-                 a3 = tree(x + i + 12);
-    d0 = _mm_add_pd(d0, _mm_cvtps_pd(a0));
-    d1 = _mm_add_pd(d1, _mm_cvtps_pd(_mm_movehl_ps(a0, a0)));
-    d2 = _mm_add_pd(d2, _mm_cvtps_pd(a1));
-    d3 = _mm_add_pd(d3, _mm_cvtps_pd(_mm_movehl_ps(a1, a1)));
-    d4 = _mm_add_pd(d4, _mm_cvtps_pd(a2));
-    d5 = _mm_add_pd(d5, _mm_cvtps_pd(_mm_movehl_ps(a2, a2)));
-    d6 = _mm_add_pd(d6, _mm_cvtps_pd(a3));
-    d7 = _mm_add_pd(d7, _mm_cvtps_pd(_mm_movehl_ps(a3, a3)));
+    const float* p = x + i;
+    __m128 a[8];
+    for (int r = 0; r < 8; ++r) a[r] = _mm_loadu_ps(p + 4 * r);
+    for (int k = 1; k < 8; ++k) {
+      for (int r = 0; r < 8; ++r) a[r] = _mm_add_ps(a[r], _mm_loadu_ps(p + 32 * k + 4 * r));
+    }
+    for (int r = 0; r < 8; ++r) {
+      d[2 * r] = _mm_add_pd(d[2 * r], _mm_cvtps_pd(a[r]));
+      d[2 * r + 1] = _mm_add_pd(d[2 * r + 1], _mm_cvtps_pd(_mm_movehl_ps(a[r], a[r])));
+    }
   }
-  alignas(16) double lanes[16];
-  _mm_store_pd(lanes, d0);
-  _mm_store_pd(lanes + 2, d1);
-  _mm_store_pd(lanes + 4, d2);
-  _mm_store_pd(lanes + 6, d3);
-  _mm_store_pd(lanes + 8, d4);
-  _mm_store_pd(lanes + 10, d5);
-  _mm_store_pd(lanes + 12, d6);
-  _mm_store_pd(lanes + 14, d7);
+  alignas(16) double lanes[32];
+  for (int r = 0; r < 16; ++r) _mm_store_pd(lanes + 2 * r, d[r]);
   double total = 0;
   for (double v : lanes) total += v;
   for (; i < n; ++i) total += x[i];
   return total;
 }
+
+__attribute__((target("avx2"))) double SumF32Avx2(const float* x, int64_t n) {
+  __m256d d[8];
+  for (__m256d& v : d) v = _mm256_setzero_pd();
+  int64_t i = 0;
+  constexpr int64_t kBlock = 256;
+  for (; i + kBlock <= n; i += kBlock) {
+    const float* p = x + i;
+    __m256 a[4];
+    for (int r = 0; r < 4; ++r) a[r] = _mm256_loadu_ps(p + 8 * r);
+    for (int k = 1; k < 8; ++k) {
+      for (int r = 0; r < 4; ++r) a[r] = _mm256_add_ps(a[r], _mm256_loadu_ps(p + 32 * k + 8 * r));
+    }
+    for (int r = 0; r < 4; ++r) {
+      d[2 * r] = _mm256_add_pd(d[2 * r], _mm256_cvtps_pd(_mm256_castps256_ps128(a[r])));
+      d[2 * r + 1] = _mm256_add_pd(d[2 * r + 1], _mm256_cvtps_pd(_mm256_extractf128_ps(a[r], 1)));
+    }
+  }
+  alignas(32) double lanes[32];
+  for (int r = 0; r < 8; ++r) _mm256_store_pd(lanes + 4 * r, d[r]);
+  double total = 0;
+  for (double v : lanes) total += v;
+  for (; i < n; ++i) total += x[i];
+  return total;
+}
+
+}  // namespace
+
+double SumF32(const float* x, int64_t n, bool allow_avx2) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2 && allow_avx2 ? SumF32Avx2(x, n) : SumF32Sse(x, n);
+}
+
+namespace {
 
 // The largest (kMax) or smallest float32 of x[0, n) with n >= 16, and whether any is NaN.
 template <bool kMax>

@@ -18,9 +18,9 @@ namespace tensord::engine::cpu {
 void Reduce(ReduceOp op, const ReduceGeometry& g, const StridedRef& in, char* out, DType out_dtype,
             int64_t* indices, const ReduceArgs& args);
 
-// The sum of x[0, n) as the float32 sum and mean reductions add a contiguous run (16 float
-// lanes, each a tree of 16 elements, accumulated in float64): with AVX2 where the CPU has it
-// and `allow_avx2`, else SSE; both give the same bits.
+// The sum of x[0, n) as the float32 sum and mean reductions add a contiguous run (32 float
+// lanes of 8 elements per 256-element block, accumulated in float64 lanes): with AVX2 where the
+// CPU has it and `allow_avx2`, else SSE; both give the same bits.
 double SumF32(const float* x, int64_t n, bool allow_avx2 = true);
 
 // Cumulative sum/product/logsumexp along `dim`: out (same shape, its own strides) = scan of in.

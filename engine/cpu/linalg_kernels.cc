@@ -169,7 +169,7 @@ void Im2ColTile(const ConvCall& c, const U* image, int64_t q0, int64_t q1, U* co
         for (int64_t j = 0; j < kw; ++j) {
           const int64_t dx = j * c.dilation[2] - c.padding[2];
           // The output columns x whose input column x * sx + dx lies in [0, width).
-          const int64_t first = dx >= 0 ? 0 : (-dx + sx - 1) / sx;
+          const int64_t first = dx >= 0 ? 0 : (-dx - 1) / sx + 1;  // no overflow for any sx
           const int64_t end = width - dx <= 0 ? 0 : (width - dx - 1) / sx + 1;
           U* row = cols + (((ch * kd + a) * kh + i) * kw + j) * len;
           for (int64_t q = q0; q < q1;) {

@@ -217,7 +217,9 @@ class CudaLane final : public DeviceLane {
   ~CudaLane() override {
     // Work still queued (if any) may write the pinned error slots and use the handles'
     // workspaces: it finishes before they go (cudaStreamDestroy alone would let it run on).
-    if (owned_) (void)cudaStreamSynchronize(stream_);
+    // Never on CUDA's host-function thread (Stream::RequestLaneReports hands its reference to
+    // the executor), where a wait would wait for itself.
+    (void)(owned_ ? cudaStreamSynchronize(stream_) : cudaDeviceSynchronize());
     DestroyCublasHandle(cublas_);
     DestroySolverHandle(solver_);
     if (owned_) (void)cudaStreamDestroy(stream_);

@@ -60,10 +60,12 @@ struct SumOp {
   }
 };
 
-// Accumulator of products: as torch's prod, the element's own precision (float for float32,
-// and for float16/bfloat16 as torch's CUDA kernel), double for float64, int64 for integers. A
-// product has no cancellation to guard against, and a wider accumulator would give other
-// values than torch's (a determinant of -1.9999999 where torch prints -2).
+// Accumulator of products: as torch's prod, the element's own precision (float for float32;
+// float16/bfloat16, which prod refuses, would take float as torch's CUDA kernel), double for
+// float64, int64 for integers. A product has no cancellation to guard against, and a wider
+// accumulator would give other values than torch's (a determinant of -1.9999999 where torch
+// prints -2). Short or strided products multiply in torch's order, so their bits are torch's;
+// torch's CPU multiplies contiguous runs of 32 or more in vector lanes, whose order differs.
 template <typename T>
 using ProdAcc = std::conditional_t<kIsFloat<T>, std::conditional_t<std::is_same_v<T, double>,
                                                                    double, float>,

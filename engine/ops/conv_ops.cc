@@ -84,11 +84,14 @@ absl::StatusOr<Tensor> ComposedConv(Composition& c, const Tensor& x, const Tenso
     c.Add(std::move(copy));
   }
   const int64_t oh = g.out_size[1], ow = g.out_size[2], kh = g.kernel[1], kw = g.kernel[2];
+  // A stride (dilation) matters only past one output (tap), where it lies within the padded
+  // input: the view's strides cannot overflow.
+  const int64_t sy = oh > 1 ? g.stride[1] : 1, sx = ow > 1 ? g.stride[2] : 1;
+  const int64_t dy = kh > 1 ? g.dilation[1] : 1, dx = kw > 1 ? g.dilation[2] : 1;
   TENSORD_ASSIGN_OR_RETURN(
       Tensor windows,
       AsStrided(padded, {g.batch, g.groups, cg, kh, kw, oh, ow},
-                {g.channels * hp * wp, cg * hp * wp, hp * wp, g.dilation[1] * wp, g.dilation[2],
-                 g.stride[1] * wp, g.stride[2]},
+                {g.channels * hp * wp, cg * hp * wp, hp * wp, dy * wp, dx, sy * wp, sx},
                 padded.storage_offset()));
   TENSORD_ASSIGN_OR_RETURN(Tensor cols, c.Contiguous(windows));
   const int64_t k = cg * kh * kw;

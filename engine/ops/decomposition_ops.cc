@@ -182,16 +182,15 @@ absl::StatusOr<PlannedOp> PlanLuFactor(absl::string_view op, const Tensor& a, Li
 // ---- solve, inv ---------------------------------------------------------------------------
 
 // X with A X = B for every matrix (A square, B with A's batch and rows), through an LU
-// factorization; `identity` ignores b and solves for A's inverse. Both go into new tensors.
+// factorization; a null b solves for A's inverse. Both go into new tensors. `transposed`
+// factors A's transpose and solves transposed: torch does for a contiguous A (linalg_solve_ex;
+// the same X, torch's rounding and its singular pivot's number).
 absl::StatusOr<PlannedOp> PlanLuSolve(absl::string_view op, const Tensor& a, const Tensor* b,
                                       IntList batch, int64_t k, LinalgCheck check,
-                                      bool with_info) {
+                                      bool with_info, bool transposed) {
   const int64_t n = Cols(a);
   TENSORD_RETURN_IF_ERROR(CheckSolverSize(op, n, k));
   const DimVector a_sizes = Concat(batch, {n, n});
-  // As torch: a contiguous A is factored as its transpose (column-major already) and the
-  // system solved transposed, which gives torch's rounding and its singular pivot's number.
-  const bool transposed = a.is_contiguous();
   Tensor factored = a;
   if (transposed) {
     TENSORD_ASSIGN_OR_RETURN(factored, Transpose(a, -2, -1));
@@ -274,8 +273,10 @@ absl::StatusOr<PlannedOp> PlanSolve(const Tensor& a, const Tensor& b, bool left,
     }
     TENSORD_ASSIGN_OR_RETURN(DimVector batch,
                              BroadcastShapes(op, a_batch, bt.sizes().subspan(0, bt.dim() - 2)));
-    TENSORD_ASSIGN_OR_RETURN(PlannedOp plan, PlanLuSolve(op, at, &bt, batch, Cols(bt),
-                                                         LinalgCheck::kSolveSingular, with_info));
+    // torch factors A^T (here: at itself) when A is contiguous, else A (at transposed).
+    TENSORD_ASSIGN_OR_RETURN(PlannedOp plan,
+                             PlanLuSolve(op, at, &bt, batch, Cols(bt), LinalgCheck::kSolveSingular,
+                                         with_info, /*transposed=*/!a.is_contiguous()));
     TENSORD_ASSIGN_OR_RETURN(plan.outputs[0], Transpose(plan.outputs[0], -2, -1));
     return plan;
   }
@@ -288,8 +289,9 @@ absl::StatusOr<PlannedOp> PlanSolve(const Tensor& a, const Tensor& b, bool left,
   TENSORD_ASSIGN_OR_RETURN(Tensor bm, vector ? Unsqueeze(b, -1) : absl::StatusOr<Tensor>(b));
   TENSORD_ASSIGN_OR_RETURN(DimVector batch,
                            BroadcastShapes(op, a_batch, bm.sizes().subspan(0, bm.dim() - 2)));
-  TENSORD_ASSIGN_OR_RETURN(PlannedOp plan, PlanLuSolve(op, a, &bm, batch, Cols(bm),
-                                                       LinalgCheck::kSolveSingular, with_info));
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp plan,
+                           PlanLuSolve(op, a, &bm, batch, Cols(bm), LinalgCheck::kSolveSingular,
+                                       with_info, /*transposed=*/a.is_contiguous()));
   if (!vector) return plan;
   // torch lays a vector result out column-major over its own last two dims: one more copy of a
   // batch of vectors.
@@ -311,7 +313,7 @@ absl::StatusOr<PlannedOp> PlanInv(const Tensor& a, bool with_info) {
   constexpr absl::string_view op = "linalg.inv";
   TENSORD_RETURN_IF_ERROR(CheckMatrices(op, a, /*square=*/true));
   return PlanLuSolve(op, a, nullptr, a.sizes().subspan(0, a.dim() - 2), Cols(a),
-                     LinalgCheck::kInverseSingular, with_info);
+                     LinalgCheck::kInverseSingular, with_info, /*transposed=*/a.is_contiguous());
 }
 
 // ---- lu_solve, lu_unpack, lu: from lu_factor's factors ---------------------------------------

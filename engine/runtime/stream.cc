@@ -293,8 +293,12 @@ void Stream::RequestLaneReports() {
     if (entries.empty()) continue;
     lane->AfterLaunchedWork(
         [self = shared_from_this(), entries = std::move(entries)](absl::Status lost) mutable {
-          // On the device runtime's thread: hand over to the executor.
-          self->executor_->Post([self, entries = std::move(entries), lost = std::move(lost)] {
+          // On the device runtime's thread: hand over to the executor. The task takes this
+          // callback's reference, so that the stream (and its lanes, whose destruction waits
+          // for their device streams) is never destroyed on the device runtime's thread.
+          Executor* const executor = self->executor_;
+          executor->Post([self = std::move(self), entries = std::move(entries),
+                          lost = std::move(lost)] {
             {
               absl::MutexLock lock(&self->mu_);
               for (const auto& entry : entries) {

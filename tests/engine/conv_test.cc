@@ -3,6 +3,7 @@
 // definition, over strides, paddings, dilations, groups, biases, dtypes and tile boundaries.
 // The differential test against torch is tests/python/test_functional.py's conv2d cases.
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,10 @@ TEST(ConvTest, KernelAndCompositionMatchTheDefinition) {
       {"wide columns", {1, 512, 4, 4}, {2, 512, 3, 3}, Params({1, 1}, {1, 1}, {1, 1}, 1), true},
       {"padding beyond a tap", {1, 1, 3, 3}, {2, 1, 2, 2}, Params({1, 1}, {3, 3}, {1, 1}, 1),
        false},
+      // One output per dim: the strides never apply (nor may they overflow the im2col's
+      // arithmetic: the first column that meets the input past a padding of 2).
+      {"huge strides", {1, 2, 5, 5}, {2, 2, 3, 3}, Params({INT64_MAX, INT64_MAX}, {2, 2}, {1, 1}, 1),
+       true},
   };
   for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kInt64}) {
     for (const Case& k : cases) {
@@ -183,8 +188,14 @@ TEST(ConvTest, Conv3dKernelAndCompositionMatchTheDefinition) {
       {"padding beyond a tap", {1, 1, 2, 2, 2}, {1, 1, 2, 2, 2},
        {{1, 1, 1}, {2, 3, 2}, {1, 1, 1}, 1}, false},
       // 32 channels x 27 taps: tiles of 64 (float64) or 144 (float32) positions of 7 x 9
-      // planes end inside rows and cross planes.
+      // planes cross planes; the float64 ones end inside rows.
       {"tiles", {1, 32, 5, 7, 9}, {2, 32, 3, 3, 3}, {{1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1}, true},
+      // Strided in depth and width across tiles of 7 x 7 planes (245 positions): both tile
+      // sizes end inside rows and cross planes.
+      {"strided tiles", {1, 32, 9, 7, 13}, {3, 32, 3, 3, 3}, {{2, 1, 2}, {1, 1, 1}, {1, 1, 1}, 1},
+       true},
+      {"huge strides", {1, 2, 3, 4, 5}, {2, 2, 3, 2, 3}, {{INT64_MAX, 1, INT64_MAX}, {2, 0, 2},
+       {1, 1, 1}, 1}, false},
   };
   for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
     for (const Case3d& k : cases) {

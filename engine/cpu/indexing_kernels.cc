@@ -59,6 +59,16 @@ class IndexReader {
   bool narrow_;
 };
 
+// The position of the first of indices [0, n) outside [lo, hi), or -1, searched in order (once
+// the pool's threads have found that there is one): the one torch's error names.
+int64_t FirstInOrderOutside(const IndexReader& pick, int64_t n, int64_t lo, int64_t hi) {
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t k = pick(i);
+    if (k < lo || k >= hi) return i;
+  }
+  return -1;
+}
+
 // The position of the first of indices [0, n) outside [lo, hi), or -1. The pool's threads look
 // for any (a branch-free test the compiler vectorizes); only when one is found is the first
 // searched for, in order, so that the error names the one torch names.
@@ -79,12 +89,7 @@ int64_t FirstIndexOutside(const IndexReader& pick, int64_t n, int64_t lo, int64_
       if (bad) any.store(true, std::memory_order_relaxed);
     });
   });
-  if (!any.load()) return -1;
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t k = pick(i);
-    if (k < lo || k >= hi) return i;
-  }
-  return -1;
+  return any.load() ? FirstInOrderOutside(pick, n, lo, hi) : -1;
 }
 
 // Calls fn(u) with a default U, the unsigned type of `bytes` (1, 2, 4 or 8), so that elements
@@ -127,12 +132,7 @@ int64_t GatherChecked(const IndexReader& pick, int64_t n, int64_t lo, int64_t hi
       if (bad) any.store(true, std::memory_order_relaxed);
     });
   });
-  if (!any.load()) return -1;
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t k = pick(i);
-    if (k < lo || k >= hi) return i;
-  }
-  return -1;
+  return any.load() ? FirstInOrderOutside(pick, n, lo, hi) : -1;
 }
 
 // Element offset (in elements) of the multi-index `idx` through `t`'s strides.

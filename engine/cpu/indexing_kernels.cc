@@ -59,6 +59,12 @@ class IndexReader {
   bool narrow_;
 };
 
+// Whether k lies outside [lo, lo + range), branch-free: k - lo modulo 2^64, so that below lo
+// wraps past range.
+inline bool Outside(int64_t k, int64_t lo, uint64_t range) {
+  return static_cast<uint64_t>(k) - static_cast<uint64_t>(lo) >= range;
+}
+
 // The position of the first of indices [0, n) outside [lo, hi), or -1, searched in order (once
 // the pool's threads have found that there is one): the one torch's error names.
 int64_t FirstInOrderOutside(const IndexReader& pick, int64_t n, int64_t lo, int64_t hi) {
@@ -78,13 +84,10 @@ int64_t FirstIndexOutside(const IndexReader& pick, int64_t n, int64_t lo, int64_
   pick.Typed([&](const auto* p, int64_t step) {
     ParallelFor(0, n, int64_t{1} << 16, [&](int64_t i0, int64_t i1) {
       bool bad = false;
-      const auto outside = [&](int64_t k) {  // k - lo modulo 2^64: below lo wraps past range
-        return static_cast<uint64_t>(k) - static_cast<uint64_t>(lo) >= range;
-      };
       if (step == 1) {
-        for (int64_t i = i0; i < i1; ++i) bad |= outside(p[i]);
+        for (int64_t i = i0; i < i1; ++i) bad |= Outside(p[i], lo, range);
       } else {
-        for (int64_t i = i0; i < i1; ++i) bad |= outside(p[i * step]);
+        for (int64_t i = i0; i < i1; ++i) bad |= Outside(p[i * step], lo, range);
       }
       if (bad) any.store(true, std::memory_order_relaxed);
     });
@@ -119,8 +122,8 @@ int64_t GatherChecked(const IndexReader& pick, int64_t n, int64_t lo, int64_t hi
   pick.Typed([&](const auto* p, int64_t step) {
     ParallelFor(0, n, int64_t{1} << 14, [&](int64_t i0, int64_t i1) {
       bool bad = false;
-      const auto at = [&](int64_t k) {  // k - lo modulo 2^64: below lo wraps past range
-        const bool outside = static_cast<uint64_t>(k) - static_cast<uint64_t>(lo) >= range;
+      const auto at = [&](int64_t k) {
+        const bool outside = Outside(k, lo, range);
         bad |= outside;
         return outside ? 0 : (k < 0 ? k + wrap : k);
       };

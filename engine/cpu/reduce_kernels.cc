@@ -84,11 +84,77 @@ __attribute__((target("avx2"))) double SumF32Avx2(const float* x, int64_t n) {
   return total;
 }
 
+// Column sums over `rows` rows `stride` floats apart: acc[j] += float(x0[j] + … + x7[j]) for
+// each group of kColumnRows rows, added in float in row order, then into the float64
+// accumulator; the last rows (fewer than a group) are added into acc one at a time. Each
+// column is its own sum, so the vector width changes no bits: SSE and AVX2 give the same.
+inline void AddRowsF32Tail(const float* x, int64_t stride, int64_t rows, int64_t j, int64_t n,
+                           double* acc) {
+  const int64_t grouped = rows / kColumnRows * kColumnRows;
+  for (int64_t g = 0; g < grouped; g += kColumnRows) {
+    const float* p = x + g * stride;
+    for (int64_t c = j; c < n; ++c) {
+      float s = p[c];
+      for (int k = 1; k < kColumnRows; ++k) s += p[k * stride + c];
+      acc[c] += static_cast<double>(s);
+    }
+  }
+  for (int64_t r = grouped; r < rows; ++r) {
+    for (int64_t c = 0; c < n; ++c) acc[c] += static_cast<double>(x[r * stride + c]);
+  }
+}
+
+inline void AddRowsF32Sse(const float* x, int64_t stride, int64_t rows, int64_t n,
+                          double* acc) {
+  const int64_t n4 = n / 4 * 4;
+  for (int64_t g = 0; g + kColumnRows <= rows; g += kColumnRows) {
+    const float* p = x + g * stride;
+    for (int64_t j = 0; j < n4; j += 4) {
+      __m128 s = _mm_loadu_ps(p + j);
+      for (int k = 1; k < kColumnRows; ++k) s = _mm_add_ps(s, _mm_loadu_ps(p + k * stride + j));
+      _mm_storeu_pd(acc + j, _mm_add_pd(_mm_loadu_pd(acc + j), _mm_cvtps_pd(s)));
+      _mm_storeu_pd(acc + j + 2,
+                    _mm_add_pd(_mm_loadu_pd(acc + j + 2), _mm_cvtps_pd(_mm_movehl_ps(s, s))));
+    }
+  }
+  AddRowsF32Tail(x, stride, rows, n4, n, acc);
+}
+
+__attribute__((target("avx2"))) void AddRowsF32Avx2(const float* x, int64_t stride,
+                                                     int64_t rows, int64_t n, double* acc) {
+  const int64_t n8 = n / 8 * 8;
+  for (int64_t g = 0; g + kColumnRows <= rows; g += kColumnRows) {
+    const float* p = x + g * stride;
+    for (int64_t j = 0; j < n8; j += 8) {
+      __m256 s = _mm256_loadu_ps(p + j);
+      for (int k = 1; k < kColumnRows; ++k) {
+        s = _mm256_add_ps(s, _mm256_loadu_ps(p + k * stride + j));
+      }
+      _mm256_storeu_pd(acc + j, _mm256_add_pd(_mm256_loadu_pd(acc + j),
+                                              _mm256_cvtps_pd(_mm256_castps256_ps128(s))));
+      _mm256_storeu_pd(acc + j + 4,
+                       _mm256_add_pd(_mm256_loadu_pd(acc + j + 4),
+                                     _mm256_cvtps_pd(_mm256_extractf128_ps(s, 1))));
+    }
+  }
+  AddRowsF32Tail(x, stride, rows, n8, n, acc);
+}
+
 }  // namespace
 
 double SumF32(const float* x, int64_t n, bool allow_avx2) {
   static const bool avx2 = __builtin_cpu_supports("avx2");
   return avx2 && allow_avx2 ? SumF32Avx2(x, n) : SumF32Sse(x, n);
+}
+
+void AddRowsF32(const float* x, int64_t stride, int64_t rows, int64_t n, double* acc,
+                bool allow_avx2) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2 && allow_avx2) {
+    AddRowsF32Avx2(x, stride, rows, n, acc);
+  } else {
+    AddRowsF32Sse(x, stride, rows, n, acc);
+  }
 }
 
 namespace {
@@ -521,19 +587,46 @@ class Reducer {
       left /= g_.red_sizes[d];
       p += idx[d] * g_.red_strides[d] * static_cast<int64_t>(sizeof(T));
     }
-    for (int64_t r = r0; r < r1; ++r) {
-      if (ks == sizeof(T)) {
-        const T* x = reinterpret_cast<const T*>(p);
-        for (int64_t j = 0; j < nj; ++j) acc[j] = f_.Step(acc[j], LoadCalc(x + j), r);
-      } else {
-        for (int64_t j = 0; j < nj; ++j) acc[j] = f_.Step(acc[j], Load<T>(p + j * ks), r);
-      }
+    const auto next_row = [&] {
       for (int d = nr - 1; d >= 0; --d) {
         p += g_.red_strides[d] * static_cast<int64_t>(sizeof(T));
         if (++idx[d] < g_.red_sizes[d]) break;
         p -= idx[d] * g_.red_strides[d] * static_cast<int64_t>(sizeof(T));
         idx[d] = 0;
       }
+    };
+    int64_t r = r0;
+    if constexpr (std::is_same_v<F, SumF<float>>) {
+      // float32 sums of neighbouring columns: each run of the innermost reduced dim by
+      // AddRowsF32 (eight rows at a time added in float, then into the float64 accumulators).
+      if (ks == sizeof(float)) {
+        const int64_t inner = g_.red_sizes[nr - 1];
+        const int64_t stride = g_.red_strides[nr - 1];
+        while (r < r1) {
+          const int64_t run = std::min(inner - idx[nr - 1], r1 - r);
+          AddRowsF32(reinterpret_cast<const float*>(p), stride, run, nj, acc);
+          r += run;
+          if (r == r1) return;
+          p += run * stride * static_cast<int64_t>(sizeof(float));
+          idx[nr - 1] += run;
+          for (int d = nr - 1; d > 0 && idx[d] == g_.red_sizes[d]; --d) {
+            p -= idx[d] * g_.red_strides[d] * static_cast<int64_t>(sizeof(float));
+            idx[d] = 0;
+            ++idx[d - 1];
+            p += g_.red_strides[d - 1] * static_cast<int64_t>(sizeof(float));
+          }
+        }
+        return;
+      }
+    }
+    for (; r < r1; ++r) {
+      if (ks == sizeof(T)) {
+        const T* x = reinterpret_cast<const T*>(p);
+        for (int64_t j = 0; j < nj; ++j) acc[j] = f_.Step(acc[j], LoadCalc(x + j), r);
+      } else {
+        for (int64_t j = 0; j < nj; ++j) acc[j] = f_.Step(acc[j], Load<T>(p + j * ks), r);
+      }
+      next_row();
     }
   }
 

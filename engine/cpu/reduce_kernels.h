@@ -23,6 +23,14 @@ void Reduce(ReduceOp op, const ReduceGeometry& g, const StridedRef& in, char* ou
 // CPU has it and `allow_avx2`, else SSE; both give the same bits.
 double SumF32(const float* x, int64_t n, bool allow_avx2 = true);
 
+// The float32 sum and mean reductions over rows (neighbouring outputs along a row) add `rows`
+// rows `stride` floats apart into acc[0, n): kColumnRows rows at a time added in float in row
+// order, then into the float64 accumulator; the last rows (fewer than a group) one at a time.
+// AVX2 or SSE as SumF32, the same bits.
+inline constexpr int kColumnRows = 8;
+void AddRowsF32(const float* x, int64_t stride, int64_t rows, int64_t n, double* acc,
+                bool allow_avx2 = true);
+
 // Cumulative sum/product/logsumexp along `dim`: out (same shape, its own strides) = scan of in.
 void Scan(ScanOp op, IntList shape, int64_t dim, const StridedRef& in, const StridedRef& out);
 

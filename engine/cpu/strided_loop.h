@@ -3,6 +3,9 @@
 // Drops size-1 dims, orders dims so the output (operand 0) is walked in memory order, merges dims
 // that are laid out back to back in every operand, then calls a run function on 1-D runs of the
 // innermost dim, splitting the outer iterations over the thread pool when the work is large.
+// When an input lies across the output's runs (`a + b.t()`), the runs are walked in tiles of
+// the two innermost dims (short runs, many rows), so that each of that input's cache lines is
+// read once per tile instead of once per element; every element is still visited once.
 #ifndef TENSORD_ENGINE_CPU_STRIDED_LOOP_H_
 #define TENSORD_ENGINE_CPU_STRIDED_LOOP_H_
 
@@ -77,6 +80,10 @@ class StridedLoop {
   template <typename RunFn>
   void Run(const std::array<char*, N>& base, int64_t bytes_per_element, RunFn&& run) const {
     if (numel_ == 0) return;
+    if (ReadsAcrossRuns()) {
+      RunTiled(base, bytes_per_element, run);
+      return;
+    }
     const int64_t outer = outer_count();
     const int64_t inner = inner_size();
     std::array<int64_t, N> inner_strides;
@@ -108,7 +115,64 @@ class StridedLoop {
     });
   }
 
+  // Whether an input is laid out across the output's runs (`a + b.t()`): its elements along
+  // the second dim lie closer together than along the innermost one, so that a plain walk
+  // would read one element per cache line. Run then walks tiles instead.
+  bool ReadsAcrossRuns() const {
+    if (dims_.size() < 2 || dims_[0].size < 2 * kTileRun) return false;
+    for (int k = 1; k < N; ++k) {
+      const int64_t s0 = std::llabs(dims_[0].stride[k]), s1 = std::llabs(dims_[1].stride[k]);
+      if (s1 != 0 && s1 < s0 && s0 > kTileLineBytes) return true;
+    }
+    return false;
+  }
+
  private:
+  // A tile: kTileRun elements of the innermost dim by kTileRows of the next, so that an input
+  // laid out across the runs reads each of its cache lines (up to kTileLineBytes of elements
+  // along the second dim) once per tile instead of once per element. The run is short because
+  // that input's kTileRun lines are often a power of two apart (a transposed 1024² or 8192²),
+  // which puts them in one set of the L1 cache: 8 lines stay resident where 128 thrash. Add of
+  // a 1024² f32 and a transposed one: 2.4 ms walked plainly, 2.4 in 128 x 16 tiles, 0.71 in
+  // 16 x 16, 0.65 in 8 x 256; of 8192²: 240 ms, 94 (16 x 16), 57 (8 x 64), 49 (8 x 256).
+  static constexpr int64_t kTileRun = 8;
+  static constexpr int64_t kTileRows = 256;
+  static constexpr int64_t kTileLineBytes = 64;
+
+  // Run over tiles of the two innermost dims (the order of visits differs from the plain walk;
+  // every run is still a piece of the innermost dim, so elementwise work gets the same values).
+  template <typename RunFn>
+  void RunTiled(const std::array<char*, N>& base, int64_t bytes_per_element, RunFn& run) const {
+    const int nd = ndim();
+    const int64_t n0 = dims_[0].size, n1 = dims_[1].size;
+    const int64_t tiles0 = (n0 + kTileRun - 1) / kTileRun;
+    const int64_t tiles1 = (n1 + kTileRows - 1) / kTileRows;
+    const int64_t outer = numel_ / (n0 * n1);
+    std::array<int64_t, N> inner_strides;
+    for (int k = 0; k < N; ++k) inner_strides[k] = dims_[0].stride[k];
+    const int64_t tile_bytes = std::max<int64_t>(1, kTileRun * kTileRows * bytes_per_element);
+    const int64_t grain = std::max<int64_t>(1, kParallelGrainBytes / tile_bytes);
+    ParallelFor(0, outer * tiles1 * tiles0, grain, [&](int64_t begin, int64_t end) {
+      for (int64_t u = begin; u < end; ++u) {
+        const int64_t t0 = u % tiles0, t1 = (u / tiles0) % tiles1;
+        int64_t rest = u / (tiles0 * tiles1);
+        std::array<char*, N> at = base;
+        for (int d = 2; d < nd; ++d) {
+          const int64_t i = rest % dims_[d].size;
+          rest /= dims_[d].size;
+          for (int k = 0; k < N; ++k) at[k] += i * dims_[d].stride[k];
+        }
+        const int64_t i0 = t0 * kTileRun, n = std::min(kTileRun, n0 - i0);
+        const int64_t j0 = t1 * kTileRows, j1 = std::min(n1, j0 + kTileRows);
+        for (int k = 0; k < N; ++k) at[k] += i0 * dims_[0].stride[k] + j0 * dims_[1].stride[k];
+        for (int64_t j = j0; j < j1; ++j) {
+          run(at, inner_strides, n);
+          for (int k = 0; k < N; ++k) at[k] += dims_[1].stride[k];
+        }
+      }
+    });
+  }
+
   static bool Less(const Dim& a, const Dim& b) {
     for (int k = 0; k < N; ++k) {
       const int64_t sa = std::llabs(a.stride[k]);

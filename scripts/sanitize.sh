@@ -28,7 +28,7 @@ FUZZ_JOBS=$JOBS FUZZ_BUILD_DIR=$BUILD_DIR ./scripts/fuzz.sh "${FUZZ_SECONDS:-15}
 
 unit=(dtype tensor_meta view_ops copy_kernel bad_input allocator thread_pool op_registry
       elementwise offset_calculator stream_lanes memory_budget ctc reduce_accumulate owed_reports
-      row_gather pool upsample reduce_sum)
+      row_gather pool upsample reduce_sum strided_loop)
 integration=(service async bad_input_server seed_examples)
 python=(bad_input hardening streams lease data seeds ctc_loss)
 targets=(tensord tensord_python_proto)

@@ -4,7 +4,7 @@ ops, and session helpers.
 Each takes an optional `session=`; without one it uses the innermost `with session:` block's
 session, else a default session opened lazily on $TENSORD_ADDRESS (127.0.0.1:50051).
 """
-from ._out import write_out
+from ._out import check_no_partial_overlap, write_out
 from . import _dtypes
 from ._compute import (_BINARY, _BINARY_NO_INPLACE, _NUMBER_FIRST, _SPECIAL, _UNARY,
                        _UNARY_NO_INPLACE,
@@ -141,11 +141,19 @@ def _fn(name):
                 # torch.add(2, t) / torch.pow(2, t): the number is self.
                 return _run(name, [("self", _py_scalar(input)), ("other", args[0])])
             raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
+        if out is not None and name in _ELEMENTWISE:
+            check_no_partial_overlap(out, [input, *args, *kwargs.values()])
         return write_out(getattr(input, name)(*args, **kwargs), out, name)
     f.__name__ = name
     f.__doc__ = f"torch.{name}"
     return f
 
+
+# Elementwise functions: torch refuses an out= that partly overlaps one of their inputs.
+_ELEMENTWISE = frozenset(_UNARY + _UNARY_NO_INPLACE + _BINARY + _BINARY_NO_INPLACE + _SPECIAL +
+                         ["logit", "hardshrink", "add", "sub", "subtract", "div", "divide",
+                          "round", "clamp", "clip", "clamp_min", "clamp_max", "nan_to_num",
+                          "lerp", "addcmul", "addcdiv", "float_power"])
 
 FUNCTIONS = (_UNARY + _UNARY_NO_INPLACE + _BINARY + _BINARY_NO_INPLACE + _SPECIAL +
              ["logit", "hardshrink"] +

@@ -46,7 +46,7 @@ def assert_module_matches(make, inputs, tol=1e-5, train=False, strides=True):
     tm.train(train)
     dm.train(train)
     mods = {torch: tm, tensord: dm}
-    with torch.no_grad():
+    with torch.no_grad(), tensord.no_grad():
         assert_matches_torch(lambda ns: mods[ns](*inputs(ns)), tol, strides)
     for k, w in tm.state_dict().items():
         g = as_torch(dm.state_dict()[k])

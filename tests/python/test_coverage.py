@@ -43,8 +43,7 @@ EXCLUDED = {
     "storage_type": "legacy storage classes", "share_memory": "shared memory between processes",
     "is_shared": "shared memory between processes", "pin_memory": "pinned host memory",
     "is_pinned": "pinned host memory", "record_stream": "CUDA caching-allocator internals",
-    "register_hook": "autograd (a later issue)", "backward": "autograd (a later issue)",
-    "retain_grad": "autograd", "requires_grad_": "autograd", "grad_fn": "autograd",
+    "backward_elemt": "internal batch-norm kernels", "backward_reduce": "internal batch-norm kernels",
     "autocast": "mixed-precision autocast", "vmap": "functorch", "func": "functorch",
 }
 
@@ -62,7 +61,7 @@ NN_EXCLUDED = {
     "intrinsic": "fused modules for quantization (quantized)",
     "DataParallel": "one server holds the tensors: there are no replicas to scatter to",
     "parallel": "torch.nn.parallel: DataParallel and DistributedDataParallel (as DataParallel)",
-    "grad": "torch.nn.grad: gradients of convolutions (autograd, a later issue)",
+    "grad": "torch.nn.grad: gradients of convolutions (no convolution formula yet)",
     "common_types": "type aliases for annotations",
 }
 
@@ -98,7 +97,7 @@ def share(want, have_in):
 
 
 # Floors: the shares measured when last raised (counts of names, so noise cannot move them).
-FLOORS = {"torch": 560, "Tensor": 492, "torch.nn.functional": 121, "torch.nn": 163}
+FLOORS = {"torch": 560, "Tensor": 496, "torch.nn.functional": 121, "torch.nn": 163}
 
 
 def test_coverage_of_torchs_public_api(capsys):

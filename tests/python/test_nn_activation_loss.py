@@ -363,6 +363,7 @@ def bn_make(cls, config, dtype="float32", stats=True):
     """make(ns) for cls(3, config) in dtype, its affine parameters and running statistics set
     to values that show up in the output."""
     @torch.no_grad()
+    @tensord.no_grad()
     def make(ns):
         m = eval(f"ns.nn.{cls}(3, {config}dtype=ns.{dtype})", {"ns": ns})
         r = np.random.default_rng(5)
@@ -404,7 +405,7 @@ def test_batch_norm_consecutive_training_calls(config):
         tm.train(train)
         dm.train(train)
         a = bn_input((3 + step, 3, 4, 2), 10 + step)
-        with torch.no_grad():
+        with torch.no_grad(), tensord.no_grad():
             assert_matches_torch(lambda ns: mods[ns](cast(ns, a, noncontig=step % 2 == 1)), TOL32)
         for k, w in tm.state_dict().items():
             g = as_torch(dm.state_dict()[k])
@@ -459,7 +460,7 @@ def test_lazy_norm(cls, shape, config):
     tm, dm = mods[torch], mods[tensord]
     assert repr(dm) == repr(tm)
     assert dm.has_uninitialized_params() == tm.has_uninitialized_params()
-    with torch.no_grad():
+    with torch.no_grad(), tensord.no_grad():
         assert_matches_torch(lambda ns: mods[ns](cast(ns, a)), TOL32)
     assert type(dm).__name__ == type(tm).__name__ == cls[4:]
     assert repr(dm) == repr(tm)
@@ -495,7 +496,7 @@ def test_sync_batch_norm_is_batch_norm_on_one_server():
         a = bn_input((2, 3, 4, 5, 2), 6)
         tm = bn_make("BatchNorm3d", "")(torch).train(train)
         dm = bn_make("SyncBatchNorm", "")(tensord).train(train)
-        with torch.no_grad():
+        with torch.no_grad(), tensord.no_grad():
             want = tm(torch.tensor(a, dtype=torch.float32))
         got = dm(cast(tensord, a))
         torch.testing.assert_close(as_torch(got), want, rtol=2e-5, atol=2e-5)
@@ -603,6 +604,7 @@ def affine_make(spec, dtype="float32"):
     """make(ns) for spec in dtype, its affine parameters (if any) set to values that show up in
     the output."""
     @torch.no_grad()
+    @tensord.no_grad()
     def make(ns):
         m = build(spec)(ns).to(getattr(ns, dtype))
         r = np.random.default_rng(9)
@@ -758,7 +760,7 @@ def test_adaptive_log_softmax(head_bias, dtype):
     tm, dm = twin(lambda ns: build(ASM.format(head_bias))(ns).to(getattr(ns, dtype)))
     mods = {torch: tm, tensord: dm}
     x = lambda ns: cast(ns, ASM_X, dtype)  # noqa: E731
-    with torch.no_grad():
+    with torch.no_grad(), tensord.no_grad():
         assert_matches_torch(lambda ns: mods[ns](x(ns), cast(ns, ASM_T)), TOL[dtype])
         assert_matches_torch(lambda ns: mods[ns](x(ns)[2], cast(ns, ASM_T[2])), TOL[dtype])
         assert_matches_torch(lambda ns: mods[ns](x(ns)[:2], cast(ns, ASM_T[:2])), TOL[dtype])
@@ -778,14 +780,14 @@ def test_adaptive_log_softmax_predict_paths(path, tail_rows):
     w[4, 0] = 5 if path == "mixed" else 0  # rows with x0 > 0 lean to the last cluster
     b = np.array({"shortlist": [9, 9, 9, 0, 0], "tail": [0, 0, 0, 9, 9],
                   "mixed": [0, 0, 1, 0, 0]}[path], dtype=np.float32)
-    with torch.no_grad():
+    with torch.no_grad(), tensord.no_grad():
         tm.head.weight.copy_(torch.tensor(w))
         tm.head.bias.copy_(torch.tensor(b))
         assert (tm.head(cast(torch, x)).argmax(1) >= 3).sum().item() == tail_rows
-    dm.head.weight.copy_(cast(tensord, w))
-    dm.head.bias.copy_(cast(tensord, b))
+        dm.head.weight.copy_(cast(tensord, w))
+        dm.head.bias.copy_(cast(tensord, b))
     mods = {torch: tm, tensord: dm}
-    with torch.no_grad():
+    with torch.no_grad(), tensord.no_grad():
         assert_matches_torch(lambda ns: mods[ns].predict(cast(ns, x)), TOL32)
 
 

@@ -479,7 +479,7 @@ def test_lazy_conv_takes_its_shapes_from_the_first_input(name, session):
     tm, dm = make(torch), make(tensord)
     assert repr(dm) == repr(tm)
     assert dm.has_uninitialized_params()
-    with torch.no_grad():
+    with torch.no_grad(), tensord.no_grad():
         tm(R(torch, "float32", *shape))
     out = dm(R(tensord, "float32", *shape))
     assert type(dm).__name__ == type(tm).__name__ == name.split("(")[0][4:]
@@ -489,7 +489,7 @@ def test_lazy_conv_takes_its_shapes_from_the_first_input(name, session):
     for key, w in tm.state_dict().items():
         assert tuple(dm.state_dict()[key].shape) == tuple(w.shape), key
     _assert_uniform(dm.weight, 1 / math.sqrt(tm.weight[0].numel()), spread=False)
-    with torch.no_grad():
+    with torch.no_grad(), tensord.no_grad():
         want = tm(R(torch, "float32", *shape))
     assert tuple(out.shape) == tuple(want.shape)
     dm.load_state_dict({k: to_tensord(v) for k, v in tm.state_dict().items()})
@@ -504,7 +504,7 @@ def test_lazy_conv_takes_its_shapes_from_the_first_input(name, session):
 ], ids=["rank", "groups", "transposed rank"])
 def test_lazy_conv_checks_its_first_input(make, shape, session):
     def call(m):
-        with torch.no_grad():
+        with torch.no_grad(), tensord.no_grad():
             return make(m)(R(m, "float32", *shape))
     _, werr = outcome(lambda: call(torch))
     _, gerr = outcome(lambda: call(tensord))
@@ -577,7 +577,7 @@ def test_embedding_from_pretrained_shares_the_table(freeze, session):
     assert dm.weight.requires_grad is tm.weight.requires_grad is (not freeze)
     dt.add_(1)  # the module's weight is the table itself
     tt.add_(1)
-    with torch.no_grad():
+    with torch.no_grad(), tensord.no_grad():
         assert_matches_torch(lambda m: (tm if m is torch else dm)(L(m, [[3, 1], [0, 2]])))
     torch.testing.assert_close(as_torch(dt), tt)
 

@@ -52,7 +52,7 @@ def assert_outputs_match(make, inputs, tol, train=False, dt=None):
     tm.train(train)
     dm.train(train)
     mods = {torch: tm, tensord: dm}
-    with torch.no_grad():
+    with torch.no_grad(), tensord.no_grad():
         assert_matches_torch(lambda m: _flat(m, mods[m](*inputs(m))), tol)
     return tm, dm
 
@@ -193,7 +193,7 @@ RNN_BAD = {
 @pytest.mark.parametrize("name", RNN_BAD)
 def test_recurrent_bad_inputs_raise_as_torch(name, session):
     make, inputs = RNN_BAD[name]
-    with torch.no_grad():
+    with torch.no_grad(), tensord.no_grad():
         want, werr = outcome(lambda: make(torch)(*inputs(torch)))
     assert werr is not None
     assert_outputs_match(make, inputs, 0)
@@ -282,7 +282,7 @@ def test_assigned_weight_is_used(session):
     tm, dm = twin(lambda m: m.nn.GRU(4, 6))
     tm.weight_hh_l0 = torch.nn.Parameter(torch.zeros(18, 6))
     dm.weight_hh_l0 = tensord.nn.Parameter(tensord.zeros(18, 6))
-    with torch.no_grad():
+    with torch.no_grad(), tensord.no_grad():
         want = tm(R(torch, "float32", 5, 3, 4))[0]
     torch.testing.assert_close(as_torch(dm(R(tensord, "float32", 5, 3, 4))[0]), want,
                                rtol=TOL["float32"], atol=TOL["float32"])
@@ -300,7 +300,7 @@ def test_dropout_between_layers_in_training(cls, session):
     x = R(tensord, "float32", 5, 3, 4)
     trained = _flat(tensord, dm(x))
     evaluated = _flat(tensord, dm.eval()(x))
-    with torch.no_grad():
+    with torch.no_grad(), tensord.no_grad():
         want = _flat(torch, getattr(torch.nn, cls)(4, 6, 3, dropout=0.5)(R(torch, "float32", 5,
                                                                             3, 4)))
     assert [tuple(t.shape) for t in trained] == [tuple(t.shape) for t in want]
@@ -527,7 +527,7 @@ MHA_BAD = {
 @pytest.mark.parametrize("name", MHA_BAD)
 def test_multihead_attention_bad_inputs_raise_as_torch(name, session):
     make = lambda m: m.nn.MultiheadAttention(8, 2)  # noqa: E731
-    with torch.no_grad():
+    with torch.no_grad(), tensord.no_grad():
         _, werr = outcome(lambda: make(torch)(*MHA_BAD[name](torch)))
     assert werr is not None
     assert_outputs_match(make, MHA_BAD[name], 0)
@@ -778,7 +778,7 @@ def test_torch_top_level_recurrences_match_torch(session, name):
         x = R(m, "float32", 5, 3, 4)
         h = (R(m, "float32", layers, 3, 6, seed=1), R(m, "float32", layers, 3, 6, seed=2))
         return _flat(m, call(m, mods[m]._flat_weights, x, h))
-    with torch.no_grad():
+    with torch.no_grad(), tensord.no_grad():
         assert_matches_torch(case, TOL["float32"])
 
 
@@ -795,7 +795,7 @@ def test_torch_top_level_recurrences_over_packed_rows(session, mode):
         hx = (h, R(m, "float32", 2, 3, 6, seed=2)) if mode == "lstm" else h
         return _flat(m, getattr(m, mode)(packed.data, packed.batch_sizes, hx,
                                          mods[m]._flat_weights, True, 1, 0.0, False, True))
-    with torch.no_grad():
+    with torch.no_grad(), tensord.no_grad():
         assert_matches_torch(case, TOL["float32"])
 
 
@@ -803,7 +803,7 @@ def test_torch_top_level_recurrences_over_packed_rows(session, mode):
 def test_torch_top_level_recurrence_errors_match_torch(session, layers, batch, size):
     tm, dm = twin(lambda m: m.nn.GRU(4, 6, 2))
     mods = {torch: tm, tensord: dm}
-    with torch.no_grad():
+    with torch.no_grad(), tensord.no_grad():
         assert_matches_torch(lambda m: m.gru(R(m, "float32", 5, 3, 4),
                                              R(m, "float32", layers, batch, size),
                                              mods[m]._flat_weights, True, 2, 0.0, False, False,

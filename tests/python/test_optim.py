@@ -337,7 +337,7 @@ def test_module_parameters(session):
     torch.manual_seed(0)
     tm = torch.nn.Linear(4, 3)
     dm = tensord.nn.Linear(4, 3)
-    with torch.no_grad():
+    with tensord.no_grad():
         dm.weight.copy_(tensord.tensor(tm.weight.detach().numpy()))
         dm.bias.copy_(tensord.tensor(tm.bias.detach().numpy()))
     topt = torch.optim.AdamW(tm.parameters(), lr=0.01)

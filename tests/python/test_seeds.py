@@ -257,16 +257,47 @@ EXAMPLES = {
         y = x1 @ x2
         print(y.shape)
     """,
-}
-
-# Examples that need work outside tensord's open issues (autograd, a CUDA server).
-LATER = {
-    "autograd": ("a later issue (autograd is not in tensord's open issues)", """
+    # ---- 003: autograd (the chapter on PyTorch's automatic differentiation) ----
+    "autograd_backward": """
+        x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        t = x * 10
+        z = t * t
+        loss = z.mean()
+        loss.backward()
+        print(x.grad)
+    """,
+    "autograd_accumulates": """
         x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
         y = (x * x).sum()
         y.backward()
         print(x.grad)
-    """),
+        (x * x).sum().backward()
+        print(x.grad)
+    """,
+    "autograd_function": """
+        class MyMul(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, input1, input2):
+                ctx.save_for_backward(input1, input2)
+                return input1 * input1 * input2
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                input1, input2 = ctx.saved_tensors
+                grad_input1 = grad_output * 2 * input1 * input2
+                grad_input2 = grad_output * input1 * input1
+                return grad_input1, grad_input2
+
+        x = torch.tensor([2.0, 3.0], requires_grad=True)
+        y = torch.tensor([3.0, 4.0], requires_grad=True)
+        z = MyMul.apply(x, y)
+        z.backward(torch.tensor([1.0, 1.0]))
+        print(f"x.grad={x.grad}, y.grad={y.grad}")
+    """,
+}
+
+# Examples that need work outside tensord's open issues (a CUDA server).
+LATER = {
     "cuda_storage": ("the CUDA backend issue (needs a GPU server)", """
         a = torch.tensor([[1, 2, 3], [4, 5, 6]], dtype=torch.float32)
         a_gpu = a.to('cuda')

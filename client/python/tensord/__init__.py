@@ -37,6 +37,7 @@ from ._api import (bernoulli, default_generator, initial_seed, manual_seed, nonz
                    where)
 from ._api import imag, real
 from . import _api as _api_module
+from . import autograd
 from . import nn
 from . import cuda
 from . import testing

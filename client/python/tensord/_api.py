@@ -6,6 +6,7 @@ session, else a default session opened lazily on $TENSORD_ADDRESS (127.0.0.1:500
 """
 from ._out import check_no_partial_overlap, write_out
 from . import _dtypes
+from .autograd import graph as _graph
 from ._compute import (_BINARY, _BINARY_NO_INPLACE, _NUMBER_FIRST, _SPECIAL, _UNARY,
                        _UNARY_NO_INPLACE,
                        _rounding, _run, nonzero, where)
@@ -74,6 +75,7 @@ _FUNCTIONAL = ["view_as", "reshape", "flatten", "unflatten", "as_strided", "tran
                "tensor_split", "chunk", "unbind", "clone", "flip", "take"]
 
 
+@_graph.honour_requires_grad
 def normal(mean, std, size=None, *, generator=None, dtype=None, device=None, session=None,
            layout=None, pin_memory=False, requires_grad=False, out=None):
     if out is not None:

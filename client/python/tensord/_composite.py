@@ -13,6 +13,7 @@ import numpy as np
 
 from ._out import write_out
 from . import _dtypes, _info
+from .autograd import graph as _graph
 from ._compute import _inplace, _reduce_attrs, _return_type, _run, _run_n
 from ._ops import TensorBase, _Ints, _py_scalar
 
@@ -1332,6 +1333,8 @@ def _becomes(view):
     """Tensor.<view>_: self's handle takes the view's tensor (its id and metadata); the old
     tensor goes with the view object. Other views of self keep theirs, as in torch."""
     def method(self, *args, **kwargs):
+        if _graph.active and _graph.requires_grad(self):
+            _graph.check_in_place(view + "_", [self])  # refused as autograd's other in-place ops
         out = getattr(self, view)(*args, **kwargs)
         out._meta()  # the view's metadata is known before the handles trade places
         self._id, out._id = out._id, self._id
@@ -1456,7 +1459,9 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
 
 
 def detach_(input):
-    return input  # no autograd yet: nothing to detach from
+    """Makes `input` a leaf that does not require grad."""
+    input._ag = None
+    return input
 
 
 def sum_to_size(self, *size):
@@ -2207,3 +2212,6 @@ def install(tensor_class, namespace):
     namespace["unsafe_split"] = _unsafe_split(2)
     tensor_class.unsafe_chunk = lambda self, chunks, dim=0: self.chunk(chunks, dim)
     tensor_class.unsafe_split = _unsafe_split(1)
+
+
+_graph.honour_requires_grad_in(globals())

@@ -15,6 +15,7 @@ from ._ops import (TensorBase, _int, _int_list, _is_scalar, _op, _op_on, _py_sca
                    new_tensor)
 from ._random import _of as _random_of
 from ._session import current_session
+from .autograd import graph as _graph
 
 def _session(session):
     return session or current_session()
@@ -309,8 +310,8 @@ def _raise_ragged(data):
 
 def tensor(data, dtype=None, device=None, session=None, requires_grad=False, pin_memory=False):
     """A new tensor holding a copy of `data` (nested lists, numbers, numpy arrays, tensors)."""
-    if isinstance(data, TensorBase):
-        return data.to(device=device, dtype=_dtype_arg(dtype), copy=True)
+    if isinstance(data, TensorBase):  # a copy outside the graph, as torch's
+        return data.detach().to(device=device, dtype=_dtype_arg(dtype), copy=True)
     d = _dtype_arg(dtype)
     if isinstance(data, np.generic):  # a numpy scalar keeps its dtype, as an array does
         data = np.asarray(data)
@@ -584,3 +585,6 @@ def randperm(n, dtype=None, device=None, session=None, generator=None, requires_
     perm = rng.permutation(int(n)).astype(np.int64)
     t = tensor(perm, device=device, session=session)
     return t if dtype is None else t.to(dtype)
+
+
+_graph.honour_requires_grad_in(globals())

@@ -1,9 +1,8 @@
 """torch's gradient-mode switches: no_grad, enable_grad, set_grad_enabled, inference_mode.
 
-tensord has no autograd yet, so no tensor records history: these keep torch's state, its
-context-manager and decorator forms and its queries (is_grad_enabled,
-is_inference_mode_enabled), so that code written for torch runs unchanged and reads the same
-state back. The state is per thread, as torch's.
+Ops record the backward graph (tensord.autograd) only while gradient mode is on. These keep
+torch's state, its context-manager and decorator forms and its queries (is_grad_enabled,
+is_inference_mode_enabled). The state is per thread, as torch's.
 """
 import functools
 import inspect

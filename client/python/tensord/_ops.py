@@ -10,6 +10,8 @@ import operator
 import numpy as np
 
 from . import _dtypes
+from . import _grad_mode
+from .autograd import graph as _graph
 from ._errors import error_from_status
 from ._session import pb
 
@@ -34,7 +36,7 @@ class TensorBase:
     the server), and the error of the op that made it, if any. The server's tensor is released
     when the last Python reference goes."""
 
-    __slots__ = ("_session", "_id", "_info", "_error", "__weakref__")
+    __slots__ = ("_session", "_id", "_info", "_error", "_ag", "__weakref__")
 
     def __init__(self, *args, **kwargs):
         raise TypeError("create tensors with tensord.tensor(), tensord.zeros(), … ")
@@ -46,6 +48,7 @@ class TensorBase:
         t._id = tensor_id
         t._info = None
         t._error = None
+        t._ag = None  # autograd's AutogradMeta once the tensor requires grad or has a grad_fn
         return t
 
     def __del__(self):
@@ -204,6 +207,36 @@ def _encode(session, name, input_ids, attrs, output_ids):
 
 
 def _queue(session, name, inputs, attrs=None, n=None, send_now=False):
+    """_send, and the op recorded in the backward graph when grad mode is on and an input
+    requires grad (autograd/graph.py)."""
+    if not _graph.active:
+        return _send(session, name, inputs, attrs, n, send_now)
+    in_place = name.endswith("_") and bool(inputs)
+    record = False
+    if _grad_mode.is_grad_enabled():
+        for t in inputs:
+            m = getattr(t, "_ag", None)
+            if m is not None and (m.requires_grad or m.grad_fn is not None):
+                record = True
+                break
+    copy_into_fresh = False
+    if record and in_place:
+        copy_into_fresh = name == "copy_" and _graph.copy_is_differentiable(inputs)
+        if not copy_into_fresh:
+            _graph.check_in_place(name, inputs)  # refused before it writes anything
+    outs = _send(session, name, inputs, attrs, n, send_now)
+    if copy_into_fresh:
+        _graph.bump_version(inputs[0])
+        _graph.record_copy(inputs[0], inputs[1])
+        return outs
+    if in_place:
+        _graph.bump_version(inputs[0])
+    if record:
+        _graph.record(name, inputs, attrs, outs or ())
+    return outs
+
+
+def _send(session, name, inputs, attrs=None, n=None, send_now=False):
     """Op `name` on tensors `inputs`: planned here (its errors raise now), then queued, with `n`
     outputs (0: queued for its effect; None: as many as the planner says, or None when only the
     server can plan it). Returns the output tensors. When an input comes from a failed op, the

@@ -2,12 +2,14 @@
 import math
 import numbers
 import operator
+import weakref
 
 import numpy as np
 
 from . import _dtypes, _factories, _format
 from . import _memory_format as _mf
 from ._compute import _ComputeMethods
+from .autograd import graph as _graph
 from ._ops import (_MAX_OUTPUT_IDS, _Ints, _call, _int, _int_list, _int_or_ints, _is_scalar, _op_on,
                    _op, _py_scalar, _queue, _wrap_dim, set_tensor_class)
 from ._session import pb
@@ -134,6 +136,17 @@ def _size_args(size, kwargs, name):
     if kwargs:
         raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
     return size
+
+
+class _HookHandle:
+    """What register_hook returns: remove() takes the hook off."""
+
+    def __init__(self, hooks, hook):
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self):
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
 
 
 class Tensor(_ComputeMethods):
@@ -265,14 +278,26 @@ class Tensor(_ComputeMethods):
     def _storage_id(self):
         return self._meta().storage_id
 
+    # ---- autograd (autograd/graph.py) ----
+
     @property
     def requires_grad(self):
-        return False
+        return _graph.requires_grad(self)
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        _graph.set_requires_grad(self, value)
+
+    def requires_grad_(self, requires_grad=True):
+        _graph.set_requires_grad(self, requires_grad, "floating point")
+        return self
 
     @property
     def grad(self):
-        """The gradient a program assigned (tensord computes none until autograd exists), or
-        None."""
+        """The gradient backward() accumulated (or a program assigned), or None."""
+        m = self._ag
+        if m is not None and m.grad_fn is not None and not m.retains_grad:
+            _graph.warn_non_leaf_grad()
         return getattr(self, "_grad", None)
 
     @grad.setter
@@ -295,11 +320,51 @@ class Tensor(_ComputeMethods):
 
     @property
     def grad_fn(self):
-        return None
+        m = self._ag
+        return None if m is None else m.grad_fn
 
     @property
     def is_leaf(self):
-        return True
+        m = self._ag
+        return m is None or m.grad_fn is None
+
+    @property
+    def retains_grad(self):
+        m = self._ag
+        return m is not None and m.retains_grad
+
+    def retain_grad(self):
+        """Keeps the gradient of a non-leaf tensor in its .grad after backward()."""
+        m = self._ag
+        if m is None or (m.grad_fn is None and not m.requires_grad):
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if m.grad_fn is None or m.retains_grad:
+            return
+        m.retains_grad = True
+        node = m.grad_fn
+        if node.retained is None:
+            node.retained = {}
+        node.retained[m.output_nr] = weakref.ref(self)
+
+    def register_hook(self, hook):
+        """A function of the gradient, called when it is computed (leaves: before it is
+        accumulated); a value it returns replaces the gradient."""
+        m = self._ag
+        if m is None or (m.grad_fn is None and not m.requires_grad):
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        if m.grad_fn is not None:
+            raise NotImplementedError("tensord: hooks on non-leaf tensors are not supported yet")
+        if m.hooks is None:
+            m.hooks = []
+        m.hooks.append(hook)
+        return _HookHandle(m.hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Adds the gradient of this tensor with respect to the graph's leaves into their
+        .grad (torch.Tensor.backward)."""
+        from . import autograd  # noqa: PLC0415
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     @property
     def data(self):
@@ -1139,9 +1204,14 @@ def _repr(t):
         if d.is_floating_point:
             values = values.astype(np.float64)
         body = _format.tensor_str(values, shape, d.is_floating_point, indent, summarize)
-    if t.requires_grad:
-        suffixes.append("requires_grad=True")  # an nn.Parameter's flag
+    if t.grad_fn is not None:
+        suffixes.append("grad_fn=<" + t.grad_fn.name() + ">")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
     return _format.add_suffixes(prefix + body, suffixes, indent)
 
 
 set_tensor_class(Tensor)
+for _name in ("new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"):
+    setattr(Tensor, _name, _graph.honour_requires_grad(Tensor.__dict__[_name]))
+del _name

@@ -6,7 +6,7 @@
 The script's `import torch` (and `import torch.nn.functional as F`, `from torch import nn`,
 `torch.nn.init`, `torch.nn.utils` (`.rnn`, `.parametrize`, …), `torch.nn.modules`,
 `torch.nn.parameter`, `torch.cuda`, `torch.testing`, `torch.utils.data`, `torch.distributions`,
-`torch.linalg`, `torch.special`) get tensord's modules, so every tensor it makes lives on the
+`torch.linalg`, `torch.special`, `torch.autograd`) get tensord's modules, so every tensor it makes lives on the
 server at $TENSORD_ADDRESS (127.0.0.1:50051 unless set). Nothing is patched inside tensord:
 only the names under which the script finds it.
 """
@@ -17,6 +17,7 @@ import sys
 def install_torch_aliases():
     """Makes `torch` and its submodules that tensord has resolve to tensord's."""
     import tensord
+    import tensord.autograd
     import tensord.cuda
     import tensord.distributions
     import tensord.nn
@@ -36,11 +37,12 @@ def install_torch_aliases():
                "torch.utils": tensord.utils, "torch.utils.data": tensord.utils.data,
                "torch.distributions": tensord.distributions, "torch.linalg": tensord.linalg,
                "torch.special": tensord.special, "torch.backends": tensord.backends,
-               "torch.random": tensord.random, "torch.optim": tensord.optim}
+               "torch.random": tensord.random, "torch.optim": tensord.optim,
+               "torch.autograd": tensord.autograd}
     # torch.nn.init, torch.nn.utils.rnn, torch.utils.data.dataloader, …
     for name, module in list(sys.modules.items()):
         if name.startswith(("tensord.nn.", "tensord.utils.", "tensord.distributions.",
-                            "tensord.optim.")) and \
+                            "tensord.optim.", "tensord.autograd.")) and \
                 module is not None:
             aliases["torch" + name[len("tensord"):]] = module
     for name, module in aliases.items():

@@ -1,7 +1,7 @@
 """torch.nn for tensord: the functional ops (computed on the server), Parameter, the modules
 (forward passes built from those ops), init and utils.
 
-tensord has no autograd yet: modules compute as under torch.no_grad() (see parameter.py).
+A forward pass over parameters that require grad records the backward graph (tensord.autograd).
 """
 from . import functional  # noqa: F401
 from . import init  # noqa: F401

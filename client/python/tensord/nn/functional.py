@@ -468,8 +468,14 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         if padding_idx < 0 and padding_idx < -weight.size(0):
             raise AssertionError("Padding_idx must be within num_embeddings")
     if max_norm is not None:
-        _embedding_renorm_(weight, input, max_norm, norm_type)
-    return _run("embedding", [("weight", weight), ("indices", input)])
+        from .._grad_mode import no_grad  # noqa: PLC0415
+        with no_grad():  # as torch's: the renorm is not part of the graph
+            _embedding_renorm_(weight, input, max_norm, norm_type)
+    out = _run("embedding", [("weight", weight), ("indices", input)])
+    if padding_idx is not None and out.grad_fn is not None:
+        from ..autograd.derivatives import embedding_padding  # noqa: PLC0415
+        embedding_padding(out.grad_fn, padding_idx)
+    return out
 
 
 def _embedding_renorm_(input, indices, max_norm, norm_type):

@@ -1,12 +1,12 @@
 """torch.nn.Parameter: a tensor that a Module registers as one of its parameters.
 
-tensord has no autograd yet: a Parameter carries torch's `requires_grad` flag (printed and
-copied as torch does), and every op on it computes as under `torch.no_grad()`; its result is a
-plain Tensor, as torch's is.
+A Parameter is a leaf that requires grad unless told otherwise: ops on it record the backward
+graph (tensord.autograd), and backward() accumulates into its .grad.
 """
 from .. import _factories
 from .._composite import _take_handle
 from .._tensor import Tensor
+from ..autograd import graph as _graph
 
 
 def _alias_as(cls, data):
@@ -27,7 +27,7 @@ class Parameter(Tensor):
     """Parameter(data=None, requires_grad=True): a view of `data` (the same storage) that
     Module's attribute assignment registers as a parameter."""
 
-    __slots__ = ("_requires_grad",)
+    __slots__ = ()
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
@@ -38,7 +38,7 @@ class Parameter(Tensor):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         out = _alias_as(cls, data)
-        out._requires_grad = bool(requires_grad)
+        _graph.set_requires_grad(out, bool(requires_grad))
         return out
 
     def __init__(self, data=None, requires_grad=True):
@@ -46,7 +46,7 @@ class Parameter(Tensor):
 
     @property
     def requires_grad(self):
-        return self._requires_grad
+        return _graph.requires_grad(self)
 
     @requires_grad.setter
     def requires_grad(self, value):
@@ -56,7 +56,7 @@ class Parameter(Tensor):
         """Sets the flag; only floating-point tensors may require gradients (as in torch)."""
         if requires_grad and not self.is_floating_point():
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
-        self._requires_grad = bool(requires_grad)
+        _graph.set_requires_grad(self, bool(requires_grad))
         return self
 
     def __repr__(self):
@@ -67,12 +67,12 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo):
         out = memo.get(id(self))
         if out is None:
-            out = memo[id(self)] = type(self)(self.clone(), self._requires_grad)
+            out = memo[id(self)] = type(self)(self.clone(), self.requires_grad)
         return out
 
     def __reduce_ex__(self, proto):
         """pickle: the data (pickled as a tensor's) and the flag, as torch's."""
-        return (type(self), (self.detach(), self._requires_grad))
+        return (type(self), (self.detach(), self.requires_grad))
 
 
 class UninitializedTensorMixin:

@@ -1,7 +1,7 @@
 """:mod:`tensord.optim`: PyTorch 1.13's torch.optim for tensord tensors: the optimizers (SGD,
 Adam, AdamW, RMSprop, Adagrad) and ``lr_scheduler``. Each step runs torch's single-tensor
-algorithm with tensord ops on the server; gradients are what a program assigned to ``.grad``
-(tensord has no autograd yet)."""
+algorithm with tensord ops on the server, with gradient recording off (as torch's), on the
+``.grad`` that backward() accumulated or the program assigned."""
 from .optimizer import Optimizer
 from .sgd import SGD
 from .adam import Adam

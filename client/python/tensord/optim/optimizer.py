@@ -5,8 +5,10 @@ Parameters are tensord tensors; all arithmetic of the subclasses' steps runs on 
 from collections import defaultdict, abc as container_abcs
 from copy import deepcopy
 from itertools import chain
+import functools
 import warnings
 
+from .._grad_mode import set_grad_enabled
 from .._tensor import Tensor
 
 __all__ = ["Optimizer", "required"]
@@ -20,6 +22,17 @@ class _RequiredParameter(object):
 
 
 required = _RequiredParameter()
+
+
+def _use_grad_for_differentiable(step):
+    """A step runs with gradient recording off unless the optimizer was made differentiable
+    (torch's decorator of the same name)."""
+    @functools.wraps(step)
+    def wrapped(self, *args, **kwargs):
+        with set_grad_enabled(bool(self.defaults.get("differentiable", False))):
+            return step(self, *args, **kwargs)
+    wrapped._uses_grad_mode = True
+    return wrapped
 
 
 class Optimizer(object):
@@ -160,9 +173,17 @@ class Optimizer(object):
                     if set_to_none:
                         p.grad = None
                     else:
-                        # tensord has no autograd: a gradient never has a grad_fn nor
-                        # requires grad, so torch's detach_()/requires_grad_(False) are no-ops
+                        if p.grad.grad_fn is not None:
+                            p.grad.detach_()
+                        else:
+                            p.grad.requires_grad_(False)
                         p.grad.zero_()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_uses_grad_mode", False):
+            cls.step = _use_grad_for_differentiable(step)
 
     def step(self, closure):
         r"""Performs a single optimization step (parameter update)."""
@@ -226,7 +247,7 @@ def _tensor_step():
 
 
 def _closure_loss(closure):
-    """Runs the closure (torch runs it under enable_grad; tensord has no autograd yet)."""
+    """Runs the closure under enable_grad, as torch does."""
     if closure is None:
         return None
     from .. import enable_grad

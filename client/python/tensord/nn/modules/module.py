@@ -2,8 +2,8 @@
 and submodules, state_dict / load_state_dict, train / eval, device and dtype moves, hooks and
 repr.
 
-tensord has no autograd yet, so a module's forward computes as under torch.no_grad(); a
-Parameter still carries requires_grad (see parameter.py).
+A forward pass over parameters that require grad records the backward graph, as torch's does
+(tensord.autograd).
 """
 import functools
 import itertools
@@ -13,6 +13,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 from ... import _dtypes, _factories
+from ..._grad_mode import no_grad
 from ..._composite import _take_handle
 from ..._tensor import Tensor, _to_args
 from ..parameter import Parameter, is_lazy
@@ -233,7 +234,8 @@ class Module:
         for param in self._parameters.values():
             if param is None:
                 continue
-            moved = fn(param)
+            with no_grad():
+                moved = fn(param)
             if moved is not param:
                 if param.requires_grad and not moved.is_floating_point():
                     raise RuntimeError("data set to a tensor that requires gradients must be "
@@ -484,7 +486,8 @@ class Module:
                                   f"model is {param.shape}.")
                 continue
             try:
-                param.copy_(input_param)
+                with no_grad():
+                    param.copy_(input_param)
             except Exception as ex:  # noqa: BLE001 - reported as torch reports it
                 error_msgs.append(f'While copying the parameter named "{key}", whose dimensions '
                                   f"in the model are {param.size()} and whose dimensions in the "
@@ -623,7 +626,18 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none=False):
-        """No parameter has a gradient until tensord has autograd: nothing to zero."""
+        """Zeroes the parameters' gradients, or sets them to None (torch 1.13's default keeps
+        them as zeros)."""
+        for p in self.parameters():
+            if p.grad is not None:
+                if set_to_none:
+                    p.grad = None
+                else:
+                    if p.grad.grad_fn is not None:
+                        p.grad.detach_()
+                    else:
+                        p.grad.requires_grad_(False)
+                    p.grad.zero_()
 
     def share_memory(self):
         return self

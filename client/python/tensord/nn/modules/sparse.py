@@ -1,5 +1,6 @@
 """torch.nn's Embedding and EmbeddingBag: lookup tables of num_embeddings rows."""
 from ... import _factories
+from ..._grad_mode import no_grad
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -38,7 +39,8 @@ class _Table(Module):
 
     def _fill_padding_idx_with_zero(self):
         if self.padding_idx is not None:
-            self.weight[self.padding_idx].fill_(0)
+            with no_grad():
+                self.weight[self.padding_idx].fill_(0)
 
 
 class Embedding(_Table):

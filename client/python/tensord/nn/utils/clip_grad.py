@@ -1,7 +1,6 @@
 """torch.nn.utils.clip_grad: scale or clamp the gradients of parameters in place.
 
-tensord has no autograd yet, so no Parameter has a .grad: both functions see no gradients and
-change nothing, as torch's do for parameters without gradients (clip_grad_norm_ returns
+Parameters without a .grad are skipped, as torch skips them (clip_grad_norm_ of none returns
 tensor(0.)). Any object with a tensor `.grad` is clipped as torch clips it."""
 import math
 import warnings

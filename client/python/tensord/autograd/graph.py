@@ -1,0 +1,450 @@
+"""The backward graph: nodes recorded by the ops that tensors requiring grad go through, and the
+engine that walks them from an output back to the leaves (torch's reverse-mode autograd).
+
+Every op a client sends passes through `_ops._queue`; when gradient mode is on and an input
+requires grad, `_ops._queue` calls `record`, which adds a Node for the op (its formula from
+`derivatives.py`, keyed by the server op's name, as torch's derivatives.yaml is keyed by ATen's)
+and makes the floating-point outputs non-leaf tensors with that node as their grad_fn. So a
+client composition (F.linear as t, matmul and add) gets its gradient from its server ops'
+formulas, and every formula is itself a composition of server ops: backward runs on the server,
+on whatever device the tensors live, pipelined like any other ops.
+"""
+import warnings
+import weakref
+
+from .. import _grad_mode
+
+_RELEASED = ("Trying to backward through the graph a second time (or directly access saved "
+             "tensors after they have already been freed). Saved intermediate values of the "
+             "graph are freed when you call .backward() or autograd.grad(). Specify "
+             "retain_graph=True if you need to backward through the graph a second time or if "
+             "you need to access saved tensors after calling backward.")
+
+# Whether any tensor has ever required grad in this process: until one has, _ops._queue skips
+# recording with one global read.
+active = False
+
+# Writes by in-place ops per storage ((session, storage id) -> count), kept once autograd is
+# active: a node checks that the tensors it saved were not written since (torch's version
+# counter), so that a modified input raises instead of giving a wrong gradient.
+_versions = {}
+
+
+def _storage_key(t):
+    return (id(t._session), t._meta().storage_id)
+
+
+def bump_version(t):
+    """Called by _ops._queue for every in-place op while autograd is active."""
+    if t._error is None:
+        key = _storage_key(t)
+        _versions[key] = _versions.get(key, 0) + 1
+
+
+def _tensors_in(saved):
+    if saved is None:
+        return ()
+    if isinstance(saved, (tuple, list)):
+        return [t for t in saved if t is not None and hasattr(t, "_ag")]
+    return [saved] if hasattr(saved, "_ag") else ()
+
+
+class AutogradMeta:
+    """What a tensor carries for autograd: whether a leaf requires grad, the node that made it
+    (None for a leaf) and which of that node's outputs it is, whether a non-leaf keeps its
+    gradient (retain_grad), and its hooks."""
+
+    __slots__ = ("requires_grad", "grad_fn", "output_nr", "retains_grad", "hooks", "acc")
+
+    def __init__(self, requires_grad=False, grad_fn=None, output_nr=0):
+        self.requires_grad = requires_grad
+        self.grad_fn = grad_fn
+        self.output_nr = output_nr
+        self.retains_grad = False
+        self.hooks = None
+        self.acc = None  # a weak reference to the leaf's AccumulateGrad while a graph holds it
+
+
+def meta(t):
+    return t._ag
+
+
+def requires_grad(t):
+    m = t._ag
+    return m is not None and (m.requires_grad or m.grad_fn is not None)
+
+
+def set_requires_grad(t, flag, what="floating point and complex"):
+    global active
+    m = t._ag
+    if m is not None and m.grad_fn is not None:
+        if not flag:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a "
+                "computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
+        return
+    if flag and not (t.dtype.is_floating_point):
+        raise RuntimeError(f"only Tensors of {what} dtype can require gradients")
+    if m is None:
+        if not flag:
+            return
+        t._ag = m = AutogradMeta()
+    m.requires_grad = bool(flag)
+    if flag:
+        active = True
+
+
+class Node:
+    """One recorded op: `next_edges[i]` is (node, output_nr) of input i, or None where input i
+    needs no gradient; `apply(grads)` maps the gradients of the outputs (None where an output got
+    none) to the gradients of the inputs."""
+
+    __slots__ = ("_name", "next_edges", "_backward", "saved", "released", "input_meta",
+                 "n_outputs", "retained", "on_release", "versions", "__weakref__")
+
+    def __init__(self, name, backward, saved, next_edges, input_meta, n_outputs):
+        self._name = name
+        self._backward = backward
+        self.saved = saved
+        self.next_edges = next_edges
+        self.input_meta = input_meta  # (shape, dtype, device) of each input
+        self.n_outputs = n_outputs
+        self.released = False
+        self.retained = None  # output_nr -> tensor that retains its grad
+        self.on_release = None  # a custom Function's: frees its ctx's saved tensors
+        self.versions = [(t, _versions.get(_storage_key(t), 0)) for t in _tensors_in(saved)
+                         if t._error is None]
+
+    def name(self):
+        return self._name
+
+    @property
+    def next_functions(self):
+        return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self.next_edges)
+
+    def __repr__(self):
+        return f"<{self._name} object at {hex(id(self))}>"
+
+    def apply(self, grads):
+        if self.released:
+            raise RuntimeError(_RELEASED)
+        for t, version in self.versions:
+            now = _versions.get(_storage_key(t), 0)
+            if now != version:
+                raise RuntimeError(
+                    f"one of the variables needed for gradient computation has been modified "
+                    f"by an inplace operation: [{t.type()} {list(t.shape)}], which is saved by "
+                    f"{self._name}, is at version {now}; expected version {version} instead. "
+                    f"Hint: the backtrace further above shows the operation that failed to "
+                    f"compute its gradient. The variable in question was changed in there or "
+                    f"anywhere later. Good luck!")
+        return self._backward(self.saved, grads)
+
+    def release(self):
+        self.saved = None
+        self.versions = ()
+        self.released = True
+        if self.on_release is not None:
+            self.on_release()
+
+
+class AccumulateGrad:
+    """The node of a leaf tensor that requires grad: adds what reaches it to the leaf's .grad."""
+
+    __slots__ = ("variable", "__weakref__")
+    next_edges = ()
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
+    @property
+    def next_functions(self):
+        return ()
+
+    def __repr__(self):
+        return f"<AccumulateGrad object at {hex(id(self))}>"
+
+
+def _edge(t):
+    """The edge of input `t`: its grad_fn, an AccumulateGrad for a leaf that requires grad, or
+    None."""
+    m = t._ag
+    if m is None:
+        return None
+    if m.grad_fn is not None:
+        return (m.grad_fn, m.output_nr)
+    if not m.requires_grad:
+        return None
+    acc = m.acc() if m.acc is not None else None
+    if acc is None:  # one AccumulateGrad per leaf while a graph holds it (torch's grad_accumulator_)
+        acc = AccumulateGrad(t)
+        m.acc = weakref.ref(acc)
+    return (acc, 0)
+
+
+def check_in_place(name, inputs):
+    """Raises for in-place op `name` on `inputs` when grad mode is on (derivatives.py)."""
+    if not _grad_mode.is_grad_enabled():
+        return
+    from . import derivatives  # noqa: PLC0415
+    derivatives.check_in_place(name, inputs)
+
+
+def copy_is_differentiable(inputs):
+    """dst.copy_(src) with src requiring grad is recorded (torch's CopyBackwards) when dst does
+    not require grad and is the whole of its storage (a fresh buffer: clone's, a factory's), so
+    that no other view of that storage can miss the new history; other copies are refused."""
+    dst = inputs[0]
+    if requires_grad(dst) or len(inputs) < 2 or not dst.dtype.is_floating_point:
+        return False
+    info = dst._meta()
+    n = 1
+    for s in info.sizes:
+        n *= s
+    return info.storage_offset == 0 and n * dst.dtype.itemsize == info.storage_nbytes and \
+        dst.is_non_overlapping_and_dense()
+
+
+def record_copy(dst, src):
+    edge = _edge(src)
+    node = Node("CopyBackwards", lambda saved, grads: [None, grads[0]], None, [None, edge],
+                [None, (tuple(src.shape), src.dtype, src.device)], 1)
+    dst._ag = AutogradMeta(False, node, 0)
+
+
+def record(name, inputs, attrs, outs):
+    """Called by _ops._queue after op `name` was queued, when grad mode is on and an input
+    requires grad: gives the op's differentiable outputs a grad_fn."""
+    from . import derivatives  # noqa: PLC0415
+    if not outs:
+        return
+    edges = [_edge(t) if hasattr(t, "_ag") else None for t in inputs]
+    if all(e is None for e in edges):
+        return
+    diff = [o for o in outs if o.dtype.is_floating_point]
+    if not diff:
+        return
+    formula = derivatives.FORMULAS.get(name)
+    node_name, saved, backward = derivatives.make(formula, name, inputs, attrs, outs)
+    if backward is None:  # an op without gradients (detach): outputs are plain tensors
+        return
+    input_meta = [(tuple(t.shape), t.dtype, t.device) if e is not None else None
+                  for t, e in zip(inputs, edges)]
+    node = Node(node_name, backward, saved, edges, input_meta, len(outs))
+    for i, o in enumerate(outs):
+        if o.dtype.is_floating_point:
+            o._ag = AutogradMeta(False, node, i)
+
+
+def _sum_to(g, shape):
+    """g reduced to `shape` (which it broadcasts from)."""
+    if tuple(g.shape) == tuple(shape):
+        return g
+    return g.sum_to_size(*shape) if len(shape) else g.sum()
+
+
+def _validate(node, i, g):
+    """Checks the gradient a formula returned for input i against that input's metadata (torch's
+    validate_outputs), converting dtype and reducing broadcast dims as torch does."""
+    shape, dtype, device = node.input_meta[i]
+    if tuple(g.shape) != shape:
+        try:
+            g = _sum_to(g, shape)
+        except RuntimeError:
+            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i}"
+                               f" - got {list(g.shape)} but expected shape compatible with "
+                               f"{list(shape)}") from None
+    if g.dtype is not dtype:
+        g = g.to(dtype)
+    if g.device != device:
+        g = g.to(device)
+    return g
+
+
+def _topological(roots):
+    """The nodes reachable from `roots` with the number of edges into each."""
+    deps = {}
+    seen = set()
+    stack = [r for r in roots if r is not None]
+    for r in stack:
+        seen.add(id(r))
+    order = []
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for e in node.next_edges:
+            if e is None:
+                continue
+            nxt = e[0]
+            deps[id(nxt)] = deps.get(id(nxt), 0) + 1
+            if id(nxt) not in seen:
+                seen.add(id(nxt))
+                stack.append(nxt)
+    return deps
+
+
+def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
+                 allow_unused=False, accumulate=True):
+    """Runs the graph from `outputs` (tensors) seeded with `grad_outputs`. With `accumulate`,
+    gradients reaching leaves are added to their .grad (backward); else the gradients of
+    `inputs` are returned (autograd.grad)."""
+    from .._api import ones_like  # noqa: PLC0415
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = []
+    seeds = []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if not requires_grad(out):
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
+                               f"a grad_fn")
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g = ones_like(out)
+        elif tuple(g.shape) != tuple(out.shape):
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                               f"{g.shape} and output[{i}] has a shape of {out.shape}.")
+        roots.append(_edge(out))
+        seeds.append(g)
+
+    wanted = None
+    if inputs is not None:
+        wanted = {}
+        for k, t in enumerate(inputs):
+            if not requires_grad(t):
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            e = _edge(t)
+            wanted.setdefault((id(e[0]), e[1]), []).append(k)
+        results = [None] * len(inputs)
+
+    root_nodes = [e[0] for e in roots]
+    deps = _topological(root_nodes)
+    # Gradients waiting for each node: id(node) -> list per output.
+    pending = {}
+    nodes = {}
+
+    def add(node, nr, g):
+        slot = pending.get(id(node))
+        if slot is None:
+            n = node.n_outputs if isinstance(node, Node) else 1
+            slot = pending[id(node)] = [None] * n
+            nodes[id(node)] = node
+        slot[nr] = g if slot[nr] is None else slot[nr] + g
+
+    with _grad_mode.set_grad_enabled(bool(create_graph)):
+        for (node, nr), g in zip(roots, seeds):
+            add(node, nr, g)
+        ready = [n for n in root_nodes if deps.get(id(n), 0) == 0]
+        ready_ids = set()
+        queue = []
+        for n in ready:
+            if id(n) not in ready_ids:
+                ready_ids.add(id(n))
+                queue.append(n)
+        while queue:
+            node = queue.pop()
+            grads = pending.pop(id(node), None)
+            if wanted is not None and grads is not None:
+                for nr, g in enumerate(grads):
+                    for k in wanted.get((id(node), nr), ()):
+                        results[k] = g
+            if isinstance(node, AccumulateGrad):
+                if accumulate and grads is not None and grads[0] is not None:
+                    _accumulate(node.variable, grads[0], create_graph)
+                continue
+            if grads is not None and node.retained:
+                for nr, ref in list(node.retained.items()):
+                    t = ref()
+                    if t is not None and grads[nr] is not None:
+                        _accumulate(t, grads[nr], create_graph, leaf=False)
+            if grads is not None and any(g is not None for g in grads):
+                in_grads = node.apply(grads)
+                if len(in_grads) != len(node.next_edges):
+                    raise RuntimeError(f"function {node.name()} returned an incorrect number of "
+                                       f"gradients (expected {len(node.next_edges)}, got "
+                                       f"{len(in_grads)})")
+                for i, (e, g) in enumerate(zip(node.next_edges, in_grads)):
+                    if e is not None and g is not None:
+                        add(e[0], e[1], _validate(node, i, g))
+            if not retain_graph:
+                node.release()
+            for e in node.next_edges:
+                if e is None:
+                    continue
+                nxt = e[0]
+                deps[id(nxt)] -= 1
+                if deps[id(nxt)] == 0:
+                    queue.append(nxt)
+    if wanted is not None:
+        for k, r in enumerate(results):
+            if r is None and not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been "
+                                   "used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+        return tuple(results)
+    return None
+
+
+def _accumulate(t, g, create_graph, leaf=True):
+    """Adds `g` into t.grad: stores a copy of its own the first time (so that no two tensors'
+    .grad share a storage), adds in place after (as torch's AccumulateGrad does)."""
+    m = t._ag
+    if m is not None and m.hooks:
+        for hook in m.hooks:
+            r = hook(g)
+            if r is not None:
+                g = r
+    old = getattr(t, "_grad", None)
+    if old is None:
+        t._grad = g if create_graph else g.clone()  # recording is off: a plain copy
+    elif create_graph:
+        t._grad = old + g
+    else:
+        with _grad_mode.no_grad():
+            old.add_(g)
+
+
+def warn_non_leaf_grad():
+    warnings.warn(
+        "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+        "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+        "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+        "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+        "instead. See github.com/pytorch/pytorch/pull/30531 for more informations. (Triggered "
+        "internally at aten/src/ATen/core/TensorBody.h:480.)", UserWarning, stacklevel=3)
+
+
+def honour_requires_grad(f):
+    """Factory `f` (which takes torch's requires_grad= keyword) with that keyword applied to
+    the tensor it returns."""
+    import functools  # noqa: PLC0415
+
+    @functools.wraps(f)
+    def factory(*args, requires_grad=False, **kwargs):
+        t = f(*args, **kwargs)
+        if requires_grad:
+            if not t.dtype.is_floating_point:
+                raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                                   "gradients")
+            set_requires_grad(t, True)
+        return t
+    return factory
+
+
+def honour_requires_grad_in(namespace):
+    """honour_requires_grad over every function of `namespace` (a module's globals or a class's
+    dict) that takes requires_grad=."""
+    import inspect  # noqa: PLC0415
+    for name, f in list(namespace.items()):
+        if not inspect.isfunction(f) or getattr(f, "__wrapped__", None) is not None:
+            continue
+        try:
+            params = inspect.signature(f).parameters
+        except (TypeError, ValueError):
+            continue
+        if "requires_grad" in params and params["requires_grad"].default is False:
+            namespace[name] = honour_requires_grad(f)

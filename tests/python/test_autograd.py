@@ -422,3 +422,22 @@ def test_dropout_gradient_is_its_own_mask(session):
     kept = (y != 0).numpy()
     assert 0 < kept.sum() < 400
     np.testing.assert_allclose(x.grad.numpy(), np.where(kept, 3 / 0.75, 0.0), rtol=1e-6)
+
+
+def test_version_records_go_with_the_graph(session):
+    """The per-storage write counts exist only while a node holds a tensor of that storage."""
+    from tensord.autograd import graph
+    before = len(graph._saved_storages)
+    x = tensord.tensor([1.0, 2.0], requires_grad=True)
+    w = tensord.tensor([3.0, 4.0])
+    y = (x * w).sum()
+    assert len(graph._saved_storages) == before + 2
+    for _ in range(3):
+        tensord.zeros(4).add_(1)  # writes to storages no node holds: nothing recorded
+    assert len(graph._saved_storages) == before + 2
+    y.backward()  # frees the saved tensors
+    assert len(graph._saved_storages) == before
+    z = (x * w).sum()
+    del z
+    tensord.synchronize()  # queued ops hold their outputs until they are sent
+    assert len(graph._saved_storages) == before

@@ -24,10 +24,11 @@ _RELEASED = ("Trying to backward through the graph a second time (or directly ac
 # recording with one global read.
 active = False
 
-# Writes by in-place ops per storage ((session, storage id) -> count), kept once autograd is
-# active: a node checks that the tensors it saved were not written since (torch's version
-# counter), so that a modified input raises instead of giving a wrong gradient.
-_versions = {}
+# For each storage that a live node saved a tensor of ((session, storage id) -> [nodes
+# holding it, in-place writes since the first]): a node checks at backward that the tensors it
+# saved were not written since (torch's version counter), so that a modified input raises
+# instead of giving a wrong gradient. Entries go with the last node that holds them.
+_saved_storages = {}
 
 
 def _storage_key(t):
@@ -36,9 +37,28 @@ def _storage_key(t):
 
 def bump_version(t):
     """Called by _ops._queue for every in-place op while autograd is active."""
-    if t._error is None:
-        key = _storage_key(t)
-        _versions[key] = _versions.get(key, 0) + 1
+    if _saved_storages and t._error is None:
+        entry = _saved_storages.get(_storage_key(t))
+        if entry is not None:
+            entry[1] += 1
+
+
+def _hold(t):
+    key = _storage_key(t)
+    entry = _saved_storages.get(key)
+    if entry is None:
+        entry = _saved_storages[key] = [0, 0]
+    entry[0] += 1
+    return (t, key, entry[1])
+
+
+def _let_go(versions):
+    for _, key, _ in versions:
+        entry = _saved_storages.get(key)
+        if entry is not None:
+            entry[0] -= 1
+            if entry[0] <= 0:
+                del _saved_storages[key]
 
 
 def _tensors_in(saved):
@@ -113,8 +133,13 @@ class Node:
         self.released = False
         self.retained = None  # output_nr -> tensor that retains its grad
         self.on_release = None  # a custom Function's: frees its ctx's saved tensors
-        self.versions = [(t, _versions.get(_storage_key(t), 0)) for t in _tensors_in(saved)
-                         if t._error is None]
+        self.versions = [_hold(t) for t in _tensors_in(saved) if t._error is None]
+
+    def __del__(self):
+        try:
+            _let_go(self.versions)
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
 
     def name(self):
         return self._name
@@ -129,8 +154,8 @@ class Node:
     def apply(self, grads):
         if self.released:
             raise RuntimeError(_RELEASED)
-        for t, version in self.versions:
-            now = _versions.get(_storage_key(t), 0)
+        for t, key, version in self.versions:
+            now = _saved_storages[key][1]
             if now != version:
                 raise RuntimeError(
                     f"one of the variables needed for gradient computation has been modified "
@@ -143,6 +168,7 @@ class Node:
 
     def release(self):
         self.saved = None
+        _let_go(self.versions)
         self.versions = ()
         self.released = True
         if self.on_release is not None:

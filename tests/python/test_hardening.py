@@ -355,6 +355,12 @@ def test_memory_returns_after_sessions_close(servers):
     for sid in sessions:
         server.close_session(sid)
     limit = baseline * 1.1 + floor
+    if os.environ.get("ASAN_OPTIONS"):
+        # Under AddressSanitizer (scripts/sanitize.sh) the sanitizer's own allocator keeps part
+        # of what the pool frees (seen: 395 MiB after close where the plain build returns to
+        # its limit); the plain run in `make test` holds the exact limit, here most of the
+        # gigabyte must still come back.
+        limit = baseline + floor + (peak - baseline - floor) / 3
     deadline = time.monotonic() + 10
     while server.rss_bytes() > limit and time.monotonic() < deadline:
         time.sleep(0.25)

@@ -80,6 +80,8 @@ PROGRAMS = {
             print(step, round(loss.item(), 5))
         print(model[0].weight.grad.shape, model[2].bias.grad)
         print([p.requires_grad for p in model.parameters()], out.requires_grad)
+        model.zero_grad()
+        print(model[2].bias.grad, model[0].weight.grad.abs().sum())
     """,
     "regression_with_adam_and_mse": """
         w = torch.zeros(3, 1, requires_grad=True)

@@ -585,31 +585,24 @@ def _nll_loss(inputs, attrs, outs):
     return "NllLossBackward0", (x, target, weight), backward
 
 
-@formula("index_select")
-def _index_select(inputs, attrs, outs):
-    x, index = inputs
-    dim = attrs.get("dim", 0)
-    shape = tuple(x.shape)
+def _scatter_back(node, scatter):
+    """index_select / gather: zeros of the input's shape with the gradient added back at the
+    indexed positions (index_add / scatter_add)."""
+    def f(inputs, attrs, outs):
+        x, index = inputs
+        dim = attrs.get("dim", 0)
+        shape = tuple(x.shape)
 
-    def backward(saved, grads):
-        g = grads[0]
-        z = _api().zeros(shape, dtype=g.dtype, device=g.device)
-        return [z.index_add(dim, saved, g), None]
-    return "IndexSelectBackward0", index, backward
+        def backward(saved, grads):
+            g = grads[0]
+            z = _api().zeros(shape, dtype=g.dtype, device=g.device)
+            return [getattr(z, scatter)(dim, saved, g), None]
+        return node, index, backward
+    return f
 
 
-@formula("gather")
-def _gather(inputs, attrs, outs):
-    x, index = inputs
-    dim = attrs.get("dim", 0)
-    shape = tuple(x.shape)
-
-    def backward(saved, grads):
-        g = grads[0]
-        z = _api().zeros(shape, dtype=g.dtype, device=g.device)
-        return [z.scatter_add(dim, saved, g), None]
-    return "GatherBackward0", index, backward
-
+FORMULAS["index_select"] = _scatter_back("IndexSelectBackward0", "index_add")
+FORMULAS["gather"] = _scatter_back("GatherBackward0", "scatter_add")
 
 
 @formula("addmm")

@@ -9,6 +9,8 @@ client composition (F.linear as t, matmul and add) gets its gradient from its se
 formulas, and every formula is itself a composition of server ops: backward runs on the server,
 on whatever device the tensors live, pipelined like any other ops.
 """
+import functools
+import inspect
 import warnings
 import weakref
 
@@ -83,10 +85,6 @@ class AutogradMeta:
         self.retains_grad = False
         self.hooks = None
         self.acc = None  # a weak reference to the leaf's AccumulateGrad while a graph holds it
-
-
-def meta(t):
-    return t._ag
 
 
 def requires_grad(t):
@@ -386,7 +384,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 for nr, ref in list(node.retained.items()):
                     t = ref()
                     if t is not None and grads[nr] is not None:
-                        _accumulate(t, grads[nr], create_graph, leaf=False)
+                        _accumulate(t, grads[nr], create_graph)
             if grads is not None and any(g is not None for g in grads):
                 in_grads = node.apply(grads)
                 if len(in_grads) != len(node.next_edges):
@@ -415,7 +413,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
     return None
 
 
-def _accumulate(t, g, create_graph, leaf=True):
+def _accumulate(t, g, create_graph):
     """Adds `g` into t.grad: stores a copy of its own the first time (so that no two tensors'
     .grad share a storage), adds in place after (as torch's AccumulateGrad does)."""
     m = t._ag
@@ -447,8 +445,6 @@ def warn_non_leaf_grad():
 def honour_requires_grad(f):
     """Factory `f` (which takes torch's requires_grad= keyword) with that keyword applied to
     the tensor it returns."""
-    import functools  # noqa: PLC0415
-
     @functools.wraps(f)
     def factory(*args, requires_grad=False, **kwargs):
         t = f(*args, **kwargs)
@@ -464,7 +460,6 @@ def honour_requires_grad(f):
 def honour_requires_grad_in(namespace):
     """honour_requires_grad over every function of `namespace` (a module's globals or a class's
     dict) that takes requires_grad=."""
-    import inspect  # noqa: PLC0415
     for name, f in list(namespace.items()):
         if not inspect.isfunction(f) or getattr(f, "__wrapped__", None) is not None:
             continue
@@ -474,3 +469,18 @@ def honour_requires_grad_in(namespace):
             continue
         if "requires_grad" in params and params["requires_grad"].default is False:
             namespace[name] = honour_requires_grad(f)
+
+
+def zero_grads(params, set_to_none):
+    """Module.zero_grad and Optimizer.zero_grad: each gradient set to None, or cut from any
+    graph and zeroed in place (torch 1.13's default)."""
+    for p in params:
+        if p.grad is not None:
+            if set_to_none:
+                p.grad = None
+            else:
+                if p.grad.grad_fn is not None:
+                    p.grad.detach_()
+                else:
+                    p.grad.requires_grad_(False)
+                p.grad.zero_()

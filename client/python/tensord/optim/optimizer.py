@@ -10,6 +10,7 @@ import warnings
 
 from .._grad_mode import set_grad_enabled
 from .._tensor import Tensor
+from ..autograd import graph as _graph
 
 __all__ = ["Optimizer", "required"]
 
@@ -167,17 +168,8 @@ class Optimizer(object):
 
     def zero_grad(self, set_to_none: bool = False):
         r"""Zeroes the gradients of all optimized tensors, or sets them to None."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is not None:
-                    if set_to_none:
-                        p.grad = None
-                    else:
-                        if p.grad.grad_fn is not None:
-                            p.grad.detach_()
-                        else:
-                            p.grad.requires_grad_(False)
-                        p.grad.zero_()
+        _graph.zero_grads((p for group in self.param_groups for p in group["params"]),
+                          set_to_none)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

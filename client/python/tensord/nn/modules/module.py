@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 from ... import _dtypes, _factories
 from ..._grad_mode import no_grad
+from ...autograd import graph as _graph
 from ..._composite import _take_handle
 from ..._tensor import Tensor, _to_args
 from ..parameter import Parameter, is_lazy
@@ -628,16 +629,7 @@ class Module:
     def zero_grad(self, set_to_none=False):
         """Zeroes the parameters' gradients, or sets them to None (torch 1.13's default keeps
         them as zeros)."""
-        for p in self.parameters():
-            if p.grad is not None:
-                if set_to_none:
-                    p.grad = None
-                else:
-                    if p.grad.grad_fn is not None:
-                        p.grad.detach_()
-                    else:
-                        p.grad.requires_grad_(False)
-                    p.grad.zero_()
+        _graph.zero_grads(self.parameters(), set_to_none)
 
     def share_memory(self):
         return self

@@ -83,6 +83,44 @@ PROGRAMS = {
         model.zero_grad()
         print(model[2].bias.grad, model[0].weight.grad.abs().sum())
     """,
+    "cnn_training_loop": """
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.features = torch.nn.Sequential(
+                    torch.nn.Conv2d(2, 4, 3, padding=1), torch.nn.BatchNorm2d(4),
+                    torch.nn.ReLU(inplace=True), torch.nn.MaxPool2d(2),
+                    torch.nn.Conv2d(4, 6, 3, stride=2, padding=1, groups=2),
+                    torch.nn.GroupNorm(2, 6), torch.nn.SiLU(), torch.nn.AvgPool2d(2, ceil_mode=True))
+                self.head = torch.nn.Sequential(torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(),
+                                                torch.nn.LayerNorm(6), torch.nn.Linear(6, 3))
+
+            def forward(self, x):
+                h = self.features(x)
+                h = h + h.mean((2, 3), keepdim=True)  # a residual-style add
+                h += 0.5
+                return self.head(h)
+
+        model = Net()
+        with torch.no_grad():
+            for i, p in enumerate(model.parameters()):
+                p.copy_(torch.linspace(-0.7, 0.6, p.numel()).reshape(p.shape).cos() * (i + 2) / 4)
+        opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-3)
+        x = torch.linspace(-2, 2, 5 * 2 * 9 * 9).reshape(5, 2, 9, 9).sin()
+        target = torch.tensor([0, 2, 1, 2, 0])
+        for step in range(4):
+            opt.zero_grad()
+            out = model(x)
+            loss = F.cross_entropy(out, target)
+            loss.backward()
+            opt.step()
+            print(step, round(loss.item(), 4), out.grad_fn.name())
+        print(model.features[0].weight.grad.sum(dim=(1, 2, 3)))
+        print(model.features[1].running_mean, model.features[1].bias.grad)
+        model.eval()
+        with torch.no_grad():
+            print(model(x).argmax(1))
+    """,
     "regression_with_adam_and_mse": """
         w = torch.zeros(3, 1, requires_grad=True)
         b = torch.zeros(1, requires_grad=True)
@@ -229,12 +267,157 @@ OPS = [
      [(9,), (9,)]),
     ("index_copy", lambda m, a, b: a.index_copy(0, m.tensor([2, 0]), b[:2]) * 2, [(3, 4), (3, 4)]),
     ("repeat", lambda m, a, b: a.repeat(2, 1, 3) + b.repeat(2, 2, 3), [(2, 3), (1, 3)]),
+    # ---- elementwise
+    ("special_unary", lambda m, a, b: (
+        a.erf() + a.erfc() + (a.tanh() * 0.9).erfinv() + a.tan() + a.tanh().asin()
+        + a.tanh().acos() + a.atan() + a.sinh() + a.cosh() + a.asinh() + (b.abs() + 1.5).acosh()
+        + (a.tanh() * 0.9).atanh() + a.exp2() + a.deg2rad() + a.rad2deg()
+        + (b.abs() + 0.5).lgamma() + (b.abs() + 0.5).digamma() + a.sinc()
+        + (b.abs() + 0.5).polygamma(1) + b.sigmoid().logit() + b.sigmoid().logit(eps=0.3)),
+     [(7,), (7,)]),
+    ("binary_more", lambda m, a, b: (
+        m.atan2(a, b) + m.hypot(a, b) + m.maximum(a, b) + m.minimum(a, b) + m.fmax(a, b)
+        + m.fmin(a, b) + m.remainder(a, b.abs() + 0.5) + m.fmod(a, b.abs() + 0.5)
+        + m.xlogy(a, b.abs() + 0.1) + m.logaddexp(a, b) + m.maximum(a, a.detach()[:1])),
+     [(3, 4), (4,)]),
+    ("lerp_addc_clamp", lambda m, a, b: (
+        m.lerp(a, b, 0.3) + m.lerp(a, b, b.sigmoid()) + m.addcmul(a, a, b, value=0.5)
+        + m.addcdiv(a, a, b.abs() + 1, value=2) + a.clamp(b - 1, b + 1) + a.clamp_min(b)
+        + a.clamp_max(0.2) + a.clamp(min=b)), [(3, 4), (3, 4)]),
+    # ---- reductions and selection
+    ("moments", lambda m, a, b: (
+        a.var() + a.std(1).sum() + b.var(0, unbiased=False).sum() + a.std((0, 1), correction=0)
+        + sum(t.sum() for t in m.var_mean(a, 1)) + sum(t.sum() for t in m.std_mean(b, 0, True))),
+     [(3, 4), (3, 4)]),
+    ("logsumexp_norm", lambda m, a, b: (
+        a.logsumexp(1) + a.norm(dim=1) + b.norm(p=1, dim=1) + b.norm(p=3, dim=1)
+        + a.norm(p=float("inf"), dim=1) + a.norm() + b.norm(p=1)), [(3, 4), (3, 4)]),
+    ("prod_with_zeros", lambda m, a, b: (
+        (a * (a > 0.3)).prod(1) + b.prod() + (a * (a > 0)).prod(0, keepdim=True).sum()
+        + (a * (a > 10)).prod(1)), [(3, 4), (3, 4)]),
+    ("cumsum_nansum", lambda m, a, b: a.cumsum(1) * b.cumsum(0) + m.nansum(a.log(), 1, True),
+     [(3, 4), (3, 4)]),
+    ("selection", lambda m, a, b: (
+        a.max(1)[0] + a.min(1, keepdim=True)[0].sum(1) + b.sort(1)[0][:, 1]
+        + b.sort(0, descending=True)[0][1] [:3] + b.topk(2, 1)[0].sum(1)
+        + a.kthvalue(2, 1)[0] + b.median(1)[0] + b.median() + a.cummax(1)[0].sum(1)
+        + a.cummin(0)[0][0, :3]), [(3, 4), (3, 4)]),
+    # ---- ops that pick elements
+    ("flip_roll_triangles", lambda m, a, b: (
+        a.flip(0) + b.roll(1, 1) + a.tril() + b.triu(1)
+        + m.take(a, m.tensor([[0, 5, 5, 11], [2, 3, 4, 1], [7, 7, 7, 0]]))), [(3, 4), (3, 4)]),
+    ("advanced_index", lambda m, a, b: (
+        a[m.tensor([0, 2, 0])].sum(0) + b[:, m.tensor([1, 1, 3])].sum(1).sum()
+        + a[a > 0].sum() + b[m.tensor([2, 1]), m.tensor([0, 3])].sum()
+        + m.masked_select(b, b < 0).sum()), [(3, 4), (3, 4)]),
+    ("pad_modes", lambda m, a, b: m.cat([
+        m.nn.functional.pad(a, (2, 1), mode="reflect").flatten(),
+        m.nn.functional.pad(a, (1, 2, 2, 0), mode="replicate").flatten(),
+        m.nn.functional.pad(a, (1, 2), value=2.5).flatten(),
+        m.nn.functional.pad(b, (1, -1, 0, 1)).flatten(),
+        m.nn.functional.pad(a, (1, 1, 1, 1), mode="reflect").flatten()]), [(2, 3, 4), (2, 3, 4)]),
+    ("unfold_strided_split", lambda m, a, b: m.cat([
+        a.unfold(1, 2, 1).flatten(), m.as_strided(b, (3, 3), (1, 1)).flatten(),
+        (a.split(1, 0)[1] * 2).flatten(), m.cat(b.chunk(2, 1), 0).flatten(),
+        m.stack(a.unbind(1)).flatten(), a.movedim(0, 1).flatten(), b.mT.flatten(),
+        b.repeat_interleave(2, dim=1).flatten(), m.tensor_split(a, 3, 1)[2].flatten()]),
+     [(3, 4), (3, 4)]),
+    ("diag_family", lambda m, a, b: m.cat([
+        m.diag(a).flatten(), m.diag(b[0], 1).flatten(), m.diag_embed(a).flatten(),
+        m.diagflat(b[1]).flatten(), m.nn.functional.unfold(a.reshape(1, 1, 3, 4), 2).flatten()]),
+     [(3, 4), (3, 4)]),
+    ("fills_and_scatters", lambda m, a, b: (
+        a.masked_fill(a > 0, 1.5) + b.masked_fill(b < 0, b[0, 0]) + a.index_fill(1, m.tensor([0, 2]), 2.0)
+        + a.index_add(0, m.tensor([2, 0]), b[:2]) + a.scatter(1, m.tensor([[1], [0], [3]]), b[:, :1])
+        + a.scatter_add(0, m.tensor([[1, 0, 2, 2], [0, 0, 1, 2]]), b[1:])
+        + a.masked_scatter(a < 0, b)), [(3, 4), (3, 4)]),
+    ("in_place_chain", lambda m, a, b: _in_place_chain(a, b), [(3, 4), (3, 4)]),
+    # ---- nn.functional
+    ("conv2d", lambda m, a, b: m.nn.functional.conv2d(a, b, b.sum((1, 2, 3)), stride=(2, 1),
+                                                       padding=1, dilation=(1, 2)),
+     [(2, 3, 7, 8), (4, 3, 3, 2)]),
+    ("conv2d_groups", lambda m, a, b: m.nn.functional.conv2d(a, b, None, 2, 2, 1, 2),
+     [(2, 4, 9, 7), (6, 2, 3, 3)]),
+    ("conv2d_unbatched_same", lambda m, a, b: m.nn.functional.conv2d(a, b, padding="same"),
+     [(3, 6, 5), (2, 3, 2, 3)]),
+    ("conv1d", lambda m, a, b: m.nn.functional.conv1d(a, b, padding=1, stride=2),
+     [(2, 3, 9), (4, 3, 3)]),
+    ("conv_transpose2d", lambda m, a, b: m.nn.functional.conv_transpose2d(
+        a, b, b.sum((0, 2, 3)), stride=2, padding=1, output_padding=1), [(2, 4, 5, 5), (4, 3, 3, 3)]),
+    ("conv_transpose2d_groups", lambda m, a, b: m.nn.functional.conv_transpose2d(
+        a, b, None, stride=(1, 2), groups=2, dilation=2), [(1, 4, 4, 4), (4, 1, 2, 2)]),
+    ("pools", lambda m, a, b: m.cat([
+        m.nn.functional.max_pool2d(a, 3, 2, 1).flatten(),
+        m.nn.functional.max_pool2d(a, 2, ceil_mode=True).flatten(),
+        m.nn.functional.max_pool2d(a, 2, return_indices=True)[0].flatten(),
+        m.nn.functional.avg_pool2d(a, 3, 2, 1).flatten(),
+        m.nn.functional.avg_pool2d(a, 3, 2, 1, count_include_pad=False).flatten(),
+        m.nn.functional.avg_pool2d(a, 2, ceil_mode=True).flatten(),
+        m.nn.functional.avg_pool2d(a, 3, divisor_override=5).flatten(),
+        m.nn.functional.adaptive_avg_pool2d(a, (3, 2)).flatten(),
+        m.nn.functional.adaptive_max_pool2d(a, 2).flatten(),
+        m.nn.functional.avg_pool1d(b, 3, 2).flatten(),
+        m.nn.functional.max_pool1d(b, 2).flatten()]), [(2, 3, 7, 6), (2, 3, 9)]),
+    ("layer_norm", lambda m, a, b: m.nn.functional.layer_norm(a, (3, 4), b[0], b[1])
+     + m.nn.functional.layer_norm(a, (4,)), [(2, 3, 4), (2, 3, 4)]),
+    ("group_norm", lambda m, a, b: m.nn.functional.group_norm(a, 2, b[0], b[1])
+     + m.nn.functional.group_norm(a, 1), [(2, 4, 3), (2, 4)]),
+    ("batch_norm", lambda m, a, b: (
+        m.nn.functional.batch_norm(a, None, None, b[0], b[1], training=True)
+        + m.nn.functional.batch_norm(a, m.zeros(4, dtype=a.dtype), m.ones(4, dtype=a.dtype),
+                                     training=True)
+        + m.nn.functional.batch_norm(a, m.linspace(-1, 1, 4, dtype=a.dtype),
+                                     m.linspace(0.5, 2, 4, dtype=a.dtype), b[0], b[1])),
+     [(3, 4, 2), (2, 4)]),
+    ("nn_activations", lambda m, a, b: (
+        m.nn.functional.elu(a) + m.nn.functional.selu(a) + m.nn.functional.celu(a, 0.7)
+        + m.nn.functional.softplus(a, 2, 1) + m.nn.functional.mish(a)
+        + m.nn.functional.hardswish(a * 3) + m.nn.functional.hardsigmoid(a * 3)
+        + m.nn.functional.hardshrink(a) + m.nn.functional.softshrink(a, 0.3)
+        + m.nn.functional.logsigmoid(a) + m.nn.functional.softmin(a, 0)
+        + m.nn.functional.hardtanh(a) + m.nn.functional.relu6(a * 4)
+        + m.nn.functional.softsign(a) + m.nn.functional.tanhshrink(a)
+        + m.nn.functional.threshold(a, 0.1, 2.0) + m.nn.functional.glu(b, 1)), [(3, 4), (3, 8)]),
+    ("losses", lambda m, a, b: m.stack([
+        m.nn.functional.l1_loss(a, b), m.nn.functional.smooth_l1_loss(a, b, beta=0.5),
+        m.nn.functional.huber_loss(a, b, delta=0.7),
+        m.nn.functional.soft_margin_loss(a, b.detach().sign()),
+        m.nn.functional.binary_cross_entropy(a.sigmoid(), b.sigmoid()),
+        m.nn.functional.binary_cross_entropy(a.sigmoid(), b.sigmoid(), weight=b[0].detach().abs(),
+                                             reduction="sum"),
+        m.nn.functional.binary_cross_entropy_with_logits(a, b.sigmoid()),
+        m.nn.functional.binary_cross_entropy_with_logits(a, b.sigmoid(), pos_weight=b[1].detach().abs()),
+        m.nn.functional.kl_div(a.log_softmax(1), b.softmax(1), reduction="batchmean"),
+        m.nn.functional.kl_div(a, b, log_target=True, reduction="sum"),
+        m.nn.functional.smooth_l1_loss(a, b, reduction="none").sum()]), [(3, 4), (3, 4)]),
 ]
+
+
+def _in_place_chain(a, b):
+    """In-place ops on a non-leaf: each takes a new grad_fn over the old history (mul_ and
+    clamp_ save the value from before they wrote it)."""
+    y = a * 1
+    y.mul_(b)
+    y.add_(b, alpha=2)
+    y.relu_()
+    y = y + 0  # relu_ saved its output (as torch's): later writes go to a copy
+    y.clamp_(max=1.0)
+    y.sigmoid_()
+    y = y * 1  # sigmoid_ saved its output: pow_ writing it would fail backward, as in torch
+    y.pow_(2)
+    y.div_(b.abs() + 1)
+    y.sub_(1)
+    y.masked_fill_(b > 1, 0.0)
+    y.exp_()
+    return y
 
 
 # Ops whose inputs torch requires to share a dtype: run with float64 only.
 SAME_DTYPE = {"matmul_batched_broadcast", "matmul_vec", "mm_bmm", "mse_loss", "linear", "addmm",
-              "index_copy", "embedding"}
+              "index_copy", "embedding", "lerp_addc_clamp", "fills_and_scatters", "conv2d",
+              "conv2d_groups", "conv2d_unbatched_same", "conv1d", "conv_transpose2d",
+              "conv_transpose2d_groups", "layer_norm", "group_norm", "batch_norm", "losses",
+              "binary_more", "nn_activations"}
 
 
 @pytest.mark.parametrize("dtypes", [("float64", "float64"), ("float32", "float64")],
@@ -282,6 +465,79 @@ GRAD_FN_NAMES = {
     "x.max()": "MaxBackward1", "x.amax(0)": "AmaxBackward0",
     "F.mse_loss(x, y)": "MseLossBackward0",
     "F.cross_entropy(x, torch.tensor([0, 1]))": "NllLossBackward0",
+    "x.erf()": "ErfBackward0",
+    "x.atan()": "AtanBackward0",
+    "torch.atan2(x, y)": "Atan2Backward0",
+    "torch.maximum(x, y)": "MaximumBackward0",
+    "torch.lerp(x, y, 0.5)": "LerpBackward0",
+    "torch.addcmul(x, x, y)": "AddcmulBackward0",
+    "x.clamp(y, y + 1)": "ClampBackward0",
+    "x.clamp_min(0.5)": "ClampMinBackward0",
+    "x.var()": "VarBackward0",
+    "x.std(1)": "StdBackward0",
+    "torch.var_mean(x, 1)[0]": "VarMeanBackward0",
+    "x.logsumexp(1)": "LogsumexpBackward0",
+    "x.norm()": "NormBackward1",
+    "x.norm(dim=1)": "NormBackward1",
+    "x.prod()": "ProdBackward0",
+    "x.prod(1)": "ProdBackward1",
+    "x.cumsum(0)": "CumsumBackward0",
+    "x.max(1)[0]": "MaxBackward0",
+    "x.min(1)[0]": "MinBackward0",
+    "x.sort(1)[0]": "SortBackward0",
+    "x.topk(1)[0]": "TopkBackward0",
+    "x.kthvalue(1)[0]": "KthvalueBackward0",
+    "x.median()": "MedianBackward0",
+    "x.median(1)[0]": "MedianBackward1",
+    "x.cummax(1)[0]": "CummaxBackward0",
+    "x.flip(0)": "FlipBackward0",
+    "x.roll(1)": "RollBackward0",
+    "x.tril()": "TrilBackward0",
+    "x[torch.tensor([0, 1])]": "IndexBackward0",
+    "x[x > 2]": "IndexBackward0",
+    "F.pad(x, (1, 1))": "ConstantPadNdBackward0",
+    "F.pad(x.unsqueeze(0), (1, 1), mode='reflect')": "ReflectionPad1DBackward0",
+    "F.pad(x.unsqueeze(0), (1, 1, 1, 1), mode='replicate')": "ReplicationPad2DBackward0",
+    "x.unfold(0, 1, 1)": "UnfoldBackward0",
+    "x.split(1)[0]": "SplitBackward0",
+    "x.unbind()[0]": "UnbindBackward0",
+    "x.chunk(2)[0]": "SplitBackward0",
+    "torch.diag(x)": "DiagBackward0",
+    "x.movedim(0, 1)": "PermuteBackward0",
+    "x.mT": "TransposeBackward0",
+    "torch.take(x, torch.tensor([0]))": "TakeBackward0",
+    "torch.masked_select(x, x > 1)": "MaskedSelectBackward0",
+    "x.masked_fill(x > 1, 0)": "MaskedFillBackward0",
+    "x.index_fill(0, torch.tensor([0]), 1.0)": "IndexFillBackward0",
+    "x.index_add(0, torch.tensor([0]), y[:1])": "IndexAddBackward0",
+    "x.scatter(0, torch.tensor([[0, 1]]), y)": "ScatterBackward0",
+    "x.scatter_add(0, torch.tensor([[0, 1]]), y)": "ScatterAddBackward0",
+    "F.conv2d(x.reshape(1, 1, 2, 2), y.reshape(1, 1, 2, 2))": "ConvolutionBackward0",
+    "F.conv_transpose2d(x.reshape(1, 1, 2, 2), y.reshape(1, 1, 2, 2))": "ConvolutionBackward0",
+    "F.max_pool2d(x.reshape(1, 1, 2, 2), 2)": "MaxPool2DWithIndicesBackward0",
+    "F.avg_pool2d(x.reshape(1, 1, 2, 2), 2)": "AvgPool2DBackward0",
+    "F.adaptive_avg_pool2d(x.reshape(1, 1, 2, 2), 1)": "MeanBackward1",
+    "F.adaptive_max_pool2d(x.reshape(1, 1, 2, 2), 1)": "AdaptiveMaxPool2DBackward0",
+    "F.layer_norm(x, (2,))": "NativeLayerNormBackward0",
+    "F.group_norm(x.reshape(1, 2, 2), 1)": "NativeGroupNormBackward0",
+    "F.batch_norm(x, None, None, training=True)": "NativeBatchNormBackward0",
+    "F.elu(x)": "EluBackward0",
+    "F.softplus(x)": "SoftplusBackward0",
+    "F.mish(x)": "MishBackward0",
+    "F.hardswish(x)": "HardswishBackward0",
+    "F.hardsigmoid(x)": "HardsigmoidBackward0",
+    "F.logsigmoid(x)": "LogSigmoidBackward0",
+    "F.glu(x)": "GluBackward0",
+    "F.softmin(x, 1)": "SoftmaxBackward0",
+    "F.l1_loss(x, y)": "MeanBackward0",
+    "F.smooth_l1_loss(x, y)": "SmoothL1LossBackward0",
+    "F.huber_loss(x, y)": "HuberLossBackward0",
+    "F.binary_cross_entropy(x.sigmoid(), y.sigmoid().detach())": "BinaryCrossEntropyBackward0",
+    "F.binary_cross_entropy_with_logits(x, y)": "BinaryCrossEntropyWithLogitsBackward0",
+    "F.kl_div(x, y, reduction='batchmean')": "DivBackward0",
+    "F.max_pool1d(x.reshape(1, 1, 4), 2)": "SqueezeBackward1",
+    "x.nansum()": "NansumBackward0",
+    "torch.fmax(x, y)": "FmaxBackward0",
 }
 
 
@@ -396,9 +652,9 @@ def test_non_leaf_grad_warns_as_torch(session):
 
 def test_an_op_without_a_formula_fails_at_backward_naming_it(session):
     x = tensord.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
-    y = x.cumsum(0)
-    assert y.requires_grad and y.grad_fn.name() == "CumsumBackward0"
-    with pytest.raises(RuntimeError, match="the derivative for 'cumsum' is not implemented"):
+    y = x.cumprod(0)
+    assert y.requires_grad and y.grad_fn.name() == "CumprodBackward0"
+    with pytest.raises(RuntimeError, match="the derivative for 'cumprod' is not implemented"):
         y.sum().backward()
 
 

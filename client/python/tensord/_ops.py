@@ -219,16 +219,15 @@ def _queue(session, name, inputs, attrs=None, n=None, send_now=False):
             if m is not None and (m.requires_grad or m.grad_fn is not None):
                 record = True
                 break
-    copy_into_fresh = False
     if record and in_place:
-        copy_into_fresh = name == "copy_" and _graph.copy_is_differentiable(inputs)
-        if not copy_into_fresh:
-            _graph.check_in_place(name, inputs)  # refused before it writes anything
+        if name == "copy_" and _graph.copy_is_differentiable(inputs):
+            outs = _send(session, name, inputs, attrs, n, send_now)
+            _graph.bump_version(inputs[0])
+            _graph.record_copy(inputs[0], inputs[1])
+            return outs
+        return _graph.record_in_place(  # refused before it writes anything where it must be
+            name, inputs, attrs, lambda: _send(session, name, inputs, attrs, n, send_now))
     outs = _send(session, name, inputs, attrs, n, send_now)
-    if copy_into_fresh:
-        _graph.bump_version(inputs[0])
-        _graph.record_copy(inputs[0], inputs[1])
-        return outs
     if in_place:
         _graph.bump_version(inputs[0])
     if record:

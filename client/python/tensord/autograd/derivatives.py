@@ -8,7 +8,7 @@ server, on any device; the engine (graph.py) reduces broadcast dims and converts
 An op without an entry gets a node that raises torch's "not implemented" error if a backward
 pass reaches it.
 """
-from .. import _grad_mode
+from .. import _dtypes, _grad_mode
 
 # Ops whose outputs never carry gradients (they are not functions of the inputs' values in a
 # differentiable way, or they cut the graph as detach does).
@@ -19,9 +19,9 @@ NON_DIFFERENTIABLE = frozenset((
 ))
 
 def check_in_place(name, inputs):
-    """An in-place op under grad mode with an input that requires grad: torch's error for a leaf;
-    for the others tensord records no in-place history yet, and says so rather than give wrong
-    gradients."""
+    """An in-place op that autograd does not record (an in-place view, t_, on a tensor that
+    requires grad): torch's error for a leaf; for the others tensord says it records no
+    history for it rather than give wrong gradients."""
     from .graph import requires_grad  # noqa: PLC0415
     if not inputs:
         return
@@ -31,9 +31,14 @@ def check_in_place(name, inputs):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
     if any(requires_grad(t) for t in inputs if hasattr(t, "_ag")):
-        raise RuntimeError(f"tensord: the in-place op {name} writes a tensor that requires grad "
-                           f"or takes one as input; autograd records no in-place history yet: "
-                           f"use the out-of-place {name.rstrip('_')} (or run it under no_grad)")
+        refuse_in_place(name)
+
+
+def refuse_in_place(name):
+    raise RuntimeError(f"tensord: the in-place op {name} writes a tensor that requires grad or "
+                       f"takes one as input, and autograd cannot record it here (the tensor is "
+                       f"a view or has views, or {name.rstrip('_')} has no derivative): use the "
+                       f"out-of-place {name.rstrip('_')} (or run it under no_grad)")
 
 
 def _camel(name):
@@ -198,7 +203,7 @@ FORMULAS.update({
     "cos": _unary("CosBackward0", lambda g, x, y: -g * x.sin()),
     "tanh": _unary("TanhBackward0", lambda g, x, y: g * (1 - y * y), False, True),
     "sigmoid": _unary("SigmoidBackward0", lambda g, x, y: g * y * (1 - y), False, True),
-    "relu": _unary("ReluBackward0", lambda g, x, y: g * (y > 0), False, True),
+    "relu": _unary("ReluBackward0", lambda g, x, y: _api().where(y > 0, g, 0.0), False, True),
     "square": _unary("PowBackward0", lambda g, x, y: 2 * g * x),
     "log1p": _unary("Log1pBackward0", lambda g, x, y: g / (x + 1)),
     "expm1": _unary("Expm1Backward0", lambda g, x, y: g * (y + 1), False, True),
@@ -219,23 +224,6 @@ def _leaky_relu(inputs, attrs, outs):
     slope = attrs.get("negative_slope", 0.01)
     return "LeakyReluBackward0", (inputs[0],), \
         lambda s, gs: [_api().where(s[0] > 0, gs[0], gs[0] * slope)]
-
-
-@formula("clamp", "clip")
-def _clamp(inputs, attrs, outs):
-    lo, hi = attrs.get("min"), attrs.get("max")
-    name = "ClampBackward1"
-
-    def backward(saved, grads):
-        x = saved
-        g = grads[0]
-        mask = None
-        if lo is not None:
-            mask = x >= lo
-        if hi is not None:
-            mask = (x <= hi) if mask is None else mask & (x <= hi)
-        return [g * mask if mask is not None else g]
-    return name, inputs[0], backward
 
 
 # ---- reductions ----
@@ -363,7 +351,9 @@ FORMULAS.update({
     "flatten": _reshape_back("ViewBackward0"),
     "unflatten": _reshape_back("ViewBackward0"),
     "unsqueeze": _reshape_back("UnsqueezeBackward0"),
-    "squeeze": _reshape_back("SqueezeBackward0"),
+    "squeeze": lambda inputs, attrs, outs: _reshape_back(
+        "SqueezeBackward1" if attrs.get("dim") is not None else "SqueezeBackward0")(
+            inputs, attrs, outs),
     "view_as": _reshape_back("ViewBackward0"),
     "reshape_as": _reshape_back("ViewBackward0"),
 })
@@ -690,3 +680,579 @@ def _index_copy(inputs, attrs, outs):
         g = grads[0]
         return [g.index_fill(dim, saved, 0), None, g.index_select(dim, saved)]
     return "IndexCopyBackward0", index, backward
+
+
+# ---- more elementwise ----
+
+_TWO_OVER_SQRT_PI = 1.1283791670955126
+_PI = 3.141592653589793
+_LN2 = 0.6931471805599453
+
+FORMULAS.update({
+    "erf": _unary("ErfBackward0", lambda g, x, y: g * _TWO_OVER_SQRT_PI * (-x * x).exp()),
+    "erfc": _unary("ErfcBackward0", lambda g, x, y: -g * _TWO_OVER_SQRT_PI * (-x * x).exp()),
+    "erfinv": _unary("ErfinvBackward0",
+                     lambda g, x, y: g * (0.5 * _PI ** 0.5) * (y * y).exp(), False, True),
+    "tan": _unary("TanBackward0", lambda g, x, y: g * (1 + y * y), False, True),
+    "asin": _unary("AsinBackward0", lambda g, x, y: g / (1 - x * x).sqrt()),
+    "acos": _unary("AcosBackward0", lambda g, x, y: -g / (1 - x * x).sqrt()),
+    "atan": _unary("AtanBackward0", lambda g, x, y: g / (1 + x * x)),
+    "sinh": _unary("SinhBackward0", lambda g, x, y: g * x.cosh()),
+    "cosh": _unary("CoshBackward0", lambda g, x, y: g * x.sinh()),
+    "asinh": _unary("AsinhBackward0", lambda g, x, y: g / (x * x + 1).sqrt()),
+    "acosh": _unary("AcoshBackward0", lambda g, x, y: g / (x * x - 1).sqrt()),
+    "atanh": _unary("AtanhBackward0", lambda g, x, y: g / (1 - x * x)),
+    "exp2": _unary("Exp2Backward0", lambda g, x, y: g * y * _LN2, False, True),
+    "deg2rad": _unary("Deg2RadBackward0", lambda g, x, y: g * (_PI / 180), False),
+    "rad2deg": _unary("Rad2DegBackward0", lambda g, x, y: g * (180 / _PI), False),
+    "lgamma": _unary("LgammaBackward0", lambda g, x, y: g * x.digamma()),
+    "digamma": _unary("DigammaBackward0", lambda g, x, y: g * x.polygamma(1)),
+    "sinc": _unary("SincBackward0", lambda g, x, y: _api().where(
+        x == 0, g * 0, g * ((_PI * x).cos() * _PI * x - (_PI * x).sin()) / (_PI * x * x))),
+})
+for _alias, _of in (("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"),
+                    ("arcsinh", "asinh"), ("arccosh", "acosh"), ("arctanh", "atanh"),
+                    ("negative", "neg"), ("absolute", "abs"), ("multiply", "mul"),
+                    ("divide", "div"), ("true_divide", "div"), ("subtract", "sub")):
+    FORMULAS[_alias] = FORMULAS[_of]
+
+
+@formula("polygamma")
+def _polygamma(inputs, attrs, outs):
+    n = attrs.get("n", 0)
+    return "PolygammaBackward0", inputs[0], lambda s, gs: [gs[0] * s.polygamma(n + 1)]
+
+
+@formula("logit")
+def _logit(inputs, attrs, outs):
+    eps = attrs.get("eps")
+
+    def backward(saved, grads):
+        x, g = saved, grads[0]
+        d = g / (x * (1 - x))
+        if eps is not None:
+            d = _api().where((x < eps) | (x > 1 - eps), g * 0, d)
+        return [d]
+    return "LogitBackward0", inputs[0], backward
+
+
+def _operands(inputs, attrs, names):
+    """The op's operands by name: a tensor input, or the number (or None) sent as an attribute
+    in its place."""
+    it = iter(inputs)
+    return [attrs[n] if n in attrs else next(it, None) for n in names]
+
+
+def _is_tensor(v):
+    return hasattr(v, "_ag")
+
+
+def _binary(node, grad_a, grad_b, save_output=False):
+    """A binary elementwise op whose operands may be numbers: grad_a(g, a, b, out) and
+    grad_b(...) for the tensor ones."""
+    def f(inputs, attrs, outs):
+        a, b = _operands(inputs, attrs, ("self", "other"))
+        out = outs[0] if save_output else None
+
+        def backward(saved, grads):
+            a, b, out = saved
+            g = grads[0]
+            r = []
+            if _is_tensor(a):
+                r.append(grad_a(g, a, b, out))
+            if _is_tensor(b):
+                r.append(grad_b(g, a, b, out))
+            return r
+        return node, (a, b, out), backward
+    return f
+
+
+def _where(c, x, y):
+    return _api().where(c, x, y)
+
+
+FORMULAS.update({
+    "atan2": _binary("Atan2Backward0", lambda g, a, b, o: g * b / (a * a + b * b),
+                     lambda g, a, b, o: -g * a / (a * a + b * b)),
+    "hypot": _binary("HypotBackward0", lambda g, a, b, o: g * a / o,
+                     lambda g, a, b, o: g * b / o, True),
+    "maximum": _binary("MaximumBackward0",
+                       lambda g, a, b, o: _where(a == b, g / 2, _where(a > b, g, 0.0)),
+                       lambda g, a, b, o: _where(a == b, g / 2, _where(b > a, g, 0.0))),
+    "minimum": _binary("MinimumBackward0",
+                       lambda g, a, b, o: _where(a == b, g / 2, _where(a < b, g, 0.0)),
+                       lambda g, a, b, o: _where(a == b, g / 2, _where(b < a, g, 0.0))),
+    "fmax": _binary("FmaxBackward0", lambda g, a, b, o: _where((a >= b) | b.isnan(), g, 0.0),
+                    lambda g, a, b, o: _where(~((a >= b) | b.isnan()), g, 0.0)),
+    "fmin": _binary("FminBackward0", lambda g, a, b, o: _where((a <= b) | b.isnan(), g, 0.0),
+                    lambda g, a, b, o: _where(~((a <= b) | b.isnan()), g, 0.0)),
+    "remainder": _binary("RemainderBackward0", lambda g, a, b, o: g,
+                         lambda g, a, b, o: -g * (a / b).floor()),
+    "fmod": _binary("FmodBackward0", lambda g, a, b, o: g,
+                    lambda g, a, b, o: -g * (a / b).trunc()),
+    "xlogy": _binary("XlogyBackward0",
+                     lambda g, a, b, o: _where((a == 0) & (b <= 0), g * 0,
+                                               g * (b.log() if _is_tensor(b) else
+                                                    _api().tensor(b).log().item())),
+                     lambda g, a, b, o: g * a / b),
+    "logaddexp": _binary("LogaddexpBackward0", lambda g, a, b, o: g / (1 + (b - a).exp()),
+                         lambda g, a, b, o: g / (1 + (a - b).exp())),
+})
+
+
+@formula("lerp")
+def _lerp(inputs, attrs, outs):
+    start, end, weight = _operands(inputs, attrs, ("self", "end", "weight"))
+
+    def backward(saved, grads):
+        start, end, weight = saved
+        g = grads[0]
+        r = [g * (1 - weight), g * weight]
+        if _is_tensor(weight):
+            r.append(g * (end - start))
+        return r
+    return ("LerpBackward1" if _is_tensor(weight) else "LerpBackward0"), \
+        (start, end, weight), backward
+
+
+def _addc(node, divide):
+    def f(inputs, attrs, outs):
+        value = attrs.get("value", 1)
+        value = 1 if value is None else value
+        _, t1, t2 = inputs
+
+        def backward(saved, grads):
+            t1, t2 = saved
+            g = grads[0] * value if value != 1 else grads[0]
+            if divide:
+                return [grads[0], g / t2, -g * t1 / (t2 * t2)]
+            return [grads[0], g * t2, g * t1]
+        return node, (t1, t2), backward
+    return f
+
+
+FORMULAS["addcmul"] = _addc("AddcmulBackward0", False)
+FORMULAS["addcdiv"] = _addc("AddcdivBackward0", True)
+
+
+def _clamp_bounds(kind):
+    names = {"clamp": ("self", "min", "max"), "clamp_min": ("self", "min"),
+             "clamp_max": ("self", "max")}[kind]
+
+    def f(inputs, attrs, outs):
+        vals = _operands(inputs, attrs, names)
+        x = vals[0]
+        lo = vals[names.index("min")] if "min" in names else None
+        hi = vals[names.index("max")] if "max" in names else None
+        tensors = _is_tensor(lo) or _is_tensor(hi)
+        node = {"clamp": "ClampBackward0" if tensors else "ClampBackward1",
+                "clamp_min": "ClampMinBackward1" if tensors else "ClampMinBackward0",
+                "clamp_max": "ClampMaxBackward1" if tensors else "ClampMaxBackward0"}[kind]
+
+        def backward(saved, grads):
+            x, lo, hi = saved
+            g = grads[0]
+            mask = None
+            if lo is not None:
+                mask = x >= lo
+            if hi is not None:
+                mask = (x <= hi) if mask is None else mask & (x <= hi)
+            r = [_where(mask, g, 0.0) if mask is not None else g]
+            if _is_tensor(lo):
+                r.append(_where((x < lo) if hi is None else (x < lo) & (lo <= hi), g, 0.0))
+            if _is_tensor(hi):
+                r.append(_where(x > hi, g, 0.0))
+            return r
+        return node, (x, lo, hi), backward
+    return f
+
+
+for _k in ("clamp", "clamp_min", "clamp_max"):
+    FORMULAS[_k] = _clamp_bounds(_k)
+FORMULAS["clip"] = FORMULAS["clamp"]
+
+
+# ---- more reductions ----
+
+def _count(shape, dims):
+    n = 1
+    for d in (range(len(shape)) if dims is None else dims):
+        n *= shape[d]
+    return n
+
+
+def _moment(node, std, with_mean=False):
+    """var / std (and var_mean / std_mean) with Bessel's correction `correction`."""
+    def f(inputs, attrs, outs):
+        x = inputs[0]
+        shape = tuple(x.shape)
+        dims = _reduced_dims(attrs, len(shape))
+        keepdim = bool(attrs.get("keepdim", False))
+        c = attrs.get("correction")
+        c = 1 if c is None else c
+        n = _count(shape, dims)
+
+        def backward(saved, grads):
+            x, out = saved
+            mean = x.mean(dims, keepdim=True) if dims is not None else x.mean()
+            g = grads[0]
+            r = None
+            if g is not None:
+                g = _expand_back(g, shape, dims, keepdim)
+                if std:
+                    r = g * (x - mean) / (_expand_back(out, shape, dims, keepdim) * (n - c))
+                else:
+                    r = g * (2.0 / (n - c)) * (x - mean)
+            if with_mean and grads[1] is not None:
+                gm = _expand_back(grads[1], shape, dims, keepdim) / n
+                r = gm if r is None else r + gm
+            return [r]
+        return node, (x, outs[0]), backward
+    return f
+
+
+FORMULAS["var"] = _moment("VarBackward0", False)
+FORMULAS["std"] = _moment("StdBackward0", True)
+FORMULAS["var_mean"] = _moment("VarMeanBackward0", False, True)
+FORMULAS["std_mean"] = _moment("StdMeanBackward0", True, True)
+
+
+@formula("logsumexp")
+def _logsumexp(inputs, attrs, outs):
+    x = inputs[0]
+    shape = tuple(x.shape)
+    dims = _reduced_dims(attrs, len(shape))
+    keepdim = bool(attrs.get("keepdim", False))
+
+    def backward(saved, grads):
+        x, out = saved
+        return [_expand_back(grads[0], shape, dims, keepdim) *
+                (x - _expand_back(out, shape, dims, keepdim)).exp()]
+    return "LogsumexpBackward0", (x, outs[0]), backward
+
+
+@formula("norm")
+def _norm(inputs, attrs, outs):
+    x = inputs[0]
+    shape = tuple(x.shape)
+    dims = _reduced_dims(attrs, len(shape))
+    keepdim = bool(attrs.get("keepdim", False))
+    p = attrs.get("p", 2.0)
+    p = 2.0 if p is None else float(p)
+
+    def backward(saved, grads):
+        x, out = saved
+        g = _expand_back(grads[0], shape, dims, keepdim)
+        n = _expand_back(out, shape, dims, keepdim)
+        if p == 0:
+            return [g * 0]
+        if p == 1:
+            return [g * x.sgn()]
+        if p == float("inf") or p == float("-inf"):
+            mask = (x.abs() == n)
+            count = mask.sum(dims, keepdim=True) if dims is not None else mask.sum()
+            return [g * x.sgn() * mask / count]
+        if p == 2:
+            return [_where(n == 0, g * 0, g * x / n)]
+        return [_where(n == 0, g * 0, g * x * x.abs().pow(p - 2) / n.pow(p - 1))]
+    return "NormBackward1", (x, outs[0]), backward
+
+
+def _exclusive_products(x, dim):
+    """For each position along dim, the product of the other elements (zeros counted exactly:
+    the products from the left times those from the right)."""
+    api = _api()
+    n = x.shape[dim]
+    one = api.ones_like(x.narrow(dim, 0, 1))
+    left = api.cat([one, x.narrow(dim, 0, n - 1).cumprod(dim)], dim)
+    right = api.cat([x.narrow(dim, 1, n - 1).flip([dim]).cumprod(dim).flip([dim]), one], dim)
+    return left * right
+
+
+@formula("prod")
+def _prod(inputs, attrs, outs):
+    x = inputs[0]
+    shape = tuple(x.shape)
+    dim = attrs.get("dim")
+    if isinstance(dim, (list, tuple)):
+        dim = dim[0] if len(dim) == 1 else None
+    keepdim = bool(attrs.get("keepdim", False))
+
+    def backward(saved, grads):
+        x = saved
+        g = grads[0]
+        if x.numel() == 0:
+            return [x * 0]
+        if dim is None:
+            others = _exclusive_products(x.reshape(-1), 0).reshape(shape)
+            return [g * others]
+        d = dim % len(shape) if shape else 0
+        return [_expand_back(g, shape, [d], keepdim) * _exclusive_products(x, d)]
+    return ("ProdBackward1" if dim is not None else "ProdBackward0"), x, backward
+
+
+@formula("cumsum")
+def _cumsum(inputs, attrs, outs):
+    dim = attrs["dim"]
+    return "CumsumBackward0", None, \
+        lambda s, gs: [gs[0].flip([dim]).cumsum(dim).flip([dim])]
+
+
+@formula("nansum")
+def _nansum(inputs, attrs, outs):
+    x = inputs[0]
+    shape = tuple(x.shape)
+    dims = _reduced_dims(attrs, len(shape))
+    keepdim = bool(attrs.get("keepdim", False))
+    return "NansumBackward0", x, lambda s, gs: [
+        _where(s.isnan(), 0.0, _expand_back(gs[0], shape, dims, keepdim))]
+
+
+def _selected(node, scatter="scatter", full_rank=False):
+    """Ops that pick values along a dim with their indices (max(dim), sort, topk, kthvalue,
+    median(dim), mode, cummax): the gradient goes back to the picked positions."""
+    def f(inputs, attrs, outs):
+        x = inputs[0]
+        shape = tuple(x.shape)
+        rank = len(shape)
+        dim = attrs.get("dim", -1)
+        dim = (dim if dim is not None else -1) % rank if rank else 0
+        keepdim = bool(attrs.get("keepdim", False)) or full_rank
+
+        def backward(saved, grads):
+            g = grads[0]
+            index = saved
+            if g is None:
+                return [None]
+            if not rank:
+                return [g]
+            if not keepdim:
+                g, index = g.unsqueeze(dim), index.unsqueeze(dim)
+            z = _api().zeros(shape, dtype=g.dtype, device=g.device)
+            return [getattr(z, scatter)(dim, index, g)]
+        return node, outs[1], backward
+    return f
+
+
+FORMULAS.update({
+    "max.dim": _selected("MaxBackward0"),
+    "min.dim": _selected("MinBackward0"),
+    "kthvalue": _selected("KthvalueBackward0"),
+    "mode": _selected("ModeBackward0"),
+    "sort": _selected("SortBackward0", full_rank=True),
+    "topk": _selected("TopkBackward0", full_rank=True),
+    "cummax": _selected("CummaxBackward0", "scatter_add", True),
+    "cummin": _selected("CumminBackward0", "scatter_add", True),
+})
+
+
+def _median(node):
+    with_dim = _selected(node)
+    evenly = _evenly(node.replace("Backward1", "Backward0"))
+
+    def f(inputs, attrs, outs):
+        return with_dim(inputs, attrs, outs) if len(outs) > 1 else evenly(inputs, attrs, outs)
+    return f
+
+
+FORMULAS["median"] = _median("MedianBackward1")
+FORMULAS["nanmedian"] = _median("NanmedianBackward1")
+
+
+# ---- ops that pick elements of their input: the gradient is added back where each output
+# element came from, found by running the op on the input's positions ----
+
+def _picking_op(name, node):
+    """Op `name`, each of whose outputs' elements is one element of input 0 or a constant (flip,
+    roll, pad, advanced indexing, unfold, as_strided, split …): the op runs again, with the
+    same other inputs and attributes, on the positions 1..n of input 0 (0 where it fills a
+    constant), and each gradient is added back at the positions it came from (index_add, so
+    that an element picked twice gets both)."""
+    def f(inputs, attrs, outs):
+        x, rest = inputs[0], tuple(inputs[1:])
+        shape, session = tuple(x.shape), x._session
+        map_attrs = dict(attrs)
+        if "value" in map_attrs or name == "constant_pad_nd":
+            map_attrs["value"] = 0.0
+
+        def backward(saved, grads):
+            from .._ops import _queue  # noqa: PLC0415
+            api = _api()
+            n = 1
+            for s in shape:
+                n *= s
+            like = next(g for g in grads if g is not None)
+            positions = api.arange(1, n + 1, dtype=_dtypes.float64, device=like.device)
+            with _grad_mode.no_grad():
+                maps = _queue(session, name, [positions.reshape(shape), *saved], map_attrs,
+                              len(grads))
+            flat = api.zeros(n + 1, dtype=like.dtype, device=like.device)
+            for g, m in zip(grads, maps):
+                if g is not None:
+                    flat = flat.index_add(0, m.reshape(-1).long(), g.reshape(-1))
+            return [flat.narrow(0, 1, n).reshape(shape)] + [None] * len(saved)
+        return node, rest, backward
+    return f
+
+
+for _name, _node in {
+        "index.Tensor": "IndexBackward0", "flip": "FlipBackward0", "roll": "RollBackward0",
+        "take": "TakeBackward0", "tril": "TrilBackward0", "triu": "TriuBackward0",
+        "pad": "ConstantPadNdBackward0", "constant_pad_nd": "ConstantPadNdBackward0",
+        "im2col": "Im2ColBackward0", "unfold": "UnfoldBackward0",
+        "repeat_interleave": "RepeatInterleaveBackward0",
+        "masked_select": "MaskedSelectBackward0", "diag": "DiagBackward0",
+        "diagflat": "DiagflatBackward0", "diag_embed": "DiagEmbedBackward0",
+        "as_strided": "AsStridedBackward0", "movedim": "PermuteBackward0",
+        "moveaxis": "PermuteBackward0", "mT": "TransposeBackward0", "adjoint": "TBackward0",
+        "T": "PermuteBackward0", "split": "SplitBackward0",
+        "split_with_sizes": "SplitWithSizesBackward0", "chunk": "SplitBackward0",
+        "unbind": "UnbindBackward0", "tensor_split": "SplitBackward0"}.items():
+    FORMULAS[_name] = _picking_op(_name, _node)
+
+
+def _pad_node(inputs, attrs, outs):
+    """F.pad's node as torch names it for the mode and the number of padded dims."""
+    mode = attrs.get("mode", "constant") or "constant"
+    k = len(attrs.get("pad", ())) // 2
+    name = {"reflect": f"ReflectionPad{k}DBackward0", "replicate": f"ReplicationPad{k}DBackward0",
+            }.get(mode, "ConstantPadNdBackward0")
+    node, saved, backward = _picking_op("pad", name)(inputs, attrs, outs)
+    return node, saved, backward
+
+
+FORMULAS["pad"] = _pad_node
+
+
+# ---- ops that write values into a copy of their input ----
+
+@formula("masked_fill")
+def _masked_fill(inputs, attrs, outs):
+    x, mask, value = _operands(inputs, attrs, ("self", "mask", "value"))
+
+    def backward(saved, grads):
+        mask, value = saved
+        g = grads[0]
+        r = [_where(mask, 0.0, g), None]
+        if _is_tensor(value):
+            r.append(_where(mask, g, 0.0).sum())
+        return r
+    return ("MaskedFillBackward1" if _is_tensor(value) else "MaskedFillBackward0"), \
+        (mask, value), backward
+
+
+@formula("index_fill")
+def _index_fill(inputs, attrs, outs):
+    x, index, value = _operands(inputs, attrs, ("self", "index", "value"))
+    dim = attrs.get("dim", 0)
+
+    def backward(saved, grads):
+        index, value = saved
+        g = grads[0]
+        r = [g.index_fill(dim, index, 0), None]
+        if _is_tensor(value):
+            r.append(g.index_select(dim, index).sum())
+        return r
+    return ("IndexFillBackward1" if _is_tensor(value) else "IndexFillBackward0"), \
+        (index, value), backward
+
+
+@formula("index_add")
+def _index_add(inputs, attrs, outs):
+    dim = attrs.get("dim", 0)
+    alpha = attrs.get("alpha", 1)
+    alpha = 1 if alpha is None else alpha
+    source = inputs[2]
+    rank = source.dim()
+
+    def backward(saved, grads):
+        g = grads[0]
+        picked = g.index_select(dim, saved) if rank else g.index_select(dim, saved).reshape(())
+        return [g, None, picked * alpha if alpha != 1 else picked]
+    return "IndexAddBackward0", inputs[1], backward
+
+
+def _scatter_formula(add):
+    def f(inputs, attrs, outs):
+        x, index, src = _operands(inputs, attrs, ("self", "index", "src"))
+        dim = attrs.get("dim", 0)
+
+        def backward(saved, grads):
+            index, src = saved
+            g = grads[0]
+            r = [g if add else g.scatter(dim, index, 0), None]
+            if _is_tensor(src):
+                r.append(g.gather(dim, index))  # index's shape, as torch's
+            return r
+        node = "ScatterAddBackward0" if add else (
+            "ScatterBackward0" if _is_tensor(src) else "ScatterBackward1")
+        return node, (index, src), backward
+    return f
+
+
+FORMULAS["scatter"] = _scatter_formula(False)
+FORMULAS["scatter_add"] = _scatter_formula(True)
+
+
+@formula("masked_scatter")
+def _masked_scatter(inputs, attrs, outs):
+    x, mask, source = inputs
+    source_shape = tuple(source.shape)
+
+    def backward(saved, grads):
+        mask = saved
+        g = grads[0]
+        picked = g.masked_select(mask)
+        n = 1
+        for s in source_shape:
+            n *= s
+        flat = _api().zeros(n, dtype=g.dtype, device=g.device)
+        flat[:picked.numel()] = picked
+        return [_where(mask, 0.0, g), None, flat.reshape(source_shape)]
+    return "MaskedScatterBackward0", mask, backward
+
+
+@formula("index_put")
+def _index_put(inputs, attrs, outs):
+    """x[indices] = values (x.index_put_): only through the in-place op (its target a whole
+    tensor of its own)."""
+    x, values, indices = inputs[0], inputs[1], tuple(inputs[2:])
+    accumulate = bool(attrs.get("accumulate", False))
+    dims = attrs.get("dims")
+    session = x._session
+
+    def backward(saved, grads):
+        from .._ops import _queue  # noqa: PLC0415
+        g = grads[0]
+        with _grad_mode.no_grad():
+            picked = _queue(session, "index.Tensor", [g, *saved], {"dims": dims}, 1)[0]
+        if accumulate:
+            gx = g
+        else:
+            gx = g.clone()
+            zero = _api().zeros((), dtype=g.dtype, device=g.device)
+            with _grad_mode.no_grad():
+                _queue(session, "index_put_", [gx, zero, *saved], {"dims": dims}, 0)
+        return [gx, picked] + [None] * len(saved)
+    return "IndexPutBackward0", indices, backward
+
+
+@formula("fill")
+def _fill(inputs, attrs, outs):
+    value = inputs[1] if len(inputs) > 1 else None
+    if value is None:
+        return "FillBackward0", None, lambda s, gs: [gs[0] * 0]
+    return "FillBackward1", None, lambda s, gs: [gs[0] * 0, gs[0].sum()]
+
+
+@formula("zero")
+def _zero(inputs, attrs, outs):
+    return "ZeroBackward0", None, lambda s, gs: [gs[0] * 0]
+
+
+@formula("copy")
+def _copy(inputs, attrs, outs):
+    return "CopyBackwards", None, lambda s, gs: [gs[0] * 0, gs[0]]
+
+
+from . import nn_derivatives  # noqa: E402,F401  (registers the nn ops' formulas)

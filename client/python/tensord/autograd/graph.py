@@ -225,12 +225,7 @@ def copy_is_differentiable(inputs):
     dst = inputs[0]
     if requires_grad(dst) or len(inputs) < 2 or not dst.dtype.is_floating_point:
         return False
-    info = dst._meta()
-    n = 1
-    for s in info.sizes:
-        n *= s
-    return info.storage_offset == 0 and n * dst.dtype.itemsize == info.storage_nbytes and \
-        dst.is_non_overlapping_and_dense()
+    return _whole_storage(dst) and not _has_other_views(dst)
 
 
 def record_copy(dst, src):
@@ -238,6 +233,92 @@ def record_copy(dst, src):
     node = Node("CopyBackwards", lambda saved, grads: [None, grads[0]], None, [None, edge],
                 [None, (tuple(src.shape), src.dtype, src.device)], 1)
     dst._ag = AutogradMeta(False, node, 0)
+
+
+# For each storage that views recorded under grad mode share ((session, storage id) -> the
+# tensors, weakly held): an in-place op on one of them would change the others' values without
+# their history (torch rebases views' grad_fn; tensord refuses instead).
+_views = {}
+
+
+def _note_views(inputs, outs):
+    keys = {}
+    for t in inputs:
+        if t._error is None and t._info is not None:
+            keys[_storage_key(t)] = t
+    if not keys:
+        return
+    for o in outs:
+        if o._error is None and o._info is not None:
+            key = _storage_key(o)
+            base = keys.get(key)
+            if base is not None and base is not o:
+                entry = _views.get(key)
+                if entry is None:
+                    entry = _views[key] = {}
+                for t in (base, o):
+                    entry[id(t)] = weakref.ref(t, functools.partial(_forget_view, key, id(t)))
+
+
+def _forget_view(key, tid, _ref):
+    entry = _views.get(key)
+    if entry is not None:
+        entry.pop(tid, None)
+        if not entry:
+            del _views[key]
+
+
+def _has_other_views(t):
+    entry = _views.get(_storage_key(t))
+    return entry is not None and any(r() is not None and r() is not t for r in entry.values())
+
+
+def _whole_storage(t):
+    info = t._meta()
+    n = 1
+    for s in info.sizes:
+        n *= s
+    return info.storage_offset == 0 and n * t.dtype.itemsize == info.storage_nbytes and \
+        t.is_non_overlapping_and_dense()
+
+
+def record_in_place(name, inputs, attrs, send):
+    """In-place op `name` under grad mode with an input that requires grad (torch's
+    rebase_history): the target takes a new grad_fn, the op's out-of-place formula, whose edge
+    to the target is the target's old history. Where the formula needs the target's value from
+    before the op (mul_'s), a copy is taken first, as torch saves `original_self`. Refused,
+    before anything is written, for a leaf that requires grad (torch's error) and for a target
+    that shares its storage with other tensors (views: tensord does not rebase them)."""
+    from . import derivatives  # noqa: PLC0415
+    target = inputs[0]
+    m = target._ag
+    if m is not None and m.requires_grad and m.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    base_name = name[:-1]
+    formula = derivatives.FORMULAS.get(base_name)
+    if formula is None or not target.dtype.is_floating_point or not _whole_storage(target) \
+            or _has_other_views(target):
+        derivatives.refuse_in_place(name)
+    node_name, saved, backward = derivatives.make(formula, base_name, inputs, attrs, [target])
+    edges = [_edge(t) if hasattr(t, "_ag") else None for t in inputs]
+    if any(s is target for s in _tensors_in(saved)):
+        from .._ops import _send  # noqa: PLC0415
+        pre = _send(target._session, "clone", [target], None, 1)[0]  # the value before the op
+        pre._ag = m
+        inputs = [pre] + inputs[1:]
+        node_name, saved, backward = derivatives.make(formula, base_name, inputs, attrs,
+                                                      [target])
+    outs = send()
+    bump_version(target)
+    input_meta = [(tuple(t.shape), t.dtype, t.device) if e is not None else None
+                  for t, e in zip(inputs, edges)]
+    node = Node(node_name, backward, saved, edges, input_meta, 1)
+    if any(t is target for t in inputs[1:]) and node.versions:  # x.mul_(x): torch saves the
+        # operand before the op writes it, so that backward finds it changed (its error)
+        _saved_storages[_storage_key(target)][1] += 1
+    target._ag = AutogradMeta(False, node, 0)
+    return outs
 
 
 def record(name, inputs, attrs, outs):
@@ -262,6 +343,7 @@ def record(name, inputs, attrs, outs):
     for i, o in enumerate(outs):
         if o.dtype.is_floating_point:
             o._ag = AutogradMeta(False, node, i)
+    _note_views(inputs, diff)
 
 
 def _sum_to(g, shape):

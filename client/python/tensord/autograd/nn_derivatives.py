@@ -1,0 +1,520 @@
+"""The derivatives of torch.nn.functional's server ops: convolution, pooling, normalisation,
+activations and losses (registered in derivatives.FORMULAS, as the core ops are). Each is a
+composition of server ops: convolution's input gradient is the transposed convolution of the
+output's, its weight gradient one batched product of the unfolded input with the output's
+gradient per group; pooling's gradients are scatters to the picked positions (max) or products
+with the window matrices of each spatial dim (average: separable, so no windows are built).
+"""
+import numpy as np
+
+from .. import _grad_mode
+from .derivatives import _api, _is_tensor, _operands, _where, formula, FORMULAS
+
+
+def _needs(*tensors):
+    """Which of `tensors` need a gradient (a formula skips the work for the others)."""
+    from .graph import requires_grad  # noqa: PLC0415
+    return [_is_tensor(t) and requires_grad(t) for t in tensors]
+
+
+def _ints(v, n):
+    v = list(v) if isinstance(v, (list, tuple)) else [v]
+    return tuple(v) * n if len(v) == 1 else tuple(v)
+
+
+def _F():
+    from ..nn import functional as F  # noqa: PLC0415
+    return F
+
+
+# ---- convolution ----
+
+def _weight_grad(a, b, groups, a_per_group, width):
+    """sum over samples and positions of a (N, A, L) times b (N, B, L) per group: the
+    (A, B / groups * …) weight gradient of a convolution, as one batched product."""
+    n, _, length = a.shape
+    per = b.shape[1] // groups
+    aa = a.reshape(n, groups, a_per_group, length).permute(1, 2, 0, 3)
+    aa = aa.reshape(groups, a_per_group, n * length)
+    bb = b.reshape(n, groups, per, length).permute(1, 0, 3, 2).reshape(groups, n * length, per)
+    return aa.bmm(bb).reshape(groups * a_per_group, *width)
+
+
+@formula("conv2d")
+def _conv2d(inputs, attrs, outs):
+    x, w, b = _operands(inputs, attrs, ("input", "weight", "bias"))
+    stride, padding = _ints(attrs.get("stride", 1), 2), _ints(attrs.get("padding", 0), 2)
+    dilation, groups = _ints(attrs.get("dilation", 1), 2), attrs.get("groups", 1) or 1
+    need_x, need_w, need_b = _needs(x, w, b)
+
+    def backward(saved, grads):
+        x, w = saved
+        g = grads[0]
+        F = _F()
+        unbatched = x.dim() == 3
+        if unbatched:
+            x, g = x.unsqueeze(0), g.unsqueeze(0)
+        n, _, h, wd = x.shape
+        o, cg, kh, kw = w.shape
+        ho, wo = g.shape[2], g.shape[3]
+        r = []
+        gx = None
+        if need_x:
+            extra = (h - ((ho - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kh - 1) + 1),
+                     wd - ((wo - 1) * stride[1] - 2 * padding[1] + dilation[1] * (kw - 1) + 1))
+            gx = F.conv_transpose2d(g, w, None, stride, padding, extra, groups, dilation)
+            if unbatched:
+                gx = gx.squeeze(0)
+        r.append(gx)
+        gw = None
+        if need_w:
+            cols = F.unfold(x, (kh, kw), dilation, padding, stride)  # (N, C kh kw, L)
+            gw = _weight_grad(g.reshape(n, o, ho * wo), cols, groups, o // groups, (cg, kh, kw))
+        r.append(gw)
+        if _is_tensor(b):
+            r.append(g.sum((0, 2, 3)) if need_b else None)
+        return r
+    return "ConvolutionBackward0", (x, w), backward
+
+
+@formula("conv_transpose2d")
+def _conv_transpose2d(inputs, attrs, outs):
+    x, w, b = _operands(inputs, attrs, ("input", "weight", "bias"))
+    stride, padding = _ints(attrs.get("stride", 1), 2), _ints(attrs.get("padding", 0), 2)
+    dilation, groups = _ints(attrs.get("dilation", 1), 2), attrs.get("groups", 1) or 1
+    need_x, need_w, need_b = _needs(x, w, b)
+
+    def backward(saved, grads):
+        x, w = saved
+        g = grads[0]
+        F = _F()
+        unbatched = x.dim() == 3
+        if unbatched:
+            x, g = x.unsqueeze(0), g.unsqueeze(0)
+        n, cin, h, wd = x.shape
+        _, cout_g, kh, kw = w.shape
+        r = []
+        gx = None
+        if need_x:
+            gx = F.conv2d(g, w, None, stride, padding, dilation, groups)[:, :, :h, :wd]
+            if unbatched:
+                gx = gx.squeeze(0)
+        r.append(gx)
+        gw = None
+        if need_w:
+            cols = F.unfold(g, (kh, kw), dilation, padding, stride)  # (N, Cout kh kw, L')
+            hh = (g.shape[2] + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+            ww = (g.shape[3] + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+            if (hh, ww) != (h, wd):
+                cols = cols.reshape(n, -1, hh, ww)[:, :, :h, :wd].reshape(n, -1, h * wd)
+            gw = _weight_grad(x.reshape(n, cin, h * wd), cols, groups, cin // groups,
+                              (cout_g, kh, kw))
+        r.append(gw)
+        if _is_tensor(b):
+            r.append(g.sum((0, 2, 3)) if need_b else None)
+        return r
+    return "ConvolutionBackward0", (x, w), backward
+
+
+# ---- pooling ----
+
+def _max_pool(node, nd, indices_op=None):
+    """Max pooling: the gradient scattered (added, where windows share a maximum) to the
+    positions of the maxima, flat indices within each plane; the op without indices finds
+    them again with its _with_indices form."""
+    def f(inputs, attrs, outs):
+        x = inputs[0]
+        shape, session = tuple(x.shape), x._session
+        saved = (x if indices_op else outs[1])
+
+        def backward(s, grads):
+            from .._ops import _queue  # noqa: PLC0415
+            g = grads[0]
+            if indices_op:
+                with _grad_mode.no_grad():
+                    index = _queue(session, indices_op, [s], attrs, 2)[1]
+            else:
+                index = s
+            lead = shape[:len(shape) - nd]
+            plane = 1
+            for v in shape[len(shape) - nd:]:
+                plane *= v
+            z = _api().zeros(lead + (plane,), dtype=g.dtype, device=g.device)
+            z = z.scatter_add(-1, index.flatten(-nd), g.flatten(-nd))
+            return [z.reshape(shape)]
+        return node, saved, backward
+    return f
+
+
+FORMULAS.update({
+    "max_pool2d": _max_pool("MaxPool2DWithIndicesBackward0", 2, "max_pool2d_with_indices"),
+    "max_pool3d": _max_pool("MaxPool3DWithIndicesBackward0", 3, "max_pool3d_with_indices"),
+    "max_pool2d_with_indices": _max_pool("MaxPool2DWithIndicesBackward0", 2),
+    "max_pool3d_with_indices": _max_pool("MaxPool3DWithIndicesBackward0", 3),
+    "adaptive_max_pool2d": _max_pool("AdaptiveMaxPool2DBackward0", 2),
+    "adaptive_max_pool3d": _max_pool("AdaptiveMaxPool3DBackward0", 3),
+})
+
+
+def _avg_matrix(size, out, kernel, stride, pad, count_include_pad, unit):
+    """(out, size): row o averages the window of output o along one dim as torch's avg_pool
+    does (the divisor the window's extent within the padded input, or within the input when
+    count_include_pad is off; 1 when a divisor_override applies, `unit`)."""
+    m = np.zeros((out, size))
+    for o in range(out):
+        start = o * stride - pad
+        end = min(start + kernel, size + pad)
+        extent = end - start
+        start, end = max(start, 0), min(end, size)
+        m[o, start:end] = 1.0 if unit else 1.0 / (extent if count_include_pad else end - start)
+    return m
+
+
+def _adaptive_matrix(size, out):
+    m = np.zeros((out, size))
+    for o in range(out):
+        start, end = (o * size) // out, -((-(o + 1) * size) // out)
+        m[o, start:end] = 1.0 / (end - start)
+    return m
+
+
+def _apply_back(g, matrices):
+    """The gradient of y = x ×_d M_d over the last len(matrices) dims: g ×_d M_d^T."""
+    api = _api()
+    nd = len(matrices)
+    for i, m in enumerate(matrices):
+        t = api.tensor(m, dtype=g.dtype, device=g.device)
+        d = g.dim() - nd + i
+        g = g.movedim(d, -1).matmul(t).movedim(-1, d)
+    return g
+
+
+def _avg_pool(node, nd):
+    def f(inputs, attrs, outs):
+        x = inputs[0]
+        shape = tuple(x.shape)
+        kernel = _ints(attrs["kernel_size"], nd)
+        stride = attrs.get("stride")
+        stride = kernel if stride is None or stride == [] else _ints(stride, nd)
+        pad = _ints(attrs.get("padding", 0), nd)
+        include = attrs.get("count_include_pad", True)
+        include = True if include is None else include
+        override = attrs.get("divisor_override")
+        out_shape = tuple(outs[0].shape)
+
+        def backward(saved, grads):
+            g = grads[0]
+            mats = [_avg_matrix(shape[len(shape) - nd + i], out_shape[len(shape) - nd + i],
+                                kernel[i], stride[i], pad[i], include, override is not None)
+                    for i in range(nd)]
+            r = _apply_back(g, mats)
+            return [r / override if override is not None else r]
+        return node, None, backward
+    return f
+
+
+def _adaptive_avg_pool(node, nd):
+    def f(inputs, attrs, outs):
+        shape, out_shape = tuple(inputs[0].shape), tuple(outs[0].shape)
+        # torch takes the mean for an output of one element per plane
+        name = "MeanBackward1" if all(v == 1 for v in out_shape[-nd:]) else node
+
+        def backward(saved, grads):
+            k = len(shape) - nd
+            return [_apply_back(grads[0], [_adaptive_matrix(shape[k + i], out_shape[k + i])
+                                           for i in range(nd)])]
+        return name, None, backward
+    return f
+
+
+FORMULAS.update({
+    "avg_pool2d": _avg_pool("AvgPool2DBackward0", 2),
+    "avg_pool3d": _avg_pool("AvgPool3DBackward0", 3),
+    "adaptive_avg_pool2d": _adaptive_avg_pool("AdaptiveAvgPool2DBackward0", 2),
+    "adaptive_avg_pool3d": _adaptive_avg_pool("AdaptiveAvgPool3DBackward0", 3),
+})
+
+
+# ---- normalisation ----
+
+def _normalised_grad(x, gxhat, dims, eps, var=None):
+    """d/dx of xhat = (x - mean) / sqrt(var + eps) over `dims` (biased statistics), given the
+    gradient of xhat: rstd (gxhat - mean(gxhat) - xhat mean(gxhat xhat))."""
+    mean = x.mean(dims, keepdim=True)
+    rstd = (x.var(dims, unbiased=False, keepdim=True) + eps).rsqrt()
+    xhat = (x - mean) * rstd
+    gx = rstd * (gxhat - gxhat.mean(dims, keepdim=True) -
+                 xhat * (gxhat * xhat).mean(dims, keepdim=True))
+    return gx, xhat
+
+
+def _wide(x):
+    """half and bfloat16 statistics in float32, as torch's kernels keep them."""
+    return x.float() if x.dtype.itemsize < 4 else x
+
+
+@formula("layer_norm")
+def _layer_norm(inputs, attrs, outs):
+    x, w, b = _operands(inputs, attrs, ("input", "weight", "bias"))
+    k = len(attrs["normalized_shape"])
+    eps = attrs.get("eps", 1e-5)
+    rank = x.dim()
+    dims = list(range(rank - k, rank))
+    lead = list(range(rank - k))
+
+    def backward(saved, grads):
+        x, w = saved
+        g = _wide(grads[0])
+        xx = _wide(x)
+        gxhat = g * w if w is not None else g
+        gx, xhat = _normalised_grad(xx, gxhat, dims, eps)
+        r = [gx]
+        if w is not None:
+            r.append((g * xhat).sum(lead) if lead else g * xhat)
+        if _is_tensor(b):
+            r.append(g.sum(lead) if lead else g)
+        return r
+    return "NativeLayerNormBackward0", (x, w), backward
+
+
+def _channel_shape(x):
+    return (1, x.shape[1]) + (1,) * (x.dim() - 2)
+
+
+@formula("group_norm")
+def _group_norm(inputs, attrs, outs):
+    x, w, b = _operands(inputs, attrs, ("input", "weight", "bias"))
+    groups = attrs["num_groups"]
+    eps = attrs.get("eps", 1e-5)
+
+    def backward(saved, grads):
+        x, w = saved
+        g = _wide(grads[0])
+        xx = _wide(x)
+        n = x.shape[0]
+        gxhat = g * w.reshape(_channel_shape(x)) if w is not None else g
+        gx, xhat = _normalised_grad(xx.reshape(n, groups, -1), gxhat.reshape(n, groups, -1),
+                                    [2], eps)
+        gx, xhat = gx.reshape(x.shape), xhat.reshape(x.shape)
+        others = [0] + list(range(2, x.dim()))
+        r = [gx]
+        if w is not None:
+            r.append((g * xhat).sum(others))
+        if _is_tensor(b):
+            r.append(g.sum(others))
+        return r
+    return "NativeGroupNormBackward0", (x, w), backward
+
+
+@formula("batch_norm")
+def _batch_norm(inputs, attrs, outs):
+    x, rm, rv, w, b = _operands(inputs, attrs,
+                                ("input", "running_mean", "running_var", "weight", "bias"))
+    eps = attrs.get("eps", 1e-5)
+    batch_stats = bool(attrs.get("training", False)) or rm is None
+
+    def backward(saved, grads):
+        x, rm, rv, w = saved
+        g = _wide(grads[0])
+        xx = _wide(x)
+        others = [0] + list(range(2, x.dim()))
+        cs = _channel_shape(x)
+        gxhat = g * w.reshape(cs) if w is not None else g
+        if batch_stats:
+            gx, xhat = _normalised_grad(xx, gxhat, others, eps)
+        else:
+            rstd = (rv.reshape(cs) + eps).rsqrt()
+            gx = gxhat * rstd
+            xhat = (xx - rm.reshape(cs)) * rstd
+        r = [gx]
+        if _is_tensor(rm):
+            r.append(None)
+        if _is_tensor(rv):
+            r.append(None)
+        if w is not None:
+            r.append((g * xhat).sum(others))
+        if _is_tensor(b):
+            r.append(g.sum(others))
+        return r
+    return "NativeBatchNormBackward0", (x, rm, rv, w), backward
+
+
+# ---- activations ----
+
+def _act(node, grad, *names):
+    """An activation with number attributes `names`: grad(g, x, *values)."""
+    def f(inputs, attrs, outs):
+        values = [attrs.get(n) for n in names]
+        return node, inputs[0], lambda s, gs: [grad(gs[0], s, *values)]
+    return f
+
+
+def _elu_grad(g, x, alpha, scale, input_scale):
+    alpha = 1.0 if alpha is None else alpha
+    scale = 1.0 if scale is None else scale
+    input_scale = 1.0 if input_scale is None else input_scale
+    if scale == 1.0 and alpha != 1.0 and input_scale == 1.0 / alpha:
+        # celu: torch's derivative takes 1 / alpha in float32 (derivatives.yaml's toFloat)
+        input_scale = 1.0 / float(np.float32(alpha))
+    return _where(x > 0, g * scale, g * (scale * alpha * input_scale) * (x * input_scale).exp())
+
+
+def _softplus_grad(g, x, beta, threshold):
+    beta = 1.0 if beta is None else beta
+    threshold = 20.0 if threshold is None else threshold
+    return _where(x * beta > threshold, g, g * (x * beta).sigmoid())
+
+
+# torch's hardsigmoid_backward multiplies by 1.0f / 6.0f, a float32 constant, in every dtype
+_ONE_SIXTH = float(np.float32(1.0) / np.float32(6.0))
+
+
+def _mish_grad(g, x):
+    t = _F().softplus(x).tanh()
+    return g * (t + x * x.sigmoid() * (1 - t * t))
+
+
+FORMULAS.update({
+    "elu": _act("EluBackward0", _elu_grad, "alpha", "scale", "input_scale"),
+    "softplus": _act("SoftplusBackward0", _softplus_grad, "beta", "threshold"),
+    "mish": _act("MishBackward0", _mish_grad),
+    "hardswish": _act("HardswishBackward0", lambda g, x: _where(
+        x < -3, 0.0, _where(x <= 3, g * (x / 3 + 0.5), g))),
+    "hardsigmoid": _act("HardsigmoidBackward0",
+                        lambda g, x: _where((x > -3) & (x < 3), g * _ONE_SIXTH, 0.0)),
+    "hardshrink": _act("HardshrinkBackward0", lambda g, x, lambd: _where(
+        (x >= -(0.5 if lambd is None else lambd)) & (x <= (0.5 if lambd is None else lambd)),
+        0.0, g), "lambd"),
+    "softshrink": _act("SoftshrinkBackward0", lambda g, x, lambd: _where(
+        (x >= -(0.5 if lambd is None else lambd)) & (x <= (0.5 if lambd is None else lambd)),
+        0.0, g), "lambd"),
+    "log_sigmoid": _act("LogSigmoidBackward0", lambda g, x: g * (-x).sigmoid()),
+})
+
+
+@formula("glu")
+def _glu(inputs, attrs, outs):
+    dim = attrs.get("dim", -1)
+    dim = -1 if dim is None else dim
+
+    def backward(saved, grads):
+        a, b = saved.chunk(2, dim)
+        g = grads[0]
+        sb = b.sigmoid()
+        return [_api().cat([g * sb, g * a * sb * (1 - sb)], dim)]
+    return "GluBackward0", inputs[0], backward
+
+
+@formula("softmin")
+def _softmin(inputs, attrs, outs):
+    dim = attrs["dim"]
+
+    def backward(saved, grads):
+        y, g = saved, grads[0]
+        return [-(y * (g - (g * y).sum(dim, keepdim=True)))]
+    return "SoftmaxBackward0", outs[0], backward
+
+
+# ---- losses ----
+
+def _reduced(d, g, reduction, x):
+    """A pointwise loss's gradient `d` (per element, for a unit gradient) times the output's
+    gradient under the loss's reduction."""
+    if reduction == "none":
+        return d * g
+    if reduction == "mean":
+        return d * (g / x.numel())
+    if reduction == "batchmean":
+        return d * (g / (x.shape[0] if x.dim() else 1))
+    return d * g
+
+
+def _pointwise_loss(node, grad_input, grad_target, names=("input", "target"), keys=(),
+                    nodes=None):
+    """grad_input(x, y, *attrs) and grad_target(...): per-element derivatives of the loss.
+    `nodes`: the node's name per reduction where torch composes the loss of other ops."""
+    def f(inputs, attrs, outs):
+        vals = _operands(inputs, attrs, names)
+        reduction = attrs.get("reduction", "mean") or "mean"
+        name = (nodes or {}).get(reduction, node)
+        extra = [attrs.get(k) for k in keys]
+
+        def backward(saved, grads):
+            g = grads[0]
+            x, y = saved[0], saved[1]
+            r = [_reduced(grad_input(x, y, *saved[2:], *extra), g, reduction, x)]
+            if _is_tensor(y):
+                r.append(_reduced(grad_target(x, y, *saved[2:], *extra), g, reduction, x))
+            r += [None] * (len(inputs) - len(r))
+            return r
+        return name, tuple(vals), backward
+    return f
+
+
+def _smooth_l1(x, y, beta):
+    beta = 1.0 if beta is None else beta
+    d = x - y
+    if beta == 0:
+        return d.sgn()
+    return _where(d.abs() < beta, d / beta, d.sgn())
+
+
+def _huber(x, y, delta):
+    delta = 1.0 if delta is None else delta
+    d = x - y
+    return _where(d.abs() <= delta, d, delta * d.sgn())
+
+
+def _bce_input(x, y, w):
+    d = (x - y) / ((1 - x) * x).clamp_min(1e-12)
+    return d * w if w is not None else d
+
+
+def _bce_target(x, y, w):
+    d = (1 - x).log().clamp_min(-100) - x.log().clamp_min(-100)
+    return d * w if w is not None else d
+
+
+def _bce_logits_input(x, y, w, pw):
+    s = x.sigmoid()
+    d = s * (pw * y + 1 - y) - pw * y if pw is not None else s - y
+    return d * w if w is not None else d
+
+
+def _bce_logits_target(x, y, w, pw):
+    F = _F()
+    d = -(pw * F.logsigmoid(x) + F.softplus(x)) if pw is not None else -x
+    return d * w if w is not None else d
+
+
+def _kl_input(x, y, log_target):
+    return -y.exp() if log_target else -y
+
+
+def _kl_target(x, y, log_target):
+    if log_target:
+        return y.exp() * (y + 1 - x)
+    return _where(y > 0, y.log() + 1 - x, 0.0)
+
+
+FORMULAS.update({
+    "l1_loss": _pointwise_loss("L1LossBackward0", lambda x, y: (x - y).sgn(),
+                               lambda x, y: -(x - y).sgn(),
+                               nodes={"mean": "MeanBackward0", "sum": "SumBackward0",
+                                      "none": "AbsBackward0"}),
+    "smooth_l1_loss": _pointwise_loss("SmoothL1LossBackward0", _smooth_l1,
+                                      lambda x, y, beta: -_smooth_l1(x, y, beta),
+                                      keys=("beta",)),
+    "huber_loss": _pointwise_loss("HuberLossBackward0", _huber,
+                                  lambda x, y, delta: -_huber(x, y, delta), keys=("delta",)),
+    "soft_margin_loss": _pointwise_loss("SoftMarginLossBackward0",
+                                        lambda x, y: -y * (-y * x).sigmoid(),
+                                        lambda x, y: -x * (-y * x).sigmoid()),
+    "binary_cross_entropy": _pointwise_loss("BinaryCrossEntropyBackward0", _bce_input,
+                                            _bce_target, ("input", "target", "weight")),
+    "binary_cross_entropy_with_logits": _pointwise_loss(
+        "BinaryCrossEntropyWithLogitsBackward0", _bce_logits_input, _bce_logits_target,
+        ("input", "target", "weight", "pos_weight")),
+    "kl_div": _pointwise_loss("KlDivBackward0", _kl_input, _kl_target, keys=("log_target",),
+                              nodes={"batchmean": "DivBackward0"}),
+})

@@ -332,6 +332,20 @@ OPS = [
         + a.scatter_add(0, m.tensor([[1, 0, 2, 2], [0, 0, 1, 2]]), b[1:])
         + a.masked_scatter(a < 0, b)), [(3, 4), (3, 4)]),
     ("in_place_chain", lambda m, a, b: _in_place_chain(a, b), [(3, 4), (3, 4)]),
+    # ---- contractions
+    ("batched_products", lambda m, a, b: (
+        m.baddbmm(a[0], a, b, beta=0.5, alpha=2).sum(0) + m.addbmm(a[1], a, b, alpha=3)
+        + m.addmv(a[0, 0], a[1], b[0, 0], beta=2).sum() + m.addr(a[0], a[1, 0], b[1, 1])
+        + m.outer(a[0, 1], b[0, 2]) + m.trace(a[1]) + m.cross(a[0], b[0].t(), dim=1)),
+     [(2, 3, 3), (2, 3, 3)]),
+    ("einsum_tensordot", lambda m, a, b: (
+        m.einsum("bij,bjk->ik", a, b) + m.einsum("bij,k->ik", a, b[0, 0]).sum()
+        + m.einsum("...ij,...kj", a, b).sum(0) + m.tensordot(a, b, dims=([0, 2], [0, 1]))),
+     [(2, 3, 3), (2, 3, 3)]),
+    ("normalize_upsample", lambda m, a, b: m.cat([
+        m.nn.functional.normalize(a, dim=1).flatten(),
+        m.nn.functional.normalize(a, p=1, dim=0).flatten(),
+        m.nn.functional.interpolate(b, scale_factor=2).flatten()]), [(3, 4), (1, 2, 3, 3)]),
     # ---- nn.functional
     ("conv2d", lambda m, a, b: m.nn.functional.conv2d(a, b, b.sum((1, 2, 3)), stride=(2, 1),
                                                        padding=1, dilation=(1, 2)),
@@ -417,7 +431,7 @@ SAME_DTYPE = {"matmul_batched_broadcast", "matmul_vec", "mm_bmm", "mse_loss", "l
               "index_copy", "embedding", "lerp_addc_clamp", "fills_and_scatters", "conv2d",
               "conv2d_groups", "conv2d_unbatched_same", "conv1d", "conv_transpose2d",
               "conv_transpose2d_groups", "layer_norm", "group_norm", "batch_norm", "losses",
-              "binary_more", "nn_activations"}
+              "binary_more", "nn_activations", "batched_products", "einsum_tensordot"}
 
 
 @pytest.mark.parametrize("dtypes", [("float64", "float64"), ("float32", "float64")],

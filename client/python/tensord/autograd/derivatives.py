@@ -1256,3 +1256,189 @@ def _copy(inputs, attrs, outs):
 
 
 from . import nn_derivatives  # noqa: E402,F401  (registers the nn ops' formulas)
+
+
+# ---- more matrix products ----
+
+def _scaled(t, k):
+    return t * k if k != 1 else t
+
+
+def _beta_alpha(attrs):
+    beta, alpha = attrs.get("beta", 1), attrs.get("alpha", 1)
+    return (1 if beta is None else beta), (1 if alpha is None else alpha)
+
+
+@formula("baddbmm", "addbmm")
+def _baddbmm(inputs, attrs, outs):
+    beta, alpha = _beta_alpha(attrs)
+    summed = outs[0].dim() == 2  # addbmm adds the products of the batch together
+
+    def backward(saved, grads):
+        b1, b2 = saved
+        g = grads[0].unsqueeze(0) if summed else grads[0]
+        return [_scaled(grads[0], beta), _scaled(g.matmul(b2.transpose(1, 2)), alpha),
+                _scaled(b1.transpose(1, 2).matmul(g), alpha)]
+    return ("AddbmmBackward0" if summed else "BaddbmmBackward0"), (inputs[1], inputs[2]), \
+        backward
+
+
+@formula("addmv")
+def _addmv(inputs, attrs, outs):
+    beta, alpha = _beta_alpha(attrs)
+
+    def backward(saved, grads):
+        mat, vec = saved
+        g = grads[0]
+        return [_scaled(g, beta), _scaled(g.unsqueeze(1) * vec.unsqueeze(0), alpha),
+                _scaled(mat.t().mv(g), alpha)]
+    return "AddmvBackward0", (inputs[1], inputs[2]), backward
+
+
+@formula("addr")
+def _addr(inputs, attrs, outs):
+    beta, alpha = _beta_alpha(attrs)
+
+    def backward(saved, grads):
+        v1, v2 = saved
+        g = grads[0]
+        return [_scaled(g, beta), _scaled(g.mv(v2), alpha), _scaled(g.t().mv(v1), alpha)]
+    return "AddrBackward0", (inputs[1], inputs[2]), backward
+
+
+@formula("outer")
+def _outer(inputs, attrs, outs):
+    def backward(saved, grads):
+        a, b = saved
+        g = grads[0]
+        return [g.mv(b), g.t().mv(a)]
+    return "MulBackward0", (inputs[0], inputs[1]), backward  # torch's outer is a product
+
+
+@formula("trace")
+def _trace(inputs, attrs, outs):
+    n, m = inputs[0].shape
+
+    def backward(saved, grads):
+        g = grads[0]
+        return [g * _api().eye(n, m, dtype=g.dtype, device=g.device)]
+    return "TraceBackward0", None, backward
+
+
+@formula("cross")
+def _cross(inputs, attrs, outs):
+    dim = attrs.get("dim")
+
+    def backward(saved, grads):
+        a, b = saved
+        g = grads[0]
+        d = dim if dim is not None else next(i for i, s in enumerate(g.shape) if s == 3)
+        return [b.cross(g, dim=d), g.cross(a, dim=d)]
+    return "LinalgCrossBackward0", (inputs[0], inputs[1]), backward
+
+
+def _einsum_terms(equation, ranks):
+    """The operands' and the output's subscripts of an einsum equation, each a list of letters
+    with '...' one token (the output's implicit form: the letters used once, sorted)."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+
+    def tokens(term):
+        out, i = [], 0
+        while i < len(term):
+            if term.startswith("...", i):
+                out.append("...")
+                i += 3
+            else:
+                out.append(term[i])
+                i += 1
+        return out
+    terms = [tokens(t) for t in lhs.split(",")]
+    if arrow:
+        return terms, tokens(rhs)
+    counts = {}
+    for t in terms:
+        for c in t:
+            counts[c] = counts.get(c, 0) + 1
+    out = ["..."] if "..." in counts else []
+    return terms, out + sorted(c for c, k in counts.items() if k == 1 and c != "...")
+
+
+def _contraction(node, terms, out, inputs):
+    """(node, saved, backward) of a contraction given as einsum subscripts: each operand's
+    gradient is itself an einsum, the output's gradient contracted with the other operands
+    onto the operand's subscripts (letters summed over in that operand alone are broadcast
+    back)."""
+    shapes = [tuple(t.shape) for t in inputs]
+    for t in terms:
+        if len(set(t)) != len(t) or ("..." in t and "..." not in out):
+            return node, None, _not_implemented(
+                "einsum with a repeated subscript in one operand or a summed ellipsis")
+
+    def backward(saved, grads):
+        from .._composite import einsum  # noqa: PLC0415
+        g = grads[0]
+        result = []
+        for i, term in enumerate(terms):
+            others = [(terms[j], saved[j]) for j in range(len(terms)) if j != i]
+            known = set(out)
+            for t, _ in others:
+                known |= set(t)
+            kept = [c for c in term if c in known]
+            eq = ",".join("".join(t) for t in [out] + [t for t, _ in others])
+            r = einsum(eq + "->" + "".join(kept), g, *[x for _, x in others])
+            if len(kept) != len(term):
+                for pos, c in enumerate(term):
+                    if c not in known:
+                        r = r.unsqueeze(pos)
+                r = r.expand(*shapes[i])
+            result.append(r)
+        return result
+    return node, tuple(inputs), backward
+
+
+@formula("einsum")
+def _einsum(inputs, attrs, outs):
+    terms, out = _einsum_terms(attrs["equation"], [t.dim() for t in inputs])
+    return _contraction("ViewBackward0", terms, out, inputs)  # torch's einsum ends in a view
+
+
+@formula("tensordot")
+def _tensordot(inputs, attrs, outs):
+    a, b = inputs
+    dims_a = [d % a.dim() for d in attrs["dims_self"]]
+    dims_b = [d % b.dim() for d in attrs["dims_other"]]
+    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    ta = [next(letters) for _ in range(a.dim())]
+    tb = [next(letters) for _ in range(b.dim())]
+    for da, db in zip(dims_a, dims_b):
+        tb[db] = ta[da]
+    out = [c for d, c in enumerate(ta) if d not in dims_a] + \
+        [c for d, c in enumerate(tb) if d not in dims_b]
+    return _contraction("ReshapeAliasBackward0", [ta, tb], out, inputs)
+
+
+@formula("normalize")
+def _normalize(inputs, attrs, outs):
+    p = attrs.get("p", 2.0)
+    p = 2.0 if p is None else float(p)
+    dim = attrs.get("dim", 1)
+    dim = 1 if dim is None else dim
+    eps = attrs.get("eps", 1e-12)
+    eps = 1e-12 if eps is None else eps
+
+    def backward(saved, grads):
+        x, g = saved, grads[0]
+        norm = x.norm(p, dim, keepdim=True)
+        n = norm.clamp_min(eps)
+        s = (g * x).sum(dim, keepdim=True)
+        dnorm = x * x.abs().pow(p - 2) / norm.pow(p - 1) if p != 2 else x / norm
+        return [g / n - _where(norm >= eps, s / (n * n) * dnorm, 0.0)]
+    return "DivBackward0", inputs[0], backward
+
+
+@formula("upsample")
+def _upsample(inputs, attrs, outs):
+    if attrs.get("mode") in ("nearest", "nearest-exact"):
+        return _picking_op("upsample", "UpsampleNearest2DBackward1")(inputs, attrs, outs)
+    return "UpsampleBackward0", None, _not_implemented(f"upsample (mode={attrs.get('mode')})")

@@ -29,8 +29,10 @@ Attrs DimAttrs(int64_t dim, bool keepdim = false) {
   return a;
 }
 
-// ATen's cosine_similarity: in the operands' common (floating) dtype, broadcast,
-// sum(x1 x2) / sqrt(max(sum(x1^2) sum(x2^2), eps^2)) over dim.
+// ATen's cosine_similarity (1.13): in the operands' common (floating) dtype, broadcast, each
+// operand divided by its norm over dim clamped below at eps, then the products summed:
+// sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)). (Not <x1, x2> / max(|x1| |x2|, eps): the
+// two differ where a norm is below eps.)
 absl::StatusOr<PlannedOp> PlanCosineSimilarity(const Tensor& x1, const Tensor& x2, int64_t dim,
                                                double eps) {
   constexpr absl::string_view op = "cosine_similarity";
@@ -47,17 +49,16 @@ absl::StatusOr<PlannedOp> PlanCosineSimilarity(const Tensor& x1, const Tensor& x
   TENSORD_ASSIGN_OR_RETURN(Tensor b, c.ToDType(x2, common));
   TENSORD_ASSIGN_OR_RETURN(a, Expand(a, shape));
   TENSORD_ASSIGN_OR_RETURN(b, Expand(b, shape));
-  const Attrs over = DimAttrs(dim);
-  TENSORD_ASSIGN_OR_RETURN(Tensor ab, c.Op1("mul", {a, b}));
-  TENSORD_ASSIGN_OR_RETURN(Tensor w12, c.Op1("sum", {ab}, over));
-  TENSORD_ASSIGN_OR_RETURN(Tensor aa, c.Op1("mul", {a, a}));
-  TENSORD_ASSIGN_OR_RETURN(Tensor w1, c.Op1("sum", {aa}, over));
-  TENSORD_ASSIGN_OR_RETURN(Tensor bb, c.Op1("mul", {b, b}));
-  TENSORD_ASSIGN_OR_RETURN(Tensor w2, c.Op1("sum", {bb}, over));
-  TENSORD_ASSIGN_OR_RETURN(Tensor n12, c.Op1("mul", {w1, w2}));
-  TENSORD_ASSIGN_OR_RETURN(n12, c.Op1("clamp_min", {n12}, Attrs().Set("min", Scalar(eps * eps))));
-  TENSORD_ASSIGN_OR_RETURN(n12, c.Op1("sqrt", {n12}));
-  TENSORD_ASSIGN_OR_RETURN(Tensor out, c.Op1("div", {w12, n12}));
+  const Attrs norm = DimAttrs(dim, /*keepdim=*/true).Set("p", Scalar(2.0));
+  const Attrs floor = Attrs().Set("min", Scalar(eps));
+  TENSORD_ASSIGN_OR_RETURN(Tensor na, c.Op1("norm", {a}, norm));
+  TENSORD_ASSIGN_OR_RETURN(na, c.Op1("clamp_min", {na}, floor));
+  TENSORD_ASSIGN_OR_RETURN(Tensor nb, c.Op1("norm", {b}, norm));
+  TENSORD_ASSIGN_OR_RETURN(nb, c.Op1("clamp_min", {nb}, floor));
+  TENSORD_ASSIGN_OR_RETURN(Tensor an, c.Op1("div", {a, na}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor bn, c.Op1("div", {b, nb}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor ab, c.Op1("mul", {an, bn}));
+  TENSORD_ASSIGN_OR_RETURN(Tensor out, c.Op1("sum", {ab}, DimAttrs(dim)));
   return std::move(c).Finish({out});
 }
 
@@ -281,8 +282,8 @@ absl::StatusOr<PlannedOp> PlanDropout(const Tensor& self, double p,
 void RegisterFunctionalOps(std::vector<OpDef>& ops) {
   ops.push_back({"cosine_similarity", OpKind::kCompute, {"x1", "x2"},
                  {Opt("dim", AttrType::kInt, "1"), Opt("eps", AttrType::kScalar, "1e-8")},
-                 "torch.nn.functional.cosine_similarity: <x1, x2> / max(|x1| |x2|, eps) over "
-                 "dim, broadcast, in the common floating dtype.",
+                 "torch.nn.functional.cosine_similarity: <x1 / max(|x1|, eps), "
+                 "x2 / max(|x2|, eps)> over dim, broadcast, in the common floating dtype.",
                  false, [](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
                    TENSORD_ASSIGN_OR_RETURN(int64_t dim, a.Int("dim", 1));
                    TENSORD_ASSIGN_OR_RETURN(Scalar eps, a.GetScalar("eps", Scalar(1e-8)));

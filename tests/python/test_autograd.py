@@ -283,7 +283,13 @@ OPS = [
     ("lerp_addc_clamp", lambda m, a, b: (
         m.lerp(a, b, 0.3) + m.lerp(a, b, b.sigmoid()) + m.addcmul(a, a, b, value=0.5)
         + m.addcdiv(a, a, b.abs() + 1, value=2) + a.clamp(b - 1, b + 1) + a.clamp_min(b)
-        + a.clamp_max(0.2) + a.clamp(min=b)), [(3, 4), (3, 4)]),
+        + a.clamp_max(0.2) + a.clamp(min=b) + a.clamp(b + 0.5, b - 0.5)), [(3, 4), (3, 4)]),
+    ("zeros_and_constants", lambda m, a, b: (
+        (a * (a > 0)).norm(p=3, dim=1) + (a * (a > 0)).norm(p=1.5, dim=1)
+        + m.nn.functional.normalize(a * (a > 0), p=1, dim=1).sum(1) + (a * 0 + b).std(0).sum()
+        + m.xlogy(a * (a > 0), b.abs() + 0.1).sum(1) + (b * 0 + 2).std(1)), [(3, 4), (3, 4)]),
+    ("linear_3d_relu_inplace", lambda m, a, b: m.nn.functional.relu(
+        m.nn.functional.linear(a, b, b[0]), inplace=True), [(2, 3, 4), (4, 4)]),
     # ---- reductions and selection
     ("moments", lambda m, a, b: (
         a.var() + a.std(1).sum() + b.var(0, unbiased=False).sum() + a.std((0, 1), correction=0)
@@ -330,7 +336,8 @@ OPS = [
         a.masked_fill(a > 0, 1.5) + b.masked_fill(b < 0, b[0, 0]) + a.index_fill(1, m.tensor([0, 2]), 2.0)
         + a.index_add(0, m.tensor([2, 0]), b[:2]) + a.scatter(1, m.tensor([[1], [0], [3]]), b[:, :1])
         + a.scatter_add(0, m.tensor([[1, 0, 2, 2], [0, 0, 1, 2]]), b[1:])
-        + a.masked_scatter(a < 0, b)), [(3, 4), (3, 4)]),
+        + a.masked_scatter(a < 0, b) + a.index_fill(1, m.tensor([0, 0, 2]), b[1, 1])),
+     [(3, 4), (3, 4)]),
     ("in_place_chain", lambda m, a, b: _in_place_chain(a, b), [(3, 4), (3, 4)]),
     # ---- contractions
     ("batched_products", lambda m, a, b: (
@@ -340,12 +347,16 @@ OPS = [
      [(2, 3, 3), (2, 3, 3)]),
     ("einsum_tensordot", lambda m, a, b: (
         m.einsum("bij,bjk->ik", a, b) + m.einsum("bij,k->ik", a, b[0, 0]).sum()
-        + m.einsum("...ij,...kj", a, b).sum(0) + m.tensordot(a, b, dims=([0, 2], [0, 1]))),
+        + m.einsum("...ij,...kj", a, b).sum(0) + m.tensordot(a, b, dims=([0, 2], [0, 1]))
+        + m.einsum("...ij->...i", a).sum(0) + m.einsum("bij,bkl->ik", a, b)),
      [(2, 3, 3), (2, 3, 3)]),
     ("normalize_upsample", lambda m, a, b: m.cat([
         m.nn.functional.normalize(a, dim=1).flatten(),
         m.nn.functional.normalize(a, p=1, dim=0).flatten(),
-        m.nn.functional.interpolate(b, scale_factor=2).flatten()]), [(3, 4), (1, 2, 3, 3)]),
+        m.nn.functional.interpolate(b, scale_factor=2).flatten(),
+        m.nn.functional.cosine_similarity(a, b.flatten()[:4]),
+        m.nn.functional.cosine_similarity(a * 1e-5, a.flip(0), eps=1e-3)]),
+     [(3, 4), (1, 2, 3, 3)]),
     # ---- nn.functional
     ("conv2d", lambda m, a, b: m.nn.functional.conv2d(a, b, b.sum((1, 2, 3)), stride=(2, 1),
                                                        padding=1, dilation=(1, 2)),
@@ -404,6 +415,16 @@ OPS = [
         m.nn.functional.kl_div(a.log_softmax(1), b.softmax(1), reduction="batchmean"),
         m.nn.functional.kl_div(a, b, log_target=True, reduction="sum"),
         m.nn.functional.smooth_l1_loss(a, b, reduction="none").sum()]), [(3, 4), (3, 4)]),
+    ("cross_entropy_smoothing_and_probabilities", lambda m, a, b: m.cat([
+        m.nn.functional.cross_entropy(a, m.tensor([0, 3, 1]), label_smoothing=0.2)[None],
+        m.nn.functional.cross_entropy(a, m.tensor([0, -100, 2]), weight=b[0].detach().abs(),
+                                      label_smoothing=0.1)[None],
+        m.nn.functional.cross_entropy(a, m.tensor([2, 3, 1]), label_smoothing=0.3,
+                                      reduction="none"),
+        m.nn.functional.cross_entropy(a, b.softmax(1))[None],
+        m.nn.functional.cross_entropy(a, b.softmax(1), weight=b[1].detach().abs(),
+                                      label_smoothing=0.2, reduction="sum")[None],
+        m.nn.functional.cross_entropy(a, b.softmax(1), reduction="none")]), [(3, 4), (3, 4)]),
 ]
 
 
@@ -431,7 +452,8 @@ SAME_DTYPE = {"matmul_batched_broadcast", "matmul_vec", "mm_bmm", "mse_loss", "l
               "index_copy", "embedding", "lerp_addc_clamp", "fills_and_scatters", "conv2d",
               "conv2d_groups", "conv2d_unbatched_same", "conv1d", "conv_transpose2d",
               "conv_transpose2d_groups", "layer_norm", "group_norm", "batch_norm", "losses",
-              "binary_more", "nn_activations", "batched_products", "einsum_tensordot"}
+              "binary_more", "nn_activations", "batched_products", "einsum_tensordot",
+              "linear_3d_relu_inplace", "cross_entropy_smoothing_and_probabilities"}
 
 
 @pytest.mark.parametrize("dtypes", [("float64", "float64"), ("float32", "float64")],
@@ -612,6 +634,12 @@ ERRORS = {
         w.add_(1)
         y.backward()
     """,
+    "in_place_write_of_an_alias_of_an_operand": """
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 1
+        y.mul_(y.detach())
+        y.sum().backward()
+    """,
     "retain_grad_without_grad": """
         torch.tensor([1.0]).retain_grad()
     """,
@@ -628,9 +656,10 @@ def _outcome(module, code):
 
 # Errors whose words name torch's internals (versions, node numbering): the class and the
 # opening words are compared.
-PREFIX_ONLY = {"saved_tensor_modified_in_place": "one of the variables needed for gradient "
-                                                 "computation has been modified by an inplace "
-                                                 "operation"}
+_MODIFIED = "one of the variables needed for gradient computation has been modified by an " \
+    "inplace operation"
+PREFIX_ONLY = {"saved_tensor_modified_in_place": _MODIFIED,
+               "in_place_write_of_an_alias_of_an_operand": _MODIFIED}
 
 
 @pytest.mark.parametrize("name", sorted(ERRORS))
@@ -653,6 +682,28 @@ def test_a_leaf_is_unchanged_when_its_in_place_op_is_refused(session):
     with tensord.no_grad():
         x.add_(1)
     assert x.tolist() == [2.0, 3.0] and x.requires_grad and x.is_leaf
+
+
+def test_in_place_on_a_tensor_with_views_is_refused(session):
+    """torch rebases the history of a tensor's views when an in-place op writes it; tensord
+    refuses the op instead (before it writes), also for views made while nothing was
+    recorded, rather than leave a view with stale gradients. A detached alias is no view."""
+    w = tensord.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    for make_view in (lambda h: h[0], lambda h: h.view(6, 1)):
+        h = tensord.zeros(2, 3)
+        r = make_view(h)
+        with pytest.raises(RuntimeError, match="is a view or has views"):
+            h.add_(w)
+        assert h.tolist() == [[0.0] * 3] * 2 and not h.requires_grad and not r.requires_grad
+    y = w * 2
+    v = y.view(3, 1)
+    with pytest.raises(RuntimeError, match="is a view or has views"):
+        v.relu_()
+    del v
+    d = y.detach()
+    y.relu_()  # no view left but the detached alias
+    y.sum().backward()
+    assert w.grad.tolist() == [2.0, 2.0, 2.0] and d.tolist() == [2.0, 4.0, 6.0]
 
 
 def test_non_leaf_grad_warns_as_torch(session):

@@ -232,6 +232,8 @@ def _queue(session, name, inputs, attrs=None, n=None, send_now=False):
         _graph.bump_version(inputs[0])
     if record:
         _graph.record(name, inputs, attrs, outs or ())
+    elif outs and name != "detach":  # detach's alias is outside autograd, as torch's
+        _graph.note_views(inputs, outs)
     return outs
 
 

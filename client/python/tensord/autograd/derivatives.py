@@ -188,6 +188,7 @@ def _unary(node, grad, save_input=True, save_output=False):
     def f(inputs, attrs, outs):
         saved = (inputs[0] if save_input else None, outs[0] if save_output else None)
         return node, saved, lambda s, gs: [grad(gs[0], s[0], s[1])]
+    f.saves_input = save_input  # an in-place form (relu_) needs no copy of its input
     return f
 
 
@@ -544,21 +545,61 @@ def _class_grad(x, target, weight, ignore_index, reduction, g, probs):
 
 @formula("cross_entropy")
 def _cross_entropy(inputs, attrs, outs):
-    x, target = inputs[0], inputs[1]
-    weight = inputs[2] if len(inputs) > 2 else None
-    if target.dtype.is_floating_point or attrs.get("label_smoothing", 0.0):
-        return "NllLossBackward0", None, _not_implemented(
-            "cross_entropy with class probabilities or label_smoothing")
+    """torch 1.13's cross_entropy: class indices (with label smoothing: (1 - e) nll + e / C times
+    the smoothing term, each reduced as torch reduces it) or class probabilities."""
+    x, target, weight = _operands(inputs, attrs, ("input", "target", "weight"))
     ignore = attrs.get("ignore_index", -100)
-    reduction = attrs.get("reduction", "mean")
+    reduction = attrs.get("reduction", "mean") or "mean"
+    smoothing = attrs.get("label_smoothing") or 0.0
     class_dim = 1 if x.dim() >= 2 else 0
+    probabilities = target.dtype.is_floating_point
+    if probabilities:
+        node = "DivBackward1" if reduction == "mean" else "NegBackward0"
+    else:
+        node = "AddBackward0" if smoothing else "NllLossBackward0"
 
     def backward(saved, grads):
         x, target, weight = saved
-        probs = x.softmax(class_dim)
-        return [_class_grad(x, target, weight, ignore, reduction, grads[0], probs), None,
-                None][:len(inputs)]
-    return "NllLossBackward0", (x, target, weight), backward
+        g = grads[0]
+        n_classes = x.shape[class_dim]
+        log_p = x.log_softmax(class_dim)
+        p = log_p.exp()
+        w = None
+        if weight is not None:
+            shape = [1] * x.dim()
+            shape[class_dim] = n_classes
+            w = weight.reshape(shape)
+        if probabilities:
+            t = target * (1 - smoothing) + smoothing / n_classes if smoothing else target
+            tw = t * w if w is not None else t
+            scale = g.unsqueeze(class_dim) if reduction == "none" and x.dim() >= 2 else g
+            if reduction == "mean":
+                scale = g / (x.numel() // n_classes if x.dim() >= 2 else 1)
+            gx = (p * tw.sum(class_dim, keepdim=True) - tw) * scale
+            gt = -(log_p * w if w is not None else log_p) * scale * \
+                ((1 - smoothing) if smoothing else 1)
+            return [gx, gt, None][:len(inputs)]
+        gx = _class_grad(x, target, weight, ignore, reduction, g, p)
+        if smoothing:
+            valid = (target != ignore).to(x.dtype)
+            if reduction == "mean":
+                if weight is not None:
+                    safe = _api().where(target != ignore, target, target * 0)
+                    denominator = (weight.index_select(0, safe.reshape(-1)).reshape(
+                        safe.shape) * valid).sum()
+                else:
+                    denominator = valid.sum()
+                per_row = valid * (g / denominator)
+            elif reduction == "sum":
+                per_row = valid * g
+            else:
+                per_row = valid * g
+            rows = per_row.unsqueeze(class_dim) if x.dim() >= 2 else per_row
+            total = w.sum() if w is not None else n_classes
+            smooth = (p * total - (w if w is not None else 1.0)) * rows
+            gx = gx * (1 - smoothing) + smooth * (smoothing / n_classes)
+        return [gx, None, None][:len(inputs)]
+    return node, (x, target, weight), backward
 
 
 @formula("nll_loss")
@@ -790,10 +831,9 @@ FORMULAS.update({
                          lambda g, a, b, o: -g * (a / b).floor()),
     "fmod": _binary("FmodBackward0", lambda g, a, b, o: g,
                     lambda g, a, b, o: -g * (a / b).trunc()),
-    "xlogy": _binary("XlogyBackward0",
-                     lambda g, a, b, o: _where((a == 0) & (b <= 0), g * 0,
-                                               g * (b.log() if _is_tensor(b) else
-                                                    _api().tensor(b).log().item())),
+    "xlogy": _binary("XlogyBackward0",  # torch's: grad * xlogy(self != 0, other)
+                     lambda g, a, b, o: _where(a == 0, 0.0, g * (
+                         b.log() if _is_tensor(b) else _api().tensor(b).log().item())),
                      lambda g, a, b, o: g * a / b),
     "logaddexp": _binary("LogaddexpBackward0", lambda g, a, b, o: g / (1 + (b - a).exp()),
                          lambda g, a, b, o: g / (1 + (a - b).exp())),
@@ -857,11 +897,12 @@ def _clamp_bounds(kind):
                 mask = x >= lo
             if hi is not None:
                 mask = (x <= hi) if mask is None else mask & (x <= hi)
+            # torch's clamp_backward_min_max: where min > max the output is max
             r = [_where(mask, g, 0.0) if mask is not None else g]
             if _is_tensor(lo):
-                r.append(_where((x < lo) if hi is None else (x < lo) & (lo <= hi), g, 0.0))
+                r.append(_where((x < lo) if hi is None else (x < lo) & (lo < hi), g, 0.0))
             if _is_tensor(hi):
-                r.append(_where(x > hi, g, 0.0))
+                r.append(_where((x > hi) if lo is None else (x > hi) | (hi < lo), g, 0.0))
             return r
         return node, (x, lo, hi), backward
     return f
@@ -899,8 +940,9 @@ def _moment(node, std, with_mean=False):
             r = None
             if g is not None:
                 g = _expand_back(g, shape, dims, keepdim)
-                if std:
-                    r = g * (x - mean) / (_expand_back(out, shape, dims, keepdim) * (n - c))
+                if std:  # 0 where the deviation is 0, as torch's std_backward
+                    o = _expand_back(out, shape, dims, keepdim)
+                    r = _where(o == 0, 0.0, g * (x - mean) / (o * (n - c)))
                 else:
                     r = g * (2.0 / (n - c)) * (x - mean)
             if with_mean and grads[1] is not None:
@@ -954,8 +996,14 @@ def _norm(inputs, attrs, outs):
             return [g * x.sgn() * mask / count]
         if p == 2:
             return [_where(n == 0, g * 0, g * x / n)]
-        return [_where(n == 0, g * 0, g * x * x.abs().pow(p - 2) / n.pow(p - 1))]
+        return [_where(n == 0, g * 0, g * _norm_derivative(x, n, p))]
     return "NormBackward1", (x, outs[0]), backward
+
+
+def _norm_derivative(x, norm, p):
+    """d ||x||_p / dx = sgn(x) |x|^(p-1) / ||x||^(p-1): 0 where x is 0 (torch's form)."""
+    d = x.sgn() * x.abs().pow(p - 1) / norm.pow(p - 1)
+    return _where(x == 0, 0.0, d) if p < 1 else d
 
 
 def _exclusive_products(x, dim):
@@ -1095,6 +1143,16 @@ def _picking_op(name, node):
     return f
 
 
+def _as_strided(inputs, attrs, outs):
+    """as_strided addresses the storage, not the input's elements: its positions map is the
+    input's only where the input is the storage from its start, contiguous."""
+    x = inputs[0]
+    if not x.is_contiguous() or x.storage_offset() != 0:
+        return "AsStridedBackward0", None, _not_implemented(
+            "as_strided of a strided view or one with an offset")
+    return _picking_op("as_strided", "AsStridedBackward0")(inputs, attrs, outs)
+
+
 for _name, _node in {
         "index.Tensor": "IndexBackward0", "flip": "FlipBackward0", "roll": "RollBackward0",
         "take": "TakeBackward0", "tril": "TrilBackward0", "triu": "TriuBackward0",
@@ -1103,12 +1161,13 @@ for _name, _node in {
         "repeat_interleave": "RepeatInterleaveBackward0",
         "masked_select": "MaskedSelectBackward0", "diag": "DiagBackward0",
         "diagflat": "DiagflatBackward0", "diag_embed": "DiagEmbedBackward0",
-        "as_strided": "AsStridedBackward0", "movedim": "PermuteBackward0",
+        "movedim": "PermuteBackward0",
         "moveaxis": "PermuteBackward0", "mT": "TransposeBackward0", "adjoint": "TBackward0",
         "T": "PermuteBackward0", "split": "SplitBackward0",
         "split_with_sizes": "SplitWithSizesBackward0", "chunk": "SplitBackward0",
         "unbind": "UnbindBackward0", "tensor_split": "SplitBackward0"}.items():
     FORMULAS[_name] = _picking_op(_name, _node)
+FORMULAS["as_strided"] = _as_strided
 
 
 def _pad_node(inputs, attrs, outs):
@@ -1150,8 +1209,8 @@ def _index_fill(inputs, attrs, outs):
         index, value = saved
         g = grads[0]
         r = [g.index_fill(dim, index, 0), None]
-        if _is_tensor(value):
-            r.append(g.index_select(dim, index).sum())
+        if _is_tensor(value):  # each filled position once, as torch's
+            r.append(g.index_select(dim, index.unique()).sum())
         return r
     return ("IndexFillBackward1" if _is_tensor(value) else "IndexFillBackward0"), \
         (index, value), backward
@@ -1388,9 +1447,15 @@ def _contraction(node, terms, out, inputs):
             eq = ",".join("".join(t) for t in [out] + [t for t, _ in others])
             r = einsum(eq + "->" + "".join(kept), g, *[x for _, x in others])
             if len(kept) != len(term):
-                for pos, c in enumerate(term):
+                ellipsis_rank = len(shapes[i]) - (len(term) - 1)
+                d = 0
+                for c in term:
+                    if c == "...":
+                        d += ellipsis_rank
+                        continue
                     if c not in known:
-                        r = r.unsqueeze(pos)
+                        r = r.unsqueeze(d)
+                    d += 1
                 r = r.expand(*shapes[i])
             result.append(r)
         return result
@@ -1432,7 +1497,7 @@ def _normalize(inputs, attrs, outs):
         norm = x.norm(p, dim, keepdim=True)
         n = norm.clamp_min(eps)
         s = (g * x).sum(dim, keepdim=True)
-        dnorm = x * x.abs().pow(p - 2) / norm.pow(p - 1) if p != 2 else x / norm
+        dnorm = _norm_derivative(x, norm, p) if p != 2 else x / norm
         return [g / n - _where(norm >= eps, s / (n * n) * dnorm, 0.0)]
     return "DivBackward0", inputs[0], backward
 

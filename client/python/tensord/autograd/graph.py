@@ -269,8 +269,28 @@ def _forget_view(key, tid, _ref):
 
 
 def _has_other_views(t):
-    entry = _views.get(_storage_key(t))
-    return entry is not None and any(r() is not None and r() is not t for r in entry.values())
+    def others():
+        entry = _views.get(_storage_key(t))
+        return entry is not None and any(r() is not None and r() is not t
+                                         for r in entry.values())
+    if not others():
+        return False
+    # Ops waiting to be sent hold their outputs (an intermediate view base, as F.linear's
+    # rows): once sent, only the views the program still holds remain.
+    t._session.flush()
+    return others()
+
+
+def note_views(inputs, outs):
+    """Called by _ops._queue for the ops it does not record while autograd is active: outputs
+    that share a storage with an input are noted as views, so that an in-place op recorded
+    later on one of them (or on their base) is refused."""
+    if outs and inputs:
+        first = inputs[0]
+        info = getattr(first, "_info", None)
+        if info is not None and any(o._info is not None and
+                                    o._info.storage_id == info.storage_id for o in outs):
+            _note_views(inputs, outs)
 
 
 def _whole_storage(t):
@@ -302,7 +322,7 @@ def record_in_place(name, inputs, attrs, send):
         derivatives.refuse_in_place(name)
     node_name, saved, backward = derivatives.make(formula, base_name, inputs, attrs, [target])
     edges = [_edge(t) if hasattr(t, "_ag") else None for t in inputs]
-    if any(s is target for s in _tensors_in(saved)):
+    if getattr(formula, "saves_input", True) and any(s is target for s in _tensors_in(saved)):
         from .._ops import _send  # noqa: PLC0415
         pre = _send(target._session, "clone", [target], None, 1)[0]  # the value before the op
         pre._ag = m
@@ -314,9 +334,12 @@ def record_in_place(name, inputs, attrs, send):
     input_meta = [(tuple(t.shape), t.dtype, t.device) if e is not None else None
                   for t, e in zip(inputs, edges)]
     node = Node(node_name, backward, saved, edges, input_meta, 1)
-    if any(t is target for t in inputs[1:]) and node.versions:  # x.mul_(x): torch saves the
-        # operand before the op writes it, so that backward finds it changed (its error)
-        _saved_storages[_storage_key(target)][1] += 1
+    key = _storage_key(target)
+    if key in _saved_storages and any(hasattr(t, "_ag") and t._error is None and
+                                      _storage_key(t) == key for t in inputs[1:]):
+        # x.mul_(x), x.mul_(x.detach()): torch saves the operand before the op writes it, so
+        # that backward finds it changed (its error)
+        _saved_storages[key][1] += 1
     target._ag = AutogradMeta(False, node, 0)
     return outs
 

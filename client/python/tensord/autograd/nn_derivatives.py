@@ -518,3 +518,27 @@ FORMULAS.update({
     "kl_div": _pointwise_loss("KlDivBackward0", _kl_input, _kl_target, keys=("log_target",),
                               nodes={"batchmean": "DivBackward0"}),
 })
+
+
+@formula("cosine_similarity")
+def _cosine_similarity(inputs, attrs, outs):
+    """torch 1.13's cos = sum(x1 / n1 * x2 / n2) over dim, n = max(|x|, eps), the norms clamped
+    in place outside autograd: its backward takes the clamped norm where the norm's own
+    derivative x / |x| needs |x|, so d cos / d x1 = x2 / (n1 n2) - cos x1 / n1² (checked
+    against torch with norms below eps)."""
+    dim = attrs.get("dim", 1)
+    dim = 1 if dim is None else dim
+    eps = attrs.get("eps", 1e-8)
+    eps = 1e-8 if eps is None else eps
+
+    def backward(saved, grads):
+        from .._composite import broadcast_tensors  # noqa: PLC0415
+        x1, x2 = broadcast_tensors(saved[0], saved[1])
+        cos = saved[2]
+        g = grads[0].unsqueeze(dim)
+        c = cos.unsqueeze(dim)
+        n1 = x1.norm(dim=dim, keepdim=True).clamp_min(eps)
+        n2 = x2.norm(dim=dim, keepdim=True).clamp_min(eps)
+        return [g * (x2 / (n1 * n2) - c * x1 / (n1 * n1)),
+                g * (x1 / (n1 * n2) - c * x2 / (n2 * n2))]
+    return "SumBackward1", (inputs[0], inputs[1], outs[0]), backward  # torch's is a sum

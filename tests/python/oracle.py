@@ -29,7 +29,7 @@ def as_torch(t):
     torch tensor as it is (an oracle's result is either)."""
     if isinstance(t, torch.Tensor):
         return t
-    t = t.cpu()
+    t = t.cpu().detach()
     if t.dtype is tensord.bfloat16:  # numpy has no bfloat16: the bits travel as int16
         return torch.tensor(t.contiguous().view(tensord.int16).numpy()).view(torch.bfloat16)
     return torch.tensor(t.numpy())

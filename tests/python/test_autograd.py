@@ -121,6 +121,24 @@ PROGRAMS = {
         with torch.no_grad():
             print(model(x).argmax(1))
     """,
+    "non_leaf_hooks_and_retain_grad": """
+        x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 2
+        seen = []
+        handle = y.register_hook(lambda g: seen.append(g.clone()) or g * 3)
+        (y * y).sum().backward()
+        print(seen, x.grad)
+        handle.remove()
+        x.grad = None
+        y2 = x * 2
+        y2.retain_grad()
+        y2.register_hook(lambda g: g + 1)  # after retain_grad: .grad keeps the gradient before it
+        loss = (y2 ** 2).sum()
+        loss.retain_grad()
+        loss.backward()
+        print(y2.grad, x.grad, loss.grad)
+        print(x.detach().numpy())
+    """,
     "regression_with_adam_and_mse": """
         w = torch.zeros(3, 1, requires_grad=True)
         b = torch.zeros(1, requires_grad=True)
@@ -639,6 +657,10 @@ ERRORS = {
         y = x * 1
         y.mul_(y.detach())
         y.sum().backward()
+    """,
+    "numpy_of_a_tensor_that_requires_grad": """
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        (x * 2).numpy()
     """,
     "retain_grad_without_grad": """
         torch.tensor([1.0]).retain_grad()

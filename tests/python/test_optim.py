@@ -29,7 +29,7 @@ STEPS = 5
 def to_np(t):
     if isinstance(t, torch.Tensor):
         return t.detach().numpy()
-    return np.asarray(t.numpy())
+    return np.asarray(t.detach().numpy())
 
 
 def make_params(dtype=np.float32, seed=0):

@@ -2,7 +2,6 @@
 import math
 import numbers
 import operator
-import weakref
 
 import numpy as np
 
@@ -341,10 +340,7 @@ class Tensor(_ComputeMethods):
         if m.grad_fn is None or m.retains_grad:
             return
         m.retains_grad = True
-        node = m.grad_fn
-        if node.retained is None:
-            node.retained = {}
-        node.retained[m.output_nr] = weakref.ref(self)
+        m.grad_fn.output_hooks(m.output_nr).append(_graph.retainer(self))
 
     def register_hook(self, hook):
         """A function of the gradient, called when it is computed (leaves: before it is
@@ -353,12 +349,14 @@ class Tensor(_ComputeMethods):
         if m is None or (m.grad_fn is None and not m.requires_grad):
             raise RuntimeError("cannot register a hook on a tensor that doesn't require "
                                "gradient")
-        if m.grad_fn is not None:
-            raise NotImplementedError("tensord: hooks on non-leaf tensors are not supported yet")
-        if m.hooks is None:
-            m.hooks = []
-        m.hooks.append(hook)
-        return _HookHandle(m.hooks, hook)
+        if m.grad_fn is not None:  # called with the gradient the node gets for this output
+            hooks = m.grad_fn.output_hooks(m.output_nr)
+        else:
+            if m.hooks is None:
+                m.hooks = []
+            hooks = m.hooks
+        hooks.append(hook)
+        return _HookHandle(hooks, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Adds the gradient of this tensor with respect to the graph's leaves into their
@@ -442,6 +440,9 @@ class Tensor(_ComputeMethods):
 
     def numpy(self, force=False):
         """A numpy array of the values (a copy: the tensor lives on the server)."""
+        if not force and self._ag is not None and _graph.requires_grad(self):
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
         self._check_host()
         if self.dtype is _dtypes.bfloat16:
             raise TypeError("Got unsupported ScalarType BFloat16")
@@ -511,6 +512,9 @@ class Tensor(_ComputeMethods):
         return iter(self.unbind(0))
 
     def __array__(self, dtype=None):
+        if self._ag is not None and _graph.requires_grad(self):
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
         self._check_host()
         if self.dtype is _dtypes.bfloat16:  # numpy has no bfloat16, torch refuses it too
             raise TypeError("Got unsupported ScalarType BFloat16")

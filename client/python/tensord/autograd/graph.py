@@ -119,7 +119,7 @@ class Node:
     none) to the gradients of the inputs."""
 
     __slots__ = ("_name", "next_edges", "_backward", "saved", "released", "input_meta",
-                 "n_outputs", "retained", "on_release", "versions", "__weakref__")
+                 "n_outputs", "on_release", "versions", "hooks", "__weakref__")
 
     def __init__(self, name, backward, saved, next_edges, input_meta, n_outputs):
         self._name = name
@@ -129,8 +129,8 @@ class Node:
         self.input_meta = input_meta  # (shape, dtype, device) of each input
         self.n_outputs = n_outputs
         self.released = False
-        self.retained = None  # output_nr -> tensor that retains its grad
         self.on_release = None  # a custom Function's: frees its ctx's saved tensors
+        self.hooks = None  # output_nr -> hooks of the non-leaf tensor that is that output
         self.versions = [_hold(t) for t in _tensors_in(saved) if t._error is None]
 
     def __del__(self):
@@ -141,6 +141,13 @@ class Node:
 
     def name(self):
         return self._name
+
+    def output_hooks(self, nr):
+        """The hooks of output `nr` (Tensor.register_hook on a non-leaf): each is called with
+        the gradient of that output before the node uses it, and what it returns replaces it."""
+        if self.hooks is None:
+            self.hooks = {}
+        return self.hooks.setdefault(nr, [])
 
     @property
     def next_functions(self):
@@ -477,6 +484,13 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
         while queue:
             node = queue.pop()
             grads = pending.pop(id(node), None)
+            if grads is not None and getattr(node, "hooks", None):
+                for nr, hooks in node.hooks.items():
+                    for hook in list(hooks):
+                        if grads[nr] is not None:
+                            r = hook(grads[nr])
+                            if r is not None:
+                                grads[nr] = r
             if wanted is not None and grads is not None:
                 for nr, g in enumerate(grads):
                     for k in wanted.get((id(node), nr), ()):
@@ -485,11 +499,6 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 if accumulate and grads is not None and grads[0] is not None:
                     _accumulate(node.variable, grads[0], create_graph)
                 continue
-            if grads is not None and node.retained:
-                for nr, ref in list(node.retained.items()):
-                    t = ref()
-                    if t is not None and grads[nr] is not None:
-                        _accumulate(t, grads[nr], create_graph)
             if grads is not None and any(g is not None for g in grads):
                 in_grads = node.apply(grads)
                 if len(in_grads) != len(node.next_edges):
@@ -535,6 +544,18 @@ def _accumulate(t, g, create_graph):
     else:
         with _grad_mode.no_grad():
             old.add_(g)
+
+
+def retainer(t):
+    """Tensor.retain_grad's hook on a non-leaf: the gradient that reaches it (after the hooks
+    registered before it, as torch 1.13 orders them) accumulated into its .grad."""
+    ref = weakref.ref(t)
+
+    def hook(g):
+        t = ref()
+        if t is not None:
+            _accumulate(t, g, _grad_mode.is_grad_enabled())  # on under create_graph
+    return hook
 
 
 def warn_non_leaf_grad():

@@ -474,27 +474,31 @@ SAME_DTYPE = {"matmul_batched_broadcast", "matmul_vec", "mm_bmm", "mse_loss", "l
               "linear_3d_relu_inplace", "cross_entropy_smoothing_and_probabilities"}
 
 
+# Ops whose inputs are drawn positive (logs, roots and powers of them).
+POSITIVE = {"pow_tensor", "pow_scalar", "unary_chain", "activations", "div", "div_scalar"}
+
+
+def gradients(m, name, fn, shapes, dtypes):
+    """(output dtype, the inputs' gradients' shapes, dtypes and values as numpy arrays) of
+    sum(fn(m, *inputs) * weights) for module `m` (torch or tensord; tensord's tensors on the
+    current session's default device): the same inputs and weights for both."""
+    arrays = _arrays(shapes, dtypes, seed=len(name), positive=name in POSITIVE)
+    inputs = [m.tensor(a, requires_grad=True) for a in arrays]
+    out = fn(m, *inputs)
+    weights = m.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)), dtype=out.dtype)
+    (out * weights).sum().backward()
+    return (out.dtype, [tuple(t.grad.shape) for t in inputs], [str(t.grad.dtype) for t in inputs],
+            [t.grad.detach().cpu().numpy() for t in inputs])
+
+
 @pytest.mark.parametrize("dtypes", [("float64", "float64"), ("float32", "float64")],
                          ids=["f64", "f32_f64"])
 @pytest.mark.parametrize("name,fn,shapes", OPS, ids=[o[0] for o in OPS])
 def test_gradients_match_torch(session, name, fn, shapes, dtypes):
     if name in SAME_DTYPE and dtypes[0] != dtypes[1]:
         dtypes = ("float32", "float32")
-    positive = name in ("pow_tensor", "pow_scalar", "unary_chain", "activations", "div",
-                        "div_scalar")
-    arrays = _arrays(shapes, dtypes, seed=len(name), positive=positive)
-    results = []
-    for m in (real_torch, tensord):
-        inputs = [m.tensor(a, requires_grad=True) for a in arrays]
-        out = fn(m, *inputs)
-        weights = m.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)),
-                           dtype=out.dtype)
-        (out * weights).sum().backward()
-        results.append((out.dtype, [tuple(t.grad.shape) for t in inputs],
-                        [str(t.grad.dtype) for t in inputs],
-                        [t.grad.detach().numpy() if m is real_torch else t.grad.numpy()
-                         for t in inputs]))
-    (tdt, tshapes, tdtypes, tgrads), (ddt, dshapes, ddtypes, dgrads) = results
+    tdt, tshapes, tdtypes, tgrads = gradients(real_torch, name, fn, shapes, dtypes)
+    ddt, dshapes, ddtypes, dgrads = gradients(tensord, name, fn, shapes, dtypes)
     assert str(ddt) == str(tdt)
     assert dshapes == tshapes and ddtypes == tdtypes
     tol = 1e-5 if "float32" in dtypes else 1e-10

@@ -20,6 +20,7 @@ import torch as real_torch
 
 import tensord
 from tensord import _ops, _session, _tensor
+from test_autograd import OPS as AUTOGRAD_OPS, gradients as autograd_gradients
 
 # The marker is registered by run_gpu_pytest.sh (-o markers=...); run plainly, pytest would
 # warn about it (a warning, never a failure, but noise).
@@ -1180,3 +1181,21 @@ def test_gpu_work_is_asynchronous_and_synchronize_waits(cpu_session):
     assert waited >= 0.55, f"synchronize returned after {waited:.3f} s, before the sleep ended"
     assert x.tolist() == [1.0] * 1000
     assert y.tolist() == [1.0] * 4
+
+
+# ---- autograd on the GPU: every formula of test_autograd.py, its gradients against torch's ----
+
+@gpu_test
+@pytest.mark.parametrize("name,fn,shapes", AUTOGRAD_OPS, ids=[o[0] for o in AUTOGRAD_OPS])
+def test_gradients_on_cuda_match_torch(server, name, fn, shapes):
+    """The backward pass of each formula run on the GPU (inputs, index tensors and weights on
+    cuda: the session's default device), float64, against torch on the CPU."""
+    dtypes = ("float64",) * len(shapes)
+    tdt, tshapes, tdtypes, tgrads = autograd_gradients(real_torch, name, fn, shapes, dtypes)
+    with tensord.connect(server, device="cuda"):
+        assert tensord.zeros(1).is_cuda
+        ddt, dshapes, ddtypes, dgrads = autograd_gradients(tensord, name, fn, shapes, dtypes)
+    assert str(ddt) == str(tdt)
+    assert dshapes == tshapes and ddtypes == tdtypes
+    for d, t in zip(dgrads, tgrads):
+        np.testing.assert_allclose(d, t, rtol=1e-9, atol=1e-9)

@@ -790,3 +790,17 @@ def test_version_records_go_with_the_graph(session):
     del z
     tensord.synchronize()  # queued ops hold their outputs until they are sent
     assert len(graph._saved_storages) == before
+
+
+def test_view_records_stay_bounded(session):
+    """While autograd is active every view is noted (so that a recorded in-place op can refuse
+    a tensor with views); the notes of dead views go as views come and go."""
+    from tensord.autograd import graph
+    tensord.ones(3, requires_grad=True)
+    x = tensord.ones(100)
+    for i in range(5000):
+        x[i % 50: i % 50 + 10].sum()
+        tensord.ones(4).view(2, 2)
+    tensord.synchronize()
+    assert len(graph._views) < 2048
+    assert max(len(e) for e in graph._views.values()) < 512

@@ -248,31 +248,39 @@ def record_copy(dst, src):
 _views = {}
 
 
+_views_purge_at = 1024
+
+
 def _note_views(inputs, outs):
-    keys = {}
-    for t in inputs:
-        if t._error is None and t._info is not None:
-            keys[_storage_key(t)] = t
-    if not keys:
-        return
+    global _views_purge_at
     for o in outs:
-        if o._error is None and o._info is not None:
-            key = _storage_key(o)
-            base = keys.get(key)
-            if base is not None and base is not o:
+        info = o._info
+        if info is None or o._error is not None:
+            continue
+        sid = info.storage_id
+        for t in inputs:
+            ti = getattr(t, "_info", None)
+            if ti is not None and ti.storage_id == sid and t is not o and \
+                    t._session is o._session and t._error is None:
+                key = (id(o._session), sid)
                 entry = _views.get(key)
                 if entry is None:
+                    if len(_views) >= _views_purge_at:  # entries whose tensors all died go
+                        _purge_views()
+                        _views_purge_at = max(1024, 2 * len(_views))
                     entry = _views[key] = {}
-                for t in (base, o):
-                    entry[id(t)] = weakref.ref(t, functools.partial(_forget_view, key, id(t)))
+                elif len(entry) >= 64:  # a long-lived base's dead views go
+                    for k in [k for k, r in entry.items() if r() is None]:
+                        del entry[k]
+                entry[id(t)] = weakref.ref(t)
+                entry[id(o)] = weakref.ref(o)
+                break
 
 
-def _forget_view(key, tid, _ref):
-    entry = _views.get(key)
-    if entry is not None:
-        entry.pop(tid, None)
-        if not entry:
-            del _views[key]
+def _purge_views():
+    for key in [k for k, entry in _views.items()
+                if all(r() is None for r in entry.values())]:
+        del _views[key]
 
 
 def _has_other_views(t):
@@ -293,11 +301,7 @@ def note_views(inputs, outs):
     that share a storage with an input are noted as views, so that an in-place op recorded
     later on one of them (or on their base) is refused."""
     if outs and inputs:
-        first = inputs[0]
-        info = getattr(first, "_info", None)
-        if info is not None and any(o._info is not None and
-                                    o._info.storage_id == info.storage_id for o in outs):
-            _note_views(inputs, outs)
+        _note_views(inputs, outs)
 
 
 def _whole_storage(t):

@@ -389,6 +389,34 @@ OPS = [
         a, b, b.sum((0, 2, 3)), stride=2, padding=1, output_padding=1), [(2, 4, 5, 5), (4, 3, 3, 3)]),
     ("conv_transpose2d_groups", lambda m, a, b: m.nn.functional.conv_transpose2d(
         a, b, None, stride=(1, 2), groups=2, dilation=2), [(1, 4, 4, 4), (4, 1, 2, 2)]),
+    ("conv3d", lambda m, a, b: m.nn.functional.conv3d(a, b, b.sum((1, 2, 3, 4)),
+                                                       stride=(1, 2, 1), padding=1,
+                                                       dilation=(2, 1, 1)),
+     [(2, 3, 5, 6, 4), (4, 3, 2, 3, 2)]),
+    ("conv3d_groups", lambda m, a, b: m.nn.functional.conv3d(a, b, None, 2, 0, 1, 2),
+     [(1, 4, 5, 5, 5), (6, 2, 3, 2, 2)]),
+    ("interpolate_linear_modes", lambda m, a, b: m.cat([
+        m.nn.functional.interpolate(a, scale_factor=2, mode="bilinear").flatten(),
+        m.nn.functional.interpolate(a, size=(5, 7), mode="bilinear",
+                                    align_corners=True).flatten(),
+        m.nn.functional.interpolate(a, size=(2, 3), mode="bilinear").flatten(),
+        m.nn.functional.interpolate(a, scale_factor=1.7, mode="bilinear").flatten(),
+        m.nn.functional.interpolate(b, scale_factor=2.5, mode="linear").flatten(),
+        m.nn.functional.interpolate(b.reshape(1, 2, 3, 2, 2), size=(3, 4, 5), mode="trilinear",
+                                    align_corners=True).flatten(),
+        m.nn.functional.interpolate(b, scale_factor=2).flatten()]), [(1, 2, 3, 4), (2, 3, 4)]),
+    ("linalg", lambda m, a, b: m.cat([
+        m.linalg.inv(a + 4 * m.eye(3, dtype=a.dtype)).flatten(),
+        m.linalg.det(a + 4 * m.eye(3, dtype=a.dtype)).flatten(),
+        m.linalg.slogdet(a + 4 * m.eye(3, dtype=a.dtype))[1].flatten(),
+        m.linalg.solve(a + 4 * m.eye(3, dtype=a.dtype), b).flatten(),
+        m.linalg.solve(a[0] + 4 * m.eye(3, dtype=a.dtype), b[0, :, 0]).flatten(),
+        m.linalg.solve(a[1] + 4 * m.eye(3, dtype=a.dtype), b[1].t(), left=False).flatten()]),
+     [(2, 3, 3), (2, 3, 2)]),
+    ("pairwise_distance", lambda m, a, b: m.cat([
+        m.nn.functional.pairwise_distance(a, b),
+        m.nn.functional.pairwise_distance(a, b[0], p=1, keepdim=True).flatten(),
+        m.nn.functional.pairwise_distance(a, b, p=3)]), [(3, 4), (3, 4)]),
     ("pools", lambda m, a, b: m.cat([
         m.nn.functional.max_pool2d(a, 3, 2, 1).flatten(),
         m.nn.functional.max_pool2d(a, 2, ceil_mode=True).flatten(),
@@ -471,7 +499,8 @@ SAME_DTYPE = {"matmul_batched_broadcast", "matmul_vec", "mm_bmm", "mse_loss", "l
               "conv2d_groups", "conv2d_unbatched_same", "conv1d", "conv_transpose2d",
               "conv_transpose2d_groups", "layer_norm", "group_norm", "batch_norm", "losses",
               "binary_more", "nn_activations", "batched_products", "einsum_tensordot",
-              "linear_3d_relu_inplace", "cross_entropy_smoothing_and_probabilities"}
+              "linear_3d_relu_inplace", "cross_entropy_smoothing_and_probabilities", "conv3d",
+              "conv3d_groups", "linalg", "pairwise_distance"}
 
 
 # Ops whose inputs are drawn positive (logs, roots and powers of them).

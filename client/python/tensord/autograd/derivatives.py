@@ -1500,10 +1500,3 @@ def _normalize(inputs, attrs, outs):
         dnorm = _norm_derivative(x, norm, p) if p != 2 else x / norm
         return [g / n - _where(norm >= eps, s / (n * n) * dnorm, 0.0)]
     return "DivBackward0", inputs[0], backward
-
-
-@formula("upsample")
-def _upsample(inputs, attrs, outs):
-    if attrs.get("mode") in ("nearest", "nearest-exact"):
-        return _picking_op("upsample", "UpsampleNearest2DBackward1")(inputs, attrs, outs)
-    return "UpsampleBackward0", None, _not_implemented(f"upsample (mode={attrs.get('mode')})")

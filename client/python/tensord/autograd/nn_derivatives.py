@@ -8,7 +8,8 @@ with the window matrices of each spatial dim (average: separable, so no windows 
 import numpy as np
 
 from .. import _grad_mode
-from .derivatives import _api, _is_tensor, _operands, _where, formula, FORMULAS
+from .derivatives import (_api, _is_tensor, _not_implemented, _operands, _picking_op, _where,
+                          formula, FORMULAS)
 
 
 def _needs(*tensors):
@@ -225,6 +226,54 @@ def _adaptive_avg_pool(node, nd):
                                            for i in range(nd)])]
         return name, None, backward
     return f
+
+
+def _linear_matrix(size, out, align_corners, scale):
+    """(out, size): the weights of linear interpolation along one dim as torch computes them
+    (area_pixel_compute_scale and _source_index: each output a blend of two inputs)."""
+    if align_corners:
+        step = (size - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        step = 1.0 / scale if scale is not None and scale > 0 else size / out
+    m = np.zeros((out, size))
+    for o in range(out):
+        src = step * o if align_corners else max(step * (o + 0.5) - 0.5, 0.0)
+        i0 = int(src)
+        i1 = i0 + 1 if i0 < size - 1 else i0
+        w1 = src - i0
+        m[o, i0] += 1.0 - w1
+        m[o, i1] += w1
+    return m
+
+
+_LINEAR_MODES = {"linear": ("UpsampleLinear1DBackward1", 1),
+                 "bilinear": ("UpsampleBilinear2DBackward1", 2),
+                 "trilinear": ("UpsampleTrilinear3DBackward1", 3)}
+_NEAREST_NODES = {3: "UpsampleNearest1DBackward1", 4: "UpsampleNearest2DBackward1",
+                  5: "UpsampleNearest3DBackward1"}
+
+
+@formula("upsample")
+def _upsample(inputs, attrs, outs):
+    """Nearest modes pick elements; the linear modes are products with each spatial dim's
+    interpolation matrix, so their gradient is the product with its transpose."""
+    mode = attrs.get("mode")
+    x = inputs[0]
+    if mode in ("nearest", "nearest-exact"):
+        return _picking_op("upsample", _NEAREST_NODES.get(x.dim(), "UpsampleNearest2DBackward1"))(
+            inputs, attrs, outs)
+    if mode not in _LINEAR_MODES:
+        return "UpsampleBicubic2DBackward1", None, _not_implemented(f"upsample (mode={mode})")
+    node, nd = _LINEAR_MODES[mode]
+    shape, out_shape = tuple(x.shape), tuple(outs[0].shape)
+    align = bool(attrs.get("align_corners", False))
+    scales = [attrs.get(n) for n in ("scales_d", "scales_h", "scales_w")[3 - nd:]]
+
+    def backward(saved, grads):
+        k = len(shape) - nd
+        return [_apply_back(grads[0], [_linear_matrix(shape[k + i], out_shape[k + i], align,
+                                                      scales[i]) for i in range(nd)])]
+    return node, None, backward
 
 
 FORMULAS.update({
@@ -542,3 +591,127 @@ def _cosine_similarity(inputs, attrs, outs):
         return [g * (x2 / (n1 * n2) - c * x1 / (n1 * n1)),
                 g * (x1 / (n1 * n2) - c * x2 / (n2 * n2))]
     return "SumBackward1", (inputs[0], inputs[1], outs[0]), backward  # torch's is a sum
+
+
+@formula("conv3d")
+def _conv3d(inputs, attrs, outs):
+    """conv3d: the input's gradient a transposed convolution; the weight's, per group, the
+    convolution of the input (its samples as channels) with the output's gradient as weights,
+    stride and dilation swapped, cropped to the kernel."""
+    x, w, b = _operands(inputs, attrs, ("input", "weight", "bias"))
+    stride, padding = _ints(attrs.get("stride", 1), 3), _ints(attrs.get("padding", 0), 3)
+    dilation, groups = _ints(attrs.get("dilation", 1), 3), attrs.get("groups", 1) or 1
+    need_x, need_w, need_b = _needs(x, w, b)
+
+    def backward(saved, grads):
+        x, w = saved
+        g = grads[0]
+        F = _F()
+        unbatched = x.dim() == 4
+        if unbatched:
+            x, g = x.unsqueeze(0), g.unsqueeze(0)
+        size, kernel, out = x.shape[2:], w.shape[2:], g.shape[2:]
+        r = []
+        gx = None
+        if need_x:
+            extra = tuple(size[i] - ((out[i] - 1) * stride[i] - 2 * padding[i] +
+                                     dilation[i] * (kernel[i] - 1) + 1) for i in range(3))
+            gx = F.conv_transpose3d(g, w, None, stride, padding, extra, groups, dilation)
+            if unbatched:
+                gx = gx.squeeze(0)
+        r.append(gx)
+        gw = None
+        if need_w:
+            cg, og = w.shape[1], w.shape[0] // groups
+            parts = []
+            for j in range(groups):
+                xj = x[:, j * cg:(j + 1) * cg].transpose(0, 1)
+                gj = g[:, j * og:(j + 1) * og].transpose(0, 1)
+                full = F.conv3d(xj, gj, None, dilation, padding, stride)
+                parts.append(full[:, :, :kernel[0], :kernel[1], :kernel[2]].transpose(0, 1))
+            gw = parts[0] if groups == 1 else _api().cat(parts, 0)
+        r.append(gw)
+        if _is_tensor(b):
+            r.append(g.sum((0, 2, 3, 4)) if need_b else None)
+        return r
+    return "ConvolutionBackward0", (x, w), backward
+
+
+# ---- linear algebra ----
+
+@formula("linalg_inv", "linalg_inv_ex")
+def _linalg_inv(inputs, attrs, outs):
+    def backward(saved, grads):
+        y = saved.mT
+        return [-(y.matmul(grads[0]).matmul(y))]
+    return "LinalgInvExBackward0", outs[0], backward
+
+
+@formula("linalg_det")
+def _linalg_det(inputs, attrs, outs):
+    """d det / dA = det A^-T (A invertible)."""
+    def backward(saved, grads):
+        a, det = saved
+        from .. import linalg  # noqa: PLC0415
+        return [(grads[0] * det)[..., None, None] * linalg.inv(a).mT]
+    return "LinalgDetBackward0", (inputs[0], outs[0]), backward
+
+
+@formula("linalg_slogdet")
+def _linalg_slogdet(inputs, attrs, outs):
+    def backward(saved, grads):
+        from .. import linalg  # noqa: PLC0415
+        g = grads[1]
+        if g is None:
+            return [None]
+        return [g[..., None, None] * linalg.inv(saved).mT]
+    return "LinalgSlogdetBackward0", inputs[0], backward
+
+
+@formula("linalg_solve", "linalg_solve_ex")
+def _linalg_solve(inputs, attrs, outs):
+    """X = A^-1 B (left) or B A^-1: B's gradient solves with A^T, A's is -gB X^T (X^T gB)."""
+    a, b = inputs
+    left = attrs.get("left", True)
+    left = True if left is None else left
+    vector = b.dim() == 1 or (b.dim() == a.dim() - 1 and tuple(b.shape) == tuple(a.shape[:-1]))
+
+    def backward(saved, grads):
+        from .. import linalg  # noqa: PLC0415
+        a, x = saved
+        g = grads[0]
+        if vector:
+            g, x = g.unsqueeze(-1), x.unsqueeze(-1)
+        gb = linalg.solve(a.mT, g, left=left)
+        ga = -(gb.matmul(x.mT)) if left else -(x.mT.matmul(gb))
+        return [ga, gb.squeeze(-1) if vector else gb]
+    return "LinalgSolveExBackward0", (a, outs[0]), backward
+
+
+@formula("pairwise_distance")
+def _pairwise_distance(inputs, attrs, outs):
+    """|x1 - x2 + eps|_p over the last dim: the norm's derivative, with opposite signs."""
+    p = attrs.get("p", 2.0)
+    p = 2.0 if p is None else float(p)
+    eps = attrs.get("eps", 1e-6)
+    eps = 1e-6 if eps is None else eps
+    keepdim = bool(attrs.get("keepdim", False))
+
+    def backward(saved, grads):
+        from .derivatives import _norm_derivative  # noqa: PLC0415
+        x1, x2, out = saved
+        d = x1 - x2 + eps
+        g, n = grads[0], out
+        if not keepdim and d.dim() > 0:
+            g, n = g.unsqueeze(-1), n.unsqueeze(-1)
+        if p == 2:
+            dd = _where(n == 0, 0.0, d / n)
+        elif p == float("inf"):
+            mask = d.abs() == n
+            dd = d.sgn() * mask / mask.sum(-1, keepdim=True)
+        elif p == 0:
+            dd = d * 0
+        else:
+            dd = _where(n == 0, 0.0, _norm_derivative(d, n, p))
+        return [g * dd, -(g * dd)]
+    return "NormBackward1", (inputs[0], inputs[1], outs[0]), backward

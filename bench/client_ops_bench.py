@@ -4,7 +4,9 @@
   /usr/bin/python3 bench/client_ops_bench.py ADDRESS [--import-torch]
 
 Prints, as `name value` lines: µs per op of 10,000 queued `x.add_(1)` then one synchronize,
-of 10,000 `y = x * 2`, and µs per call of `t.t().stride()` (planned here, no round trip).
+of 10,000 `y = x * 2`, µs per call of `t.t().stride()` (planned here, no round trip), and
+autograd's costs: a view before and after a tensor required grad, `x * 2` once autograd is
+active, and `w * 2` recorded in the graph (w requires grad).
 
 It runs in a process of its own without torch, as a program written with `import tensord as
 torch` does: importing torch adds millions of objects to Python's heap, and then the cyclic
@@ -47,6 +49,15 @@ def main():
     t = tensord.arange(12.).reshape(3, 4)
     assert t.t().stride() == (1, 4)
     print("t_stride", f"{best_of(3, 10000, lambda: t.t().stride()):.2f}")
+    # Autograd: a view before any tensor required grad, then (autograd active for the rest of
+    # the process) a plain op, a view (noted, so that in-place recording can refuse it) and
+    # an op recorded in the graph.
+    v = tensord.ones(64)
+    print("view", f"{best_of(3, 10000, lambda: v[0:8], tensord.synchronize):.2f}")
+    w = tensord.ones(16, requires_grad=True)
+    print("mul_active", f"{best_of(3, 10000, lambda: x * 2, tensord.synchronize):.2f}")
+    print("view_active", f"{best_of(3, 10000, lambda: v[0:8], tensord.synchronize):.2f}")
+    print("mul_recording", f"{best_of(3, 10000, lambda: w * 2, tensord.synchronize):.2f}")
     s.close()
 
 

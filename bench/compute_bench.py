@@ -11,10 +11,12 @@
    torch's in-process op.
 3. 10,000 small ops queued through the Python client, then one synchronize: µs per op.
 4. Metadata planned in the client: `t.t().stride()` per call, against torch's.
-   3 and 4 measure the client in a process of its own without torch (bench/client_ops_bench.py),
-   and again with torch imported.
+5. Autograd's cost per op in the client: views before and after autograd is active, a plain op
+   once it is, an op recorded in the graph; torch's plain and recorded op in process.
+   3, 4 and 5 measure the client in a process of its own without torch
+   (bench/client_ops_bench.py), and again with torch imported.
 
-`--client` runs only 3 and 4.
+`--client` runs only 3, 4 and 5.
 
 Ratios are speeds: > 1 means tensord is faster.
 """
@@ -257,6 +259,24 @@ def per_op(address):
             tt.t().stride()
         best = min(best, time.perf_counter() - t0)
     print(f"  {'torch':44s} {best / 10000 * 1e6:7.2f} µs/call")
+
+    print("\n5. autograd in the client, per op (10,000 queued, then one synchronize)")
+    for label in ("", " (torch imported)"):
+        for name, what in (("view", "v[0:8], autograd never used"),
+                           ("view_active", "v[0:8], autograd active (view noted)"),
+                           ("mul_active", "x * 2, autograd active, x without grad"),
+                           ("mul_recording", "w * 2 recorded (w requires grad)")):
+            print(f"  {what + label:58s} {figures[name + label]:7.2f} µs/op")
+    tw, tx = torch.ones(16, requires_grad=True), torch.ones(16)
+    for what, fn in (("torch x * 2, in process", lambda: tx * 2),
+                     ("torch w * 2 recorded, in process", lambda: tw * 2)):
+        best = 1e9
+        for _ in range(3):
+            t0 = time.perf_counter()
+            for _ in range(10000):
+                fn()
+            best = min(best, time.perf_counter() - t0)
+        print(f"  {what:58s} {best / 10000 * 1e6:7.2f} µs/op")
 
 
 if __name__ == "__main__":

@@ -251,6 +251,29 @@ _views = {}
 _views_purge_at = 1024
 
 
+class _ViewSet:
+    """The tensors noted on one storage: weak references by id, the dead ones dropped when the
+    set has doubled since the last sweep (so a long-lived base viewed in a loop costs O(1) per
+    view)."""
+
+    __slots__ = ("refs", "sweep_at")
+
+    def __init__(self):
+        self.refs = {}
+        self.sweep_at = 64
+
+    def add(self, t):
+        refs = self.refs
+        if len(refs) >= self.sweep_at:
+            for k in [k for k, r in refs.items() if r() is None]:
+                del refs[k]
+            self.sweep_at = max(64, 2 * len(refs))
+        refs[id(t)] = weakref.ref(t)
+
+    def alive(self):
+        return any(r() is not None for r in self.refs.values())
+
+
 def _note_views(inputs, outs):
     global _views_purge_at
     for o in outs:
@@ -265,29 +288,21 @@ def _note_views(inputs, outs):
                 key = (id(o._session), sid)
                 entry = _views.get(key)
                 if entry is None:
-                    if len(_views) >= _views_purge_at:  # entries whose tensors all died go
-                        _purge_views()
+                    if len(_views) >= _views_purge_at:  # sets whose tensors all died go
+                        for k in [k for k, e in _views.items() if not e.alive()]:
+                            del _views[k]
                         _views_purge_at = max(1024, 2 * len(_views))
-                    entry = _views[key] = {}
-                elif len(entry) >= 64:  # a long-lived base's dead views go
-                    for k in [k for k, r in entry.items() if r() is None]:
-                        del entry[k]
-                entry[id(t)] = weakref.ref(t)
-                entry[id(o)] = weakref.ref(o)
+                    entry = _views[key] = _ViewSet()
+                entry.add(t)
+                entry.add(o)
                 break
-
-
-def _purge_views():
-    for key in [k for k, entry in _views.items()
-                if all(r() is None for r in entry.values())]:
-        del _views[key]
 
 
 def _has_other_views(t):
     def others():
         entry = _views.get(_storage_key(t))
         return entry is not None and any(r() is not None and r() is not t
-                                         for r in entry.values())
+                                         for r in entry.refs.values())
     if not others():
         return False
     # Ops waiting to be sent hold their outputs (an intermediate view base, as F.linear's

@@ -321,6 +321,9 @@ OPS = [
         + (a * (a > 10)).prod(1)), [(3, 4), (3, 4)]),
     ("cumsum_nansum", lambda m, a, b: a.cumsum(1) * b.cumsum(0) + m.nansum(a.log(), 1, True),
      [(3, 4), (3, 4)]),
+    ("cumprod_logcumsumexp", lambda m, a, b: (
+        a.cumprod(1) + (a * (a.abs() > 0.5)).cumprod(1) + (b * (b > 0)).cumprod(0)
+        + (a * 30).logcumsumexp(1) + b.logcumsumexp(0)), [(3, 4), (3, 4)]),
     ("selection", lambda m, a, b: (
         a.max(1)[0] + a.min(1, keepdim=True)[0].sum(1) + b.sort(1)[0][:, 1]
         + b.sort(0, descending=True)[0][1] [:3] + b.topk(2, 1)[0].sum(1)
@@ -772,9 +775,9 @@ def test_non_leaf_grad_warns_as_torch(session):
 
 def test_an_op_without_a_formula_fails_at_backward_naming_it(session):
     x = tensord.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
-    y = x.cumprod(0)
-    assert y.requires_grad and y.grad_fn.name() == "CumprodBackward0"
-    with pytest.raises(RuntimeError, match="the derivative for 'cumprod' is not implemented"):
+    y = tensord.cdist(x, x)
+    assert y.requires_grad and y.grad_fn.name() == "CdistBackward0"
+    with pytest.raises(RuntimeError, match="the derivative for 'cdist' is not implemented"):
         y.sum().backward()
 
 

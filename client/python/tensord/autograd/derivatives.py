@@ -1042,8 +1042,54 @@ def _prod(inputs, attrs, outs):
 @formula("cumsum")
 def _cumsum(inputs, attrs, outs):
     dim = attrs["dim"]
-    return "CumsumBackward0", None, \
-        lambda s, gs: [gs[0].flip([dim]).cumsum(dim).flip([dim])]
+    return "CumsumBackward0", None, lambda s, gs: [_reversed_cumsum(gs[0], dim)]
+
+
+def _reversed_cumsum(t, dim):
+    return t.flip([dim]).cumsum(dim).flip([dim])
+
+
+@formula("cumprod")
+def _cumprod(inputs, attrs, outs):
+    """Before the first zero along dim: reversed_cumsum(g out) / x (torch's); at the first zero:
+    the products of the others (the cumulative product with that zero taken as 1); after it:
+    0. Found with masks, without reading the data."""
+    dim = attrs["dim"]
+
+    def backward(saved, grads):
+        x, out = saved
+        g = grads[0]
+        if x.dim() == 0 or x.shape[dim] <= 1:
+            return [g]
+        zeros_so_far = (x == 0).cumsum(dim)
+        before = zeros_so_far == 0
+        first = (x == 0) & (zeros_so_far == 1)
+        one_at_first = _where(first, 1.0, x)
+        at_first = _reversed_cumsum(g * one_at_first.cumprod(dim), dim)
+        regular = _reversed_cumsum(g * out, dim) / _where(before, x, 1.0)
+        return [_where(before, regular, _where(first, at_first, 0.0))]
+    return "CumprodBackward0", (inputs[0], outs[0]), backward
+
+
+@formula("logcumsumexp")
+def _logcumsumexp(inputs, attrs, outs):
+    """torch's: the positive and negative parts of the gradient each through a reversed
+    logcumsumexp, so that nothing overflows."""
+    dim = attrs["dim"]
+
+    def backward(saved, grads):
+        x, out = saved
+        g = grads[0]
+        from .._info import finfo  # noqa: PLC0415
+        lowest = finfo(g.dtype).min
+
+        def reversed_lcse(t):
+            return t.flip([dim]).logcumsumexp(dim).flip([dim])
+        log_abs = g.abs().log()
+        pos = (reversed_lcse(_where(g > 0, log_abs, lowest) - out) + x).exp()
+        neg = (reversed_lcse(_where(g < 0, log_abs, lowest) - out) + x).exp()
+        return [pos - neg]
+    return "LogcumsumexpBackward0", (inputs[0], outs[0]), backward
 
 
 @formula("nansum")

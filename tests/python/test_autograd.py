@@ -321,6 +321,10 @@ OPS = [
         + (a * (a > 10)).prod(1)), [(3, 4), (3, 4)]),
     ("cumsum_nansum", lambda m, a, b: a.cumsum(1) * b.cumsum(0) + m.nansum(a.log(), 1, True),
      [(3, 4), (3, 4)]),
+    ("kron_cdist", lambda m, a, b: m.cat([
+        m.kron(a, b).flatten(), m.kron(a[0], b[:, 0]), m.cdist(a, b).flatten(),
+        m.cdist(a, b, p=1).flatten(), m.cdist(a, b, p=3).flatten(),
+        m.cdist(a.repeat(10, 1), b).flatten()]), [(3, 4), (5, 4)]),
     ("cumprod_logcumsumexp", lambda m, a, b: (
         a.cumprod(1) + (a * (a.abs() > 0.5)).cumprod(1) + (b * (b > 0)).cumprod(0)
         + (a * 30).logcumsumexp(1) + b.logcumsumexp(0)), [(3, 4), (3, 4)]),
@@ -503,7 +507,7 @@ SAME_DTYPE = {"matmul_batched_broadcast", "matmul_vec", "mm_bmm", "mse_loss", "l
               "conv_transpose2d_groups", "layer_norm", "group_norm", "batch_norm", "losses",
               "binary_more", "nn_activations", "batched_products", "einsum_tensordot",
               "linear_3d_relu_inplace", "cross_entropy_smoothing_and_probabilities", "conv3d",
-              "conv3d_groups", "linalg", "pairwise_distance"}
+              "conv3d_groups", "linalg", "pairwise_distance", "kron_cdist"}
 
 
 # Ops whose inputs are drawn positive (logs, roots and powers of them).
@@ -775,9 +779,10 @@ def test_non_leaf_grad_warns_as_torch(session):
 
 def test_an_op_without_a_formula_fails_at_backward_naming_it(session):
     x = tensord.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
-    y = tensord.cdist(x, x)
-    assert y.requires_grad and y.grad_fn.name() == "CdistBackward0"
-    with pytest.raises(RuntimeError, match="the derivative for 'cdist' is not implemented"):
+    y = tensord.nn.functional.interpolate(x[None, None], scale_factor=2, mode="bicubic")
+    assert y.requires_grad and y.grad_fn.name() == "UpsampleBicubic2DBackward1"
+    with pytest.raises(RuntimeError, match=r"the derivative for 'upsample \(mode=bicubic\)' "
+                                           r"is not implemented"):
         y.sum().backward()
 
 

@@ -1546,3 +1546,28 @@ def _normalize(inputs, attrs, outs):
         dnorm = _norm_derivative(x, norm, p) if p != 2 else x / norm
         return [g / n - _where(norm >= eps, s / (n * n) * dnorm, 0.0)]
     return "DivBackward0", inputs[0], backward
+
+
+@formula("kron")
+def _kron(inputs, attrs, outs):
+    """kron: the output's gradient seen as (a0, b0, a1, b1, …), contracted with the other
+    operand over its dims."""
+    a, b = inputs
+    rank = max(a.dim(), b.dim())
+    sa = (1,) * (rank - a.dim()) + tuple(a.shape)
+    sb = (1,) * (rank - b.dim()) + tuple(b.shape)
+
+    def backward(saved, grads):
+        from .._composite import einsum  # noqa: PLC0415
+        a, b = saved
+        split = []
+        for i in range(rank):
+            split += [sa[i], sb[i]]
+        g = grads[0].reshape(split)
+        la = "".join(chr(ord("a") + i) for i in range(rank))
+        lb = "".join(chr(ord("n") + i) for i in range(rank))
+        gl = "".join(la[i] + lb[i] for i in range(rank))
+        ga = einsum(f"{gl},{lb}->{la}", g, b.reshape(sb)).reshape(a.shape)
+        gb = einsum(f"{gl},{la}->{lb}", g, a.reshape(sa)).reshape(b.shape)
+        return [ga, gb]
+    return "UnsafeViewBackward0", (a, b), backward

@@ -715,3 +715,38 @@ def _pairwise_distance(inputs, attrs, outs):
             dd = _where(n == 0, 0.0, _norm_derivative(d, n, p))
         return [g * dd, -(g * dd)]
     return "NormBackward1", (inputs[0], inputs[1], outs[0]), backward
+
+
+@formula("cdist")
+def _cdist(inputs, attrs, outs):
+    """out[..., i, j] = |x1_i - x2_j|_p: for p = 2 two products (the gradient of each distance
+    is the difference over the distance); otherwise through the pairwise differences."""
+    p = attrs.get("p", 2.0)
+    p = 2.0 if p is None else float(p)
+
+    def backward(saved, grads):
+        from .derivatives import _norm_derivative  # noqa: PLC0415
+        x1, x2, out = saved
+        g = grads[0]
+        if p == 2:
+            s = _where(out == 0, 0.0, g / out)
+            return [x1 * s.sum(-1, keepdim=True) - s.matmul(x2),
+                    x2 * s.sum(-2).unsqueeze(-1) - s.mT.matmul(x1)]
+        diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+        n = out.unsqueeze(-1)
+        if p == float("inf"):
+            mask = diff.abs() == n
+            d = diff.sgn() * mask / mask.sum(-1, keepdim=True)
+        elif p == 0:
+            d = diff * 0
+        else:
+            d = _where(n == 0, 0.0, _norm_derivative(diff, n, p))
+        gd = g.unsqueeze(-1) * d
+        return [gd.sum(-2), -gd.sum(-3)]
+    mode = attrs.get("compute_mode") or "use_mm_for_euclid_dist_if_necessary"
+    rows = (inputs[0].shape[-2], inputs[1].shape[-2])
+    mm = p == 2 and (mode == "use_mm_for_euclid_dist" or
+                     (mode == "use_mm_for_euclid_dist_if_necessary" and max(rows) > 25))
+    # torch's product form for many rows ends in a view
+    return ("ViewBackward0" if mm else "CdistBackward0"), (inputs[0], inputs[1], outs[0]), \
+        backward

@@ -139,6 +139,47 @@ PROGRAMS = {
         print(y2.grad, x.grad, loss.grad)
         print(x.detach().numpy())
     """,
+    "functional_api_and_gradcheck": """
+        F_ = torch.autograd.functional
+
+        def f(x, y):
+            return (x * y.exp()).sum(0) + x.sin()[0]
+
+        x = torch.tensor([[1.0, 2.0], [0.5, -1.0]], dtype=torch.float64)
+        y = torch.tensor([[0.3, -0.2], [0.1, 0.4]], dtype=torch.float64)
+        v = torch.tensor([1.0, 2.0], dtype=torch.float64)
+        print(F_.jacobian(f, (x, y)))
+        print(F_.jacobian(lambda a: a ** 3, x[0]))
+        print(F_.hessian(lambda a: (a ** 3).sum() + (a[0] * a[1]), x[0]))
+        print(F_.vjp(lambda a: a.tanh() * 2, x, torch.ones(2, 2, dtype=torch.float64)))
+        print(F_.jvp(lambda a: a.tanh() * 2, x, torch.ones(2, 2, dtype=torch.float64)))
+        print(F_.vhp(lambda a: (a ** 3).sum(), x[0], v), F_.hvp(lambda a: (a ** 3).sum(), x[0], v))
+        a = x.clone().requires_grad_()
+        print(torch.autograd.gradcheck(lambda t: (t.sigmoid() * t).sum(1), (a,)))
+        print(torch.autograd.gradgradcheck(lambda t: (t.sigmoid() * t), (a,)))
+
+        class Wrong(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, t):
+                ctx.save_for_backward(t)
+                return t * t
+
+            @staticmethod
+            def backward(ctx, g):
+                t, = ctx.saved_tensors
+                return g * t  # should be 2 t
+
+        print(torch.autograd.gradcheck(Wrong.apply, (a,), raise_exception=False))
+        try:
+            torch.autograd.gradcheck(Wrong.apply, (a,))
+        except RuntimeError as e:
+            print(type(e).__name__, str(e).splitlines()[0])
+        w = torch.tensor([1.0, 2.0], requires_grad=True)
+        u = torch.tensor([3.0, 4.0], requires_grad=True)
+        h = w * 2
+        (h * u).sum().backward(inputs=[u, h])
+        print(w.grad, u.grad, h.grad)
+    """,
     "regression_with_adam_and_mse": """
         w = torch.zeros(3, 1, requires_grad=True)
         b = torch.zeros(1, requires_grad=True)

@@ -295,7 +295,8 @@ class Tensor(_ComputeMethods):
     def grad(self):
         """The gradient backward() accumulated (or a program assigned), or None."""
         m = self._ag
-        if m is not None and m.grad_fn is not None and not m.retains_grad:
+        if m is not None and m.grad_fn is not None and not m.retains_grad and \
+                getattr(self, "_grad", None) is None:  # torch warns when there is none
             _graph.warn_non_leaf_grad()
         return getattr(self, "_grad", None)
 

@@ -7,7 +7,9 @@ from .. import _grad_mode
 from .._grad_mode import (enable_grad, inference_mode, no_grad,  # noqa: F401
                           set_grad_enabled)
 from . import graph
+from . import functional  # noqa: F401
 from .function import Function, FunctionCtx  # noqa: F401
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401
 
 
 def _as_tuple(x):
@@ -27,9 +29,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         grads = (None,) * len(tensors)
     if len(grads) != len(tensors):
         raise RuntimeError(f"got {len(grads)} tensors and {len(tensors)} gradients")
-    if inputs is not None:
-        raise NotImplementedError("tensord: backward(inputs=...) is not supported yet; use "
-                                  "autograd.grad")
+    if inputs is not None:  # only these tensors' .grad receive (leaves or not)
+        inputs = _as_tuple(inputs)
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        results = graph.run_backward(tensors, grads, retain_graph, create_graph,
+                                     inputs=inputs, allow_unused=True, accumulate=False)
+        for t, g in zip(inputs, results):
+            if g is not None:
+                graph.accumulate_grad(t, g, create_graph)
+        return
     graph.run_backward(tensors, grads, retain_graph, create_graph)
 
 

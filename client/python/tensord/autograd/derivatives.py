@@ -342,7 +342,8 @@ def _matmul(inputs, attrs, outs):
 def _reshape_back(node):
     def f(inputs, attrs, outs):
         shape = tuple(inputs[0].shape)
-        return node, None, lambda s, gs: [gs[0].reshape(shape)]
+        rest = [None] * (len(inputs) - 1)  # view_as's other: its shape only
+        return node, None, lambda s, gs: [gs[0].reshape(shape)] + rest
     return f
 
 
@@ -399,13 +400,18 @@ def _permute(inputs, attrs, outs):
 
 @formula("expand", "broadcast_to", "expand_as")
 def _expand(inputs, attrs, outs):
-    return "ExpandBackward0", None, lambda s, gs: [gs[0]]  # the engine sums broadcast dims
+    rest = [None] * (len(inputs) - 1)  # expand_as's other: its shape only
+    return "ExpandBackward0", None, lambda s, gs: [gs[0]] + rest  # the engine sums dims
 
 
 def _into_zeros(name, x, attrs, g):
     """The gradient of a view op that picks distinct elements of x (indexing, select, narrow):
     zeros of x's shape with `g` written through the same view of them."""
     from .._ops import _queue  # noqa: PLC0415
+    from .graph import requires_grad  # noqa: PLC0415
+    if _grad_mode.is_grad_enabled() and requires_grad(g):
+        # create_graph: a differentiable form (index_add of the positions), for the next order
+        return _picking_op(name, "")([x], attrs, [])[2](tuple(), [g])[0]
     api = _api()
     z = api.zeros(tuple(x.shape), dtype=g.dtype, device=g.device)
     view = _queue(z._session, name, [z], attrs, 1)[0]

@@ -516,7 +516,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                         results[k] = g
             if isinstance(node, AccumulateGrad):
                 if accumulate and grads is not None and grads[0] is not None:
-                    _accumulate(node.variable, grads[0], create_graph)
+                    accumulate_grad(node.variable, grads[0], create_graph)
                 continue
             if grads is not None and any(g is not None for g in grads):
                 in_grads = node.apply(grads)
@@ -546,7 +546,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
     return None
 
 
-def _accumulate(t, g, create_graph):
+def accumulate_grad(t, g, create_graph):
     """Adds `g` into t.grad: stores a copy of its own the first time (so that no two tensors'
     .grad share a storage), adds in place after (as torch's AccumulateGrad does)."""
     m = t._ag
@@ -573,7 +573,7 @@ def retainer(t):
     def hook(g):
         t = ref()
         if t is not None:
-            _accumulate(t, g, _grad_mode.is_grad_enabled())  # on under create_graph
+            accumulate_grad(t, g, _grad_mode.is_grad_enabled())  # on under create_graph
     return hook
 
 

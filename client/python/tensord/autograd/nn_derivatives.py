@@ -246,6 +246,30 @@ def _linear_matrix(size, out, align_corners, scale):
     return m
 
 
+def _cubic_matrix(size, out, align_corners, scale):
+    """(out, size): bicubic interpolation's weights along one dim as torch computes them
+    (Keys' kernel with A = -0.75, four taps, indices clamped to the edges)."""
+    if align_corners:
+        step = (size - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        step = 1.0 / scale if scale is not None and scale > 0 else size / out
+    a = -0.75
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    m = np.zeros((out, size))
+    for o in range(out):
+        src = step * o if align_corners else step * (o + 0.5) - 0.5
+        i0 = int(np.floor(src))
+        t = src - i0
+        for k, w in enumerate((far(t + 1), near(t), near(1 - t), far(2 - t))):
+            m[o, min(max(i0 - 1 + k, 0), size - 1)] += w
+    return m
+
+
 _LINEAR_MODES = {"linear": ("UpsampleLinear1DBackward1", 1),
                  "bilinear": ("UpsampleBilinear2DBackward1", 2),
                  "trilinear": ("UpsampleTrilinear3DBackward1", 3)}
@@ -255,24 +279,27 @@ _NEAREST_NODES = {3: "UpsampleNearest1DBackward1", 4: "UpsampleNearest2DBackward
 
 @formula("upsample")
 def _upsample(inputs, attrs, outs):
-    """Nearest modes pick elements; the linear modes are products with each spatial dim's
-    interpolation matrix, so their gradient is the product with its transpose."""
+    """Nearest modes pick elements; the linear and cubic modes are products with each spatial
+    dim's interpolation matrix, so their gradient is the product with its transpose."""
     mode = attrs.get("mode")
     x = inputs[0]
     if mode in ("nearest", "nearest-exact"):
         return _picking_op("upsample", _NEAREST_NODES.get(x.dim(), "UpsampleNearest2DBackward1"))(
             inputs, attrs, outs)
-    if mode not in _LINEAR_MODES:
-        return "UpsampleBicubic2DBackward1", None, _not_implemented(f"upsample (mode={mode})")
-    node, nd = _LINEAR_MODES[mode]
+    if mode == "bicubic":
+        node, nd, weights = "UpsampleBicubic2DBackward1", 2, _cubic_matrix
+    elif mode in _LINEAR_MODES:
+        (node, nd), weights = _LINEAR_MODES[mode], _linear_matrix
+    else:
+        return "UpsampleBackward0", None, _not_implemented(f"upsample (mode={mode})")
     shape, out_shape = tuple(x.shape), tuple(outs[0].shape)
     align = bool(attrs.get("align_corners", False))
     scales = [attrs.get(n) for n in ("scales_d", "scales_h", "scales_w")[3 - nd:]]
 
     def backward(saved, grads):
         k = len(shape) - nd
-        return [_apply_back(grads[0], [_linear_matrix(shape[k + i], out_shape[k + i], align,
-                                                      scales[i]) for i in range(nd)])]
+        return [_apply_back(grads[0], [weights(shape[k + i], out_shape[k + i], align, scales[i])
+                                       for i in range(nd)])]
     return node, None, backward
 
 

@@ -31,23 +31,28 @@ PROGRAMS = {
         print(x.grad, x.is_leaf, t.is_leaf, t.requires_grad, loss.grad_fn.name())
     """,
     "custom_function": """
-        class MyMul(torch.autograd.Function):
+        class ScaleAndArgmax(torch.autograd.Function):
             @staticmethod
-            def forward(ctx, input1, input2):
-                ctx.save_for_backward(input1, input2)
-                return input1 * input1 * input2
+            def forward(ctx, x, w, factor):
+                ctx.factor = factor
+                ctx.save_for_backward(w)
+                idx = x.argmax(0)
+                ctx.mark_non_differentiable(idx)
+                return x * w * factor, idx
 
             @staticmethod
-            def backward(ctx, grad_output):
-                input1, input2 = ctx.saved_tensors
-                return grad_output * 2 * input1 * input2, grad_output * input1 * input1
+            def backward(ctx, grad, grad_idx):
+                w, = ctx.saved_tensors
+                print("needs", ctx.needs_input_grad)
+                gx = grad * w * ctx.factor if ctx.needs_input_grad[0] else None
+                return gx, None, None
 
-        x = torch.tensor([2.0, 3.0], requires_grad=True)
-        y = torch.tensor([3.0, 4.0], requires_grad=True)
-        z = MyMul.apply(x, y)
-        print(z, z.grad_fn.name())
-        z.backward(torch.tensor([1.0, 1.0]))
-        print(f"x.grad={x.grad}, y.grad={y.grad}")
+        x = torch.tensor([1.0, 3.0, 2.0], requires_grad=True)
+        w = torch.tensor([0.5, -1.0, 2.0])
+        y, idx = ScaleAndArgmax.apply(x, w, 3.0)
+        print(y.grad_fn.name(), y.requires_grad, idx, idx.requires_grad)
+        y.sum().backward()
+        print(x.grad)
     """,
     "accumulation_and_zeroing": """
         x = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)

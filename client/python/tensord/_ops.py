@@ -220,11 +220,6 @@ def _queue(session, name, inputs, attrs=None, n=None, send_now=False):
                 record = True
                 break
     if record and in_place:
-        if name == "copy_" and _graph.copy_is_differentiable(inputs):
-            outs = _send(session, name, inputs, attrs, n, send_now)
-            _graph.bump_version(inputs[0])
-            _graph.record_copy(inputs[0], inputs[1])
-            return outs
         return _graph.record_in_place(  # refused before it writes anything where it must be
             name, inputs, attrs, lambda: _send(session, name, inputs, attrs, n, send_now))
     outs = _send(session, name, inputs, attrs, n, send_now)

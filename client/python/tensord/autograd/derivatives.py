@@ -18,28 +18,6 @@ NON_DIFFERENTIABLE = frozenset((
     "randint_like", "bernoulli", "multinomial", "eq", "ne", "lt", "le", "gt", "ge",
 ))
 
-def check_in_place(name, inputs):
-    """An in-place op that autograd does not record (an in-place view, t_, on a tensor that
-    requires grad): torch's error for a leaf; for the others tensord says it records no
-    history for it rather than give wrong gradients."""
-    from .graph import requires_grad  # noqa: PLC0415
-    if not inputs:
-        return
-    target = inputs[0]
-    m = getattr(target, "_ag", None)
-    if m is not None and m.requires_grad and m.grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
-    if any(requires_grad(t) for t in inputs if hasattr(t, "_ag")):
-        refuse_in_place(name)
-
-
-def refuse_in_place(name):
-    raise RuntimeError(f"tensord: the in-place op {name} writes a tensor that requires grad or "
-                       f"takes one as input, and autograd cannot record it here (the tensor is "
-                       f"a view or has views, or {name.rstrip('_')} has no derivative): use the "
-                       f"out-of-place {name.rstrip('_')} (or run it under no_grad)")
-
 
 def _camel(name):
     return "".join(p[:1].upper() + p[1:] for p in name.split("_"))
@@ -71,9 +49,11 @@ def formula(*names):
     return register
 
 
-def _api():
-    from .. import _api as api  # noqa: PLC0415
-    return api
+def _torch():
+    """tensord's torch namespace (tensord, as torch is to ATen): where formulas find the
+    functions they compose (imported when first used: autograd loads before it)."""
+    import tensord  # noqa: PLC0415
+    return tensord
 
 
 def _scalar_other(attrs):
@@ -165,7 +145,7 @@ def _pow(inputs, attrs, outs):
         g = grads[0]
         ga = g * b * a ** (b - 1)
         # torch's: the exponent's gradient is 0 where the base is 0 and the exponent >= 0.
-        log_a = _api().where((a == 0) & (b >= 0), a * 0, a.log())
+        log_a = _torch().where((a == 0) & (b >= 0), a * 0, a.log())
         return [ga, g * out * log_a]
     return "PowBackward1", (a, b, outs[0]), backward2
 
@@ -177,7 +157,7 @@ def _where(inputs, attrs, outs):
     def backward(saved, grads):
         g = grads[0]
         zero = g * 0
-        where = _api().where
+        where = _torch().where
         return [None, where(saved, g, zero), where(saved, zero, g)]
     return "WhereBackward0", cond, backward
 
@@ -204,7 +184,7 @@ FORMULAS.update({
     "cos": _unary("CosBackward0", lambda g, x, y: -g * x.sin()),
     "tanh": _unary("TanhBackward0", lambda g, x, y: g * (1 - y * y), False, True),
     "sigmoid": _unary("SigmoidBackward0", lambda g, x, y: g * y * (1 - y), False, True),
-    "relu": _unary("ReluBackward0", lambda g, x, y: _api().where(y > 0, g, 0.0), False, True),
+    "relu": _unary("ReluBackward0", lambda g, x, y: _torch().where(y > 0, g, 0.0), False, True),
     "square": _unary("PowBackward0", lambda g, x, y: 2 * g * x),
     "log1p": _unary("Log1pBackward0", lambda g, x, y: g / (x + 1)),
     "expm1": _unary("Expm1Backward0", lambda g, x, y: g * (y + 1), False, True),
@@ -224,7 +204,7 @@ FORMULAS.update({
 def _leaky_relu(inputs, attrs, outs):
     slope = attrs.get("negative_slope", 0.01)
     return "LeakyReluBackward0", (inputs[0],), \
-        lambda s, gs: [_api().where(s[0] > 0, gs[0], gs[0] * slope)]
+        lambda s, gs: [_torch().where(s[0] > 0, gs[0], gs[0] * slope)]
 
 
 # ---- reductions ----
@@ -411,8 +391,8 @@ def _into_zeros(name, x, attrs, g):
     from .graph import requires_grad  # noqa: PLC0415
     if _grad_mode.is_grad_enabled() and requires_grad(g):
         # create_graph: a differentiable form (index_add of the positions), for the next order
-        return _picking_op(name, "")([x], attrs, [])[2](tuple(), [g])[0]
-    api = _api()
+        return _added_back(name, tuple(x.shape), x._session, (), attrs, [g])
+    api = _torch()
     z = api.zeros(tuple(x.shape), dtype=g.dtype, device=g.device)
     view = _queue(z._session, name, [z], attrs, 1)[0]
     with _grad_mode.no_grad():
@@ -525,8 +505,8 @@ def _mse_loss(inputs, attrs, outs):
 def _class_grad(x, target, weight, ignore_index, reduction, g, probs):
     """d loss / d x for nll_loss over `probs` (softmax for cross_entropy, none for nll):
     (probs - onehot) * w / denominator, with ignored positions zero."""
-    api = _api()
-    from ..nn import functional as F  # noqa: PLC0415
+    api = _torch()
+    F = api.nn.functional
     class_dim = 1 if x.dim() >= 2 else 0
     n_classes = x.shape[class_dim]
     valid = target != ignore_index
@@ -590,7 +570,7 @@ def _cross_entropy(inputs, attrs, outs):
             valid = (target != ignore).to(x.dtype)
             if reduction == "mean":
                 if weight is not None:
-                    safe = _api().where(target != ignore, target, target * 0)
+                    safe = _torch().where(target != ignore, target, target * 0)
                     denominator = (weight.index_select(0, safe.reshape(-1)).reshape(
                         safe.shape) * valid).sum()
                 else:
@@ -632,7 +612,7 @@ def _scatter_back(node, scatter):
 
         def backward(saved, grads):
             g = grads[0]
-            z = _api().zeros(shape, dtype=g.dtype, device=g.device)
+            z = _torch().zeros(shape, dtype=g.dtype, device=g.device)
             return [getattr(z, scatter)(dim, saved, g), None]
         return node, index, backward
     return f
@@ -664,7 +644,7 @@ def _embedding(inputs, attrs, outs):
 
     def backward(saved, grads):
         g = grads[0]
-        z = _api().zeros((rows, width), dtype=g.dtype, device=g.device)
+        z = _torch().zeros((rows, width), dtype=g.dtype, device=g.device)
         return [z.index_add(0, saved.reshape(-1), g.reshape(-1, width)), None]
     return "EmbeddingBackward0", indices, backward
 
@@ -676,7 +656,7 @@ def embedding_padding(node, padding_idx):
 
     def backward(saved, grads):
         gw, gi = inner(saved, grads)
-        keep = _api().ones((gw.shape[0], 1), dtype=gw.dtype, device=gw.device)
+        keep = _torch().ones((gw.shape[0], 1), dtype=gw.dtype, device=gw.device)
         keep[padding_idx] = 0
         return [gw * keep, gi]
     node._backward = backward
@@ -711,7 +691,7 @@ def _dropout(inputs, attrs, outs):
 
     def backward(saved, grads):
         from .._ops import _queue  # noqa: PLC0415
-        ones = _api().ones(shape, dtype=dtype, device=device)
+        ones = _torch().ones(shape, dtype=dtype, device=device)
         with _grad_mode.no_grad():
             scale = _queue(session, "dropout", [ones], attrs, 1)[0]
         return [grads[0] * scale]
@@ -754,7 +734,7 @@ FORMULAS.update({
     "rad2deg": _unary("Rad2DegBackward0", lambda g, x, y: g * (180 / _PI), False),
     "lgamma": _unary("LgammaBackward0", lambda g, x, y: g * x.digamma()),
     "digamma": _unary("DigammaBackward0", lambda g, x, y: g * x.polygamma(1)),
-    "sinc": _unary("SincBackward0", lambda g, x, y: _api().where(
+    "sinc": _unary("SincBackward0", lambda g, x, y: _torch().where(
         x == 0, g * 0, g * ((_PI * x).cos() * _PI * x - (_PI * x).sin()) / (_PI * x * x))),
 })
 for _alias, _of in (("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"),
@@ -778,7 +758,7 @@ def _logit(inputs, attrs, outs):
         x, g = saved, grads[0]
         d = g / (x * (1 - x))
         if eps is not None:
-            d = _api().where((x < eps) | (x > 1 - eps), g * 0, d)
+            d = _torch().where((x < eps) | (x > 1 - eps), g * 0, d)
         return [d]
     return "LogitBackward0", inputs[0], backward
 
@@ -815,7 +795,7 @@ def _binary(node, grad_a, grad_b, save_output=False):
 
 
 def _where(c, x, y):
-    return _api().where(c, x, y)
+    return _torch().where(c, x, y)
 
 
 FORMULAS.update({
@@ -839,7 +819,7 @@ FORMULAS.update({
                     lambda g, a, b, o: -g * (a / b).trunc()),
     "xlogy": _binary("XlogyBackward0",  # torch's: grad * xlogy(self != 0, other)
                      lambda g, a, b, o: _where(a == 0, 0.0, g * (
-                         b.log() if _is_tensor(b) else _api().tensor(b).log().item())),
+                         b.log() if _is_tensor(b) else _torch().tensor(b).log().item())),
                      lambda g, a, b, o: g * a / b),
     "logaddexp": _binary("LogaddexpBackward0", lambda g, a, b, o: g / (1 + (b - a).exp()),
                          lambda g, a, b, o: g / (1 + (a - b).exp())),
@@ -1015,7 +995,7 @@ def _norm_derivative(x, norm, p):
 def _exclusive_products(x, dim):
     """For each position along dim, the product of the other elements (zeros counted exactly:
     the products from the left times those from the right)."""
-    api = _api()
+    api = _torch()
     n = x.shape[dim]
     one = api.ones_like(x.narrow(dim, 0, 1))
     left = api.cat([one, x.narrow(dim, 0, n - 1).cumprod(dim)], dim)
@@ -1086,8 +1066,7 @@ def _logcumsumexp(inputs, attrs, outs):
     def backward(saved, grads):
         x, out = saved
         g = grads[0]
-        from .._info import finfo  # noqa: PLC0415
-        lowest = finfo(g.dtype).min
+        lowest = _torch().finfo(g.dtype).min
 
         def reversed_lcse(t):
             return t.flip([dim]).logcumsumexp(dim).flip([dim])
@@ -1128,7 +1107,7 @@ def _selected(node, scatter="scatter", full_rank=False):
                 return [g]
             if not keepdim:
                 g, index = g.unsqueeze(dim), index.unsqueeze(dim)
-            z = _api().zeros(shape, dtype=g.dtype, device=g.device)
+            z = _torch().zeros(shape, dtype=g.dtype, device=g.device)
             return [getattr(z, scatter)(dim, index, g)]
         return node, outs[1], backward
     return f
@@ -1162,36 +1141,38 @@ FORMULAS["nanmedian"] = _median("NanmedianBackward1")
 # ---- ops that pick elements of their input: the gradient is added back where each output
 # element came from, found by running the op on the input's positions ----
 
+def _added_back(name, shape, session, rest, attrs, grads):
+    """The gradient of input 0 of op `name`, each of whose outputs' elements is one element of
+    input 0 or a constant: the op runs again, with the same other inputs and attributes, on the
+    positions 1..n of a tensor of input 0's shape (0 where it fills a constant), and each
+    output's gradient is added back at the positions it came from (index_add, so that an
+    element picked twice gets both)."""
+    from .._ops import _queue  # noqa: PLC0415
+    api = _torch()
+    n = 1
+    for s in shape:
+        n *= s
+    if "value" in attrs or name == "constant_pad_nd":
+        attrs = {**attrs, "value": 0.0}
+    like = next(g for g in grads if g is not None)
+    positions = api.arange(1, n + 1, dtype=_dtypes.float64, device=like.device)
+    with _grad_mode.no_grad():
+        maps = _queue(session, name, [positions.reshape(shape), *rest], attrs, len(grads))
+    flat = api.zeros(n + 1, dtype=like.dtype, device=like.device)
+    for g, m in zip(grads, maps):
+        if g is not None:
+            flat = flat.index_add(0, m.reshape(-1).long(), g.reshape(-1))
+    return flat.narrow(0, 1, n).reshape(shape)
+
+
 def _picking_op(name, node):
-    """Op `name`, each of whose outputs' elements is one element of input 0 or a constant (flip,
-    roll, pad, advanced indexing, unfold, as_strided, split …): the op runs again, with the
-    same other inputs and attributes, on the positions 1..n of input 0 (0 where it fills a
-    constant), and each gradient is added back at the positions it came from (index_add, so
-    that an element picked twice gets both)."""
+    """The formula of op `name` that picks elements of input 0 (flip, roll, pad, advanced
+    indexing, unfold, split …): _added_back."""
     def f(inputs, attrs, outs):
         x, rest = inputs[0], tuple(inputs[1:])
         shape, session = tuple(x.shape), x._session
-        map_attrs = dict(attrs)
-        if "value" in map_attrs or name == "constant_pad_nd":
-            map_attrs["value"] = 0.0
-
-        def backward(saved, grads):
-            from .._ops import _queue  # noqa: PLC0415
-            api = _api()
-            n = 1
-            for s in shape:
-                n *= s
-            like = next(g for g in grads if g is not None)
-            positions = api.arange(1, n + 1, dtype=_dtypes.float64, device=like.device)
-            with _grad_mode.no_grad():
-                maps = _queue(session, name, [positions.reshape(shape), *saved], map_attrs,
-                              len(grads))
-            flat = api.zeros(n + 1, dtype=like.dtype, device=like.device)
-            for g, m in zip(grads, maps):
-                if g is not None:
-                    flat = flat.index_add(0, m.reshape(-1).long(), g.reshape(-1))
-            return [flat.narrow(0, 1, n).reshape(shape)] + [None] * len(saved)
-        return node, rest, backward
+        return node, rest, lambda saved, grads: [
+            _added_back(name, shape, session, saved, attrs, grads)] + [None] * len(saved)
     return f
 
 
@@ -1228,8 +1209,7 @@ def _pad_node(inputs, attrs, outs):
     k = len(attrs.get("pad", ())) // 2
     name = {"reflect": f"ReflectionPad{k}DBackward0", "replicate": f"ReplicationPad{k}DBackward0",
             }.get(mode, "ConstantPadNdBackward0")
-    node, saved, backward = _picking_op("pad", name)(inputs, attrs, outs)
-    return node, saved, backward
+    return _picking_op("pad", name)(inputs, attrs, outs)
 
 
 FORMULAS["pad"] = _pad_node
@@ -1317,7 +1297,7 @@ def _masked_scatter(inputs, attrs, outs):
         n = 1
         for s in source_shape:
             n *= s
-        flat = _api().zeros(n, dtype=g.dtype, device=g.device)
+        flat = _torch().zeros(n, dtype=g.dtype, device=g.device)
         flat[:picked.numel()] = picked
         return [_where(mask, 0.0, g), None, flat.reshape(source_shape)]
     return "MaskedScatterBackward0", mask, backward
@@ -1341,7 +1321,7 @@ def _index_put(inputs, attrs, outs):
             gx = g
         else:
             gx = g.clone()
-            zero = _api().zeros((), dtype=g.dtype, device=g.device)
+            zero = _torch().zeros((), dtype=g.dtype, device=g.device)
             with _grad_mode.no_grad():
                 _queue(session, "index_put_", [gx, zero, *saved], {"dims": dims}, 0)
         return [gx, picked] + [None] * len(saved)
@@ -1363,7 +1343,11 @@ def _zero(inputs, attrs, outs):
 
 @formula("copy")
 def _copy(inputs, attrs, outs):
-    return "CopyBackwards", None, lambda s, gs: [gs[0] * 0, gs[0]]
+    """dst.copy_(src): src's gradient; dst's old values get none (zeros where its history
+    needs one)."""
+    from .graph import requires_grad  # noqa: PLC0415
+    old_needs_grad = requires_grad(inputs[0])
+    return "CopyBackwards", None, lambda s, gs: [gs[0] * 0 if old_needs_grad else None, gs[0]]
 
 
 from . import nn_derivatives  # noqa: E402,F401  (registers the nn ops' formulas)
@@ -1432,7 +1416,7 @@ def _trace(inputs, attrs, outs):
 
     def backward(saved, grads):
         g = grads[0]
-        return [g * _api().eye(n, m, dtype=g.dtype, device=g.device)]
+        return [g * _torch().eye(n, m, dtype=g.dtype, device=g.device)]
     return "TraceBackward0", None, backward
 
 
@@ -1487,7 +1471,7 @@ def _contraction(node, terms, out, inputs):
                 "einsum with a repeated subscript in one operand or a summed ellipsis")
 
     def backward(saved, grads):
-        from .._composite import einsum  # noqa: PLC0415
+        einsum = _torch().einsum
         g = grads[0]
         result = []
         for i, term in enumerate(terms):
@@ -1564,7 +1548,7 @@ def _kron(inputs, attrs, outs):
     sb = (1,) * (rank - b.dim()) + tuple(b.shape)
 
     def backward(saved, grads):
-        from .._composite import einsum  # noqa: PLC0415
+        einsum = _torch().einsum
         a, b = saved
         split = []
         for i in range(rank):

@@ -121,7 +121,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     if strategy == "forward-mode":
         raise NotImplementedError("tensord: jacobian(strategy='forward-mode') is not "
                                   "supported; use the default 'reverse-mode'")
-    from .._api import stack  # noqa: PLC0415
+    from .derivatives import _torch  # noqa: PLC0415
+    stack = _torch().stack
     with _grad_mode.enable_grad():
         inputs, single_in = _tuple(inputs, "inputs", "jacobian")
         inputs = _grad_preprocess(inputs, create_graph)
@@ -165,14 +166,16 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
     """The Hessian of a function with one scalar output: the Jacobian of its gradient."""
     inputs_t, single_in = _tuple(inputs, "inputs", "hessian")
 
-    def gradient(*inp):
+    def scalar(*inp):
         out = func(*inp)
         outs, _ = _tuple(out, "outputs of the user-provided function", "hessian")
         if len(outs) != 1 or outs[0].numel() != 1:
             raise RuntimeError("The function given to hessian should return a single Tensor "
                                "containing a single element.")
-        j = jacobian(func, inp, create_graph=True, strict=strict)
-        return j
+        return out
+
+    def gradient(*inp):
+        return jacobian(scalar, inp, create_graph=True, strict=strict)
     result = jacobian(gradient, inputs_t, create_graph=create_graph, strict=strict)
     if single_in:
         return result[0][0] if isinstance(result[0], tuple) else result[0]

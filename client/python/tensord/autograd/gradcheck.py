@@ -27,7 +27,8 @@ def _numerical(func, inputs, which, eps):
     """Per (output, input) pair: the (output numel, input numel) Jacobian by central
     differences, perturbing a contiguous copy of each input in place (the copies require grad
     as the inputs do, so that a function that differentiates inside, gradgradcheck's, runs)."""
-    from .._api import stack  # noqa: PLC0415
+    from .derivatives import _torch  # noqa: PLC0415
+    stack = _torch().stack
     inputs = [t.detach().clone().requires_grad_(t.requires_grad) if hasattr(t, "_ag") else t
               for t in inputs]
 
@@ -55,7 +56,8 @@ def _numerical(func, inputs, which, eps):
 def _analytical(func, inputs, which):
     """Per (output, input) pair: the (output numel, input numel) Jacobian, one backward pass
     per output element."""
-    from .._api import stack  # noqa: PLC0415
+    from .derivatives import _torch  # noqa: PLC0415
+    stack = _torch().stack
     from . import grad  # noqa: PLC0415
     with _grad_mode.enable_grad():
         outs = _outputs(func, inputs)
@@ -84,7 +86,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
               check_backward_ad=True, fast_mode=False):
     """True when backward's Jacobian of func at inputs matches the numerical one (within
     atol + rtol |numerical|); else raises GradcheckError (or returns False)."""
-    from .._compare import allclose  # noqa: PLC0415
+    from .derivatives import _torch  # noqa: PLC0415
+    allclose = _torch().allclose
     inputs = _tensors(inputs)
     which = _differentiable(inputs)
     if not which:
@@ -110,7 +113,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False):
     """gradcheck of the function (inputs, grad_outputs) -> the gradients of func (made with
     create_graph, so that they are differentiable again)."""
-    from .._api import randn_like  # noqa: PLC0415
+    from .derivatives import _torch  # noqa: PLC0415
+    randn_like = _torch().randn_like
     from . import grad  # noqa: PLC0415
     inputs = _tensors(inputs)
     outs = _outputs(func, inputs)

@@ -218,28 +218,28 @@ def _edge(t):
 
 
 def check_in_place(name, inputs):
-    """Raises for in-place op `name` on `inputs` when grad mode is on (derivatives.py)."""
-    if not _grad_mode.is_grad_enabled():
+    """An in-place op that autograd does not record (an in-place view, t_), under grad mode:
+    torch's error for a leaf that requires grad; refused for any other input that requires
+    grad, rather than give wrong gradients."""
+    if not _grad_mode.is_grad_enabled() or not inputs:
         return
-    from . import derivatives  # noqa: PLC0415
-    derivatives.check_in_place(name, inputs)
+    _refuse_leaf(inputs[0])
+    if any(requires_grad(t) for t in inputs if hasattr(t, "_ag")):
+        _refuse_in_place(name)
 
 
-def copy_is_differentiable(inputs):
-    """dst.copy_(src) with src requiring grad is recorded (torch's CopyBackwards) when dst does
-    not require grad and is the whole of its storage (a fresh buffer: clone's, a factory's), so
-    that no other view of that storage can miss the new history; other copies are refused."""
-    dst = inputs[0]
-    if requires_grad(dst) or len(inputs) < 2 or not dst.dtype.is_floating_point:
-        return False
-    return _whole_storage(dst) and not _has_other_views(dst)
+def _refuse_in_place(name):
+    raise RuntimeError(f"tensord: the in-place op {name} writes a tensor that requires grad or "
+                       f"takes one as input, and autograd cannot record it here (the tensor is "
+                       f"a view or has views, or {name.rstrip('_')} has no derivative): use the "
+                       f"out-of-place {name.rstrip('_')} (or run it under no_grad)")
 
 
-def record_copy(dst, src):
-    edge = _edge(src)
-    node = Node("CopyBackwards", lambda saved, grads: [None, grads[0]], None, [None, edge],
-                [None, (tuple(src.shape), src.dtype, src.device)], 1)
-    dst._ag = AutogradMeta(False, node, 0)
+def _refuse_leaf(target):
+    m = target._ag
+    if m is not None and m.requires_grad and m.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
 
 
 # For each storage that views recorded under grad mode share ((session, storage id) -> the
@@ -274,7 +274,10 @@ class _ViewSet:
         return any(r() is not None for r in self.refs.values())
 
 
-def _note_views(inputs, outs):
+def note_views(inputs, outs):
+    """Outputs that share a storage with an input are noted as views (by record, and by
+    _ops._queue for the ops it does not record while autograd is active), so that an in-place
+    op recorded later on one of them, or on their base, is refused."""
     global _views_purge_at
     for o in outs:
         info = o._info
@@ -311,14 +314,6 @@ def _has_other_views(t):
     return others()
 
 
-def note_views(inputs, outs):
-    """Called by _ops._queue for the ops it does not record while autograd is active: outputs
-    that share a storage with an input are noted as views, so that an in-place op recorded
-    later on one of them (or on their base) is refused."""
-    if outs and inputs:
-        _note_views(inputs, outs)
-
-
 def _whole_storage(t):
     info = t._meta()
     n = 1
@@ -337,15 +332,13 @@ def record_in_place(name, inputs, attrs, send):
     that shares its storage with other tensors (views: tensord does not rebase them)."""
     from . import derivatives  # noqa: PLC0415
     target = inputs[0]
+    _refuse_leaf(target)
     m = target._ag
-    if m is not None and m.requires_grad and m.grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
     base_name = name[:-1]
     formula = derivatives.FORMULAS.get(base_name)
     if formula is None or not target.dtype.is_floating_point or not _whole_storage(target) \
             or _has_other_views(target):
-        derivatives.refuse_in_place(name)
+        _refuse_in_place(name)
     node_name, saved, backward = derivatives.make(formula, base_name, inputs, attrs, [target])
     edges = [_edge(t) if hasattr(t, "_ag") else None for t in inputs]
     if getattr(formula, "saves_input", True) and any(s is target for s in _tensors_in(saved)):
@@ -392,7 +385,7 @@ def record(name, inputs, attrs, outs):
     for i, o in enumerate(outs):
         if o.dtype.is_floating_point:
             o._ag = AutogradMeta(False, node, i)
-    _note_views(inputs, diff)
+    note_views(inputs, diff)
 
 
 def _sum_to(g, shape):

@@ -7,9 +7,8 @@ with the window matrices of each spatial dim (average: separable, so no windows 
 """
 import numpy as np
 
-from .. import _grad_mode
-from .derivatives import (_api, _is_tensor, _not_implemented, _operands, _picking_op, _where,
-                          formula, FORMULAS)
+from .derivatives import (_is_tensor, _norm_derivative, _not_implemented, _operands,
+                          _picking_op, _torch, _where, formula, FORMULAS)
 
 
 def _needs(*tensors):
@@ -24,8 +23,7 @@ def _ints(v, n):
 
 
 def _F():
-    from ..nn import functional as F  # noqa: PLC0415
-    return F
+    return _torch().nn.functional
 
 
 # ---- convolution ----
@@ -41,115 +39,119 @@ def _weight_grad(a, b, groups, a_per_group, width):
     return aa.bmm(bb).reshape(groups * a_per_group, *width)
 
 
-@formula("conv2d")
-def _conv2d(inputs, attrs, outs):
-    x, w, b = _operands(inputs, attrs, ("input", "weight", "bias"))
-    stride, padding = _ints(attrs.get("stride", 1), 2), _ints(attrs.get("padding", 0), 2)
-    dilation, groups = _ints(attrs.get("dilation", 1), 2), attrs.get("groups", 1) or 1
-    need_x, need_w, need_b = _needs(x, w, b)
+def _convolution(nd, input_grad, weight_grad):
+    """The formula of an nd convolution op (input, weight, bias; stride, padding, dilation,
+    groups): unbatched inputs get a batch dim of 1, each gradient is computed only for an
+    operand that needs it, the bias's is the sum over all dims but the channels'.
+    input_grad / weight_grad(x, w, g, stride, padding, dilation, groups) take batched x and g."""
+    def f(inputs, attrs, outs):
+        x, w, b = _operands(inputs, attrs, ("input", "weight", "bias"))
+        geometry = (_ints(attrs.get("stride", 1), nd), _ints(attrs.get("padding", 0), nd),
+                    _ints(attrs.get("dilation", 1), nd), attrs.get("groups", 1) or 1)
+        need_x, need_w, need_b = _needs(x, w, b)
 
-    def backward(saved, grads):
-        x, w = saved
-        g = grads[0]
-        F = _F()
-        unbatched = x.dim() == 3
-        if unbatched:
-            x, g = x.unsqueeze(0), g.unsqueeze(0)
-        n, _, h, wd = x.shape
-        o, cg, kh, kw = w.shape
-        ho, wo = g.shape[2], g.shape[3]
-        r = []
-        gx = None
-        if need_x:
-            extra = (h - ((ho - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kh - 1) + 1),
-                     wd - ((wo - 1) * stride[1] - 2 * padding[1] + dilation[1] * (kw - 1) + 1))
-            gx = F.conv_transpose2d(g, w, None, stride, padding, extra, groups, dilation)
+        def backward(saved, grads):
+            x, w = saved
+            g = grads[0]
+            unbatched = x.dim() == nd + 1
             if unbatched:
+                x, g = x.unsqueeze(0), g.unsqueeze(0)
+            gx = input_grad(x, w, g, *geometry) if need_x else None
+            if gx is not None and unbatched:
                 gx = gx.squeeze(0)
-        r.append(gx)
-        gw = None
-        if need_w:
-            cols = F.unfold(x, (kh, kw), dilation, padding, stride)  # (N, C kh kw, L)
-            gw = _weight_grad(g.reshape(n, o, ho * wo), cols, groups, o // groups, (cg, kh, kw))
-        r.append(gw)
-        if _is_tensor(b):
-            r.append(g.sum((0, 2, 3)) if need_b else None)
-        return r
-    return "ConvolutionBackward0", (x, w), backward
+            r = [gx, weight_grad(x, w, g, *geometry) if need_w else None]
+            if _is_tensor(b):
+                r.append(g.sum([0] + list(range(2, nd + 2))) if need_b else None)
+            return r
+        return "ConvolutionBackward0", (x, w), backward
+    return f
 
 
-@formula("conv_transpose2d")
-def _conv_transpose2d(inputs, attrs, outs):
-    x, w, b = _operands(inputs, attrs, ("input", "weight", "bias"))
-    stride, padding = _ints(attrs.get("stride", 1), 2), _ints(attrs.get("padding", 0), 2)
-    dilation, groups = _ints(attrs.get("dilation", 1), 2), attrs.get("groups", 1) or 1
-    need_x, need_w, need_b = _needs(x, w, b)
+def _transposed_input_grad(transposed):
+    """A convolution's input gradient: the transposed convolution of the output's gradient,
+    with the output padding that gives back the input's size."""
+    def grad(x, w, g, stride, padding, dilation, groups):
+        size, kernel, out = x.shape[2:], w.shape[2:], g.shape[2:]
+        extra = tuple(size[i] - ((out[i] - 1) * stride[i] - 2 * padding[i] +
+                                 dilation[i] * (kernel[i] - 1) + 1) for i in range(len(size)))
+        return getattr(_F(), transposed)(g, w, None, stride, padding, extra, groups, dilation)
+    return grad
 
-    def backward(saved, grads):
-        x, w = saved
-        g = grads[0]
-        F = _F()
-        unbatched = x.dim() == 3
-        if unbatched:
-            x, g = x.unsqueeze(0), g.unsqueeze(0)
-        n, cin, h, wd = x.shape
-        _, cout_g, kh, kw = w.shape
-        r = []
-        gx = None
-        if need_x:
-            gx = F.conv2d(g, w, None, stride, padding, dilation, groups)[:, :, :h, :wd]
-            if unbatched:
-                gx = gx.squeeze(0)
-        r.append(gx)
-        gw = None
-        if need_w:
-            cols = F.unfold(g, (kh, kw), dilation, padding, stride)  # (N, Cout kh kw, L')
-            hh = (g.shape[2] + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
-            ww = (g.shape[3] + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
-            if (hh, ww) != (h, wd):
-                cols = cols.reshape(n, -1, hh, ww)[:, :, :h, :wd].reshape(n, -1, h * wd)
-            gw = _weight_grad(x.reshape(n, cin, h * wd), cols, groups, cin // groups,
-                              (cout_g, kh, kw))
-        r.append(gw)
-        if _is_tensor(b):
-            r.append(g.sum((0, 2, 3)) if need_b else None)
-        return r
-    return "ConvolutionBackward0", (x, w), backward
+
+def _conv2d_weight_grad(x, w, g, stride, padding, dilation, groups):
+    """conv2d's weight gradient: the unfolded input times the output's gradient, per group."""
+    n, o = x.shape[0], w.shape[0]
+    cols = _F().unfold(x, tuple(w.shape[2:]), dilation, padding, stride)  # (N, C kh kw, L)
+    return _weight_grad(g.reshape(n, o, -1), cols, groups, o // groups, tuple(w.shape[1:]))
+
+
+def _conv3d_weight_grad(x, w, g, stride, padding, dilation, groups):
+    """conv3d's weight gradient, per group: the convolution of the input (its samples as
+    channels) with the output's gradient as weights, stride and dilation swapped, cropped to
+    the kernel."""
+    kernel = w.shape[2:]
+    cg, og = w.shape[1], w.shape[0] // groups
+    parts = []
+    for j in range(groups):
+        xj = x[:, j * cg:(j + 1) * cg].transpose(0, 1)
+        gj = g[:, j * og:(j + 1) * og].transpose(0, 1)
+        full = _F().conv3d(xj, gj, None, dilation, padding, stride)
+        parts.append(full[:, :, :kernel[0], :kernel[1], :kernel[2]].transpose(0, 1))
+    return parts[0] if groups == 1 else _torch().cat(parts, 0)
+
+
+def _conv_transpose2d_input_grad(x, w, g, stride, padding, dilation, groups):
+    """conv_transpose2d's input gradient: the convolution of the output's gradient (cropped to
+    the input where an output padding made the output larger)."""
+    h, wd = x.shape[2], x.shape[3]
+    return _F().conv2d(g, w, None, stride, padding, dilation, groups)[:, :, :h, :wd]
+
+
+def _conv_transpose2d_weight_grad(x, w, g, stride, padding, dilation, groups):
+    """conv_transpose2d's weight gradient: the input times the unfolded output's gradient,
+    per group."""
+    n, cin, h, wd = x.shape
+    kh, kw = w.shape[2], w.shape[3]
+    cols = _F().unfold(g, (kh, kw), dilation, padding, stride)  # (N, Cout kh kw, L')
+    hh = (g.shape[2] + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    ww = (g.shape[3] + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    if (hh, ww) != (h, wd):
+        cols = cols.reshape(n, -1, hh, ww)[:, :, :h, :wd].reshape(n, -1, h * wd)
+    return _weight_grad(x.reshape(n, cin, h * wd), cols, groups, cin // groups,
+                        tuple(w.shape[1:]))
+
+
+FORMULAS.update({
+    "conv2d": _convolution(2, _transposed_input_grad("conv_transpose2d"), _conv2d_weight_grad),
+    "conv3d": _convolution(3, _transposed_input_grad("conv_transpose3d"), _conv3d_weight_grad),
+    "conv_transpose2d": _convolution(2, _conv_transpose2d_input_grad,
+                                     _conv_transpose2d_weight_grad),
+})
 
 
 # ---- pooling ----
 
-def _max_pool(node, nd, indices_op=None):
-    """Max pooling: the gradient scattered (added, where windows share a maximum) to the
-    positions of the maxima, flat indices within each plane; the op without indices finds
-    them again with its _with_indices form."""
+def _max_pool(node, nd):
+    """Max pooling with indices (F.max_pool*d asks for them whenever autograd records it): the
+    gradient scattered (added, where windows share a maximum) to the positions of the maxima,
+    flat indices within each plane."""
     def f(inputs, attrs, outs):
-        x = inputs[0]
-        shape, session = tuple(x.shape), x._session
-        saved = (x if indices_op else outs[1])
+        shape = tuple(inputs[0].shape)
 
-        def backward(s, grads):
-            from .._ops import _queue  # noqa: PLC0415
+        def backward(index, grads):
             g = grads[0]
-            if indices_op:
-                with _grad_mode.no_grad():
-                    index = _queue(session, indices_op, [s], attrs, 2)[1]
-            else:
-                index = s
             lead = shape[:len(shape) - nd]
             plane = 1
             for v in shape[len(shape) - nd:]:
                 plane *= v
-            z = _api().zeros(lead + (plane,), dtype=g.dtype, device=g.device)
+            z = _torch().zeros(lead + (plane,), dtype=g.dtype, device=g.device)
             z = z.scatter_add(-1, index.flatten(-nd), g.flatten(-nd))
             return [z.reshape(shape)]
-        return node, saved, backward
+        return node, outs[1], backward
     return f
 
 
 FORMULAS.update({
-    "max_pool2d": _max_pool("MaxPool2DWithIndicesBackward0", 2, "max_pool2d_with_indices"),
-    "max_pool3d": _max_pool("MaxPool3DWithIndicesBackward0", 3, "max_pool3d_with_indices"),
     "max_pool2d_with_indices": _max_pool("MaxPool2DWithIndicesBackward0", 2),
     "max_pool3d_with_indices": _max_pool("MaxPool3DWithIndicesBackward0", 3),
     "adaptive_max_pool2d": _max_pool("AdaptiveMaxPool2DBackward0", 2),
@@ -181,7 +183,7 @@ def _adaptive_matrix(size, out):
 
 def _apply_back(g, matrices):
     """The gradient of y = x ×_d M_d over the last len(matrices) dims: g ×_d M_d^T."""
-    api = _api()
+    api = _torch()
     nd = len(matrices)
     for i, m in enumerate(matrices):
         t = api.tensor(m, dtype=g.dtype, device=g.device)
@@ -477,7 +479,7 @@ def _glu(inputs, attrs, outs):
         a, b = saved.chunk(2, dim)
         g = grads[0]
         sb = b.sigmoid()
-        return [_api().cat([g * sb, g * a * sb * (1 - sb)], dim)]
+        return [_torch().cat([g * sb, g * a * sb * (1 - sb)], dim)]
     return "GluBackward0", inputs[0], backward
 
 
@@ -608,8 +610,7 @@ def _cosine_similarity(inputs, attrs, outs):
     eps = 1e-8 if eps is None else eps
 
     def backward(saved, grads):
-        from .._composite import broadcast_tensors  # noqa: PLC0415
-        x1, x2 = broadcast_tensors(saved[0], saved[1])
+        x1, x2 = _torch().broadcast_tensors(saved[0], saved[1])
         cos = saved[2]
         g = grads[0].unsqueeze(dim)
         c = cos.unsqueeze(dim)
@@ -618,50 +619,6 @@ def _cosine_similarity(inputs, attrs, outs):
         return [g * (x2 / (n1 * n2) - c * x1 / (n1 * n1)),
                 g * (x1 / (n1 * n2) - c * x2 / (n2 * n2))]
     return "SumBackward1", (inputs[0], inputs[1], outs[0]), backward  # torch's is a sum
-
-
-@formula("conv3d")
-def _conv3d(inputs, attrs, outs):
-    """conv3d: the input's gradient a transposed convolution; the weight's, per group, the
-    convolution of the input (its samples as channels) with the output's gradient as weights,
-    stride and dilation swapped, cropped to the kernel."""
-    x, w, b = _operands(inputs, attrs, ("input", "weight", "bias"))
-    stride, padding = _ints(attrs.get("stride", 1), 3), _ints(attrs.get("padding", 0), 3)
-    dilation, groups = _ints(attrs.get("dilation", 1), 3), attrs.get("groups", 1) or 1
-    need_x, need_w, need_b = _needs(x, w, b)
-
-    def backward(saved, grads):
-        x, w = saved
-        g = grads[0]
-        F = _F()
-        unbatched = x.dim() == 4
-        if unbatched:
-            x, g = x.unsqueeze(0), g.unsqueeze(0)
-        size, kernel, out = x.shape[2:], w.shape[2:], g.shape[2:]
-        r = []
-        gx = None
-        if need_x:
-            extra = tuple(size[i] - ((out[i] - 1) * stride[i] - 2 * padding[i] +
-                                     dilation[i] * (kernel[i] - 1) + 1) for i in range(3))
-            gx = F.conv_transpose3d(g, w, None, stride, padding, extra, groups, dilation)
-            if unbatched:
-                gx = gx.squeeze(0)
-        r.append(gx)
-        gw = None
-        if need_w:
-            cg, og = w.shape[1], w.shape[0] // groups
-            parts = []
-            for j in range(groups):
-                xj = x[:, j * cg:(j + 1) * cg].transpose(0, 1)
-                gj = g[:, j * og:(j + 1) * og].transpose(0, 1)
-                full = F.conv3d(xj, gj, None, dilation, padding, stride)
-                parts.append(full[:, :, :kernel[0], :kernel[1], :kernel[2]].transpose(0, 1))
-            gw = parts[0] if groups == 1 else _api().cat(parts, 0)
-        r.append(gw)
-        if _is_tensor(b):
-            r.append(g.sum((0, 2, 3, 4)) if need_b else None)
-        return r
-    return "ConvolutionBackward0", (x, w), backward
 
 
 # ---- linear algebra ----
@@ -679,7 +636,7 @@ def _linalg_det(inputs, attrs, outs):
     """d det / dA = det A^-T (A invertible)."""
     def backward(saved, grads):
         a, det = saved
-        from .. import linalg  # noqa: PLC0415
+        linalg = _torch().linalg
         return [(grads[0] * det)[..., None, None] * linalg.inv(a).mT]
     return "LinalgDetBackward0", (inputs[0], outs[0]), backward
 
@@ -687,7 +644,7 @@ def _linalg_det(inputs, attrs, outs):
 @formula("linalg_slogdet")
 def _linalg_slogdet(inputs, attrs, outs):
     def backward(saved, grads):
-        from .. import linalg  # noqa: PLC0415
+        linalg = _torch().linalg
         g = grads[1]
         if g is None:
             return [None]
@@ -704,7 +661,7 @@ def _linalg_solve(inputs, attrs, outs):
     vector = b.dim() == 1 or (b.dim() == a.dim() - 1 and tuple(b.shape) == tuple(a.shape[:-1]))
 
     def backward(saved, grads):
-        from .. import linalg  # noqa: PLC0415
+        linalg = _torch().linalg
         a, x = saved
         g = grads[0]
         if vector:
@@ -725,7 +682,6 @@ def _pairwise_distance(inputs, attrs, outs):
     keepdim = bool(attrs.get("keepdim", False))
 
     def backward(saved, grads):
-        from .derivatives import _norm_derivative  # noqa: PLC0415
         x1, x2, out = saved
         d = x1 - x2 + eps
         g, n = grads[0], out
@@ -752,7 +708,6 @@ def _cdist(inputs, attrs, outs):
     p = 2.0 if p is None else float(p)
 
     def backward(saved, grads):
-        from .derivatives import _norm_derivative  # noqa: PLC0415
         x1, x2, out = saved
         g = grads[0]
         if p == 2:

@@ -182,7 +182,7 @@ import math as _math  # noqa: E402
 import operator as _operator  # noqa: E402
 import warnings as _warnings  # noqa: E402
 
-from .. import _dtypes  # noqa: E402
+from .. import _dtypes, _grad_mode  # noqa: E402
 from .._compute import where as _where  # noqa: E402
 
 
@@ -991,10 +991,12 @@ def _pool_attrs(kernel_size, stride, padding, ceil_mode, **more):
 
 def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     """max_pool{2,3}d: one server op (engine/ops/pool_ops.cc); with indices,
-    max_pool{2,3}d_with_indices."""
+    max_pool{2,3}d_with_indices, also when autograd records it (as torch's: backward scatters
+    the gradient to those indices)."""
     attrs = _pool_attrs(kernel_size, stride, padding, ceil_mode, dilation=dilation)
-    if return_indices:
-        return tuple(_run_n(f"max_pool{nd}d_with_indices", [input], attrs, 2))
+    if return_indices or (input.requires_grad and _grad_mode.is_grad_enabled()):
+        values, indices = _run_n(f"max_pool{nd}d_with_indices", [input], attrs, 2)
+        return (values, indices) if return_indices else values
     return _run(f"max_pool{nd}d", [("self", input)], attrs)
 
 

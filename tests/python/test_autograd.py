@@ -66,6 +66,67 @@ PROGRAMS = {
         x.exp().sum().backward()
         print(x.grad)
     """,
+    "in_place_on_views": """
+        w = torch.tensor([1.0, -2.0, 3.0, 0.5], requires_grad=True)
+        x = torch.zeros(3, 4)
+        v = x[0]
+        print(v.grad_fn, v.requires_grad)
+        x[1] = w * 2
+        print(x.grad_fn.name(), [f[0] and f[0].name() for f in x.grad_fn.next_functions], x.is_leaf)
+        print(v.grad_fn.name(), v.requires_grad)
+        (x * torch.arange(12.).reshape(3, 4)).sum().backward()
+        print(w.grad)
+        a = torch.tensor([[1.0, 2.0, -3.0], [0.5, -1.0, 4.0]], requires_grad=True)
+        h = a * 1
+        r = h[0]
+        c = h.t()[1:]
+        e = h[1].expand(2, 3)
+        print(r.grad_fn.name(), c.grad_fn.name())
+        h.mul_(3)
+        print(r.grad_fn.name(), r.grad_fn.next_functions[0][0].name(), c.grad_fn.name(), e.grad_fn.name())
+        ((r * torch.tensor([1.0, 2.0, 3.0])).sum() + c.sum() + e.pow(2).sum()).backward()
+        print(a.grad)
+        a.grad = None
+        h = a * 2
+        hv = h.view(3, 2)
+        hv.relu_()
+        print(hv.grad_fn.name(), h.grad_fn.name(), h)
+        h.pow(2).sum().backward()
+        print(a.grad)
+        with torch.no_grad():
+            a[0] = 5
+        print(a, a.is_leaf)
+        out = torch.zeros(3, 2)
+        p = torch.tensor([1.0, 2.0], requires_grad=True)
+        for t in range(3):
+            out[t] = (out[t - 1] + 1) * p
+        print(out)
+        out.sum().backward()
+        print(p.grad)
+        a.grad = None
+        h = a * 1
+        vv = h[1][1:]
+        q = torch.tensor([1.0, -1.0], requires_grad=True)
+        vv.add_(q * q)
+        vv.mul_(q)
+        print(vv.grad_fn.name(), h.grad_fn.name(), h.grad_fn.next_functions[0][0].name())
+        h.pow(2).sum().backward()
+        print(a.grad, q.grad)
+        a.grad = None
+        m = a * 1
+        m[:, 1:].clamp_(min=0).mul_(2)
+        m[m > 4] = 0
+        m.sum().backward()
+        print(m.detach(), a.grad)
+        x = torch.tensor([0.5, 1.5, -2.0], requires_grad=True)
+        y = x * 1
+        y[0] = x[0] * x[1]
+        y[2:].exp_()
+        g, = torch.autograd.grad(y.pow(2).sum(), x, create_graph=True)
+        print(g)
+        g.sum().backward()
+        print(x.grad)
+    """,
     "mlp_training_loop": """
         torch.manual_seed(0)
         model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(),
@@ -496,6 +557,52 @@ OPS = [
         + m.nn.functional.batch_norm(a, m.linspace(-1, 1, 4, dtype=a.dtype),
                                      m.linspace(0.5, 2, 4, dtype=a.dtype), b[0], b[1])),
      [(3, 4, 2), (2, 4)]),
+    ("piecewise_constant", lambda m, a, b: (
+        a.sign() + a.round() + a.floor() + a.ceil() + a.trunc() + a.fix() + a.sgn() + b.frac()
+        + a * b), [(3, 4), (3, 4)]),
+    ("special_more", lambda m, a, b: (
+        m.nan_to_num(a / b.detach().round(), posinf=3.0, neginf=-2.0)
+        + m.special.entr(b.abs() + 0.5) + m.special.ndtr(a) + m.arctan2(a, b)
+        + m.logaddexp2(a, b) + m.copysign(a, b) + m.copysign(b, -1.0)
+        + m.special.xlog1py(a, b.abs()) + m.special.zeta(a.detach().abs() + 2, b.abs() + 0.5)
+        + m.igamma(a.detach().abs() + 0.5, b.abs() + 0.1)
+        + m.igammac(a.detach().abs() + 0.5, b.abs() + 0.1)), [(2, 3), (3,)]),
+    ("nan_statistics", lambda m, a, b: m.cat([
+        m.nanmean(m.where(a.detach() > 0.5, m.tensor(float("nan"), dtype=a.dtype), a), 1),
+        m.nanmean(m.where(b.detach() < 0, m.tensor(float("nan"), dtype=b.dtype), b))[None],
+        m.quantile(a, m.tensor([0.2, 0.5, 0.9], dtype=a.dtype), dim=1).reshape(-1),
+        m.quantile(b, 0.3, keepdim=True).reshape(-1),
+        m.quantile(a, 0.6, dim=0, interpolation="lower"),
+        m.quantile(a, 0.6, dim=0, interpolation="higher"),
+        m.quantile(a, 0.4, dim=1, interpolation="nearest"),
+        m.quantile(a, 0.7, dim=1, interpolation="midpoint"),
+        m.nanquantile(m.where(a.detach() > 0.7, m.tensor(float("nan"), dtype=a.dtype), a),
+                      0.4, dim=1)]), [(3, 5), (4, 2)]),
+    ("diff_inner_block_diag", lambda m, a, b: m.cat([
+        m.diff(a, 2, dim=0, prepend=b[:2]).reshape(-1),
+        m.diff(a, dim=-1, append=b[:4, :2]).reshape(-1),
+        m.inner(a, b).reshape(-1), m.inner(a[0], b[1])[None],
+        m.block_diag(a, b[0], b[1, 1]).reshape(-1), a.mH.reshape(-1)]), [(4, 3), (5, 3)]),
+    ("put_and_scatter_reduce", lambda m, a, b: m.cat([
+        (a * 1).put_(m.tensor([0, 4, 1]), b[0, :3]).reshape(-1),
+        (a * 1).put_(m.tensor([0, 4, 0]), b[1, :3], accumulate=True).reshape(-1)] + [
+        a.scatter_reduce(1, m.tensor([[0, 0, 1, 2], [1, 1, 1, 0]]), b, reduce,
+                         include_self=inc).reshape(-1)
+        for reduce in ("sum", "mean", "amax", "amin") for inc in (True, False)]),
+     [(2, 3), (2, 4)]),
+    ("conv_transpose3d_fold_unpool", lambda m, a, b: m.cat([
+        m.nn.functional.conv_transpose3d(a, b, stride=2, padding=1,
+                                         output_padding=1).reshape(-1),
+        m.nn.functional.conv_transpose3d(a.reshape(1, 4, 1, 3, 2), b.reshape(-1)[:48].reshape(4, 1, 2, 3, 2),
+                                         stride=(1, 2, 1), groups=2,
+                                         dilation=(2, 1, 1)).reshape(-1),
+        m.nn.functional.fold(b.reshape(-1)[:32].reshape(1, 4, 8), (3, 4), (2, 2), stride=(1, 2),
+                             padding=(1, 0)).reshape(-1),
+        m.nn.functional.max_unpool2d(*m.nn.functional.max_pool2d(
+            b.reshape(3, 4, 6), 2, return_indices=True), 2).reshape(-1),
+        m.nn.functional.max_unpool3d(*m.nn.functional.max_pool3d(
+            b.reshape(3, 2, 3, 4), 2, return_indices=True), 2,
+            output_size=(2, 3, 4)).reshape(-1)]), [(1, 2, 2, 3, 2), (2, 3, 2, 3, 2)]),
     ("nn_activations", lambda m, a, b: (
         m.nn.functional.elu(a) + m.nn.functional.selu(a) + m.nn.functional.celu(a, 0.7)
         + m.nn.functional.softplus(a, 2, 1) + m.nn.functional.mish(a)
@@ -556,7 +663,8 @@ SAME_DTYPE = {"matmul_batched_broadcast", "matmul_vec", "mm_bmm", "mse_loss", "l
               "conv_transpose2d_groups", "layer_norm", "group_norm", "batch_norm", "losses",
               "binary_more", "nn_activations", "batched_products", "einsum_tensordot",
               "linear_3d_relu_inplace", "cross_entropy_smoothing_and_probabilities", "conv3d",
-              "conv3d_groups", "linalg", "pairwise_distance", "kron_cdist"}
+              "conv3d_groups", "linalg", "pairwise_distance", "kron_cdist",
+              "conv_transpose3d_fold_unpool", "put_and_scatter_reduce", "diff_inner_block_diag"}
 
 
 # Ops whose inputs are drawn positive (logs, roots and powers of them).
@@ -592,6 +700,21 @@ def test_gradients_match_torch(session, name, fn, shapes, dtypes):
 
 
 GRAD_FN_NAMES = {
+    "x.floor()": "FloorBackward0",
+    "x.sign()": "SignBackward0",
+    "torch.fix(x)": "TruncBackward0",
+    "x.frac()": "FracBackward0",
+    "torch.copysign(x, y)": "CopysignBackward0",
+    "torch.logaddexp2(x, y)": "Logaddexp2Backward0",
+    "torch.special.entr(x)": "SpecialEntrBackward0",
+    "torch.nan_to_num(x)": "NanToNumBackward0",
+    "torch.nanmean(x, 1)": "DivBackward0",
+    "torch.quantile(x, 0.5, dim=0)": "SqueezeBackward3",
+    "torch.diff(x)": "SubBackward0",
+    "torch.block_diag(x, y)": "BlockDiagBackward0",
+    "x.put(torch.tensor([0]), y[0, :1])": "PutBackward0",
+    "x.scatter_reduce(0, torch.tensor([[1, 0]]), y, 'amax')": "ScatterReduceBackward0",
+    "F.fold(x.reshape(1, 4, 1), (2, 2), (2, 2))": "Col2ImBackward0",
     "x + 1": "AddBackward0", "x - y": "SubBackward0", "2 - x": "RsubBackward1",
     "x * y": "MulBackward0", "x / 2": "DivBackward0", "x ** 2": "PowBackward0",
     "x ** y": "PowBackward1", "x.sum()": "SumBackward0", "x.sum(0)": "SumBackward1",
@@ -751,6 +874,18 @@ ERRORS = {
         x = torch.tensor([1.0, 2.0], requires_grad=True)
         (x * 2).numpy()
     """,
+    "in_place_on_a_view_of_a_leaf": """
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        x[0].mul_(2)
+    """,
+    "in_place_on_a_whole_view_of_a_leaf": """
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        x.view(2, 1).add_(1)
+    """,
+    "igamma_is_differentiable_in_other_only": """
+        a = torch.tensor([1.5, 2.0], requires_grad=True)
+        torch.igamma(a, torch.tensor([0.5, 1.0])).sum().backward()
+    """,
     "retain_grad_without_grad": """
         torch.tensor([1.0]).retain_grad()
     """,
@@ -795,26 +930,29 @@ def test_a_leaf_is_unchanged_when_its_in_place_op_is_refused(session):
     assert x.tolist() == [2.0, 3.0] and x.requires_grad and x.is_leaf
 
 
-def test_in_place_on_a_tensor_with_views_is_refused(session):
-    """torch rebases the history of a tensor's views when an in-place op writes it; tensord
-    refuses the op instead (before it writes), also for views made while nothing was
-    recorded, rather than leave a view with stale gradients. A detached alias is no view."""
+def test_in_place_on_a_view_whose_base_autograd_does_not_know_is_refused(session):
+    """Views are linked to their base only while autograd is active (no cost before any tensor
+    requires grad): an in-place op recorded later on a view made before that, which would
+    leave its base's history stale, is refused before it writes. A detached alias is no view:
+    its writes change no history (torch's version counter still sees them)."""
+    from tensord.autograd import graph
     w = tensord.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    for make_view in (lambda h: h[0], lambda h: h.view(6, 1)):
-        h = tensord.zeros(2, 3)
-        r = make_view(h)
-        with pytest.raises(RuntimeError, match="is a view or has views"):
-            h.add_(w)
-        assert h.tolist() == [[0.0] * 3] * 2 and not h.requires_grad and not r.requires_grad
+    h = tensord.zeros(2, 3)
+    was, graph.active = graph.active, False
+    try:
+        r = h[0]
+    finally:
+        graph.active = was
+    with pytest.raises(RuntimeError, match="a view whose base autograd does not know"):
+        r.add_(w)
+    assert h.tolist() == [[0.0] * 3] * 2 and not h.requires_grad and not r.requires_grad
     y = w * 2
-    v = y.view(3, 1)
-    with pytest.raises(RuntimeError, match="is a view or has views"):
-        v.relu_()
-    del v
     d = y.detach()
-    y.relu_()  # no view left but the detached alias
-    y.sum().backward()
-    assert w.grad.tolist() == [2.0, 2.0, 2.0] and d.tolist() == [2.0, 4.0, 6.0]
+    y.relu_()
+    d.add_(1)
+    assert not d.requires_grad and y.grad_fn.name() == "ReluBackward0"
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
 
 
 def test_non_leaf_grad_warns_as_torch(session):
@@ -828,9 +966,9 @@ def test_non_leaf_grad_warns_as_torch(session):
 
 def test_an_op_without_a_formula_fails_at_backward_naming_it(session):
     x = tensord.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
-    y = tensord.igamma(x, x.detach())
-    assert y.requires_grad and y.grad_fn.name() == "IgammaBackward0"
-    with pytest.raises(RuntimeError, match="the derivative for 'igamma' is not implemented"):
+    y = tensord.i0(x)
+    assert y.requires_grad and y.grad_fn.name() == "I0Backward0"
+    with pytest.raises(RuntimeError, match="the derivative for 'i0' is not implemented"):
         y.sum().backward()
 
 
@@ -875,17 +1013,3 @@ def test_version_records_go_with_the_graph(session):
     del z
     tensord.synchronize()  # queued ops hold their outputs until they are sent
     assert len(graph._saved_storages) == before
-
-
-def test_view_records_stay_bounded(session):
-    """While autograd is active every view is noted (so that a recorded in-place op can refuse
-    a tensor with views); the notes of dead views go as views come and go."""
-    from tensord.autograd import graph
-    tensord.ones(3, requires_grad=True)
-    x = tensord.ones(100)
-    for i in range(5000):
-        x[i % 50: i % 50 + 10].sum()
-        tensord.ones(4).view(2, 2)
-    tensord.synchronize()
-    assert len(graph._views) < 2048
-    assert max(len(e.refs) for e in graph._views.values()) < 512

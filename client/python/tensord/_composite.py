@@ -1340,6 +1340,8 @@ def _becomes(view):
         self._id, out._id = out._id, self._id
         self._info, out._info = out._info, self._info
         self._error, out._error = out._error, self._error
+        if _graph.active:
+            _graph.relink_view(self)
         return self
     method.__name__ = view + "_"
     return method
@@ -1355,6 +1357,8 @@ def _take_handle(self, other):
     self._id, other._id = other._id, self._id
     self._info, other._info = other._info, self._info
     self._error, other._error = other._error, self._error
+    if _graph.active:
+        _graph.relink_view(self, same_storage=False)
     return self
 
 

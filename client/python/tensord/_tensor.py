@@ -1210,7 +1210,7 @@ def _repr(t):
             values = values.astype(np.float64)
         body = _format.tensor_str(values, shape, d.is_floating_point, indent, summarize)
     if t.grad_fn is not None:
-        suffixes.append("grad_fn=<" + t.grad_fn.name() + ">")
+        suffixes.append("grad_fn=<" + t.grad_fn.name().rpartition("::")[2] + ">")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     return _format.add_suffixes(prefix + body, suffixes, indent)

@@ -13,7 +13,7 @@ from .. import _dtypes, _grad_mode
 # Ops whose outputs never carry gradients (they are not functions of the inputs' values in a
 # differentiable way, or they cut the graph as detach does).
 NON_DIFFERENTIABLE = frozenset((
-    "detach", "sign", "round", "floor", "ceil", "trunc", "frac_floor", "argmax", "argmin",
+    "detach", "frac_floor", "argmax", "argmin",
     "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
     "randint_like", "bernoulli", "multinomial", "eq", "ne", "lt", "le", "gt", "ge",
 ))
@@ -826,6 +826,67 @@ FORMULAS.update({
 })
 
 
+# Piecewise constant functions: a gradient of zeros, as torch's (their outputs require grad).
+FORMULAS.update({
+    op: _unary(node, lambda g, x, y: _torch().zeros_like(g), False)
+    for op, node in (("sign", "SignBackward0"), ("sgn", "SgnBackward0"),
+                     ("round", "RoundBackward0"), ("floor", "FloorBackward0"),
+                     ("ceil", "CeilBackward0"), ("trunc", "TruncBackward0"),
+                     ("fix", "TruncBackward0"))
+})
+
+
+FORMULAS.update({
+    "frac": _unary("FracBackward0", lambda g, x, y: g, False),
+    "nan_to_num": _unary("NanToNumBackward0", lambda g, x, y: g * x.isfinite()),
+    "special_entr": _unary("SpecialEntrBackward0", lambda g, x, y: g * -(1 + x.log())),
+    "special_ndtr": _unary("MulBackward1", lambda g, x, y: g * (
+        (x * x * -0.5).exp() * 0.3989422804014327)),
+    "arctan2": FORMULAS["atan2"],
+    "logaddexp2": _binary("Logaddexp2Backward0", lambda g, a, b, o: g / (1 + (b - a).exp2()),
+                          lambda g, a, b, o: g / (1 + (a - b).exp2())),
+    # torch's: self's ratio result / self (0 where self is 0); other's gradient is 0
+    "copysign": _binary("CopysignBackward0",
+                        lambda g, a, b, o: g * _where(a == 0, 0.0, o / a),
+                        lambda g, a, b, o: _torch().zeros_like(g), True),
+    "special_xlog1py": _binary(
+        "SpecialXlog1PyBackward0",
+        lambda g, a, b, o: _where((a == 0) & (_torch().as_tensor(b) <= -1), 0.0,
+                                  _torch().special.xlog1py(g, b)),
+        lambda g, a, b, o: g * a / (b + 1)),
+})
+
+
+def _second_only(node, name, grad_b):
+    """A binary op differentiable in its second operand only, as torch's: backward raises
+    torch's error when the first one required grad."""
+    def f(inputs, attrs, outs):
+        from .graph import requires_grad  # noqa: PLC0415
+        a, b = _operands(inputs, attrs, ("self", "other"))
+        need_a = _is_tensor(a) and requires_grad(a)
+
+        def backward(saved, grads):
+            a, b = saved
+            if need_a:
+                raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
+            r = [None] if _is_tensor(a) else []
+            if _is_tensor(b):
+                r.append(grad_b(grads[0], a, b))
+            return r
+        return node, (a, b), backward
+    return f
+
+
+FORMULAS.update({
+    "special_zeta": _second_only("SpecialZetaBackward0", "zeta", lambda g, a, b: g * -a * (
+        _torch().special.zeta(a + 1.0, b))),
+    "igamma": _second_only("IgammaBackward0", "igamma: input", lambda g, a, b: g * (
+        (a - 1) * b.log() - b - a.lgamma()).exp()),
+    "igammac": _second_only("IgammacBackward0", "igammac: input", lambda g, a, b: -g * (
+        (a - 1) * b.log() - b - a.lgamma()).exp()),
+})
+
+
 @formula("lerp")
 def _lerp(inputs, attrs, outs):
     start, end, weight = _operands(inputs, attrs, ("self", "end", "weight"))
@@ -1195,7 +1256,8 @@ for _name, _node in {
         "masked_select": "MaskedSelectBackward0", "diag": "DiagBackward0",
         "diagflat": "DiagflatBackward0", "diag_embed": "DiagEmbedBackward0",
         "movedim": "PermuteBackward0",
-        "moveaxis": "PermuteBackward0", "mT": "TransposeBackward0", "adjoint": "TBackward0",
+        "moveaxis": "PermuteBackward0", "mT": "TransposeBackward0", "mH": "TransposeBackward0",
+        "adjoint": "TBackward0",
         "T": "PermuteBackward0", "split": "SplitBackward0",
         "split_with_sizes": "SplitWithSizesBackward0", "chunk": "SplitBackward0",
         "unbind": "UnbindBackward0", "tensor_split": "SplitBackward0"}.items():
@@ -1348,6 +1410,188 @@ def _copy(inputs, attrs, outs):
     from .graph import requires_grad  # noqa: PLC0415
     old_needs_grad = requires_grad(inputs[0])
     return "CopyBackwards", None, lambda s, gs: [gs[0] * 0 if old_needs_grad else None, gs[0]]
+
+
+
+@formula("nanmean")
+def _nanmean(inputs, attrs, outs):
+    """nansum / the count of non-NaN values, as torch composes it (its node is the division's)."""
+    x = inputs[0]
+    shape = tuple(x.shape)
+    dims = _reduced_dims(attrs, len(shape))
+    keepdim = bool(attrs.get("keepdim", False))
+
+    def backward(x, grads):
+        nan = x.isnan()
+        count = (~nan).sum(dims, keepdim=True) if dims is not None else (~nan).sum()
+        return [_where(nan, 0.0, _expand_back(grads[0], shape, dims, keepdim) / count)]
+    return "DivBackward0", x, backward
+
+
+@formula("diff")
+def _diff(inputs, attrs, outs):
+    """diff is linear: its gradient is the n-th backward difference of the output's gradient
+    (each step g[i - 1] - g[i] over one more element), split back into prepend, input and
+    append."""
+    x, prepend, append = _operands(inputs, attrs, ("self", "prepend", "append"))
+    n = attrs.get("n", 1)
+    dim = attrs.get("dim", -1) % max(x.dim(), 1)
+    parts = [(t, t.shape[dim] if t.dim() else 1) for t in (prepend, x, append) if _is_tensor(t)]
+    x_at = 1 if _is_tensor(prepend) else 0
+
+    def backward(saved, grads):
+        f = _torch().nn.functional
+        g = grads[0]
+        pad = [0, 0] * (g.dim() - dim - 1)
+        for _ in range(n):
+            g = f.pad(g, pad + [1, 0]) - f.pad(g, pad + [0, 1])
+        out, at = [], 0
+        for t, size in parts:
+            out.append(g.narrow(dim, at, size).reshape(t.shape))
+            at += size
+        return [out.pop(x_at)] + out  # the inputs' order: self, prepend, append
+    return "SubBackward0", None, backward
+
+
+@formula("inner")
+def _inner(inputs, attrs, outs):
+    """inner(a, b)[i..., j...] = sum_k a[i..., k] b[j..., k]: each operand's gradient a
+    contraction of the output's with the other."""
+    a, b = inputs
+
+    def backward(saved, grads):
+        a, b = saved
+        g = grads[0]
+        if a.dim() == 0 or b.dim() == 0:
+            return [(g * b).sum() if a.dim() == 0 else g * b,
+                    (g * a).sum() if b.dim() == 0 else g * a]
+        ka, kb = a.dim() - 1, b.dim() - 1
+        la = "".join(chr(ord("a") + i) for i in range(ka))
+        lb = "".join(chr(ord("n") + i) for i in range(kb))
+        einsum = _torch().einsum
+        return [einsum(f"{la}{lb},{lb}z->{la}z", g, b), einsum(f"{la}{lb},{la}z->{lb}z", g, a)]
+    return "ReshapeAliasBackward0", (a, b), backward
+
+
+@formula("block_diag")
+def _block_diag(inputs, attrs, outs):
+    """Each input's gradient: its block of the output's (0-d inputs as 1 x 1, 1-d as 1 x n)."""
+    shapes = [tuple(t.shape) for t in inputs]
+
+    def backward(saved, grads):
+        g = grads[0]
+        r, c, out = 0, 0, []
+        for shape in shapes:
+            rows, cols = (1, 1) if not shape else (1, shape[0]) if len(shape) == 1 else shape
+            out.append(g[r:r + rows, c:c + cols].reshape(shape))
+            r, c = r + rows, c + cols
+        return out
+    return "BlockDiagBackward0", None, backward
+
+
+@formula("put")
+def _put(inputs, attrs, outs):
+    """x.put_(index, source): x's gradient with the written positions zeroed (kept when
+    accumulating); source's, the gradient taken at them."""
+    x, index, source = inputs
+    accumulate = bool(attrs.get("accumulate", False))
+
+    def backward(index, grads):
+        g = grads[0]
+        gx = g if accumulate else g.put(index, _torch().zeros_like(index, dtype=g.dtype))
+        return [gx, None, g.take(index)]
+    return "PutBackward0", index, backward
+
+
+@formula("scatter_reduce")
+def _scatter_reduce(inputs, attrs, outs):
+    """torch's scatter_reduce_backward for sum, mean, amax and amin (prod: not yet): where
+    include_self is false, self's values at the scattered positions are not in the result."""
+    x, index, src = inputs
+    dim, reduce = attrs["dim"], attrs["reduce"]
+    include_self = bool(attrs.get("include_self", True))
+    if reduce not in ("sum", "mean", "amax", "amin"):
+        return "ScatterReduceBackward0", None, _not_implemented(f"scatter_reduce ({reduce})")
+
+    def backward(saved, grads):
+        x, index, src, out = saved
+        g = grads[0]
+        api = _torch()
+        if reduce == "sum":
+            gx, gs = g, g.gather(dim, index)
+        elif reduce == "mean":
+            n = api.ones_like(g) if include_self else api.zeros_like(g)
+            n = n.scatter_add(dim, index, api.ones_like(src))
+            gx = g / n.clamp_min(1)
+            gs = gx.gather(dim, index)
+        else:
+            x_is = x == out
+            src_is = src == out.gather(dim, index)
+            n = x_is.to(g.dtype).scatter_add(dim, index, src_is.to(g.dtype))  # torch's count
+            share = g / n.clamp_min(1)
+            gx = _where(x_is, share, 0.0)
+            gs = _where(src_is, share.gather(dim, index), 0.0)
+        if not include_self:
+            gx = gx.scatter(dim, index, 0.0)
+        return [gx, None, gs]
+    return "ScatterReduceBackward0", (x, index, src, outs[0]), backward
+
+
+
+def _quantile(ignore_nan):
+    """quantile / nanquantile: each output interpolates two elements of the sorted input (the
+    same two torch's does: NaN sorts last and, for quantile, a row with NaN takes its last
+    element), so its gradient goes to those two positions with the interpolation's weights."""
+    def f(inputs, attrs, outs):
+        x, q = _operands(inputs, attrs, ("self", "q"))
+        dim = attrs.get("dim")
+        keepdim = bool(attrs.get("keepdim", False))
+        how = attrs.get("interpolation", "linear")
+        shape = tuple(x.shape)
+
+        def backward(saved, grads):
+            x, q = saved
+            api = _torch()
+            g = grads[0]
+            rows = x.reshape(-1) if dim is None else x.movedim(dim, -1)
+            n = rows.shape[-1]
+            values, order = rows.sort(-1)
+            qs = q.to(g.dtype).reshape(-1) if _is_tensor(q) else api.tensor(
+                [float(q)], dtype=g.dtype, device=g.device)
+            if _is_tensor(q) and q.dim() == 1:
+                g = g.movedim(0, -1)  # (..., Q)
+            else:
+                g = g.unsqueeze(-1)
+            if dim is None:
+                g = g.reshape(qs.shape)
+            elif keepdim:
+                g = g.squeeze(dim % len(shape))
+            nan = values.isnan()
+            if ignore_nan:  # torch's ranks
+                ranks = (qs * ((~nan).sum(-1, keepdim=True).to(g.dtype) - 1)).clamp_min(0)
+            else:
+                ranks = _where(nan.any(-1, keepdim=True), float(n - 1), qs * (n - 1))
+            below, above = ranks.floor(), ranks.ceil()
+            if how == "lower":
+                above = below
+            elif how == "higher":
+                below = above
+            elif how == "nearest":
+                below = above = ranks.round()
+            weight = api.full_like(ranks, 0.5) if how == "midpoint" else ranks - below
+            at_below = order.gather(-1, below.long().clamp_max(n - 1))
+            at_above = order.gather(-1, above.long().clamp_max(n - 1))
+            grad = api.zeros(rows.shape, dtype=g.dtype, device=g.device)
+            grad = grad.scatter_add(-1, at_below, g * (1 - weight))
+            grad = grad.scatter_add(-1, at_above, g * weight)
+            grad = grad.reshape(shape) if dim is None else grad.movedim(-1, dim)
+            return [grad] + ([None] if _is_tensor(q) else [])
+        return "SqueezeBackward3", (x, q), backward
+    return f
+
+
+FORMULAS["quantile"] = _quantile(False)
+FORMULAS["nanquantile"] = _quantile(True)
 
 
 from . import nn_derivatives  # noqa: E402,F401  (registers the nn ops' formulas)

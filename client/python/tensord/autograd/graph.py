@@ -15,6 +15,7 @@ import warnings
 import weakref
 
 from .. import _grad_mode
+from .derivatives import _torch
 
 _RELEASED = ("Trying to backward through the graph a second time (or directly access saved "
              "tensors after they have already been freed). Saved intermediate values of the "
@@ -74,17 +75,35 @@ def _tensors_in(saved):
 class AutogradMeta:
     """What a tensor carries for autograd: whether a leaf requires grad, the node that made it
     (None for a leaf) and which of that node's outputs it is, whether a non-leaf keeps its
-    gradient (retain_grad), and its hooks."""
+    gradient (retain_grad), and its hooks. A view made while autograd is active also carries
+    its place in its base (`view`, a _View): when an in-place op recorded on the base or on one
+    of its views has changed the base's history since the view's grad_fn was made, the view's
+    grad_fn is made again from the base's (torch's view regeneration: AsStridedBackward0)."""
 
-    __slots__ = ("requires_grad", "grad_fn", "output_nr", "retains_grad", "hooks", "acc")
+    __slots__ = ("requires_grad", "_fn", "output_nr", "retains_grad", "hooks", "acc", "view",
+                 "version", "hist")
 
     def __init__(self, requires_grad=False, grad_fn=None, output_nr=0):
         self.requires_grad = requires_grad
-        self.grad_fn = grad_fn
+        self._fn = grad_fn
         self.output_nr = output_nr
         self.retains_grad = False
         self.hooks = None
         self.acc = None  # a weak reference to the leaf's AccumulateGrad while a graph holds it
+        self.view = None  # a view's _View
+        self.version = 0  # a view's: its base's `hist` when its grad_fn was made
+        self.hist = 0  # a base's: how many recorded in-place ops have changed its history
+
+    @property
+    def grad_fn(self):
+        view = self.view
+        if view is not None and self.version != _hist(view.base):
+            _regenerate(self)
+        return self._fn
+
+    @grad_fn.setter
+    def grad_fn(self, fn):
+        self._fn = fn
 
 
 def requires_grad(t):
@@ -154,7 +173,7 @@ class Node:
         return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self.next_edges)
 
     def __repr__(self):
-        return f"<{self._name} object at {hex(id(self))}>"
+        return f"<{self._name.rpartition('::')[2]} object at {hex(id(self))}>"
 
     def apply(self, grads):
         if self.released:
@@ -230,9 +249,11 @@ def check_in_place(name, inputs):
 
 def _refuse_in_place(name):
     raise RuntimeError(f"tensord: the in-place op {name} writes a tensor that requires grad or "
-                       f"takes one as input, and autograd cannot record it here (the tensor is "
-                       f"a view or has views, or {name.rstrip('_')} has no derivative): use the "
-                       f"out-of-place {name.rstrip('_')} (or run it under no_grad)")
+                       f"takes one as input, and autograd cannot record it here "
+                       f"({name.rstrip('_')} has no derivative, or the tensor is a view whose "
+                       f"base autograd does not know: one made before any tensor required "
+                       f"grad): use the out-of-place {name.rstrip('_')} (or run it under "
+                       f"no_grad)")
 
 
 def _refuse_leaf(target):
@@ -242,43 +263,51 @@ def _refuse_leaf(target):
                            "operation.")
 
 
-# For each storage that views recorded under grad mode share ((session, storage id) -> the
-# tensors, weakly held): an in-place op on one of them would change the others' values without
-# their history (torch rebases views' grad_fn; tensord refuses instead).
-_views = {}
+# ---- views: in-place ops on a view or on its base (torch's CopySlices and view regeneration) --
+
+class _View:
+    """Where a view lies in its base's storage: its base (the tensor it was viewed from, or that
+    tensor's own base: always a tensor that is no view) and its sizes, strides and storage
+    offset. The base's geometry is read when it is needed (an in-place view op such as t_ on the
+    base changes it)."""
+
+    __slots__ = ("base", "storage", "sizes", "strides", "offset")
+
+    def __init__(self, base, info):
+        self.base = base
+        self.storage = info.storage_id
+        self.sizes = tuple(info.sizes)
+        self.strides = tuple(info.strides)
+        self.offset = info.storage_offset
+
+    def geometry(self):
+        """(base sizes, base strides, the view's offset from the base's, storage span) or None
+        where the base is not a dense block its views can be addressed in (or no longer holds
+        the view's storage: set_, resize_)."""
+        from .._memory_format import is_non_overlapping_and_dense  # noqa: PLC0415
+        info = self.base._meta()
+        sizes, strides = tuple(info.sizes), tuple(info.strides)
+        offset = self.offset - info.storage_offset
+        if offset < 0 or info.storage_id != self.storage or \
+                not is_non_overlapping_and_dense(list(sizes), list(strides)):
+            return None
+        span = 0
+        for sz, st, off in ((sizes, strides, 0), (self.sizes, self.strides, offset)):
+            if all(n > 0 for n in sz):
+                span = max(span, off + 1 + sum((n - 1) * k for n, k in zip(sz, st)))
+        return sizes, strides, offset, span
 
 
-_views_purge_at = 1024
-
-
-class _ViewSet:
-    """The tensors noted on one storage: weak references by id, the dead ones dropped when the
-    set has doubled since the last sweep (so a long-lived base viewed in a loop costs O(1) per
-    view)."""
-
-    __slots__ = ("refs", "sweep_at")
-
-    def __init__(self):
-        self.refs = {}
-        self.sweep_at = 64
-
-    def add(self, t):
-        refs = self.refs
-        if len(refs) >= self.sweep_at:
-            for k in [k for k, r in refs.items() if r() is None]:
-                del refs[k]
-            self.sweep_at = max(64, 2 * len(refs))
-        refs[id(t)] = weakref.ref(t)
-
-    def alive(self):
-        return any(r() is not None for r in self.refs.values())
+def _hist(base):
+    m = base._ag
+    return -1 if m is None else m.hist
 
 
 def note_views(inputs, outs):
-    """Outputs that share a storage with an input are noted as views (by record, and by
-    _ops._queue for the ops it does not record while autograd is active), so that an in-place
-    op recorded later on one of them, or on their base, is refused."""
-    global _views_purge_at
+    """Outputs that share a storage with an input (and its dtype) are views of it: each learns
+    its base and its place there (by record, and by _ops._queue for the ops it does not record
+    while autograd is active), so that a recorded in-place op on a view changes its base's
+    history and one on a base changes its views'."""
     for o in outs:
         info = o._info
         if info is None or o._error is not None:
@@ -288,30 +317,87 @@ def note_views(inputs, outs):
             ti = getattr(t, "_info", None)
             if ti is not None and ti.storage_id == sid and t is not o and \
                     t._session is o._session and t._error is None:
-                key = (id(o._session), sid)
-                entry = _views.get(key)
-                if entry is None:
-                    if len(_views) >= _views_purge_at:  # sets whose tensors all died go
-                        for k in [k for k, e in _views.items() if not e.alive()]:
-                            del _views[k]
-                        _views_purge_at = max(1024, 2 * len(_views))
-                    entry = _views[key] = _ViewSet()
-                entry.add(t)
-                entry.add(o)
+                tm = t._ag
+                base = tm.view.base if tm is not None and tm.view is not None else t
+                if base.dtype is o.dtype:
+                    bm = base._ag
+                    if bm is None:
+                        bm = base._ag = AutogradMeta()
+                    om = o._ag
+                    if om is None:
+                        om = o._ag = AutogradMeta()
+                    om.view = _View(base, info)
+                    om.version = bm.hist
                 break
 
 
-def _has_other_views(t):
-    def others():
-        entry = _views.get(_storage_key(t))
-        return entry is not None and any(r() is not None and r() is not t
-                                         for r in entry.refs.values())
-    if not others():
-        return False
-    # Ops waiting to be sent hold their outputs (an intermediate view base, as F.linear's
-    # rows): once sent, only the views the program still holds remain.
-    t._session.flush()
-    return others()
+def relink_view(t, same_storage=True):
+    """After an in-place view op (t_, squeeze_, as_strided_ …) changed t's metadata; or (not
+    `same_storage`) after set_, resize_ or `.data =` gave t other data, which autograd does not
+    follow, as torch's `.data` is not followed: t is no view of its old base any more."""
+    m = t._ag
+    if m is not None and m.view is not None:
+        m.view = _View(m.view.base, t._meta()) if same_storage else None
+
+
+def _regenerate(m):
+    """A view's grad_fn made again from its base's history (AsStridedBackward0 of the base's
+    grad_fn), or none where the base has none."""
+    view = m.view
+    m.version = _hist(view.base)
+    if m.requires_grad and m._fn is None:  # a view made a leaf by requires_grad_()
+        return
+    edge = _edge(view.base)
+    m.output_nr = 0
+    if edge is None:
+        m._fn = None
+        return
+    b = view.base
+    m._fn = Node("AsStridedBackward0", lambda saved, grads: [_into_base(view, grads[0])], None,
+                 [edge], [(tuple(b.shape), b.dtype, b.device)], 1)
+
+
+def _places(sizes, strides, offset, span, device):
+    """The storage positions of the elements of a tensor of this geometry, in order."""
+    api = _torch()
+    return api.arange(span, dtype=api.int64, device=device).as_strided(
+        sizes, strides, offset).reshape(-1)
+
+
+def _into_base(view, g):
+    """The gradient of a view's base from the view's: each element of g added at the base's
+    element the view's element lies on (index_add: a view that repeats elements, as expand's,
+    adds them all)."""
+    geometry = view.geometry()
+    if geometry is None:
+        raise RuntimeError("the derivative for 'as_strided of an overlapping base (or one "
+                           "given other data by set_ or resize_)' is not implemented.")
+    sizes, strides, offset, span = geometry
+    flat = _torch().zeros(span, dtype=g.dtype, device=g.device).index_add(
+        0, _places(view.sizes, view.strides, offset, span, g.device), g.reshape(-1))
+    return flat.as_strided(sizes, strides, 0)
+
+
+def _copy_slices(view, geometry, fn):
+    """The backward of an in-place op `fn` on a view, as a node of its base (torch's
+    CopySlices): the base's gradient passes through unchanged except where the view lies, which
+    gets what fn gives its input 0; fn's other inputs get theirs."""
+    sizes, strides, offset, span = geometry
+
+    def backward(saved, grads):
+        g = grads[0]
+        api = _torch()
+        base_places = _places(sizes, strides, 0, span, g.device)
+        view_places = _places(view.sizes, view.strides, offset, span, g.device)
+        flat = api.zeros(span, dtype=g.dtype, device=g.device).index_add(0, base_places,
+                                                                       g.reshape(-1))
+        res = fn.apply([flat.as_strided(view.sizes, view.strides, offset)])
+        if res[0] is None:
+            flat = flat.index_fill(0, view_places, 0)
+        else:
+            flat = flat.scatter(0, view_places, _validate(fn, 0, res[0]).reshape(-1))
+        return [flat.as_strided(sizes, strides, 0)] + list(res[1:])
+    return backward
 
 
 def _whole_storage(t):
@@ -327,31 +413,42 @@ def record_in_place(name, inputs, attrs, send):
     """In-place op `name` under grad mode with an input that requires grad (torch's
     rebase_history): the target takes a new grad_fn, the op's out-of-place formula, whose edge
     to the target is the target's old history. Where the formula needs the target's value from
-    before the op (mul_'s), a copy is taken first, as torch saves `original_self`. Refused,
-    before anything is written, for a leaf that requires grad (torch's error) and for a target
-    that shares its storage with other tensors (views: tensord does not rebase them)."""
+    before the op (mul_'s), a copy is taken first, as torch saves `original_self`. On a view,
+    the view's base takes a CopySlices node over its old history and the op's formula; the
+    base's other views take their grad_fn from it when next used. Refused, before anything is
+    written, for a leaf that requires grad or a view of one (torch's errors), and for a tensor
+    whose base is unknown (a view made before any tensor required grad)."""
     from . import derivatives  # noqa: PLC0415
     target = inputs[0]
-    _refuse_leaf(target)
     m = target._ag
+    view = m.view if m is not None else None
+    if view is not None:
+        bm = view.base._ag
+        if bm is not None and bm.requires_grad and bm._fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
+                               "an in-place operation.")
+    else:
+        _refuse_leaf(target)
     base_name = name[:-1]
     formula = derivatives.FORMULAS.get(base_name)
-    if formula is None or not target.dtype.is_floating_point or not _whole_storage(target) \
-            or _has_other_views(target):
+    geometry = view.geometry() if view is not None else None
+    if formula is None or not target.dtype.is_floating_point or (
+            geometry is None if view is not None else not _whole_storage(target)):
         _refuse_in_place(name)
     node_name, saved, backward = derivatives.make(formula, base_name, inputs, attrs, [target])
     edges = [_edge(t) if hasattr(t, "_ag") else None for t in inputs]
+    input_meta = [(tuple(t.shape), t.dtype, t.device) if e is not None else None
+                  for t, e in zip(inputs, edges)]
+    input_meta[0] = (tuple(target.shape), target.dtype, target.device)
     if getattr(formula, "saves_input", True) and any(s is target for s in _tensors_in(saved)):
         from .._ops import _send  # noqa: PLC0415
         pre = _send(target._session, "clone", [target], None, 1)[0]  # the value before the op
-        pre._ag = m
+        pre._ag = AutogradMeta(False, m.grad_fn, m.output_nr) if m is not None else None
         inputs = [pre] + inputs[1:]
         node_name, saved, backward = derivatives.make(formula, base_name, inputs, attrs,
                                                       [target])
     outs = send()
     bump_version(target)
-    input_meta = [(tuple(t.shape), t.dtype, t.device) if e is not None else None
-                  for t, e in zip(inputs, edges)]
     node = Node(node_name, backward, saved, edges, input_meta, 1)
     key = _storage_key(target)
     if key in _saved_storages and any(hasattr(t, "_ag") and t._error is None and
@@ -359,7 +456,20 @@ def record_in_place(name, inputs, attrs, send):
         # x.mul_(x), x.mul_(x.detach()): torch saves the operand before the op writes it, so
         # that backward finds it changed (its error)
         _saved_storages[key][1] += 1
-    target._ag = AutogradMeta(False, node, 0)
+    if view is None:
+        new = target._ag = AutogradMeta(False, node, 0)
+        new.hist = m.hist + 1 if m is not None else 1
+        return outs
+    base = view.base
+    old = base._ag
+    copy_slices = Node("torch::autograd::CopySlices", _copy_slices(view, geometry, node), None,
+                       [_edge(base)] + edges[1:],
+                       [(tuple(base.shape), base.dtype, base.device)] + input_meta[1:], 1)
+    copy_slices.on_release = node.release
+    new = base._ag = AutogradMeta(False, copy_slices, 0)
+    new.hist = old.hist + 1 if old is not None else 1
+    m.version = -1  # the view's grad_fn is made again from the base's when next used
+    m.requires_grad = False
     return outs
 
 

@@ -121,11 +121,56 @@ def _conv_transpose2d_weight_grad(x, w, g, stride, padding, dilation, groups):
                         tuple(w.shape[1:]))
 
 
+def _conv_transpose3d_input_grad(x, w, g, stride, padding, dilation, groups):
+    """conv_transpose3d's input gradient: the convolution of the output's gradient, cropped to
+    the input."""
+    size = x.shape[2:]
+    out = _F().conv3d(g, w, None, stride, padding, dilation, groups)
+    return out[:, :, :size[0], :size[1], :size[2]]
+
+
+def _conv_transpose3d_weight_grad(x, w, g, stride, padding, dilation, groups):
+    """conv_transpose3d's weight gradient: a transposed convolution is a convolution's input
+    gradient, so its weight gradient is conv3d's with the roles of input and output's gradient
+    exchanged."""
+    return _conv3d_weight_grad(g, w, x, stride, padding, dilation, groups)
+
+
 FORMULAS.update({
     "conv2d": _convolution(2, _transposed_input_grad("conv_transpose2d"), _conv2d_weight_grad),
     "conv3d": _convolution(3, _transposed_input_grad("conv_transpose3d"), _conv3d_weight_grad),
     "conv_transpose2d": _convolution(2, _conv_transpose2d_input_grad,
                                      _conv_transpose2d_weight_grad),
+    "conv_transpose3d": _convolution(3, _conv_transpose3d_input_grad,
+                                     _conv_transpose3d_weight_grad),
+})
+
+
+@formula("col2im")
+def _col2im(inputs, attrs, outs):
+    """F.fold sums the blocks into the image: its gradient unfolds the image's gradient."""
+    window = {k: attrs[k] for k in ("kernel_size", "dilation", "padding", "stride")
+              if k in attrs}
+    return "Col2ImBackward0", None, lambda s, gs: [_F().unfold(gs[0], **window)]
+
+
+def _max_unpool(node, nd):
+    """max_unpool puts each value at its index in the output plane: its gradient is taken
+    back from there."""
+    def f(inputs, attrs, outs):
+        x, indices = inputs
+        shape = tuple(x.shape)
+
+        def backward(indices, grads):
+            g = grads[0]
+            return [g.flatten(-nd).gather(-1, indices.flatten(-nd)).reshape(shape), None]
+        return node, indices, backward
+    return f
+
+
+FORMULAS.update({
+    "max_unpool2d": _max_unpool("MaxUnpool2DBackward0", 2),
+    "max_unpool3d": _max_unpool("MaxUnpool3DBackward0", 3),
 })
 
 

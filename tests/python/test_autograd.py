@@ -603,6 +603,18 @@ OPS = [
         m.nn.functional.max_unpool3d(*m.nn.functional.max_pool3d(
             b.reshape(3, 2, 3, 4), 2, return_indices=True), 2,
             output_size=(2, 3, 4)).reshape(-1)]), [(1, 2, 2, 3, 2), (2, 3, 2, 3, 2)]),
+    ("grid_sample", lambda m, a, b: m.cat([
+        m.nn.functional.grid_sample(a, b * 0.8, mode=mode, padding_mode=pad,
+                                    align_corners=align).reshape(-1)
+        for mode in ("bilinear", "nearest", "bicubic")
+        for pad in ("zeros", "border", "reflection") for align in (False, True)]),
+     [(2, 3, 4, 5), (2, 3, 4, 2)]),
+    ("grid_sample_3d", lambda m, a, b: m.cat([
+        m.nn.functional.grid_sample(a, b * 0.8, mode=mode, padding_mode=pad,
+                                    align_corners=align).reshape(-1)
+        for mode in ("bilinear", "nearest")
+        for pad in ("zeros", "border", "reflection") for align in (False, True)]),
+     [(2, 2, 3, 4, 5), (2, 2, 3, 4, 3)]),
     ("nn_activations", lambda m, a, b: (
         m.nn.functional.elu(a) + m.nn.functional.selu(a) + m.nn.functional.celu(a, 0.7)
         + m.nn.functional.softplus(a, 2, 1) + m.nn.functional.mish(a)
@@ -664,7 +676,8 @@ SAME_DTYPE = {"matmul_batched_broadcast", "matmul_vec", "mm_bmm", "mse_loss", "l
               "binary_more", "nn_activations", "batched_products", "einsum_tensordot",
               "linear_3d_relu_inplace", "cross_entropy_smoothing_and_probabilities", "conv3d",
               "conv3d_groups", "linalg", "pairwise_distance", "kron_cdist",
-              "conv_transpose3d_fold_unpool", "put_and_scatter_reduce", "diff_inner_block_diag"}
+              "conv_transpose3d_fold_unpool", "put_and_scatter_reduce", "diff_inner_block_diag",
+              "grid_sample", "grid_sample_3d"}
 
 
 # Ops whose inputs are drawn positive (logs, roots and powers of them).
@@ -700,6 +713,8 @@ def test_gradients_match_torch(session, name, fn, shapes, dtypes):
 
 
 GRAD_FN_NAMES = {
+    "F.grid_sample(x[None, None], y[None, None] * 0.5, align_corners=True)":
+        "GridSampler2DBackward0",
     "x.floor()": "FloorBackward0",
     "x.sign()": "SignBackward0",
     "torch.fix(x)": "TruncBackward0",

@@ -174,6 +174,139 @@ FORMULAS.update({
 })
 
 
+# ---- grid_sample ----
+
+_A = -0.75  # torch's cubic convolution constant
+
+
+def _cubic_taps(t):
+    """(weight, its derivative in t) of the four taps at floor - 1 … floor + 2 for the fraction
+    t (torch's cubic convolution coefficients)."""
+    def near(x):  # |x| <= 1
+        return ((_A + 2) * x - (_A + 3)) * x * x + 1, (3 * (_A + 2) * x - 2 * (_A + 3)) * x
+
+    def far(x):  # 1 < |x| < 2
+        return ((_A * x - 5 * _A) * x + 8 * _A) * x - 4 * _A, (3 * _A * x - 10 * _A) * x + 8 * _A
+    w0, d0 = far(t + 1)
+    w1, d1 = near(t)
+    w2, d2 = near(1 - t)
+    w3, d3 = far(2 - t)
+    return [(w0, d0), (w1, d1), (w2, -d2), (w3, -d3)]
+
+
+def _clip(c, size):
+    """torch's clip_coordinates and its gradient (0 at and beyond the ends)."""
+    return c.clamp(0, size - 1), ((c > 0) & (c < size - 1)).to(c.dtype)
+
+
+def _reflect(c, twice_low, twice_high):
+    """torch's reflect_coordinates and its gradient (the sign of each reflection)."""
+    if twice_low == twice_high:
+        zero = _torch().zeros_like(c)
+        return zero, zero
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    c = c - low
+    sign = _where(c < 0, -1.0, 1.0)
+    c = c.abs()
+    extra = c.fmod(span)
+    even = (c / span).floor().remainder(2) == 0
+    return _where(even, extra + low, span - extra + low), _where(even, sign, -sign)
+
+
+def _padded(c, size, padding, align_corners):
+    """A source coordinate under the padding mode (1 border, 2 reflection; 0 zeros: as is),
+    with the factor its gradient takes."""
+    if padding == 0:
+        return c, None
+    grad = None
+    if padding == 2:
+        c, grad = _reflect(c, 0, 2 * (size - 1)) if align_corners else \
+            _reflect(c, -1, 2 * size - 1)
+    c, clip_grad = _clip(c, size)
+    return c, clip_grad if grad is None else grad * clip_grad
+
+
+@formula("grid_sampler")
+def _grid_sampler(inputs, attrs, outs):
+    """grid_sample (2-d and 3-d; bilinear, nearest, bicubic; every padding mode): the output
+    is a weighted sum of taps around each source coordinate, so the input's gradient adds each
+    output's gradient into its taps with their weights, and the grid's is the sum of the taps'
+    values times the weights' derivatives, times the derivative of the coordinate (unnormalized,
+    padded) in the grid value: torch's grid_sampler backward, per tap with server ops."""
+    x, grid = inputs
+    mode, padding = attrs.get("interpolation_mode", 0), attrs.get("padding_mode", 0)
+    align = bool(attrs.get("align_corners", False))
+    need_x, need_grid = _needs(x, grid)
+    names = {2: "GridSampler2DBackward0", 3: "GridSampler3DBackward0"}
+
+    def backward(saved, grads):
+        import itertools  # noqa: PLC0415
+        api = _torch()
+        x, grid = saved
+        g = grads[0]
+        n, ch, sizes = x.shape[0], x.shape[1], tuple(x.shape[2:])
+        nd = len(sizes)
+        length = g[0, 0].numel()
+        plane, strides = 1, [0] * nd
+        for d in reversed(range(nd)):
+            strides[d] = plane
+            plane *= sizes[d]
+        per_dim, factors = [], []
+        for d in range(nd):  # spatial dim d is the grid's component nd - 1 - d
+            size = sizes[d]
+            c = grid[..., nd - 1 - d].reshape(n, length)
+            if align:
+                c, factor = (c + 1) / 2 * (size - 1), (size - 1) / 2
+            else:
+                c, factor = ((c + 1) * size - 1) / 2, size / 2
+            if mode == 2:
+                f = c.floor()
+                taps = [(f + (k - 1), w, dw) for k, (w, dw) in enumerate(_cubic_taps(c - f))]
+            else:
+                c, pad_grad = _padded(c, size, padding, align)
+                if pad_grad is not None:
+                    factor = pad_grad * factor
+                if mode == 1:
+                    taps = [(c.round(), 1.0, 0.0)]
+                else:
+                    f = c.floor()
+                    t = c - f
+                    taps = [(f, 1 - t, -1.0), (f + 1, t, 1.0)]
+            per_dim.append(taps)
+            factors.append(factor)
+        xf = x.reshape(n, ch, plane)
+        gf = g.reshape(n, ch, length)
+        gx = api.zeros((n, ch, plane), dtype=g.dtype, device=g.device) if need_x else None
+        gc = [0.0] * nd
+        for combo in itertools.product(*per_dim):
+            inside, lin, weight = None, 0, 1.0
+            for d, (tap, w, _) in enumerate(combo):
+                if mode == 2 and padding != 0:  # each tap read through the padding
+                    tap = _padded(tap, sizes[d], padding, align)[0]
+                ok = (tap >= 0) & (tap <= sizes[d] - 1)
+                inside = ok if inside is None else inside & ok
+                lin = lin + tap.clamp(0, sizes[d] - 1).long() * strides[d]
+                weight = weight * w
+            index = lin.unsqueeze(1).expand(n, ch, length)
+            if need_x:
+                gx = gx.scatter_add(2, index, gf * _where(inside, weight, 0.0).unsqueeze(1))
+            if need_grid and mode != 1:
+                value = _where(inside, (xf.gather(2, index) * gf).sum(1), 0.0)
+                for d in range(nd):
+                    part = value * combo[d][2]
+                    for e in range(nd):
+                        if e != d:
+                            part = part * combo[e][1]
+                    gc[d] = gc[d] + part
+        ggrid = None
+        if need_grid:
+            parts = [api.zeros((n, length), dtype=g.dtype, device=g.device) + gc[d] * factors[d]
+                     for d in reversed(range(nd))]
+            ggrid = api.stack(parts, -1).reshape(grid.shape)
+        return [gx.reshape(x.shape) if need_x else None, ggrid]
+    return names.get(x.dim() - 2, "GridSampler2DBackward0"), (x, grid), backward
+
+
 # ---- pooling ----
 
 def _max_pool(node, nd):

@@ -615,6 +615,17 @@ OPS = [
         for mode in ("bilinear", "nearest")
         for pad in ("zeros", "border", "reflection") for align in (False, True)]),
      [(2, 2, 3, 4, 5), (2, 2, 3, 4, 3)]),
+    ("einsum_diagonal_ellipsis", lambda m, a, b: m.cat([
+        m.einsum("ii->", a)[None], m.einsum("ii->i", a), m.einsum("ii", a)[None],
+        m.einsum("bii,ij->bij", b, a).reshape(-1), m.einsum("...ij->ij", b).reshape(-1),
+        m.einsum("...ij,...jk->...ik", b, a).reshape(-1),
+        m.einsum("ijj,kj->ik", b, a).reshape(-1), m.einsum("...i,...i", b, a).reshape(-1)]),
+     [(3, 3), (2, 3, 3)]),
+    ("as_strided_of_views", lambda m, a, b: m.cat([
+        (a * b)[1:, 2:].as_strided((2, 2), (6, 1), 9).reshape(-1),
+        (a * b).t().as_strided((3, 2), (1, 6), 3).reshape(-1),
+        (a * b)[:, :1].expand(4, 3).as_strided((2, 2), (6, 0), 6).reshape(-1),
+        (a * b)[2:].as_strided((3, 3), (1, 1), 12).reshape(-1)]), [(4, 6), (4, 6)]),
     ("nn_activations", lambda m, a, b: (
         m.nn.functional.elu(a) + m.nn.functional.selu(a) + m.nn.functional.celu(a, 0.7)
         + m.nn.functional.softplus(a, 2, 1) + m.nn.functional.mish(a)
@@ -677,7 +688,7 @@ SAME_DTYPE = {"matmul_batched_broadcast", "matmul_vec", "mm_bmm", "mse_loss", "l
               "linear_3d_relu_inplace", "cross_entropy_smoothing_and_probabilities", "conv3d",
               "conv3d_groups", "linalg", "pairwise_distance", "kron_cdist",
               "conv_transpose3d_fold_unpool", "put_and_scatter_reduce", "diff_inner_block_diag",
-              "grid_sample", "grid_sample_3d"}
+              "grid_sample", "grid_sample_3d", "einsum_diagonal_ellipsis"}
 
 
 # Ops whose inputs are drawn positive (logs, roots and powers of them).

@@ -1237,14 +1237,48 @@ def _picking_op(name, node):
     return f
 
 
+def _places(sizes, strides, offset, span, device):
+    """The storage positions of the elements of a tensor of this geometry, in order."""
+    api = _torch()
+    return api.arange(span, dtype=api.int64, device=device).as_strided(
+        tuple(sizes), tuple(strides), offset).reshape(-1)
+
+
+def as_strided_backward(x_geometry, out_geometry, shape):
+    """The backward of an as_strided view (sizes, strides, storage offset) `out_geometry` of
+    a tensor of `x_geometry` and `shape`: the output's gradient is added up per storage
+    position, and each element of the input takes its position's (where the input repeats a
+    position, as an expanded tensor does, the sum is shared among its elements: torch's
+    as_strided_backward)."""
+    start = min(g[2] for g in (x_geometry, out_geometry))
+    span = 0
+    for sizes, strides, offset in (x_geometry, out_geometry):
+        if all(n > 0 for n in sizes):
+            span = max(span, offset - start + 1 + sum((n - 1) * k for n, k in zip(sizes, strides)))
+    (xs, xst, xo), (os_, ost, oo) = x_geometry, out_geometry
+
+    def backward(saved, grads):
+        g = grads[0]
+        api = _torch()
+        at_x = _places(xs, xst, xo - start, span, g.device)
+        flat = api.zeros(span, dtype=g.dtype, device=g.device).index_add(
+            0, _places(os_, ost, oo - start, span, g.device), g.reshape(-1))
+        count = api.zeros(span, dtype=g.dtype, device=g.device).index_add(
+            0, at_x, api.ones(at_x.shape, dtype=g.dtype, device=g.device))
+        return [(flat / count.clamp_min(1)).index_select(0, at_x).reshape(shape)]
+    return backward
+
+
+def _geometry(info):
+    return tuple(info.sizes), tuple(info.strides), info.storage_offset
+
+
 def _as_strided(inputs, attrs, outs):
-    """as_strided addresses the storage, not the input's elements: its positions map is the
-    input's only where the input is the storage from its start, contiguous."""
     x = inputs[0]
-    if not x.is_contiguous() or x.storage_offset() != 0:
-        return "AsStridedBackward0", None, _not_implemented(
-            "as_strided of a strided view or one with an offset")
-    return _picking_op("as_strided", "AsStridedBackward0")(inputs, attrs, outs)
+    if x.is_contiguous() and x.storage_offset() == 0:
+        return _picking_op("as_strided", "AsStridedBackward0")(inputs, attrs, outs)
+    return "AsStridedBackward0", None, as_strided_backward(
+        _geometry(x._meta()), _geometry(outs[0]._meta()), tuple(x.shape))
 
 
 for _name, _node in {
@@ -1703,16 +1737,36 @@ def _einsum_terms(equation, ranks):
     return terms, out + sorted(c for c, k in counts.items() if k == 1 and c != "...")
 
 
+def _explicit(terms, out, ranks):
+    """The subscripts with each '...' replaced by letters of its own (unused in the equation,
+    aligned from the right across operands, as einsum broadcasts them); None where the
+    equation leaves too few letters."""
+    import string  # noqa: PLC0415
+    spans = [r - (len(t) - 1) for t, r in zip(terms, ranks) if "..." in t]
+    n = max(spans, default=0)
+    used = {c for t in terms + [out] for c in t}
+    pool = [c for c in string.ascii_letters if c not in used]
+    if n > len(pool):
+        return None
+    ellipsis = pool[:n]
+
+    def replace(term, span):
+        if "..." not in term:
+            return list(term)
+        i = term.index("...")
+        return list(term[:i]) + ellipsis[n - span:] + list(term[i + 1:])
+    return ([replace(t, r - (len(t) - 1)) for t, r in zip(terms, ranks)],
+            replace(out, n))
+
+
 def _contraction(node, terms, out, inputs):
-    """(node, saved, backward) of a contraction given as einsum subscripts: each operand's
-    gradient is itself an einsum, the output's gradient contracted with the other operands
-    onto the operand's subscripts (letters summed over in that operand alone are broadcast
-    back)."""
+    """(node, saved, backward) of a contraction given as einsum subscripts (one letter per
+    dim): each operand's gradient is itself an einsum, the output's gradient contracted with
+    the other operands onto the operand's letters; letters summed over in that operand alone
+    are broadcast back, and a letter repeated in an operand (its diagonal, as in 'ii->') has
+    the gradient added back onto that diagonal."""
     shapes = [tuple(t.shape) for t in inputs]
-    for t in terms:
-        if len(set(t)) != len(t) or ("..." in t and "..." not in out):
-            return node, None, _not_implemented(
-                "einsum with a repeated subscript in one operand or a summed ellipsis")
+    session = inputs[0]._session
 
     def backward(saved, grads):
         einsum = _torch().einsum
@@ -1723,20 +1777,22 @@ def _contraction(node, terms, out, inputs):
             known = set(out)
             for t, _ in others:
                 known |= set(t)
-            kept = [c for c in term if c in known]
-            eq = ",".join("".join(t) for t in [out] + [t for t, _ in others])
-            r = einsum(eq + "->" + "".join(kept), g, *[x for _, x in others])
-            if len(kept) != len(term):
-                ellipsis_rank = len(shapes[i]) - (len(term) - 1)
-                d = 0
-                for c in term:
-                    if c == "...":
-                        d += ellipsis_rank
-                        continue
+            letters = list(dict.fromkeys(term))  # each once, in order
+            size = {c: shapes[i][term.index(c)] for c in letters}
+            kept = [c for c in letters if c in known]
+            if not others and kept == out:
+                r = g
+            else:
+                eq = ",".join("".join(t) for t in [out] + [t for t, _ in others])
+                r = einsum(eq + "->" + "".join(kept), g, *[x for _, x in others])
+            if len(kept) != len(letters):
+                for d, c in enumerate(letters):
                     if c not in known:
                         r = r.unsqueeze(d)
-                    d += 1
-                r = r.expand(*shapes[i])
+                r = r.expand(*[size[c] for c in letters])
+            if len(letters) != len(term):
+                r = _added_back("einsum", shapes[i], session, (),
+                                {"equation": "".join(term) + "->" + "".join(letters)}, [r])
             result.append(r)
         return result
     return node, tuple(inputs), backward
@@ -1744,8 +1800,12 @@ def _contraction(node, terms, out, inputs):
 
 @formula("einsum")
 def _einsum(inputs, attrs, outs):
-    terms, out = _einsum_terms(attrs["equation"], [t.dim() for t in inputs])
-    return _contraction("ViewBackward0", terms, out, inputs)  # torch's einsum ends in a view
+    ranks = [t.dim() for t in inputs]
+    terms, out = _einsum_terms(attrs["equation"], ranks)
+    explicit = _explicit(terms, out, ranks)
+    if explicit is None:
+        return "ViewBackward0", None, _not_implemented("einsum with more than 52 letters")
+    return _contraction("ViewBackward0", *explicit, inputs)  # torch's einsum ends in a view
 
 
 @formula("tensordot")

@@ -15,7 +15,7 @@ import warnings
 import weakref
 
 from .. import _grad_mode
-from .derivatives import _torch
+from .derivatives import _geometry, _not_implemented, _places, _torch, as_strided_backward
 
 _RELEASED = ("Trying to backward through the graph a second time (or directly access saved "
              "tensors after they have already been freed). Saved intermediate values of the "
@@ -281,9 +281,10 @@ class _View:
         self.offset = info.storage_offset
 
     def geometry(self):
-        """(base sizes, base strides, the view's offset from the base's, storage span) or None
-        where the base is not a dense block its views can be addressed in (or no longer holds
-        the view's storage: set_, resize_)."""
+        """(base sizes, base strides, the view's offset from the base's, storage span), where
+        an in-place op on the view writes into its base (CopySlices); None where the base is
+        not a dense block its views can be addressed in (or no longer holds the view's
+        storage: set_, resize_)."""
         from .._memory_format import is_non_overlapping_and_dense  # noqa: PLC0415
         info = self.base._meta()
         sizes, strides = tuple(info.sizes), tuple(info.strides)
@@ -353,29 +354,14 @@ def _regenerate(m):
         m._fn = None
         return
     b = view.base
-    m._fn = Node("AsStridedBackward0", lambda saved, grads: [_into_base(view, grads[0])], None,
-                 [edge], [(tuple(b.shape), b.dtype, b.device)], 1)
-
-
-def _places(sizes, strides, offset, span, device):
-    """The storage positions of the elements of a tensor of this geometry, in order."""
-    api = _torch()
-    return api.arange(span, dtype=api.int64, device=device).as_strided(
-        sizes, strides, offset).reshape(-1)
-
-
-def _into_base(view, g):
-    """The gradient of a view's base from the view's: each element of g added at the base's
-    element the view's element lies on (index_add: a view that repeats elements, as expand's,
-    adds them all)."""
-    geometry = view.geometry()
-    if geometry is None:
-        raise RuntimeError("the derivative for 'as_strided of an overlapping base (or one "
-                           "given other data by set_ or resize_)' is not implemented.")
-    sizes, strides, offset, span = geometry
-    flat = _torch().zeros(span, dtype=g.dtype, device=g.device).index_add(
-        0, _places(view.sizes, view.strides, offset, span, g.device), g.reshape(-1))
-    return flat.as_strided(sizes, strides, 0)
+    info = b._meta()
+    if info.storage_id == view.storage:
+        backward = as_strided_backward(_geometry(info), (view.sizes, view.strides, view.offset),
+                                       tuple(b.shape))
+    else:  # set_ or resize_ gave the base other data
+        backward = _not_implemented("as_strided of a view whose base has other data now")
+    m._fn = Node("AsStridedBackward0", backward, None, [edge],
+                 [(tuple(b.shape), b.dtype, b.device)], 1)
 
 
 def _copy_slices(view, geometry, fn):

@@ -76,6 +76,11 @@ PROGRAMS = {
         print(v.grad_fn.name(), v.requires_grad)
         (x * torch.arange(12.).reshape(3, 4)).sum().backward()
         print(w.grad)
+        x2 = torch.zeros(4)
+        v2 = x2[:2]
+        v2.requires_grad_()
+        x2[2:].copy_(w[:2])
+        print(x2.grad_fn.name(), v2.grad_fn.name(), v2.is_leaf, v2.requires_grad)
         a = torch.tensor([[1.0, 2.0, -3.0], [0.5, -1.0, 4.0]], requires_grad=True)
         h = a * 1
         r = h[0]
@@ -903,6 +908,12 @@ ERRORS = {
     "in_place_on_a_view_of_a_leaf": """
         x = torch.tensor([1.0, 2.0], requires_grad=True)
         x[0].mul_(2)
+    """,
+    "in_place_on_a_view_made_a_leaf": """
+        x = torch.zeros(4)
+        v = x[:2]
+        v.requires_grad_()
+        v.mul_(2)
     """,
     "in_place_on_a_whole_view_of_a_leaf": """
         x = torch.tensor([1.0, 2.0], requires_grad=True)

@@ -346,8 +346,6 @@ def _regenerate(m):
     grad_fn), or none where the base has none."""
     view = m.view
     m.version = _hist(view.base)
-    if m.requires_grad and m._fn is None:  # a view made a leaf by requires_grad_()
-        return
     edge = _edge(view.base)
     m.output_nr = 0
     if edge is None:
@@ -409,10 +407,10 @@ def record_in_place(name, inputs, attrs, send):
     m = target._ag
     view = m.view if m is not None else None
     if view is not None:
-        bm = view.base._ag
-        if bm is not None and bm.requires_grad and bm._fn is None:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
-                               "an in-place operation.")
+        for leaf in (m, view.base._ag):  # the view made a leaf by requires_grad_(), or its base
+            if leaf is not None and leaf.requires_grad and leaf._fn is None:
+                raise RuntimeError("a view of a leaf Variable that requires grad is being used "
+                                   "in an in-place operation.")
     else:
         _refuse_leaf(target)
     base_name = name[:-1]

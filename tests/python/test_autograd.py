@@ -992,6 +992,36 @@ def test_in_place_on_a_view_whose_base_autograd_does_not_know_is_refused(session
         y.sum().backward()
 
 
+def test_in_place_ops_on_views_leave_no_reference_cycles(session):
+    """A base written through its views holds CopySlices nodes that lead back to the views'
+    nodes: those keep shapes, not the base, so the base goes when the program drops it, without
+    waiting for Python's cycle collector (its server storage with it). A node that saved a view
+    of the base as an operand (x[0] += x[1] * w) does hold the base through that view, as
+    torch's saved variables do: that cycle is the collector's."""
+    import gc
+    import weakref
+    w = tensord.ones(4, requires_grad=True)
+    refs, saved = [], []
+    gc.disable()
+    try:
+        for _ in range(3):
+            x = tensord.zeros(3, 4)
+            x[1] = w * 2
+            x[2].mul_(w)
+            x[0] = x[2] + 1
+            refs.append(weakref.ref(x))
+            y = tensord.zeros(3, 4)
+            y[0].add_(y[1] * w)
+            saved.append(weakref.ref(y))
+            del x, y
+        tensord.synchronize()  # queued ops hold their outputs until they are sent
+        assert [r() for r in refs] == [None] * 3
+        gc.collect()
+        assert [r() for r in saved] == [None] * 3
+    finally:
+        gc.enable()
+
+
 def test_non_leaf_grad_warns_as_torch(session):
     x = tensord.tensor([1.0, 2.0], requires_grad=True)
     y = x * 2

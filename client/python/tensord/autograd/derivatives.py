@@ -68,9 +68,11 @@ def _add(inputs, attrs, outs):
     if alpha is None:
         alpha = 1
 
+    n = len(inputs)  # the backward keeps counts, not the inputs
+
     def backward(saved, grads):
         g = grads[0]
-        return [g, g * alpha if alpha != 1 else g][:len(inputs)]
+        return [g, g * alpha if alpha != 1 else g][:n]
     return "AddBackward0", None, backward
 
 
@@ -83,19 +85,22 @@ def _sub(inputs, attrs, outs):
     if len(inputs) == 1 and attrs.get("self") is not None:  # number - tensor
         return "RsubBackward1", None, lambda s, gs: [-gs[0] * alpha if alpha != 1 else -gs[0]]
 
+    n = len(inputs)
+
     def backward(saved, grads):
         g = grads[0]
-        return [g, -g * alpha if alpha != 1 else -g][:len(inputs)]
+        return [g, -g * alpha if alpha != 1 else -g][:n]
     return "SubBackward0", None, backward
 
 
 @formula("rsub")
 def _rsub(inputs, attrs, outs):
     alpha = attrs.get("alpha", 1) or 1
+    n = len(inputs)
 
     def backward(saved, grads):
         g = grads[0]
-        return [-g * alpha if alpha != 1 else -g, g][:len(inputs)]
+        return [-g * alpha if alpha != 1 else -g, g][:n]
     return ("RsubBackward0" if len(inputs) > 1 else "RsubBackward1"), None, backward
 
 
@@ -112,8 +117,9 @@ def _mul(inputs, attrs, outs):
 def _div(inputs, attrs, outs):
     mode = attrs.get("rounding_mode")
     if mode is not None:  # floor and trunc division: zero gradients, as torch's
-        return "DivBackward1" if len(inputs) == 1 else "DivBackward0", None, \
-            lambda s, gs: [gs[0] * 0 for _ in inputs]
+        n = len(inputs)
+        return "DivBackward1" if n == 1 else "DivBackward0", None, \
+            lambda s, gs: [gs[0] * 0] * n
     if len(inputs) == 1:
         other = _scalar_other(attrs)
         return "DivBackward0", None, lambda s, gs: [gs[0] / other]
@@ -384,16 +390,18 @@ def _expand(inputs, attrs, outs):
     return "ExpandBackward0", None, lambda s, gs: [gs[0]] + rest  # the engine sums dims
 
 
-def _into_zeros(name, x, attrs, g):
-    """The gradient of a view op that picks distinct elements of x (indexing, select, narrow):
-    zeros of x's shape with `g` written through the same view of them."""
+def _into_zeros(name, shape, session, attrs, g):
+    """The gradient of a view op that picks distinct elements of its input (indexing, select,
+    narrow) of `shape`: zeros of that shape with `g` written through the same view of them.
+    (A view's node keeps its input's shape, not the input: an in-place op on the view makes
+    the input hold a node that leads back here, which would be a cycle.)"""
     from .._ops import _queue  # noqa: PLC0415
     from .graph import requires_grad  # noqa: PLC0415
     if _grad_mode.is_grad_enabled() and requires_grad(g):
         # create_graph: a differentiable form (index_add of the positions), for the next order
-        return _added_back(name, tuple(x.shape), x._session, (), attrs, [g])
+        return _added_back(name, shape, session, (), attrs, [g])
     api = _torch()
-    z = api.zeros(tuple(x.shape), dtype=g.dtype, device=g.device)
+    z = api.zeros(shape, dtype=g.dtype, device=g.device)
     view = _queue(z._session, name, [z], attrs, 1)[0]
     with _grad_mode.no_grad():
         view.copy_(g)
@@ -414,14 +422,15 @@ def _index_name(attrs):
 def _index(inputs, attrs, outs):
     if len(inputs) > 1:  # advanced indexing with index tensors
         return "IndexBackward0", None, _not_implemented("index")
-    x = inputs[0]
-    return _index_name(attrs), None, lambda s, gs: [_into_zeros("index", x, attrs, gs[0])]
+    shape, session = tuple(inputs[0].shape), inputs[0]._session
+    return _index_name(attrs), None, lambda s, gs: [
+        _into_zeros("index", shape, session, attrs, gs[0])]
 
 
 def _picking(name, node):
     def f(inputs, attrs, outs):
-        x = inputs[0]
-        return node, None, lambda s, gs: [_into_zeros(name, x, attrs, gs[0])]
+        shape, session = tuple(inputs[0].shape), inputs[0]._session
+        return node, None, lambda s, gs: [_into_zeros(name, shape, session, attrs, gs[0])]
     return f
 
 
@@ -543,6 +552,7 @@ def _cross_entropy(inputs, attrs, outs):
         node = "DivBackward1" if reduction == "mean" else "NegBackward0"
     else:
         node = "AddBackward0" if smoothing else "NllLossBackward0"
+    n = len(inputs)
 
     def backward(saved, grads):
         x, target, weight = saved
@@ -564,7 +574,7 @@ def _cross_entropy(inputs, attrs, outs):
             gx = (p * tw.sum(class_dim, keepdim=True) - tw) * scale
             gt = -(log_p * w if w is not None else log_p) * scale * \
                 ((1 - smoothing) if smoothing else 1)
-            return [gx, gt, None][:len(inputs)]
+            return [gx, gt, None][:n]
         gx = _class_grad(x, target, weight, ignore, reduction, g, p)
         if smoothing:
             valid = (target != ignore).to(x.dtype)
@@ -584,7 +594,7 @@ def _cross_entropy(inputs, attrs, outs):
             total = w.sum() if w is not None else n_classes
             smooth = (p * total - (w if w is not None else 1.0)) * rows
             gx = gx * (1 - smoothing) + smooth * (smoothing / n_classes)
-        return [gx, None, None][:len(inputs)]
+        return [gx, None, None][:n]
     return node, (x, target, weight), backward
 
 
@@ -594,11 +604,12 @@ def _nll_loss(inputs, attrs, outs):
     weight = inputs[2] if len(inputs) > 2 else None
     ignore = attrs.get("ignore_index", -100)
     reduction = attrs.get("reduction", "mean")
+    n = len(inputs)
 
     def backward(saved, grads):
         x, target, weight = saved
         return [_class_grad(x, target, weight, ignore, reduction, grads[0], None), None,
-                None][:len(inputs)]
+                None][:n]
     return "NllLossBackward0", (x, target, weight), backward
 
 

@@ -365,17 +365,19 @@ def _regenerate(m):
 def _copy_slices(view, geometry, fn):
     """The backward of an in-place op `fn` on a view, as a node of its base (torch's
     CopySlices): the base's gradient passes through unchanged except where the view lies, which
-    gets what fn gives its input 0; fn's other inputs get theirs."""
+    gets what fn gives its input 0; fn's other inputs get theirs. (It keeps the view's geometry,
+    not the view: the base holds this node, so a reference to the base would be a cycle.)"""
     sizes, strides, offset, span = geometry
+    view_sizes, view_strides = view.sizes, view.strides
 
     def backward(saved, grads):
         g = grads[0]
         api = _torch()
         base_places = _places(sizes, strides, 0, span, g.device)
-        view_places = _places(view.sizes, view.strides, offset, span, g.device)
+        view_places = _places(view_sizes, view_strides, offset, span, g.device)
         flat = api.zeros(span, dtype=g.dtype, device=g.device).index_add(0, base_places,
                                                                        g.reshape(-1))
-        res = fn.apply([flat.as_strided(view.sizes, view.strides, offset)])
+        res = fn.apply([flat.as_strided(view_sizes, view_strides, offset)])
         if res[0] is None:
             flat = flat.index_fill(0, view_places, 0)
         else:
@@ -433,6 +435,8 @@ def record_in_place(name, inputs, attrs, send):
                                                       [target])
     outs = send()
     bump_version(target)
+    if view is not None:  # CopySlices gives the view's part to the base's old history: the
+        edges[0] = None   # view's own (its view node holds the base: a cycle) is not kept
     node = Node(node_name, backward, saved, edges, input_meta, 1)
     key = _storage_key(target)
     if key in _saved_storages and any(hasattr(t, "_ag") and t._error is None and

@@ -694,6 +694,7 @@ def _pointwise_loss(node, grad_input, grad_target, names=("input", "target"), ke
         reduction = attrs.get("reduction", "mean") or "mean"
         name = (nodes or {}).get(reduction, node)
         extra = [attrs.get(k) for k in keys]
+        n = len(inputs)
 
         def backward(saved, grads):
             g = grads[0]
@@ -701,7 +702,7 @@ def _pointwise_loss(node, grad_input, grad_target, names=("input", "target"), ke
             r = [_reduced(grad_input(x, y, *saved[2:], *extra), g, reduction, x)]
             if _is_tensor(y):
                 r.append(_reduced(grad_target(x, y, *saved[2:], *extra), g, reduction, x))
-            r += [None] * (len(inputs) - len(r))
+            r += [None] * (n - len(r))
             return r
         return name, tuple(vals), backward
     return f

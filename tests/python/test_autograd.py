@@ -329,6 +329,23 @@ PROGRAMS = {
         out.backward()
         print(a.grad, b.grad, v.grad)
     """,
+    "embedding_bag_max_after_the_weight_changes": """
+        w = torch.tensor([[1.0, -2.0], [3.0, 0.5], [-1.0, 4.0]], requires_grad=True)
+        out = F.embedding_bag(torch.tensor([0, 1, 2, 1]), w, torch.tensor([0, 2]), mode="max")
+        with torch.no_grad():
+            w.neg_()
+        (out * torch.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+        print(out, w.grad)
+        p = torch.tensor([0.5, 2.0, -1.0, 1.0], requires_grad=True)
+        out = F.embedding_bag(torch.tensor([0, 1, 2, 1]), w, torch.tensor([0, 2]), mode="sum",
+                              per_sample_weights=p)
+        with torch.no_grad():
+            w.neg_()
+        try:
+            out.sum().backward()
+        except RuntimeError as e:
+            print(str(e)[:60])
+    """,
 }
 
 
@@ -662,6 +679,57 @@ OPS = [
         m.nn.functional.cross_entropy(a, b.softmax(1), weight=b[1].detach().abs(),
                                       label_smoothing=0.2, reduction="sum")[None],
         m.nn.functional.cross_entropy(a, b.softmax(1), reduction="none")]), [(3, 4), (3, 4)]),
+    # embedding_bag: a's rows with a detached copy of row 0 as row 6 (max mode's ties: the first
+    # in its bag wins); bags empty, of padding only, and closed by include_last_offset; 2-d
+    # indices; scale_grad_by_freq (torch 1.13's divisor); per_sample_weights (b's last rows) on
+    # b's first rows as the weight (not scaled by the frequencies, as torch's). (Indices past an
+    # include_last_offset's last offset are left out: torch 1.13 reads out of bounds there.)
+    ("embedding_bag", lambda m, a, b: m.cat([
+        m.nn.functional.embedding_bag(
+            m.tensor([0, 2, 4, 2, 5, 1, 3, 6, 0, 0, 6, 2]), m.cat([a, a.detach()[:1]]),
+            m.tensor(offsets), mode=mode, padding_idx=padding,
+            include_last_offset=last).reshape(-1)
+        for mode in ("sum", "mean", "max")
+        for offsets, padding, last in (([0, 3, 3, 7, 9, 11], None, False),
+                                       ([0, 3, 3, 7, 9, 12], 2, True),
+                                       ([0, 12], -1, True))] + [
+        m.nn.functional.embedding_bag(m.tensor([[0, 6, 2], [6, 0, 4]]), m.cat([a, a.detach()[:1]]),
+                                      mode=mode, padding_idx=4).reshape(-1)
+        for mode in ("sum", "mean", "max")] + [
+        m.nn.functional.embedding_bag(m.tensor([0, 2, 4, 2, 5, 2, 3, 6, 0]),
+                                      m.cat([a, a.detach()[:1]]), m.tensor([0, 3, 3, 7]),
+                                      mode=mode, scale_grad_by_freq=True,
+                                      padding_idx=padding).reshape(-1)
+        for mode in ("sum", "mean") for padding in (None, 4)] + [
+        m.nn.functional.embedding_bag(m.tensor([0, 3, 1, 3, 2, 0, 1, 3]), b[:4],
+                                      m.tensor([0, 2, 2, 5]), mode="sum", padding_idx=padding,
+                                      scale_grad_by_freq=freq,
+                                      per_sample_weights=b[4:].reshape(-1)).reshape(-1)
+        for padding, freq in ((None, False), (3, False), (None, True))] + [
+        m.nn.functional.embedding_bag(m.tensor([[0, 3, 1, 3], [2, 0, 1, 1]]), b[:4], mode="sum",
+                                      per_sample_weights=b[4:].reshape(2, 4)).reshape(-1)]),
+     [(6, 3), (6, 4)]),
+    # ctc_loss: a (T 6, N 3, C 5) normalised and as given, targets padded and concatenated,
+    # every reduction, zero_infinity with sample 2 impossible (4 labels in 3 steps); b's (T 5,
+    # N 2, C 4) with blank 3, lengths as lists, an empty target, a last label equal to blank
+    # (torch's kernel keeps only its term at the last step), and unbatched
+    ("ctc_loss", lambda m, a, b: m.cat([
+        m.nn.functional.ctc_loss(a.log_softmax(2), m.tensor([[1, 2, 2, 4], [3, 3, 1, 1],
+                                                             [4, 1, 4, 2]]),
+                                 m.tensor([6, 5, 6]), m.tensor([3, 2, 4]),
+                                 reduction=reduction).reshape(-1)
+        for reduction in ("mean", "sum", "none")] + [
+        m.nn.functional.ctc_loss(a, m.tensor([1, 2, 2, 3, 3, 4, 1, 4, 2]), m.tensor([6, 5, 3]),
+                                 m.tensor([3, 2, 4]), reduction=reduction,
+                                 zero_infinity=True).reshape(-1)
+        for reduction in ("mean", "sum", "none")] + [
+        m.nn.functional.ctc_loss(b.log_softmax(2), m.tensor([[1, 1, 3], [2, 0, 0]]), [5, 4],
+                                 [3, 0], blank=3, reduction="none"),
+        m.nn.functional.ctc_loss(b, m.tensor([[0, 3], [2, 0]]), [5, 3], [2, 2], blank=3,
+                                 reduction="sum").reshape(-1),
+        m.nn.functional.ctc_loss(b[:, 1].log_softmax(1), m.tensor([2, 2]), m.tensor([5]),
+                                 m.tensor([2]), blank=0, reduction="none").reshape(-1)]),
+     [(6, 3, 5), (5, 2, 4)]),
 ]
 
 
@@ -835,6 +903,16 @@ GRAD_FN_NAMES = {
     "F.max_pool1d(x.reshape(1, 1, 4), 2)": "SqueezeBackward1",
     "x.nansum()": "NansumBackward0",
     "torch.fmax(x, y)": "FmaxBackward0",
+    "F.embedding_bag(torch.tensor([0, 1, 1]), x, torch.tensor([0, 1]), mode='max')":
+    "EmbeddingBagBackward0",
+    "F.embedding_bag(torch.tensor([[0, 1]]), x, per_sample_weights=y[0][None], mode='sum')":
+    "EmbeddingBagBackward0",
+    "F.ctc_loss(x.log_softmax(1), torch.tensor([1]), [2], [1])": "MeanBackward0",
+    "F.ctc_loss(x.log_softmax(1), torch.tensor([1]), [2], [1], reduction='sum')": "SumBackward0",
+    "F.ctc_loss(x, torch.tensor([1]), [2], [1], reduction='none')": "SqueezeBackward1",
+    "F.ctc_loss(x[:, None], torch.tensor([[1]]), [2], [1], reduction='none')": "CtcLossBackward0",
+    "F.ctc_loss(x[:, None], torch.tensor([[1]]), [2], [1], reduction='none', zero_infinity=True)":
+    "WhereBackward0",
 }
 
 

@@ -7,6 +7,7 @@ with the window matrices of each spatial dim (average: separable, so no windows 
 """
 import numpy as np
 
+from .. import _grad_mode
 from .derivatives import (_is_tensor, _norm_derivative, _not_implemented, _operands,
                           _picking_op, _torch, _where, formula, FORMULAS)
 
@@ -306,6 +307,132 @@ def _grid_sampler(inputs, attrs, outs):
         return [gx.reshape(x.shape) if need_x else None, ggrid]
     return names.get(x.dim() - 2, "GridSampler2DBackward0"), (x, grid), backward
 
+# ---- embedding bags ----
+
+def _bag_of_each(indices, offsets, include_last_offset):
+    """(flat int64 indices, the bag of each, number of bags): rows of 2-d indices are bags of
+    equal length; 1-d indices' bags start at the offsets (an index after the last bag, where
+    include_last_offset closes it, gets the number of bags: it is in none)."""
+    api = _torch()
+    idx = indices.reshape(-1).long()
+    n = idx.shape[0]
+    if indices.dim() == 2:
+        bags, length = indices.shape[0], indices.shape[1]
+        return idx, api.arange(n, device=idx.device) // max(length, 1), bags
+    offs = offsets.long()
+    bags = offs.shape[0] - (1 if include_last_offset else 0)
+    # ones at the offsets, summed up, less one: each index's bag (empty bags share an offset)
+    marks = api.zeros((n + 1,), dtype=api.int64, device=idx.device).index_add(
+        0, offs, api.ones(offs.shape, dtype=api.int64, device=idx.device))
+    return idx, marks.cumsum(0)[:n] - 1, bags
+
+
+def _bag_maxima(weight, idx, bag, counted, bags, out):
+    """torch's max_indices for mode max: per bag and column the row of the first counted index
+    whose value is the bag's maximum (a later equal value does not take its place, as torch's
+    strict comparison), and whether the bag counted any index (its gradient goes nowhere
+    otherwise)."""
+    api = _torch()
+    n, dim = idx.shape[0], weight.shape[1]
+    at = bag.clamp(0, bags - 1)
+    picked = weight.index_select(0, idx)
+    best = out.index_select(0, at)
+    hit = ((picked == best) | (picked.isnan() & best.isnan())) & counted.unsqueeze(1)
+    position = api.arange(n, device=idx.device).unsqueeze(1).expand(n, dim)
+    first = api.full((bags, dim), n, dtype=api.int64, device=idx.device).scatter_reduce(
+        0, at.unsqueeze(1).expand(n, dim), position.masked_fill(~hit, n), "amin")
+    rows = idx.index_select(0, first.clamp_max(n - 1).reshape(-1)).reshape(bags, dim)
+    return rows, first < n
+
+
+@formula("embedding_bag")
+def _embedding_bag(inputs, attrs, outs):
+    """torch's _embedding_bag_backward (dense): sum and mean add each bag's gradient to the rows
+    of its indices (times the index's per_sample_weight; over the bag's count of indices for
+    mean), max to the row that gave each column's maximum; padding_idx rows and empty bags get
+    nothing. per_sample_weights (mode sum): the bag's gradient dotted with the index's row. As
+    torch, the weight is kept only for per_sample_weights' gradient, and max mode keeps the rows
+    of the maxima, found when the op is recorded."""
+    weight, indices, offsets, psw = _operands(
+        inputs, attrs, ("weight", "indices", "offsets", "per_sample_weights"))
+    mode = attrs.get("mode", "mean")
+    last = bool(attrs.get("include_last_offset", False))
+    padding = attrs.get("padding_idx")
+    rows, dim = weight.shape[0], weight.shape[1]
+    need_weight, need_psw = _needs(weight, psw)
+    maxima = None
+    if mode == "max" and need_weight:
+        idx, bag, bags = _bag_of_each(indices, offsets, last)
+        if bags and idx.shape[0]:
+            with _grad_mode.no_grad():
+                counted = bag < bags
+                if padding is not None:
+                    counted = counted & (idx != padding)
+                maxima = _bag_maxima(weight.detach(), idx, bag, counted, bags,
+                                     outs[0].detach())
+
+    def backward(saved, grads):
+        weight, indices, offsets, psw, maxima = saved
+        api = _torch()
+        g = grads[0]
+        idx, bag, bags = _bag_of_each(indices, offsets, last)
+        counted = bag < bags
+        if padding is not None:
+            counted = counted & (idx != padding)
+        at = bag.clamp(0, max(bags - 1, 0))
+        gw = gp = None
+        if need_weight:
+            gw = api.zeros((rows, dim), dtype=g.dtype, device=g.device)
+            if mode == "max":
+                if maxima is not None:
+                    gw = gw.scatter_add(0, maxima[0], _where(maxima[1], g, 0.0))
+            elif bags and idx.shape[0]:
+                scale = counted.to(g.dtype)
+                if psw is not None:
+                    scale = scale * psw.reshape(-1)
+                if mode == "mean":
+                    size = api.zeros((bags,), dtype=g.dtype, device=g.device).index_add(
+                        0, at, counted.to(g.dtype))
+                    scale = scale / size.clamp_min(1).index_select(0, at)
+                gw = gw.index_add(0, idx, g.index_select(0, at) * scale.unsqueeze(1))
+        if need_psw:
+            if bags and idx.shape[0]:
+                dots = (g.index_select(0, at) * weight.index_select(0, idx)).sum(1)
+                gp = _where(counted, dots, 0.0).reshape(psw.shape)
+            else:
+                gp = api.zeros(psw.shape, dtype=g.dtype, device=g.device)
+        r = [gw, None]
+        if _is_tensor(offsets):
+            r.append(None)
+        if _is_tensor(psw):
+            r.append(gp)
+        return r
+    kept = weight if need_psw else None
+    return "EmbeddingBagBackward0", (kept, indices, offsets, psw, maxima), backward
+
+
+def embedding_bag_frequency(node, indices):
+    """F.embedding_bag's scale_grad_by_freq (sum and mean; the server op does not take it, so its
+    node is told here): each row's weight gradient divided by a count of the indices, as torch
+    1.13's CPU backward divides it. That kernel walks the distinct indices in sorted order and
+    divides the k-th one's gradient by the count of sorted_indices[k] (not of the index itself:
+    for [0, 2, 2] row 2 is divided by the count of 0), which is what this does."""
+    inner = node._backward
+    flat = indices.reshape(-1).long()
+
+    def backward(saved, grads):
+        r = inner(saved, grads)
+        gw = r[0]
+        n = flat.shape[0]
+        if gw is not None and n:
+            api = _torch()
+            counts = api.zeros((gw.shape[0],), dtype=api.int64, device=gw.device).index_add(
+                0, flat, api.ones((n,), dtype=api.int64, device=gw.device))
+            rank = ((counts > 0).long().cumsum(0) - 1).clamp(0, n - 1)  # among distinct rows
+            divisor = counts.index_select(0, flat.sort()[0].index_select(0, rank))
+            r[0] = gw / divisor.clamp_min(1).to(gw.dtype).unsqueeze(1)
+        return r
+    node._backward = backward
 
 # ---- pooling ----
 
@@ -775,6 +902,135 @@ FORMULAS.update({
     "kl_div": _pointwise_loss("KlDivBackward0", _kl_input, _kl_target, keys=("log_target",),
                               nodes={"batchmean": "DivBackward0"}),
 })
+
+
+
+def _logsumexp3(a, b, c):
+    """log(e^a + e^b + e^c) elementwise as torch's CTC kernels take it: shifted by the maximum,
+    by 0 where all three are -inf."""
+    m = a.maximum(b).maximum(c)
+    m = _where(m == float("-inf"), 0.0, m)
+    return ((a - m).exp() + (b - m).exp() + (c - m).exp()).log() + m
+
+
+def _shifted(x, k, fill):
+    """x (N, L) moved k places along L (right for k > 0, left for k < 0), `fill` coming in."""
+    api = _torch()
+    pad = api.full((x.shape[0], abs(k)), fill, dtype=x.dtype, device=x.device)
+    return api.cat([pad, x[:, :x.shape[1] - k]] if k > 0 else [x[:, -k:], pad], 1)
+
+
+def _ctc_labels(targets, target_lengths, blank, n):
+    """(N, 2 S + 1) each sample's targets with blanks around and between them (torch's
+    get_target_prime), S the longest target, blanks past each sample's 2 length + 1; targets
+    padded (N, S') or concatenated."""
+    api = _torch()
+    longest = int(target_lengths.max().item()) if n else 0
+    device = target_lengths.device
+    position = api.arange(longest, device=device).unsqueeze(0)
+    if targets.dim() == 2:
+        labels = targets[:, :longest].long()
+    elif longest:
+        starts = (target_lengths.cumsum(0) - target_lengths).unsqueeze(1)
+        at = (starts + position).clamp(0, max(targets.shape[0] - 1, 0))
+        labels = targets.long().index_select(0, at.reshape(-1)).reshape(n, longest)
+    else:
+        labels = api.zeros((n, 0), dtype=api.int64, device=device)
+    labels = _where(position < target_lengths.unsqueeze(1), labels, blank)
+    blanks = api.full((n, longest + 1), blank, dtype=api.int64, device=device)
+    between = api.stack([blanks[:, :longest], labels], 2).reshape(n, 2 * longest)
+    return api.cat([between, blanks[:, :1]], 1)
+
+
+@formula("ctc_loss")
+def _ctc_loss(inputs, attrs, outs):
+    """torch's ctc_loss_backward (Graves et al. 2006, eq. 16), vectorised over the batch and the
+    extended label sequence, a step per time: log alpha forward and log beta backward as torch's
+    kernel computes them; the gradient with respect to log_probs is exp(log_probs) - the sum over
+    each label's positions s of exp(log alpha + log beta + nll - log_probs), zero past each input
+    length, NaN where the loss is infinite (zero under zero_infinity), times the loss's gradient
+    under the reduction (mean: over the batch and each target length clamped to 1). The node is
+    the one torch's composite ends in."""
+    blank = attrs.get("blank", 0) or 0
+    reduction = attrs.get("reduction", "mean") or "mean"
+    zero_infinity = bool(attrs.get("zero_infinity", False))
+    unbatched = inputs[0].dim() == 2
+    if reduction == "mean":
+        node = "MeanBackward0"
+    elif reduction == "sum":
+        node = "SumBackward0"
+    elif unbatched:
+        node = "SqueezeBackward1"
+    else:
+        node = "WhereBackward0" if zero_infinity else "CtcLossBackward0"
+
+    def backward(saved, grads):
+        api = _torch()
+        lp, targets, input_lengths, target_lengths = saved
+        if unbatched:
+            lp = lp.unsqueeze(1)
+        steps, n = lp.shape[0], lp.shape[1]
+        il = input_lengths.reshape(-1).long()
+        tl = target_lengths.reshape(-1).long()
+        ninf = float("-inf")
+        ext = _ctc_labels(targets, tl, blank, n)  # (N, L)
+        width = ext.shape[1]
+        s = api.arange(width, device=lp.device).unsqueeze(0)
+        in_sample = s <= 2 * tl.unsqueeze(1)
+        # from s - 2 to s where the labels differ (torch's test: blanks, at even s, never do)
+        skip = (ext != _shifted(ext, 2, blank)) & (s >= 2)
+        skip_back = _shifted(skip, -2, False)  # from s + 2 to s
+        lpe = lp.gather(2, ext.unsqueeze(0).expand(steps, n, width))  # (T, N, L)
+        alpha = [_where(in_sample & (s < 2), lpe[0], ninf)]
+        for t in range(1, steps):
+            a = alpha[-1]
+            a3 = _where(skip, _shifted(a, 2, ninf), ninf)
+            alpha.append(_where(in_sample, _logsumexp3(a, _shifted(a, 1, ninf), a3) + lpe[t],
+                                ninf))
+        alpha = api.stack(alpha)
+        # nll: -log(alpha at the last input step, at the last blank and the last label)
+        end = alpha.gather(0, (il - 1).clamp_min(0).reshape(1, n, 1).expand(1, n, width))[0]
+        l1 = end.gather(1, (2 * tl).unsqueeze(1))[:, 0]
+        l2 = _where(tl > 0, end.gather(1, (2 * tl - 1).clamp_min(0).unsqueeze(1))[:, 0], ninf)
+        m = _where(l1.maximum(l2) == ninf, 0.0, l1.maximum(l2))
+        nll = -(((l1 - m).exp() + (l2 - m).exp()).log() + m)
+        nll = _where(il > 0, nll, _where(tl > 0, float("inf"), 0.0))
+        last = (il - 1).unsqueeze(1)
+        start = in_sample & (s >= 2 * tl.unsqueeze(1) - 1)
+        beta = [None] * steps
+        b = api.full((n, width), ninf, dtype=lp.dtype, device=lp.device)
+        for t in range(steps - 1, -1, -1):
+            b3 = _where(skip_back, _shifted(b, -2, ninf), ninf)
+            step = _logsumexp3(b, _shifted(b, -1, ninf), b3) + lpe[t]
+            b = _where(start & (last == t), lpe[t],
+                       _where(in_sample & (last > t), step, ninf))
+            beta[t] = b
+        beta = api.stack(beta)
+        occupancy = (alpha + beta + nll.reshape(1, n, 1) - lpe).exp()
+        # torch's kernel sets (not adds) the last label's term at the last step: a last label
+        # equal to blank replaces the last blank's term there
+        ends = (2 * tl).unsqueeze(1)
+        lost = (tl > 0).unsqueeze(1) & (ext.gather(1, (ends - 1).clamp_min(0)) == blank) & \
+            (s == ends)
+        at_last = api.arange(steps, device=lp.device).reshape(steps, 1, 1) == last.unsqueeze(0)
+        occupancy = _where(at_last & lost.unsqueeze(0), 0.0, occupancy)
+        occupancy = api.zeros(lp.shape, dtype=lp.dtype, device=lp.device).scatter_add(
+            2, ext.unsqueeze(0).expand(steps, n, width), occupancy)
+        g = grads[0]
+        if reduction == "mean":
+            scale = (g / n) / tl.clamp_min(1).to(g.dtype)
+        elif reduction == "sum":
+            scale = g.expand(n)
+        else:
+            scale = g.reshape(-1)
+        infinite = nll == float("inf")
+        d = _where(infinite.reshape(1, n, 1), float("nan"), lp.exp() - occupancy)
+        live = api.arange(steps, device=lp.device).unsqueeze(1) < il.unsqueeze(0)  # (T, N)
+        if zero_infinity:
+            live = live & ~infinite.unsqueeze(0)
+        gx = _where(live.unsqueeze(2), d * scale.reshape(1, n, 1), 0.0)
+        return [gx.squeeze(1) if unbatched else gx, None, None, None]
+    return node, tuple(inputs), backward
 
 
 @formula("cosine_similarity")

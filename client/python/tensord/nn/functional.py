@@ -585,8 +585,12 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     attrs = {"mode": mode, "include_last_offset": bool(include_last_offset)}
     if padding_idx is not None:
         attrs["padding_idx"] = int(padding_idx)
-    return _run("embedding_bag", [("weight", weight), ("indices", input), ("offsets", offsets),
-                                  ("per_sample_weights", per_sample_weights)], attrs)
+    out = _run("embedding_bag", [("weight", weight), ("indices", input), ("offsets", offsets),
+                                 ("per_sample_weights", per_sample_weights)], attrs)
+    if scale_grad_by_freq and out.grad_fn is not None:
+        from ..autograd.nn_derivatives import embedding_bag_frequency  # noqa: PLC0415
+        embedding_bag_frequency(out.grad_fn, input)
+    return out
 
 
 def _bag_arg_types(weight, indices, offsets, scale_grad_by_freq, mode, sparse,

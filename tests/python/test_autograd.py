@@ -610,7 +610,10 @@ OPS = [
         (a * 1).put_(m.tensor([0, 4, 0]), b[1, :3], accumulate=True).reshape(-1)] + [
         a.scatter_reduce(1, m.tensor([[0, 0, 1, 2], [1, 1, 1, 0]]), b, reduce,
                          include_self=inc).reshape(-1)
-        for reduce in ("sum", "mean", "amax", "amin") for inc in (True, False)]),
+        for reduce in ("sum", "mean", "amax", "amin", "prod") for inc in (True, False)] + [
+        a.masked_fill(a.detach() > 0.5, 0.0).scatter_reduce(
+            1, m.tensor([[0, 0, 1, 2], [1, 1, 1, 0]]), b.masked_fill(b.detach() < -0.3, 0.0),
+            "prod", include_self=inc).reshape(-1) for inc in (True, False)]),
      [(2, 3), (2, 4)]),
     ("conv_transpose3d_fold_unpool", lambda m, a, b: m.cat([
         m.nn.functional.conv_transpose3d(a, b, stride=2, padding=1,

@@ -1550,13 +1550,11 @@ def _put(inputs, attrs, outs):
 
 @formula("scatter_reduce")
 def _scatter_reduce(inputs, attrs, outs):
-    """torch's scatter_reduce_backward for sum, mean, amax and amin (prod: not yet): where
-    include_self is false, self's values at the scattered positions are not in the result."""
+    """torch's scatter_reduce_backward (sum, mean, prod, amax, amin): where include_self is
+    false, self's values at the scattered positions are not in the result."""
     x, index, src = inputs
     dim, reduce = attrs["dim"], attrs["reduce"]
     include_self = bool(attrs.get("include_self", True))
-    if reduce not in ("sum", "mean", "amax", "amin"):
-        return "ScatterReduceBackward0", None, _not_implemented(f"scatter_reduce ({reduce})")
 
     def backward(saved, grads):
         x, index, src, out = saved
@@ -1564,6 +1562,16 @@ def _scatter_reduce(inputs, attrs, outs):
         api = _torch()
         if reduce == "sum":
             gx, gs = g, g.gather(dim, index)
+        elif reduce == "prod":  # products of the others, with zeros taken out exactly
+            kept = x.masked_fill(x == 0, 1)
+            gx = g * kept.scatter_reduce(dim, index, src, "prod", include_self=include_self) / kept
+            zero = src == 0
+            zeros_at = api.zeros_like(g).scatter_add(dim, index, zero.to(g.dtype)).gather(dim, index)
+            single = zero & (zeros_at == 1)
+            others = x.scatter_reduce(dim, index, src.masked_fill(single, 1), "prod",
+                                      include_self=include_self)
+            gs = _where(single, (g * others).gather(dim, index),
+                        (g * out).gather(dim, index) / src.masked_fill(zero, 1))
         elif reduce == "mean":
             n = api.ones_like(g) if include_self else api.zeros_like(g)
             n = n.scatter_add(dim, index, api.ones_like(src))

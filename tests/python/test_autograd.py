@@ -581,7 +581,7 @@ OPS = [
      [(3, 4, 2), (2, 4)]),
     ("piecewise_constant", lambda m, a, b: (
         a.sign() + a.round() + a.floor() + a.ceil() + a.trunc() + a.fix() + a.sgn() + b.frac()
-        + a * b), [(3, 4), (3, 4)]),
+        + a * b + m.poisson(b.abs()) * 0 + a.H.H), [(3, 4), (3, 4)]),
     ("special_more", lambda m, a, b: (
         m.nan_to_num(a / b.detach().round(), posinf=3.0, neginf=-2.0)
         + m.special.entr(b.abs() + 0.5) + m.special.ndtr(a) + m.arctan2(a, b)
@@ -803,6 +803,8 @@ GRAD_FN_NAMES = {
     "F.grid_sample(x[None, None], y[None, None] * 0.5, align_corners=True)":
         "GridSampler2DBackward0",
     "x.floor()": "FloorBackward0",
+    "torch.poisson(x)": "PoissonBackward0",
+    "x.H": "TransposeBackward0",
     "x.sign()": "SignBackward0",
     "torch.fix(x)": "TruncBackward0",
     "x.frac()": "FracBackward0",

@@ -837,13 +837,14 @@ FORMULAS.update({
 })
 
 
-# Piecewise constant functions: a gradient of zeros, as torch's (their outputs require grad).
+# Piecewise constant functions (and poisson's draws): a gradient of zeros, as torch's (their
+# outputs require grad).
 FORMULAS.update({
     op: _unary(node, lambda g, x, y: _torch().zeros_like(g), False)
     for op, node in (("sign", "SignBackward0"), ("sgn", "SgnBackward0"),
                      ("round", "RoundBackward0"), ("floor", "FloorBackward0"),
                      ("ceil", "CeilBackward0"), ("trunc", "TruncBackward0"),
-                     ("fix", "TruncBackward0"))
+                     ("fix", "TruncBackward0"), ("poisson", "PoissonBackward0"))
 })
 
 
@@ -1302,6 +1303,7 @@ for _name, _node in {
         "diagflat": "DiagflatBackward0", "diag_embed": "DiagEmbedBackward0",
         "movedim": "PermuteBackward0",
         "moveaxis": "PermuteBackward0", "mT": "TransposeBackward0", "mH": "TransposeBackward0",
+        "H": "TransposeBackward0",
         "adjoint": "TBackward0",
         "T": "PermuteBackward0", "split": "SplitBackward0",
         "split_with_sizes": "SplitWithSizesBackward0", "chunk": "SplitBackward0",

@@ -132,6 +132,44 @@ PROGRAMS = {
         g.sum().backward()
         print(x.grad)
     """,
+    "views_after_detach_and_in_place_view_ops": """
+        x = torch.arange(4.0, requires_grad=True)
+        y = torch.tensor([2.0, 3.0], requires_grad=True)
+        b = x * 2
+        v = b[1:3]
+        b.detach_()
+        (v * 1).sum().backward()
+        print(x.grad, b.requires_grad, v.grad_fn.name())
+        x.grad = None
+        b = x * 1
+        v = b[1:3]
+        v.mul_(y)
+        b.detach_()
+        (v * 1).sum().backward()
+        print(x.grad, y.grad)
+        x6 = torch.arange(6.0, requires_grad=True)
+        b = (x6 * 1).view(2, 3)
+        with torch.no_grad():
+            b.t_()
+        print(b.shape, b.requires_grad)
+        (b * torch.arange(6.0).view(3, 2)).sum().backward()
+        print(x6.grad)
+        x.grad = None
+        b = x * 1
+        v = b[1:3]
+        v.retain_grad()
+        b.mul_(2)
+        (v * torch.tensor([3.0, 5.0])).sum().backward()
+        print(v.grad, v.retains_grad, x.grad)
+        b = x * 1
+        b.retain_grad()
+        b.mul_(2)
+        (b * torch.arange(4.0)).sum().backward()
+        print(b.grad, b.retains_grad)
+        c = torch.tensor([1.5, 2.0, 3.0], requires_grad=True)
+        (2 * c + 2.5 * c).sum().backward()
+        print(c.grad)
+    """,
     "mlp_training_loop": """
         torch.manual_seed(0)
         model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(),
@@ -651,6 +689,12 @@ OPS = [
         (a * b).t().as_strided((3, 2), (1, 6), 3).reshape(-1),
         (a * b)[:, :1].expand(4, 3).as_strided((2, 2), (6, 0), 6).reshape(-1),
         (a * b)[2:].as_strided((3, 3), (1, 1), 12).reshape(-1)]), [(4, 6), (4, 6)]),
+    ("reflected_put_einsum_nanmean", lambda m, a, b: m.cat([
+        (2 * a + 2.5 * b - 3 * a * b).reshape(-1),
+        (a * 1).reshape(-1).put(m.tensor([0, 4, 1, 5]), b[:, :2]),
+        m.einsum("...i,...->...", a[:1], b[:, 0]).reshape(-1),
+        m.nanmean(m.where(m.tensor([[True] * 3, [False, True, False]]),
+                          m.tensor(float("nan"), dtype=a.dtype), a), 1)]), [(2, 3), (2, 3)]),
     ("nn_activations", lambda m, a, b: (
         m.nn.functional.elu(a) + m.nn.functional.selu(a) + m.nn.functional.celu(a, 0.7)
         + m.nn.functional.softplus(a, 2, 1) + m.nn.functional.mish(a)
@@ -764,7 +808,8 @@ SAME_DTYPE = {"matmul_batched_broadcast", "matmul_vec", "mm_bmm", "mse_loss", "l
               "linear_3d_relu_inplace", "cross_entropy_smoothing_and_probabilities", "conv3d",
               "conv3d_groups", "linalg", "pairwise_distance", "kron_cdist",
               "conv_transpose3d_fold_unpool", "put_and_scatter_reduce", "diff_inner_block_diag",
-              "grid_sample", "grid_sample_3d", "einsum_diagonal_ellipsis"}
+              "grid_sample", "grid_sample_3d", "einsum_diagonal_ellipsis",
+              "reflected_put_einsum_nanmean"}
 
 
 # Ops whose inputs are drawn positive (logs, roots and powers of them).

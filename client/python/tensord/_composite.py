@@ -1331,17 +1331,22 @@ _COPIES = ["alias", "as_strided", "detach", "diagonal", "expand", "permute", "se
 
 def _becomes(view):
     """Tensor.<view>_: self's handle takes the view's tensor (its id and metadata); the old
-    tensor goes with the view object. Other views of self keep theirs, as in torch."""
+    tensor goes with the view object. Other views of self keep theirs, as in torch; self's
+    history, where it has one, continues through the map from its old elements to its new."""
     def method(self, *args, **kwargs):
-        if _graph.active and _graph.requires_grad(self):
-            _graph.check_in_place(view + "_", [self])  # refused as autograd's other in-place ops
+        recording = _graph.active
+        if recording:
+            _graph.check_in_place(self)
+            info = self._meta()
+            old = (tuple(info.sizes), tuple(info.strides), info.storage_offset)
+            old_shape = tuple(self.shape)
         out = getattr(self, view)(*args, **kwargs)
         out._meta()  # the view's metadata is known before the handles trade places
         self._id, out._id = out._id, self._id
         self._info, out._info = out._info, self._info
         self._error, out._error = out._error, self._error
-        if _graph.active:
-            _graph.relink_view(self)
+        if recording:
+            _graph.after_view_in_place(self, old, old_shape)
         return self
     method.__name__ = view + "_"
     return method
@@ -1464,7 +1469,7 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
 
 def detach_(input):
     """Makes `input` a leaf that does not require grad."""
-    input._ag = None
+    _graph.detach_in_place(input)
     return input
 
 

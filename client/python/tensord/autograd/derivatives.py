@@ -106,8 +106,8 @@ def _rsub(inputs, attrs, outs):
 
 @formula("mul")
 def _mul(inputs, attrs, outs):
-    if len(inputs) == 1:
-        other = _scalar_other(attrs)
+    if len(inputs) == 1:  # x * number, or number * x (the number sent as self)
+        other = attrs["other"] if "other" in attrs else attrs["self"]
         return "MulBackward0", None, lambda s, gs: [gs[0] * other]
     a, b = inputs
     return "MulBackward0", (a, b), lambda s, gs: [gs[0] * s[1], gs[0] * s[0]]
@@ -162,9 +162,8 @@ def _where(inputs, attrs, outs):
 
     def backward(saved, grads):
         g = grads[0]
-        zero = g * 0
         where = _torch().where
-        return [None, where(saved, g, zero), where(saved, zero, g)]
+        return [None, where(saved, g, 0.0), where(saved, 0.0, g)]  # no NaN of g crosses
     return "WhereBackward0", cond, backward
 
 
@@ -1268,6 +1267,7 @@ def as_strided_backward(x_geometry, out_geometry, shape):
         if all(n > 0 for n in sizes):
             span = max(span, offset - start + 1 + sum((n - 1) * k for n, k in zip(sizes, strides)))
     (xs, xst, xo), (os_, ost, oo) = x_geometry, out_geometry
+    repeats = _may_overlap(xs, xst)
 
     def backward(saved, grads):
         g = grads[0]
@@ -1275,10 +1275,23 @@ def as_strided_backward(x_geometry, out_geometry, shape):
         at_x = _places(xs, xst, xo - start, span, g.device)
         flat = api.zeros(span, dtype=g.dtype, device=g.device).index_add(
             0, _places(os_, ost, oo - start, span, g.device), g.reshape(-1))
-        count = api.zeros(span, dtype=g.dtype, device=g.device).index_add(
-            0, at_x, api.ones(at_x.shape, dtype=g.dtype, device=g.device))
-        return [(flat / count.clamp_min(1)).index_select(0, at_x).reshape(shape)]
+        if repeats:
+            count = api.zeros(span, dtype=g.dtype, device=g.device).index_add(
+                0, at_x, api.ones(at_x.shape, dtype=g.dtype, device=g.device))
+            flat = flat / count.clamp_min(1)
+        return [flat.index_select(0, at_x).reshape(shape)]
     return backward
+
+
+def _may_overlap(sizes, strides):
+    """Whether two elements of this geometry may share a storage position (false for every
+    tensor whose dims, ordered by stride, each step past the extent of the ones before)."""
+    extent = 0
+    for stride, n in sorted((st, n) for n, st in zip(sizes, strides) if n > 1):
+        if stride <= extent:
+            return True
+        extent += (n - 1) * stride
+    return False
 
 
 def _geometry(info):
@@ -1469,9 +1482,10 @@ def _nanmean(inputs, attrs, outs):
     keepdim = bool(attrs.get("keepdim", False))
 
     def backward(x, grads):
-        nan = x.isnan()
-        count = (~nan).sum(dims, keepdim=True) if dims is not None else (~nan).sum()
-        return [_where(nan, 0.0, _expand_back(grads[0], shape, dims, keepdim) / count)]
+        kept = ~x.isnan()
+        count = kept.sum(dims, keepdim=True) if dims is not None else kept.sum()
+        # a row of NaN only: 0 / 0, as torch's division by its count of none
+        return [_expand_back(grads[0], shape, dims, keepdim) / count * kept]
     return "DivBackward0", x, backward
 
 
@@ -1542,11 +1556,12 @@ def _put(inputs, attrs, outs):
     accumulating); source's, the gradient taken at them."""
     x, index, source = inputs
     accumulate = bool(attrs.get("accumulate", False))
+    source_shape = tuple(source.shape)
 
     def backward(index, grads):
         g = grads[0]
         gx = g if accumulate else g.put(index, _torch().zeros_like(index, dtype=g.dtype))
-        return [gx, None, g.take(index)]
+        return [gx, None, g.take(index).reshape(source_shape)]
     return "PutBackward0", index, backward
 
 
@@ -1810,6 +1825,10 @@ def _contraction(node, terms, out, inputs):
                 for d, c in enumerate(letters):
                     if c not in known:
                         r = r.unsqueeze(d)
+                # an ellipsis dim of size 1 in this operand, broadcast in the output: summed
+                ones = [d for d, c in enumerate(letters) if size[c] == 1 and r.shape[d] != 1]
+                if ones:
+                    r = r.sum(ones, keepdim=True)
                 r = r.expand(*[size[c] for c in letters])
             if len(letters) != len(term):
                 r = _added_back("einsum", shapes[i], session, (),

@@ -11,6 +11,7 @@ on whatever device the tensors live, pipelined like any other ops.
 """
 import functools
 import inspect
+import itertools
 import warnings
 import weakref
 
@@ -92,7 +93,7 @@ class AutogradMeta:
         self.acc = None  # a weak reference to the leaf's AccumulateGrad while a graph holds it
         self.view = None  # a view's _View
         self.version = 0  # a view's: its base's `hist` when its grad_fn was made
-        self.hist = 0  # a base's: how many recorded in-place ops have changed its history
+        self.hist = 0  # a base's: a stamp from _clock, new each time an in-place op changes it
 
     @property
     def grad_fn(self):
@@ -236,15 +237,11 @@ def _edge(t):
     return (acc, 0)
 
 
-def check_in_place(name, inputs):
-    """An in-place op that autograd does not record (an in-place view, t_), under grad mode:
-    torch's error for a leaf that requires grad; refused for any other input that requires
-    grad, rather than give wrong gradients."""
-    if not _grad_mode.is_grad_enabled() or not inputs:
-        return
-    _refuse_leaf(inputs[0])
-    if any(requires_grad(t) for t in inputs if hasattr(t, "_ag")):
-        _refuse_in_place(name)
+def check_in_place(target):
+    """An in-place view op (t_, squeeze_ …) under grad mode: torch's error for a leaf that
+    requires grad (any other tensor keeps its history: after_view_in_place)."""
+    if _grad_mode.is_grad_enabled():
+        _refuse_leaf(target)
 
 
 def _refuse_in_place(name):
@@ -299,9 +296,32 @@ class _View:
         return sizes, strides, offset, span
 
 
+# The stamps of bases' histories: each recorded in-place op on a base or a view of it gives the
+# base a new one, never given before, so a view's recorded stamp matches only the history it
+# was made from.
+_clock = itertools.count(1)
+
+
 def _hist(base):
     m = base._ag
-    return -1 if m is None else m.hist
+    return 0 if m is None else m.hist
+
+
+def detach_in_place(t):
+    """Tensor.detach_: t becomes a leaf that does not require grad; its views keep the history
+    they were made with (as torch's: detach_ is no write), so t keeps its history stamp."""
+    m = t._ag
+    if m is not None:
+        m._fn, m.output_nr, m.requires_grad, m.view = None, 0, False, None
+        m.retains_grad, m.hooks = False, None
+
+
+def _move_retainer(old, old_nr, new):
+    """retain_grad follows a tensor's new history (as torch 1.13's retains_grad hook does)."""
+    hooks = old.hooks.get(old_nr) if old is not None and old.hooks else None
+    for hook in [h for h in hooks or () if getattr(h, "retains", False)]:
+        hooks.remove(hook)
+        new.output_hooks(0).append(hook)
 
 
 def note_views(inputs, outs):
@@ -347,6 +367,7 @@ def _regenerate(m):
     view = m.view
     m.version = _hist(view.base)
     edge = _edge(view.base)
+    old, old_nr = m._fn, m.output_nr
     m.output_nr = 0
     if edge is None:
         m._fn = None
@@ -360,19 +381,59 @@ def _regenerate(m):
         backward = _not_implemented("as_strided of a view whose base has other data now")
     m._fn = Node("AsStridedBackward0", backward, None, [edge],
                  [(tuple(b.shape), b.dtype, b.device)], 1)
+    if m.retains_grad:
+        _move_retainer(old, old_nr, m._fn)
+
+
+def after_view_in_place(t, old_geometry, old_shape):
+    """After an in-place view op (t_, squeeze_, as_strided_ …) run where autograd does not
+    record (no_grad) gave t other metadata over the same storage: a tensor with history keeps
+    it, through the map from its old elements to its new ones (torch's view of the old value),
+    and a view keeps its place in its base."""
+    m = t._ag
+    if m is None:
+        return
+    fn = m.grad_fn
+    if fn is not None:
+        node = Node("AsStridedBackward0", as_strided_backward(
+            old_geometry, _geometry(t._meta()), old_shape), None, [(fn, m.output_nr)],
+            [(old_shape, t.dtype, t.device)], 1)
+        new = t._ag = AutogradMeta(False, node, 0)
+        new.view, new.version, new.hist = m.view, m.version, m.hist
+        if m.retains_grad:
+            new.retains_grad = True
+            _move_retainer(fn, m.output_nr, node)
+    relink_view(t)
 
 
 def _copy_slices(view, geometry, fn):
     """The backward of an in-place op `fn` on a view, as a node of its base (torch's
     CopySlices): the base's gradient passes through unchanged except where the view lies, which
-    gets what fn gives its input 0; fn's other inputs get theirs. (It keeps the view's geometry,
-    not the view: the base holds this node, so a reference to the base would be a cycle.)"""
+    gets what fn gives its input 0; fn's other inputs get theirs. As torch's: the gradient
+    copied into a tensor of the base's layout and the view's part replaced in place; under
+    create_graph, the same as a composition of differentiable ops. (It keeps the view's
+    geometry, not the view: the base holds this node, so a reference to the base would be a
+    cycle.)"""
     sizes, strides, offset, span = geometry
     view_sizes, view_strides = view.sizes, view.strides
+    numel = 1
+    for n in sizes:
+        numel *= n
+    in_base = span == numel  # the view lies within the base's own elements
 
     def backward(saved, grads):
         g = grads[0]
         api = _torch()
+        if in_base and not _grad_mode.is_grad_enabled():
+            result = api.empty_strided(sizes, strides, dtype=g.dtype, device=g.device)
+            result.copy_(g)
+            part = result.as_strided(view_sizes, view_strides, offset)
+            res = fn.apply([part.clone()])
+            if res[0] is None:
+                part.zero_()
+            else:
+                part.copy_(_validate(fn, 0, res[0]))
+            return [result] + list(res[1:])
         base_places = _places(sizes, strides, 0, span, g.device)
         view_places = _places(view_sizes, view_strides, offset, span, g.device)
         flat = api.zeros(span, dtype=g.dtype, device=g.device).index_add(0, base_places,
@@ -446,7 +507,10 @@ def record_in_place(name, inputs, attrs, send):
         _saved_storages[key][1] += 1
     if view is None:
         new = target._ag = AutogradMeta(False, node, 0)
-        new.hist = m.hist + 1 if m is not None else 1
+        new.hist = next(_clock)
+        if m is not None and m.retains_grad:
+            new.retains_grad = True
+            _move_retainer(m._fn, m.output_nr, node)
         return outs
     base = view.base
     old = base._ag
@@ -455,9 +519,9 @@ def record_in_place(name, inputs, attrs, send):
                        [(tuple(base.shape), base.dtype, base.device)] + input_meta[1:], 1)
     copy_slices.on_release = node.release
     new = base._ag = AutogradMeta(False, copy_slices, 0)
-    new.hist = old.hist + 1 if old is not None else 1
-    m.version = -1  # the view's grad_fn is made again from the base's when next used
+    new.hist = next(_clock)
     m.requires_grad = False
+    _regenerate(m)  # the view's grad_fn now comes from its base's, as torch's rebase does
     return outs
 
 
@@ -665,6 +729,7 @@ def retainer(t):
         t = ref()
         if t is not None:
             accumulate_grad(t, g, _grad_mode.is_grad_enabled())  # on under create_graph
+    hook.retains = True  # moved to the tensor's new node when an in-place op rebases it
     return hook
 
 

@@ -268,14 +268,27 @@ class _View:
     offset. The base's geometry is read when it is needed (an in-place view op such as t_ on the
     base changes it)."""
 
-    __slots__ = ("base", "storage", "sizes", "strides", "offset")
+    __slots__ = ("base", "info")
 
     def __init__(self, base, info):
         self.base = base
-        self.storage = info.storage_id
-        self.sizes = tuple(info.sizes)
-        self.strides = tuple(info.strides)
-        self.offset = info.storage_offset
+        self.info = info  # the view's metadata when it was made (read when it is needed)
+
+    @property
+    def storage(self):
+        return self.info.storage_id
+
+    @property
+    def sizes(self):
+        return tuple(self.info.sizes)
+
+    @property
+    def strides(self):
+        return tuple(self.info.strides)
+
+    @property
+    def offset(self):
+        return self.info.storage_offset
 
     def geometry(self):
         """(base sizes, base strides, the view's offset from the base's, storage span), where

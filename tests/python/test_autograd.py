@@ -1122,10 +1122,11 @@ def test_in_place_on_a_view_whose_base_autograd_does_not_know_is_refused(session
 
 def test_in_place_ops_on_views_leave_no_reference_cycles(session):
     """A base written through its views holds CopySlices nodes that lead back to the views'
-    nodes: those keep shapes, not the base, so the base goes when the program drops it, without
-    waiting for Python's cycle collector (its server storage with it). A node that saved a view
-    of the base as an operand (x[0] += x[1] * w) does hold the base through that view, as
-    torch's saved variables do: that cycle is the collector's."""
+    nodes: those keep shapes, not the base; a node that saves its own output keeps an alias
+    whose history it holds weakly: so tensors go when the program drops them, without waiting
+    for Python's cycle collector (their server storage with them). A node that saved a view of
+    the base (x[0] += x[1] * w, exp_ of a view) does hold the base through that view, as torch's
+    saved variables do: that cycle is the collector's."""
     import gc
     import weakref
     w = tensord.ones(4, requires_grad=True)
@@ -1137,15 +1138,20 @@ def test_in_place_ops_on_views_leave_no_reference_cycles(session):
             x[1] = w * 2
             x[2].mul_(w)
             x[0] = x[2] + 1
-            refs.append(weakref.ref(x))
+            e = (w * 2).exp()  # saves its output: an alias, whose history it holds weakly
+            s = e.sigmoid()
+            s.tanh_()
+            refs += [weakref.ref(x), weakref.ref(e), weakref.ref(s)]
             y = tensord.zeros(3, 4)
             y[0].add_(y[1] * w)
-            saved.append(weakref.ref(y))
-            del x, y
+            z = w * 1
+            z[1:3].exp_()  # saves the view it wrote
+            saved += [weakref.ref(y), weakref.ref(z)]
+            del x, y, e, s, z
         tensord.synchronize()  # queued ops hold their outputs until they are sent
-        assert [r() for r in refs] == [None] * 3
+        assert [r() for r in refs] == [None] * 9
         gc.collect()
-        assert [r() for r in saved] == [None] * 3
+        assert [r() for r in saved] == [None] * 6
     finally:
         gc.enable()
 

@@ -107,6 +107,48 @@ class AutogradMeta:
         self._fn = fn
 
 
+class _SavedOutputMeta(AutogradMeta):
+    """The AutogradMeta of the alias a node saves of its own output: its history is that node,
+    held weakly (torch's SavedVariable of an output), so that the output and its node are no
+    reference cycle and go as soon as the program and the graph drop them."""
+
+    __slots__ = ("_node",)
+
+    def __init__(self, node, output_nr):
+        super().__init__(False, None, output_nr)
+        self._node = weakref.ref(node)
+
+    @property
+    def grad_fn(self):
+        return self._node()
+
+    @grad_fn.setter
+    def grad_fn(self, fn):
+        self._node = weakref.ref(fn) if fn is not None else (lambda: None)
+
+
+def _save_outputs(saved, outs):
+    """`saved` with each of `outs` in it replaced by an alias (a second handle on the same
+    storage, so writes to the output still show in its version): a node holds those aliases
+    instead of its outputs, which hold the node. Returns (saved, [(alias, output index)])."""
+    if saved is None or not outs:
+        return saved, ()
+    single = not isinstance(saved, (tuple, list))
+    items = [saved] if single else list(saved)
+    aliases = []
+    for k, v in enumerate(items):
+        for i, o in enumerate(outs):
+            if v is o:
+                from .._ops import _send  # noqa: PLC0415
+                alias = _send(o._session, "alias", [o], None, 1)[0]
+                items[k] = alias
+                aliases.append((alias, i))
+                break
+    if not aliases:
+        return saved, ()
+    return (items[0] if single else type(saved)(items)), aliases
+
+
 def requires_grad(t):
     m = t._ag
     return m is not None and (m.requires_grad or m.grad_fn is not None)
@@ -511,7 +553,12 @@ def record_in_place(name, inputs, attrs, send):
     bump_version(target)
     if view is not None:  # CopySlices gives the view's part to the base's old history: the
         edges[0] = None   # view's own (its view node holds the base: a cycle) is not kept
+    # An output saved by an op on a view keeps the view (its history is the view's own, made
+    # again from CopySlices): that cycle through the base is the collector's, as in torch.
+    saved, aliases = _save_outputs(saved, [target] if view is None else [])
     node = Node(node_name, backward, saved, edges, input_meta, 1)
+    for alias, _ in aliases:
+        alias._ag = _SavedOutputMeta(node, 0)
     key = _storage_key(target)
     if key in _saved_storages and any(hasattr(t, "_ag") and t._error is None and
                                       _storage_key(t) == key for t in inputs[1:]):
@@ -556,7 +603,10 @@ def record(name, inputs, attrs, outs):
         return
     input_meta = [(tuple(t.shape), t.dtype, t.device) if e is not None else None
                   for t, e in zip(inputs, edges)]
+    saved, aliases = _save_outputs(saved, outs)
     node = Node(node_name, backward, saved, edges, input_meta, len(outs))
+    for alias, i in aliases:
+        alias._ag = _SavedOutputMeta(node, i)
     for i, o in enumerate(outs):
         if o.dtype.is_floating_point:
             o._ag = AutogradMeta(False, node, i)

@@ -1351,6 +1351,7 @@ def _copy(inputs, attrs, outs):
 
 
 from . import nn_derivatives  # noqa: E402,F401  (registers the nn ops' formulas)
+from . import linalg_derivatives  # noqa: E402,F401  (registers the linalg ops' formulas)
 
 
 # ---- more matrix products ----

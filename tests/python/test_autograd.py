@@ -290,6 +290,7 @@ OPS = [
     ("sub", lambda m, a, b: a - b * 3, [(2, 3), (2, 3)]),
     ("rsub", lambda m, a, b: 2 - a + b, [(3,), (3,)]),
     ("mul_broadcast", lambda m, a, b: a * b, [(2, 1, 3), (4, 1)]),
+    ("mul_number", lambda m, a, b: 2.5 * a + b * 0.5 - 3 * b, [(3, 4), (4,)]),
     ("div", lambda m, a, b: a / b, [(3, 4), (4,)]),
     ("div_scalar", lambda m, a, b: a / 4 + 3 / b, [(5,), (5,)]),
     ("pow_tensor", lambda m, a, b: a ** b, [(3, 3), (3,)]),

@@ -101,8 +101,10 @@ def _rsub(inputs, attrs, outs):
 
 @formula("mul")
 def _mul(inputs, attrs, outs):
-    if len(inputs) == 1:
+    if len(inputs) == 1:  # tensor * number, or number * tensor (the number sent as self)
         other = _scalar_other(attrs)
+        if other is None:
+            other = attrs.get("self")
         return "MulBackward0", None, lambda s, gs: [gs[0] * other]
     a, b = inputs
     return "MulBackward0", (a, b), lambda s, gs: [gs[0] * s[1], gs[0] * s[0]]

@@ -18,6 +18,10 @@ NON_DIFFERENTIABLE = frozenset((
     "randint_like", "bernoulli", "multinomial", "eq", "ne", "lt", "le", "gt", "ge",
 ))
 
+# Outputs (by position) of a differentiable op that get no grad_fn, as torch's: the permutation
+# matrix of an LU factorization (a function of the pivots).
+NON_DIFFERENTIABLE_OUTPUTS = {}
+
 
 def _camel(name):
     return "".join(p[:1].upper() + p[1:] for p in name.split("_"))

@@ -382,8 +382,9 @@ def record(name, inputs, attrs, outs):
     input_meta = [(tuple(t.shape), t.dtype, t.device) if e is not None else None
                   for t, e in zip(inputs, edges)]
     node = Node(node_name, backward, saved, edges, input_meta, len(outs))
+    constant = derivatives.NON_DIFFERENTIABLE_OUTPUTS.get(name, ())
     for i, o in enumerate(outs):
-        if o.dtype.is_floating_point:
+        if o.dtype.is_floating_point and i not in constant:
             o._ag = AutogradMeta(False, node, i)
     note_views(inputs, diff)
 

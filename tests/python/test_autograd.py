@@ -289,6 +289,29 @@ PROGRAMS = {
         (h * u).sum().backward(inputs=[u, h])
         print(w.grad, u.grad, h.grad)
     """,
+    "linalg_gradcheck_and_constant_outputs": """
+        a = torch.tensor([[2.0, 0.5, 0.1], [0.3, 1.5, -0.2], [0.0, 0.4, 1.0]],
+                         dtype=torch.float64, requires_grad=True)
+
+        def spd(t):
+            return t @ t.mT + 3 * torch.eye(3, dtype=torch.float64)
+
+        def eigh_terms(t):
+            L, V = torch.linalg.eigh(spd(t))
+            return torch.cat([L, (V * V * L).flatten()])
+
+        print(torch.autograd.gradcheck(lambda t: torch.linalg.cholesky(spd(t)), (a,)))
+        print(torch.autograd.gradcheck(eigh_terms, (a,)))
+        print(torch.autograd.gradcheck(lambda t: torch.linalg.svdvals(t), (a,)))
+        print(torch.autograd.gradgradcheck(lambda t: torch.linalg.cholesky(spd(t)), (a,)))
+        print(torch.autograd.gradgradcheck(lambda t: torch.linalg.eigvalsh(spd(t)), (a,)))
+        P, L, U = torch.linalg.lu(a)
+        print(P.requires_grad, P.grad_fn, L.grad_fn.name(), U.requires_grad)
+        P, L, U = torch.lu_unpack(*torch.linalg.lu_factor(a))
+        print(P.requires_grad, L.grad_fn.name())
+        Q, R = torch.linalg.qr(a, mode='r')
+        print(Q.shape, Q.requires_grad, R.grad_fn.name())
+    """,
     "regression_with_adam_and_mse": """
         w = torch.zeros(3, 1, requires_grad=True)
         b = torch.zeros(1, requires_grad=True)
@@ -405,12 +428,97 @@ def _arrays(shapes, dtypes, seed, positive=False):
     return out
 
 
+def _spd(m, a):
+    """a a^T + n I: symmetric positive definite and well conditioned, a function of a."""
+    n = a.shape[-1]
+    return a @ a.mT + n * m.eye(n, dtype=a.dtype)
+
+
+def _eigh_terms(m, a, b):
+    """Both outputs of eigh through functions that do not depend on the eigenvectors' signs."""
+    L, V = m.linalg.eigh(_spd(m, a))
+    L2, V2 = m.linalg.eigh(_spd(m, a[0]), UPLO="U")
+    return m.cat([L.flatten(), (V * V).flatten(), (((V * (L * L).unsqueeze(-2)) @ V.mT) * b).flatten(),
+                  (V2 * V2 * L2).flatten(), m.linalg.eigvalsh(_spd(m, a), UPLO="U").flatten(),
+                  (m.linalg.eigh(_spd(m, a[1]))[1] ** 2).flatten(),
+                  m.linalg.eigh(_spd(m, a[1]))[0] * b])
+
+
+def _qr_terms(m, a, b):
+    """Q's columns and R's rows times R's diagonal (the same sign flips cancel): tall reduced,
+    wide complete and reduced, square complete; and each output alone."""
+    out = []
+    for Q, R in (m.linalg.qr(a), m.linalg.qr(b, mode="complete"), m.linalg.qr(a[0].mT),
+                 m.linalg.qr(a[1, :3], mode="complete")):
+        d = R.diagonal(0, -2, -1)
+        out += [(Q * d.unsqueeze(-2)).flatten(), (R * d.unsqueeze(-1)).flatten()]
+    out += [(m.linalg.qr(a)[0] ** 2).flatten(), (m.linalg.qr(b)[1] ** 2).flatten()]
+    return m.cat(out)
+
+
+def _svd_terms(m, a, b):
+    """U, S and Vh through sign-free functions (squares of the vectors, U S² Vh), tall, wide
+    and full_matrices (whose extra columns get no gradient); U or Vh alone; svdvals."""
+    U, S, Vh = m.linalg.svd(a, full_matrices=False)
+    U2, S2, Vh2 = m.linalg.svd(b)
+    U3, S3, Vh3 = m.linalg.svd(a[0])
+    return m.cat([S.flatten(), (U * U).flatten(), (Vh * Vh).flatten(),
+                  ((U * S.unsqueeze(-2) ** 2) @ Vh).flatten(), (U2 * U2).flatten(),
+                  (Vh2 * Vh2).flatten(), (S2 * b[0, :3]).flatten(), (U3 * U3).flatten(),
+                  (Vh3 * Vh3).flatten(), (m.linalg.svd(b, full_matrices=False)[0] ** 2).flatten(),
+                  (m.linalg.svd(a, full_matrices=False)[2] ** 2).flatten(),
+                  m.linalg.svdvals(a).flatten(), m.linalg.svdvals(b).flatten()])
+
+
+def _matrix_power_terms(m, a, b):
+    c = a + 3 * m.eye(3, dtype=a.dtype)  # invertible, for the negative powers
+    mp = m.linalg.matrix_power
+    return m.cat([mp(a, 0).flatten(), mp(a, 1).flatten(), mp(a, 2).flatten(), mp(a, 3).flatten(),
+                  mp(a[0], 5).flatten(), mp(c, -1).flatten(), mp(c, -2).flatten(),
+                  mp(c[0], -3).flatten(), mp(b, 2).flatten() * 0.5])
+
+
+def _multi_dot_terms(m, a, b):
+    md = m.linalg.multi_dot
+    return m.cat([md([a, b, b.mT, a.mT]).flatten(), md([a[0], b, a.mT]), md([a, b, a[1]]),
+                  md([a[0], b, a[1]]).reshape(1), md([a, b]).flatten(),
+                  m.chain_matmul(a, b, b).flatten(), m.chain_matmul(b).flatten()])
+
+
+def _lu_terms(m, a, b):
+    """lu_factor(_ex) and lu of square, tall and wide matrices (P is constant)."""
+    P, L, U = m.linalg.lu(a)
+    P2, L2, U2 = m.linalg.lu(b)
+    P3, L3, U3 = m.linalg.lu(b.mT)
+    return m.cat([m.linalg.lu_factor(a)[0].flatten(), m.linalg.lu_factor_ex(a[0])[0].flatten(),
+                  L.flatten(), U.flatten(), L2.flatten(), U2.flatten(), L3.flatten(), U3.flatten(),
+                  m.linalg.lu_factor(b)[0].flatten(), m.linalg.lu_factor(b.mT)[0].flatten(),
+                  m.linalg.lu(b)[1].flatten(), m.linalg.lu(b.mT)[2].flatten()])
+
+
+def _lu_solve_unpack_terms(m, a, b):
+    """lu_solve for each of left and adjoint (both operands), lu_unpack of square, tall and
+    wide factors (L and U together and alone)."""
+    LU, piv = m.linalg.lu_factor(a)
+    out = [m.linalg.lu_solve(LU, piv, b).flatten(),
+           m.linalg.lu_solve(LU, piv, b, adjoint=True).flatten(),
+           m.linalg.lu_solve(LU, piv, b.mT, left=False).flatten(),
+           m.linalg.lu_solve(LU, piv, b.mT, left=False, adjoint=True).flatten()]
+    for x in (a, b, b.mT):
+        P, L, U = m.lu_unpack(*m.linalg.lu_factor(x))
+        out += [L.flatten(), U.flatten()]
+    out += [m.lu_unpack(*m.linalg.lu_factor(b))[1].flatten(),
+            m.lu_unpack(*m.linalg.lu_factor(b.mT))[2].flatten()]
+    return m.cat(out)
+
+
 OPS = [
     ("add", lambda m, a, b: a + b, [(3, 4), (4,)]),
     ("add_alpha", lambda m, a, b: m.add(a, b, alpha=2.5), [(3, 4), (3, 1)]),
     ("sub", lambda m, a, b: a - b * 3, [(2, 3), (2, 3)]),
     ("rsub", lambda m, a, b: 2 - a + b, [(3,), (3,)]),
     ("mul_broadcast", lambda m, a, b: a * b, [(2, 1, 3), (4, 1)]),
+    ("mul_number", lambda m, a, b: 2.5 * a + b * 0.5 - 3 * b, [(3, 4), (4,)]),
     ("div", lambda m, a, b: a / b, [(3, 4), (4,)]),
     ("div_scalar", lambda m, a, b: a / 4 + 3 / b, [(5,), (5,)]),
     ("pow_tensor", lambda m, a, b: a ** b, [(3, 3), (3,)]),
@@ -590,6 +698,23 @@ OPS = [
         m.linalg.solve(a[0] + 4 * m.eye(3, dtype=a.dtype), b[0, :, 0]).flatten(),
         m.linalg.solve(a[1] + 4 * m.eye(3, dtype=a.dtype), b[1].t(), left=False).flatten()]),
      [(2, 3, 3), (2, 3, 2)]),
+    ("linalg_cholesky", lambda m, a, b: m.cat([
+        m.linalg.cholesky(_spd(m, a)).flatten(),
+        m.linalg.cholesky(_spd(m, a), upper=True).flatten(),
+        (m.linalg.cholesky_ex(_spd(m, a[0]))[0] * b).flatten(),
+        m.linalg.cholesky_ex(_spd(m, a[1]), upper=True).L.flatten()]), [(2, 3, 3), (3, 3)]),
+    ("linalg_eigh", _eigh_terms, [(2, 3, 3), (3,)]),
+    ("linalg_qr", _qr_terms, [(2, 4, 3), (3, 4)]),
+    ("linalg_svd", _svd_terms, [(2, 4, 3), (3, 4)]),
+    ("linalg_pinv", lambda m, a, b: m.cat([
+        m.linalg.pinv(a).flatten(), m.linalg.pinv(a.mT).flatten(),
+        m.linalg.pinv(_spd(m, b), hermitian=True).flatten(),
+        m.linalg.pinv(a[0], atol=1e-3, rtol=m.tensor(1e-4, dtype=a.dtype)).flatten()]),
+     [(2, 4, 3), (3, 3)]),
+    ("linalg_matrix_power", _matrix_power_terms, [(2, 3, 3), (3, 3)]),
+    ("linalg_multi_dot_chain_matmul", _multi_dot_terms, [(3, 4), (4, 4)]),
+    ("linalg_lu", _lu_terms, [(2, 3, 3), (3, 2)]),
+    ("linalg_lu_solve_unpack", _lu_solve_unpack_terms, [(2, 3, 3), (3, 2)]),
     ("pairwise_distance", lambda m, a, b: m.cat([
         m.nn.functional.pairwise_distance(a, b),
         m.nn.functional.pairwise_distance(a, b[0], p=1, keepdim=True).flatten(),
@@ -809,7 +934,8 @@ SAME_DTYPE = {"matmul_batched_broadcast", "matmul_vec", "mm_bmm", "mse_loss", "l
               "conv3d_groups", "linalg", "pairwise_distance", "kron_cdist",
               "conv_transpose3d_fold_unpool", "put_and_scatter_reduce", "diff_inner_block_diag",
               "grid_sample", "grid_sample_3d", "einsum_diagonal_ellipsis",
-              "reflected_put_einsum_nanmean"}
+              "reflected_put_einsum_nanmean",
+              "linalg_multi_dot_chain_matmul", "linalg_lu_solve_unpack"}
 
 
 # Ops whose inputs are drawn positive (logs, roots and powers of them).
@@ -963,6 +1089,30 @@ GRAD_FN_NAMES = {
     "F.ctc_loss(x[:, None], torch.tensor([[1]]), [2], [1], reduction='none')": "CtcLossBackward0",
     "F.ctc_loss(x[:, None], torch.tensor([[1]]), [2], [1], reduction='none', zero_infinity=True)":
     "WhereBackward0",
+    "torch.linalg.cholesky(x @ x.mT + torch.eye(2))": "LinalgCholeskyExBackward0",
+    "torch.linalg.cholesky_ex(x @ x.mT + torch.eye(2), upper=True)[0]":
+    "LinalgCholeskyExBackward0",
+    "torch.linalg.eigh(x @ x.mT)[1]": "LinalgEighBackward0",
+    "torch.linalg.eigvalsh(x @ x.mT, UPLO='U')": "LinalgEighBackward0",
+    "torch.linalg.qr(x)[0]": "LinalgQrBackward0",
+    "torch.linalg.qr(x, mode='r')[1]": "LinalgQrBackward0",
+    "torch.linalg.svd(x)[1]": "LinalgSvdBackward0",
+    "torch.linalg.svdvals(x)": "LinalgSvdBackward0",
+    "torch.linalg.pinv(x)": "LinalgPinvBackward0",
+    "torch.linalg.pinv(x @ x.mT, hermitian=True)": "LinalgPinvBackward0",
+    "torch.linalg.matrix_power(x, 0)": "torch::autograd::CopyBackwards",
+    "torch.linalg.matrix_power(x, 1)": "CloneBackward0",
+    "torch.linalg.matrix_power(x, 3)": "MmBackward0",
+    "torch.linalg.matrix_power(x, -1)": "LinalgInvExBackward0",
+    "torch.linalg.matrix_power(x, -2)": "MmBackward0",
+    "torch.linalg.matrix_power(x.expand(2, 2, 2), 2)": "UnsafeViewBackward0",
+    "torch.linalg.multi_dot([x, y, x])": "ViewBackward0",
+    "torch.linalg.multi_dot([x[0], y, x[1]])": "ViewBackward0",
+    "torch.linalg.lu_factor(x)[0]": "LinalgLuFactorExBackward0",
+    "torch.linalg.lu_factor_ex(x)[0]": "LinalgLuFactorExBackward0",
+    "torch.linalg.lu(x)[1]": "LinalgLuBackward0",
+    "torch.linalg.lu_solve(*torch.linalg.lu_factor(x), y)": "LinalgLuSolveBackward0",
+    "torch.lu_unpack(*torch.linalg.lu_factor(x))[2]": "LuUnpackBackward0",
 }
 
 
@@ -1053,6 +1203,20 @@ ERRORS = {
     """,
     "retain_grad_without_grad": """
         torch.tensor([1.0]).retain_grad()
+    """,
+    "qr_mode_r_backward": """
+        x = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 7.0]], requires_grad=True)
+        torch.linalg.qr(x, mode='r')[1].sum().backward()
+    """,
+    "lu_unpack_without_data_backward": """
+        x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        P, L, U = torch.lu_unpack(*torch.linalg.lu_factor(x), unpack_data=False)
+        (L.sum() + U.sum()).backward()
+    """,
+    "qr_complete_tall_backward": """
+        x = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 7.0]], requires_grad=True)
+        Q, R = torch.linalg.qr(x, mode='complete')
+        (Q * 2).sum().backward()
     """,
 }
 

@@ -18,6 +18,10 @@ NON_DIFFERENTIABLE = frozenset((
     "randint_like", "bernoulli", "multinomial", "eq", "ne", "lt", "le", "gt", "ge",
 ))
 
+# Outputs (by position) of a differentiable op that get no grad_fn, as torch's: the permutation
+# matrix of an LU factorization (a function of the pivots).
+NON_DIFFERENTIABLE_OUTPUTS = {}
+
 
 def _camel(name):
     return "".join(p[:1].upper() + p[1:] for p in name.split("_"))
@@ -1665,6 +1669,7 @@ FORMULAS["nanquantile"] = _quantile(True)
 
 
 from . import nn_derivatives  # noqa: E402,F401  (registers the nn ops' formulas)
+from . import linalg_derivatives  # noqa: E402,F401  (registers the linalg ops' formulas)
 
 
 # ---- more matrix products ----

@@ -29,8 +29,8 @@ def _numerical(func, inputs, which, eps):
     as the inputs do, so that a function that differentiates inside, gradgradcheck's, runs)."""
     from .derivatives import _torch  # noqa: PLC0415
     stack = _torch().stack
-    inputs = [t.detach().clone().requires_grad_(t.requires_grad) if hasattr(t, "_ag") else t
-              for t in inputs]
+    inputs = [t.detach().clone().contiguous().requires_grad_(t.requires_grad)
+              if hasattr(t, "_ag") else t for t in inputs]
 
     def run():
         return tuple(o.detach() for o in _outputs(func, inputs))

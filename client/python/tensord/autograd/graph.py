@@ -605,10 +605,12 @@ def record(name, inputs, attrs, outs):
                   for t, e in zip(inputs, edges)]
     saved, aliases = _save_outputs(saved, outs)
     node = Node(node_name, backward, saved, edges, input_meta, len(outs))
+    constant = derivatives.NON_DIFFERENTIABLE_OUTPUTS.get(name, ())
     for alias, i in aliases:
-        alias._ag = _SavedOutputMeta(node, i)
+        if outs[i].dtype.is_floating_point and i not in constant:
+            alias._ag = _SavedOutputMeta(node, i)
     for i, o in enumerate(outs):
-        if o.dtype.is_floating_point:
+        if o.dtype.is_floating_point and i not in constant:
             o._ag = AutogradMeta(False, node, i)
     note_views(inputs, diff)
 

@@ -23,6 +23,9 @@ enum class BinaryOp {
   kLogicalAnd, kLogicalOr, kLogicalXor, kEq, kNe, kLt, kLe, kGt, kGe, kXlogy,
   kLogAddExp, kLogAddExp2, kNextafter, kHeaviside, kGcd, kLcm, kIgamma, kIgammac,
   kXlog1py, kZeta,
+  // torch.special's orthogonal polynomials of x (self) and the degree n (other).
+  kChebyshevT, kChebyshevU, kChebyshevV, kChebyshevW, kShiftedChebyshevT, kShiftedChebyshevU,
+  kShiftedChebyshevV, kShiftedChebyshevW, kHermiteH, kHermiteHe, kLaguerreL, kLegendreP,
   // The pointwise losses (engine/ops/loss_ops.cc); smooth_l1's beta and huber's delta ride in
   // alpha.
   kMseLoss, kSmoothL1Loss, kHuberLoss, kBinaryCrossEntropy,
@@ -184,6 +187,28 @@ struct Zeta {
     return static_cast<C>(HurwitzZeta(static_cast<double>(x), static_cast<double>(q)));
   }
 };
+
+// The orthogonal polynomials of special_functions.h at x, of degree n (truncated toward zero;
+// NaN and infinite degrees are negative ones, as torch converts them).
+#define TENSORD_BINARY_POLYNOMIAL(Name)                                                  \
+  template <typename T>                                                                 \
+  struct Name##Polynomial {                                                             \
+    using C = Calc<T>;                                                                  \
+    TENSORD_HD C operator()(C x, C n) const { return Name<C>(x, PolynomialDegree(n)); } \
+  };
+TENSORD_BINARY_POLYNOMIAL(ChebyshevT)
+TENSORD_BINARY_POLYNOMIAL(ChebyshevU)
+TENSORD_BINARY_POLYNOMIAL(ChebyshevV)
+TENSORD_BINARY_POLYNOMIAL(ChebyshevW)
+TENSORD_BINARY_POLYNOMIAL(ShiftedChebyshevT)
+TENSORD_BINARY_POLYNOMIAL(ShiftedChebyshevU)
+TENSORD_BINARY_POLYNOMIAL(ShiftedChebyshevV)
+TENSORD_BINARY_POLYNOMIAL(ShiftedChebyshevW)
+TENSORD_BINARY_POLYNOMIAL(HermiteH)
+TENSORD_BINARY_POLYNOMIAL(HermiteHe)
+TENSORD_BINARY_POLYNOMIAL(LaguerreL)
+TENSORD_BINARY_POLYNOMIAL(LegendreP)
+#undef TENSORD_BINARY_POLYNOMIAL
 
 // log(exp(x) + exp(y)) and log2(2^x + 2^y) without overflow; equal infinities give
 // themselves (as torch's logaddexp kernels).
@@ -527,6 +552,18 @@ void VisitBinary(BinaryOp op, Calc<T> alpha_value, bool alpha_is_one, Fn&& fn) {
       case BinaryOp::kIgammac: return fn(Igammac<T>{}, T{});
       case BinaryOp::kXlog1py: return fn(Xlog1py<T>{}, T{});
       case BinaryOp::kZeta: return fn(Zeta<T>{}, T{});
+      case BinaryOp::kChebyshevT: return fn(ChebyshevTPolynomial<T>{}, T{});
+      case BinaryOp::kChebyshevU: return fn(ChebyshevUPolynomial<T>{}, T{});
+      case BinaryOp::kChebyshevV: return fn(ChebyshevVPolynomial<T>{}, T{});
+      case BinaryOp::kChebyshevW: return fn(ChebyshevWPolynomial<T>{}, T{});
+      case BinaryOp::kShiftedChebyshevT: return fn(ShiftedChebyshevTPolynomial<T>{}, T{});
+      case BinaryOp::kShiftedChebyshevU: return fn(ShiftedChebyshevUPolynomial<T>{}, T{});
+      case BinaryOp::kShiftedChebyshevV: return fn(ShiftedChebyshevVPolynomial<T>{}, T{});
+      case BinaryOp::kShiftedChebyshevW: return fn(ShiftedChebyshevWPolynomial<T>{}, T{});
+      case BinaryOp::kHermiteH: return fn(HermiteHPolynomial<T>{}, T{});
+      case BinaryOp::kHermiteHe: return fn(HermiteHePolynomial<T>{}, T{});
+      case BinaryOp::kLaguerreL: return fn(LaguerreLPolynomial<T>{}, T{});
+      case BinaryOp::kLegendreP: return fn(LegendrePPolynomial<T>{}, T{});
       case BinaryOp::kHeaviside: return fn(Heaviside<T>{}, T{});
       case BinaryOp::kMseLoss: return fn(MseLoss<T>{}, T{});
       case BinaryOp::kSmoothL1Loss: return fn(SmoothL1Loss<T>{alpha_value}, T{});

@@ -11,6 +11,7 @@
 
 #include "engine/core/host_device.h"
 #include "engine/kernels/element_math.h"
+#include "engine/kernels/special_functions.h"
 #include "engine/core/scalar.h"
 
 namespace tensord::engine {
@@ -25,6 +26,9 @@ enum class UnaryOp {
   kAcosh, kAsinh, kAtanh, kErfc, kErfinv, kLgamma, kDigamma, kSinc, kDeg2Rad, kRad2Deg, kLogit,
   kI0, kPolygamma,  // polygamma's order n rides in args.a
   kEntr, kNdtr,     // torch.special
+  kI0e, kI1, kI1e, kNdtri, kLogNdtr, kErfcx, kBesselJ0, kBesselJ1, kBesselY0, kBesselY1,
+  kModifiedBesselI0, kModifiedBesselI1, kModifiedBesselK0, kModifiedBesselK1,
+  kScaledModifiedBesselK0, kScaledModifiedBesselK1, kSphericalBesselJ0, kAiryAi,
   // Activations (nn.functional).
   kSoftplus, kElu, kHardsigmoid, kHardswish, kMish, kLogSigmoid, kHardshrink, kSoftshrink,
 };
@@ -108,48 +112,6 @@ TENSORD_HD inline C Digamma(C x) {
     return DigammaPositive<C>(C(1) - x) - pi / std::tan(pi * (x - std::trunc(x)));
   }
   return DigammaPositive<C>(x);
-}
-
-// torch's chbevl: the Chebyshev series with coefficients c[0 .. n) at x.
-template <typename C>
-TENSORD_HD inline C Chebyshev(C x, const double* c, int n) {
-  C b0 = C(c[0]), b1 = C(0), b2 = C(0);
-  for (int i = 1; i < n; ++i) {
-    b2 = b1;
-    b1 = b0;
-    b0 = x * b1 - b2 + C(c[i]);
-  }
-  return C(0.5) * (b0 - b2);
-}
-
-// torch's calc_i0 (Cephes): the modified Bessel function of order 0, by Chebyshev series for
-// exp(-x) I0(x) on [0, 8] and for exp(-x) sqrt(x) I0(x) beyond.
-template <typename C>
-TENSORD_HD inline C BesselI0(C v) {
-  const double a[] = {
-      -4.41534164647933937950E-18, 3.33079451882223809783E-17, -2.43127984654795469359E-16,
-      1.71539128555513303061E-15,  -1.16853328779934516808E-14, 7.67618549860493561688E-14,
-      -4.85644678311192946090E-13, 2.95505266312963983461E-12, -1.72682629144155570723E-11,
-      9.67580903537323691224E-11,  -5.18979560163526290666E-10, 2.65982372468238665035E-9,
-      -1.30002500998624804212E-8,  6.04699502254191894932E-8,  -2.67079385394061173391E-7,
-      1.11738753912010371815E-6,   -4.41673835845875056359E-6, 1.64484480707288970893E-5,
-      -5.75419501008210370398E-5,  1.88502885095841655729E-4,  -5.76375574538582365885E-4,
-      1.63947561694133579842E-3,   -4.32430999505057594430E-3, 1.05464603945949983183E-2,
-      -2.37374148058994688156E-2,  4.93052842396707084878E-2,  -9.49010970480476444210E-2,
-      1.71620901522208775349E-1,   -3.04682672343198398683E-1, 6.76795274409476084995E-1};
-  const double b[] = {
-      -7.23318048787475395456E-18, -4.83050448594418207126E-18, 4.46562142029675999901E-17,
-      3.46122286769746109310E-17,  -2.82762398051658348494E-16, -3.42548561967721913462E-16,
-      1.77256013305652638360E-15,  3.81168066935262242075E-15,  -9.55484669882830764870E-15,
-      -4.15056934728722208663E-14, 1.54008621752140982691E-14,  3.85277838274214270114E-13,
-      7.18012445138366623367E-13,  -1.79417853150680611778E-12, -1.32158118404477131188E-11,
-      -3.14991652796324136454E-11, 1.18891471078464383424E-11,  4.94060238822496958910E-10,
-      3.39623202570838634515E-9,   2.26666899049817806459E-8,   2.04891858946906374183E-7,
-      2.89137052083475648297E-6,   6.88975834691682398426E-5,   3.36911647825569408990E-3,
-      8.04490411014108831608E-1};
-  const C x = std::abs(v);
-  if (x <= C(8)) return std::exp(x) * Chebyshev<C>(x / C(2) - C(2), a, 30);
-  return std::exp(x) * Chebyshev<C>(C(32) / x - C(2), b, 25) / std::sqrt(x);
 }
 
 // torch's calc_trigamma: the reflection below 1/2, six steps of the recurrence, then the
@@ -421,7 +383,32 @@ void VisitUnary(UnaryOp op, const UnaryArgs& args, Fn&& fn) {
       case UnaryOp::kErfinv: return same([] TENSORD_HD (C x) { return Erfinv<C>(x); });
       case UnaryOp::kLgamma: return same([] TENSORD_HD (C x) { return std::lgamma(x); });
       case UnaryOp::kDigamma: return same([] TENSORD_HD (C x) { return Digamma<C>(x); });
-      case UnaryOp::kI0: return same([] TENSORD_HD (C x) { return BesselI0<C>(x); });
+      case UnaryOp::kI0:
+      case UnaryOp::kModifiedBesselI0:
+        return same([] TENSORD_HD (C x) { return BesselI0<C>(x); });
+      case UnaryOp::kI0e: return same([] TENSORD_HD (C x) { return BesselI0e<C>(x); });
+      case UnaryOp::kI1:
+      case UnaryOp::kModifiedBesselI1:
+        return same([] TENSORD_HD (C x) { return BesselI1<C>(x); });
+      case UnaryOp::kI1e: return same([] TENSORD_HD (C x) { return BesselI1e<C>(x); });
+      case UnaryOp::kNdtri: return same([] TENSORD_HD (C x) { return Ndtri<C>(x); });
+      case UnaryOp::kLogNdtr: return same([] TENSORD_HD (C x) { return LogNdtr<C>(x); });
+      case UnaryOp::kErfcx: return same([] TENSORD_HD (C x) { return Erfcx<C>(x); });
+      case UnaryOp::kBesselJ0: return same([] TENSORD_HD (C x) { return BesselJ0<C>(x); });
+      case UnaryOp::kBesselJ1: return same([] TENSORD_HD (C x) { return BesselJ1<C>(x); });
+      case UnaryOp::kBesselY0: return same([] TENSORD_HD (C x) { return BesselY0<C>(x); });
+      case UnaryOp::kBesselY1: return same([] TENSORD_HD (C x) { return BesselY1<C>(x); });
+      case UnaryOp::kModifiedBesselK0:
+        return same([] TENSORD_HD (C x) { return BesselK0<C>(x, false); });
+      case UnaryOp::kModifiedBesselK1:
+        return same([] TENSORD_HD (C x) { return BesselK1<C>(x, false); });
+      case UnaryOp::kScaledModifiedBesselK0:
+        return same([] TENSORD_HD (C x) { return BesselK0<C>(x, true); });
+      case UnaryOp::kScaledModifiedBesselK1:
+        return same([] TENSORD_HD (C x) { return BesselK1<C>(x, true); });
+      case UnaryOp::kSphericalBesselJ0:
+        return same([] TENSORD_HD (C x) { return SphericalBesselJ0<C>(x); });
+      case UnaryOp::kAiryAi: return same([] TENSORD_HD (C x) { return AiryAi<C>(x); });
       case UnaryOp::kEntr:  // -x ln x; 0 at 0, -inf below, NaN kept
         return same([] TENSORD_HD (C x) {
           if (x != x) return x;

@@ -2,6 +2,7 @@
 // elementwise engine with torch 1.13's dtype rules (checked against torch, op by op).
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "engine/runtime/backend.h"
 #include "engine/ops/elementwise.h"
@@ -14,6 +15,13 @@ namespace tensord::engine {
 namespace {
 
 
+// The name of torch's CPU kernel for an op, as its dtype errors give it: torch.special's
+// functions drop the prefix ("i0e_cpu" for special_i0e).
+std::string KernelName(const std::string& name) {
+  const std::string base = absl::StartsWith(name, "special_") ? name.substr(8) : name;
+  return base + "_cpu";
+}
+
 // What a unary op accepts and returns.
 enum class UnaryRule {
   kAll,           // any dtype, same dtype out
@@ -21,6 +29,7 @@ enum class UnaryRule {
   kNoBoolHalf,    // not bool, not float16 (torch 1.13 has no CPU float16 kernel)
   kFloatPromote,  // integers computed in float32; float16 allowed
   kFloatPromoteNoHalf,
+  kFloatPromote32Or64,  // integers computed in the default dtype; no float16 or bfloat16
   kFloatOnly,     // floating dtypes only (float16 included)
   kFloatNoHalf,   // float32/float64/bfloat16
   kFloat32Or64,   // float32/float64 only (mish)
@@ -53,10 +62,14 @@ absl::StatusOr<PlannedOp> PlanUnary(const std::string& name, UnaryOp op, UnaryRu
       break;
     case UnaryRule::kFloatPromote:
     case UnaryRule::kFloatPromoteNoHalf:
+    case UnaryRule::kFloatPromote32Or64:
       // Integers are computed in the default dtype, which may itself be half.
       if (!IsFloating(in)) spec.compute_dtype = DefaultFloatDType();
-      if (rule == UnaryRule::kFloatPromoteNoHalf && spec.compute_dtype == DType::kFloat16) {
-        return DTypeNotImplemented(name, DType::kFloat16);
+      if (rule != UnaryRule::kFloatPromote && spec.compute_dtype == DType::kFloat16) {
+        return KernelNotImplemented(name, KernelName(name), DType::kFloat16);
+      }
+      if (rule == UnaryRule::kFloatPromote32Or64 && spec.compute_dtype == DType::kBFloat16) {
+        return KernelNotImplemented(name, KernelName(name), DType::kBFloat16);
       }
       break;
     case UnaryRule::kFloat32Or64:
@@ -91,7 +104,7 @@ enum class BinaryRule {
   kFloatPromote,  // atan2 (no float16), copysign: integers computed in float32
   kFloatNoHalf,   // hypot: float32/float64/bfloat16
   kFloatOnly,     // igamma, igammac: floating dtypes only (integers are not promoted)
-  kFloat32Or64,   // zeta: integers computed in float32; no float16 or bfloat16
+  kFloat32Or64,   // zeta, the polynomials: integers computed in float32; no float16 or bfloat16
   kBitwise,       // bool and integers
   kShift,         // integers: shifts, gcd, lcm
   kBoolOut,       // comparisons, logical ops
@@ -147,7 +160,7 @@ absl::StatusOr<PlannedOp> PlanBinary(const std::string& name, BinaryOp op, Binar
     case BinaryRule::kFloat32Or64:
       if (!IsFloating(common)) spec.compute_dtype = DefaultFloatDType();
       if (*spec.compute_dtype == DType::kFloat16 || *spec.compute_dtype == DType::kBFloat16) {
-        return DTypeNotImplemented(name, *spec.compute_dtype);
+        return KernelNotImplemented(name, KernelName(name), *spec.compute_dtype);
       }
       break;
     case BinaryRule::kBitwise:
@@ -279,6 +292,31 @@ constexpr UnaryDef kUnaryOps[] = {
     {"sinc", UnaryOp::kSinc, UnaryRule::kFloatPromoteNoHalf, true},
     {"special_entr", UnaryOp::kEntr, UnaryRule::kFloatPromoteNoHalf, false},
     {"special_ndtr", UnaryOp::kNdtr, UnaryRule::kFloatPromoteNoHalf, false},
+    {"special_i0e", UnaryOp::kI0e, UnaryRule::kFloatPromoteNoHalf, false},
+    {"special_i1", UnaryOp::kI1, UnaryRule::kFloatPromote32Or64, false},
+    {"special_i1e", UnaryOp::kI1e, UnaryRule::kFloatPromote32Or64, false},
+    {"special_ndtri", UnaryOp::kNdtri, UnaryRule::kFloatPromote32Or64, false},
+    {"special_log_ndtr", UnaryOp::kLogNdtr, UnaryRule::kFloatPromote32Or64, false},
+    {"special_erfcx", UnaryOp::kErfcx, UnaryRule::kFloatPromote32Or64, false},
+    {"special_bessel_j0", UnaryOp::kBesselJ0, UnaryRule::kFloatPromote32Or64, false},
+    {"special_bessel_j1", UnaryOp::kBesselJ1, UnaryRule::kFloatPromote32Or64, false},
+    {"special_bessel_y0", UnaryOp::kBesselY0, UnaryRule::kFloatPromote32Or64, false},
+    {"special_bessel_y1", UnaryOp::kBesselY1, UnaryRule::kFloatPromote32Or64, false},
+    {"special_modified_bessel_i0", UnaryOp::kModifiedBesselI0, UnaryRule::kFloatPromote32Or64,
+     false},
+    {"special_modified_bessel_i1", UnaryOp::kModifiedBesselI1, UnaryRule::kFloatPromote32Or64,
+     false},
+    {"special_modified_bessel_k0", UnaryOp::kModifiedBesselK0, UnaryRule::kFloatPromote32Or64,
+     false},
+    {"special_modified_bessel_k1", UnaryOp::kModifiedBesselK1, UnaryRule::kFloatPromote32Or64,
+     false},
+    {"special_scaled_modified_bessel_k0", UnaryOp::kScaledModifiedBesselK0,
+     UnaryRule::kFloatPromote32Or64, false},
+    {"special_scaled_modified_bessel_k1", UnaryOp::kScaledModifiedBesselK1,
+     UnaryRule::kFloatPromote32Or64, false},
+    {"special_spherical_bessel_j0", UnaryOp::kSphericalBesselJ0, UnaryRule::kFloatPromote32Or64,
+     false},
+    {"special_airy_ai", UnaryOp::kAiryAi, UnaryRule::kFloatPromote32Or64, false},
     {"deg2rad", UnaryOp::kDeg2Rad, UnaryRule::kFloatPromote, true},
     {"rad2deg", UnaryOp::kRad2Deg, UnaryRule::kFloatPromote, true},
     {"hardsigmoid", UnaryOp::kHardsigmoid, UnaryRule::kFloatNoHalf, true},
@@ -319,6 +357,22 @@ constexpr BinaryDef kBinaryOps[] = {
     {"igammac", BinaryOp::kIgammac, BinaryRule::kFloatOnly, true},
     {"special_xlog1py", BinaryOp::kXlog1py, BinaryRule::kFloatPromote, false},
     {"special_zeta", BinaryOp::kZeta, BinaryRule::kFloat32Or64, false},
+    {"special_chebyshev_polynomial_t", BinaryOp::kChebyshevT, BinaryRule::kFloat32Or64, false},
+    {"special_chebyshev_polynomial_u", BinaryOp::kChebyshevU, BinaryRule::kFloat32Or64, false},
+    {"special_chebyshev_polynomial_v", BinaryOp::kChebyshevV, BinaryRule::kFloat32Or64, false},
+    {"special_chebyshev_polynomial_w", BinaryOp::kChebyshevW, BinaryRule::kFloat32Or64, false},
+    {"special_shifted_chebyshev_polynomial_t", BinaryOp::kShiftedChebyshevT,
+     BinaryRule::kFloat32Or64, false},
+    {"special_shifted_chebyshev_polynomial_u", BinaryOp::kShiftedChebyshevU,
+     BinaryRule::kFloat32Or64, false},
+    {"special_shifted_chebyshev_polynomial_v", BinaryOp::kShiftedChebyshevV,
+     BinaryRule::kFloat32Or64, false},
+    {"special_shifted_chebyshev_polynomial_w", BinaryOp::kShiftedChebyshevW,
+     BinaryRule::kFloat32Or64, false},
+    {"special_hermite_polynomial_h", BinaryOp::kHermiteH, BinaryRule::kFloat32Or64, false},
+    {"special_hermite_polynomial_he", BinaryOp::kHermiteHe, BinaryRule::kFloat32Or64, false},
+    {"special_laguerre_polynomial_l", BinaryOp::kLaguerreL, BinaryRule::kFloat32Or64, false},
+    {"special_legendre_polynomial_p", BinaryOp::kLegendreP, BinaryRule::kFloat32Or64, false},
     {"heaviside", BinaryOp::kHeaviside, BinaryRule::kSameDType, true},
     {"gcd", BinaryOp::kGcd, BinaryRule::kShift, true},
     {"lcm", BinaryOp::kLcm, BinaryRule::kShift, true},

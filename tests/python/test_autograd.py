@@ -820,6 +820,11 @@ OPS = [
         m.einsum("...i,...->...", a[:1], b[:, 0]).reshape(-1),
         m.nanmean(m.where(m.tensor([[True] * 3, [False, True, False]]),
                           m.tensor(float("nan"), dtype=a.dtype), a), 1)]), [(2, 3), (2, 3)]),
+    ("special_bessel", lambda m, a, b: (
+        m.i0(a) + m.special.i0e(a) + m.special.i1(a) + m.special.i1e(a * 5) + m.special.i1(b)
+        + m.special.i1e(b) + m.special.i0e(b * 9) + m.special.ndtri(a.sigmoid())
+        + m.special.log_ndtr(a * 3) + m.special.erfcx(a * 2) + m.special.erfcx(b.abs() * 30)),
+     [(3, 4), (4,)]),
     ("nn_activations", lambda m, a, b: (
         m.nn.functional.elu(a) + m.nn.functional.selu(a) + m.nn.functional.celu(a, 0.7)
         + m.nn.functional.softplus(a, 2, 1) + m.nn.functional.mish(a)
@@ -982,6 +987,13 @@ GRAD_FN_NAMES = {
     "torch.copysign(x, y)": "CopysignBackward0",
     "torch.logaddexp2(x, y)": "Logaddexp2Backward0",
     "torch.special.entr(x)": "SpecialEntrBackward0",
+    "torch.i0(x)": "I0Backward0",
+    "torch.special.i0e(x)": "SpecialI0EBackward0",
+    "torch.special.i1(x)": "SpecialI1Backward0",
+    "torch.special.i1e(x)": "SpecialI1EBackward0",
+    "torch.special.ndtri(x.sigmoid())": "SpecialNdtriBackward0",
+    "torch.special.log_ndtr(x)": "SpecialLogNdtrBackward0",
+    "torch.special.erfcx(x)": "SpecialErfcxBackward0",
     "torch.nan_to_num(x)": "NanToNumBackward0",
     "torch.nanmean(x, 1)": "DivBackward0",
     "torch.quantile(x, 0.5, dim=0)": "SqueezeBackward3",
@@ -1331,10 +1343,25 @@ def test_non_leaf_grad_warns_as_torch(session):
 
 def test_an_op_without_a_formula_fails_at_backward_naming_it(session):
     x = tensord.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
-    y = tensord.i0(x)
-    assert y.requires_grad and y.grad_fn.name() == "I0Backward0"
-    with pytest.raises(RuntimeError, match="the derivative for 'i0' is not implemented"):
+    y = tensord.nextafter(x, tensord.zeros(2, 2))  # torch 1.13 has no formula either
+    assert y.requires_grad and y.grad_fn.name() == "NextafterBackward0"
+    with pytest.raises(RuntimeError, match="the derivative for 'nextafter' is not implemented"):
         y.sum().backward()
+
+
+def test_special_functions_without_derivatives_give_outputs_without_grad(session):
+    """torch 1.13's Bessel, Airy and polynomial functions of torch.special are not
+    differentiable: their outputs do not require grad (no node, as torch's)."""
+    for m in (real_torch, tensord):
+        x = m.tensor([0.5, 1.5], requires_grad=True)
+        for name in ("bessel_j0", "bessel_y1", "modified_bessel_k0", "scaled_modified_bessel_k1",
+                     "spherical_bessel_j0", "airy_ai", "modified_bessel_i1"):
+            y = getattr(m.special, name)(x)
+            assert not y.requires_grad and y.grad_fn is None, (m, name)
+        for name in ("chebyshev_polynomial_t", "hermite_polynomial_he",
+                     "legendre_polynomial_p"):
+            for y in (getattr(m.special, name)(x, 3), getattr(m.special, name)(x, x)):
+                assert not y.requires_grad and y.grad_fn is None, (m, name)
 
 
 def test_hooks_and_saved_graph_release(session):

@@ -1,18 +1,33 @@
 """torch.special on tensord.
 
-Each function is a server op: entr, ndtr, xlog1py and zeta have kernels of their own
-(engine/kernels/unary_ops.h, binary_ops.h); gammainc and gammaincc are igamma and igammac; the
-rest are torch.special's names for ops tensord has under torch's (expit is sigmoid, gammaln is
-lgamma, psi is digamma, multigammaln is mvlgamma, …), as in torch.
+Each function is a server op: entr, ndtr, xlog1py, zeta, the Bessel functions (i0e, i1, i1e,
+bessel_j0/j1/y0/y1, modified_bessel_i0/i1/k0/k1, scaled_modified_bessel_k0/k1,
+spherical_bessel_j0), airy_ai, ndtri, log_ndtr, erfcx and the orthogonal polynomials
+(chebyshev_polynomial_t/u/v/w and their shifted forms, hermite_polynomial_h/he,
+laguerre_polynomial_l, legendre_polynomial_p) have kernels of their own
+(engine/kernels/special_functions.h through unary_ops.h and binary_ops.h); gammainc and
+gammaincc are igamma and igammac; the rest are torch.special's names for ops tensord has under
+torch's (expit is sigmoid, gammaln is lgamma, psi is digamma, multigammaln is mvlgamma, …), as
+in torch.
 """
 from ._compute import _run
 from .linalg import _out
 from ._ops import TensorBase, _is_scalar, _py_scalar
 
-__all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammainc",
-           "gammaincc", "gammaln", "i0", "log1p", "log_softmax", "logit", "logsumexp",
-           "multigammaln", "ndtr", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py",
-           "xlogy", "zeta"]
+_KERNELS = ["i0e", "i1", "i1e", "ndtri", "log_ndtr", "erfcx", "bessel_j0", "bessel_j1",
+            "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
+            "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+            "scaled_modified_bessel_k1", "spherical_bessel_j0", "airy_ai"]
+_POLYNOMIALS = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+                "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+                "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+                "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
+                "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"]
+
+__all__ = sorted(["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1",
+                  "gammainc", "gammaincc", "gammaln", "i0", "log1p", "log_softmax", "logit",
+                  "logsumexp", "multigammaln", "ndtr", "polygamma", "psi", "round", "sinc",
+                  "softmax", "xlog1py", "xlogy", "zeta"] + _KERNELS + _POLYNOMIALS)
 
 
 def _api():
@@ -57,6 +72,46 @@ def entr(input, *, out=None):
 def ndtr(input, *, out=None):
     """The standard normal's distribution function, erfc(-x / sqrt(2)) / 2."""
     return _out(_run("special_ndtr", [("self", _tensor("ndtr", input))]), out)
+
+
+def _kernel(name):
+    """torch.special.<name>(input) as the server op special_<name>."""
+    def f(input, *, out=None):
+        return _out(_run("special_" + name, [("self", _tensor(name, input))]), out)
+    f.__name__ = name
+    f.__doc__ = f"torch.special.{name}, elementwise (integers computed in the default dtype)."
+    return f
+
+
+for _name in _KERNELS:
+    globals()[_name] = _kernel(_name)
+
+
+def _polynomial(name):
+    """torch.special.<name>(x, n): the polynomial of degree n at x, elementwise and broadcast;
+    either x or n may be a number (not both). n is truncated toward zero; a negative, NaN or
+    infinite n gives 0, as torch's."""
+    def f(x, n, *, out=None):
+        x_tensor, n_tensor = isinstance(x, TensorBase), isinstance(n, TensorBase)
+        if not ((x_tensor or _is_scalar(x)) and (n_tensor or _is_scalar(n))
+                and (x_tensor or n_tensor)):
+            raise TypeError(
+                f"special_{name}() received an invalid combination of arguments - got "
+                f"({type(x).__name__}, {type(n).__name__}), but expected one of:\n"
+                " * (Tensor x, Tensor n, *, Tensor out)\n"
+                " * (Number x, Tensor n, *, Tensor out)\n"
+                " * (Tensor x, Number n, *, Tensor out)\n")
+        x = x if x_tensor else _py_scalar(x)
+        n = n if n_tensor else _py_scalar(n)
+        return _out(_run("special_" + name, [("self", x), ("other", n)]), out)
+    f.__name__ = name
+    f.__doc__ = _polynomial.__doc__.replace("<name>", name)
+    return f
+
+
+for _name in _POLYNOMIALS:
+    globals()[_name] = _polynomial(_name)
+del _name
 
 
 def _binary(name, op, doc, numbers=True):

@@ -16,6 +16,17 @@ NON_DIFFERENTIABLE = frozenset((
     "detach", "frac_floor", "argmax", "argmin",
     "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
     "randint_like", "bernoulli", "multinomial", "eq", "ne", "lt", "le", "gt", "ge",
+    # torch.special's functions that torch 1.13 does not differentiate
+    "special_bessel_j0", "special_bessel_j1", "special_bessel_y0", "special_bessel_y1",
+    "special_modified_bessel_i0", "special_modified_bessel_i1", "special_modified_bessel_k0",
+    "special_modified_bessel_k1", "special_scaled_modified_bessel_k0",
+    "special_scaled_modified_bessel_k1", "special_spherical_bessel_j0", "special_airy_ai",
+    "special_chebyshev_polynomial_t", "special_chebyshev_polynomial_u",
+    "special_chebyshev_polynomial_v", "special_chebyshev_polynomial_w",
+    "special_shifted_chebyshev_polynomial_t", "special_shifted_chebyshev_polynomial_u",
+    "special_shifted_chebyshev_polynomial_v", "special_shifted_chebyshev_polynomial_w",
+    "special_hermite_polynomial_h", "special_hermite_polynomial_he",
+    "special_laguerre_polynomial_l", "special_legendre_polynomial_p",
 ))
 
 # Outputs (by position) of a differentiable op that get no grad_fn, as torch's: the permutation
@@ -750,6 +761,39 @@ FORMULAS.update({
     "digamma": _unary("DigammaBackward0", lambda g, x, y: g * x.polygamma(1)),
     "sinc": _unary("SincBackward0", lambda g, x, y: _torch().where(
         x == 0, g * 0, g * ((_PI * x).cos() * _PI * x - (_PI * x).sin()) / (_PI * x * x))),
+})
+def _tiny_safe(x):
+    """(|x| > eps, x with its tiny elements replaced by eps): torch's guard in i1_backward and
+    i1e_backward, whose formulas divide by x (their gradient at 0 is 1/2)."""
+    eps = _torch().finfo(x.dtype).eps
+    not_tiny = x.abs() > eps
+    return not_tiny, _where(not_tiny, x, _torch().tensor(eps, dtype=x.dtype, device=x.device))
+
+
+def _i1_grad(g, x, y):
+    not_tiny, safe = _tiny_safe(x)
+    return g * _where(not_tiny, safe.i0() - y * safe.reciprocal(), 0.5)
+
+
+def _i1e_grad(g, x, y):
+    not_tiny, safe = _tiny_safe(x)
+    return g * _where(not_tiny, _torch().special.i0e(safe) - y * (safe.sgn() + safe.reciprocal()),
+                      0.5)
+
+
+FORMULAS.update({
+    "i0": _unary("I0Backward0", lambda g, x, y: g * _torch().special.i1(x)),
+    "special_i0e": _unary("SpecialI0EBackward0",
+                          lambda g, x, y: g * (_torch().special.i1e(x) - x.sgn() * y), True, True),
+    "special_i1": _unary("SpecialI1Backward0", _i1_grad, True, True),
+    "special_i1e": _unary("SpecialI1EBackward0", _i1e_grad, True, True),
+    "special_ndtri": _unary("SpecialNdtriBackward0",
+                            lambda g, x, y: g * (2 * _PI) ** 0.5 * (y * y / 2).exp(), False, True),
+    "special_log_ndtr": _unary("SpecialLogNdtrBackward0",
+                               lambda g, x, y: g / (2 * _PI) ** 0.5 * (-(y + x * x / 2)).exp(),
+                               True, True),
+    "special_erfcx": _unary("SpecialErfcxBackward0",
+                            lambda g, x, y: (2.0 * x * y - 2.0 / _PI ** 0.5) * g, True, True),
 })
 for _alias, _of in (("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"),
                     ("arcsinh", "asinh"), ("arccosh", "acosh"), ("arctanh", "atanh"),

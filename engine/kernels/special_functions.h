@@ -554,142 +554,92 @@ TENSORD_HD inline C ChebyshevRecurrence(C s, C first, int64_t n) {
   return r;
 }
 
-// Chebyshev T_n(x).
+// The four kinds of Chebyshev polynomials, T_n(cos t) = cos(n t), U_n = sin((n+1) t) / sin t,
+// V_n = cos((n+1/2) t) / cos(t/2), W_n = sin((n+1/2) t) / sin(t/2), and their shifted forms
+// T*_n(x) = T_n(2x - 1) …, as torch's: the values at the ends, the trigonometric form above a
+// degree (torch's thresholds differ per kind and between the plain and shifted forms), the
+// recurrence below it.
+enum class ChebyshevKind { kT, kU, kV, kW };
+
+// P_n(1) (`plus`) or P_n(-1) of kind P.
+template <typename C>
+TENSORD_HD inline C ChebyshevAtEnd(ChebyshevKind kind, int64_t n, bool plus) {
+  const C sign = n % 2 == 0 ? C(1) : C(-1);
+  switch (kind) {
+    case ChebyshevKind::kT: return plus ? C(1) : sign;
+    case ChebyshevKind::kU: return static_cast<C>(n + 1) * (plus ? C(1) : sign);
+    case ChebyshevKind::kV: return plus ? C(1) : static_cast<C>(n + n + 1) * sign;
+    case ChebyshevKind::kW: return plus ? static_cast<C>(n + n + 1) : sign;
+  }
+  return C(0);
+}
+
+// P_n(x) of kind P (shifted: P*_n(x)); 0 for a negative degree, as torch's.
+template <typename C>
+TENSORD_HD inline C ChebyshevPolynomial(ChebyshevKind kind, bool shifted, C x, int64_t n) {
+  if (n < 0) return C(0);
+  if (shifted ? x == C(1) : std::abs(x) == C(1)) return ChebyshevAtEnd<C>(kind, n, x > C(0));
+  if (shifted && x == C(0)) return ChebyshevAtEnd<C>(kind, n, false);
+  const C s = shifted ? x + x - C(1) : x;
+  const int64_t trig_above = shifted ? (kind == ChebyshevKind::kW ? 4 : 6)
+                                     : (kind == ChebyshevKind::kT ? 6 : 8);
+  if (n > trig_above && std::abs(s) < C(1)) {
+    const C theta = std::acos(s);
+    const C half = static_cast<C>(n) + C(0.5);
+    switch (kind) {
+      case ChebyshevKind::kT: return std::cos(static_cast<C>(n) * theta);
+      case ChebyshevKind::kU: {
+        const C n1 = static_cast<C>(n + 1);
+        if (std::sin(theta) != C(0)) return std::sin(n1 * theta) / std::sin(theta);
+        return n1 * std::cos(n1 * theta) / s;
+      }
+      case ChebyshevKind::kV:
+        if (std::sin(theta / C(2)) != C(1)) return std::cos(half * theta) / std::cos(theta / C(2));
+        return ChebyshevAtEnd<C>(kind, n, false);
+      case ChebyshevKind::kW:
+        if (std::cos(theta / C(2)) != C(1)) return std::sin(half * theta) / std::sin(theta / C(2));
+        return ChebyshevAtEnd<C>(kind, n, !shifted && s > C(0));  // torch's shifted form: ±1
+    }
+  }
+  const C first = kind == ChebyshevKind::kT ? s
+                : kind == ChebyshevKind::kU ? s + s
+                : kind == ChebyshevKind::kV ? s + s - C(1) : s + s + C(1);
+  if (n == 0) return C(1);
+  if (n == 1) return first;
+  return ChebyshevRecurrence<C>(s, first, n);
+}
+
 template <typename C>
 TENSORD_HD inline C ChebyshevT(C x, int64_t n) {
-  if (n < 0) return C(0);
-  if (std::abs(x) == C(1)) return (x > C(0) || n % 2 == 0) ? C(1) : C(-1);
-  if (n > 6 && std::abs(x) < C(1)) return std::cos(static_cast<C>(n) * std::acos(x));
-  if (n == 0) return C(1);
-  if (n == 1) return x;
-  return ChebyshevRecurrence<C>(x, x, n);
+  return ChebyshevPolynomial<C>(ChebyshevKind::kT, false, x, n);
 }
-
-// Chebyshev U_n(x).
 template <typename C>
 TENSORD_HD inline C ChebyshevU(C x, int64_t n) {
-  if (n < 0) return C(0);
-  const C n1 = static_cast<C>(n + 1);
-  if (std::abs(x) == C(1)) return (x > C(0) || n % 2 == 0) ? n1 : -n1;
-  if (n > 8 && std::abs(x) < C(1)) {
-    const C theta = std::acos(x);
-    if (std::sin(theta) != C(0)) return std::sin(n1 * theta) / std::sin(theta);
-    return n1 * std::cos(n1 * theta) / x;
-  }
-  if (n == 0) return C(1);
-  if (n == 1) return x + x;
-  return ChebyshevRecurrence<C>(x, x + x, n);
+  return ChebyshevPolynomial<C>(ChebyshevKind::kU, false, x, n);
 }
-
-// Chebyshev V_n(x).
 template <typename C>
 TENSORD_HD inline C ChebyshevV(C x, int64_t n) {
-  if (n < 0) return C(0);
-  const C odd = static_cast<C>(n + n + 1);
-  if (std::abs(x) == C(1)) {
-    if (x > C(0)) return C(1);
-    return n % 2 == 0 ? odd : -odd;
-  }
-  if (n > 8 && std::abs(x) < C(1)) {
-    const C theta = std::acos(x);
-    if (std::sin(theta / C(2)) != C(1)) {
-      return std::cos((static_cast<C>(n) + C(0.5)) * theta) / std::cos(theta / C(2));
-    }
-    return n % 2 == 0 ? odd : -odd;
-  }
-  if (n == 0) return C(1);
-  if (n == 1) return x + x - C(1);
-  return ChebyshevRecurrence<C>(x, x + x - C(1), n);
+  return ChebyshevPolynomial<C>(ChebyshevKind::kV, false, x, n);
 }
-
-// Chebyshev W_n(x).
 template <typename C>
 TENSORD_HD inline C ChebyshevW(C x, int64_t n) {
-  if (n < 0) return C(0);
-  const C odd = static_cast<C>(n + n + 1);
-  if (std::abs(x) == C(1)) {
-    if (x > C(0)) return odd;
-    return n % 2 == 0 ? C(1) : C(-1);
-  }
-  if (n > 8 && std::abs(x) < C(1)) {
-    const C theta = std::acos(x);
-    if (std::cos(theta / C(2)) != C(1)) {
-      return std::sin((static_cast<C>(n) + C(0.5)) * theta) / std::sin(theta / C(2));
-    }
-    if (x > C(0)) return odd;
-    return n % 2 == 0 ? C(1) : C(-1);
-  }
-  if (n == 0) return C(1);
-  if (n == 1) return x + x + C(1);
-  return ChebyshevRecurrence<C>(x, x + x + C(1), n);
+  return ChebyshevPolynomial<C>(ChebyshevKind::kW, false, x, n);
 }
-
-// The shifted Chebyshev polynomials: T*_n(x) = T_n(2x - 1), and U*, V*, W* likewise, with
-// their own ends (x = 0 and 1) and thresholds for the trigonometric form.
 template <typename C>
 TENSORD_HD inline C ShiftedChebyshevT(C x, int64_t n) {
-  if (n < 0) return C(0);
-  if (x == C(1)) return C(1);
-  if (x == C(0)) return n % 2 == 0 ? C(1) : C(-1);
-  const C s = x + x - C(1);
-  if (n > 6 && std::abs(s) < C(1)) return std::cos(static_cast<C>(n) * std::acos(s));
-  if (n == 0) return C(1);
-  if (n == 1) return s;
-  return ChebyshevRecurrence<C>(s, s, n);
+  return ChebyshevPolynomial<C>(ChebyshevKind::kT, true, x, n);
 }
-
 template <typename C>
 TENSORD_HD inline C ShiftedChebyshevU(C x, int64_t n) {
-  if (n < 0) return C(0);
-  const C n1 = static_cast<C>(n + 1);
-  if (x == C(1)) return n1;
-  if (x == C(0)) return n % 2 == 0 ? n1 : -n1;
-  const C s = x + x - C(1);
-  if (n > 6 && std::abs(s) < C(1)) {
-    const C theta = std::acos(s);
-    if (std::sin(theta) != C(0)) return std::sin(n1 * theta) / std::sin(theta);
-    return n1 * std::cos(n1 * theta) / s;
-  }
-  if (n == 0) return C(1);
-  if (n == 1) return s + s;
-  return ChebyshevRecurrence<C>(s, s + s, n);
+  return ChebyshevPolynomial<C>(ChebyshevKind::kU, true, x, n);
 }
-
 template <typename C>
 TENSORD_HD inline C ShiftedChebyshevV(C x, int64_t n) {
-  if (n < 0) return C(0);
-  const C odd = static_cast<C>(n + n + 1);
-  if (x == C(1)) return C(1);
-  if (x == C(0)) return n % 2 == 0 ? odd : -odd;
-  const C s = x + x - C(1);
-  if (n > 6 && std::abs(s) < C(1)) {
-    const C theta = std::acos(s);
-    if (std::sin(theta / C(2)) != C(1)) {
-      return std::cos((static_cast<C>(n) + C(0.5)) * theta) / std::cos(theta / C(2));
-    }
-    return n % 2 == 0 ? odd : -odd;
-  }
-  if (n == 0) return C(1);
-  if (n == 1) return s + s - C(1);
-  return ChebyshevRecurrence<C>(s, s + s - C(1), n);
+  return ChebyshevPolynomial<C>(ChebyshevKind::kV, true, x, n);
 }
-
 template <typename C>
 TENSORD_HD inline C ShiftedChebyshevW(C x, int64_t n) {
-  if (n < 0) return C(0);
-  if (x == C(1)) return static_cast<C>(n + n + 1);
-  if (x == C(0)) return n % 2 == 0 ? C(1) : C(-1);
-  const C s = x + x - C(1);
-  if (n > 4 && std::abs(s) < C(1)) {
-    const C theta = std::acos(s);
-    if (std::cos(theta / C(2)) != C(1)) {
-      return std::sin((static_cast<C>(n) + C(0.5)) * theta) / std::sin(theta / C(2));
-    }
-    return n % 2 == 0 ? C(1) : C(-1);
-  }
-  if (n == 0) return C(1);
-  if (n == 1) return s + s + C(1);
-  return ChebyshevRecurrence<C>(s, s + s + C(1), n);
+  return ChebyshevPolynomial<C>(ChebyshevKind::kW, true, x, n);
 }
 
 // Beyond this degree the Hermite polynomials are NaN, as torch's (their values overflow the

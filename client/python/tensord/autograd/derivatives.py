@@ -239,6 +239,13 @@ def _reduced_dims(attrs, rank):
     return sorted(d % rank if rank else 0 for d in dims)
 
 
+def _reduction(inputs, attrs):
+    """A reduction's input, its shape, the dims it reduces (None: all) and keepdim."""
+    x = inputs[0]
+    shape = tuple(x.shape)
+    return x, shape, _reduced_dims(attrs, len(shape)), bool(attrs.get("keepdim", False))
+
+
 def _expand_back(g, shape, dims, keepdim):
     """The gradient of a reduction over `dims` of a tensor of `shape` back to that shape."""
     if dims is None:
@@ -251,20 +258,14 @@ def _expand_back(g, shape, dims, keepdim):
 
 @formula("sum")
 def _sum(inputs, attrs, outs):
-    x = inputs[0]
-    shape = tuple(x.shape)
-    dims = _reduced_dims(attrs, len(shape))
-    keepdim = bool(attrs.get("keepdim", False))
+    x, shape, dims, keepdim = _reduction(inputs, attrs)
     return ("SumBackward0" if dims is None and "dim" not in attrs else "SumBackward1"), None, \
         lambda s, gs: [_expand_back(gs[0], shape, dims, keepdim)]
 
 
 @formula("mean")
 def _mean(inputs, attrs, outs):
-    x = inputs[0]
-    shape = tuple(x.shape)
-    dims = _reduced_dims(attrs, len(shape))
-    keepdim = bool(attrs.get("keepdim", False))
+    x, shape, dims, keepdim = _reduction(inputs, attrs)
     count = 1
     for d in (range(len(shape)) if dims is None else dims):
         count *= shape[d]
@@ -276,10 +277,7 @@ def _evenly(name):
     """max()/min() over everything and amax/amin: the gradient shared evenly by the tied
     positions (torch's evenly_distribute_backward and amax's)."""
     def f(inputs, attrs, outs):
-        x = inputs[0]
-        shape = tuple(x.shape)
-        dims = _reduced_dims(attrs, len(shape)) if "dim" in attrs else None
-        keepdim = bool(attrs.get("keepdim", False))
+        x, shape, dims, keepdim = _reduction(inputs, attrs)
 
         def backward(saved, grads):
             x, out = saved
@@ -1031,10 +1029,7 @@ def _count(shape, dims):
 def _moment(node, std, with_mean=False):
     """var / std (and var_mean / std_mean) with Bessel's correction `correction`."""
     def f(inputs, attrs, outs):
-        x = inputs[0]
-        shape = tuple(x.shape)
-        dims = _reduced_dims(attrs, len(shape))
-        keepdim = bool(attrs.get("keepdim", False))
+        x, shape, dims, keepdim = _reduction(inputs, attrs)
         c = attrs.get("correction")
         c = 1 if c is None else c
         n = _count(shape, dims)
@@ -1067,10 +1062,7 @@ FORMULAS["std_mean"] = _moment("StdMeanBackward0", True, True)
 
 @formula("logsumexp")
 def _logsumexp(inputs, attrs, outs):
-    x = inputs[0]
-    shape = tuple(x.shape)
-    dims = _reduced_dims(attrs, len(shape))
-    keepdim = bool(attrs.get("keepdim", False))
+    x, shape, dims, keepdim = _reduction(inputs, attrs)
 
     def backward(saved, grads):
         x, out = saved
@@ -1081,10 +1073,7 @@ def _logsumexp(inputs, attrs, outs):
 
 @formula("norm")
 def _norm(inputs, attrs, outs):
-    x = inputs[0]
-    shape = tuple(x.shape)
-    dims = _reduced_dims(attrs, len(shape))
-    keepdim = bool(attrs.get("keepdim", False))
+    x, shape, dims, keepdim = _reduction(inputs, attrs)
     p = attrs.get("p", 2.0)
     p = 2.0 if p is None else float(p)
 
@@ -1199,10 +1188,7 @@ def _logcumsumexp(inputs, attrs, outs):
 
 @formula("nansum")
 def _nansum(inputs, attrs, outs):
-    x = inputs[0]
-    shape = tuple(x.shape)
-    dims = _reduced_dims(attrs, len(shape))
-    keepdim = bool(attrs.get("keepdim", False))
+    x, shape, dims, keepdim = _reduction(inputs, attrs)
     return "NansumBackward0", x, lambda s, gs: [
         _where(s.isnan(), 0.0, _expand_back(gs[0], shape, dims, keepdim))]
 
@@ -1309,12 +1295,9 @@ def as_strided_backward(x_geometry, out_geometry, shape):
     position, and each element of the input takes its position's (where the input repeats a
     position, as an expanded tensor does, the sum is shared among its elements: torch's
     as_strided_backward)."""
-    start = min(g[2] for g in (x_geometry, out_geometry))
-    span = 0
-    for sizes, strides, offset in (x_geometry, out_geometry):
-        if all(n > 0 for n in sizes):
-            span = max(span, offset - start + 1 + sum((n - 1) * k for n, k in zip(sizes, strides)))
     (xs, xst, xo), (os_, ost, oo) = x_geometry, out_geometry
+    start = min(xo, oo)
+    span = storage_span((xs, xst, xo - start), (os_, ost, oo - start))
     repeats = _may_overlap(xs, xst)
 
     def backward(saved, grads):
@@ -1329,6 +1312,16 @@ def as_strided_backward(x_geometry, out_geometry, shape):
             flat = flat / count.clamp_min(1)
         return [flat.index_select(0, at_x).reshape(shape)]
     return backward
+
+
+def storage_span(*geometries):
+    """The storage positions 0 … span - 1 that tensors of these (sizes, strides, offset) reach
+    (an empty one reaches none)."""
+    span = 0
+    for sizes, strides, offset in geometries:
+        if all(n > 0 for n in sizes):
+            span = max(span, offset + 1 + sum((n - 1) * k for n, k in zip(sizes, strides)))
+    return span
 
 
 def _may_overlap(sizes, strides):
@@ -1524,10 +1517,7 @@ def _copy(inputs, attrs, outs):
 @formula("nanmean")
 def _nanmean(inputs, attrs, outs):
     """nansum / the count of non-NaN values, as torch composes it (its node is the division's)."""
-    x = inputs[0]
-    shape = tuple(x.shape)
-    dims = _reduced_dims(attrs, len(shape))
-    keepdim = bool(attrs.get("keepdim", False))
+    x, shape, dims, keepdim = _reduction(inputs, attrs)
 
     def backward(x, grads):
         kept = ~x.isnan()

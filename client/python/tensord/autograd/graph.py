@@ -16,7 +16,8 @@ import warnings
 import weakref
 
 from .. import _grad_mode
-from .derivatives import _geometry, _not_implemented, _places, _torch, as_strided_backward
+from .derivatives import (_geometry, _not_implemented, _places, _torch, as_strided_backward,
+                          storage_span)
 
 _RELEASED = ("Trying to backward through the graph a second time (or directly access saved "
              "tensors after they have already been freed). Saved intermediate values of the "
@@ -102,10 +103,6 @@ class AutogradMeta:
             _regenerate(self)
         return self._fn
 
-    @grad_fn.setter
-    def grad_fn(self, fn):
-        self._fn = fn
-
 
 class _SavedOutputMeta(AutogradMeta):
     """The AutogradMeta of the alias a node saves of its own output: its history is that node,
@@ -121,10 +118,6 @@ class _SavedOutputMeta(AutogradMeta):
     @property
     def grad_fn(self):
         return self._node()
-
-    @grad_fn.setter
-    def grad_fn(self, fn):
-        self._node = weakref.ref(fn) if fn is not None else (lambda: None)
 
 
 def _save_outputs(saved, outs):
@@ -344,11 +337,8 @@ class _View:
         if offset < 0 or info.storage_id != self.storage or \
                 not is_non_overlapping_and_dense(list(sizes), list(strides)):
             return None
-        span = 0
-        for sz, st, off in ((sizes, strides, 0), (self.sizes, self.strides, offset)):
-            if all(n > 0 for n in sz):
-                span = max(span, off + 1 + sum((n - 1) * k for n, k in zip(sz, st)))
-        return sizes, strides, offset, span
+        return sizes, strides, offset, storage_span((sizes, strides, 0),
+                                                    (self.sizes, self.strides, offset))
 
 
 # The stamps of bases' histories: each recorded in-place op on a base or a view of it gives the

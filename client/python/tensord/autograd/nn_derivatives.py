@@ -1071,17 +1071,20 @@ def _pairwise_distance(inputs, attrs, outs):
         g, n = grads[0], out
         if not keepdim and d.dim() > 0:
             g, n = g.unsqueeze(-1), n.unsqueeze(-1)
-        if p == 2:
-            dd = _where(n == 0, 0.0, d / n)
-        elif p == float("inf"):
-            mask = d.abs() == n
-            dd = d.sgn() * mask / mask.sum(-1, keepdim=True)
-        elif p == 0:
-            dd = d * 0
-        else:
-            dd = _where(n == 0, 0.0, _norm_derivative(d, n, p))
+        dd = _distance_derivative(d, n, p)
         return [g * dd, -(g * dd)]
     return "NormBackward1", (inputs[0], inputs[1], outs[0]), backward
+
+
+def _distance_derivative(d, n, p):
+    """The derivative of the p-norm n = |d|_p over d's last dim (n kept as a dim of 1): for
+    p = inf shared among the elements at the maximum, 0 for p = 0 and where n is 0."""
+    if p == float("inf"):
+        mask = d.abs() == n
+        return d.sgn() * mask / mask.sum(-1, keepdim=True)
+    if p == 0:
+        return d * 0
+    return _where(n == 0, 0.0, d / n if p == 2 else _norm_derivative(d, n, p))
 
 
 @formula("cdist")
@@ -1099,15 +1102,7 @@ def _cdist(inputs, attrs, outs):
             return [x1 * s.sum(-1, keepdim=True) - s.matmul(x2),
                     x2 * s.sum(-2).unsqueeze(-1) - s.mT.matmul(x1)]
         diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
-        n = out.unsqueeze(-1)
-        if p == float("inf"):
-            mask = diff.abs() == n
-            d = diff.sgn() * mask / mask.sum(-1, keepdim=True)
-        elif p == 0:
-            d = diff * 0
-        else:
-            d = _where(n == 0, 0.0, _norm_derivative(diff, n, p))
-        gd = g.unsqueeze(-1) * d
+        gd = g.unsqueeze(-1) * _distance_derivative(diff, out.unsqueeze(-1), p)
         return [gd.sum(-2), -gd.sum(-3)]
     mode = attrs.get("compute_mode") or "use_mm_for_euclid_dist_if_necessary"
     rows = (inputs[0].shape[-2], inputs[1].shape[-2])

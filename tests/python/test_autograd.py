@@ -2,6 +2,11 @@
 print the same text (values, grad_fn names, requires_grad flags), gradients of every op with a
 formula match torch's over broadcasting and mixed dtypes, and misuse raises torch's errors.
 """
+import contextlib
+import io
+import os
+import subprocess
+import sys
 import textwrap
 import warnings
 
@@ -11,6 +16,7 @@ import torch as real_torch
 
 import tensord
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 def run(module, code):
     out = []
@@ -407,6 +413,30 @@ PROGRAMS = {
         except RuntimeError as e:
             print(str(e)[:60])
     """,
+    "index_assignment_nodes": """
+        # torch indexes the tensor itself when the key's basic part is Ellipsis or slices
+        # written as 0:n (index_put_: IndexPutBackward0) and a view of it otherwise (`:`,
+        # ints, None: CopySlices)
+        x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 1
+        y[y > 1] = torch.tensor(5.0)
+        z = torch.zeros(3, 2)
+        z[z[:, 0] == 0, 1] = x * 2
+        u = torch.zeros(3, 2)
+        u[:, torch.tensor([1, 0])] = x.unsqueeze(1) * 3
+        v = torch.zeros(3, 2)
+        v[..., torch.tensor([True, False])] = x[0] * 4
+        q = torch.zeros(3, 2)
+        q[torch.tensor([0, 2]), 1] = x[:2] * 1
+        r = torch.zeros(3, 2)
+        r[0:3, torch.tensor([1, 1])] = x.unsqueeze(1) * 5
+        print([t.grad_fn.name() for t in (y, z, u, v, q, r)])
+        with torch.no_grad():
+            y[y > 4] = 0.0
+        print(y.grad_fn.name())
+        (y.sum() + z.sum() + (u * u).sum() + v.sum() + q.sum() + r.sum()).backward()
+        print(x.grad)
+    """,
 }
 
 
@@ -715,6 +745,10 @@ OPS = [
     ("linalg_multi_dot_chain_matmul", _multi_dot_terms, [(3, 4), (4, 4)]),
     ("linalg_lu", _lu_terms, [(2, 3, 3), (3, 2)]),
     ("linalg_lu_solve_unpack", _lu_solve_unpack_terms, [(2, 3, 3), (3, 2)]),
+    ("linalg_householder_product", lambda m, a, b: m.cat([
+        m.linalg.householder_product(a, b).flatten(),
+        m.linalg.householder_product(a[0], b[1, :2]).flatten(),
+        m.orgqr(a[1, :, :2], b[0, 1:]).flatten()]), [(2, 4, 3), (2, 3)]),
     ("pairwise_distance", lambda m, a, b: m.cat([
         m.nn.functional.pairwise_distance(a, b),
         m.nn.functional.pairwise_distance(a, b[0], p=1, keepdim=True).flatten(),
@@ -940,7 +974,8 @@ SAME_DTYPE = {"matmul_batched_broadcast", "matmul_vec", "mm_bmm", "mse_loss", "l
               "conv_transpose3d_fold_unpool", "put_and_scatter_reduce", "diff_inner_block_diag",
               "grid_sample", "grid_sample_3d", "einsum_diagonal_ellipsis",
               "reflected_put_einsum_nanmean",
-              "linalg_multi_dot_chain_matmul", "linalg_lu_solve_unpack"}
+              "linalg_multi_dot_chain_matmul", "linalg_lu_solve_unpack",
+              "linalg_householder_product"}
 
 
 # Ops whose inputs are drawn positive (logs, roots and powers of them).
@@ -1125,6 +1160,8 @@ GRAD_FN_NAMES = {
     "torch.linalg.lu(x)[1]": "LinalgLuBackward0",
     "torch.linalg.lu_solve(*torch.linalg.lu_factor(x), y)": "LinalgLuSolveBackward0",
     "torch.lu_unpack(*torch.linalg.lu_factor(x))[2]": "LuUnpackBackward0",
+    "torch.linalg.householder_product(x, y[0])": "LinalgHouseholderProductBackward0",
+    "torch.orgqr(x, y[1])": "LinalgHouseholderProductBackward0",
 }
 
 
@@ -1271,20 +1308,53 @@ def test_a_leaf_is_unchanged_when_its_in_place_op_is_refused(session):
     assert x.tolist() == [2.0, 3.0] and x.requires_grad and x.is_leaf
 
 
-def test_in_place_on_a_view_whose_base_autograd_does_not_know_is_refused(session):
-    """Views are linked to their base only while autograd is active (no cost before any tensor
-    requires grad): an in-place op recorded later on a view made before that, which would
-    leave its base's history stale, is refused before it writes. A detached alias is no view:
-    its writes change no history (torch's version counter still sees them)."""
-    from tensord.autograd import graph
+_EARLIER_VIEWS = """
+buf = torch.zeros(3); first = buf[0]; row = buf[1:]; pair = buf.view(3, 1).t()
+x = torch.zeros(4); v = x[1:3]
+print(v._base is x, v[1:]._base is x, x._base, x.detach()._base, x.reshape(2, 2)._base is x,
+      (x * 2)._base, x.clone()._is_view(), v._is_view())
+w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+buf.add_(w * 2)
+loss = first * 2 + (row * 3).sum() + (pair * pair).sum() + w.sum()
+print(first.requires_grad, first.grad_fn.name(), pair.grad_fn.name())
+loss.backward()
+print(w.grad.tolist())
+w2 = torch.tensor([1.0, 2.0], requires_grad=True)
+v.mul_(w2)
+v.add_(w2)
+print(x.grad_fn.name(), v.grad_fn.name())
+(x * torch.arange(4.0)).sum().backward()
+print(w2.grad.tolist(), x.tolist())
+"""
+
+
+def test_views_made_before_autograd_was_active_follow_their_base(server):
+    """A view made before any tensor required grad (in a process where none has yet: autograd
+    inactive, no view linked while it costs) learns its base when a tensor first requires
+    grad: an in-place op recorded on its base later regenerates its history, and one on it
+    gives the base CopySlices, as in torch. `_base` and `_is_view` as torch's."""
+    script = "import tensord as torch\n" + _EARLIER_VIEWS
+    env = dict(os.environ, TENSORD_ADDRESS=server,
+               PYTHONPATH=os.path.join(ROOT, "client", "python"))
+    ours = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert ours.returncode == 0, ours.stderr
+    theirs = io.StringIO()
+    with contextlib.redirect_stdout(theirs):
+        exec(_EARLIER_VIEWS, {"torch": real_torch})  # noqa: S102 - the same program on torch
+    assert ours.stdout == theirs.getvalue()
+    assert "CopySlices" in ours.stdout and "AsStridedBackward0" in ours.stdout
+
+
+def test_in_place_on_a_tensor_sharing_storage_unknown_to_autograd_is_refused(session):
+    """A tensor given another's storage by set_ is no view autograd knows: an in-place op
+    recorded on it, which would leave the other tensor's history stale, is refused before it
+    writes. A detached alias is no view: its writes change no history (torch's version counter
+    still sees them)."""
     w = tensord.tensor([1.0, 2.0, 3.0], requires_grad=True)
     h = tensord.zeros(2, 3)
-    was, graph.active = graph.active, False
-    try:
-        r = h[0]
-    finally:
-        graph.active = was
-    with pytest.raises(RuntimeError, match="a view whose base autograd does not know"):
+    r = tensord.zeros(3).set_(h.storage(), 3, (3,), (1,))
+    with pytest.raises(RuntimeError, match="shares its storage with tensors autograd does not"):
         r.add_(w)
     assert h.tolist() == [[0.0] * 3] * 2 and not h.requires_grad and not r.requires_grad
     y = w * 2

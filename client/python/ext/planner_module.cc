@@ -418,7 +418,22 @@ class SessionPlanner {
     std::string packed;
     for (size_t i = 0; i < count; ++i) PutVarint(packed, first + i);
     py::bytes call(EncodeCall(name, input_ids, encoded, packed, stream));
-    return py::make_tuple(first, std::move(metas), std::move(call), py::cast(input_ids));
+    // Which input each output is a view of (shares its storage and dtype with; -1: none), or
+    // None when none is: the client's views learn their base (Tensor._base) from it.
+    const auto view_of = [&](size_t i) {
+      const int k = outputs[i].alias;
+      return k >= 0 && inputs.metas[k]->in.dtype == outputs[i].dtype ? k : -1;
+    };
+    py::object aliases = py::none();
+    for (size_t i = 0; i < count; ++i) {
+      if (view_of(i) < 0) continue;
+      py::tuple each(count);
+      for (size_t j = 0; j < count; ++j) each[j] = py::int_(view_of(j));
+      aliases = std::move(each);
+      break;
+    }
+    return py::make_tuple(first, std::move(metas), std::move(call), py::cast(input_ids),
+                          std::move(aliases));
   }
 
   size_t cached_plans() const { return cache_.size(); }

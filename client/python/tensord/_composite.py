@@ -1362,8 +1362,7 @@ def _take_handle(self, other):
     self._id, other._id = other._id, self._id
     self._info, other._info = other._info, self._info
     self._error, other._error = other._error, self._error
-    if _graph.active:
-        _graph.relink_view(self, same_storage=False)
+    _graph.relink_view(self, same_storage=False)
     return self
 
 
@@ -1452,7 +1451,7 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
     if not isinstance(source, (TypedStorage, UntypedStorage)):
         raise TypeError(f"set_(): argument 'source' must be Tensor or Storage, not "
                         f"{type(source).__name__}")
-    base = source._tensor
+    base = (source._typed if isinstance(source, UntypedStorage) else source)._tensor
     if base.dtype != self.dtype:
         raise RuntimeError(f"Expected object of scalar type {self.dtype._legacy} but got scalar "
                            f"type {base.dtype._legacy} for argument 'source'")

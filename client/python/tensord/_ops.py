@@ -36,7 +36,7 @@ class TensorBase:
     the server), and the error of the op that made it, if any. The server's tensor is released
     when the last Python reference goes."""
 
-    __slots__ = ("_session", "_id", "_info", "_error", "_ag", "__weakref__")
+    __slots__ = ("_session", "_id", "_info", "_error", "_ag", "_vbase", "__weakref__")
 
     def __init__(self, *args, **kwargs):
         raise TypeError("create tensors with tensord.tensor(), tensord.zeros(), … ")
@@ -49,6 +49,7 @@ class TensorBase:
         t._info = None
         t._error = None
         t._ag = None  # autograd's AutogradMeta once the tensor requires grad or has a grad_fn
+        t._vbase = None  # a view's base (torch's Tensor._base): the tensor that is no view
         return t
 
     def __del__(self):
@@ -250,7 +251,7 @@ def _send(session, name, inputs, attrs=None, n=None, send_now=False):
         if queued is not None:
             if len(queued) == 3:
                 raise error_from_status(*queued)
-            first, metas, call, input_ids = queued
+            first, metas, call, input_ids, aliases = queued
             if n is None and not metas:
                 return []  # a list of no views (unbind of an empty dim): nothing to send
             new = _tensor_class._new
@@ -260,6 +261,8 @@ def _send(session, name, inputs, attrs=None, n=None, send_now=False):
                 o._info = meta
                 outs.append(o)
             session.submit(call, input_ids, outs)
+            if aliases is not None and name != "detach":  # detach's alias is no view (torch)
+                _graph.note_bases(inputs, outs, aliases)
             return outs
     for t in inputs:
         if not isinstance(t, TensorBase):
@@ -288,6 +291,8 @@ def _send(session, name, inputs, attrs=None, n=None, send_now=False):
     input_ids = [t._id for t in inputs]
     session.submit(_encode(session, name, input_ids, attrs, [o._id for o in outs]), input_ids,
                    outs, planned=metas is not None)
+    if metas is not None and name != "detach" and not _graph.active:  # (active: _queue's)
+        _graph.note_views(inputs, outs)
     return outs
 
 

@@ -324,6 +324,15 @@ class Tensor(_ComputeMethods):
         return None if m is None else m.grad_fn
 
     @property
+    def _base(self):
+        """A view's base: the tensor (itself no view) whose storage it views; None for a tensor
+        that is no view (torch's Tensor._base)."""
+        return self._vbase
+
+    def _is_view(self):
+        return self._vbase is not None
+
+    @property
     def is_leaf(self):
         m = self._ag
         return m is None or m.grad_fn is None
@@ -947,7 +956,10 @@ class Tensor(_ComputeMethods):
             at, _, mask = pending[0]
             mask = _checked_mask(view, at, mask)
             spread = mask.reshape(tuple(mask.shape) + (1,) * (view.dim() - at - mask.dim()))
+            before = self._ag._fn if self._ag is not None else None
             view.masked_fill_(spread, value if isinstance(value, Tensor) else _py_scalar(value))
+            if view is self:
+                _graph.name_node(self, before, "IndexPutBackward0")  # torch's, for index_put_
             return
         indices, dims = _index_tensors(view, pending)
         if isinstance(value, Tensor):
@@ -1004,9 +1016,16 @@ class Tensor(_ComputeMethods):
             raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
         basic, pending = [], []
         at = 0  # the view's dim the next key item reaches
+        # torch indexes self itself, not a view, where the basic part is only Ellipsis and
+        # slices written as the whole dim (0:n, not `:`, whose stop is no size)
+        on_self = True
         for kind, k in items:
             if kind == "basic":
                 basic.append(k)
+                if on_self and k is not Ellipsis:
+                    on_self = isinstance(k, slice) and k.step in (None, 1) and \
+                        k.start in (None, 0) and isinstance(k.stop, (int, np.integer)) and \
+                        k.stop == self.shape[at]
                 if k is None or isinstance(k, slice):
                     at += 1
                 elif k is Ellipsis:
@@ -1015,12 +1034,13 @@ class Tensor(_ComputeMethods):
                 basic.append(None)
                 pending.append((at, kind, k))
                 at += 1
+                on_self = False
             else:
                 width = k.dim() if kind == "mask" else 1
                 basic.extend([slice(None)] * width)
                 pending.append((at, kind, k))
                 at += width
-        view = self._op("index", attrs={"indices": _basic_index_list(basic)})
+        view = self if on_self else self._op("index", attrs={"indices": _basic_index_list(basic)})
         return view, pending
 
 

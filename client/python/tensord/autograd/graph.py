@@ -134,6 +134,7 @@ def _save_outputs(saved, outs):
             if v is o:
                 from .._ops import _send  # noqa: PLC0415
                 alias = _send(o._session, "alias", [o], None, 1)[0]
+                alias._vbase = None  # (its base would be the output: a cycle)
                 items[k] = alias
                 aliases.append((alias, i))
                 break
@@ -164,8 +165,9 @@ def set_requires_grad(t, flag, what="floating point and complex"):
             return
         t._ag = m = AutogradMeta()
     m.requires_grad = bool(flag)
-    if flag:
+    if flag and not active:
         active = True
+        _link_earlier_views()
 
 
 class Node:
@@ -282,10 +284,10 @@ def check_in_place(target):
 def _refuse_in_place(name):
     raise RuntimeError(f"tensord: the in-place op {name} writes a tensor that requires grad or "
                        f"takes one as input, and autograd cannot record it here "
-                       f"({name.rstrip('_')} has no derivative, or the tensor is a view whose "
-                       f"base autograd does not know: one made before any tensor required "
-                       f"grad): use the out-of-place {name.rstrip('_')} (or run it under "
-                       f"no_grad)")
+                       f"({name.rstrip('_')} has no derivative, or the tensor shares its "
+                       f"storage with tensors autograd does not know as its base or views: "
+                       f"one given another's storage by set_): use the out-of-place "
+                       f"{name.rstrip('_')} (or run it under no_grad)")
 
 
 def _refuse_leaf(target):
@@ -369,38 +371,104 @@ def _move_retainer(old, old_nr, new):
         new.output_hooks(0).append(hook)
 
 
+def note_bases(inputs, outs, aliases):
+    """Each output that is a view of input aliases[i] (shares its storage and dtype: the
+    planner says which) learns its base (`_vbase`, torch's Tensor._base: the input's own base
+    where the input is a view). While autograd is active, note_views (called by _ops._queue
+    and record) also gives it its place in the base; a view made before autograd was active is
+    listed, to learn its place when it becomes active (_link_earlier_views)."""
+    for o, k in zip(outs, aliases):
+        if k >= 0:
+            t = inputs[k]
+            base = t._vbase
+            o._vbase = t if base is None else base
+            if not active:
+                _earlier_views.append(weakref.ref(o))
+                if len(_earlier_views) > _earlier_limit[0]:
+                    _earlier_views[:] = [r for r in _earlier_views if r() is not None]
+                    _earlier_limit[0] = max(1024, 2 * len(_earlier_views))
+
+
+# Weak references to the views made while autograd was not active (pruned of the dead ones
+# when the list doubles): linked to their bases when it becomes active.
+_earlier_views = []
+_earlier_limit = [1024]
+
+
 def note_views(inputs, outs):
-    """Outputs that share a storage with an input (and its dtype) are views of it: each learns
-    its base and its place there (by record, and by _ops._queue for the ops it does not record
-    while autograd is active), so that a recorded in-place op on a view changes its base's
-    history and one on a base changes its views'."""
+    """Outputs that are views (note_bases, or a storage shared with an input of the same dtype
+    where the op was not planned by the planning extension's queue: they learn their base here)
+    learn their place in their base while autograd is active, so that a recorded in-place op on a view changes its base's history and one on a
+    base changes its views'."""
     for o in outs:
         info = o._info
         if info is None or o._error is not None:
             continue
-        sid = info.storage_id
-        for t in inputs:
-            ti = getattr(t, "_info", None)
-            if ti is not None and ti.storage_id == sid and t is not o and \
-                    t._session is o._session and t._error is None:
-                tm = t._ag
-                base = tm.view.base if tm is not None and tm.view is not None else t
-                if base.dtype is o.dtype:
-                    bm = base._ag
-                    if bm is None:
-                        bm = base._ag = AutogradMeta()
-                    om = o._ag
-                    if om is None:
-                        om = o._ag = AutogradMeta()
-                    om.view = _View(base, info)
-                    om.version = bm.hist
-                break
+        base = o._vbase
+        if base is None:
+            sid = info.storage_id
+            for t in inputs:
+                ti = getattr(t, "_info", None)
+                if ti is not None and ti.storage_id == sid and t is not o and \
+                        t._session is o._session and t._error is None:
+                    base = t._vbase
+                    if base is None:
+                        base = t
+                    if base.dtype is not o.dtype:
+                        base = None
+                    break
+            if base is None:
+                continue
+            o._vbase = base
+            if not active:
+                _earlier_views.append(weakref.ref(o))
+        if active:
+            _link_view(o, base, info)
+
+
+def _link_view(o, base, info):
+    bm = base._ag
+    if bm is None:
+        bm = base._ag = AutogradMeta()
+    om = o._ag
+    if om is None:
+        om = o._ag = AutogradMeta()
+    om.view = _View(base, info)
+    om.version = bm.hist
+
+
+def _link_earlier_views():
+    """Autograd has become active: the views made before learn their place in their bases (as
+    they are now: an in-place view op such as t_ may have changed a view since), so that an
+    in-place op recorded on one of them, or on its base, is followed as on any view."""
+    views = [r() for r in _earlier_views]
+    _earlier_views.clear()
+    for o in views:
+        if o is None:
+            continue
+        base = o._vbase
+        if base is None or o._error is not None or base._error is not None:
+            continue
+        info = o._meta()
+        if info.storage_id == base._meta().storage_id:
+            _link_view(o, base, info)
+
+
+def name_node(t, before, name):
+    """The node recorded for an in-place op on t (no view), if one was (t's grad_fn is no more
+    `before`), takes torch's name for what the program wrote (`x[mask] = v`, a masked fill
+    here, is torch's index_put_)."""
+    m = t._ag
+    if m is not None and m.view is None and m._fn is not None and m._fn is not before:
+        m._fn._name = name
 
 
 def relink_view(t, same_storage=True):
     """After an in-place view op (t_, squeeze_, as_strided_ …) changed t's metadata; or (not
     `same_storage`) after set_, resize_ or `.data =` gave t other data, which autograd does not
     follow, as torch's `.data` is not followed: t is no view of its old base any more."""
+    if not same_storage:
+        t._vbase = None
     m = t._ag
     if m is not None and m.view is not None:
         m.view = _View(m.view.base, t._meta()) if same_storage else None
@@ -509,7 +577,8 @@ def record_in_place(name, inputs, attrs, send):
     the view's base takes a CopySlices node over its old history and the op's formula; the
     base's other views take their grad_fn from it when next used. Refused, before anything is
     written, for a leaf that requires grad or a view of one (torch's errors), and for a tensor
-    whose base is unknown (a view made before any tensor required grad)."""
+    that shares its storage with tensors autograd does not know as its base or views (given
+    another tensor's storage by set_)."""
     from . import derivatives  # noqa: PLC0415
     target = inputs[0]
     m = target._ag

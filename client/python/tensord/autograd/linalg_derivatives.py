@@ -502,3 +502,50 @@ def _linalg_lu_solve(inputs, attrs, outs):
             gLU = gR.tril(-1) + gU
         return [gLU, None, gB]
     return "LinalgLuSolveBackward0", (inputs[0], inputs[1], outs[0]), backward
+
+
+# ---- Householder products ----
+
+def _reflectors(A, tau):
+    """The Householder vectors of (A, tau) as the columns of V (unit diagonal, A's strictly lower
+    part below it) and the products X[i] = H_i H_(i+1) … H_(k-1) I[:, :n] (X[k] = I[:, :n])."""
+    torch = _torch()
+    m, n, k = A.shape[-2], A.shape[-1], tau.shape[-1]
+    eye = torch.eye(m, n, dtype=A.dtype, device=A.device, session=A._session)
+    V = A.tril(-1) + eye
+    X = [None] * (k + 1)
+    X[k] = eye.expand(tuple(A.shape))
+    for i in reversed(range(k)):
+        v = V[..., :, i:i + 1]
+        X[i] = X[i + 1] - tau[..., i, None, None] * v.matmul(v.mT.matmul(X[i + 1]))
+    return V, X
+
+
+@formula("linalg_householder_product")
+def _linalg_householder_product(inputs, attrs, outs):
+    """Q = H_0 H_1 … H_(k-1) I[:, :n], H_i = I - tau_i v_i v_i^T: the reverse sweep over the
+    reflectors. With G_i the gradient of X[i] = H_i X[i+1]: tau_i gets -(v_i^T G_i X[i+1]^T
+    v_i), v_i gets -tau_i (G_i X[i+1]^T v_i + X[i+1] G_i^T v_i) (A's strictly lower part of
+    column i takes it), and G_(i+1) = H_i^T G_i. The products are made again from A and tau,
+    so that under create_graph the gradient is differentiable as torch's."""
+    def backward(saved, grads):
+        torch = _torch()
+        A, tau = saved
+        n, k = A.shape[-1], tau.shape[-1]
+        V, X = _reflectors(A, tau)
+        G = grads[0]
+        g_v, g_tau = [], []
+        for i in range(k):
+            v, t, nxt = V[..., :, i:i + 1], tau[..., i, None, None], X[i + 1]
+            u = G.mT.matmul(v)
+            w = nxt.mT.matmul(v)
+            g_tau.append(-(u * w).sum((-2, -1)))
+            g_v.append(-t * (G.matmul(w) + nxt.matmul(u)))
+            G = G - t * v.matmul(v.mT.matmul(G))
+        if k == 0:  # Q is I[:, :n] whatever A is: no gradients, as torch's
+            return [None, None]
+        gA = torch.cat(g_v, -1)
+        if k < n:
+            gA = torch.cat([gA, gA.new_zeros(tuple(gA.shape[:-1]) + (n - k,))], -1)
+        return [gA.tril(-1), torch.stack(g_tau, -1)]
+    return "LinalgHouseholderProductBackward0", (inputs[0], inputs[1]), backward

@@ -5,7 +5,7 @@ Each takes an optional `session=`; without one it uses the innermost `with sessi
 session, else a default session opened lazily on $TENSORD_ADDRESS (127.0.0.1:50051).
 """
 from ._out import check_no_partial_overlap, write_out
-from . import _dtypes
+from . import _dtypes, _grad_mode
 from .autograd import graph as _graph
 from ._compute import (_BINARY, _BINARY_NO_INPLACE, _NUMBER_FIRST, _SPECIAL, _UNARY,
                        _UNARY_NO_INPLACE,
@@ -87,15 +87,20 @@ def normal(mean, std, size=None, *, generator=None, dtype=None, device=None, ses
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         ref = mean if isinstance(mean, Tensor) else std
         ref = ref if ref.dtype.is_floating_point else ref.float()
-        return randn(tuple(ref.shape), dtype=ref.dtype, device=ref.device, session=ref._session,
-                     generator=generator) * std + mean
+        with _grad_mode.no_grad():
+            out = randn(tuple(ref.shape), dtype=ref.dtype, device=ref.device,
+                        session=ref._session, generator=generator) * std + mean
+        if _graph.active and _grad_mode.is_grad_enabled():  # zero gradients, as torch's
+            _graph.record("normal", [mean, std], None, [out])
+        return out
     return randn(*size, device=device, session=session, generator=generator) * float(std) + \
         float(mean)
 
 
 def bernoulli(input, p=None, *, generator=None):
-    if p is not None:
-        return input.clone().bernoulli_(p, generator=generator)
+    if p is not None:  # draws of probability p shaped as input: no gradient, as torch's
+        with _grad_mode.no_grad():
+            return input.clone().bernoulli_(p, generator=generator)
     return input.bernoulli(generator=generator)
 
 

@@ -1221,28 +1221,51 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     return _run("multinomial", [("self", input)], attrs)
 
 
-def _fill_random(self, values):
-    return self.copy_(values.to(self.dtype))
+def _fill_random(name, self, draw, attrs=None):
+    """self.<name>(…): self filled with draw()'s values, recorded as torch's one op (zero
+    gradients: torch does not differentiate through a random fill)."""
+    return _graph.composite_in_place(name, [self], attrs,
+                                     lambda: self.copy_(draw().to(self.dtype)))
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
-    u = self.new_empty(tuple(self.shape)).uniform_(generator=generator)
-    return _fill_random(self, -(1 - u).log() / lambd)
+    def draw():
+        u = self.new_empty(tuple(self.shape)).uniform_(generator=generator)
+        return -(1 - u).log() / lambd
+    return _fill_random("exponential_", self, draw)
 
 
 def geometric_(self, p, *, generator=None):
-    u = self.new_empty(tuple(self.shape), dtype=_dtypes.float64).uniform_(generator=generator)
-    return _fill_random(self, (u.log() / math.log1p(-p)).ceil().clamp_min(1))
+    def draw():
+        u = self.new_empty(tuple(self.shape), dtype=_dtypes.float64).uniform_(
+            generator=generator)
+        return (u.log() / math.log1p(-p)).ceil().clamp_min(1)
+    return _fill_random("geometric_", self, draw)
 
 
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
-    u = self.new_empty(tuple(self.shape)).uniform_(generator=generator)
-    return _fill_random(self, median + sigma * ((u - 0.5) * math.pi).tan())
+    def draw():
+        u = self.new_empty(tuple(self.shape)).uniform_(generator=generator)
+        return median + sigma * ((u - 0.5) * math.pi).tan()
+    return _fill_random("cauchy_", self, draw)
 
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
-    z = self.new_empty(tuple(self.shape)).normal_(mean, std, generator=generator)
-    return _fill_random(self, z.exp())
+    def draw():
+        return self.new_empty(tuple(self.shape)).normal_(mean, std, generator=generator).exp()
+    return _fill_random("log_normal_", self, draw)
+
+
+def bernoulli_(self, p=0.5, *, generator=None):
+    """Tensor.bernoulli_: draws of probability p (a number, or a tensor broadcast to self)."""
+    if not isinstance(p, _t()):
+        return self._bernoulli_(p, generator=generator)
+
+    def draw():
+        probs = p.to(self.device, self.dtype if self.dtype.is_floating_point else None)
+        return probs.expand(tuple(self.shape)).bernoulli(generator=generator)
+    return _graph.composite_in_place("bernoulli_", [self, p], None,
+                                     lambda: self.copy_(draw().to(self.dtype)))
 
 
 _RANDOM_SPAN = {"float16": 1 << 11, "bfloat16": 1 << 8, "float32": 1 << 24, "float64": 1 << 53,
@@ -1265,9 +1288,9 @@ def random_(self, from_=None, to=None, *, generator=None):
     if lo >= hi:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= "
                            f"to={hi}")
-    draws = _api().randint(lo, hi, tuple(self.shape), dtype=_dtypes.int64, device=self.device,
-                           session=self._session, generator=generator)
-    return _fill_random(self, draws)
+    return _fill_random("random_", self, lambda: _api().randint(
+        lo, hi, tuple(self.shape), dtype=_dtypes.int64, device=self.device,
+        session=self._session, generator=generator), {"from": from_, "to": to})
 
 
 # ---- einsum: diagonals, sums and pairwise batched products (no per-element loops) -------------
@@ -2129,7 +2152,7 @@ _BOTH = ["addmv", "addr", "baddbmm", "addbmm", "fliplr", "flipud", "rot90", "rav
          "vsplit", "dsplit", "split_with_sizes", "unsafe_split_with_sizes", "as_strided_scatter",
          "symeig"]
 _METHODS_ONLY = ["index_add_", "index_copy_", "index_fill_", "masked_scatter_", "scatter_reduce_",
-                 "exponential_", "geometric_", "cauchy_", "log_normal_", "random_",
+                 "exponential_", "geometric_", "cauchy_", "log_normal_", "random_", "bernoulli_",
                  "float_power_", "fill_diagonal_", "apply_", "map_", "map2_"]
 _BOTH += ["frexp", "multinomial", "cov", "corrcoef", "mvlgamma", "mode", "stft", "istft"]
 _FUNCTIONS_ONLY = ["histogramdd", "broadcast_shapes", "broadcast_tensors", "atleast_1d", "atleast_2d",

@@ -849,7 +849,7 @@ class _ComputeMethods(TensorBase):
     type_as = _type_as
     uniform_ = _inplace_random("uniform_", lambda a=0, b=1: {"from": float(a), "to": float(b)})
     normal_ = _inplace_random("normal_", lambda mean=0, std=1: {"mean": float(mean), "std": float(std)})
-    bernoulli_ = _inplace_random("bernoulli_", lambda p=0.5: {"p": float(p)})
+    _bernoulli_ = _inplace_random("bernoulli_", lambda p=0.5: {"p": float(p)})  # (p a number)
     bernoulli = _bernoulli
     roll = _roll
     isclose = lambda self, other, rtol=1e-05, atol=1e-08, equal_nan=False: _compare.isclose(self, other, rtol, atol, equal_nan)

@@ -15,7 +15,7 @@ from .. import _dtypes, _grad_mode
 NON_DIFFERENTIABLE = frozenset((
     "detach", "frac_floor", "argmax", "argmin",
     "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
-    "randint_like", "bernoulli", "multinomial", "eq", "ne", "lt", "le", "gt", "ge",
+    "randint_like", "multinomial", "histc", "eq", "ne", "lt", "le", "gt", "ge",
     # torch.special's functions that torch 1.13 does not differentiate
     "special_bessel_j0", "special_bessel_j1", "special_bessel_y0", "special_bessel_y1",
     "special_modified_bessel_i0", "special_modified_bessel_i1", "special_modified_bessel_k0",
@@ -40,8 +40,18 @@ def _camel(name):
 
 def _not_implemented(name):
     def backward(saved, grads):
-        raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+        raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
     return backward
+
+
+# Ops torch 1.13 has no autograd kernel for record torch's NotImplemented node, which raises at
+# backward (_refused_later).
+def _refused_later(name):
+    def f(inputs, attrs, outs):
+        def backward(saved, grads):
+            raise RuntimeError(f"derivative for aten::{name} is not implemented")
+        return "torch::autograd::NotImplemented", None, backward
+    return f
 
 
 def make(formula, name, inputs, attrs, outs):
@@ -718,7 +728,10 @@ def _dropout(inputs, attrs, outs):
         with _grad_mode.no_grad():
             scale = _queue(session, "dropout", [ones], attrs, 1)[0]
         return [grads[0] * scale]
-    return "NativeDropoutBackward0", None, backward
+    # torch's CPU dropout (and its feature dropout on any device) multiplies by the mask; its
+    # CUDA dropout is the fused native_dropout
+    fused = device.type != "cpu" and attrs.get("noise_dims") is None
+    return ("NativeDropoutBackward0" if fused else "MulBackward0"), None, backward
 
 
 @formula("index_copy")
@@ -1499,9 +1512,53 @@ def _fill(inputs, attrs, outs):
     return "FillBackward1", None, lambda s, gs: [gs[0] * 0, gs[0].sum()]
 
 
+@formula("fill_")
+def _fill_in_place(inputs, attrs, outs):
+    node, saved, backward = _fill(inputs, attrs, outs)
+    return ("FillBackward2" if node == "FillBackward0" else "FillBackward3"), saved, backward
+
+
 @formula("zero")
 def _zero(inputs, attrs, outs):
     return "ZeroBackward0", None, lambda s, gs: [gs[0] * 0]
+
+
+def _zero_gradients(name_of):
+    """The formula of a random draw or fill whose values do not follow its inputs' values (torch
+    gives each input a zero gradient: no reparameterisation); name_of(inputs, attrs) is
+    torch's node name."""
+    def f(inputs, attrs, outs):
+        shapes = [tuple(t.shape) if _is_tensor(t) else None for t in inputs]
+
+        def backward(saved, grads):
+            g = grads[0]
+            return [None if s is None else g.new_zeros(s) for s in shapes]
+        return name_of(inputs, attrs), None, backward
+    return f
+
+
+FORMULAS.update({op: _refused_later(op.split(".")[0])
+                 for op in ("aminmax", "floor_divide", "floor_divide_", "heaviside",
+                            "heaviside_", "histogram", "histogram.bins_tensor", "binomial")})
+FORMULAS.update({
+    # torch.bernoulli(p); p.bernoulli_(float p), p.bernoulli_(tensor p)
+    "bernoulli": _zero_gradients(lambda i, a: "BernoulliBackward0"),
+    "bernoulli_": _zero_gradients(
+        lambda i, a: "BernoulliBackward1" if len(i) > 1 else "BernoulliBackward2"),
+    # torch.normal(mean, std) with tensors: which of the two is one
+    "normal": _zero_gradients(lambda i, a: "NormalBackward" + (
+        "3" if _is_tensor(i[0]) and _is_tensor(i[1]) else "1" if _is_tensor(i[0]) else "2")),
+    # random_(from, to), random_(to), random_()
+    "random_": _zero_gradients(lambda i, a: "RandomBackward" + (
+        "0" if a.get("to") is not None else "1" if a.get("from") is not None else "2")),
+})
+FORMULAS.update({
+    op + "_": _zero_gradients(lambda i, a, node=node: node)
+    for op, node in (("uniform", "UniformBackward0"), ("normal", "NormalBackward0"),
+                     ("exponential", "ExponentialBackward0"),
+                     ("geometric", "GeometricBackward0"), ("cauchy", "CauchyBackward0"),
+                     ("log_normal", "LogNormalBackward0"))
+})
 
 
 @formula("copy")

@@ -454,6 +454,21 @@ def _link_earlier_views():
             _link_view(o, base, info)
 
 
+def composite_in_place(name, inputs, attrs, send):
+    """An in-place op made of other ops (`send`, run with recording off) recorded as one node,
+    the formula of `name`, where _ops._queue would record a server op `name`: as torch records
+    its single op (exponential_, random_, bernoulli_ with a tensor of probabilities)."""
+    if active and _grad_mode.is_grad_enabled() and any(
+            requires_grad(t) for t in inputs if hasattr(t, "_ag")):
+        def quietly():
+            with _grad_mode.no_grad():
+                send()
+            return inputs[0]
+        return record_in_place(name, inputs, attrs, quietly)
+    send()
+    return inputs[0]
+
+
 def name_node(t, before, name):
     """The node recorded for an in-place op on t (no view), if one was (t's grad_fn is no more
     `before`), takes torch's name for what the program wrote (`x[mask] = v`, a masked fill
@@ -591,7 +606,7 @@ def record_in_place(name, inputs, attrs, send):
     else:
         _refuse_leaf(target)
     base_name = name[:-1]
-    formula = derivatives.FORMULAS.get(base_name)
+    formula = derivatives.FORMULAS.get(name) or derivatives.FORMULAS.get(base_name)
     geometry = view.geometry() if view is not None else None
     if formula is None or not target.dtype.is_floating_point or (
             geometry is None if view is not None else not _whole_storage(target)):

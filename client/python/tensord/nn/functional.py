@@ -183,6 +183,7 @@ import operator as _operator  # noqa: E402
 import warnings as _warnings  # noqa: E402
 
 from .. import _dtypes, _grad_mode  # noqa: E402
+from ..autograd import graph as _graph  # noqa: E402
 from .._compute import where as _where  # noqa: E402
 
 
@@ -767,15 +768,24 @@ def _check_dropout_p(p):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
-def _dropped(input, p, noise_dims, inplace, generator=None):
+def _dropped(input, p, noise_dims, inplace, generator=None, unbatched=False):
     """dropout in training: one server op whose mask is drawn from the generator's stream."""
     from .._random import _of  # noqa: PLC0415
     n = input.numel() if noise_dims is None else _math.prod(input.shape[:noise_dims])
     attrs = {"p": float(p), **_of(generator).take(n)}
     if noise_dims is not None:
         attrs["noise_dims"] = int(noise_dims)
+    before = input._ag._fn if inplace and input._ag is not None else None
     out = _run("dropout", [("self", input)], attrs)
-    return input.copy_(out) if inplace else out
+    if inplace:
+        out = input.copy_(out)
+    # torch's node names: in place, a mul_ by the mask; an unbatched feature dropout runs on
+    # input.unsqueeze(0) (unsqueeze_ in place) and ends with a squeeze
+    name = ("SqueezeBackward3" if inplace else "SqueezeBackward1") if unbatched else \
+        "MulBackward0" if inplace else None
+    if name is not None:
+        _graph.name_node(out, before, name)
+    return out
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
@@ -785,11 +795,11 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return _dropped(input, p, None, inplace)
 
 
-def _feature_dropout(input, p, training, inplace, batched_dim):
+def _feature_dropout(input, p, training, inplace, batched_dim, unbatched=False):
     _check_dropout_p(p)
     if not training or p == 0:
         return input
-    return _dropped(input, p, batched_dim, inplace)
+    return _dropped(input, p, batched_dim, inplace, unbatched=unbatched)
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
@@ -800,7 +810,8 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
                            "input. Note that dropout1d exists to provide channel-wise dropout on "
                            "inputs with 1 spatial dimension, a channel dimension, and an optional "
                            "batch dimension (i.e. 2D or 3D inputs).")
-    return _feature_dropout(input, p, training, inplace, input.dim() - 1)
+    return _feature_dropout(input, p, training, inplace, input.dim() - 1,
+                            unbatched=input.dim() == 2)
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
@@ -835,7 +846,8 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
                       "dropout3d exists to provide channel-wise dropout on inputs with 3 spatial "
                       "dimensions, a channel dimension, and an optional batch dimension (i.e. 4D "
                       "or 5D inputs).", stacklevel=2)
-    return _feature_dropout(input, p, training, inplace, 2 if input.dim() == 5 else 1)
+    return _feature_dropout(input, p, training, inplace, 2 if input.dim() == 5 else 1,
+                            unbatched=input.dim() != 5)
 
 
 def pad(input, pad, mode="constant", value=None):

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import pytest
 import torch as real_torch
+import torch.utils.checkpoint  # noqa: F401 - torch.utils.checkpoint for the programs
 
 import tensord
 
@@ -437,6 +438,137 @@ PROGRAMS = {
             print(torch.aminmax(x)[0].requires_grad, torch.floor_divide(x, y).requires_grad)
         x.requires_grad_(False)
         print(torch.heaviside(x, y.detach()).requires_grad)
+    """,
+    "module_backward_hooks": """
+        import warnings
+        nn = torch.nn
+        lin = nn.Linear(3, 2)
+        with torch.no_grad():
+            lin.weight.copy_(torch.tensor([[0.1, 0.2, 0.3], [-0.2, 0.1, 0.4]]))
+            lin.bias.fill_(0.05)
+        x = torch.tensor([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]], requires_grad=True)
+        seen = []
+        h = lin.register_full_backward_hook(lambda m, gi, go: seen.append((type(m).__name__, gi, go)))
+        y = lin(x)
+        print(y.grad_fn.name())
+        y.sum().backward()
+        print(seen, x.grad)
+        h.remove()
+        x.grad = None
+        h = lin.register_full_backward_hook(lambda m, gi, go: (gi[0] * 10,))
+        lin(x).pow(2).sum().backward()
+        print(x.grad)
+        h.remove()
+        try:
+            lin.register_backward_hook(lambda *a: None)
+        except RuntimeError as e:
+            print(e)
+        old = nn.Linear(3, 2)
+        with torch.no_grad():
+            old.weight.fill_(0.2)
+            old.bias.fill_(0.1)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            old.register_backward_hook(lambda m, gi, go: print(
+                "old", [None if g is None else tuple(g.shape) for g in gi], [tuple(g.shape) for g in go]))
+            old(x).sum().backward()
+            print([str(i.message)[:60] for i in w])
+        seq = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 1))
+        with torch.no_grad():
+            for p in seq.parameters():
+                p.fill_(0.1)
+        order = []
+        for i, m in enumerate(seq):
+            m.register_full_backward_hook(lambda m, gi, go, i=i: order.append((i, round(go[0].sum().item(), 5))))
+        seq(torch.ones(2, 3)).sum().backward()
+        print(order)
+        free = nn.Linear(3, 2)
+        free.register_full_backward_hook(lambda m, gi, go: print("no input grad", gi, tuple(go[0].shape)))
+        free(torch.ones(2, 3)).sum().backward()
+        two = torch.full((2, 3), 2.0)
+        z = x * two
+        calls = []
+        z.grad_fn.register_hook(lambda gi, go: calls.append(len(gi)) or (gi[0] * 0,) + gi[1:])
+        x.grad = None
+        z.sum().backward()
+        print(calls, x.grad)
+        z = x * two
+        z.grad_fn.register_hook(lambda gi, go: (gi[0],))
+        try:
+            z.sum().backward()
+        except RuntimeError as e:
+            print(str(e)[:40], str(e)[-40:])
+    """,
+    "checkpoint": """
+        import warnings
+        nn = torch.nn
+        checkpoint = torch.utils.checkpoint.checkpoint
+        lin = nn.Linear(3, 3)
+        with torch.no_grad():
+            lin.weight.copy_(torch.tensor([[0.1, 0.2, 0.3], [-0.2, 0.1, 0.4], [0.3, -0.1, 0.2]]))
+            lin.bias.fill_(0.05)
+        x = torch.tensor([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]], requires_grad=True)
+        y = checkpoint(lambda t: torch.tanh(lin(t)) * 2, x)
+        print(y.grad_fn.name(), y.requires_grad)
+        y.pow(2).sum().backward()
+        print(x.grad, lin.weight.grad)
+        x.grad = None
+        lin.zero_grad()
+        torch.tanh(lin(x)).mul(2).pow(2).sum().backward()
+        print(x.grad, lin.weight.grad)
+        lin.zero_grad()
+        checkpoint(lambda t, s: lin(t) * s, x, 3.0, use_reentrant=False).sum().backward()
+        print(lin.weight.grad)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            print(checkpoint(lambda t: lin(t), x.detach()).requires_grad,
+                  [str(i.message) for i in w])
+        try:
+            checkpoint(lambda t: t, x, foo=1)
+        except ValueError as e:
+            print(e)
+        seq = nn.Sequential(*[nn.Linear(3, 3) for _ in range(4)])
+        with torch.no_grad():
+            for i, p in enumerate(seq.parameters()):
+                p.fill_(0.1 * (i % 3 + 1))
+        torch.utils.checkpoint.checkpoint_sequential(seq, 2, x).sum().backward()
+        print(seq[0].weight.grad)
+        xx = torch.tensor([1.0, 2.0], requires_grad=True)
+        try:
+            torch.autograd.grad(checkpoint(lambda t: t * t, xx).sum(), xx)
+        except RuntimeError as e:
+            print(e)
+        # the second run draws the dropout masks of the first (the random state restored)
+        d = torch.linspace(1, 2, 64, requires_grad=True)
+        out = checkpoint(lambda t: F.dropout(t, 0.5) * 3, d)
+        out.sum().backward()
+        print(bool(((d.grad == 0) == (out == 0)).all()), bool((d.grad[out != 0] == 6).all()))
+    """,
+    "anomaly_detection": """
+        import warnings
+        print(torch.is_anomaly_enabled())
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            with torch.autograd.detect_anomaly():
+                print(torch.is_anomaly_enabled())
+                x = torch.tensor([0.0, 1.0], requires_grad=True)
+                try:
+                    (x / x).sum().backward()
+                except RuntimeError as e:
+                    print(e)
+                y = torch.tensor([4.0, 1.0], requires_grad=True)
+                y.sqrt().sum().backward()
+                print(y.grad)
+            print([str(i.message)[:55] for i in w])
+        torch.autograd.set_detect_anomaly(True)
+        print(torch.is_anomaly_enabled())
+        torch.autograd.set_detect_anomaly(False)
+        with torch.autograd.set_detect_anomaly(True, check_nan=False):
+            print(torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled())
+            x.grad = None
+            (x / x).sum().backward()
+            print(x.grad)
+        print(torch.is_anomaly_enabled())
     """,
     "index_assignment_nodes": """
         # torch indexes the tensor itself when the key's basic part is Ellipsis or slices

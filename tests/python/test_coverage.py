@@ -117,6 +117,11 @@ def test_coverage_of_torchs_public_api(capsys):
         assert have >= FLOORS[label], f"{label}: {have} names, fewer than the floor"
 
 
+# Not public names but what torch raises too: the backward node of an op torch 1.13 does not
+# differentiate (geqrf, ormqr, nextafter) raises its NotImplementedError.
+_TORCHS_NOT_IMPLEMENTED = {(os.path.join("autograd", "derivatives.py"), "backward")}
+
+
 def test_no_stubs():
     """No public name that only raises "not implemented": such a name would count and not work.
     (tensord.cuda's memory statistics do raise it, and are not counted here.) A method that
@@ -141,6 +146,8 @@ def test_no_stubs():
                 .get(relative, relative))
             torchs = open(twin).read() if os.path.exists(twin) else ""
             for match in pattern.finditer(open(path).read()):
+                if (relative, match.group(1)) in _TORCHS_NOT_IMPLEMENTED:
+                    continue
                 in_torch = (rf"def {match.group(1)}\([^)]*\)[^:]*:"
                             r"(\n\s+r?\"\"\"((?!def )(.|\n))*?\"\"\")?(\n\s+#[^\n]*)*"
                             r"\s+raise NotImplementedError")

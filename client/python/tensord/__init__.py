@@ -19,6 +19,7 @@ from ._errors import OutOfMemoryError
 from ._grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                          no_grad, set_grad_enabled)
 from ._info import can_cast, finfo, iinfo, result_type
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from ._state import *  # noqa: F401,F403 - torch's thread, determinism and precision switches
 from ._format import set_printoptions
 from ._session import Session

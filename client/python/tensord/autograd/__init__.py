@@ -7,6 +7,7 @@ from .. import _grad_mode
 from .._grad_mode import (enable_grad, inference_mode, no_grad,  # noqa: F401
                           set_grad_enabled)
 from . import graph
+from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401
 from . import functional  # noqa: F401
 from .function import Function, FunctionCtx  # noqa: F401
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401

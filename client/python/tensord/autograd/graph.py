@@ -16,6 +16,7 @@ import warnings
 import weakref
 
 from .. import _grad_mode
+from . import anomaly_mode as _anomaly
 from .derivatives import (_geometry, _not_implemented, _places, _torch, as_strided_backward,
                           storage_span)
 
@@ -176,7 +177,8 @@ class Node:
     none) to the gradients of the inputs."""
 
     __slots__ = ("_name", "next_edges", "_backward", "saved", "released", "input_meta",
-                 "n_outputs", "on_release", "versions", "hooks", "__weakref__")
+                 "n_outputs", "on_release", "versions", "hooks", "post_hooks", "trace",
+                 "__weakref__")
 
     def __init__(self, name, backward, saved, next_edges, input_meta, n_outputs):
         self._name = name
@@ -188,6 +190,9 @@ class Node:
         self.released = False
         self.on_release = None  # a custom Function's: frees its ctx's saved tensors
         self.hooks = None  # output_nr -> hooks of the non-leaf tensor that is that output
+        self.post_hooks = None  # register_hook's: called with (grad_inputs, grad_outputs)
+        # the forward call's stack while anomaly detection is on
+        self.trace = _anomaly.forward_stack() if _anomaly._state.enabled else None
         self.versions = [_hold(t) for t in _tensors_in(saved) if t._error is None]
 
     def __del__(self):
@@ -209,6 +214,31 @@ class Node:
     @property
     def next_functions(self):
         return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self.next_edges)
+
+    def register_hook(self, fn):
+        """torch's Node.register_hook: fn(grad_inputs, grad_outputs) is called after the node
+        computed the gradients of its inputs; a tuple it returns replaces them."""
+        from ..utils.hooks import RemovableHandle  # noqa: PLC0415
+        if self.post_hooks is None:
+            from collections import OrderedDict  # noqa: PLC0415
+            self.post_hooks = OrderedDict()  # (a dict the handle can refer to weakly)
+        handle = RemovableHandle(self.post_hooks)
+        self.post_hooks[handle.id] = fn
+        return handle
+
+    def run_post_hooks(self, in_grads, grads):
+        gi, go = tuple(in_grads), tuple(grads)
+        for hook in list(self.post_hooks.values()):
+            r = hook(gi, go)
+            if r is None:
+                continue
+            r = tuple(r) if isinstance(r, (tuple, list)) else (r,)
+            if len(r) != len(gi):
+                raise RuntimeError(f"hook '{getattr(hook, '__name__', 'hook')}' has returned an "
+                                   f"incorrect number of values (got {len(r)}, but expected "
+                                   f"{len(gi)})")
+            gi = r
+        return gi
 
     def __repr__(self):
         return f"<{self._name.rpartition('::')[2]} object at {hex(id(self))}>"
@@ -396,10 +426,10 @@ _earlier_limit = [1024]
 
 
 def note_views(inputs, outs):
-    """Outputs that are views (note_bases, or a storage shared with an input of the same dtype
-    where the op was not planned by the planning extension's queue: they learn their base here)
-    learn their place in their base while autograd is active, so that a recorded in-place op on a view changes its base's history and one on a
-    base changes its views'."""
+    """Outputs that are views (note_bases; or, where the planning extension's queue did not
+    plan the op, outputs that share a storage and dtype with an input: they learn their base
+    here) learn their place in their base while autograd is active, so that a recorded
+    in-place op on a view changes its base's history and one on a base changes its views'."""
     for o in outs:
         info = o._info
         if info is None or o._error is not None:
@@ -736,11 +766,31 @@ def _topological(roots):
     return deps
 
 
+# For each backward running (nested ones run inside a node's backward): whether it may re-run
+# a checkpointed segment, i.e. it accumulates into .grad and was given no `inputs` (torch's
+# _is_checkpoint_valid).
+_checkpoint_valid = []
+
+
+def checkpoint_valid():
+    return not _checkpoint_valid or _checkpoint_valid[-1]
+
+
 def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                  allow_unused=False, accumulate=True):
     """Runs the graph from `outputs` (tensors) seeded with `grad_outputs`. With `accumulate`,
     gradients reaching leaves are added to their .grad (backward); else the gradients of
     `inputs` are returned (autograd.grad)."""
+    _checkpoint_valid.append(accumulate and inputs is None)
+    try:
+        return _run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs,
+                             allow_unused, accumulate)
+    finally:
+        _checkpoint_valid.pop()
+
+
+def _run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs, allow_unused,
+                  accumulate):
     from .._api import ones_like  # noqa: PLC0415
     if retain_graph is None:
         retain_graph = create_graph
@@ -813,14 +863,25 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                     accumulate_grad(node.variable, grads[0], create_graph)
                 continue
             if grads is not None and any(g is not None for g in grads):
-                in_grads = node.apply(grads)
-                if len(in_grads) != len(node.next_edges):
-                    raise RuntimeError(f"function {node.name()} returned an incorrect number of "
-                                       f"gradients (expected {len(node.next_edges)}, got "
-                                       f"{len(in_grads)})")
-                for i, (e, g) in enumerate(zip(node.next_edges, in_grads)):
+                try:
+                    in_grads = node.apply(grads)
+                    if len(in_grads) != len(node.next_edges):
+                        raise RuntimeError(f"function {node.name()} returned an incorrect number "
+                                           f"of gradients (expected {len(node.next_edges)}, got "
+                                           f"{len(in_grads)})")
+                    in_grads = [_validate(node, i, g) if e is not None and g is not None
+                                else g for i, (e, g) in enumerate(zip(node.next_edges, in_grads))]
+                    if node.post_hooks:
+                        in_grads = node.run_post_hooks(in_grads, grads)
+                    if _anomaly._state.enabled:
+                        _anomaly.check(node, in_grads)
+                except Exception:
+                    if _anomaly._state.enabled:
+                        _anomaly.warn_error_in(node)
+                    raise
+                for e, g in zip(node.next_edges, in_grads):
                     if e is not None and g is not None:
-                        add(e[0], e[1], _validate(node, i, g))
+                        add(e[0], e[1], g)
             if not retain_graph:
                 node.release()
             for e in node.next_edges:

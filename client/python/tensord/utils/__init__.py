@@ -1,2 +1,2 @@
-"""torch.utils for tensord tensors (torch.utils.data)."""
-from . import data  # noqa: F401
+"""torch.utils for tensord tensors (torch.utils.data, .hooks, .checkpoint)."""
+from . import checkpoint, data, hooks  # noqa: F401

@@ -18,6 +18,7 @@ from ...autograd import graph as _graph
 from ..._composite import _take_handle
 from ..._tensor import Tensor, _to_args
 from ..parameter import Parameter, is_lazy
+from ...utils.hooks import BackwardHook, RemovableHandle
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -27,37 +28,6 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
         return super().__repr__()
 
     __str__ = __repr__
-
-
-class RemovableHandle:
-    """What register_*_hook returns (torch.utils.hooks.RemovableHandle): remove() takes the
-    hook out of its dict again (held weakly, as torch holds it)."""
-
-    next_id = 0
-
-    def __init__(self, hooks_dict):
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = RemovableHandle.next_id
-        RemovableHandle.next_id += 1
-
-    def remove(self):
-        hooks_dict = self.hooks_dict_ref()
-        if hooks_dict is not None and self.id in hooks_dict:
-            del hooks_dict[self.id]
-
-    def __getstate__(self):
-        return (self.hooks_dict_ref(), self.id)
-
-    def __setstate__(self, state):
-        self.hooks_dict_ref = weakref.ref(OrderedDict() if state[0] is None else state[0])
-        self.id = state[1]
-        RemovableHandle.next_id = max(RemovableHandle.next_id, self.id + 1)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 class _WrappedHook:
@@ -94,8 +64,37 @@ class _WrappedHook:
             self.module = weakref.ref(state["module"])
 
 
+_global_backward_hooks = OrderedDict()
+_global_is_full_backward_hook = None
 _global_forward_pre_hooks = OrderedDict()
 _global_forward_hooks = OrderedDict()
+
+_MIXED_HOOKS = ("Cannot use both regular backward hooks and full backward hooks on a single "
+                "Module. Please use only one of them.")
+_MIXED_GLOBAL_HOOKS = ("Cannot use both regular backward hooks and full backward hooks as a "
+                       "global Module hook. Please use only one of them.")
+
+
+def register_module_backward_hook(hook):
+    """A (deprecated, non-full) backward hook of every module."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is True:
+        raise RuntimeError(_MIXED_GLOBAL_HOOKS)
+    _global_is_full_backward_hook = False
+    handle = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_full_backward_hook(hook):
+    """A full backward hook of every module: hook(module, grad_input, grad_output)."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is False:
+        raise RuntimeError(_MIXED_GLOBAL_HOOKS)
+    _global_is_full_backward_hook = True
+    handle = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[handle.id] = hook
+    return handle
 
 
 def register_module_forward_pre_hook(hook):
@@ -137,6 +136,8 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_backward_hooks", OrderedDict())
+        object.__setattr__(self, "_is_full_backward_hook", None)
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
         object.__setattr__(self, "_state_dict_hooks", OrderedDict())
@@ -306,6 +307,81 @@ class Module:
         self._forward_hooks[handle.id] = hook
         return handle
 
+    def register_backward_hook(self, hook):
+        """The deprecated backward hook: hook(module, grad_input, grad_output) with the
+        gradients of the last op of the forward (register_full_backward_hook gives the
+        module's own)."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError(_MIXED_HOOKS)
+        object.__setattr__(self, "_is_full_backward_hook", False)
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
+
+    def register_full_backward_hook(self, hook):
+        """hook(module, grad_input, grad_output), called with the gradients of the module's
+        tensor inputs and outputs once those of its inputs are computed; a tuple it returns
+        replaces grad_input."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(_MIXED_HOOKS)
+        object.__setattr__(self, "_is_full_backward_hook", True)
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
+
+    def _get_backward_hooks(self):
+        full, non_full = [], []
+        if _global_is_full_backward_hook is True:
+            full += _global_backward_hooks.values()
+        elif _global_is_full_backward_hook is False:
+            non_full += _global_backward_hooks.values()
+        if self._is_full_backward_hook is True:
+            full += self._backward_hooks.values()
+        elif self._is_full_backward_hook is False:
+            non_full += self._backward_hooks.values()
+        return full, non_full
+
+    def _maybe_warn_non_full_backward_hook(self, inputs, result, grad_fn):
+        """torch's warnings where a non-full hook misses gradients."""
+        if not isinstance(result, Tensor):
+            if not (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)):
+                warnings.warn("Using non-full backward hooks on a Module that does not return a "
+                              "single Tensor or a tuple of Tensors is deprecated and will be "
+                              "removed in future versions. This hook will be missing some of the "
+                              "grad_output. Please use register_full_backward_hook to get the "
+                              "documented behavior.")
+                return
+        else:
+            result = (result,)
+        if not isinstance(inputs, Tensor):
+            if not (isinstance(inputs, tuple) and all(isinstance(i, Tensor) for i in inputs)):
+                warnings.warn("Using non-full backward hooks on a Module that does not take as "
+                              "input a single Tensor or a tuple of Tensors is deprecated and "
+                              "will be removed in future versions. This hook will be missing "
+                              "some of the grad_input. Please use register_full_backward_hook "
+                              "to get the documented behavior.")
+                return
+        else:
+            inputs = (inputs,)
+        out_grad_fn = {r.grad_fn for r in result if r.grad_fn is not None}
+        if len(out_grad_fn) == 0 or (len(out_grad_fn) == 1 and grad_fn not in out_grad_fn):
+            warnings.warn("Using a non-full backward hook when outputs are nested in python data "
+                          "structure is deprecated and will be removed in future versions. This "
+                          "hook will be missing some grad_output.")
+        elif len(out_grad_fn) > 1:
+            warnings.warn("Using a non-full backward hook when outputs are generated by different "
+                          "autograd Nodes is deprecated and will be removed in future versions. "
+                          "This hook will be missing some grad_output. Please use "
+                          "register_full_backward_hook to get the documented behavior.")
+        else:
+            inputs_grad_fn = {i.grad_fn for i in inputs if i.grad_fn is not None}
+            next_functions = {n[0] for n in grad_fn.next_functions}
+            if inputs_grad_fn != next_functions:
+                warnings.warn("Using a non-full backward hook when the forward contains multiple "
+                              "autograd Nodes is deprecated and will be removed in future "
+                              "versions. This hook will be missing some grad_input. Please use "
+                              "register_full_backward_hook to get the documented behavior.")
+
     def _register_state_dict_hook(self, hook):
         handle = RemovableHandle(self._state_dict_hooks)
         self._state_dict_hooks[handle.id] = hook
@@ -323,17 +399,38 @@ class Module:
         return handle
 
     def _call_impl(self, *input, **kwargs):
+        full_backward_hooks, non_full_backward_hooks = [], []
+        if self._backward_hooks or _global_backward_hooks:
+            full_backward_hooks, non_full_backward_hooks = self._get_backward_hooks()
         for hook in itertools.chain(_global_forward_pre_hooks.values(),
                                     self._forward_pre_hooks.values()):
             result = hook(self, input)
             if result is not None:
                 input = result if isinstance(result, tuple) else (result,)
+        bw_hook = None
+        if full_backward_hooks:
+            bw_hook = BackwardHook(self, full_backward_hooks)
+            input = bw_hook.setup_input_hook(input)
         result = self.forward(*input, **kwargs)
         for hook in itertools.chain(_global_forward_hooks.values(),
                                     self._forward_hooks.values()):
             hook_result = hook(self, input, result)
             if hook_result is not None:
                 result = hook_result
+        if bw_hook is not None:
+            result = bw_hook.setup_output_hook(result)
+        if non_full_backward_hooks:  # on the node of the first tensor of the result
+            var = result
+            while not isinstance(var, Tensor):
+                if isinstance(var, dict):
+                    var = next(v for v in var.values() if isinstance(v, Tensor))
+                else:
+                    var = var[0]
+            grad_fn = var.grad_fn
+            if grad_fn is not None:
+                for hook in non_full_backward_hooks:
+                    grad_fn.register_hook(_WrappedHook(hook, self))
+                self._maybe_warn_non_full_backward_hook(input, result, grad_fn)
         return result
 
     __call__ = _call_impl
@@ -343,9 +440,11 @@ class Module:
     def __setstate__(self, state):
         self.__dict__.update(state)
         for name in ("_forward_pre_hooks", "_state_dict_hooks", "_load_state_dict_pre_hooks",
-                     "_load_state_dict_post_hooks"):
+                     "_load_state_dict_post_hooks", "_backward_hooks"):
             if name not in self.__dict__:
                 object.__setattr__(self, name, OrderedDict())
+        if "_is_full_backward_hook" not in self.__dict__:
+            object.__setattr__(self, "_is_full_backward_hook", None)
         if "_non_persistent_buffers_set" not in self.__dict__:
             object.__setattr__(self, "_non_persistent_buffers_set", set())
 
@@ -698,4 +797,5 @@ def _as_tensord(value, session):
     return _factories.tensor(value.numpy(), session=session)
 
 
-__all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook"]
+__all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
+           "register_module_backward_hook", "register_module_full_backward_hook"]

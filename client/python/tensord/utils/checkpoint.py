@@ -1,0 +1,125 @@
+"""torch.utils.checkpoint: activation checkpointing. A checkpointed segment runs without
+recording its graph; backward runs it again, with recording on and the random state it had the
+first time (so that dropout draws the same masks), and backpropagates through that second run.
+"""
+import warnings
+
+from .. import _grad_mode
+from .. import random as _random
+from .._random import get_rng_state, set_rng_state
+from .._tensor import Tensor
+from ..autograd import graph as _graph
+from ..autograd.function import Function
+
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointFunction"]
+
+
+def detach_variable(inputs):
+    if isinstance(inputs, tuple):
+        out = []
+        for inp in inputs:
+            if not isinstance(inp, Tensor):
+                out.append(inp)
+                continue
+            x = inp.detach()
+            x.requires_grad = inp.requires_grad
+            out.append(x)
+        return tuple(out)
+    raise RuntimeError(f"Only tuple of tensors is supported. Got Unsupported input type: "
+                       f"{type(inputs).__name__}")
+
+
+def check_backward_validity(inputs):
+    if not any(inp.requires_grad for inp in inputs if isinstance(inp, Tensor)):
+        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None")
+
+
+class CheckpointFunction(Function):
+    @staticmethod
+    def forward(ctx, run_function, preserve_rng_state, *args):
+        check_backward_validity(args)
+        ctx.run_function = run_function
+        ctx.preserve_rng_state = preserve_rng_state
+        if preserve_rng_state:
+            ctx.fwd_rng_state = get_rng_state()
+        ctx.inputs, ctx.tensor_indices, tensor_inputs = [], [], []
+        for i, arg in enumerate(args):
+            if isinstance(arg, Tensor):
+                tensor_inputs.append(arg)
+                ctx.tensor_indices.append(i)
+                ctx.inputs.append(None)
+            else:
+                ctx.inputs.append(arg)
+        ctx.save_for_backward(*tensor_inputs)
+        with _grad_mode.no_grad():
+            return run_function(*args)
+
+    @staticmethod
+    def backward(ctx, *args):
+        if not _graph.checkpoint_valid():
+            raise RuntimeError("Checkpointing is not compatible with .grad() or when an `inputs` "
+                               "parameter is passed to .backward(). Please use .backward() and "
+                               "do not pass its `inputs` argument.")
+        inputs = list(ctx.inputs)
+        for i, idx in enumerate(ctx.tensor_indices):
+            inputs[idx] = ctx.saved_tensors[i]
+        with _random.fork_rng(enabled=ctx.preserve_rng_state):
+            if ctx.preserve_rng_state:
+                set_rng_state(ctx.fwd_rng_state)
+            detached_inputs = detach_variable(tuple(inputs))
+            with _grad_mode.enable_grad():
+                outputs = ctx.run_function(*detached_inputs)
+        if isinstance(outputs, Tensor):
+            outputs = (outputs,)
+        outputs_with_grad, args_with_grad = [], []
+        for out, g in zip(outputs, args):
+            if isinstance(out, Tensor) and out.requires_grad:
+                outputs_with_grad.append(out)
+                args_with_grad.append(g)
+        if not outputs_with_grad:
+            raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not "
+                               "necessary")
+        from .. import autograd  # noqa: PLC0415
+        autograd.backward(outputs_with_grad, args_with_grad)
+        grads = tuple(inp.grad if isinstance(inp, Tensor) else None for inp in detached_inputs)
+        return (None, None) + grads
+
+
+def checkpoint(function, *args, use_reentrant=True, **kwargs):
+    """function(*args), its graph not kept: backward runs it again (torch 1.13's reentrant
+    checkpoint, its default). use_reentrant=False gives the same values and gradients (keyword
+    arguments allowed, inputs that need no grad too) but records the segment's graph as an
+    ordinary call: tensord has no saved-tensor hooks, which torch's non-reentrant form uses to
+    drop the saved activations."""
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs and use_reentrant:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
+    if use_reentrant:
+        return CheckpointFunction.apply(function, preserve, *args)
+    return function(*args, **kwargs)
+
+
+def checkpoint_sequential(functions, segments, input, use_reentrant=True, **kwargs):
+    """A sequence of modules or functions cut into `segments` checkpointed runs (the last one
+    run as usual)."""
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
+
+    def run_function(start, end, functions):
+        def forward(input):
+            for j in range(start, end + 1):
+                input = functions[j](input)
+            return input
+        return forward
+
+    from ..nn import Sequential  # noqa: PLC0415
+    if isinstance(functions, Sequential):
+        functions = list(functions.children())
+    segment_size = len(functions) // segments
+    end = -1
+    for start in range(0, segment_size * (segments - 1), segment_size):
+        end = start + segment_size - 1
+        input = checkpoint(run_function(start, end, functions), input,
+                           use_reentrant=use_reentrant, preserve_rng_state=preserve)
+    return run_function(end + 1, len(functions) - 1, functions)(input)

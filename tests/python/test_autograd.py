@@ -544,6 +544,72 @@ PROGRAMS = {
         out.sum().backward()
         print(bool(((d.grad == 0) == (out == 0)).all()), bool((d.grad[out != 0] == 6).all()))
     """,
+    "saved_tensors_hooks": """
+        nn = torch.nn
+        checkpoint = torch.utils.checkpoint.checkpoint
+        packed = []
+
+        def pack(t):
+            packed.append(tuple(t.shape))
+            return t * 1
+
+        x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            y = (x * x).exp().sum()
+        y.backward()
+        print(packed, x.grad)
+        w = torch.tensor([[0.5, -0.2, 0.1], [0.3, 0.4, -0.6]], requires_grad=True)
+        with torch.autograd.graph.save_on_cpu():
+            z = torch.tanh(x @ w.T).pow(2).sum()
+        z.backward()
+        print(w.grad)
+        with torch.autograd.graph.disable_saved_tensors_hooks("no hooks here"):
+            try:
+                with torch.autograd.graph.save_on_cpu():
+                    pass
+            except RuntimeError as e:
+                print(e)
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: 3):
+            bad = x.exp()
+        try:
+            bad.sum().backward()
+        except TypeError as e:
+            print(e)
+        lin = nn.Linear(3, 3)
+        with torch.no_grad():
+            lin.weight.copy_(torch.tensor([[0.1, 0.2, 0.3], [-0.2, 0.1, 0.4], [0.3, -0.1, 0.2]]))
+            lin.bias.fill_(0.05)
+        a = torch.tensor([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]], requires_grad=True)
+        out = checkpoint(lambda t, s=1.0: torch.sigmoid(lin(t)).exp() * s, a, use_reentrant=False,
+                         s=2.0)
+        print(out.grad_fn.name())
+        out.pow(2).sum().backward()
+        print(a.grad, lin.weight.grad)
+        lin.zero_grad()
+        checkpoint(lambda t: lin(t).relu(), a.detach(), use_reentrant=False).sum().backward()
+        print(lin.weight.grad)
+
+        class Square(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, t):
+                ctx.save_for_backward(t)
+                return t * t
+
+            @staticmethod
+            def backward(ctx, g):
+                t, = ctx.saved_tensors
+                return 2 * t * g
+        packed.clear()
+        x.grad = None
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            q = Square.apply(x)
+        q.sum().backward()
+        print(packed, x.grad)
+        d = torch.linspace(1, 2, 64, requires_grad=True)
+        out = checkpoint(lambda t: F.dropout(t, 0.5) * 3, d, use_reentrant=False)
+        out.sum().backward()
+        print(bool(((d.grad == 0) == (out == 0)).all()), bool((d.grad[out != 0] == 6).all()))
+    """,
     "anomaly_detection": """
         import warnings
         print(torch.is_anomaly_enabled())
@@ -1582,6 +1648,31 @@ def test_in_place_ops_on_views_leave_no_reference_cycles(session):
         assert [r() for r in refs] == [None] * 9
         gc.collect()
         assert [r() for r in saved] == [None] * 6
+    finally:
+        gc.enable()
+
+
+def test_non_reentrant_checkpoint_keeps_no_activations(session):
+    """Under checkpoint(use_reentrant=False) the nodes keep placeholders, not the tensors their
+    ops saved: an activation made inside the segment goes when the segment returns (without it,
+    the product's node keeps it until backward)."""
+    import gc
+    import weakref
+    refs = []
+
+    def segment(t):
+        h = t.exp()
+        refs.append(weakref.ref(h))
+        return (h * h).sum()
+    x = tensord.ones(4, requires_grad=True)
+    gc.disable()
+    try:
+        kept = segment(x)
+        out = tensord.utils.checkpoint.checkpoint(segment, x, use_reentrant=False)
+        tensord.synchronize()
+        assert refs[0]() is not None and refs[1]() is None
+        (kept + out).backward()
+        assert np.allclose(x.grad.numpy(), 4 * np.e ** 2)  # 2 e^2t from each, t = 1
     finally:
         gc.enable()
 

@@ -22,7 +22,7 @@ class FunctionCtx:
     def saved_tensors(self):
         if self._released:
             raise RuntimeError(graph._RELEASED)
-        return tuple(self.to_save)
+        return tuple(graph.unpack_saved(tuple(self.to_save)))
 
     def mark_non_differentiable(self, *tensors):
         self.non_differentiable.update(id(t) for t in tensors)
@@ -97,6 +97,8 @@ class Function(metaclass=_FunctionMeta):
             return [r if e is not None else None for r, e in zip(result, edges)]
 
         node = graph.Node(cls._backward_name, backward, (), edges, input_meta, len(outs))
+        if graph._saved_hooks and ctx.to_save:
+            ctx.to_save = graph.pack_saved(tuple(ctx.to_save))
 
         def release_ctx():
             ctx._released = True

@@ -9,6 +9,7 @@ client composition (F.linear as t, matmul and add) gets its gradient from its se
 formulas, and every formula is itself a composition of server ops: backward runs on the server,
 on whatever device the tensors live, pipelined like any other ops.
 """
+import contextlib
 import functools
 import inspect
 import itertools
@@ -194,6 +195,9 @@ class Node:
         # the forward call's stack while anomaly detection is on
         self.trace = _anomaly.forward_stack() if _anomaly._state.enabled else None
         self.versions = [_hold(t) for t in _tensors_in(saved) if t._error is None]
+        if _saved_hooks:  # saved_tensors_hooks: the node keeps what pack gives, not the tensors
+            self.saved = pack_saved(saved)
+            self.versions = [(_Described(t), key, v) for t, key, v in self.versions]
 
     def __del__(self):
         try:
@@ -256,7 +260,11 @@ class Node:
                     f"Hint: the backtrace further above shows the operation that failed to "
                     f"compute its gradient. The variable in question was changed in there or "
                     f"anywhere later. Good luck!")
-        return self._backward(self.saved, grads)
+        saved = self.saved
+        if type(saved) is _Packed or (type(saved) in (tuple, list) and
+                                      any(type(v) is _Packed for v in saved)):
+            saved = unpack_saved(saved)
+        return self._backward(saved, grads)
 
     def release(self):
         self.saved = None
@@ -265,6 +273,106 @@ class Node:
         self.released = True
         if self.on_release is not None:
             self.on_release()
+
+
+# ---- saved tensors hooks (torch.autograd.graph's saved_tensors_hooks, save_on_cpu) ----
+
+_saved_hooks = []  # (pack, unpack) pairs, innermost last; per process, as torch's defaults
+_saved_hooks_disabled = [None]  # disable_saved_tensors_hooks' message while it is in effect
+
+
+class _Packed:
+    """What a node keeps of a saved tensor while saved_tensors_hooks are set: pack's value and
+    the unpack that gives the tensor back at backward."""
+
+    __slots__ = ("unpack", "value")
+
+    def __init__(self, unpack, value):
+        self.unpack, self.value = unpack, value
+
+
+class _Described:
+    """A saved tensor's type and shape, for the error when it was modified in place (the node
+    no longer holds the tensor itself)."""
+
+    __slots__ = ("_type", "shape")
+
+    def __init__(self, t):
+        self._type, self.shape = t.type(), tuple(t.shape)
+
+    def type(self):
+        return self._type
+
+
+def pack_saved(saved):
+    pack, unpack = _saved_hooks[-1]
+
+    def one(v):
+        return _Packed(unpack, pack(v)) if hasattr(v, "_ag") else v
+    if isinstance(saved, tuple):
+        return tuple(one(v) for v in saved)
+    if isinstance(saved, list):
+        return [one(v) for v in saved]
+    return one(saved)
+
+
+def unpack_saved(saved):
+    def one(v):
+        if type(v) is not _Packed:
+            return v
+        t = v.unpack(v.value)
+        if not hasattr(t, "_ag"):
+            raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but "
+                            f"got result of type {type(t).__name__}")
+        return t
+    if isinstance(saved, tuple):
+        return tuple(one(v) for v in saved)
+    if isinstance(saved, list):
+        return [one(v) for v in saved]
+    return one(saved)
+
+
+class saved_tensors_hooks:
+    """Within it, each tensor an op saves for backward is kept as pack_hook(tensor) and given
+    back as unpack_hook(that) when backward needs it (torch.autograd.graph.saved_tensors_hooks;
+    tensors saved by a custom Function's save_for_backward too)."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if _saved_hooks_disabled[0] is not None:
+            raise RuntimeError(_saved_hooks_disabled[0])
+        _saved_hooks.append((self.pack_hook, self.unpack_hook))
+
+    def __exit__(self, *args):
+        _saved_hooks.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors kept in the server's host memory and moved back to their device for
+    backward (for a GPU's memory; on the CPU nothing is copied)."""
+
+    def __init__(self, pin_memory=False):
+        def pack_to_cpu(tensor):
+            return (tensor.device, tensor.cpu())
+
+        def unpack_from_cpu(packed):
+            device, tensor = packed
+            return tensor.to(device, non_blocking=pin_memory)
+        super().__init__(pack_to_cpu, unpack_from_cpu)
+
+
+@contextlib.contextmanager
+def disable_saved_tensors_hooks(error_message):
+    """Setting saved_tensors_hooks inside raises RuntimeError(error_message)."""
+    previous = _saved_hooks_disabled[0]
+    _saved_hooks_disabled[0] = error_message
+    try:
+        yield
+    finally:
+        _saved_hooks_disabled[0] = previous
 
 
 class AccumulateGrad:

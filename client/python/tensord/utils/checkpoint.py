@@ -3,6 +3,7 @@ recording its graph; backward runs it again, with recording on and the random st
 first time (so that dropout draws the same masks), and backpropagates through that second run.
 """
 import warnings
+import weakref
 
 from .. import _grad_mode
 from .. import random as _random
@@ -86,17 +87,69 @@ class CheckpointFunction(Function):
 
 
 def checkpoint(function, *args, use_reentrant=True, **kwargs):
-    """function(*args), its graph not kept: backward runs it again (torch 1.13's reentrant
-    checkpoint, its default). use_reentrant=False gives the same values and gradients (keyword
-    arguments allowed, inputs that need no grad too) but records the segment's graph as an
-    ordinary call: tensord has no saved-tensor hooks, which torch's non-reentrant form uses to
-    drop the saved activations."""
+    """function(*args), without keeping the tensors its ops save for backward: backward runs it
+    again. use_reentrant (torch 1.13's default): one node whose backward runs the segment and
+    backpropagates through it. use_reentrant=False: the segment's graph is recorded, each saved
+    tensor replaced by a placeholder (saved_tensors_hooks); the first one backward needs runs
+    the segment again and fills them all (keyword arguments, and inputs that need no grad,
+    allowed)."""
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs and use_reentrant:
         raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
     if use_reentrant:
         return CheckpointFunction.apply(function, preserve, *args)
-    return function(*args, **kwargs)
+    return _checkpoint_without_reentrant(function, preserve, *args, **kwargs)
+
+
+class _Holder:
+    pass
+
+
+def _checkpoint_without_reentrant(function, preserve_rng_state=True, *args, **kwargs):
+    """torch's algorithm: pack gives each saved tensor a holder; unpack, when the holders are
+    empty, runs the segment again under hooks that fill them in the same order (detached: the
+    second run's own graph is not kept) and returns the holder's tensor."""
+    if preserve_rng_state:
+        fwd_rng_state = get_rng_state()
+    storage = weakref.WeakKeyDictionary()
+    weak_holders = []
+
+    def pack(x):
+        holder = _Holder()
+        weak_holders.append(weakref.ref(holder))
+        return holder
+
+    def unpack(holder):
+        unpack_counter = 0
+        if len(storage) == 0:
+            def inner_pack(inner):
+                nonlocal unpack_counter
+                unpack_counter += 1
+                if unpack_counter - 1 >= len(weak_holders):
+                    return None
+                target = weak_holders[unpack_counter - 1]()
+                if target is not None:  # (a dead holder's value is never read)
+                    storage[target] = inner.detach()
+                return None
+
+            def inner_unpack(packed):
+                raise RuntimeError("You are calling backwards on a tensor that is never exposed. "
+                                   "Please open an issue.")
+            with _random.fork_rng(enabled=preserve_rng_state):
+                if preserve_rng_state:
+                    set_rng_state(fwd_rng_state)
+                with _grad_mode.enable_grad(), _graph.saved_tensors_hooks(inner_pack,
+                                                                          inner_unpack):
+                    function(*args, **kwargs)
+        if holder not in storage:
+            raise RuntimeError("Attempt to retrieve a tensor saved by autograd multiple times "
+                               "without checkpoint recomputation being triggered in between, "
+                               "this is not currently supported. Please open an issue with "
+                               "details on your use case so that we can prioritize adding this.")
+        return storage[holder]
+
+    with _graph.saved_tensors_hooks(pack, unpack):
+        return function(*args, **kwargs)
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=True, **kwargs):

@@ -1199,3 +1199,29 @@ def test_gradients_on_cuda_match_torch(server, name, fn, shapes):
     assert dshapes == tshapes and ddtypes == tdtypes
     for d, t in zip(dgrads, tgrads):
         np.testing.assert_allclose(d, t, rtol=1e-9, atol=1e-9)
+
+
+@gpu_test
+def test_save_on_cpu_and_checkpoint_on_cuda(server):
+    """Saved activations of cuda tensors kept in host memory (save_on_cpu) and checkpointed
+    segments run again on the GPU give the gradients of an ordinary backward."""
+    with tensord.connect(server, device="cuda"):
+        w = tensord.linspace(-1, 1, 12, dtype=tensord.float64).reshape(3, 4).requires_grad_()
+        x = tensord.linspace(0, 2, 8, dtype=tensord.float64).reshape(2, 4)
+
+        def segment(t):
+            return (t @ w.T).tanh().exp()
+        segment(x).sum().backward()
+        expected = w.grad.cpu().numpy()
+        for run in ("save_on_cpu", "reentrant", "non_reentrant"):
+            w.grad = None
+            if run == "save_on_cpu":
+                with tensord.autograd.graph.save_on_cpu():
+                    out = segment(x)
+            else:
+                out = tensord.utils.checkpoint.checkpoint(
+                    segment, x, use_reentrant=run == "reentrant")
+            assert out.is_cuda
+            out.sum().backward()
+            assert w.grad.is_cuda
+            np.testing.assert_allclose(w.grad.cpu().numpy(), expected, rtol=1e-12)

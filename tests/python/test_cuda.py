@@ -1207,7 +1207,8 @@ def test_save_on_cpu_and_checkpoint_on_cuda(server):
     segments run again on the GPU give the gradients of an ordinary backward."""
     with tensord.connect(server, device="cuda"):
         w = tensord.linspace(-1, 1, 12, dtype=tensord.float64).reshape(3, 4).requires_grad_()
-        x = tensord.linspace(0, 2, 8, dtype=tensord.float64).reshape(2, 4)
+        # (the reentrant form differentiates only through inputs that require grad)
+        x = tensord.linspace(0, 2, 8, dtype=tensord.float64).reshape(2, 4).requires_grad_()
 
         def segment(t):
             return (t @ w.T).tanh().exp()

@@ -291,8 +291,11 @@ def _send(session, name, inputs, attrs=None, n=None, send_now=False):
     input_ids = [t._id for t in inputs]
     session.submit(_encode(session, name, input_ids, attrs, [o._id for o in outs]), input_ids,
                    outs, planned=metas is not None)
-    if metas is not None and name != "detach" and not _graph.active:  # (active: _queue's)
-        _graph.note_views(inputs, outs)
+    if name != "detach" and not _graph.active:  # (active: _queue's)
+        if metas is not None:
+            _graph.note_views(inputs, outs)
+        elif outs:  # planned by the server: which outputs are views is known once it replies
+            _graph.note_unplanned(inputs, outs)
     return outs
 
 

@@ -181,6 +181,7 @@ class Tensor(_ComputeMethods):
             t = Tensor._new(s, first + i)
             t._info = info
             out.append(t)
+        _graph.after_server_planned(name, [self], attrs, out)
         return tuple(out)
 
     # ---- metadata ----
@@ -327,10 +328,12 @@ class Tensor(_ComputeMethods):
     def _base(self):
         """A view's base: the tensor (itself no view) whose storage it views; None for a tensor
         that is no view (torch's Tensor._base)."""
+        if self._vbase is None and _graph._unplanned:  # ops the server plans: once it replied
+            _graph._resolve_unplanned(wait=True)
         return self._vbase
 
     def _is_view(self):
-        return self._vbase is not None
+        return self._base is not None
 
     @property
     def is_leaf(self):

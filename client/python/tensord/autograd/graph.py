@@ -168,8 +168,8 @@ def set_requires_grad(t, flag, what="floating point and complex"):
         t._ag = m = AutogradMeta()
     m.requires_grad = bool(flag)
     if flag and not active:
-        active = True
         _link_earlier_views()
+        active = True
 
 
 class Node:
@@ -575,10 +575,37 @@ def _link_view(o, base, info):
     om.version = bm.hist
 
 
+# The outputs of ops the server planned while autograd was not active (a client without the
+# planning extension), with their inputs: which are views is known from the outputs' metadata
+# once the server replied. Resolved in batches (and when autograd becomes active), so inputs
+# are held only while their op's reply is outstanding.
+_unplanned = []
+
+
+def note_unplanned(inputs, outs):
+    _unplanned.append((outs, [t for t in inputs if hasattr(t, "_ag")]))
+    if len(_unplanned) >= 64:
+        _resolve_unplanned(wait=False)
+
+
+def _resolve_unplanned(wait):
+    pending = []
+    for outs, inputs in _unplanned:
+        if not wait and any(o._info is None and o._error is None for o in outs):
+            pending.append((outs, inputs))
+            continue
+        outs = [o for o in outs if o._error is None]
+        for o in outs:
+            o._meta()
+        note_views([t for t in inputs if t._error is None], outs)
+    _unplanned[:] = pending
+
+
 def _link_earlier_views():
     """Autograd has become active: the views made before learn their place in their bases (as
     they are now: an in-place view op such as t_ may have changed a view since), so that an
     in-place op recorded on one of them, or on its base, is followed as on any view."""
+    _resolve_unplanned(wait=True)  # (not active yet: lists the views it finds)
     views = [r() for r in _earlier_views]
     _earlier_views.clear()
     for o in views:
@@ -605,6 +632,16 @@ def composite_in_place(name, inputs, attrs, send):
         return record_in_place(name, inputs, attrs, quietly)
     send()
     return inputs[0]
+
+
+def after_server_planned(name, inputs, attrs, outs):
+    """An op sent at once for the server to plan (a list of outputs when the client has no
+    planner) made `outs` outside _ops._queue: recorded, or its views noted, as _queue does."""
+    if active and _grad_mode.is_grad_enabled() and any(
+            hasattr(t, "_ag") and requires_grad(t) for t in inputs):
+        record(name, inputs, attrs, outs)
+    elif name != "detach":
+        note_views(inputs, outs)
 
 
 def name_node(t, before, name):

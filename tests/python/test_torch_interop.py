@@ -355,3 +355,64 @@ def test_legacy_format_is_refused_clearly(session, tmp_path):
     tensord.save({"y": tensord.arange(3)}, buffer)
     buffer.seek(6)
     assert tensord.load(buffer)["y"].tolist() == [0, 1, 2]
+
+
+JIT_SCRIPT = textwrap.dedent("""
+    import torch
+    import torch.distributed as dist
+    import torch.jit
+    from torch import nn
+
+    @torch.jit.script
+    def scaled(x: torch.Tensor, k: float) -> torch.Tensor:
+        return x * k + 1
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 2)
+            with torch.no_grad():
+                self.lin.weight.fill_(0.5)
+                self.lin.bias.fill_(-1.0)
+
+        @torch.jit.ignore
+        def debug(self, x):
+            return x.shape
+
+        @torch.jit.export
+        def twice(self, x):
+            return self.forward(x) * 2
+
+        def forward(self, x):
+            if not torch.jit.is_scripting() and not torch.jit.is_tracing():
+                x = x + 0
+            return torch.relu(self.lin(x))
+
+    x = torch.arange(6.0).reshape(2, 3)
+    m = torch.jit.script(Block())
+    t = torch.jit.trace(Block(), x)
+    print(scaled(x, 2.0).tolist(), m(x).tolist(), t.twice(x).tolist(), m.debug(x))
+    print(torch.jit.annotate(int, 3), torch.jit.is_scripting(), torch.jit.is_tracing())
+    fut = torch.jit.fork(scaled, x, 3.0)
+    print(torch.jit.wait(fut).tolist())
+    print("distributed", dist.is_available())
+""")
+
+
+def test_torch_jit_runs_eagerly_as_torch_without_torchscript(server, tmp_path):
+    """torch.jit as torch runs it with TorchScript disabled (PYTORCH_JIT=0, the oracle here):
+    script and trace give back what they are given, which runs eagerly; torch.distributed as a
+    build without it (is_available() False; Debian's torch has it, so that line is left out of
+    the comparison)."""
+    script = tmp_path / "script.py"
+    script.write_text(JIT_SCRIPT)
+    env = dict(os.environ, TENSORD_ADDRESS=server)
+    want = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120, env=dict(env, PYTORCH_JIT="0"))
+    got = subprocess.run([sys.executable, "-m", "tensord.run", str(script)], capture_output=True,
+                         text=True, timeout=120, env=env)
+    assert want.returncode == 0, want.stderr
+    assert got.returncode == 0, got.stderr
+    want_lines, got_lines = want.stdout.splitlines(), got.stdout.splitlines()
+    assert got_lines[:-1] == want_lines[:-1]
+    assert want_lines[-1] == "distributed True" and got_lines[-1] == "distributed False"

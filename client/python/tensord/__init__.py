@@ -46,6 +46,8 @@ from . import distributions
 from . import linalg
 from . import special
 from . import backends
+from . import distributed
+from . import jit
 from . import utils  # tensord.utils.data, imported with tensord as torch's is
 from . import optim
 from . import random

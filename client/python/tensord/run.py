@@ -38,7 +38,8 @@ def install_torch_aliases():
                "torch.distributions": tensord.distributions, "torch.linalg": tensord.linalg,
                "torch.special": tensord.special, "torch.backends": tensord.backends,
                "torch.random": tensord.random, "torch.optim": tensord.optim,
-               "torch.autograd": tensord.autograd}
+               "torch.autograd": tensord.autograd, "torch.jit": tensord.jit,
+               "torch.distributed": tensord.distributed}
     # torch.nn.init, torch.nn.utils.rnn, torch.utils.data.dataloader, …
     for name, module in list(sys.modules.items()):
         if name.startswith(("tensord.nn.", "tensord.utils.", "tensord.distributions.",

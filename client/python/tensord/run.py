@@ -6,7 +6,8 @@
 The script's `import torch` (and `import torch.nn.functional as F`, `from torch import nn`,
 `torch.nn.init`, `torch.nn.utils` (`.rnn`, `.parametrize`, …), `torch.nn.modules`,
 `torch.nn.parameter`, `torch.cuda`, `torch.testing`, `torch.utils.data`, `torch.distributions`,
-`torch.linalg`, `torch.special`, `torch.autograd`) get tensord's modules, so every tensor it makes lives on the
+`torch.linalg`, `torch.special`, `torch.autograd`, `torch.jit`, `torch.distributed`) get
+tensord's modules, so every tensor it makes lives on the
 server at $TENSORD_ADDRESS (127.0.0.1:50051 unless set). Nothing is patched inside tensord:
 only the names under which the script finds it.
 """

@@ -395,6 +395,10 @@ JIT_SCRIPT = textwrap.dedent("""
     print(torch.jit.annotate(int, 3), torch.jit.is_scripting(), torch.jit.is_tracing())
     fut = torch.jit.fork(scaled, x, 3.0)
     print(torch.jit.wait(fut).tolist())
+    from torch.autograd.grad_mode import no_grad
+    from torch.autograd.variable import Variable
+    with no_grad():
+        print(Variable(x, requires_grad=True).mul(2).requires_grad)
     print("distributed", dist.is_available())
 """)
 

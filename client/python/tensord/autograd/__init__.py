@@ -68,3 +68,6 @@ def Variable(data, requires_grad=False, volatile=False):  # noqa: N802 - torch's
     if requires_grad:
         data.requires_grad_()
     return data
+
+
+from . import grad_mode, variable  # noqa: E402,F401 - torch.autograd's modules of those names

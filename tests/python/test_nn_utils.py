@@ -283,6 +283,45 @@ def test_spectral_norm_errors_and_torchs_leftover_load_hook(session):
     assert 'Missing key(s) in state_dict: "weight_orig", "weight_u"' in same_error(reload)
 
 
+# ---- orthogonal (a parametrization) ---------------------------------------------------------------
+
+@pytest.mark.parametrize("shape,orthogonal_map,trivialization", [
+    ((4, 4), None, True), ((5, 3), None, True), ((3, 5), None, True), ((4, 4), "cayley", True),
+    ((5, 3), "householder", True), ((3, 5), "matrix_exp", True), ((4, 4), "householder", False),
+    ((5, 3), "householder", False)])
+def test_orthogonal(shape, orthogonal_map, trivialization, session):
+    """torch 1.13's orthogonal: the weight orthogonalised at registration (QR where it is not
+    orthogonal; a wide or tall one completed with random columns, whose `base` the tensord
+    module takes from torch's state_dict), the same weight, forward and gradients of the
+    parametrized original."""
+    def make(ns):
+        lin = ns.nn.Linear(shape[1], shape[0], bias=False)
+        with ns.no_grad():
+            lin.weight.copy_(ns.sin(ns.arange(shape[0] * shape[1] * 1.0).reshape(shape) + 1))
+        return ns.nn.utils.parametrizations.orthogonal(
+            lin, orthogonal_map=orthogonal_map, use_trivialization=trivialization)
+    tm, dm = twin(make)
+    close(dm.weight, tm.weight)  # (torch 1.13's own: for the 3x5 ones a zero row among them)
+    x = torch.linspace(-1, 1, 2 * shape[1]).reshape(2, shape[1])
+    tm(x).pow(2).sum().backward()
+    dm(to_tensord(x)).pow(2).sum().backward()
+    close(dm.parametrizations.weight.original.grad, tm.parametrizations.weight.original.grad,
+          rtol=1e-4, atol=1e-5)
+
+
+def test_orthogonal_errors(session):
+    same_error(lambda ns: ns.nn.utils.parametrizations.orthogonal(ns.nn.Linear(3, 3),
+                                                                   orthogonal_map="foo"))
+    same_error(lambda ns: ns.nn.utils.parametrizations.orthogonal(ns.nn.Linear(3, 3), "bias"))
+    same_error(lambda ns: ns.nn.utils.parametrizations.orthogonal(ns.nn.Linear(3, 3), "nope"))
+
+    def assign(ns):
+        lin = ns.nn.utils.parametrizations.orthogonal(ns.nn.Linear(3, 3),
+                                                      use_trivialization=False)
+        lin.weight = ns.eye(3)
+    same_error(assign)
+
+
 # ---- parametrize ---------------------------------------------------------------------------------
 
 def symmetric(ns):

@@ -482,6 +482,18 @@ PROGRAMS = {
             m.register_full_backward_hook(lambda m, gi, go, i=i: order.append((i, round(go[0].sum().item(), 5))))
         seq(torch.ones(2, 3)).sum().backward()
         print(order)
+        everywhere = []
+        gh = torch.nn.modules.module.register_module_full_backward_hook(
+            lambda m, gi, go: everywhere.append(type(m).__name__))
+        seq(x).sum().backward()
+        gh.remove()
+        try:
+            torch.nn.modules.module.register_module_backward_hook(lambda *a: None).remove()
+            torch.nn.modules.module.register_module_full_backward_hook(lambda *a: None)
+        except RuntimeError as e:
+            print(e)
+        torch.nn.modules.module._global_is_full_backward_hook = None  # (process-wide state)
+        print(everywhere)
         free = nn.Linear(3, 2)
         free.register_full_backward_hook(lambda m, gi, go: print("no input grad", gi, tuple(go[0].shape)))
         free(torch.ones(2, 3)).sum().backward()

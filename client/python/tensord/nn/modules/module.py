@@ -75,25 +75,29 @@ _MIXED_GLOBAL_HOOKS = ("Cannot use both regular backward hooks and full backward
                        "global Module hook. Please use only one of them.")
 
 
+def _add_backward_hook(hooks, hook, full, kind, message):
+    """Registers `hook` in `hooks`, whose kind of backward hooks (full or not: None before the
+    first) is `kind`; returns (handle, the kind now), refusing a mix with torch's message."""
+    if kind is (not full):
+        raise RuntimeError(message)
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle, full
+
+
 def register_module_backward_hook(hook):
     """A (deprecated, non-full) backward hook of every module."""
     global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is True:
-        raise RuntimeError(_MIXED_GLOBAL_HOOKS)
-    _global_is_full_backward_hook = False
-    handle = RemovableHandle(_global_backward_hooks)
-    _global_backward_hooks[handle.id] = hook
+    handle, _global_is_full_backward_hook = _add_backward_hook(
+        _global_backward_hooks, hook, False, _global_is_full_backward_hook, _MIXED_GLOBAL_HOOKS)
     return handle
 
 
 def register_module_full_backward_hook(hook):
     """A full backward hook of every module: hook(module, grad_input, grad_output)."""
     global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is False:
-        raise RuntimeError(_MIXED_GLOBAL_HOOKS)
-    _global_is_full_backward_hook = True
-    handle = RemovableHandle(_global_backward_hooks)
-    _global_backward_hooks[handle.id] = hook
+    handle, _global_is_full_backward_hook = _add_backward_hook(
+        _global_backward_hooks, hook, True, _global_is_full_backward_hook, _MIXED_GLOBAL_HOOKS)
     return handle
 
 
@@ -311,22 +315,18 @@ class Module:
         """The deprecated backward hook: hook(module, grad_input, grad_output) with the
         gradients of the last op of the forward (register_full_backward_hook gives the
         module's own)."""
-        if self._is_full_backward_hook is True:
-            raise RuntimeError(_MIXED_HOOKS)
-        object.__setattr__(self, "_is_full_backward_hook", False)
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
+        handle, kind = _add_backward_hook(self._backward_hooks, hook, False,
+                                          self._is_full_backward_hook, _MIXED_HOOKS)
+        object.__setattr__(self, "_is_full_backward_hook", kind)
         return handle
 
     def register_full_backward_hook(self, hook):
         """hook(module, grad_input, grad_output), called with the gradients of the module's
         tensor inputs and outputs once those of its inputs are computed; a tuple it returns
         replaces grad_input."""
-        if self._is_full_backward_hook is False:
-            raise RuntimeError(_MIXED_HOOKS)
-        object.__setattr__(self, "_is_full_backward_hook", True)
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
+        handle, kind = _add_backward_hook(self._backward_hooks, hook, True,
+                                          self._is_full_backward_hook, _MIXED_HOOKS)
+        object.__setattr__(self, "_is_full_backward_hook", kind)
         return handle
 
     def _get_backward_hooks(self):

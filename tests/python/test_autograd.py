@@ -237,6 +237,22 @@ PROGRAMS = {
         with torch.no_grad():
             print(model(x).argmax(1))
     """,
+    "leaf_grad_layout": """
+        # a leaf's first gradient is laid out as the leaf (AccumulateGrad's layout contract):
+        # a weight's comes out of its matmul transposed
+        lin = torch.nn.Linear(4, 6)
+        lin(torch.ones(5, 4)).sum().backward()
+        print(lin.weight.grad.stride(), lin.weight.grad.is_contiguous(), lin.weight.grad.shape)
+        print(lin.weight.grad.view(-1).shape)
+        w = torch.arange(12.0).reshape(3, 4).t().detach().requires_grad_()  # dense, transposed
+        (w @ torch.ones(3, 2)).sum().backward()
+        print(w.grad.stride(), w.grad)
+        (w * 2).sum().backward()  # accumulated in place: the layout stays
+        print(w.grad.stride(), w.grad)
+        v = torch.ones(3, 8)[:, ::2].detach().requires_grad_()  # not dense: contiguous
+        (v.t() @ torch.ones(3, 2)).sum().backward()
+        print(v.grad.stride(), v.grad.is_contiguous())
+    """,
     "non_leaf_hooks_and_retain_grad": """
         x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
         y = x * 2

@@ -1057,12 +1057,31 @@ def accumulate_grad(t, g, create_graph):
                 g = r
     old = getattr(t, "_grad", None)
     if old is None:
-        t._grad = g if create_graph else g.clone()  # recording is off: a plain copy
+        # recording is off: a plain copy (a leaf's in the leaf's layout)
+        if create_graph:
+            t._grad = g
+        else:
+            t._grad = _clone_obeying_layout(g, t) if t.is_leaf else g.clone()
     elif create_graph:
         t._grad = old + g
     else:
         with _grad_mode.no_grad():
             old.add_(g)
+
+
+def _clone_obeying_layout(g, t):
+    """A copy of gradient `g` laid out as leaf `t` (torch's AccumulateGrad layout contract):
+    with t's strides where t is non-overlapping and dense (a transposed weight's gradient
+    comes out of its matmul transposed), else contiguous."""
+    if t.is_non_overlapping_and_dense():
+        sizes, strides, g_strides = t.shape, t.stride(), g.stride()
+        if tuple(g.shape) == tuple(sizes) and all(
+                n == 1 or a == b for n, a, b in zip(sizes, strides, g_strides)):
+            return g.clone()
+        from .._factories import empty_strided
+        return empty_strided(sizes, strides, dtype=g.dtype, device=g.device).copy_(g)
+    from .._memory_format import contiguous_format
+    return g.clone(memory_format=contiguous_format)
 
 
 def retainer(t):

@@ -1,6 +1,8 @@
-"""torch.optim.lr_scheduler (PyTorch 1.13) for tensord's optimizers: LambdaLR, StepLR,
-MultiStepLR, ExponentialLR, CosineAnnealingLR, ReduceLROnPlateau and OneCycleLR. Learning
-rates are plain Python numbers, computed here as torch computes them."""
+"""torch.optim.lr_scheduler (PyTorch 1.13) for tensord's optimizers: LambdaLR,
+MultiplicativeLR, StepLR, MultiStepLR, ConstantLR, LinearLR, ExponentialLR, SequentialLR,
+PolynomialLR, CosineAnnealingLR, ChainedScheduler, ReduceLROnPlateau, CyclicLR,
+CosineAnnealingWarmRestarts and OneCycleLR. Learning rates are plain Python numbers, computed
+here as torch computes them."""
 import math
 import types
 import warnings
@@ -13,8 +15,10 @@ from .optimizer import Optimizer
 
 inf = math.inf
 
-__all__ = ["LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
-           "ReduceLROnPlateau", "OneCycleLR"]
+__all__ = ["LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
+           "ExponentialLR", "SequentialLR", "CosineAnnealingLR", "ChainedScheduler",
+           "ReduceLROnPlateau", "CyclicLR", "CosineAnnealingWarmRestarts", "OneCycleLR",
+           "PolynomialLR"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being "
@@ -143,8 +147,9 @@ class _LRScheduler(object):
             warnings.warn(_GET_LAST_LR_WARNING, UserWarning)
 
 
-class LambdaLR(_LRScheduler):
-    """Sets each group's lr to its initial lr times lr_lambda(epoch)."""
+class _LambdaScheduler(_LRScheduler):
+    """What LambdaLR and MultiplicativeLR share: one function of the epoch per param group,
+    saved in the state dict only as a callable object's __dict__."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1, verbose=False):
         self.optimizer = optimizer
@@ -155,7 +160,7 @@ class LambdaLR(_LRScheduler):
                 raise ValueError("Expected {} lr_lambdas, but got {}".format(
                     len(optimizer.param_groups), len(lr_lambda)))
             self.lr_lambdas = list(lr_lambda)
-        super(LambdaLR, self).__init__(optimizer, last_epoch, verbose)
+        super(_LambdaScheduler, self).__init__(optimizer, last_epoch, verbose)
 
     def state_dict(self):
         """As torch: lr_lambdas saved only as callable objects' __dict__ (None for functions)."""
@@ -175,10 +180,25 @@ class LambdaLR(_LRScheduler):
             if fn is not None:
                 self.lr_lambdas[idx].__dict__.update(fn)
 
+
+class LambdaLR(_LambdaScheduler):
+    """Sets each group's lr to its initial lr times lr_lambda(epoch)."""
+
     def get_lr(self):
         self._warn_outside_step()
         return [base_lr * lmbda(self.last_epoch)
                 for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)]
+
+
+class MultiplicativeLR(_LambdaScheduler):
+    """Multiplies each group's lr by lr_lambda(epoch) every epoch but the first."""
+
+    def get_lr(self):
+        self._warn_outside_step()
+        if self.last_epoch > 0:
+            return [group["lr"] * lmbda(self.last_epoch)
+                    for lmbda, group in zip(self.lr_lambdas, self.optimizer.param_groups)]
+        return [group["lr"] for group in self.optimizer.param_groups]
 
 
 class StepLR(_LRScheduler):
@@ -221,6 +241,63 @@ class MultiStepLR(_LRScheduler):
                 for base_lr in self.base_lrs]
 
 
+class ConstantLR(_LRScheduler):
+    """Multiplies each group's lr by factor until epoch total_iters, when it returns to its
+    initial value."""
+
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1, verbose=False):
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor = factor
+        self.total_iters = total_iters
+        super(ConstantLR, self).__init__(optimizer, last_epoch, verbose)
+
+    def get_lr(self):
+        self._warn_outside_step()
+        if self.last_epoch == 0:
+            return [group["lr"] * self.factor for group in self.optimizer.param_groups]
+        if self.last_epoch > self.total_iters or self.last_epoch != self.total_iters:
+            return [group["lr"] for group in self.optimizer.param_groups]
+        return [group["lr"] * (1.0 / self.factor) for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * (self.factor + (self.last_epoch >= self.total_iters) *
+                           (1 - self.factor))
+                for base_lr in self.base_lrs]
+
+
+class LinearLR(_LRScheduler):
+    """Multiplies each group's lr by a factor going linearly from start_factor to end_factor
+    over total_iters epochs."""
+
+    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5,
+                 last_epoch=-1, verbose=False):
+        if start_factor > 1.0 or start_factor < 0:
+            raise ValueError("Starting multiplicative factor expected to be between 0 and 1.")
+        if end_factor > 1.0 or end_factor < 0:
+            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+        self.start_factor = start_factor
+        self.end_factor = end_factor
+        self.total_iters = total_iters
+        super(LinearLR, self).__init__(optimizer, last_epoch, verbose)
+
+    def get_lr(self):
+        self._warn_outside_step()
+        if self.last_epoch == 0:
+            return [group["lr"] * self.start_factor for group in self.optimizer.param_groups]
+        if self.last_epoch > self.total_iters:
+            return [group["lr"] for group in self.optimizer.param_groups]
+        return [group["lr"] * (1. + (self.end_factor - self.start_factor) /
+                               (self.total_iters * self.start_factor +
+                                (self.last_epoch - 1) * (self.end_factor - self.start_factor)))
+                for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * (self.start_factor + (self.end_factor - self.start_factor) *
+                           min(self.total_iters, self.last_epoch) / self.total_iters)
+                for base_lr in self.base_lrs]
+
+
 class ExponentialLR(_LRScheduler):
     """Decays each group's lr by gamma every epoch."""
 
@@ -236,6 +313,98 @@ class ExponentialLR(_LRScheduler):
 
     def _get_closed_form_lr(self):
         return [base_lr * self.gamma ** self.last_epoch for base_lr in self.base_lrs]
+
+
+class _SchedulerList(object):
+    """The state dict of SequentialLR and ChainedScheduler: their own entries, with each
+    wrapped scheduler's state dict in '_schedulers'."""
+
+    def state_dict(self):
+        state_dict = {key: value for key, value in self.__dict__.items()
+                      if key not in ("optimizer", "_schedulers")}
+        state_dict["_schedulers"] = [None] * len(self._schedulers)
+        for idx, s in enumerate(self._schedulers):
+            state_dict["_schedulers"][idx] = s.state_dict()
+        return state_dict
+
+    def load_state_dict(self, state_dict):
+        _schedulers = state_dict.pop("_schedulers")
+        self.__dict__.update(state_dict)
+        state_dict["_schedulers"] = _schedulers
+        for idx, s in enumerate(_schedulers):
+            self._schedulers[idx].load_state_dict(s)
+
+
+class SequentialLR(_SchedulerList, _LRScheduler):
+    """Runs the schedulers one after another: schedulers[i] from epoch milestones[i - 1] on
+    (restarted at epoch 0 there)."""
+
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1, verbose=False):
+        for scheduler_idx in range(len(schedulers)):
+            if schedulers[scheduler_idx].optimizer != optimizer:
+                raise ValueError(
+                    "Sequential Schedulers expects all schedulers to belong to the same "
+                    "optimizer, but got schedulers at index {} to be different than the "
+                    "optimizer passed in.".format(scheduler_idx))
+            if schedulers[scheduler_idx].optimizer != schedulers[0].optimizer:
+                raise ValueError(
+                    "Sequential Schedulers expects all schedulers to belong to the same "
+                    "optimizer, but got schedulers at index {} and {} to be different.".format(
+                        0, scheduler_idx))
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(
+                "Sequential Schedulers expects number of schedulers provided to be one more "
+                "than the number of milestone points, but got number of schedulers {} and the "
+                "number of milestones to be equal to {}".format(len(schedulers),
+                                                                len(milestones)))
+        self._schedulers = schedulers
+        self._milestones = milestones
+        self.last_epoch = last_epoch + 1
+        self.optimizer = optimizer
+
+        # the learning rates back at their initial values
+        for group in self.optimizer.param_groups:
+            group["lr"] = group["initial_lr"]
+
+        # "undo" the initial step of each scheduler, then make the first's only
+        for scheduler in self._schedulers:
+            scheduler.last_epoch -= 1
+        self._schedulers[0]._initial_step()
+
+        self._last_lr = schedulers[0].get_last_lr()
+
+    def step(self):
+        self.last_epoch += 1
+        idx = bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[idx]
+        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+            scheduler.step(0)
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+
+class PolynomialLR(_LRScheduler):
+    """Decays each group's lr by a polynomial of the given power to 0 over total_iters
+    epochs."""
+
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1, verbose=False):
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch, verbose)
+
+    def get_lr(self):
+        self._warn_outside_step()
+        if self.last_epoch == 0 or self.last_epoch > self.total_iters:
+            return [group["lr"] for group in self.optimizer.param_groups]
+        decay_factor = ((1.0 - self.last_epoch / self.total_iters) /
+                        (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        return [group["lr"] * decay_factor for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters)
+                ** self.power
+                for base_lr in self.base_lrs]
 
 
 class CosineAnnealingLR(_LRScheduler):
@@ -268,6 +437,26 @@ class CosineAnnealingLR(_LRScheduler):
         return [self.eta_min + (base_lr - self.eta_min) *
                 (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
                 for base_lr in self.base_lrs]
+
+
+class ChainedScheduler(_SchedulerList, _LRScheduler):
+    """Steps each of the schedulers (of one optimizer) at every step."""
+
+    def __init__(self, schedulers):
+        for scheduler_idx in range(1, len(schedulers)):
+            if schedulers[scheduler_idx].optimizer != schedulers[0].optimizer:
+                raise ValueError(
+                    "ChainedScheduler expects all schedulers to belong to the same optimizer, "
+                    "but got schedulers at index {} and {} to be different".format(
+                        0, scheduler_idx))
+        self._schedulers = list(schedulers)
+        self.optimizer = schedulers[0].optimizer
+        self._last_lr = [group["lr"] for group in self._schedulers[-1].optimizer.param_groups]
+
+    def step(self):
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = [group["lr"] for group in self._schedulers[-1].optimizer.param_groups]
 
 
 class ReduceLROnPlateau(object):
@@ -382,6 +571,193 @@ class ReduceLROnPlateau(object):
         self.__dict__.update(state_dict)
         self._init_is_better(mode=self.mode, threshold=self.threshold,
                              threshold_mode=self.threshold_mode)
+
+
+class CyclicLR(_LRScheduler):
+    """The cyclical learning rate policy: each group's lr cycles between base_lr and max_lr
+    (triangular, triangular2, exp_range or a custom scale_fn), and with cycle_momentum its
+    momentum inversely between max_momentum and base_momentum; stepped after every batch."""
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None,
+                 mode="triangular", gamma=1., scale_fn=None, scale_mode="cycle",
+                 cycle_momentum=True, base_momentum=0.8, max_momentum=0.9, last_epoch=-1,
+                 verbose=False):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError("{} is not an Optimizer".format(type(optimizer).__name__))
+        self.optimizer = optimizer
+
+        base_lrs = self._format_param("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+
+        self.max_lrs = self._format_param("max_lr", optimizer, max_lr)
+
+        step_size_up = float(step_size_up)
+        step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
+        self.total_size = step_size_up + step_size_down
+        self.step_ratio = step_size_up / self.total_size
+
+        if mode not in ["triangular", "triangular2", "exp_range"] and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+
+        self.mode = mode
+        self.gamma = gamma
+
+        if scale_fn is None:
+            self._scale_fn_custom = None
+            if self.mode == "triangular":
+                self._scale_fn_ref = weakref.WeakMethod(self._triangular_scale_fn)
+                self.scale_mode = "cycle"
+            elif self.mode == "triangular2":
+                self._scale_fn_ref = weakref.WeakMethod(self._triangular2_scale_fn)
+                self.scale_mode = "cycle"
+            elif self.mode == "exp_range":
+                self._scale_fn_ref = weakref.WeakMethod(self._exp_range_scale_fn)
+                self.scale_mode = "iterations"
+        else:
+            self._scale_fn_custom = scale_fn
+            self._scale_fn_ref = None
+            self.scale_mode = scale_mode
+
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum with `cycle_momentum` option "
+                                 "enabled")
+            base_momentums = self._format_param("base_momentum", optimizer, base_momentum)
+            if last_epoch == -1:
+                for momentum, group in zip(base_momentums, optimizer.param_groups):
+                    group["momentum"] = momentum
+            self.base_momentums = [group["momentum"] for group in optimizer.param_groups]
+            self.max_momentums = self._format_param("max_momentum", optimizer, max_momentum)
+
+        super(CyclicLR, self).__init__(optimizer, last_epoch, verbose)
+        self.base_lrs = base_lrs
+
+    def _format_param(self, name, optimizer, param):
+        """A list of one value per param group."""
+        if isinstance(param, (list, tuple)):
+            if len(param) != len(optimizer.param_groups):
+                raise ValueError("expected {} values for {}, got {}".format(
+                    len(optimizer.param_groups), name, len(param)))
+            return param
+        else:
+            return [param] * len(optimizer.param_groups)
+
+    def scale_fn(self, x):
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        else:
+            return self._scale_fn_ref()(x)
+
+    def _triangular_scale_fn(self, x):
+        return 1.
+
+    def _triangular2_scale_fn(self, x):
+        return 1 / (2. ** (x - 1))
+
+    def _exp_range_scale_fn(self, x):
+        return self.gamma**(x)
+
+    def get_lr(self):
+        """The learning rate at the batch index `last_epoch`; with cycle_momentum, sets the
+        groups' momentum too."""
+        self._warn_outside_step()
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1. + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)
+
+        lrs = []
+        for base_lr, max_lr in zip(self.base_lrs, self.max_lrs):
+            base_height = (max_lr - base_lr) * scale_factor
+            if self.scale_mode == "cycle":
+                lr = base_lr + base_height * self.scale_fn(cycle)
+            else:
+                lr = base_lr + base_height * self.scale_fn(self.last_epoch)
+            lrs.append(lr)
+
+        if self.cycle_momentum:
+            momentums = []
+            for base_momentum, max_momentum in zip(self.base_momentums, self.max_momentums):
+                base_height = (max_momentum - base_momentum) * scale_factor
+                if self.scale_mode == "cycle":
+                    momentum = max_momentum - base_height * self.scale_fn(cycle)
+                else:
+                    momentum = max_momentum - base_height * self.scale_fn(self.last_epoch)
+                momentums.append(momentum)
+            for param_group, momentum in zip(self.optimizer.param_groups, momentums):
+                param_group["momentum"] = momentum
+
+        return lrs
+
+
+class CosineAnnealingWarmRestarts(_LRScheduler):
+    """Cosine annealing of each group's lr from its initial lr to eta_min over T_i epochs,
+    restarting at the initial lr with T_i multiplied by T_mult (SGDR)."""
+
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0, last_epoch=-1, verbose=False):
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError("Expected positive integer T_0, but got {}".format(T_0))
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError("Expected integer T_mult >= 1, but got {}".format(T_mult))
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur = last_epoch
+        super(CosineAnnealingWarmRestarts, self).__init__(optimizer, last_epoch, verbose)
+
+    def get_lr(self):
+        self._warn_outside_step()
+        return [self.eta_min + (base_lr - self.eta_min) *
+                (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for base_lr in self.base_lrs]
+
+    def step(self, epoch=None):
+        """Steps to the next epoch, or to `epoch` (a float, e.g. epoch + i / iters after
+        batch i, or an int out of turn)."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur - self.T_i
+                self.T_i = self.T_i * self.T_mult
+        else:
+            if epoch < 0:
+                raise ValueError("Expected non-negative epoch, but got {}".format(epoch))
+            if epoch >= self.T_0:
+                if self.T_mult == 1:
+                    self.T_cur = epoch % self.T_0
+                else:
+                    n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
+                    self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult ** (n)
+            else:
+                self.T_i = self.T_0
+                self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+
+        # (torch sets the groups' lrs inside a context manager whose __exit__ returns a true
+        # value: an error raised there is swallowed, and so it is here)
+        self._get_lr_called_within_step = True
+        try:
+            for i, data in enumerate(zip(self.optimizer.param_groups, self.get_lr())):
+                param_group, lr = data
+                param_group["lr"] = lr
+                self.print_lr(self.verbose, i, lr, epoch)
+        except Exception:  # noqa: BLE001
+            pass
+        finally:
+            self._get_lr_called_within_step = False
+
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
 
 class OneCycleLR(_LRScheduler):

@@ -1078,9 +1078,10 @@ def _clone_obeying_layout(g, t):
         if tuple(g.shape) == tuple(sizes) and all(
                 n == 1 or a == b for n, a, b in zip(sizes, strides, g_strides)):
             return g.clone()
-        from .._factories import empty_strided
-        return empty_strided(sizes, strides, dtype=g.dtype, device=g.device).copy_(g)
-    from .._memory_format import contiguous_format
+        from .._factories import empty_strided  # noqa: PLC0415
+        return empty_strided(sizes, strides, dtype=g.dtype, device=g.device,
+                             session=g._session).copy_(g)
+    from .._memory_format import contiguous_format  # noqa: PLC0415
     return g.clone(memory_format=contiguous_format)
 
 

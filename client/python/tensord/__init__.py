@@ -38,9 +38,17 @@ from ._api import (bernoulli, default_generator, initial_seed, manual_seed, nonz
                    where)
 from ._api import imag, real
 from . import _api as _api_module
+from ._autocast import (autocast_decrement_nesting, autocast_increment_nesting,
+                        clear_autocast_cache, get_autocast_cpu_dtype, get_autocast_gpu_dtype,
+                        is_autocast_cache_enabled, is_autocast_cpu_enabled, is_autocast_enabled,
+                        set_autocast_cache_enabled, set_autocast_cpu_dtype,
+                        set_autocast_cpu_enabled, set_autocast_enabled, set_autocast_gpu_dtype)
 from . import autograd
 from . import nn
 from . import cuda
+from . import cpu
+from . import amp
+from .amp import autocast  # torch.autocast (torch.amp.autocast_mode.autocast)
 from . import testing
 from . import distributions
 from . import linalg

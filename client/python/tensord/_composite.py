@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from ._out import write_out
-from . import _dtypes, _info
+from . import _autocast, _dtypes, _info
 from .autograd import graph as _graph
 from ._compute import _inplace, _reduce_attrs, _return_type, _run, _run_n
 from ._ops import TensorBase, _Ints, _py_scalar
@@ -727,6 +727,7 @@ def _dft_matrices(n_fft, bins, dtype, like, inverse=False):
     return angle.cos().to(dtype).take(kn), angle.sin().to(dtype).take(kn)
 
 
+@_autocast.op("stft")
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
          pad_mode="reflect", normalized=False, onesided=None, return_complex=None):
     """torch.stft for real signals, torch 1.13's real layout (..., freq, frames, 2): frames as
@@ -786,6 +787,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     return out if batched else out.squeeze(0)
 
 
+@_autocast.op("istft")
 def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
           normalized=False, onesided=None, length=None, return_complex=False):
     """torch.istft of the real layout (..., freq, frames, 2): each frame's inverse real DFT
@@ -1591,6 +1593,7 @@ def _unsafe_split(position):
     return unsafe_split
 
 
+@_autocast.op("cuda_fp32")
 def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
     """torch.nuclear_norm: the sum of the singular values of the matrices over dims `dim` (a
     2-d input's own when no dim is given), as linalg.matrix_norm(input, "nuc", dim)."""

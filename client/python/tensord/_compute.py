@@ -10,6 +10,7 @@ import collections
 import numpy as np
 
 from ._out import write_out
+from . import _autocast
 from . import _compare
 from . import _dtypes, _factories
 from ._ops import TensorBase, _Ints, _int, _is_scalar, _op, _py_scalar, _queue
@@ -534,6 +535,14 @@ def _index_put_(self, indices, values, accumulate=False):
     return self
 
 
+def _index_put(self, indices, values, accumulate=False):
+    """torch's index_put: index_put_ on a clone (under cuda autocast, torch's promote list:
+    self and values in the wider of their dtypes first)."""
+    if _autocast.active and _autocast.applies("index_put", (self, indices, values)):
+        return _autocast.run("index_put", _index_put, (self, indices, values, accumulate))
+    return self.clone().index_put_(indices, values, accumulate)
+
+
 def _type_as(self, other):
     return self.to(other.dtype)
 
@@ -845,7 +854,7 @@ class _ComputeMethods(TensorBase):
     nonzero = lambda self, *, as_tuple=False: nonzero(self, as_tuple=as_tuple)
     argwhere = lambda self: nonzero(self)
     index_put_ = _index_put_
-    index_put = lambda self, indices, values, accumulate=False: self.clone().index_put_(indices, values, accumulate)
+    index_put = _index_put
     type_as = _type_as
     uniform_ = _inplace_random("uniform_", lambda a=0, b=1: {"from": float(a), "to": float(b)})
     normal_ = _inplace_random("normal_", lambda mean=0, std=1: {"mean": float(mean), "std": float(std)})

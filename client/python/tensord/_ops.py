@@ -9,6 +9,7 @@ import operator
 
 import numpy as np
 
+from . import _autocast
 from . import _dtypes
 from . import _grad_mode
 from .autograd import graph as _graph
@@ -209,7 +210,10 @@ def _encode(session, name, input_ids, attrs, output_ids):
 
 def _queue(session, name, inputs, attrs=None, n=None, send_now=False):
     """_send, and the op recorded in the backward graph when grad mode is on and an input
-    requires grad (autograd/graph.py)."""
+    requires grad (autograd/graph.py). In an autocast region, the inputs first take the dtypes
+    torch's autocast gives that op (_autocast.py)."""
+    if _autocast.active:
+        inputs, attrs = _autocast.cast(name, inputs, attrs)
     if not _graph.active:
         return _send(session, name, inputs, attrs, n, send_now)
     in_place = name.endswith("_") and bool(inputs)

@@ -13,7 +13,7 @@ import numbers
 import re
 
 from ._out import write_out
-from . import _dtypes
+from . import _autocast, _dtypes
 from ._compute import _return_type, _run, _run_n
 from ._info import finfo
 from ._errors import LinAlgError  # noqa: F401 - torch.linalg.LinAlgError
@@ -101,6 +101,7 @@ def _lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=
     return _out(_raise_now(result) if unpack_pivots else result, out)
 
 
+@_autocast.op("linalg_fp32")
 def _lu_old(A, pivot=True, get_infos=False, out=None):
     """torch.lu: lu_factor_ex's (LU, pivots), with its info when get_infos (a singular matrix
     does not raise)."""
@@ -111,6 +112,7 @@ def _lu_old(A, pivot=True, get_infos=False, out=None):
     return _out(result, out)
 
 
+@_autocast.op("linalg_fp32")
 def _lu_solve_old(b, LU_data, LU_pivots, *, out=None):
     """torch.lu_solve(b, LU_data, LU_pivots) = linalg.lu_solve(LU_data, LU_pivots, b)."""
     return lu_solve(LU_data, LU_pivots, b, out=out)
@@ -225,6 +227,7 @@ def _dims(dim):
     return tuple(dim) if isinstance(dim, (list, tuple)) else (dim,)
 
 
+@_autocast.op("linalg_vector_norm")
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     if dtype is not None:
         x = x.to(dtype)
@@ -250,6 +253,7 @@ def _matrix_dims(A, dim):
     return d0, d1
 
 
+@_autocast.op("linalg_fp32")
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     if dtype is not None:
         A = A.to(dtype)
@@ -309,6 +313,7 @@ def _is_zero(x):
     return isinstance(x, numbers.Number) and x == 0
 
 
+@_autocast.op("linalg_pinv")
 def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """One server op (engine/ops/decomposition_ops.cc): the SVD (or eigh), torch's cutoff of
     the singular values and the product, planned together."""
@@ -328,6 +333,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
                                 {"hermitian": bool(hermitian)})), out)
 
 
+@_autocast.op("linalg_fp32")
 def lstsq(A, B, rcond=None, *, driver=None, out=None):
     """The least-squares solution through the pseudo-inverse (the minimum-norm solution, which
     every LAPACK driver returns for full-rank A and gelsy/gelsd/gelss for any A)."""
@@ -374,6 +380,8 @@ def matrix_power(A, n, *, out=None):
     if not isinstance(n, numbers.Integral) or isinstance(n, bool):
         raise TypeError(f"linalg_matrix_power(): argument 'n' must be int, not "
                         f"{type(n).__name__}")
+    if n <= -2 and _autocast.active:  # as torch under autocast: the inverse's powers
+        return _out(matrix_power(inv(A), -n), out)
     result = _run("linalg_matrix_power", [("A", A)], {"n": int(n)})
     return _out(_raise_now(result) if n < 0 else result, out)
 
@@ -422,6 +430,7 @@ def _pade(X, m):
     return solve(V - U, V + U)
 
 
+@_autocast.op("matrix_exp")
 def matrix_exp(A):
     """exp(A) of every square matrix of A, by scaling and squaring over Padé approximants
     (Higham 2005): each matrix scaled by 2^-s so that its 1-norm is within the bound of the
@@ -484,6 +493,7 @@ def _real_dtype(d):
     return d if d.is_floating_point else _api().get_default_dtype()
 
 
+@_autocast.op("linalg_fp32")
 def cond(A, p=None, *, out=None):
     if p is None or p in (2, -2):
         if A.dim() >= 2 and A.size(-1) * A.size(-2) == 0:  # torch: zeros for empty matrices
@@ -515,6 +525,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     return _out(solve_ex(T, B, left=left).result, out)
 
 
+@_autocast.op("linalg_fp32")
 def tensorinv(A, ind=2, *, out=None):
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
@@ -527,6 +538,7 @@ def tensorinv(A, ind=2, *, out=None):
     return _out(inv(A.reshape(rows, cols)).reshape(out_shape), out)
 
 
+@_autocast.op("linalg_fp32")
 def tensorsolve(A, B, dims=None, *, out=None):
     if dims is not None:
         nd = A.dim()
@@ -610,17 +622,20 @@ def _lower_factor(factor, upper):
     return factor.triu().mT if upper else factor.tril()
 
 
+@_autocast.op("linalg_fp32")
 def _cholesky_solve(input, input2, upper=False, *, out=None):
     """X with (L L^T) X = input, where input2 holds L (or U with upper)."""
     L = _lower_factor(input2, upper)
     return _out(solve(L.mT, solve(L, input)), out)
 
 
+@_autocast.op("linalg_fp32")
 def _cholesky_inverse(input, upper=False, *, out=None):
     L = _lower_factor(input, upper)
     return _out(inv(L.matmul(L.mT)), out)
 
 
+@_autocast.op("linalg_fp32")
 def _triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     T = A.mT if transpose else A
     X = solve_triangular(T, b, upper=upper != transpose, unitriangular=unitriangular)
@@ -628,6 +643,7 @@ def _triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *,
     return _out(result, out)
 
 
+@_autocast.op("linalg_fp32")
 def _pinverse(input, rcond=1e-15):
     return pinv(input, rtol=rcond)
 

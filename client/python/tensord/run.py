@@ -6,10 +6,10 @@
 The script's `import torch` (and `import torch.nn.functional as F`, `from torch import nn`,
 `torch.nn.init`, `torch.nn.utils` (`.rnn`, `.parametrize`, …), `torch.nn.modules`,
 `torch.nn.parameter`, `torch.cuda`, `torch.testing`, `torch.utils.data`, `torch.distributions`,
-`torch.linalg`, `torch.special`, `torch.autograd`, `torch.jit`, `torch.distributed`) get
-tensord's modules, so every tensor it makes lives on the
-server at $TENSORD_ADDRESS (127.0.0.1:50051 unless set). Nothing is patched inside tensord:
-only the names under which the script finds it.
+`torch.linalg`, `torch.special`, `torch.autograd`, `torch.jit`, `torch.distributed`,
+`torch.amp`, `torch.cpu.amp`, `torch.cuda.amp`) get tensord's modules, so every tensor it
+makes lives on the server at $TENSORD_ADDRESS (127.0.0.1:50051 unless set). Nothing is
+patched inside tensord: only the names under which the script finds it.
 """
 import runpy
 import sys
@@ -19,7 +19,11 @@ def install_torch_aliases():
     """Makes `torch` and its submodules that tensord has resolve to tensord's."""
     import tensord
     import tensord.autograd
+    import tensord.amp
+    import tensord.cpu
+    import tensord.cpu.amp
     import tensord.cuda
+    import tensord.cuda.amp
     import tensord.distributions
     import tensord.nn
     import tensord.nn.functional
@@ -40,11 +44,13 @@ def install_torch_aliases():
                "torch.special": tensord.special, "torch.backends": tensord.backends,
                "torch.random": tensord.random, "torch.optim": tensord.optim,
                "torch.autograd": tensord.autograd, "torch.jit": tensord.jit,
-               "torch.distributed": tensord.distributed}
+               "torch.distributed": tensord.distributed, "torch.amp": tensord.amp,
+               "torch.cpu": tensord.cpu}
     # torch.nn.init, torch.nn.utils.rnn, torch.utils.data.dataloader, …
     for name, module in list(sys.modules.items()):
         if name.startswith(("tensord.nn.", "tensord.utils.", "tensord.distributions.",
-                            "tensord.optim.", "tensord.autograd.")) and \
+                            "tensord.optim.", "tensord.autograd.", "tensord.amp.",
+                            "tensord.cpu.", "tensord.cuda.")) and \
                 module is not None:
             aliases["torch" + name[len("tensord"):]] = module
     for name, module in aliases.items():

@@ -53,6 +53,8 @@ def _no_cpu_half(input, kernel):
 
 
 def linear(input, weight, bias=None):
+    if _autocast.active and _autocast.applies("linear", (input, weight, bias)):
+        return _autocast.run("linear", linear, (input, weight, bias))  # all three cast first
     if bias is not None and input.dim() >= 2 and input.dtype != weight.dtype:
         raise RuntimeError("mat1 and mat2 must have the same dtype")  # torch's addmm's words
     # torch 1.13's paths (so that grad_fn names match): addmm for a matrix, addmm over the
@@ -182,7 +184,7 @@ import math as _math  # noqa: E402
 import operator as _operator  # noqa: E402
 import warnings as _warnings  # noqa: E402
 
-from .. import _dtypes, _grad_mode  # noqa: E402
+from .. import _autocast, _dtypes, _grad_mode  # noqa: E402
 from ..autograd import graph as _graph  # noqa: E402
 from .._compute import where as _where  # noqa: E402
 
@@ -948,6 +950,9 @@ def _int_list(v):
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    if _autocast.active and _autocast.applies("conv1d", (input, weight, bias)):
+        return _autocast.run("conv1d", conv1d,
+                             (input, weight, bias, stride, padding, dilation, groups))
     if isinstance(padding, str):
         p = padding
     else:
@@ -1009,6 +1014,10 @@ def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, retu
     """max_pool{2,3}d: one server op (engine/ops/pool_ops.cc); with indices,
     max_pool{2,3}d_with_indices, also when autograd records it (as torch's: backward scatters
     the gradient to those indices)."""
+    if nd == 3 and not return_indices and _autocast.active and \
+            _autocast.applies("max_pool3d", (input,)):  # on torch's cpu float32 list
+        return _autocast.run("max_pool3d", _max_pool, (nd, input, kernel_size, stride, padding,
+                                                        dilation, ceil_mode, return_indices))
     attrs = _pool_attrs(kernel_size, stride, padding, ceil_mode, dilation=dilation)
     if return_indices or (input.requires_grad and _grad_mode.is_grad_enabled()):
         values, indices = _run_n(f"max_pool{nd}d_with_indices", [input], attrs, 2)
@@ -1262,6 +1271,7 @@ def _fractional_max_pool(name, nd, input, kernel_size, output_size, output_ratio
     return (result, indices) if return_indices else result
 
 
+@_autocast.op("fractional_max_pool")
 def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
                           return_indices=False, _random_samples=None):
     """A composition (see _fractional_max_pool); the window positions are gathered with
@@ -1270,6 +1280,7 @@ def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=Non
                                 output_ratio, return_indices, _random_samples)
 
 
+@_autocast.op("fractional_max_pool")
 def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
                           return_indices=False, _random_samples=None):
     return _fractional_max_pool("fractional_max_pool3d", 3, input, kernel_size, output_size,
@@ -1499,6 +1510,7 @@ def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
                  "padding_mode": int(padding_mode), "align_corners": bool(align_corners)})
 
 
+@_autocast.op("cuda_fp32")
 def pdist(input, p=2):
     """The p-norm distance of each pair of rows i < j, in row-major order of the pairs: the
     rows gathered by triu_indices (a server factory op) and their differences' norms."""
@@ -1606,6 +1618,8 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 def prelu(input, weight):
     """torch 1.13's checks (the weight's dtype, its size against the channels), then
     max(0, x) + weight * min(0, x) per channel, contiguous."""
+    if _autocast.active and _autocast.applies("prelu", (input, weight)):
+        return _autocast.run("prelu", prelu, (input, weight))
     _no_cpu_half(input, "prelu_cpu")
     if weight.dtype is not input.dtype and not (input.dtype is _dtypes.bfloat16 and
                                                 weight.dtype is _dtypes.float32):
@@ -1798,6 +1812,8 @@ def _floating_gates(gates):
 
 def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """torch.rnn_tanh_cell: tanh(hx W_hh^T + b_hh + input W_ih^T + b_ih)."""
+    if _autocast.active and _autocast.applies("rnn_cell", (input, hx, w_ih, w_hh, b_ih, b_hh)):
+        return _autocast.run("rnn_cell", rnn_tanh_cell, (input, hx, w_ih, w_hh, b_ih, b_hh))
     _cell_input(input, w_ih)
     _cell_hidden(input, hx, w_hh)
     return (linear(hx, w_hh, b_hh) + linear(input, w_ih, b_ih)).tanh()
@@ -1805,6 +1821,8 @@ def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 
 def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """torch.rnn_relu_cell: relu(hx W_hh^T + b_hh + input W_ih^T + b_ih)."""
+    if _autocast.active and _autocast.applies("rnn_cell", (input, hx, w_ih, w_hh, b_ih, b_hh)):
+        return _autocast.run("rnn_cell", rnn_relu_cell, (input, hx, w_ih, w_hh, b_ih, b_hh))
     _cell_input(input, w_ih)
     _cell_hidden(input, hx, w_hh)
     return (linear(hx, w_hh, b_hh) + linear(input, w_ih, b_ih)).relu()
@@ -1813,6 +1831,8 @@ def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """torch.lstm_cell: hx = (h, c); the gates (input, forget, cell, output, in that order along
     dim 1 of the weights) give c' = f c + i g and h' = o tanh(c'); returns (h', c')."""
+    if _autocast.active and _autocast.applies("rnn_cell", (input, hx, w_ih, w_hh, b_ih, b_hh)):
+        return _autocast.run("rnn_cell", lstm_cell, (input, hx, w_ih, w_hh, b_ih, b_hh))
     if not isinstance(hx, (list, tuple)):
         raise TypeError(f"lstm_cell(): argument 'hx' (position 2) must be tuple of Tensors, not "
                         f"{type(hx).__name__}")
@@ -1835,6 +1855,8 @@ def _lstm_gates(gates, cx):
 def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """torch.gru_cell: reset, update and new gates (in that order along dim 1 of the weights):
     n = tanh(i_n + r h_n), h' = (hx - n) z + n."""
+    if _autocast.active and _autocast.applies("rnn_cell", (input, hx, w_ih, w_hh, b_ih, b_hh)):
+        return _autocast.run("rnn_cell", gru_cell, (input, hx, w_ih, w_hh, b_ih, b_hh))
     _cell_input(input, w_ih)
     _cell_hidden(input, hx, w_hh)
     return _gru_gates(_floating_gates(linear(input, w_ih, b_ih)), linear(hx, w_hh, b_hh), hx)
@@ -1904,6 +1926,8 @@ def conv_tbc(input, weight, bias, pad=0):
     """torch.conv_tbc: a convolution over time of a (time, batch, in_channels) input with a
     (kernel_width, in_channels, out_channels) weight, zero-padded by pad on both ends (a negative
     pad trims); conv1d on the permuted tensors, returned as (time, batch, out_channels)."""
+    if _autocast.active and _autocast.applies("conv_tbc", (input, weight, bias)):
+        return _autocast.run("conv_tbc", conv_tbc, (input, weight, bias, pad))
     if not isinstance(bias, Tensor):
         raise TypeError(f"conv_tbc(): argument 'bias' (position 3) must be Tensor, not "
                         f"{type(bias).__name__}")
@@ -1932,6 +1956,7 @@ def conv_tbc(input, weight, bias, pad=0):
     return out.permute(2, 0, 1).contiguous().view(out_length, batch, out_channels)
 
 
+@_autocast.op("margin_ranking_loss")
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                         reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -1942,6 +1967,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
     return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 
+@_autocast.op("hinge_embedding_loss")
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -1951,6 +1977,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _reduce(margin_part + self_part, reduction)
 
 
+@_autocast.op("cosine_embedding_loss")
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                           reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -1966,6 +1993,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     return _reduce(loss, reduction)
 
 
+@_autocast.op("poisson_nll_loss")
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -1994,6 +2022,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     return _reduce(loss, reduction)
 
 
+@_autocast.op("triplet_margin_loss")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -2014,6 +2043,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
 
 
+@_autocast.op("multi_margin_loss")
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
                       reduce=None, reduction="mean"):
     """Σ_{j != y} max(0, margin - x[y] + x[j])^p / C per sample (weighted by weight[y])."""
@@ -2039,6 +2069,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return _reduce(loss, reduction)
 
 
+@_autocast.op("multilabel_margin_loss")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Σ over target classes j (up to the first -1) and non-target classes i of
     max(0, 1 - (x[j] - x[i])) / C per sample."""
@@ -2071,6 +2102,10 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 
 
 def bilinear(input1, input2, weight, bias=None):
+    """torch's bilinear: input1 W input2 + bias, one matmul and a reduction over the second
+    input's features."""
+    if _autocast.active and _autocast.applies("bilinear", (input1, input2, weight, bias)):
+        return _autocast.run("bilinear", bilinear, (input1, input2, weight, bias))
     o, i1, i2 = weight.shape
     tmp = input1.matmul(weight.permute(1, 0, 2).reshape(i1, o * i2))
     out = (tmp.view(*input1.shape[:-1], o, i2) * input2.unsqueeze(-2)).sum(-1)

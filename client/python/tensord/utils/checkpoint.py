@@ -1,11 +1,12 @@
 """torch.utils.checkpoint: activation checkpointing. A checkpointed segment runs without
-recording its graph; backward runs it again, with recording on and the random state it had the
-first time (so that dropout draws the same masks), and backpropagates through that second run.
+recording its graph; backward runs it again, with recording on and the random state and autocast
+state it had the first time (so that dropout draws the same masks and the ops give the same
+dtypes), and backpropagates through that second run.
 """
 import warnings
 import weakref
 
-from .. import _grad_mode
+from .. import _autocast, _grad_mode
 from .. import random as _random
 from .._random import get_rng_state, set_rng_state
 from .._tensor import Tensor
@@ -30,6 +31,23 @@ def detach_variable(inputs):
                        f"{type(inputs).__name__}")
 
 
+def _get_autocast_kwargs():
+    """The autocast state of cuda and of cpu, as the recomputation restores it."""
+    gpu_autocast_kwargs = {"enabled": _autocast.is_autocast_enabled(),
+                           "dtype": _autocast.get_autocast_gpu_dtype(),
+                           "cache_enabled": _autocast.is_autocast_cache_enabled()}
+    cpu_autocast_kwargs = {"enabled": _autocast.is_autocast_cpu_enabled(),
+                           "dtype": _autocast.get_autocast_cpu_dtype(),
+                           "cache_enabled": _autocast.is_autocast_cache_enabled()}
+    return gpu_autocast_kwargs, cpu_autocast_kwargs
+
+
+def _autocast_as(gpu_autocast_kwargs, cpu_autocast_kwargs):
+    from ..cpu import amp as cpu_amp  # noqa: PLC0415 - import cycle
+    from ..cuda import amp as cuda_amp  # noqa: PLC0415
+    return cuda_amp.autocast(**gpu_autocast_kwargs), cpu_amp.autocast(**cpu_autocast_kwargs)
+
+
 def check_backward_validity(inputs):
     if not any(inp.requires_grad for inp in inputs if isinstance(inp, Tensor)):
         warnings.warn("None of the inputs have requires_grad=True. Gradients will be None")
@@ -41,6 +59,7 @@ class CheckpointFunction(Function):
         check_backward_validity(args)
         ctx.run_function = run_function
         ctx.preserve_rng_state = preserve_rng_state
+        ctx.gpu_autocast_kwargs, ctx.cpu_autocast_kwargs = _get_autocast_kwargs()
         if preserve_rng_state:
             ctx.fwd_rng_state = get_rng_state()
         ctx.inputs, ctx.tensor_indices, tensor_inputs = [], [], []
@@ -68,7 +87,9 @@ class CheckpointFunction(Function):
             if ctx.preserve_rng_state:
                 set_rng_state(ctx.fwd_rng_state)
             detached_inputs = detach_variable(tuple(inputs))
-            with _grad_mode.enable_grad():
+            gpu_autocast, cpu_autocast = _autocast_as(ctx.gpu_autocast_kwargs,
+                                                      ctx.cpu_autocast_kwargs)
+            with _grad_mode.enable_grad(), gpu_autocast, cpu_autocast:
                 outputs = ctx.run_function(*detached_inputs)
         if isinstance(outputs, Tensor):
             outputs = (outputs,)
@@ -109,6 +130,7 @@ def _checkpoint_without_reentrant(function, preserve_rng_state=True, *args, **kw
     """torch's algorithm: pack gives each saved tensor a holder; unpack, when the holders are
     empty, runs the segment again under hooks that fill them in the same order (detached: the
     second run's own graph is not kept) and returns the holder's tensor."""
+    gpu_autocast_kwargs, cpu_autocast_kwargs = _get_autocast_kwargs()
     if preserve_rng_state:
         fwd_rng_state = get_rng_state()
     storage = weakref.WeakKeyDictionary()
@@ -138,8 +160,10 @@ def _checkpoint_without_reentrant(function, preserve_rng_state=True, *args, **kw
             with _random.fork_rng(enabled=preserve_rng_state):
                 if preserve_rng_state:
                     set_rng_state(fwd_rng_state)
-                with _grad_mode.enable_grad(), _graph.saved_tensors_hooks(inner_pack,
-                                                                          inner_unpack):
+                gpu_autocast, cpu_autocast = _autocast_as(gpu_autocast_kwargs,
+                                                          cpu_autocast_kwargs)
+                with _grad_mode.enable_grad(), gpu_autocast, cpu_autocast, \
+                        _graph.saved_tensors_hooks(inner_pack, inner_unpack):
                     function(*args, **kwargs)
         if holder not in storage:
             raise RuntimeError("Attempt to retrieve a tensor saved by autograd multiple times "

@@ -11,8 +11,10 @@ session's device unless one is given). The current stream is per thread and per 
 torch's is per thread (and per device): ops issued by a thread go to its current stream of the
 session they run in; stream 0, the session's default stream, unless `set_stream` or a
 `with tensord.cuda.stream(s):` block says otherwise.
+
+tensord.cuda.amp holds torch.cuda.amp: cuda autocast and GradScaler.
 """
-from . import _api, _dtypes
+from .. import _api, _dtypes
 
 
 def _info():
@@ -158,6 +160,12 @@ def get_device_name(device=None):
 def get_device_capability(device=None):
     props = get_device_properties(device)
     return props.major, props.minor
+
+
+def is_bf16_supported():
+    """Whether the current CUDA device computes in bfloat16 (compute capability 8.0 and up, as
+    torch's answer for a CUDA 11 build)."""
+    return get_device_properties(current_device()).major >= 8
 
 
 def _no_memory_stats(name):
@@ -442,3 +450,6 @@ def stream(stream):
     """`with tensord.cuda.stream(s):` sends the ops issued inside to stream `s` (None: no
     change), restoring the previous current stream at the end."""
     return StreamContext(stream)
+
+
+from . import amp  # noqa: E402 - torch.cuda.amp (autocast, GradScaler)

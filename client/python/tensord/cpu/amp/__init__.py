@@ -1,0 +1,2 @@
+"""tensord.cpu.amp: torch.cpu.amp.autocast."""
+from .autocast_mode import autocast  # noqa: F401

@@ -664,6 +664,31 @@ PROGRAMS = {
             print(x.grad)
         print(torch.is_anomaly_enabled())
     """,
+    "in_place_on_views_torch_refuses": """
+        # views that are one of several outputs, or made in no_grad mode of a base that
+        # requires grad, refuse in-place ops under grad mode (torch's creation meta); unsafe
+        # splits and tensor_split's slices do not
+        x = torch.ones(2, 3, requires_grad=True)
+        y = x * 1
+        for e in ['y.unbind()[1].mul_(2)', 'y.split(1)[0].add_(1)', 'y.chunk(2)[1].zero_()', 'y.split([1,1])[1].mul_(3)', 'y.tensor_split(2)[0].mul_(2)', 'y.unsafe_split(1)[0].mul_(2)']:
+            try:
+                eval(e); print(e, 'ok')
+            except RuntimeError as ex: print(e, '|', ex)
+        with torch.no_grad():
+            v = y[0]
+            v.mul_(2)
+        try:
+            v.mul_(2)
+        except RuntimeError as ex: print('nograd |', ex)
+        with torch.no_grad():
+            a, b = y.unbind()
+            a.mul_(3)
+        print(y.tensor_split(2)[0].grad_fn.name())
+        print(y.sum().item())
+        p = y.unsafe_split(1)[1]
+        p.mul_(2); p.add_(1); print(p.grad_fn.name(), p._base)
+        (p.sum() + y.sum()).backward(); print(x.grad)
+    """,
     "index_assignment_nodes": """
         # torch indexes the tensor itself when the key's basic part is Ellipsis or slices
         # written as 0:n (index_put_: IndexPutBackward0) and a view of it otherwise (`:`,
@@ -1413,6 +1438,10 @@ GRAD_FN_NAMES = {
     "torch.lu_unpack(*torch.linalg.lu_factor(x))[2]": "LuUnpackBackward0",
     "torch.linalg.householder_product(x, y[0])": "LinalgHouseholderProductBackward0",
     "torch.orgqr(x, y[1])": "LinalgHouseholderProductBackward0",
+    "x.split([1, 1])[1]": "SplitWithSizesBackward0",
+    "x.tensor_split(2)[1]": "SliceBackward0",
+    "x.unsafe_split(1)[0]": "UnsafeSplitBackward0",
+    "torch.unsafe_split_with_sizes(x, [1, 1])[1]": "UnsafeSplitWithSizesBackward0",
     # random draws and fills: torch's nodes (zero gradients)
     "x.clone().exponential_()": "ExponentialBackward0",
     "x.clone().geometric_(0.5)": "GeometricBackward0",

@@ -1578,18 +1578,36 @@ def split_with_sizes_copy(input, split_sizes, dim=0):
     return tuple(t.clone() for t in input.split(sizes, dim))
 
 
+def _unsafe(parts, node_name):
+    """torch's unsafe splits: the parts share the input's storage, but autograd takes them for
+    tensors of their own (no _base; an in-place op on one changes no history but its own), under
+    torch's node name."""
+    for p in parts:
+        p._vbase = None
+        m = p._ag
+        if m is not None:
+            m.view = None
+            m.own = True
+            if m._fn is not None:
+                m._fn._name = node_name
+    return parts
+
+
 def unsafe_split_with_sizes(input, split_sizes, dim=0):
-    """torch.unsafe_split_with_sizes: split_with_sizes (views; no autograd to keep apart)."""
-    return input.split(_int_sizes("unsafe_split_with_sizes", split_sizes), dim)
+    """torch.unsafe_split_with_sizes: split_with_sizes whose parts autograd takes for tensors
+    of their own."""
+    return _unsafe(input.split(_int_sizes("unsafe_split_with_sizes", split_sizes), dim),
+                   "UnsafeSplitWithSizesBackward0")
 
 
 def _unsafe_split(position):
     def unsafe_split(input, split_size, dim=0):
-        """torch.unsafe_split: split by one size (views; no autograd to keep apart)."""
+        """torch.unsafe_split: split by one size, the parts taken by autograd for tensors of
+        their own."""
         if isinstance(split_size, bool) or not isinstance(split_size, int):
             raise TypeError(f"unsafe_split(): argument 'split_size' (position {position}) must "
                             f"be int, not {type(split_size).__name__}")
-        return input.split(split_size, dim)
+        return _unsafe(input.split(split_size, dim), "UnsafeSplitBackward0")
     return unsafe_split
 
 

@@ -224,6 +224,8 @@ def _queue(session, name, inputs, attrs=None, n=None, send_now=False):
             if m is not None and (m.requires_grad or m.grad_fn is not None):
                 record = True
                 break
+    if in_place and not record and _grad_mode.is_grad_enabled():
+        _graph.check_view_creation(inputs[0])  # (a view of a base that requires grad)
     if record and in_place:
         return _graph.record_in_place(  # refused before it writes anything where it must be
             name, inputs, attrs, lambda: _send(session, name, inputs, attrs, n, send_now))

@@ -1374,9 +1374,20 @@ for _name, _node in {
         "adjoint": "TBackward0",
         "T": "PermuteBackward0", "split": "SplitBackward0",
         "split_with_sizes": "SplitWithSizesBackward0", "chunk": "SplitBackward0",
-        "unbind": "UnbindBackward0", "tensor_split": "SplitBackward0"}.items():
+        "unbind": "UnbindBackward0", "tensor_split": "SliceBackward0"}.items():
     FORMULAS[_name] = _picking_op(_name, _node)
 FORMULAS["as_strided"] = _as_strided
+
+
+def _split_node(inputs, attrs, outs, _split=FORMULAS["split"]):
+    """split by a list of sizes is torch's split_with_sizes (its node's name)."""
+    node, saved, backward = _split(inputs, attrs, outs)
+    if isinstance(attrs.get("split_size"), (list, tuple)):
+        node = "SplitWithSizesBackward0"
+    return node, saved, backward
+
+
+FORMULAS["split"] = _split_node
 
 
 def _pad_node(inputs, attrs, outs):

@@ -85,7 +85,7 @@ class AutogradMeta:
     grad_fn is made again from the base's (torch's view regeneration: AsStridedBackward0)."""
 
     __slots__ = ("requires_grad", "_fn", "output_nr", "retains_grad", "hooks", "acc", "view",
-                 "version", "hist")
+                 "version", "hist", "own")
 
     def __init__(self, requires_grad=False, grad_fn=None, output_nr=0):
         self.requires_grad = requires_grad
@@ -97,6 +97,7 @@ class AutogradMeta:
         self.view = None  # a view's _View
         self.version = 0  # a view's: its base's `hist` when its grad_fn was made
         self.hist = 0  # a base's: a stamp from _clock, new each time an in-place op changes it
+        self.own = False  # taken for a tensor of its own though it shares a storage (unsafe_split)
 
     @property
     def grad_fn(self):
@@ -419,6 +420,16 @@ def check_in_place(target):
         _refuse_leaf(target)
 
 
+def check_view_creation(t):
+    """An in-place op not recorded, on a view made in no_grad mode (or one of several views
+    an op returned) whose base requires grad: torch counts the view as requiring grad, and
+    refuses the op as it refuses a recorded one."""
+    m = getattr(t, "_ag", None)
+    if m is not None and m.view is not None and m.view.creation is not None and \
+            requires_grad(m.view.base):
+        raise RuntimeError(m.view.creation)
+
+
 def _refuse_in_place(name):
     raise RuntimeError(f"tensord: the in-place op {name} writes a tensor that requires grad or "
                        f"takes one as input, and autograd cannot record it here "
@@ -443,11 +454,14 @@ class _View:
     offset. The base's geometry is read when it is needed (an in-place view op such as t_ on the
     base changes it)."""
 
-    __slots__ = ("base", "info")
+    __slots__ = ("base", "info", "creation")
 
-    def __init__(self, base, info):
+    def __init__(self, base, info, creation=None):
         self.base = base
         self.info = info  # the view's metadata when it was made (read when it is needed)
+        # why torch refuses in-place ops on it under grad mode (its creation meta): made in
+        # no_grad mode, or one of the outputs of an op that returns several views
+        self.creation = creation
 
     @property
     def storage(self):
@@ -533,7 +547,7 @@ _earlier_views = []
 _earlier_limit = [1024]
 
 
-def note_views(inputs, outs):
+def note_views(inputs, outs, multi=None):
     """Outputs that are views (note_bases; or, where the planning extension's queue did not
     plan the op, outputs that share a storage and dtype with an input: they learn their base
     here) learn their place in their base while autograd is active, so that a recorded
@@ -561,17 +575,31 @@ def note_views(inputs, outs):
             if not active:
                 _earlier_views.append(weakref.ref(o))
         if active:
-            _link_view(o, base, info)
+            _link_view(o, base, info, multi)
 
 
-def _link_view(o, base, info):
+def _link_view(o, base, info, multi=None):
     bm = base._ag
     if bm is None:
         bm = base._ag = AutogradMeta()
     om = o._ag
     if om is None:
         om = o._ag = AutogradMeta()
-    om.view = _View(base, info)
+    if multi is not None:
+        creation = (f"Output {om.output_nr} of {multi} is a view and is being modified "
+                    f"inplace. This view is the output of a function that returns multiple "
+                    f"views. Such functions do not allow the output views to be modified "
+                    f"inplace. You should replace the inplace operation by an out-of-place one.")
+    elif not _grad_mode.is_grad_enabled():
+        creation = ("A view was created in no_grad mode and is being modified inplace with grad "
+                    "mode enabled. Given that this use case is ambiguous and error-prone, it is "
+                    "forbidden. You can clarify your code by moving both the view and the "
+                    "inplace either both inside the no_grad block (if you don't want the "
+                    "inplace to be tracked) or both outside (if you want the inplace to be "
+                    "tracked).")
+    else:
+        creation = None
+    om.view = _View(base, info, creation)
     om.version = bm.hist
 
 
@@ -661,7 +689,7 @@ def relink_view(t, same_storage=True):
         t._vbase = None
     m = t._ag
     if m is not None and m.view is not None:
-        m.view = _View(m.view.base, t._meta()) if same_storage else None
+        m.view = _View(m.view.base, t._meta(), m.view.creation) if same_storage else None
 
 
 def _regenerate(m):
@@ -774,6 +802,8 @@ def record_in_place(name, inputs, attrs, send):
     m = target._ag
     view = m.view if m is not None else None
     if view is not None:
+        if view.creation is not None:
+            raise RuntimeError(view.creation)
         for leaf in (m, view.base._ag):  # the view made a leaf by requires_grad_(), or its base
             if leaf is not None and leaf.requires_grad and leaf._fn is None:
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used "
@@ -784,7 +814,8 @@ def record_in_place(name, inputs, attrs, send):
     formula = derivatives.FORMULAS.get(name) or derivatives.FORMULAS.get(base_name)
     geometry = view.geometry() if view is not None else None
     if formula is None or not target.dtype.is_floating_point or (
-            geometry is None if view is not None else not _whole_storage(target)):
+            geometry is None if view is not None else not (m is not None and m.own or
+                                                           _whole_storage(target))):
         _refuse_in_place(name)
     node_name, saved, backward = derivatives.make(formula, base_name, inputs, attrs, [target])
     edges = [_edge(t) if hasattr(t, "_ag") else None for t in inputs]
@@ -817,6 +848,7 @@ def record_in_place(name, inputs, attrs, send):
     if view is None:
         new = target._ag = AutogradMeta(False, node, 0)
         new.hist = next(_clock)
+        new.own = m is not None and m.own
         if m is not None and m.retains_grad:
             new.retains_grad = True
             _move_retainer(m._fn, m.output_nr, node)
@@ -861,7 +893,12 @@ def record(name, inputs, attrs, outs):
     for i, o in enumerate(outs):
         if o.dtype.is_floating_point and i not in constant:
             o._ag = AutogradMeta(False, node, i)
-    note_views(inputs, diff)
+    note_views(inputs, diff, node_name if name in _MULTI_VIEW_OPS else None)
+
+
+# Ops that return several views of their input: torch refuses in-place ops on those views under
+# grad mode (their node could not take the write).
+_MULTI_VIEW_OPS = frozenset(("unbind", "split", "split_with_sizes", "chunk"))
 
 
 def _sum_to(g, shape):

@@ -25,24 +25,13 @@ class Adamax(Optimizer):
         from .. import zeros_like, preserve_format
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            params_with_grad, grads, exp_avgs, exp_infs, state_steps = [], [], [], [], []
             beta1, beta2 = group["betas"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                params_with_grad.append(p)
-                if p.grad.is_sparse:
-                    raise RuntimeError("Adamax does not support sparse gradients")
-                grads.append(p.grad)
-
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _tensor_step()
-                    state["exp_avg"] = zeros_like(p, memory_format=preserve_format)
-                    state["exp_inf"] = zeros_like(p, memory_format=preserve_format)
-                exp_avgs.append(state["exp_avg"])
-                exp_infs.append(state["exp_inf"])
-                state_steps.append(state["step"])
+            params_with_grad, grads, (exp_avgs, exp_infs, state_steps) = self._gather(
+                group, "Adamax", lambda p: {
+                    "step": _tensor_step(),
+                    "exp_avg": zeros_like(p, memory_format=preserve_format),
+                    "exp_inf": zeros_like(p, memory_format=preserve_format)},
+                ("exp_avg", "exp_inf", "step"))
 
             adamax(params_with_grad, grads, exp_avgs, exp_infs, state_steps, eps=group["eps"],
                    beta1=beta1, beta2=beta2, lr=group["lr"],

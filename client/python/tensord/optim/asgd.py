@@ -41,25 +41,11 @@ class ASGD(Optimizer):
         from .. import zeros_like, preserve_format, tensor
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            params_with_grad, grads, mus, axs, etas, state_steps = [], [], [], [], [], []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                params_with_grad.append(p)
-                if p.grad.is_sparse:
-                    raise RuntimeError("ASGD does not support sparse gradients")
-                grads.append(p.grad)
-
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _tensor_step()
-                    state["eta"] = tensor(group["lr"])
-                    state["mu"] = tensor(1.)
-                    state["ax"] = zeros_like(p, memory_format=preserve_format)
-                mus.append(state["mu"])
-                axs.append(state["ax"])
-                etas.append(state["eta"])
-                state_steps.append(state["step"])
+            params_with_grad, grads, (mus, axs, etas, state_steps) = self._gather(
+                group, "ASGD", lambda p: {
+                    "step": _tensor_step(), "eta": tensor(group["lr"]), "mu": tensor(1.),
+                    "ax": zeros_like(p, memory_format=preserve_format)},
+                ("mu", "ax", "eta", "step"))
 
             asgd(params_with_grad, grads, axs, mus, etas, state_steps, lambd=group["lambd"],
                  lr=group["lr"], t0=group["t0"], alpha=group["alpha"],

@@ -33,6 +33,16 @@ _GET_LAST_LR_WARNING = ("To get the last learning rate computed by the scheduler
                         "please use `get_last_lr()`.")
 
 
+def _format_param(self, name, optimizer, param):
+    """A list of one value per param group (CyclicLR's and OneCycleLR's method)."""
+    if isinstance(param, (list, tuple)):
+        if len(param) != len(optimizer.param_groups):
+            raise ValueError("expected {} values for {}, got {}".format(
+                len(optimizer.param_groups), name, len(param)))
+        return param
+    return [param] * len(optimizer.param_groups)
+
+
 class _LRScheduler(object):
     """The base class of the epoch-driven schedulers (torch.optim.lr_scheduler._LRScheduler)."""
 
@@ -635,15 +645,7 @@ class CyclicLR(_LRScheduler):
         super(CyclicLR, self).__init__(optimizer, last_epoch, verbose)
         self.base_lrs = base_lrs
 
-    def _format_param(self, name, optimizer, param):
-        """A list of one value per param group."""
-        if isinstance(param, (list, tuple)):
-            if len(param) != len(optimizer.param_groups):
-                raise ValueError("expected {} values for {}, got {}".format(
-                    len(optimizer.param_groups), name, len(param)))
-            return param
-        else:
-            return [param] * len(optimizer.param_groups)
+    _format_param = _format_param
 
     def scale_fn(self, x):
         if self._scale_fn_custom is not None:
@@ -848,15 +850,7 @@ class OneCycleLR(_LRScheduler):
 
         super(OneCycleLR, self).__init__(optimizer, last_epoch, verbose)
 
-    def _format_param(self, name, optimizer, param):
-        """A list of one value per param group."""
-        if isinstance(param, (list, tuple)):
-            if len(param) != len(optimizer.param_groups):
-                raise ValueError("expected {} values for {}, got {}".format(
-                    len(optimizer.param_groups), name, len(param)))
-            return param
-        else:
-            return [param] * len(optimizer.param_groups)
+    _format_param = _format_param
 
     def _annealing_cos(self, start, end, pct):
         cos_out = math.cos(math.pi * pct) + 1

@@ -35,27 +35,13 @@ class NAdam(Optimizer):
         from .. import zeros_like, preserve_format, tensor
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            params_with_grad, grads, exp_avgs, exp_avg_sqs = [], [], [], []
-            mu_products, state_steps = [], []
             beta1, beta2 = group["betas"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                params_with_grad.append(p)
-                if p.grad.is_sparse:
-                    raise RuntimeError("NAdam does not support sparse gradients")
-                grads.append(p.grad)
-
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _tensor_step()
-                    state["mu_product"] = tensor(1.)
-                    state["exp_avg"] = zeros_like(p, memory_format=preserve_format)
-                    state["exp_avg_sq"] = zeros_like(p, memory_format=preserve_format)
-                exp_avgs.append(state["exp_avg"])
-                exp_avg_sqs.append(state["exp_avg_sq"])
-                mu_products.append(state["mu_product"])
-                state_steps.append(state["step"])
+            params_with_grad, grads, (exp_avgs, exp_avg_sqs, mu_products, state_steps) = \
+                self._gather(group, "NAdam", lambda p: {
+                    "step": _tensor_step(), "mu_product": tensor(1.),
+                    "exp_avg": zeros_like(p, memory_format=preserve_format),
+                    "exp_avg_sq": zeros_like(p, memory_format=preserve_format)},
+                    ("exp_avg", "exp_avg_sq", "mu_product", "step"))
 
             nadam(params_with_grad, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps,
                   beta1=beta1, beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"],

@@ -166,6 +166,25 @@ class Optimizer(object):
         param_groups = [update_group(g, ng) for g, ng in zip(groups, saved_groups)]
         self.__setstate__({"state": state, "param_groups": param_groups})
 
+    def _gather(self, group, name, init, keys):
+        """The parameters of `group` that have a gradient, their gradients and, for each of
+        `keys`, their states' values (a state that is empty first takes init(p)): what each
+        step hands its functional form. A sparse gradient raises torch's error."""
+        params, grads, values = [], [], [[] for _ in keys]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            params.append(p)
+            if p.grad.is_sparse:
+                raise RuntimeError(f"{name} does not support sparse gradients")
+            grads.append(p.grad)
+            state = self.state[p]
+            if len(state) == 0:
+                state.update(init(p))
+            for column, k in zip(values, keys):
+                column.append(state[k])
+        return params, grads, values
+
     def zero_grad(self, set_to_none: bool = False):
         r"""Zeroes the gradients of all optimized tensors, or sets them to None."""
         _graph.zero_grads((p for group in self.param_groups for p in group["params"]),

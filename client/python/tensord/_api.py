@@ -90,7 +90,7 @@ def normal(mean, std, size=None, *, generator=None, dtype=None, device=None, ses
         with _grad_mode.no_grad():
             out = randn(tuple(ref.shape), dtype=ref.dtype, device=ref.device,
                         session=ref._session, generator=generator) * std + mean
-        if _graph.active and _grad_mode.is_grad_enabled():  # zero gradients, as torch's
+        if _graph.recording([mean, std]):  # zero gradients, as torch's
             _graph.record("normal", [mean, std], None, [out])
         return out
     return randn(*size, device=device, session=session, generator=generator) * float(std) + \

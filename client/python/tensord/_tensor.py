@@ -862,10 +862,9 @@ class Tensor(_ComputeMethods):
             if value.dim() != 0:
                 raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor "
                                    f"with {value.dim()} dimensions.")
-            before = self._ag._fn if self._ag is not None else None
-            self.copy_(value)
-            _graph.name_node(self, before, "FillBackward3")  # torch's fill_(Tensor)
-            return self
+            # recorded as torch's fill_(Tensor): FillBackward3
+            return _graph.composite_in_place("fill_", [self, value], None,
+                                             lambda: self.copy_(value))
         self._op("fill_", attrs={"value": _py_scalar(value)})
         return self
 

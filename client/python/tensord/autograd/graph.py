@@ -197,7 +197,7 @@ class Node:
         self.trace = _anomaly.forward_stack() if _anomaly._state.enabled else None
         self.versions = [_hold(t) for t in _tensors_in(saved) if t._error is None]
         if _saved_hooks:  # saved_tensors_hooks: the node keeps what pack gives, not the tensors
-            self.saved = pack_saved(saved)
+            self.saved = _PackedSaved(pack_saved(saved))
             self.versions = [(_Described(t), key, v) for t, key, v in self.versions]
 
     def __del__(self):
@@ -262,9 +262,8 @@ class Node:
                     f"compute its gradient. The variable in question was changed in there or "
                     f"anywhere later. Good luck!")
         saved = self.saved
-        if type(saved) is _Packed or (type(saved) in (tuple, list) and
-                                      any(type(v) is _Packed for v in saved)):
-            saved = unpack_saved(saved)
+        if type(saved) is _PackedSaved:
+            saved = unpack_saved(saved.value)
         return self._backward(saved, grads)
 
     def release(self):
@@ -290,6 +289,16 @@ class _Packed:
 
     def __init__(self, unpack, value):
         self.unpack, self.value = unpack, value
+
+
+class _PackedSaved:
+    """A node's saved values with their tensors packed (what it keeps under saved_tensors_hooks,
+    so that apply tells them from plain ones by one type check)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
 
 
 class _Described:
@@ -535,16 +544,20 @@ def note_bases(inputs, outs, aliases):
             base = t._vbase
             o._vbase = t if base is None else base
             if not active:
-                _earlier_views.append(weakref.ref(o))
-                if len(_earlier_views) > _earlier_limit[0]:
-                    _earlier_views[:] = [r for r in _earlier_views if r() is not None]
-                    _earlier_limit[0] = max(1024, 2 * len(_earlier_views))
+                _remember_earlier(o)
 
 
 # Weak references to the views made while autograd was not active (pruned of the dead ones
 # when the list doubles): linked to their bases when it becomes active.
 _earlier_views = []
 _earlier_limit = [1024]
+
+
+def _remember_earlier(view):
+    _earlier_views.append(weakref.ref(view))
+    if len(_earlier_views) > _earlier_limit[0]:
+        _earlier_views[:] = [r for r in _earlier_views if r() is not None]
+        _earlier_limit[0] = max(1024, 2 * len(_earlier_views))
 
 
 def note_views(inputs, outs, multi=None):
@@ -573,7 +586,7 @@ def note_views(inputs, outs, multi=None):
                 continue
             o._vbase = base
             if not active:
-                _earlier_views.append(weakref.ref(o))
+                _remember_earlier(o)
         if active:
             _link_view(o, base, info, multi)
 
@@ -603,26 +616,31 @@ def _link_view(o, base, info, multi=None):
     om.version = bm.hist
 
 
-# The outputs of ops the server planned while autograd was not active (a client without the
-# planning extension), with their inputs: which are views is known from the outputs' metadata
-# once the server replied. Resolved in batches (and when autograd becomes active), so inputs
-# are held only while their op's reply is outstanding.
+# The outputs (weakly) of ops the server planned while autograd was not active (a client
+# without the planning extension), with their inputs: which are views is known from the
+# outputs' metadata once the server replied. Resolved when the list doubles (and when autograd
+# becomes active), so inputs are held only while their op's reply is outstanding and an output
+# that went is forgotten.
 _unplanned = []
+_unplanned_limit = [64]
 
 
 def note_unplanned(inputs, outs):
-    _unplanned.append((outs, [t for t in inputs if hasattr(t, "_ag")]))
-    if len(_unplanned) >= 64:
+    _unplanned.append(([weakref.ref(o) for o in outs], [t for t in inputs if hasattr(t, "_ag")]))
+    if len(_unplanned) >= _unplanned_limit[0]:
         _resolve_unplanned(wait=False)
+        _unplanned_limit[0] = max(64, 2 * len(_unplanned))
 
 
 def _resolve_unplanned(wait):
     pending = []
-    for outs, inputs in _unplanned:
-        if not wait and any(o._info is None and o._error is None for o in outs):
-            pending.append((outs, inputs))
+    for refs, inputs in _unplanned:
+        outs = [o for o in (r() for r in refs) if o is not None and o._error is None]
+        if not outs:
             continue
-        outs = [o for o in outs if o._error is None]
+        if not wait and any(o._info is None for o in outs):
+            pending.append((refs, inputs))
+            continue
         for o in outs:
             o._meta()
         note_views([t for t in inputs if t._error is None], outs)
@@ -651,8 +669,7 @@ def composite_in_place(name, inputs, attrs, send):
     """An in-place op made of other ops (`send`, run with recording off) recorded as one node,
     the formula of `name`, where _ops._queue would record a server op `name`: as torch records
     its single op (exponential_, random_, bernoulli_ with a tensor of probabilities)."""
-    if active and _grad_mode.is_grad_enabled() and any(
-            requires_grad(t) for t in inputs if hasattr(t, "_ag")):
+    if recording(inputs):
         def quietly():
             with _grad_mode.no_grad():
                 send()
@@ -662,11 +679,17 @@ def composite_in_place(name, inputs, attrs, send):
     return inputs[0]
 
 
+def recording(inputs):
+    """Whether an op on `inputs` is recorded now (_ops._queue tests the same inline, on its hot
+    path)."""
+    return active and _grad_mode.is_grad_enabled() and any(
+        hasattr(t, "_ag") and requires_grad(t) for t in inputs)
+
+
 def after_server_planned(name, inputs, attrs, outs):
     """An op sent at once for the server to plan (a list of outputs when the client has no
     planner) made `outs` outside _ops._queue: recorded, or its views noted, as _queue does."""
-    if active and _grad_mode.is_grad_enabled() and any(
-            hasattr(t, "_ag") and requires_grad(t) for t in inputs):
+    if recording(inputs):
         record(name, inputs, attrs, outs)
     elif name != "detach":
         note_views(inputs, outs)

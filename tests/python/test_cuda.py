@@ -1226,3 +1226,49 @@ def test_save_on_cpu_and_checkpoint_on_cuda(server):
             out.sum().backward()
             assert w.grad.is_cuda
             np.testing.assert_allclose(w.grad.cpu().numpy(), expected, rtol=1e-12)
+
+
+# ---- mixed precision on the GPU (tests/python/test_amp.py checks the CPU's against torch) ----
+
+@gpu_test
+def test_cuda_autocast_lists(gpu):
+    """torch 1.13's CUDA lists (no CUDA torch here to compare with): float16 products, float32
+    losses and reductions, promotion, the refused binary_cross_entropy; cpu tensors untouched."""
+    x = tensord.randn(4, 4, device="cuda")
+    h = x.half()
+    with tensord.autocast("cuda"):
+        assert tensord.mm(x, x).dtype is tensord.float16
+        assert tensord.nn.functional.linear(x, x, x[0]).dtype is tensord.float16
+        assert tensord.mv(x, x[0]).dtype is tensord.float16
+        assert h.exp().dtype is tensord.float32 and h.sum().dtype is tensord.float32
+        assert h.softmax(0).dtype is tensord.float32
+        assert h.softmax(0, dtype=tensord.float16).dtype is tensord.float16
+        assert tensord.nn.functional.layer_norm(h, (4,)).dtype is tensord.float32
+        assert tensord.cat([h, x]).dtype is tensord.float32
+        assert tensord.dot(h[0], x[0]).dtype is tensord.float32
+        assert (h + h).dtype is tensord.float16
+        assert tensord.mm(x.cpu(), x.cpu()).dtype is tensord.float32
+        with pytest.raises(RuntimeError, match="are unsafe to autocast"):
+            tensord.nn.functional.binary_cross_entropy(x.sigmoid(), x.sigmoid())
+
+
+@gpu_test
+def test_grad_scaler_on_cuda(gpu):
+    w = tensord.nn.Parameter(tensord.tensor([1.0, -1.0], device="cuda"))
+    opt = tensord.optim.SGD([w], lr=0.1)
+    scaler = tensord.cuda.amp.GradScaler(init_scale=8.0, growth_interval=1)
+    with tensord.autocast("cuda"):
+        loss = (w * w).sum()
+    scaler.scale(loss).backward()
+    assert w.grad.tolist() == [16.0, -16.0]
+    scaler.step(opt)
+    scaler.update()
+    assert w.tolist() == pytest.approx([0.8, -0.8]) and scaler.get_scale() == 16.0
+    opt.zero_grad()
+    scaler.scale((w * float("inf")).sum()).backward()
+    scaler.step(opt)
+    scaler.update()
+    assert w.tolist() == pytest.approx([0.8, -0.8]) and scaler.get_scale() == 8.0
+    if tensord.cuda.is_bf16_supported():
+        with tensord.autocast("cuda", dtype=tensord.bfloat16):
+            assert tensord.mm(w.view(1, 2), w.view(2, 1)).dtype is tensord.bfloat16

@@ -689,6 +689,27 @@ PROGRAMS = {
         p.mul_(2); p.add_(1); print(p.grad_fn.name(), p._base)
         (p.sum() + y.sum()).backward(); print(x.grad)
     """,
+    "views_made_in_no_grad_mode": """
+        # a view made in no_grad mode of a tensor that requires grad requires grad too, as a
+        # leaf whose gradient goes nowhere: ops on it record, backward leaves every .grad alone
+        x = torch.ones(3, requires_grad=True)
+        x2 = x * 2
+        with torch.no_grad():
+            v = x[0:2]
+            u = x2[1:]
+            vv = v[0:1]
+            d = x.detach()[1:]
+            n = x + 1
+        print(v.requires_grad, v.is_leaf, v.grad_fn, u.requires_grad, u.is_leaf, vv.requires_grad)
+        print(d.requires_grad, n.requires_grad)
+        y = (v * 3).sum() + (u * u).sum()
+        print(y.requires_grad, y.grad_fn.name())
+        y.backward()
+        print(v.grad, u.grad, x.grad)
+        z = (v * x[0:2]).sum()
+        z.backward()
+        print(x.grad, v.grad)
+    """,
     "index_assignment_nodes": """
         # torch indexes the tensor itself when the key's basic part is Ellipsis or slices
         # written as 0:n (index_put_: IndexPutBackward0) and a view of it otherwise (`:`,

@@ -221,7 +221,8 @@ def _queue(session, name, inputs, attrs=None, n=None, send_now=False):
     if _grad_mode.is_grad_enabled():
         for t in inputs:
             m = getattr(t, "_ag", None)
-            if m is not None and (m.requires_grad or m.grad_fn is not None):
+            if m is not None and (m.requires_grad or m.grad_fn is not None or
+                                  m.view is not None and _graph._inherits(m)):
                 record = True
                 break
     if in_place and not record and _grad_mode.is_grad_enabled():

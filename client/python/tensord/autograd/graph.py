@@ -148,7 +148,24 @@ def _save_outputs(saved, outs):
 
 def requires_grad(t):
     m = t._ag
-    return m is not None and (m.requires_grad or m.grad_fn is not None)
+    return m is not None and (m.requires_grad or m.grad_fn is not None or _inherits(m))
+
+
+# Why torch refuses an in-place op under grad mode on a view made in no_grad mode.
+_NO_GRAD_VIEW = ("A view was created in no_grad mode and is being modified inplace with grad "
+                 "mode enabled. Given that this use case is ambiguous and error-prone, it is "
+                 "forbidden. You can clarify your code by moving both the view and the "
+                 "inplace either both inside the no_grad block (if you don't want the "
+                 "inplace to be tracked) or both outside (if you want the inplace to be "
+                 "tracked).")
+
+
+def _inherits(m):
+    """torch's rule for a view made in no_grad mode of a tensor that requires grad: it requires
+    grad too, as a leaf whose gradient goes nowhere (no edge: backward through ops on it runs
+    and leaves its .grad and its base's untouched)."""
+    v = m.view
+    return v is not None and v.creation is _NO_GRAD_VIEW and requires_grad(v.base)
 
 
 def set_requires_grad(t, flag, what="floating point and complex"):
@@ -604,12 +621,7 @@ def _link_view(o, base, info, multi=None):
                     f"views. Such functions do not allow the output views to be modified "
                     f"inplace. You should replace the inplace operation by an out-of-place one.")
     elif not _grad_mode.is_grad_enabled():
-        creation = ("A view was created in no_grad mode and is being modified inplace with grad "
-                    "mode enabled. Given that this use case is ambiguous and error-prone, it is "
-                    "forbidden. You can clarify your code by moving both the view and the "
-                    "inplace either both inside the no_grad block (if you don't want the "
-                    "inplace to be tracked) or both outside (if you want the inplace to be "
-                    "tracked).")
+        creation = _NO_GRAD_VIEW
     else:
         creation = None
     om.view = _View(base, info, creation)
@@ -896,7 +908,8 @@ def record(name, inputs, attrs, outs):
     if not outs:
         return
     edges = [_edge(t) if hasattr(t, "_ag") else None for t in inputs]
-    if all(e is None for e in edges):
+    if all(e is None for e in edges) and not any(  # (a no_grad view's ops record, edgeless)
+            getattr(t, "_ag", None) is not None and _inherits(t._ag) for t in inputs):
         return
     diff = [o for o in outs if o.dtype.is_floating_point]
     if not diff:

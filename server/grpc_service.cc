@@ -690,6 +690,17 @@ grpc::ServerUnaryReactor* TensordService::Cancel(grpc::CallbackServerContext* ct
       });
 }
 
+grpc::ServerUnaryReactor* TensordService::Profile(grpc::CallbackServerContext* ctx,
+                                                  const grpc::ByteBuffer* raw_request,
+                                                  grpc::ByteBuffer* raw_response) {
+  return ServeUnary<v1::ProfileRequest, v1::ProfileResponse>(
+      ctx, raw_request, raw_response, "profile", this,
+      [this](const v1::ProfileRequest& request, v1::ProfileResponse* response,
+             Handlers::Done done) {
+        handlers_->HandleProfile(request, response, std::move(done));
+      });
+}
+
 grpc::ServerReadReactor<grpc::ByteBuffer>* TensordService::Upload(grpc::CallbackServerContext* ctx,
                                                                   grpc::ByteBuffer* response) {
   return new UploadReactor(this, ctx, response);

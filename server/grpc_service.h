@@ -45,6 +45,7 @@ using RawTensordService = WithMixins<v1::Tensord::CallbackService,
                                      v1::Tensord::WithRawCallbackMethod_QueryEvent,
                                      v1::Tensord::WithRawCallbackMethod_Synchronize,
                                      v1::Tensord::WithRawCallbackMethod_Cancel,
+                                     v1::Tensord::WithRawCallbackMethod_Profile,
                                      v1::Tensord::WithRawCallbackMethod_Upload,
                                      v1::Tensord::WithRawCallbackMethod_Download>::type;
 
@@ -111,6 +112,9 @@ class TensordService final : public RawTensordService {
   grpc::ServerUnaryReactor* Cancel(grpc::CallbackServerContext* ctx,
                                    const grpc::ByteBuffer* request,
                                    grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* Profile(grpc::CallbackServerContext* ctx,
+                                    const grpc::ByteBuffer* request,
+                                    grpc::ByteBuffer* response) override;
   grpc::ServerBidiReactor<v1::ConnectRequest, v1::ConnectResponse>* Connect(
       grpc::CallbackServerContext* ctx) override;
   grpc::ServerReadReactor<grpc::ByteBuffer>* Upload(grpc::CallbackServerContext* ctx,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <optional>
 #include <utility>
@@ -18,6 +19,7 @@
 #include "engine/ops/factory_ops.h"
 #include "engine/ops/op_registry.h"
 #include "engine/core/status_macros.h"
+#include "engine/runtime/event.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/proto_convert.h"
@@ -594,6 +596,53 @@ absl::Status Handlers::HandleCancel(const v1::CancelRequest& request,
   Log(LogLevel::kInfo, "ops_cancelled",
       {{"session", session->public_id()}, {"ops", cancelled}});
   return absl::OkStatus();
+}
+
+void Handlers::HandleProfile(const v1::ProfileRequest& request, v1::ProfileResponse* response,
+                             Done done) {
+  // In the session's call order: a start covers the batches sent after it, a stop those sent
+  // before it.
+  InOrder(sessions_, request.session_id(), std::move(done),
+          [&request, response](std::shared_ptr<Session>& session, Done done) {
+            if (request.enable()) {
+              session->StartProfile(request.record_shapes());
+              return done(absl::OkStatus());
+            }
+            std::shared_ptr<OpProfile> profile = session->StopProfile();
+            if (profile == nullptr) {
+              return done(absl::FailedPreconditionError(
+                  "profile: this session is not profiling (start a profile before stopping it)"));
+            }
+            // Collected once the ops queued before the stop have run, so that their times are
+            // in it: a marker on each stream, never a wait that takes the streams' errors
+            // (those stay for Synchronize and for reads of what they poisoned).
+            struct Join {
+              std::atomic<int> remaining;
+              std::shared_ptr<OpProfile> profile;
+              v1::ProfileResponse* response;
+              Done done;
+              void Arrive() {
+                if (remaining.fetch_sub(1) != 1) return;
+                profile->Collect(response);
+                done(absl::OkStatus());
+              }
+            };
+            std::vector<std::shared_ptr<engine::Stream>> streams = session->Streams();
+            auto join = std::make_shared<Join>();
+            join->remaining.store(static_cast<int>(streams.size()) + 1);
+            join->profile = std::move(profile);
+            join->response = response;
+            join->done = std::move(done);
+            for (const auto& stream : streams) {
+              auto marker = std::make_shared<engine::Event>();
+              if (!stream->RecordEvent(marker).ok()) {
+                join->Arrive();
+                continue;
+              }
+              marker->OnComplete(marker->latest(), [join] { join->Arrive(); });
+            }
+            join->Arrive();
+          });
 }
 
 void Handlers::HandleSynchronize(const v1::SynchronizeRequest& request, Done done) {

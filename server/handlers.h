@@ -130,6 +130,8 @@ class Handlers {
   void HandleSynchronize(const v1::SynchronizeRequest& request, Done done);
   // Cancels the session's queued ops at once (not in its call order; Session::Cancel).
   absl::Status HandleCancel(const v1::CancelRequest& request, v1::CancelResponse* response);
+  void HandleProfile(const v1::ProfileRequest& request, v1::ProfileResponse* response,
+                     Done done);
 
  private:
   // Runs `work` on the session, in its call order, and passes its status to `done`.

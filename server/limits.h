@@ -34,6 +34,7 @@ struct ServerLimits {
   // data: beyond it, RESOURCE_EXHAUSTED.
   int64_t max_queued_calls = 1024;
   int64_t chunk_bytes = 1 << 20;                    // Download chunk size
+  int64_t max_profiled_ops = 1 << 16;               // ops one profile records (Profile RPC)
   absl::Duration session_ttl = absl::Seconds(300);
   // Host memory an idle server keeps cached for reuse; the rest goes back to the system.
   int64_t pool_idle_floor_bytes = int64_t{256} << 20;

@@ -56,6 +56,8 @@ ABSL_FLAG(int64_t, max_server_gpu_bytes, 0,
 ABSL_FLAG(int64_t, max_message_bytes, int64_t{64} << 20, "largest gRPC message, each way");
 ABSL_FLAG(int64_t, max_queued_ops, 1 << 16, "ops waiting on one stream");
 ABSL_FLAG(int64_t, max_batch_ops, 1 << 17, "ops in one RunOps batch");
+ABSL_FLAG(int64_t, max_profiled_ops, 1 << 16,
+          "ops one profile of a session records (Profile); later ones are counted as dropped");
 ABSL_FLAG(int64_t, max_streams, 256, "streams per session");
 ABSL_FLAG(int64_t, max_queued_calls, 1024,
           "calls of one session that may wait behind an earlier one still waiting for data");
@@ -219,10 +221,12 @@ int main(int argc, char** argv) {
   limits.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   limits.max_queued_ops_per_stream = absl::GetFlag(FLAGS_max_queued_ops);
   limits.max_ops_per_batch = absl::GetFlag(FLAGS_max_batch_ops);
+  limits.max_profiled_ops = absl::GetFlag(FLAGS_max_profiled_ops);
   limits.max_streams_per_session = absl::GetFlag(FLAGS_max_streams);
   limits.max_queued_calls = absl::GetFlag(FLAGS_max_queued_calls);
   limits.chunk_bytes = absl::GetFlag(FLAGS_chunk_bytes);
   limits.pool_idle_floor_bytes = absl::GetFlag(FLAGS_pool_idle_floor_bytes);
+  if (limits.max_profiled_ops < 0) return Fail("--max_profiled_ops must not be negative");
   if (limits.chunk_bytes <= 0 || limits.chunk_bytes > limits.max_message_bytes - 1024) {
     return Fail("--chunk_bytes must be positive and below --max_message_bytes");
   }

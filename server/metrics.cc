@@ -66,6 +66,7 @@ constexpr const char* kMethods[] = {
     "/tensord.v1.Tensord/CreateStream",  "/tensord.v1.Tensord/RecordEvent",
     "/tensord.v1.Tensord/WaitEvent",     "/tensord.v1.Tensord/QueryEvent",
     "/tensord.v1.Tensord/Synchronize",   "/tensord.v1.Tensord/Cancel",
+    "/tensord.v1.Tensord/Profile",
     "/grpc.health.v1.Health/Check",
     "/grpc.health.v1.Health/Watch",
     "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",

@@ -230,6 +230,18 @@ std::string Session::NextOpLabel(absl::string_view name) {
   return absl::StrCat("op ", next_op_id_++, " (", name, ")");
 }
 
+void Session::StartProfile(bool record_shapes) {
+  auto profile = std::make_shared<OpProfile>(record_shapes, limits_.max_profiled_ops,
+                                             budget_->For(engine::kCpu));
+  absl::MutexLock lock(&mu_);
+  profile_ = std::move(profile);
+}
+
+std::shared_ptr<OpProfile> Session::StopProfile() {
+  absl::MutexLock lock(&mu_);
+  return std::move(profile_);
+}
+
 void Session::Close() {
   absl::flat_hash_map<uint64_t, Tensor> tensors;
   absl::flat_hash_map<uint64_t, std::shared_ptr<engine::Stream>> streams;
@@ -237,6 +249,7 @@ void Session::Close() {
   {
     absl::MutexLock lock(&mu_);
     tensors.swap(tensors_);
+    profile_.reset();
     streams.swap(streams_);
     events.swap(events_);
   }
@@ -500,6 +513,9 @@ absl::Status Session::RunOneOp(const v1::OpCall& call, bool omit_metadata,
 
   // The outputs' metadata is session memory too: charged before anything is queued.
   TENSORD_RETURN_IF_ERROR(ChargeMetadata(op->name, static_cast<int64_t>(ids.size())));
+  if (profile_ != nullptr) {
+    profile_->Add(op->name, plan.has_kernel() ? next_op_id_ : 0, call.stream(), inputs, plan);
+  }
   if (plan.has_kernel()) {
     std::string label = absl::StrCat("op ", next_op_id_++, " (", op->name, ")");
     constexpr int kWakeEvery = 64;

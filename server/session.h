@@ -23,6 +23,7 @@
 #include "engine/runtime/stream.h"
 #include "engine/tensor/tensor.h"
 #include "server/limits.h"
+#include "server/profile.h"
 #include "tensord/v1/tensord.pb.h"
 
 namespace tensord::server {
@@ -113,6 +114,12 @@ class Session : public std::enable_shared_from_this<Session> {
   // A label for errors of queued work: "op 12 (mul)".
   std::string NextOpLabel(absl::string_view name);
 
+  // Profiling (the Profile RPC), in the call order: starts recording the ops queued from now
+  // on (dropping a profile not collected), or stops: the profile, which records nothing more
+  // (null when none was started).
+  void StartProfile(bool record_shapes);
+  std::shared_ptr<OpProfile> StopProfile();
+
   // Drops every tensor, stream and event, and cancels the queued work (engine::Stream::Cancel):
   // a running op stops at its next piece and everything is freed as the streams drain.
   void Close();
@@ -173,6 +180,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::vector<std::shared_ptr<engine::Stream>> unwoken_ ABSL_GUARDED_BY(mu_);
   int unwoken_ops_ ABSL_GUARDED_BY(mu_) = 0;
   void WakeStreamsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // While profiling: records each op RunOneOp queues.
+  std::shared_ptr<OpProfile> profile_ ABSL_GUARDED_BY(mu_);
   // Storages get addresses in a session-private space (PyTorch's data_ptr), never server ones.
   uint64_t next_virtual_address_ ABSL_GUARDED_BY(mu_) = uint64_t{1} << 32;
 };

@@ -169,6 +169,55 @@ TEST_F(ServiceTest, MetadataIsPlannedHereAndAChainGoesAsOneBatch) {
   EXPECT_EQ((*u.to_vector<float>())[0], 0.0f);
 }
 
+TEST_F(ServiceTest, AProfileRecordsEachOpWithItsKernelsTimesAndInputSizes) {
+  EXPECT_THAT(session_.StopProfile().status(),
+              StatusIsWith(absl::StatusCode::kFailedPrecondition, "not profiling"));
+  Tensor before = session_.arange(6.0);  // sent before the start: not recorded
+  ASSERT_OK(session_.StartProfile(/*record_shapes=*/true));
+  Tensor m = before.view({2, 3});
+  Tensor product = m.t().contiguous();
+  Tensor bad = session_.arange(4.0).index_select(0, session_.arange(5, 6, 1, DType::kInt64));
+  ASSERT_OK_AND_ASSIGN(v1::ProfileResponse profile, session_.StopProfile());
+  std::vector<std::string> names;
+  for (const v1::ProfiledOp& op : profile.ops()) names.push_back(op.op());
+  EXPECT_EQ(names, (std::vector<std::string>{"view", "t", "contiguous", "arange", "arange",
+                                             "index_select"}));
+  int64_t last_end = 0;
+  for (const v1::ProfiledOp& op : profile.ops()) {
+    EXPECT_EQ(op.device(), "cpu");
+    EXPECT_GE(op.queued_ns(), 0);
+    if (!op.has_kernel()) {  // a view: its queue time, no op id
+      EXPECT_EQ(op.op_id(), 0u);
+      EXPECT_EQ(op.start_ns(), op.queued_ns());
+      EXPECT_EQ(op.end_ns(), op.queued_ns());
+      continue;
+    }
+    // Kernels ran one after another on the default stream, all before the stop returned.
+    EXPECT_GT(op.op_id(), 0u);
+    EXPECT_GE(op.start_ns(), op.queued_ns()) << op.op();
+    EXPECT_GE(op.end_ns(), op.start_ns()) << op.op();
+    EXPECT_GE(op.start_ns(), last_end) << op.op();
+    last_end = op.end_ns();
+    EXPECT_EQ(op.failed(), op.op() == "index_select") << op.op();
+  }
+  ASSERT_EQ(profile.ops(0).input_sizes_size(), 1);
+  EXPECT_EQ(std::vector<int64_t>(profile.ops(0).input_sizes(0).values().begin(),
+                                 profile.ops(0).input_sizes(0).values().end()),
+            (std::vector<int64_t>{6}));
+  EXPECT_EQ(profile.ops(0).input_dtypes(0), v1::DTYPE_FLOAT32);
+  EXPECT_EQ(profile.ops(2).allocated_bytes(), 6 * 4);  // contiguous made a new storage
+  EXPECT_EQ(profile.ops(1).allocated_bytes(), 0);      // t is a view
+  EXPECT_EQ(profile.dropped(), 0);
+  // The failed op's error is left for the read of its output, and for nothing else.
+  EXPECT_THAT(bad.to_vector<float>().status(),
+              StatusIsWith(absl::StatusCode::kFailedPrecondition, "index out of range"));
+  EXPECT_EQ((*product.to_vector<float>()), (F{0, 3, 1, 4, 2, 5}));
+  ASSERT_OK(session_.Synchronize());
+  // Stopped: the next ops are not recorded, and stopping again is refused.
+  Tensor after = before.mul(2.0);
+  EXPECT_THAT(session_.StopProfile().status(), StatusIs(absl::StatusCode::kFailedPrecondition));
+}
+
 TEST_F(ServiceTest, WithoutLocalPlanningMetadataTakesOneBatch) {
   ASSERT_OK_AND_ASSIGN(client::Session s, OpenServerPlanned(channel_));
   Tensor u = s.arange(24.0).view({2, 3, 4}).transpose(0, 2).contiguous().flatten();

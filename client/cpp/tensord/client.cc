@@ -893,6 +893,23 @@ absl::StatusOr<bool> Session::QueryEvent(uint64_t event) {
   return response->completed();
 }
 
+absl::Status Session::StartProfile(bool record_shapes) {
+  absl::MutexLock lock(&state_->mu);
+  TENSORD_CLIENT_RETURN_IF_ERROR(state_->FlushLocked());
+  v1::ProfileRequest request;
+  request.set_enable(true);
+  request.set_record_shapes(record_shapes);
+  return state_->Rpc(&v1::Tensord::Stub::Profile, request).status();
+}
+
+absl::StatusOr<v1::ProfileResponse> Session::StopProfile() {
+  absl::MutexLock lock(&state_->mu);
+  TENSORD_CLIENT_RETURN_IF_ERROR(state_->FlushLocked());
+  v1::ProfileRequest request;
+  request.set_enable(false);
+  return state_->Rpc(&v1::Tensord::Stub::Profile, request);
+}
+
 int64_t Session::ops_sent() const {
   absl::MutexLock lock(&state_->mu);
   return state_->ops_sent;

@@ -408,6 +408,13 @@ class Session {
   absl::Status WaitEvent(uint64_t event, Stream stream);
   absl::StatusOr<bool> QueryEvent(uint64_t event);
 
+  // The server's profile of this session's ops (the Profile RPC), after the ops sent so far:
+  // StartProfile records each op queued from then on (with its input sizes when
+  // `record_shapes`); StopProfile returns them with their kernels' times, once the ops sent
+  // before it have run (FAILED_PRECONDITION when no profile was started).
+  absl::Status StartProfile(bool record_shapes = false);
+  absl::StatusOr<v1::ProfileResponse> StopProfile();
+
   // Ops sent to the server so far (for tests of pipelining) and calls made.
   int64_t ops_sent() const;
   int64_t batches_sent() const;

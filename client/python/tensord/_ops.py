@@ -12,6 +12,7 @@ import numpy as np
 from . import _autocast
 from . import _dtypes
 from . import _grad_mode
+from . import _profiling
 from .autograd import graph as _graph
 from ._errors import error_from_status
 from ._session import pb
@@ -267,6 +268,8 @@ def _send(session, name, inputs, attrs=None, n=None, send_now=False):
                 o = new(session, first + i)
                 o._info = meta
                 outs.append(o)
+            if _profiling.active:
+                _profiling.sent(name, session)
             session.submit(call, input_ids, outs)
             if aliases is not None and name != "detach":  # detach's alias is no view (torch)
                 _graph.note_bases(inputs, outs, aliases)
@@ -296,6 +299,8 @@ def _send(session, name, inputs, attrs=None, n=None, send_now=False):
                 o._error = t._error
             return outs
     input_ids = [t._id for t in inputs]
+    if _profiling.active:
+        _profiling.sent(name, session)
     session.submit(_encode(session, name, input_ids, attrs, [o._id for o in outs]), input_ids,
                    outs, planned=metas is not None)
     if name != "detach" and not _graph.active:  # (active: _queue's)

@@ -637,6 +637,15 @@ class Session:
         if error is not None:
             raise error
 
+    def profile(self, enable, record_shapes=False):
+        """Starts (enable) or stops the server's profile of this session's ops (the Profile RPC)
+        after the ops sent so far; stopping returns the ProfileResponse once those ops have run
+        (their errors are left for synchronize and for reads of what they poisoned)."""
+        self.flush()
+        return self._call("Profile", pb.ProfileRequest(session_id=self.id, enable=enable,
+                                                       record_shapes=record_shapes),
+                          pb.ProfileResponse)
+
     def cancel(self, stream=None):
         """Drops the session's queued work (or stream id `stream`'s): ops not started do not
         run, a running one stops at its next piece, and what only they held is freed. Their

@@ -7,7 +7,7 @@ The script's `import torch` (and `import torch.nn.functional as F`, `from torch 
 `torch.nn.init`, `torch.nn.utils` (`.rnn`, `.parametrize`, …), `torch.nn.modules`,
 `torch.nn.parameter`, `torch.cuda`, `torch.testing`, `torch.utils.data`, `torch.distributions`,
 `torch.linalg`, `torch.special`, `torch.autograd`, `torch.jit`, `torch.distributed`,
-`torch.amp`, `torch.cpu.amp`, `torch.cuda.amp`) get tensord's modules, so every tensor it
+`torch.amp`, `torch.cpu.amp`, `torch.cuda.amp`, `torch.profiler`, `torch.autograd.profiler`) get tensord's modules, so every tensor it
 makes lives on the server at $TENSORD_ADDRESS (127.0.0.1:50051 unless set). Nothing is
 patched inside tensord: only the names under which the script finds it.
 """
@@ -27,6 +27,8 @@ def install_torch_aliases():
     import tensord.distributions
     import tensord.nn
     import tensord.nn.functional
+    import tensord.profiler
+    import tensord.autograd.profiler
     import tensord.linalg
     import tensord.serialization
     import tensord.special
@@ -45,7 +47,7 @@ def install_torch_aliases():
                "torch.random": tensord.random, "torch.optim": tensord.optim,
                "torch.autograd": tensord.autograd, "torch.jit": tensord.jit,
                "torch.distributed": tensord.distributed, "torch.amp": tensord.amp,
-               "torch.cpu": tensord.cpu}
+               "torch.cpu": tensord.cpu, "torch.profiler": tensord.profiler}
     # torch.nn.init, torch.nn.utils.rnn, torch.utils.data.dataloader, …
     for name, module in list(sys.modules.items()):
         if name.startswith(("tensord.nn.", "tensord.utils.", "tensord.distributions.",

@@ -16,7 +16,7 @@ import itertools
 import warnings
 import weakref
 
-from .. import _grad_mode
+from .. import _grad_mode, _profiling
 from . import anomaly_mode as _anomaly
 from .derivatives import (_geometry, _not_implemented, _places, _torch, as_strided_backward,
                           storage_span)
@@ -1064,6 +1064,8 @@ def _run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs, all
                 queue.append(n)
         while queue:
             node = queue.pop()
+            if _profiling.active:  # torch's ranges of a node's work in the backward pass
+                _profiling.evaluate(node.name())
             grads = pending.pop(id(node), None)
             if grads is not None and getattr(node, "hooks", None):
                 for nr, hooks in node.hooks.items():
@@ -1109,6 +1111,8 @@ def _run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs, all
                 deps[id(nxt)] -= 1
                 if deps[id(nxt)] == 0:
                     queue.append(nxt)
+        if _profiling.active:
+            _profiling.evaluate(None)
     if wanted is not None:
         for k, r in enumerate(results):
             if r is None and not allow_unused:

@@ -1,0 +1,99 @@
+#include "server/profile.h"
+
+#include <memory>
+#include <utility>
+
+#include "server/proto_convert.h"
+
+namespace tensord::server {
+
+OpProfile::OpProfile(bool record_shapes, int64_t max_ops,
+                     std::shared_ptr<engine::MemoryBudget> budget)
+    : record_shapes_(record_shapes), max_ops_(max_ops), budget_(std::move(budget)) {}
+
+OpProfile::~OpProfile() {
+  absl::MutexLock lock(&mu_);
+  if (budget_ != nullptr) budget_->Release(charged_ops_ * kProfiledOpBytes);
+}
+
+void OpProfile::Add(absl::string_view name, uint64_t op_id, uint64_t stream,
+                    absl::Span<const engine::Tensor> inputs, engine::PlannedOp& plan) {
+  v1::ProfiledOp op;
+  op.set_op(std::string(name));
+  op.set_op_id(op_id);
+  op.set_stream(stream);
+  const int64_t now = Now();
+  op.set_queued_ns(now);
+  const bool has_kernel = plan.has_kernel();
+  op.set_has_kernel(has_kernel);
+  op.set_start_ns(has_kernel ? -1 : now);
+  op.set_end_ns(has_kernel ? -1 : now);
+  if (!plan.outputs.empty()) {
+    op.set_device(plan.outputs[0].device().ToString());
+  } else if (!inputs.empty()) {
+    op.set_device(inputs[0].device().ToString());
+  }
+  if (record_shapes_) {
+    for (const engine::Tensor& t : inputs) {
+      auto* sizes = op.add_input_sizes();
+      for (int64_t s : t.sizes()) sizes->add_values(s);
+      op.add_input_dtypes(DTypeToProto(t.dtype()));
+    }
+  }
+  // New storages: an output's storage that no input and no earlier output holds.
+  int64_t allocated = 0;
+  for (size_t i = 0; i < plan.outputs.size(); ++i) {
+    const auto& storage = plan.outputs[i].storage();
+    if (storage == nullptr) continue;
+    bool seen = false;
+    for (const engine::Tensor& t : inputs) seen = seen || t.storage() == storage;
+    for (size_t j = 0; j < i; ++j) seen = seen || plan.outputs[j].storage() == storage;
+    if (!seen) allocated += storage->nbytes();
+  }
+  op.set_allocated_bytes(allocated);
+  int64_t index;
+  {
+    absl::MutexLock lock(&mu_);
+    if (collected_) return;
+    const int64_t n = static_cast<int64_t>(ops_.size());
+    if (n >= charged_ops_ && n < max_ops_ && budget_ != nullptr &&
+        budget_->Charge(kProfiledOpsPerCharge * kProfiledOpBytes).ok()) {
+      charged_ops_ += kProfiledOpsPerCharge;
+    }
+    if (n >= max_ops_ || (budget_ != nullptr && n >= charged_ops_)) {
+      ++dropped_;
+      return;
+    }
+    index = static_cast<int64_t>(ops_.size());
+    ops_.push_back(std::move(op));
+  }
+  if (!has_kernel) return;
+  // The profile lives as long as a queued kernel that reports to it.
+  plan.kernel = [kernel = std::move(plan.kernel), self = shared_from_this(), index]() mutable {
+    const int64_t start = self->Now();
+    absl::Status status = kernel();
+    self->Ran(index, start, self->Now(), !status.ok());
+    return status;
+  };
+}
+
+void OpProfile::Ran(int64_t index, int64_t start_ns, int64_t end_ns, bool failed) {
+  absl::MutexLock lock(&mu_);
+  if (collected_) return;
+  v1::ProfiledOp& op = ops_[static_cast<size_t>(index)];
+  op.set_start_ns(start_ns);
+  op.set_end_ns(end_ns);
+  op.set_failed(failed);
+}
+
+void OpProfile::Collect(v1::ProfileResponse* response) {
+  absl::MutexLock lock(&mu_);
+  collected_ = true;
+  response->mutable_ops()->Reserve(static_cast<int>(ops_.size()));
+  for (v1::ProfiledOp& op : ops_) *response->add_ops() = std::move(op);
+  ops_.clear();
+  response->set_dropped(dropped_);
+  response->set_max_ops(max_ops_);
+}
+
+}  // namespace tensord::server

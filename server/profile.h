@@ -1,0 +1,70 @@
+// OpProfile: what a profiling session records of each op it queues (the Profile RPC; the data
+// torch.profiler's tables and traces are made of).
+#ifndef TENSORD_SERVER_PROFILE_H_
+#define TENSORD_SERVER_PROFILE_H_
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "engine/ops/planned_op.h"
+#include "engine/runtime/memory_budget.h"
+#include "engine/tensor/tensor.h"
+#include "tensord/v1/tensord.pb.h"
+
+namespace tensord::server {
+
+// What one recorded op is charged (its message with a few input shapes), and how many ops'
+// room is charged at a time.
+inline constexpr int64_t kProfiledOpBytes = 256;
+inline constexpr int64_t kProfiledOpsPerCharge = 1024;
+
+// Ops are added in queue order by the session (under its lock); their kernels report when they
+// ran from the stream's worker threads. Thread-safe. Holds at most max_ops ops, and its memory
+// (kProfiledOpBytes per op, taken in blocks) is charged to the session's host budget: ops past
+// either limit are counted as dropped, never refused, so a profile left on cannot grow without
+// bound nor make an op fail.
+class OpProfile : public std::enable_shared_from_this<OpProfile> {
+ public:
+  OpProfile(bool record_shapes, int64_t max_ops, std::shared_ptr<engine::MemoryBudget> budget);
+  ~OpProfile();
+  OpProfile(const OpProfile&) = delete;
+  OpProfile& operator=(const OpProfile&) = delete;
+
+  // Records op `name` as queued now, with its inputs and planned outputs; for an op with a
+  // kernel, wraps plan.kernel so that it reports when it ran. `op_id`: the session's number
+  // of an op with a kernel (0 for one without).
+  void Add(absl::string_view name, uint64_t op_id, uint64_t stream,
+           absl::Span<const engine::Tensor> inputs, engine::PlannedOp& plan);
+
+  // What was recorded, in queue order, and how many ops were dropped; the profile records
+  // nothing more after it (kernels still queued report to it in vain).
+  void Collect(v1::ProfileResponse* response);
+
+ private:
+  int64_t Now() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now() - start_)
+        .count();
+  }
+  void Ran(int64_t index, int64_t start_ns, int64_t end_ns, bool failed);
+
+  const bool record_shapes_;
+  const int64_t max_ops_;
+  const std::shared_ptr<engine::MemoryBudget> budget_;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  absl::Mutex mu_;
+  // A deque: references to recorded ops stay valid as more are added.
+  std::deque<v1::ProfiledOp> ops_ ABSL_GUARDED_BY(mu_);
+  int64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
+  bool collected_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t charged_ops_ ABSL_GUARDED_BY(mu_) = 0;  // room charged to budget_, in ops
+};
+
+}  // namespace tensord::server
+
+#endif  // TENSORD_SERVER_PROFILE_H_

@@ -1202,6 +1202,25 @@ def test_gradients_on_cuda_match_torch(server, name, fn, shapes):
 
 
 @gpu_test
+def test_profile_of_cuda_ops(server):
+    """A profile of a cuda session lists its ops on cuda:0 with their launch times, a new
+    storage's bytes as cuda memory, and the ranges they were sent from; the kernels' results
+    are unchanged."""
+    with tensord.connect(server, device="cuda"):
+        x = tensord.ones(1024, 1024)
+        with tensord.profiler.profile(profile_memory=True, record_shapes=True) as prof:
+            with tensord.profiler.record_function("step"):
+                y = (x @ x).relu()
+        ops = [e for e in prof.events() if e.name.startswith("aten::")]
+        assert [e.name for e in ops] == ["aten::matmul", "aten::relu"]
+        assert all(e.args["device"] == "cuda:0" and e.cpu_parent.name == "step" for e in ops)
+        assert all(e.cuda_memory_usage == 1024 * 1024 * 4 and e.cpu_memory_usage == 0
+                   for e in ops)
+        assert ops[0].input_shapes == [[1024, 1024], [1024, 1024]]
+        assert y[0, 0].item() == 1024.0
+
+
+@gpu_test
 def test_save_on_cpu_and_checkpoint_on_cuda(server):
     """Saved activations of cuda tensors kept in host memory (save_on_cpu) and checkpointed
     segments run again on the GPU give the gradients of an ordinary backward."""

@@ -251,7 +251,7 @@ def test_legacy_profile_and_its_misuse_match_torch(session):
         with pytest.raises(RuntimeError, match="Profiler didn't finish running"):
             prof.table()
         with prof:
-            x = module.ones(3) * 2
+            module.ones(3) * 2
         assert "aten::mul" in prof.table()
         assert prof.self_cpu_time_total > 0
         assert "Total" == prof.total_average().key

@@ -7,8 +7,7 @@ schedules and trace handlers on the same recording.
 import contextlib
 
 from .. import _profiling
-from .profiler_util import (DeviceType, EventList, FunctionEvent,  # noqa: F401 (torch's names)
-                            FunctionEventAvg, Interval, _format_memory, _format_time)
+from .profiler_util import DeviceType, EventList, FunctionEvent
 
 
 def _events(rec, response, profile_memory=False):
@@ -78,6 +77,11 @@ def _events(rec, response, profile_memory=False):
         warnings.warn(f"tensord profiler: the server recorded {response.max_ops} ops of this "
                       f"profile, its limit, and dropped {response.dropped} more")
     return EventList(events, profile_memory=profile_memory)
+
+
+def kineto_available():
+    """torch's profiler backend: tensord's profiles come from its server instead."""
+    return False
 
 
 class profile:

@@ -13,7 +13,7 @@ import time
 import warnings
 
 from ..autograd import profiler as _legacy
-from ..autograd.profiler import record_function  # noqa: F401 (torch.profiler.record_function)
+from ..autograd.profiler import kineto_available, record_function  # noqa: F401 (torch's names)
 
 __all__ = ["profile", "record_function", "schedule", "supported_activities",
            "tensorboard_trace_handler", "ProfilerAction", "ProfilerActivity"]
@@ -36,10 +36,6 @@ def supported_activities():
     except Exception:  # no server reachable: the CPU only
         pass
     return out
-
-
-def kineto_available():
-    return False
 
 
 class ProfilerAction(enum.Enum):

@@ -28,6 +28,7 @@ void OpProfile::Add(absl::string_view name, uint64_t op_id, uint64_t stream,
   op.set_has_kernel(has_kernel);
   op.set_start_ns(has_kernel ? -1 : now);
   op.set_end_ns(has_kernel ? -1 : now);
+  op.set_device_ns(-1);
   if (!plan.outputs.empty()) {
     op.set_device(plan.outputs[0].device().ToString());
   } else if (!inputs.empty()) {
@@ -68,27 +69,64 @@ void OpProfile::Add(absl::string_view name, uint64_t op_id, uint64_t stream,
     ops_.push_back(std::move(op));
   }
   if (!has_kernel) return;
-  // The profile lives as long as a queued kernel that reports to it.
+  // The profile lives as long as a queued kernel that reports to it. On a device whose lanes
+  // time their work (a GPU), marks before and after the launch time the kernel on the device.
   plan.kernel = [kernel = std::move(plan.kernel), self = shared_from_this(), index]() mutable {
+    engine::ExecContext* context = engine::ExecContext::Current();
+    std::vector<std::pair<engine::DeviceLane*, std::unique_ptr<engine::LaneMark>>> before;
+    if (context != nullptr) {
+      for (const auto& [backend, lane] : context->lanes()) {
+        if (std::unique_ptr<engine::LaneMark> mark = lane->Mark()) {
+          before.emplace_back(lane.get(), std::move(mark));
+        }
+      }
+    }
     const int64_t start = self->Now();
     absl::Status status = kernel();
-    self->Ran(index, start, self->Now(), !status.ok());
+    const int64_t end = self->Now();
+    std::vector<DeviceSpan> spans;
+    if (context != nullptr) {
+      for (engine::DeviceLane* lane : context->launched()) {
+        for (auto& [marked, mark] : before) {
+          if (marked != lane || mark == nullptr) continue;
+          if (std::unique_ptr<engine::LaneMark> after = lane->Mark()) {
+            spans.push_back(DeviceSpan{std::move(mark), std::move(after)});
+          }
+        }
+      }
+    }
+    self->Ran(index, start, end, !status.ok(), std::move(spans));
     return status;
   };
 }
 
-void OpProfile::Ran(int64_t index, int64_t start_ns, int64_t end_ns, bool failed) {
+void OpProfile::Ran(int64_t index, int64_t start_ns, int64_t end_ns, bool failed,
+                    std::vector<DeviceSpan> spans) {
   absl::MutexLock lock(&mu_);
   if (collected_) return;
   v1::ProfiledOp& op = ops_[static_cast<size_t>(index)];
   op.set_start_ns(start_ns);
   op.set_end_ns(end_ns);
   op.set_failed(failed);
+  if (!spans.empty()) spans_.emplace_back(index, std::move(spans));
 }
 
 void OpProfile::Collect(v1::ProfileResponse* response) {
   absl::MutexLock lock(&mu_);
   collected_ = true;
+  for (auto& [index, spans] : spans_) {
+    int64_t total = 0;
+    for (const DeviceSpan& span : spans) {
+      absl::StatusOr<int64_t> ns = span.after->NanosecondsSince(*span.before);
+      if (!ns.ok()) {
+        total = -1;
+        break;
+      }
+      total += *ns;
+    }
+    ops_[static_cast<size_t>(index)].set_device_ns(total);
+  }
+  spans_.clear();  // (the marks go with their events here, not on a device's callback thread)
   response->mutable_ops()->Reserve(static_cast<int>(ops_.size()));
   for (v1::ProfiledOp& op : ops_) *response->add_ops() = std::move(op);
   ops_.clear();

@@ -7,11 +7,14 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "engine/ops/planned_op.h"
+#include "engine/runtime/exec_context.h"
 #include "engine/runtime/memory_budget.h"
 #include "engine/tensor/tensor.h"
 #include "tensord/v1/tensord.pb.h"
@@ -51,7 +54,12 @@ class OpProfile : public std::enable_shared_from_this<OpProfile> {
                std::chrono::steady_clock::now() - start_)
         .count();
   }
-  void Ran(int64_t index, int64_t start_ns, int64_t end_ns, bool failed);
+  // Marks around a kernel's launch on one device lane (DeviceLane::Mark).
+  struct DeviceSpan {
+    std::unique_ptr<engine::LaneMark> before, after;
+  };
+  void Ran(int64_t index, int64_t start_ns, int64_t end_ns, bool failed,
+           std::vector<DeviceSpan> spans);
 
   const bool record_shapes_;
   const int64_t max_ops_;
@@ -60,6 +68,9 @@ class OpProfile : public std::enable_shared_from_this<OpProfile> {
   absl::Mutex mu_;
   // A deque: references to recorded ops stay valid as more are added.
   std::deque<v1::ProfiledOp> ops_ ABSL_GUARDED_BY(mu_);
+  // The device marks of the ops whose kernels launched on a lane that times its work: their
+  // device times are read when the profile is collected (the work has run by then).
+  std::vector<std::pair<int64_t, std::vector<DeviceSpan>>> spans_ ABSL_GUARDED_BY(mu_);
   int64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
   bool collected_ ABSL_GUARDED_BY(mu_) = false;
   int64_t charged_ops_ ABSL_GUARDED_BY(mu_) = 0;  // room charged to budget_, in ops

@@ -204,9 +204,33 @@ class DeviceWatch {
 };
 
 // A tensord stream's queue on one GPU.
+// A cudaEvent with timing, recorded on a lane's stream (DeviceLane::Mark).
+class CudaMark final : public LaneMark {
+ public:
+  explicit CudaMark(cudaEvent_t event) : event_(event) {}
+  ~CudaMark() override { (void)cudaEventDestroy(event_); }
+  CudaMark(const CudaMark&) = delete;
+  CudaMark& operator=(const CudaMark&) = delete;
+
+  absl::StatusOr<int64_t> NanosecondsSince(const LaneMark& earlier) const override {
+    float ms = 0;
+    const cudaError_t e =
+        cudaEventElapsedTime(&ms, static_cast<const CudaMark&>(earlier).event_, event_);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      return absl::UnavailableError(absl::StrCat("cudaEventElapsedTime: ", cudaGetErrorString(e)));
+    }
+    return static_cast<int64_t>(static_cast<double>(ms) * 1e6);
+  }
+
+ private:
+  cudaEvent_t event_;
+};
+
 class CudaLane final : public DeviceLane {
  public:
-  explicit CudaLane(int device_index) : watch_(DeviceWatch::For(device_index)) {
+  explicit CudaLane(int device_index)
+      : watch_(DeviceWatch::For(device_index)), device_index_(device_index) {
     if (UseDevice(device_index) != cudaSuccess ||
         cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking) != cudaSuccess) {
       (void)cudaGetLastError();
@@ -259,6 +283,20 @@ class CudaLane final : public DeviceLane {
     return error;
   }
 
+  std::unique_ptr<LaneMark> Mark() override {
+    cudaEvent_t event = nullptr;
+    if (UseDevice(device_index_) != cudaSuccess || cudaEventCreate(&event) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return nullptr;
+    }
+    if (cudaEventRecord(event, stream_) != cudaSuccess) {
+      (void)cudaGetLastError();
+      (void)cudaEventDestroy(event);
+      return nullptr;
+    }
+    return std::make_unique<CudaMark>(event);
+  }
+
   void AfterLaunchedWork(absl::AnyInvocable<void(absl::Status)> done) override {
     // The device's signal delivers the report, unless the watch has delivered it already (the
     // device was lost; then CUDA never runs the function, and the token is never freed).
@@ -293,6 +331,7 @@ class CudaLane final : public DeviceLane {
   static constexpr int64_t kSlots = 65536;  // fallible ops in flight on one lane, at most
 
   DeviceWatch& watch_;
+  const int device_index_;
   cudaStream_t stream_ = nullptr;
   bool owned_ = true;
   void* cublas_ = nullptr;

@@ -16,16 +16,29 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "engine/kernels/kernel_error.h"
 
 namespace tensord::engine {
 
 class Backend;
 
+// A point in a lane's work, timed by its device (a cudaEvent recorded on the lane's stream):
+// profiles measure a kernel's device time between the marks around its launch.
+class LaneMark {
+ public:
+  virtual ~LaneMark() = default;
+  // Nanoseconds of device time from `earlier` (a mark of the same lane) to this mark, once the
+  // work before both has run; an error when the device cannot tell.
+  virtual absl::StatusOr<int64_t> NanosecondsSince(const LaneMark& earlier) const = 0;
+};
+
 // An in-order queue of work on one device for one tensord stream (a cudaStream_t).
 class DeviceLane {
  public:
   virtual ~DeviceLane() = default;
+  // A mark at the lane's position now; null where the lane cannot time its work.
+  virtual std::unique_ptr<LaneMark> Mark() { return nullptr; }
   // Calls `done` once every piece of work launched on the lane so far has finished, with OK; or,
   // when the device can no longer finish it (its context was lost to a kernel fault), with the
   // reason, as soon as that is known. `done` may run on a thread of the device runtime: it must
@@ -85,6 +98,8 @@ class ExecContext {
   DeviceLane* Launched(const Backend* backend) const;
 
   const std::vector<DeviceLane*>& launched() const { return launched_; }
+  // Every lane of the running task's stream (those earlier tasks created too).
+  const DeviceLanes& lanes() const { return *lanes_; }
 
   // Cancellation (Stream::Cancel): the running task is cancelled once `*cancel_below` exceeds
   // its sequence number `seq`. A long kernel asks between its pieces and stops early; its

@@ -185,6 +185,7 @@ TEST_F(ServiceTest, AProfileRecordsEachOpWithItsKernelsTimesAndInputSizes) {
   int64_t last_end = 0;
   for (const v1::ProfiledOp& op : profile.ops()) {
     EXPECT_EQ(op.device(), "cpu");
+    EXPECT_EQ(op.device_ns(), -1);  // a CPU kernel's time is its start to end
     EXPECT_GE(op.queued_ns(), 0);
     if (!op.has_kernel()) {  // a view: its queue time, no op id
       EXPECT_EQ(op.op_id(), 0u);

@@ -659,3 +659,21 @@ def test_factories_write_into_out_in_its_dtype_as_torch(name, session):
     want = FACTORY_OUTS[name](torch)
     got = FACTORY_OUTS[name](tensord)
     assert str(got.dtype) == str(want.dtype) and torch.equal(as_torch(got), want)
+
+
+def test_return_types_are_one_class_per_name_as_torchs(session):
+    """torch.return_types: each op's named tuple is one class (isinstance works), pickles,
+    prints as torch's, and every name tensord has is one of torch's."""
+    import pickle
+    x = tensord.tensor([[1.0, 5.0], [3.0, 2.0]])
+    tx = torch.tensor([[1.0, 5.0], [3.0, 2.0]])
+    assert isinstance(x.max(0), tensord.return_types.max)
+    assert type(x.max(0)) is type(tensord.max(x, 1)) is tensord.return_types.max
+    assert isinstance(x.sort(), tensord.return_types.sort)
+    assert repr(x.topk(1)) == repr(tx.topk(1))
+    assert repr(tensord.linalg.slogdet(x)) == repr(torch.linalg.slogdet(tx))
+    back = pickle.loads(pickle.dumps(x.min(1)))
+    assert type(back) is tensord.return_types.min
+    assert back.values.tolist() == [1.0, 2.0] and back.indices.tolist() == [0, 1]
+    ours = set(tensord.return_types.__all__)
+    assert len(ours) > 20 and ours <= set(dir(torch.return_types))

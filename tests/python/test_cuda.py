@@ -1203,9 +1203,9 @@ def test_gradients_on_cuda_match_torch(server, name, fn, shapes):
 
 @gpu_test
 def test_profile_of_cuda_ops(server):
-    """A profile of a cuda session lists its ops on cuda:0 with their launch times, a new
-    storage's bytes as cuda memory, and the ranges they were sent from; the kernels' results
-    are unchanged."""
+    """A profile of a cuda session lists its ops on cuda:0 with their launch times and device
+    times, a new storage's bytes as cuda memory, and the ranges they were sent from; the
+    kernels' results are unchanged."""
     with tensord.connect(server, device="cuda"):
         x = tensord.ones(1024, 1024)
         with tensord.profiler.profile(profile_memory=True, record_shapes=True) as prof:
@@ -1217,6 +1217,13 @@ def test_profile_of_cuda_ops(server):
         assert all(e.cuda_memory_usage == 1024 * 1024 * 4 and e.cpu_memory_usage == 0
                    for e in ops)
         assert ops[0].input_shapes == [[1024, 1024], [1024, 1024]]
+        # The kernels' device times (events around their launches on the session's stream,
+        # which its first op, `ones`, made): a 1024^3 product takes well over a microsecond.
+        assert all(e.self_cuda_time_total > 0 for e in ops)
+        assert ops[0].cuda_time_total > 1.0
+        step = next(e for e in prof.events() if e.name == "step")
+        assert step.cuda_time_total == sum(e.cuda_time_total for e in ops)
+        assert "Self CUDA time total" in prof.key_averages().table()
         assert y[0, 0].item() == 1024.0
 
 

@@ -284,11 +284,12 @@ def test_every_byte_held_for_a_session_is_charged(servers):
     assert "download" in e.value.details()
     assert server.info().bytes_in_use < 64 * MiB
 
-    # Queued WriteStorage payloads: the stream is held by a long kernel, so writes queue; each
-    # 8 MiB payload is charged until it is written, and the session's limit stops them.
+    # Queued WriteStorage payloads: the stream is held by a long kernel (long enough for the 40
+    # writes on a loaded machine), so writes queue; each 8 MiB payload is charged until it is
+    # written, and the session's limit stops them.
     target = server.new_id()
     assert not run_ops(server, sid, op("zeros", out=target, size=[2 * MiB]),
-                       op("_sleep", ms=3000)).HasField("error")
+                       op("_sleep", ms=8000)).HasField("error")
     write = server.unary("WriteStorage", pb.WriteStorageResponse)
     payload = bytes(8 * MiB)
     refused = None

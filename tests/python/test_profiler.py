@@ -285,6 +285,38 @@ def test_errors_stay_at_their_line_under_a_profile(session):
         bad.tolist()
 
 
+def test_device_times_fill_torchs_cuda_columns():
+    """A GPU server reports each kernel's device time (device_ns): it is the op's CUDA time and
+    its range's, and the table shows torch's CUDA columns. (From a server's answer made here:
+    this machine's server has no GPU; test_cuda.py checks a real one.)"""
+    from types import SimpleNamespace
+
+    from tensord._session import pb
+    from tensord.autograd.profiler import _events
+
+    response = pb.ProfileResponse(ops=[
+        pb.ProfiledOp(op="mm", op_id=1, device="cuda:0", has_kernel=True, queued_ns=0,
+                      start_ns=1000, end_ns=3000, device_ns=2500),
+        pb.ProfiledOp(op="relu", op_id=2, device="cuda:0", has_kernel=True, queued_ns=10,
+                      start_ns=3000, end_ns=3500, device_ns=-1)])
+    outer = tensord._profiling._Range("step", 0, None)
+    outer.end = 100
+    rec = SimpleNamespace(ranges=[outer], ops=[("mm", outer, None), ("relu", outer, None)],
+                          server_t0=0)
+    events = _events(rec, response)
+    by_name = {e.name: e for e in events}
+    assert by_name["aten::mm"].cuda_time_total == 2.5
+    assert by_name["aten::mm"].self_cuda_time_total == 2.5
+    assert by_name["aten::relu"].cuda_time_total == 0  # not measured (the stream's first op)
+    assert by_name["step"].cuda_time_total == 2.5 and by_name["step"].self_cuda_time_total == 0
+    table = events.key_averages().table()
+    header = [c.strip() for c in table.splitlines()[1].split("  ") if c.strip()]
+    assert header == ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total",
+                      "CPU time avg", "Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg",
+                      "# of Calls"]
+    assert table.splitlines()[-1] == "Self CUDA time total: 2.500us"
+
+
 def test_profiling_nothing_and_stopping_without_starting(session):
     with tensord.profiler.profile() as prof:
         pass

@@ -59,6 +59,7 @@ from . import jit
 from . import utils  # tensord.utils.data, imported with tensord as torch's is
 from . import optim
 from . import profiler
+from . import return_types
 from . import random
 from math import e, inf, nan, pi  # noqa: E402 - torch.e, torch.inf, torch.nan, torch.pi
 from .serialization import load, save

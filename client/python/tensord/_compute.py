@@ -5,7 +5,6 @@ Python numbers travel as numbers, with torch's type promotion rules applied ther
 
 Layers import one way: _session, _random -> _ops -> _factories -> _compute -> _tensor -> _api.
 """
-import collections
 
 import numpy as np
 
@@ -13,6 +12,7 @@ from ._out import write_out
 from . import _autocast
 from . import _compare
 from . import _dtypes, _factories
+from .return_types import _make as _return_type
 from ._ops import TensorBase, _Ints, _int, _is_scalar, _op, _py_scalar, _queue
 from ._random import _of as _random_of
 
@@ -341,17 +341,6 @@ def _mean(self, dim=None, keepdim=False, dtype=None):
 
 def _prod(self, dim=None, keepdim=False, dtype=None):
     return _run("prod", [("self", self)], _reduce_attrs("prod", dim, keepdim, dtype))
-
-
-def _return_type(name, fields=("values", "indices")):
-    """torch.return_types.<name>: a named tuple printed as torch prints it."""
-    base = collections.namedtuple(name, fields)
-
-    def __repr__(self):
-        body = ",\n".join(f"{f}={getattr(self, f)!r}" for f in fields)
-        return f"torch.return_types.{name}(\n{body})"
-
-    return type(name, (base,), {"__slots__": (), "__repr__": __repr__})
 
 
 _RETURN_TYPES = {n: _return_type(n) for n in ("max", "min", "sort", "topk", "kthvalue")}

@@ -47,7 +47,8 @@ def install_torch_aliases():
                "torch.random": tensord.random, "torch.optim": tensord.optim,
                "torch.autograd": tensord.autograd, "torch.jit": tensord.jit,
                "torch.distributed": tensord.distributed, "torch.amp": tensord.amp,
-               "torch.cpu": tensord.cpu, "torch.profiler": tensord.profiler}
+               "torch.cpu": tensord.cpu, "torch.profiler": tensord.profiler,
+               "torch.return_types": tensord.return_types}
     # torch.nn.init, torch.nn.utils.rnn, torch.utils.data.dataloader, …
     for name, module in list(sys.modules.items()):
         if name.startswith(("tensord.nn.", "tensord.utils.", "tensord.distributions.",

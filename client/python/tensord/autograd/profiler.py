@@ -51,7 +51,8 @@ def _events(rec, response, profile_memory=False):
                           device_index=int(op.device.split(":")[1]) if ":" in op.device else 0,
                           cpu_memory_usage=0 if cuda else memory,
                           cuda_memory_usage=memory if cuda else 0, args=args,
-                          process="server")
+                          process="server",
+                          device_time=op.device_ns / 1000.0 if op.device_ns > 0 else 0)
         events.append(e)
         if r is not None:
             parent = from_range[id(r)]
@@ -87,8 +88,8 @@ def kineto_available():
 class profile:
     """Profiles the ops of the current session run in its scope (torch.autograd.profiler.
     profile): `prof.key_averages().table(sort_by="self_cpu_time_total")`, `prof.events()`,
-    `export_chrome_trace`. `use_cuda` and `use_kineto` are accepted; ops on a GPU server are
-    profiled like any (their launch times)."""
+    `export_chrome_trace`. `use_cuda` and `use_kineto` are accepted: on a GPU server every op's
+    kernels are timed on the device too (torch's CUDA columns)."""
 
     def __init__(self, enabled=True, *, use_cuda=False, record_shapes=False, with_flops=False,
                  profile_memory=False, with_stack=False, with_modules=False, use_kineto=False,

@@ -2,9 +2,9 @@
 
 An event is an op the server ran (named as torch names it, "aten::mm") or a range the program
 opened (record_function). Times are microseconds. An op's CPU time is its kernel's time on the
-server — on a GPU server, the kernel's launch on the host: device times are not measured yet —
-and a range's is the client's wall time between its enter and exit; a range's self time is
-that minus its children's times (ops run asynchronously, so it may be 0).
+server (on a GPU server, the kernel's launch on the host; its CUDA time is the kernel's time on
+the device), and a range's is the client's, from its enter until the last op sent in it has
+run; a range's self time is that minus its children's times, its CUDA time its children's.
 """
 import enum
 import json
@@ -79,7 +79,8 @@ class FunctionEvent(_Times):
 
     def __init__(self, id, name, thread, start_us, end_us, input_shapes=None, stack=None,
                  device_type=DeviceType.CPU, device_index=0, cpu_memory_usage=0,
-                 cuda_memory_usage=0, trace_name=None, args=None, process="server"):
+                 cuda_memory_usage=0, trace_name=None, args=None, process="server",
+                 device_time=0):
         self.id = id
         self.name = name
         self.key = name
@@ -105,6 +106,7 @@ class FunctionEvent(_Times):
         self.scope = 0
         self.flops = 0
         self.args = args or {}
+        self.device_time = device_time  # µs its own kernels took on a GPU
         self.process = process  # "client" (a range) or "server" (an op): its trace process
 
     def append_cpu_child(self, child):
@@ -128,9 +130,17 @@ class FunctionEvent(_Times):
     def cpu_time(self):
         return self.cpu_time_total
 
-    cuda_time_total = 0
-    self_cuda_time_total = 0
-    cuda_time = 0
+    @property
+    def cuda_time_total(self):
+        return self.device_time + sum(c.cuda_time_total for c in self.cpu_children)
+
+    @property
+    def self_cuda_time_total(self):
+        return self.device_time
+
+    @property
+    def cuda_time(self):
+        return self.cuda_time_total
 
     @property
     def self_cpu_memory_usage(self):

@@ -21,7 +21,8 @@ __all__ = ["profile", "record_function", "schedule", "supported_activities",
 
 class ProfilerActivity(enum.Enum):
     """What a profile covers. A tensord profile always covers the server's ops on its device:
-    CPU, and CUDA on a GPU server (where an op's times are its launch)."""
+    CPU, and CUDA on a GPU server (an op's CPU time is then its launch, its CUDA time its
+    kernels' time on the device)."""
     CPU = 0
     CUDA = 1
 

@@ -4,7 +4,7 @@
     python -m tensord.run -m package.module [args...]
 
 The script's `import torch` (and `import torch.nn.functional as F`, `from torch import nn`,
-`torch.nn.init`, `torch.nn.utils` (`.rnn`, `.parametrize`, …), `torch.nn.modules`,
+`torch.nn.init`, `torch.nn.utils` (`.rnn`, `.parametrize`, `.prune`, …), `torch.nn.modules`,
 `torch.nn.parameter`, `torch.cuda`, `torch.testing`, `torch.utils.data`, `torch.distributions`,
 `torch.linalg`, `torch.special`, `torch.autograd`, `torch.jit`, `torch.distributed`,
 `torch.amp`, `torch.cpu.amp`, `torch.cuda.amp`, `torch.profiler`, `torch.autograd.profiler`) get tensord's modules, so every tensor it

@@ -10,3 +10,4 @@ from . import parametrizations  # noqa: F401
 from . import parametrize  # noqa: F401
 from .init import skip_init  # noqa: F401
 from . import stateless  # noqa: F401
+from . import prune  # noqa: F401 - imported here so that `torch.nn.utils.prune` aliases it

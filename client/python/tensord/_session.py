@@ -934,6 +934,16 @@ def current_session():
         return _default
 
 
+def existing_session():
+    """The session current_session() would return, without opening one: None where no `with
+    session:` block is active and no open default session exists."""
+    stack = getattr(_state, "stack", None)
+    if stack:
+        return stack[-1]
+    with _default_lock:
+        return _default if _default is not None and not _default.closed else None
+
+
 def set_default_session(session):
     global _default
     with _default_lock:

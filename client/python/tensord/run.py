@@ -7,7 +7,8 @@ The script's `import torch` (and `import torch.nn.functional as F`, `from torch 
 `torch.nn.init`, `torch.nn.utils` (`.rnn`, `.parametrize`, `.prune`, …), `torch.nn.modules`,
 `torch.nn.parameter`, `torch.cuda`, `torch.testing`, `torch.utils.data`, `torch.distributions`,
 `torch.linalg`, `torch.special`, `torch.autograd`, `torch.jit`, `torch.distributed`,
-`torch.amp`, `torch.cpu.amp`, `torch.cuda.amp`, `torch.profiler`, `torch.autograd.profiler`) get tensord's modules, so every tensor it
+`torch.amp`, `torch.cpu.amp`, `torch.cuda.amp`, `torch.profiler`, `torch.autograd.profiler`,
+`torch.utils.benchmark`) get tensord's modules, so every tensor it
 makes lives on the server at $TENSORD_ADDRESS (127.0.0.1:50051 unless set). Nothing is
 patched inside tensord: only the names under which the script finds it.
 """
@@ -34,6 +35,7 @@ def install_torch_aliases():
     import tensord.special
     import tensord.testing
     import tensord.utils
+    import tensord.utils.benchmark  # not imported by `import tensord`, as torch's by `import torch`
     import tensord.utils.data
     import tensord.utils.data.dataloader
     import tensord.utils.data.dataset

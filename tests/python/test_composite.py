@@ -185,6 +185,8 @@ CASES = {
     "range": lambda m: m.range(1, 4),
     "range(step)": lambda m: m.range(0, 1, 0.25, dtype=m.float64),
     "frobenius_norm": lambda m: m.frobenius_norm(T(m, "x"), (0, 1)),
+    "norm(fro) over 3 dims": lambda m: m.norm(T(m, "x").unsqueeze(0), p="fro", dim=(0, 1, 2)),
+    "norm(fro) over 2 of 3 dims": lambda m: m.norm(T(m, "x").unsqueeze(0), p="fro", dim=(1, 2)),
     "is_storage": lambda m: (m.is_storage(T(m, "x").storage()), m.is_storage(T(m, "x"))),
     "is_inference": lambda m: (m.is_inference(T(m, "x")), T(m, "x").is_neg()),
     "bce_with_logits (torch's int reduction)": lambda m: m.binary_cross_entropy_with_logits(

@@ -415,6 +415,9 @@ def _var_like(name):
 def _norm(self, p="fro", dim=None, keepdim=False, dtype=None):
     if p == "fro" and dtype is not None:
         raise ValueError("dtype argument is not supported in frobenius norm")
+    if p == "fro" and dim is not None and not isinstance(dim, int) and len(dim) > 2:
+        raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dim)} dimensions "
+                           "instead.")  # (torch's frobenius_norm: a matrix norm)
     if p == "fro" or p is None:
         p = 2
     if p == "nuc":

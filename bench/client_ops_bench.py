@@ -4,7 +4,7 @@
   /usr/bin/python3 bench/client_ops_bench.py ADDRESS [--import-torch]
 
 Prints, as `name value` lines: µs per op of 10,000 queued `x.add_(1)` then one synchronize,
-of 10,000 `y = x * 2`, µs per call of `t.t().stride()` (planned here, no round trip), and
+the same inside a torch.profiler profile (its events built), of 10,000 `y = x * 2`, µs per call of `t.t().stride()` (planned here, no round trip), and
 autograd's costs: a view before and after a tensor required grad, `x * 2` once autograd is
 active, and `w * 2` recorded in the graph (w requires grad).
 
@@ -46,6 +46,18 @@ def main():
     print("add_", f"{best_of(3, 10000, lambda: x.add_(1), tensord.synchronize):.2f}")
     print("mul_new", f"{best_of(3, 10000, lambda: x * 2, tensord.synchronize):.2f}")
     assert x.tolist()[0] == 1 + 30000, "the queued ops all ran"
+    # The same add_ inside a profile: the server records and times each op, the client logs
+    # it, and the stop builds the events (a profile per round, its start and stop counted).
+    best = 1e9
+    for _ in range(3):
+        t0 = time.perf_counter()
+        with tensord.profiler.profile() as prof:
+            for _ in range(10000):
+                x.add_(1)
+        events = prof.events()
+        best = min(best, time.perf_counter() - t0)
+        assert sum(e.name == "aten::add_" for e in events) == 10000, "every op was recorded"
+    print("add_profiled", f"{best / 10000 * 1e6:.2f}")
     t = tensord.arange(12.).reshape(3, 4)
     assert t.t().stride() == (1, 4)
     print("t_stride", f"{best_of(3, 10000, lambda: t.t().stride()):.2f}")

@@ -40,6 +40,10 @@ void OpProfile::Add(absl::string_view name, uint64_t op_id, uint64_t stream,
       for (int64_t s : t.sizes()) sizes->add_values(s);
       op.add_input_dtypes(DTypeToProto(t.dtype()));
     }
+    for (const engine::Tensor& t : plan.outputs) {
+      auto* sizes = op.add_output_sizes();
+      for (int64_t s : t.sizes()) sizes->add_values(s);
+    }
   }
   // New storages: an output's storage that no input and no earlier output holds.
   int64_t allocated = 0;

@@ -206,6 +206,10 @@ TEST_F(ServiceTest, AProfileRecordsEachOpWithItsKernelsTimesAndInputSizes) {
                                  profile.ops(0).input_sizes(0).values().end()),
             (std::vector<int64_t>{6}));
   EXPECT_EQ(profile.ops(0).input_dtypes(0), v1::DTYPE_FLOAT32);
+  ASSERT_EQ(profile.ops(0).output_sizes_size(), 1);
+  EXPECT_EQ(std::vector<int64_t>(profile.ops(0).output_sizes(0).values().begin(),
+                                 profile.ops(0).output_sizes(0).values().end()),
+            (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(profile.ops(2).allocated_bytes(), 6 * 4);  // contiguous made a new storage
   EXPECT_EQ(profile.ops(1).allocated_bytes(), 0);      // t is a view
   EXPECT_EQ(profile.dropped(), 0);

@@ -285,6 +285,52 @@ def test_errors_stay_at_their_line_under_a_profile(session):
         bad.tolist()
 
 
+def test_flops_are_torchs(session):
+    """with_flops: the FLOPs torch's profiler counts for each op it counts (products, conv2d,
+    add, mul), from the same shapes; tensord's matmul kernel counts as torch's mm/bmm under it,
+    and the table gains torch's column."""
+    def run(m):
+        x, w = m.ones(8, 16), m.ones(16, 32)
+        b, c = m.ones(4, 8, 16), m.ones(4, 16, 8)
+        img, k = m.ones(2, 3, 16, 16), m.ones(6, 3, 3, 3)
+        with m.profiler.profile(with_flops=True) as prof:
+            m.mm(x, w)
+            m.addmm(m.zeros(8, 32), x, w)
+            m.bmm(b, c)
+            m.baddbmm(m.zeros(4, 8, 8), b, c)
+            m.nn.functional.conv2d(img, k, padding=1, stride=2)
+            m.nn.functional.conv2d(img, k.view(3, 6, 3, 3)[:, :3].contiguous(), groups=1)
+            x * 2
+            x + x
+            x * x
+            x @ w
+            b @ c
+        counts = {}
+        for e in prof.events():
+            if e.flops:
+                counts.setdefault(e.name, []).append(e.flops)
+        return prof, counts
+
+    ours, ours_counts = run(tensord)
+    theirs, their_counts = run(torch)
+    for name in ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::conv2d",
+                 "aten::add"):
+        want = their_counts[name] if name != "aten::mm" else their_counts[name][:1]
+        if name == "aten::bmm":
+            want = want[:1]
+        assert ours_counts[name] == want, name
+    assert sorted(ours_counts["aten::mul"]) == sorted(their_counts["aten::mul"])
+    # x @ w and b @ c: torch counts them on the mm/bmm under its matmul
+    assert ours_counts["aten::matmul"] == [their_counts["aten::mm"][1],
+                                           their_counts["aten::bmm"][1]]
+    table = ours.key_averages().table()
+    their_table = theirs.key_averages().table()
+    assert table.splitlines()[1].split()[-2:] == their_table.splitlines()[1].split()[-2:] == \
+        ["Total", "FLOPs"]
+    plain, _ = profiled_program(tensord)
+    assert all(e.flops == 0 for e in plain.events())
+
+
 def test_device_times_fill_torchs_cuda_columns():
     """A GPU server reports each kernel's device time (device_ns): it is the op's CUDA time and
     its range's, and the table shows torch's CUDA columns. (From a server's answer made here:

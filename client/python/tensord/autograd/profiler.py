@@ -10,7 +10,33 @@ from .. import _profiling
 from .profiler_util import DeviceType, EventList, FunctionEvent
 
 
-def _events(rec, response, profile_memory=False):
+def _numel(sizes):
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
+
+
+def _flops(name, inputs, outputs):
+    """The floating-point operations of an op, as torch's profiler counts them (for the ops it
+    counts, and tensord's matmul kernel): products 2 * output elements * the contracted size,
+    conv2d 2 * output elements * each output channel's weights, add and mul one per output
+    element; 0 for the rest."""
+    if not outputs:
+        return 0
+    out = _numel(outputs[0])
+    if name in ("mm", "bmm", "matmul") and inputs and inputs[0]:
+        return 2 * out * inputs[0][-1]
+    if name in ("addmm", "baddbmm") and len(inputs) > 1 and inputs[1]:
+        return 2 * out * inputs[1][-1]
+    if name == "conv2d" and len(inputs) > 1 and inputs[1] and inputs[1][0]:
+        return 2 * out * (_numel(inputs[1]) // inputs[1][0])
+    if name in ("add", "mul"):
+        return out
+    return 0
+
+
+def _events(rec, response, profile_memory=False, with_flops=False):
     """The profile's FunctionEvents, in the order they started: the client's ranges (times on
     the client's clock) and the server's ops (times on the server's, placed from the start of
     the profile), each op the child of the range it was sent from. An op's `thread` is its
@@ -45,14 +71,17 @@ def _events(rec, response, profile_memory=False):
             args["ran"] = False
         if op.failed:
             args["failed"] = True
+        shapes = [list(s.values) for s in op.input_sizes]
         e = FunctionEvent(0, "aten::" + op.op, op.stream, start / 1000.0, end / 1000.0,
-                          input_shapes=[list(s.values) for s in op.input_sizes],
+                          input_shapes=shapes,
                           stack=stack, device_type=DeviceType.CPU,
                           device_index=int(op.device.split(":")[1]) if ":" in op.device else 0,
                           cpu_memory_usage=0 if cuda else memory,
                           cuda_memory_usage=memory if cuda else 0, args=args,
                           process="server",
                           device_time=op.device_ns / 1000.0 if op.device_ns > 0 else 0)
+        if with_flops:
+            e.flops = _flops(op.op, shapes, [list(s.values) for s in op.output_sizes])
         events.append(e)
         if r is not None:
             parent = from_range[id(r)]
@@ -77,7 +106,7 @@ def _events(rec, response, profile_memory=False):
         import warnings  # noqa: PLC0415
         warnings.warn(f"tensord profiler: the server recorded {response.max_ops} ops of this "
                       f"profile, its limit, and dropped {response.dropped} more")
-    return EventList(events, profile_memory=profile_memory)
+    return EventList(events, profile_memory=profile_memory, with_flops=with_flops)
 
 
 def kineto_available():
@@ -112,7 +141,9 @@ class profile:
         if self.entered:
             raise RuntimeError("Profiler context manager is not reentrant")
         self.entered = True
-        self._recording = _profiling.start(self.record_shapes, self.with_stack)
+        # (FLOPs are counted from the ops' sizes: torch records them for with_flops too)
+        self._recording = _profiling.start(self.record_shapes or self.with_flops,
+                                           self.with_stack)
         return self
 
     def __exit__(self, exc_type, exc_val, exc_tb):
@@ -120,7 +151,8 @@ class profile:
             return False
         stopped = _profiling.stop()
         if stopped is not None:
-            self.function_events = _events(*stopped, profile_memory=self.profile_memory)
+            self.function_events = _events(*stopped, profile_memory=self.profile_memory,
+                                           with_flops=self.with_flops)
         return False
 
     def __repr__(self):

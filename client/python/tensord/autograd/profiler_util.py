@@ -8,6 +8,7 @@ run; a range's self time is that minus its children's times, its CUDA time its c
 """
 import enum
 import json
+import math
 from collections import OrderedDict
 
 
@@ -292,7 +293,7 @@ class EventList(list):
         …), with input shapes and source locations where they were recorded."""
         return _table(self, sort_by, row_limit, max_src_column_width, max_name_column_width,
                       max_shapes_column_width, header, top_level_events_only,
-                      self._profile_memory)
+                      self._profile_memory, self._with_flops)
 
     def export_chrome_trace(self, path, metadata=None):
         """Writes the events as a Chrome trace (chrome://tracing, Perfetto): one process for
@@ -325,8 +326,18 @@ class EventList(list):
                             str(int(getattr(e, metric))) + "\n")
 
 
+_FLOP_UNITS = ("FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs")
+
+
+def _flops_unit(flops):
+    """(scale, name) of the unit torch's table shows FLOPs in, chosen by the smallest count."""
+    step = int(max(0.0, min(math.log10(flops) / 3, len(_FLOP_UNITS) - 1)))
+    return 10.0 ** (-3 * step), _FLOP_UNITS[step]
+
+
 def _table(events, sort_by, row_limit, max_src_column_width, max_name_column_width,
-           max_shapes_column_width, header, top_level_events_only, profile_memory):
+           max_shapes_column_width, header, top_level_events_only, profile_memory,
+           with_flops=False):
     if len(events) == 0:
         return ""
     has_cuda_time = any(e.self_cuda_time_total > 0 for e in events)
@@ -362,6 +373,12 @@ def _table(events, sort_by, row_limit, max_src_column_width, max_name_column_wid
     if stacks:
         headers.append("Source Location")
         widths.append((src_width, "<"))
+    counted = [e.flops for e in events if e.flops > 0]
+    with_flops = with_flops and bool(counted)
+    if with_flops:
+        flops_scale, unit = _flops_unit(min(counted))
+        headers.append(f"Total {unit}")
+        widths.append((12, ">"))
     row_format = "".join("{: " + align + str(w) + "}  " for w, align in widths)
     separator = "".join("-" * w + "  " for w, _ in widths)
     line_length = sum(w + 2 for w, _ in widths) - 2
@@ -409,6 +426,8 @@ def _table(events, sort_by, row_limit, max_src_column_width, max_name_column_wid
             row.append(str(e.input_shapes)[:shapes_width])
         if stacks:
             row.append(trim(e.stack[0]) if e.stack else "")
+        if with_flops:
+            row.append("--" if e.flops <= 0 else f"{e.flops * flops_scale:8.3f}")
         lines.append(row_format.format(*row))
         if stacks:
             blank = [""] * (len(headers) - 1)

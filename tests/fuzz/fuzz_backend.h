@@ -223,6 +223,12 @@ absl::Status QueryEvent(B& b, const v1::QueryEventRequest& rq, v1::QueryEventRes
   }
 }
 
+// Profile: asynchronous (a stop answers once the ops before it have run): waits for it.
+template <typename B>
+absl::Status Profile(B& b, const v1::ProfileRequest& rq, v1::ProfileResponse* rs) {
+  return CallAndWait("Profile", [&](auto done) { b.HandleProfile(rq, rs, std::move(done)); });
+}
+
 // Synchronize: already asynchronous (`done(Status)` once the streams drain): waits for it.
 template <typename B = Handlers>
 absl::Status Synchronize(B& b, const v1::SynchronizeRequest& rq) {

@@ -370,7 +370,7 @@ void RunOpsSeeds(const RequestMutator& mutator) {
 
 enum Rpc {
   kDescribe, kRelease, kReadStorage, kWriteStorage, kCreateStream, kRecordEvent, kWaitEvent,
-  kQueryEvent, kSynchronize, kOpenSession, kCloseSession, kRenewLease, kDownload
+  kQueryEvent, kSynchronize, kOpenSession, kCloseSession, kRenewLease, kDownload, kProfile
 };
 
 void RequestSeeds() {
@@ -435,6 +435,15 @@ void RequestSeeds() {
   {
     v1::CreateStreamRequest r;
     w("create-stream", kCreateStream, r);
+  }
+  {
+    v1::ProfileRequest r;
+    w("profile-stop-without-start", kProfile, r);
+    r.set_enable(true);
+    r.set_record_shapes(true);
+    w("profile-start-with-shapes", kProfile, r);
+    r.set_session_id("00000000000000000000000000000000");
+    w("profile-unknown-session", kProfile, r);
   }
   {
     v1::RecordEventRequest r;

@@ -7,7 +7,8 @@
 // Checks beyond the sanitizers: Describe returns one valid TensorInfo per id; Release accounts
 // for every id; ReadStorage returns exactly the elements asked for; data written by WriteStorage
 // reads back equal; after a Synchronize of the whole session every recorded event is complete;
-// an opened session closes; downloads have the bytes their header promises.
+// an opened session closes; downloads have the bytes their header promises; a profile stopped
+// lists what it recorded in queue order with consistent times.
 #include <cstdint>
 #include <string>
 
@@ -20,7 +21,8 @@ namespace {
 
 enum Rpc {
   kDescribe, kRelease, kReadStorage, kWriteStorage, kCreateStream, kRecordEvent, kWaitEvent,
-  kQueryEvent, kSynchronize, kOpenSession, kCloseSession, kRenewLease, kDownload, kNumRpcs
+  kQueryEvent, kSynchronize, kOpenSession, kCloseSession, kRenewLease, kDownload, kProfile,
+  kNumRpcs
 };
 
 std::string Resolve(const std::string& given, const FuzzSession& session) {
@@ -166,6 +168,20 @@ void Run(int rpc, const uint8_t* data, size_t size, FuzzSession& session) {
       v1::DownloadRequest rq;
       if (!Parse(data, size, &rq, session)) return;
       (void)DownloadBytes(rq.session_id(), rq.id());
+      return;
+    }
+    case kProfile: {
+      v1::ProfileRequest rq;
+      if (!Parse(data, size, &rq, session)) return;
+      v1::ProfileResponse rs;
+      if (!Profile(b, rq, &rs).ok() || rq.enable()) return;
+      int64_t queued = 0;
+      for (const v1::ProfiledOp& op : rs.ops()) {
+        FUZZ_CHECK(op.queued_ns() >= queued, rs.ShortDebugString());
+        FUZZ_CHECK(op.end_ns() >= op.start_ns(), rs.ShortDebugString());
+        queued = op.queued_ns();
+      }
+      FUZZ_CHECK(rs.dropped() >= 0 && rs.ops_size() <= rs.max_ops(), rs.ShortDebugString());
       return;
     }
     default: return;

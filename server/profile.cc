@@ -1,5 +1,6 @@
 #include "server/profile.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -8,19 +9,24 @@
 namespace tensord::server {
 
 OpProfile::OpProfile(bool record_shapes, int64_t max_ops,
-                     std::shared_ptr<engine::MemoryBudget> budget)
-    : record_shapes_(record_shapes), max_ops_(max_ops), budget_(std::move(budget)) {}
+                     std::shared_ptr<engine::MemoryBudget> budget, int64_t max_bytes)
+    : record_shapes_(record_shapes),
+      max_ops_(max_ops),
+      max_bytes_(max_bytes),
+      budget_(std::move(budget)) {}
 
 OpProfile::~OpProfile() {
   absl::MutexLock lock(&mu_);
-  if (budget_ != nullptr) budget_->Release(charged_ops_ * kProfiledOpBytes);
+  if (budget_ != nullptr) budget_->Release(charged_);
 }
 
 void OpProfile::Add(absl::string_view name, uint64_t op_id, uint64_t stream,
-                    absl::Span<const engine::Tensor> inputs, engine::PlannedOp& plan) {
+                    uint64_t first_output, absl::Span<const engine::Tensor> inputs,
+                    engine::PlannedOp& plan) {
   v1::ProfiledOp op;
   op.set_op(std::string(name));
   op.set_op_id(op_id);
+  op.set_first_output(first_output);
   op.set_stream(stream);
   const int64_t now = Now();
   op.set_queued_ns(now);
@@ -56,20 +62,30 @@ void OpProfile::Add(absl::string_view name, uint64_t op_id, uint64_t stream,
     if (!seen) allocated += storage->nbytes();
   }
   op.set_allocated_bytes(allocated);
+  // Its size in memory and in the answer (each with room for the times set when it runs).
+  const int64_t used = std::max<int64_t>(kProfiledOpBytes,
+                                         static_cast<int64_t>(op.SpaceUsedLong()));
+  const int64_t wire = static_cast<int64_t>(op.ByteSizeLong()) + 64;
   int64_t index;
   {
     absl::MutexLock lock(&mu_);
     if (collected_) return;
     const int64_t n = static_cast<int64_t>(ops_.size());
-    if (n >= charged_ops_ && n < max_ops_ && budget_ != nullptr &&
-        budget_->Charge(kProfiledOpsPerCharge * kProfiledOpBytes).ok()) {
-      charged_ops_ += kProfiledOpsPerCharge;
+    bool room = n < max_ops_ && wire_bytes_ + wire <= max_bytes_;
+    if (room && budget_ != nullptr && used_ + used > charged_) {
+      const int64_t more = std::max(kProfiledBytesPerCharge, used_ + used - charged_);
+      room = budget_->Charge(more).ok();
+      if (room) charged_ += more;
     }
-    if (n >= max_ops_ || (budget_ != nullptr && n >= charged_ops_)) {
+    if (!room) {
       ++dropped_;
+      sizes_.clear();
       return;
     }
-    index = static_cast<int64_t>(ops_.size());
+    used_ += used;
+    wire_bytes_ += wire;
+    sizes_.assign(1, {used, wire});
+    index = n;
     ops_.push_back(std::move(op));
   }
   if (!has_kernel) return;
@@ -102,6 +118,15 @@ void OpProfile::Add(absl::string_view name, uint64_t op_id, uint64_t stream,
     self->Ran(index, start, end, !status.ok(), std::move(spans));
     return status;
   };
+}
+
+void OpProfile::ForgetLast() {
+  absl::MutexLock lock(&mu_);
+  if (collected_ || ops_.empty() || sizes_.empty()) return;
+  used_ -= sizes_[0].first;
+  wire_bytes_ -= sizes_[0].second;
+  sizes_.clear();
+  ops_.pop_back();
 }
 
 void OpProfile::Ran(int64_t index, int64_t start_ns, int64_t end_ns, bool failed,

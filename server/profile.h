@@ -21,28 +21,34 @@
 
 namespace tensord::server {
 
-// What one recorded op is charged (its message with a few input shapes), and how many ops'
+// What one recorded op is charged at least (its message, each op its own size), and how much
 // room is charged at a time.
 inline constexpr int64_t kProfiledOpBytes = 256;
-inline constexpr int64_t kProfiledOpsPerCharge = 1024;
+inline constexpr int64_t kProfiledBytesPerCharge = 1024 * kProfiledOpBytes;
 
 // Ops are added in queue order by the session (under its lock); their kernels report when they
-// ran from the stream's worker threads. Thread-safe. Holds at most max_ops ops, and its memory
-// (kProfiledOpBytes per op, taken in blocks) is charged to the session's host budget: ops past
-// either limit are counted as dropped, never refused, so a profile left on cannot grow without
-// bound nor make an op fail.
+// ran from the stream's worker threads. Thread-safe. Holds at most max_ops ops and an answer
+// of at most max_bytes, and its memory (each op's size in memory, at least kProfiledOpBytes,
+// taken in blocks) is charged to the session's host budget: ops past any of these limits are
+// counted as dropped, never refused, so a profile left on cannot grow without bound, outgrow
+// its answer, nor make an op fail.
 class OpProfile : public std::enable_shared_from_this<OpProfile> {
  public:
-  OpProfile(bool record_shapes, int64_t max_ops, std::shared_ptr<engine::MemoryBudget> budget);
+  // `max_bytes`: the most its answer may hold (the largest gRPC message, less a margin).
+  OpProfile(bool record_shapes, int64_t max_ops, std::shared_ptr<engine::MemoryBudget> budget,
+            int64_t max_bytes = int64_t{1} << 62);
   ~OpProfile();
   OpProfile(const OpProfile&) = delete;
   OpProfile& operator=(const OpProfile&) = delete;
 
   // Records op `name` as queued now, with its inputs and planned outputs; for an op with a
   // kernel, wraps plan.kernel so that it reports when it ran. `op_id`: the session's number
-  // of an op with a kernel (0 for one without).
-  void Add(absl::string_view name, uint64_t op_id, uint64_t stream,
+  // of an op with a kernel (0 for one without); `first_output`: the client's id of its first
+  // output (0: none), by which a client finds its own record of the op.
+  void Add(absl::string_view name, uint64_t op_id, uint64_t stream, uint64_t first_output,
            absl::Span<const engine::Tensor> inputs, engine::PlannedOp& plan);
+  // The op just added was not queued after all (its stream refused it): forgotten.
+  void ForgetLast();
 
   // What was recorded, in queue order, and how many ops were dropped; the profile records
   // nothing more after it (kernels still queued report to it in vain).
@@ -63,6 +69,7 @@ class OpProfile : public std::enable_shared_from_this<OpProfile> {
 
   const bool record_shapes_;
   const int64_t max_ops_;
+  const int64_t max_bytes_;
   const std::shared_ptr<engine::MemoryBudget> budget_;
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   absl::Mutex mu_;
@@ -73,7 +80,10 @@ class OpProfile : public std::enable_shared_from_this<OpProfile> {
   std::vector<std::pair<int64_t, std::vector<DeviceSpan>>> spans_ ABSL_GUARDED_BY(mu_);
   int64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
   bool collected_ ABSL_GUARDED_BY(mu_) = false;
-  int64_t charged_ops_ ABSL_GUARDED_BY(mu_) = 0;  // room charged to budget_, in ops
+  int64_t charged_ ABSL_GUARDED_BY(mu_) = 0;    // bytes charged to budget_
+  int64_t used_ ABSL_GUARDED_BY(mu_) = 0;       // of which the ops hold
+  int64_t wire_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // their answer's size
+  std::vector<std::pair<int64_t, int64_t>> sizes_ ABSL_GUARDED_BY(mu_);  // last op: (used, wire)
 };
 
 }  // namespace tensord::server

@@ -232,7 +232,8 @@ std::string Session::NextOpLabel(absl::string_view name) {
 
 void Session::StartProfile(bool record_shapes) {
   auto profile = std::make_shared<OpProfile>(record_shapes, limits_.max_profiled_ops,
-                                             budget_->For(engine::kCpu));
+                                             budget_->For(engine::kCpu),
+                                             limits_.max_message_bytes - 4096);
   absl::MutexLock lock(&mu_);
   profile_ = std::move(profile);
 }
@@ -514,7 +515,8 @@ absl::Status Session::RunOneOp(const v1::OpCall& call, bool omit_metadata,
   // The outputs' metadata is session memory too: charged before anything is queued.
   TENSORD_RETURN_IF_ERROR(ChargeMetadata(op->name, static_cast<int64_t>(ids.size())));
   if (profile_ != nullptr) {
-    profile_->Add(op->name, plan.has_kernel() ? next_op_id_ : 0, call.stream(), inputs, plan);
+    profile_->Add(op->name, plan.has_kernel() ? next_op_id_ : 0, call.stream(),
+                  ids.empty() ? 0 : ids[0], inputs, plan);
   }
   if (plan.has_kernel()) {
     std::string label = absl::StrCat("op ", next_op_id_++, " (", op->name, ")");
@@ -523,6 +525,7 @@ absl::Status Session::RunOneOp(const v1::OpCall& call, bool omit_metadata,
             stream_it->second->Enqueue(engine::TaskFromPlan(label, plan), /*wake=*/false);
         !queued.ok()) {
       ReleaseMetadata(static_cast<int64_t>(ids.size()));
+      if (profile_ != nullptr) profile_->ForgetLast();
       return queued;
     }
     if (std::find(unwoken_.begin(), unwoken_.end(), stream_it->second) == unwoken_.end()) {

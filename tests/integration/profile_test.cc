@@ -74,8 +74,8 @@ TEST(OpProfileTest, DeviceTimesComeFromTheMarksAroundEachLaunch) {
   plans.push_back(Launching(5000));
   plans.push_back(Launching(300));
   engine::PlannedOp view;  // no kernel
-  for (size_t i = 0; i < plans.size(); ++i) profile->Add("mm", i + 1, 0, {}, plans[i]);
-  profile->Add("t", 0, 0, {}, view);
+  for (size_t i = 0; i < plans.size(); ++i) profile->Add("mm", i + 1, 0, 10 + i, {}, plans[i]);
+  profile->Add("t", 0, 0, 20, {}, view);
   engine::DeviceLanes lanes;  // one stream's lanes, made by its first launch
   {
     ExecContext context(&lanes);
@@ -92,6 +92,7 @@ TEST(OpProfileTest, DeviceTimesComeFromTheMarksAroundEachLaunch) {
   EXPECT_EQ(response.ops(1).device_ns(), 5000);
   EXPECT_EQ(response.ops(2).device_ns(), 300);
   EXPECT_EQ(response.ops(3).device_ns(), -1);  // a view
+  EXPECT_EQ(response.ops(1).first_output(), 11u);
   for (int i = 0; i < 3; ++i) {
     EXPECT_GE(response.ops(i).start_ns(), response.ops(i).queued_ns());
     EXPECT_GE(response.ops(i).end_ns(), response.ops(i).start_ns());
@@ -104,7 +105,7 @@ TEST(OpProfileTest, AMarkTheDeviceCannotReadLeavesNoDeviceTime) {
   engine::DeviceLanes lanes;
   lanes[kBackend] = std::make_unique<TimedLane>(/*readable=*/false);
   engine::PlannedOp plan = Launching(100, /*readable=*/false);
-  profile->Add("exp", 1, 0, {}, plan);
+  profile->Add("exp", 1, 0, 0, {}, plan);
   {
     ExecContext context(&lanes);
     ASSERT_TRUE(plan.kernel().ok());
@@ -119,7 +120,7 @@ TEST(OpProfileTest, AMarkTheDeviceCannotReadLeavesNoDeviceTime) {
 TEST(OpProfileTest, OpsPastTheLimitOrTheBudgetAreDroppedNotRefused) {
   auto limited = std::make_shared<OpProfile>(false, /*max_ops=*/2, nullptr);
   std::vector<engine::PlannedOp> plans(5);
-  for (auto& plan : plans) limited->Add("add", 0, 0, {}, plan);
+  for (auto& plan : plans) limited->Add("add", 0, 0, 0, {}, plan);
   v1::ProfileResponse response;
   limited->Collect(&response);
   EXPECT_EQ(response.ops_size(), 2);
@@ -129,7 +130,7 @@ TEST(OpProfileTest, OpsPastTheLimitOrTheBudgetAreDroppedNotRefused) {
   // A budget too small for a block of ops: nothing recorded, nothing charged.
   auto small = engine::MemoryBudget::Create("session", kProfiledOpBytes * 10);
   auto starved = std::make_shared<OpProfile>(false, 1000, small);
-  starved->Add("add", 0, 0, {}, plans[0]);
+  starved->Add("add", 0, 0, 0, {}, plans[0]);
   v1::ProfileResponse none;
   starved->Collect(&none);
   EXPECT_EQ(none.ops_size(), 0);
@@ -140,17 +141,36 @@ TEST(OpProfileTest, OpsPastTheLimitOrTheBudgetAreDroppedNotRefused) {
   auto roomy = engine::MemoryBudget::Create("session", int64_t{1} << 30);
   {
     auto charged = std::make_shared<OpProfile>(false, 1000, roomy);
-    for (int i = 0; i < 3; ++i) charged->Add("add", 0, 0, {}, plans[1]);
-    EXPECT_EQ(roomy->used(), kProfiledOpsPerCharge * kProfiledOpBytes);
+    for (int i = 0; i < 3; ++i) charged->Add("add", 0, 0, 0, {}, plans[1]);
+    EXPECT_EQ(roomy->used(), kProfiledBytesPerCharge);
   }
   EXPECT_EQ(roomy->used(), 0);
+}
+
+TEST(OpProfileTest, AnOpItsStreamRefusedIsForgottenAndTheAnswerFitsItsLimit) {
+  auto roomy = engine::MemoryBudget::Create("session", int64_t{1} << 30);
+  // Room in the answer for about three ops.
+  auto profile = std::make_shared<OpProfile>(false, 1000, roomy, /*max_bytes=*/3 * 90);
+  std::vector<engine::PlannedOp> plans(6);
+  profile->Add("add", 0, 0, 1, {}, plans[0]);
+  profile->Add("mul", 0, 0, 2, {}, plans[1]);
+  profile->ForgetLast();  // mul was not queued
+  for (int i = 2; i < 6; ++i) profile->Add("sub", 0, 0, 10 + i, {}, plans[i]);
+  v1::ProfileResponse response;
+  profile->Collect(&response);
+  ASSERT_GE(response.ops_size(), 2);
+  EXPECT_EQ(response.ops(0).op(), "add");
+  EXPECT_EQ(response.ops(1).op(), "sub");
+  EXPECT_GT(response.dropped(), 0);
+  EXPECT_EQ(response.ops_size() + response.dropped(), 5);
+  EXPECT_LE(static_cast<int64_t>(response.ByteSizeLong()), 3 * 90);
 }
 
 TEST(OpProfileTest, AKernelThatRunsAfterTheCollectReportsInVain) {
   auto profile = std::make_shared<OpProfile>(false, 16, nullptr);
   engine::PlannedOp plan;
   plan.kernel = [] { return absl::InternalError("boom"); };
-  profile->Add("div", 1, 0, {}, plan);
+  profile->Add("div", 1, 0, 0, {}, plan);
   v1::ProfileResponse response;
   profile->Collect(&response);
   ASSERT_EQ(response.ops_size(), 1);

@@ -199,6 +199,48 @@ def test_backward_pass_has_torchs_ranges(session):
     assert x.grad.tolist() == [2.0, 2.0, 2.0]
 
 
+def test_a_failed_backward_closes_its_ranges(session):
+    class Boom(tensord.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            raise ValueError("boom")
+
+    x = tensord.ones(3, requires_grad=True)
+    z = tensord.ones(3)
+    with tensord.profiler.profile() as prof:
+        with pytest.raises(ValueError, match="boom"):
+            Boom.apply(x).sum().backward()
+        with tensord.profiler.record_function("after"):
+            y = z + 1
+    after = next(e for e in prof.events() if e.name == "after")
+    assert after.cpu_parent is None
+    assert [c.name for c in after.cpu_children] == ["aten::add"]
+    assert y.tolist() == [2.0] * 3
+
+
+def test_ops_find_their_ranges_past_ops_the_server_refused(session):
+    x = tensord.ones(4)
+    big = tensord.ones(2, 2)
+    with tensord.profiler.profile() as prof:
+        with tensord.profiler.record_function("first"):
+            a = x + 1
+            with pytest.raises(RuntimeError):
+                big.view(3)  # refused where it is made
+        with tensord.profiler.record_function("second"):
+            b = [x * k for k in range(12)]  # twelve muls, all in "second"
+    by_range = {}
+    for e in prof.events():
+        if e.name.startswith("aten::"):
+            by_range.setdefault(e.cpu_parent.name if e.cpu_parent else None, []).append(e.name)
+    assert by_range["first"] == ["aten::add"]
+    assert by_range["second"] == ["aten::mul"] * 12
+    assert a.tolist() == [2.0] * 4 and len(b) == 12
+
+
 def test_with_stack_names_the_programs_lines(session, tmp_path):
     x = tensord.ones(8)
     with tensord.profiler.profile(with_stack=True) as prof:
@@ -342,12 +384,12 @@ def test_device_times_fill_torchs_cuda_columns():
 
     response = pb.ProfileResponse(ops=[
         pb.ProfiledOp(op="mm", op_id=1, device="cuda:0", has_kernel=True, queued_ns=0,
-                      start_ns=1000, end_ns=3000, device_ns=2500),
+                      start_ns=1000, end_ns=3000, device_ns=2500, first_output=7),
         pb.ProfiledOp(op="relu", op_id=2, device="cuda:0", has_kernel=True, queued_ns=10,
-                      start_ns=3000, end_ns=3500, device_ns=-1)])
+                      start_ns=3000, end_ns=3500, device_ns=-1, first_output=8)])
     outer = tensord._profiling._Range("step", 0, None)
     outer.end = 100
-    rec = SimpleNamespace(ranges=[outer], ops=[("mm", outer, None), ("relu", outer, None)],
+    rec = SimpleNamespace(ranges=[outer], ops=[("mm", 7, outer, None), ("relu", 8, outer, None)],
                           server_t0=0)
     events = _events(rec, response)
     by_name = {e.name: e for e in events}
@@ -381,8 +423,8 @@ def test_the_servers_limit_drops_ops_and_says_so(session):
     try:
         tensord.set_default_session(s)
         x = tensord.ones(2)
-        with pytest.warns(UserWarning, match="recorded 5 ops of this profile, its limit, and "
-                                             "dropped 5 more"):
+        with pytest.warns(UserWarning, match="recorded 5 ops of this profile and dropped 5 "
+                                             r"more \(its limits: 5 ops"):
             with tensord.profiler.profile() as prof:
                 for _ in range(10):
                     x = x + 1

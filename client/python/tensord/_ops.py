@@ -269,7 +269,7 @@ def _send(session, name, inputs, attrs=None, n=None, send_now=False):
                 o._info = meta
                 outs.append(o)
             if _profiling.active:
-                _profiling.sent(name, session)
+                _profiling.sent(name, session, first if metas else 0)
             session.submit(call, input_ids, outs)
             if aliases is not None and name != "detach":  # detach's alias is no view (torch)
                 _graph.note_bases(inputs, outs, aliases)
@@ -300,7 +300,7 @@ def _send(session, name, inputs, attrs=None, n=None, send_now=False):
             return outs
     input_ids = [t._id for t in inputs]
     if _profiling.active:
-        _profiling.sent(name, session)
+        _profiling.sent(name, session, first if outs else 0)
     session.submit(_encode(session, name, input_ids, attrs, [o._id for o in outs]), input_ids,
                    outs, planned=metas is not None)
     if name != "detach" and not _graph.active:  # (active: _queue's)

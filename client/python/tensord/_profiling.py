@@ -31,16 +31,15 @@ class _Range:
 
 class _Recording:
     __slots__ = ("session", "t0", "server_t0", "ops", "ranges", "stack", "with_stack",
-                 "record_shapes", "evaluating")
+                 "record_shapes")
 
     def __init__(self, session, record_shapes, with_stack):
         self.session = session
         self.record_shapes = record_shapes
         self.with_stack = with_stack
-        self.ops = []      # (name, innermost range or None, stack or None) per op sent
+        self.ops = []      # (name, first output id, innermost range, stack) per op sent
         self.ranges = []   # every range opened, in order
         self.stack = []    # the ranges open now
-        self.evaluating = None  # the backward pass's range of the node it runs (evaluate)
         self.t0 = time.perf_counter_ns()
         session.profile(True, record_shapes)
         # The server's clock starts at the Start call: its times are placed on the client's
@@ -74,13 +73,14 @@ def stop():
     return rec, response
 
 
-def sent(name, session):
-    """Called by _ops._send for each op sent while a profile is active."""
+def sent(name, session, first_output):
+    """Called by _ops._send for each op sent while a profile is active, with the id of its
+    first output (0: none)."""
     rec = _state
     if rec is None or session is not rec.session:
         return
     stack = _user_stack() if rec.with_stack else None
-    rec.ops.append((name, rec.stack[-1] if rec.stack else None, stack))
+    rec.ops.append((name, first_output, rec.stack[-1] if rec.stack else None, stack))
 
 
 def push(name):
@@ -107,19 +107,14 @@ def pop(r):
             break
 
 
-def evaluate(node_name):
-    """The backward pass moves to the node named `node_name` (None: it ended): torch's
-    "autograd::engine::evaluate_function: <name>" range, with the node's own range in it, around
-    the ops the node sends."""
-    rec = _state
-    if rec is None:
-        return
-    if rec.evaluating is not None:
-        pop(rec.evaluating)
-        rec.evaluating = None
-    if node_name is not None:
-        rec.evaluating = push(f"autograd::engine::evaluate_function: {node_name}")
+def push_node(node_name):
+    """The backward pass runs node `node_name`: torch's "autograd::engine::evaluate_function:
+    <name>" range with the node's own range in it, around the ops the node sends. Returns the
+    outer range (for pop), or None when nothing records."""
+    outer = push(f"autograd::engine::evaluate_function: {node_name}")
+    if outer is not None:
         push(node_name)
+    return outer
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
@@ -138,23 +133,32 @@ def _user_stack():
 
 
 def join(rec, response):
-    """The server's ops, each with the client's range it was sent from and its stack: the
-    server's list and the client's log are in the same order (the session runs its calls in
-    order); an op the server ran that the client did not log (or one the client logged that
-    the server refused) is skipped by looking a few entries ahead for the same name."""
-    logged = rec.ops
+    """The server's ops, each with the client's range it was sent from and its stack. An op
+    with outputs is found by the id of its first output, which both sides know; the others
+    (in-place ops that name no output) by order and name among the client's such ops, looking a
+    few entries ahead past ops the server did not record (or the client did not log)."""
+    by_output = {}
+    unnamed = []
+    for name, first, r, stack in rec.ops:
+        if first:
+            by_output[first] = (r, stack)
+        else:
+            unnamed.append((name, r, stack))
     out = []
     i = 0
     for op in response.ops:
+        if op.first_output:
+            r, stack = by_output.get(op.first_output, (None, None))
+            out.append((op, r, stack))
+            continue
         found = None
-        for j in range(i, min(i + 8, len(logged))):
-            if logged[j][0] == op.op:
+        for j in range(i, min(i + 8, len(unnamed))):
+            if unnamed[j][0] == op.op:
                 found = j
                 break
         if found is None:
             out.append((op, None, None))
         else:
-            _, r, stack = logged[found]
-            out.append((op, r, stack))
+            out.append((op, unnamed[found][1], unnamed[found][2]))
             i = found + 1
     return out

@@ -1062,57 +1062,60 @@ def _run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs, all
             if id(n) not in ready_ids:
                 ready_ids.add(id(n))
                 queue.append(n)
-        while queue:
-            node = queue.pop()
-            if _profiling.active:  # torch's ranges of a node's work in the backward pass
-                _profiling.evaluate(node.name())
-            grads = pending.pop(id(node), None)
-            if grads is not None and getattr(node, "hooks", None):
-                for nr, hooks in node.hooks.items():
-                    for hook in list(hooks):
-                        if grads[nr] is not None:
-                            r = hook(grads[nr])
-                            if r is not None:
-                                grads[nr] = r
-            if wanted is not None and grads is not None:
-                for nr, g in enumerate(grads):
-                    for k in wanted.get((id(node), nr), ()):
-                        results[k] = g
-            if isinstance(node, AccumulateGrad):
-                if accumulate and grads is not None and grads[0] is not None:
-                    accumulate_grad(node.variable, grads[0], create_graph)
-                continue
-            if grads is not None and any(g is not None for g in grads):
-                try:
-                    in_grads = node.apply(grads)
-                    if len(in_grads) != len(node.next_edges):
-                        raise RuntimeError(f"function {node.name()} returned an incorrect number "
-                                           f"of gradients (expected {len(node.next_edges)}, got "
-                                           f"{len(in_grads)})")
-                    in_grads = [_validate(node, i, g) if e is not None and g is not None
-                                else g for i, (e, g) in enumerate(zip(node.next_edges, in_grads))]
-                    if node.post_hooks:
-                        in_grads = node.run_post_hooks(in_grads, grads)
-                    if _anomaly._state.enabled:
-                        _anomaly.check(node, in_grads)
-                except Exception:
-                    if _anomaly._state.enabled:
-                        _anomaly.warn_error_in(node)
-                    raise
-                for e, g in zip(node.next_edges, in_grads):
-                    if e is not None and g is not None:
-                        add(e[0], e[1], g)
-            if not retain_graph:
-                node.release()
-            for e in node.next_edges:
-                if e is None:
+        node_range = None  # (this pass's own: a backward run inside a node nests in it)
+        try:
+            while queue:
+                node = queue.pop()
+                if _profiling.active:  # torch's ranges of a node's work in the backward pass
+                    _profiling.pop(node_range)
+                    node_range = _profiling.push_node(node.name())
+                grads = pending.pop(id(node), None)
+                if grads is not None and getattr(node, "hooks", None):
+                    for nr, hooks in node.hooks.items():
+                        for hook in list(hooks):
+                            if grads[nr] is not None:
+                                r = hook(grads[nr])
+                                if r is not None:
+                                    grads[nr] = r
+                if wanted is not None and grads is not None:
+                    for nr, g in enumerate(grads):
+                        for k in wanted.get((id(node), nr), ()):
+                            results[k] = g
+                if isinstance(node, AccumulateGrad):
+                    if accumulate and grads is not None and grads[0] is not None:
+                        accumulate_grad(node.variable, grads[0], create_graph)
                     continue
-                nxt = e[0]
-                deps[id(nxt)] -= 1
-                if deps[id(nxt)] == 0:
-                    queue.append(nxt)
-        if _profiling.active:
-            _profiling.evaluate(None)
+                if grads is not None and any(g is not None for g in grads):
+                    try:
+                        in_grads = node.apply(grads)
+                        if len(in_grads) != len(node.next_edges):
+                            raise RuntimeError(f"function {node.name()} returned an incorrect number "
+                                               f"of gradients (expected {len(node.next_edges)}, got "
+                                               f"{len(in_grads)})")
+                        in_grads = [_validate(node, i, g) if e is not None and g is not None
+                                    else g for i, (e, g) in enumerate(zip(node.next_edges, in_grads))]
+                        if node.post_hooks:
+                            in_grads = node.run_post_hooks(in_grads, grads)
+                        if _anomaly._state.enabled:
+                            _anomaly.check(node, in_grads)
+                    except Exception:
+                        if _anomaly._state.enabled:
+                            _anomaly.warn_error_in(node)
+                        raise
+                    for e, g in zip(node.next_edges, in_grads):
+                        if e is not None and g is not None:
+                            add(e[0], e[1], g)
+                if not retain_graph:
+                    node.release()
+                for e in node.next_edges:
+                    if e is None:
+                        continue
+                    nxt = e[0]
+                    deps[id(nxt)] -= 1
+                    if deps[id(nxt)] == 0:
+                        queue.append(nxt)
+        finally:
+            _profiling.pop(node_range)
     if wanted is not None:
         for k, r in enumerate(results):
             if r is None and not allow_unused:

@@ -104,8 +104,9 @@ def _events(rec, response, profile_memory=False, with_flops=False):
         e.id = i
     if response.dropped:
         import warnings  # noqa: PLC0415
-        warnings.warn(f"tensord profiler: the server recorded {response.max_ops} ops of this "
-                      f"profile, its limit, and dropped {response.dropped} more")
+        warnings.warn(f"tensord profiler: the server recorded {len(response.ops)} ops of this "
+                      f"profile and dropped {response.dropped} more (its limits: "
+                      f"{response.max_ops} ops, the session's memory and one answer's size)")
     return EventList(events, profile_memory=profile_memory, with_flops=with_flops)
 
 

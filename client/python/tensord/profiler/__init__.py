@@ -9,6 +9,7 @@ import gzip
 import json
 import os
 import socket
+import tempfile
 import time
 import warnings
 
@@ -85,13 +86,7 @@ def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):
         os.makedirs(dir_name, exist_ok=True)
         worker = worker_name or f"{socket.gethostname()}_{os.getpid()}"
         name = f"{worker}.{int(time.time() * 1000)}.pt.trace.json" + (".gz" if use_gzip else "")
-        path = os.path.join(dir_name, name)
-        prof.export_chrome_trace(path)
-        if use_gzip:
-            with open(path, "rb") as f:
-                data = f.read()
-            with gzip.open(path, "wb") as f:
-                f.write(data)
+        prof.export_chrome_trace(os.path.join(dir_name, name))  # (.gz: gzipped)
 
     return handler
 
@@ -218,11 +213,11 @@ class profile:
         metadata added by add_metadata."""
         events = self.events()
         if path.endswith(".gz"):
-            tmp = path[:-3]
-            events.export_chrome_trace(tmp, self._metadata)
-            with open(tmp, "rb") as f, gzip.open(path, "wb") as g:
-                g.write(f.read())
-            os.remove(tmp)
+            with tempfile.TemporaryDirectory() as tmp:
+                plain = os.path.join(tmp, "trace.json")
+                events.export_chrome_trace(plain, self._metadata)
+                with open(plain, "rb") as f, gzip.open(path, "wb") as g:
+                    g.write(f.read())
             return None
         return events.export_chrome_trace(path, self._metadata)
 

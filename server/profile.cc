@@ -79,12 +79,12 @@ void OpProfile::Add(absl::string_view name, uint64_t op_id, uint64_t stream,
     }
     if (!room) {
       ++dropped_;
-      sizes_.clear();
+      last_.reset();
       return;
     }
     used_ += used;
     wire_bytes_ += wire;
-    sizes_.assign(1, {used, wire});
+    last_.emplace(used, wire);
     index = n;
     ops_.push_back(std::move(op));
   }
@@ -122,10 +122,10 @@ void OpProfile::Add(absl::string_view name, uint64_t op_id, uint64_t stream,
 
 void OpProfile::ForgetLast() {
   absl::MutexLock lock(&mu_);
-  if (collected_ || ops_.empty() || sizes_.empty()) return;
-  used_ -= sizes_[0].first;
-  wire_bytes_ -= sizes_[0].second;
-  sizes_.clear();
+  if (collected_ || ops_.empty() || !last_) return;
+  used_ -= last_->first;
+  wire_bytes_ -= last_->second;
+  last_.reset();
   ops_.pop_back();
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -83,7 +84,8 @@ class OpProfile : public std::enable_shared_from_this<OpProfile> {
   int64_t charged_ ABSL_GUARDED_BY(mu_) = 0;    // bytes charged to budget_
   int64_t used_ ABSL_GUARDED_BY(mu_) = 0;       // of which the ops hold
   int64_t wire_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // their answer's size
-  std::vector<std::pair<int64_t, int64_t>> sizes_ ABSL_GUARDED_BY(mu_);  // last op: (used, wire)
+  // The last op added, while ForgetLast may still take it back: its (used, wire) sizes.
+  std::optional<std::pair<int64_t, int64_t>> last_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tensord::server

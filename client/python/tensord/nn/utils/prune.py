@@ -195,8 +195,8 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Prunes `amount` (a count, or a fraction of the entries) entries chosen at random."""
+class _Unstructured(BasePruningMethod):
+    """Prunes `amount` (a count, or a fraction of the entries) entries: those `_pick` names."""
 
     PRUNING_TYPE = "unstructured"
 
@@ -210,9 +210,16 @@ class RandomUnstructured(BasePruningMethod):
         _validate_pruning_amount(k, size)
         mask = default_mask.clone(memory_format=contiguous_format)
         if k != 0:
-            chosen = _factories.rand_like(t).view(-1).topk(k).indices
-            mask.view(-1)[chosen] = 0
+            mask.view(-1)[self._pick(t, k)] = 0
         return mask
+
+
+class RandomUnstructured(_Unstructured):
+    """Prunes `amount` (a count, or a fraction of the entries) entries chosen at random."""
+
+    @staticmethod
+    def _pick(t, k):
+        return _factories.rand_like(t).view(-1).topk(k).indices
 
     @classmethod
     def apply(cls, module, name, amount):
@@ -220,24 +227,12 @@ class RandomUnstructured(BasePruningMethod):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_Unstructured):
     """Prunes the `amount` (a count, or a fraction) entries of smallest absolute value."""
 
-    PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount):
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        size = t.nelement()
-        k = _compute_nparams_toprune(self.amount, size)
-        _validate_pruning_amount(k, size)
-        mask = default_mask.clone(memory_format=contiguous_format)
-        if k != 0:
-            smallest = t.abs().view(-1).topk(k, largest=False).indices
-            mask.view(-1)[smallest] = 0
-        return mask
+    @staticmethod
+    def _pick(t, k):
+        return t.abs().view(-1).topk(k, largest=False).indices
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):

@@ -60,6 +60,7 @@ DATA = {
     "ctc_targets": rng.integers(1, 40, (32, 50)),
     "ctc_il": rng.integers(150, 201, (32,)),
     "ctc_tl": rng.integers(30, 51, (32,)),
+    "tied": rng.integers(0, 100, (1000, 1000)),
 }
 
 
@@ -71,6 +72,10 @@ CASES = [
     ("sort 1000x1000 rows", lambda m, d: d["rows"].sort(dim=1).values),
     ("sort 1M", lambda m, d: d["flat"].sort().values),
     ("topk 10 of 1000x1000 rows", lambda m, d: d["rows"].topk(10, dim=1).values),
+    # Integers of 100 values: ties everywhere, so the indices are torch's algorithms' own.
+    ("sort 1000x1000 rows, ties", lambda m, d: d["tied"].sort(dim=1).indices),
+    ("topk 10 of 1000x1000 rows, ties", lambda m, d: d["tied"].topk(10, dim=1).indices),
+    ("kthvalue 500 of 1000x1000 rows", lambda m, d: d["rows"].kthvalue(500, dim=1).indices),
     ("layer_norm 4096x1024", lambda m, d: functional(m).layer_norm(d["act"], (1024,))),
     ("cross_entropy 4096x1000", lambda m, d: functional(m).cross_entropy(
         d["logits"], d["labels"])),

@@ -145,17 +145,17 @@ class CpuBackendImpl final : public Backend {
                            const Tensor& index) override {
     return cpu::IndexSelect(out, self, dim, index);
   }
-  absl::Status Sort(const Tensor& self, int64_t dim, bool descending, const Tensor& values,
-                    const Tensor& indices) override {
-    return cpu::Sort(self, dim, descending, values, indices);
+  absl::Status Sort(const Tensor& self, int64_t dim, bool descending, bool stable,
+                    const Tensor& values, const Tensor& indices) override {
+    return cpu::Sort(self, dim, descending, stable, values, indices);
   }
   absl::Status SearchSorted(const SearchSortedCall& call) override {
     cpu::SearchSorted(call);
     return absl::OkStatus();
   }
-  absl::Status TopK(const Tensor& self, int64_t k, int64_t dim, bool largest,
+  absl::Status TopK(const Tensor& self, int64_t k, int64_t dim, bool largest, TopKOrder order,
                     const Tensor& values, const Tensor& indices) override {
-    return cpu::TopK(self, k, dim, largest, values, indices);
+    return cpu::TopK(self, k, dim, largest, order, values, indices);
   }
   absl::Status LuFactor(const MatrixBatch& a, int32_t* pivots,
                         const LinalgErrorSpec& spec) override {

@@ -74,9 +74,7 @@ class Slices {
 int64_t StrideAlong(const Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.stride(dim); }
 int64_t SizeAlong(const Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.size(dim); }
 
-// Up to this k, topk keeps its best k in a sorted buffer while it reads the slice once: most
-// elements are turned away, 16 at a time, by one vector comparison with the k-th best so far.
-constexpr int64_t kSmallK = 64;
+// HeapSelect passes over blocks of this many elements at a time, none of which enters.
 constexpr int64_t kBlock = 16;
 
 typedef float Floats4 __attribute__((vector_size(16)));
@@ -111,33 +109,6 @@ bool AnyBeats(const C* keys, int64_t i, C kth) {
   }
 }
 
-// first[0..k) = the positions of the first k of keys[0..n) under `order`, ties in position
-// order (as by_key in SortSlices), k < n.
-template <typename C, typename Order>
-void SmallestK(const C* keys, int64_t n, int64_t k, Order order, int64_t* first) {
-  int64_t have = 0;
-  // A later equal key never displaces an earlier one: only a strictly better key enters.
-  const auto offer = [&](int64_t i) {
-    const C key = keys[i];
-    if (have == k && !order(key, keys[first[k - 1]])) return;
-    int64_t p = have == k ? k - 1 : have;
-    while (p > 0 && order(key, keys[first[p - 1]])) {
-      first[p] = first[p - 1];
-      --p;
-    }
-    first[p] = i;
-    if (have < k) ++have;
-  };
-  int64_t i = 0;
-  for (; i < n && have < k; ++i) offer(i);
-  for (; i + kBlock <= n; i += kBlock) {
-    const C kth = keys[first[k - 1]];
-    if (!IsNan(kth) && !AnyBeats<Order>(keys, i, kth)) continue;
-    for (int64_t j = i; j < i + kBlock; ++j) offer(j);
-  }
-  for (; i < n; ++i) offer(i);
-}
-
 // The two's-complement bits of a signed integer type's lowest value, sign-extended to 64 bits.
 template <typename T>
 constexpr uint64_t kLowestBits =
@@ -145,7 +116,7 @@ constexpr uint64_t kLowestBits =
 
 // An unsigned key whose ascending order is `Order`'s: NaN after every number (before, for a
 // descending order), -0 equal to 0, integers by value. Sorting these keys stably sorts the
-// slice as by_key in SortSlices does. A signed integer's key is its distance from T's lowest
+// slice stably under Order. A signed integer's key is its distance from T's lowest
 // value, so that only T's own bytes vary among keys (sign-extended, an int32's -1 and 1 would
 // differ in all eight bytes: eight radix passes instead of four).
 template <typename T, typename Order, typename C = Calc<T>>
@@ -236,12 +207,147 @@ void RadixSortPairs(int64_t n, Scratch<uint64_t>& key, Scratch<int64_t>& at,
   }
 }
 
+// ---- Ties where torch's CPU kernels leave them ----
+//
+// Where elements tie, torch 1.13's indices are wherever its algorithms leave them: sort
+// (stable=False) runs std::sort over (value, index) pairs comparing values only; topk
+// std::partial_sort when k * 64 <= n, else std::nth_element to the k-th then std::sort of the
+// k - 1 before it; kthvalue Sedgewick's median-of-three quickselect. Run here on the same
+// pairs with the same comparisons (the orders above are torch's comparators) and the same
+// standard library, they leave ties in the same places. A whole-slice sort runs a radix sort
+// first: where no two elements tie, every correct sort gives the same answer.
+
+// What a slice's selection must reproduce.
+enum class Mode {
+  kStable,         // sort(stable=True): ties in index order
+  kSort,           // sort(stable=False)
+  kTopK,           // topk(sorted=True)
+  kTopKUnsorted,   // topk(sorted=False)
+  kKthLast,        // kthvalue: the k smallest, the k-th last
+};
+
+template <typename C>
+struct KeyAt {  // a (value, index) pair, trivially copyable for Scratch
+  C key;
+  int64_t at;
+};
+
+template <typename C, typename Order>
+struct ByKey {  // torch's comparators look at values only
+  Order order;
+  bool operator()(const KeyAt<C>& a, const KeyAt<C>& b) const { return order(a.key, b.key); }
+};
+
+// ATen's quick_select_template (Sorting.cpp): p[k] ends where a sort would put it, p[0..k)
+// before it. `after(x, y)`: x sorts after y ("gt_or_nan").
+template <typename C, typename Order>
+void QuickSelect(KeyAt<C>* p, int64_t n, int64_t k, Order order) {
+  const auto after = [&](C x, C y) { return order(y, x); };
+  int64_t lo = 0;
+  int64_t hi = n - 1;
+  while (hi > lo) {
+    if (hi == lo + 1) {
+      if (after(p[lo].key, p[hi].key)) std::swap(p[lo], p[hi]);
+      return;
+    }
+    // The median of three as pivot, at lo; p[lo + 1] <= pivot <= p[hi] bound the scans.
+    std::swap(p[(lo + hi) >> 1], p[lo + 1]);
+    if (after(p[lo + 1].key, p[hi].key)) std::swap(p[lo + 1], p[hi]);
+    if (after(p[lo].key, p[hi].key)) std::swap(p[lo], p[hi]);
+    if (after(p[lo + 1].key, p[lo].key)) std::swap(p[lo + 1], p[lo]);
+    const C pivot = p[lo].key;
+    int64_t i = lo + 1;
+    int64_t j = hi;
+    while (true) {
+      do ++i; while (after(pivot, p[i].key));
+      do --j; while (after(p[j].key, pivot));
+      if (j < i) break;
+      std::swap(p[i], p[j]);
+    }
+    std::swap(p[lo], p[j]);
+    if (j <= k) lo = i;
+    if (j >= k) hi = j - 1;
+  }
+}
+
+// p[0..n) (index order on entry) rearranged as torch's kernel for `mode` leaves them; the
+// answer is p[0..k). A topk that TopKByHeap answers goes to HeapSelect instead.
+template <typename C, typename Order>
+void AsTorch(KeyAt<C>* p, int64_t n, int64_t k, Mode mode, Order order) {
+  const ByKey<C, Order> by_key{order};
+  switch (mode) {
+    case Mode::kStable:
+      std::stable_sort(p, p + n, by_key);
+      return;
+    case Mode::kSort:
+      std::sort(p, p + n, by_key);
+      return;
+    case Mode::kTopK:
+    case Mode::kTopKUnsorted:  // where !TopKByHeap(k, n)
+      std::nth_element(p, p + k - 1, p + n, by_key);
+      if (mode == Mode::kTopK) std::sort(p, p + k - 1, by_key);
+      return;
+    case Mode::kKthLast:
+      QuickSelect(p, n, k - 1, order);
+      return;
+  }
+}
+
+// torch's topk where k * 64 <= n: std::partial_sort, as libstdc++ runs it (__heap_select
+// over a heap of the first k, then sort_heap), replayed on the keys: an element that beats the
+// heap's top replaces it and sifts down exactly as __pop_heap / __adjust_heap move it, so ties
+// end where torch's end; a block of kBlock elements none of which beats the top is passed by
+// one vector test, the pairs of elements that never enter never made. heap[0..k) ends sorted.
+template <typename C, typename Order>
+void HeapSelect(const C* keys, int64_t n, int64_t k, Order order, KeyAt<C>* heap) {
+  const ByKey<C, Order> comp{order};
+  for (int64_t i = 0; i < k; ++i) heap[i] = {keys[i], i};
+  std::make_heap(heap, heap + k, comp);
+  const auto enter = [&](int64_t i) {
+    const KeyAt<C> value{keys[i], i};
+    int64_t hole = 0;
+    int64_t child = 0;
+    while (child < (k - 1) / 2) {
+      child = 2 * (child + 1);
+      if (comp(heap[child], heap[child - 1])) --child;
+      heap[hole] = heap[child];
+      hole = child;
+    }
+    if ((k & 1) == 0 && child == (k - 2) / 2) {
+      child = 2 * (child + 1);
+      heap[hole] = heap[child - 1];
+      hole = child - 1;
+    }
+    for (int64_t parent = (hole - 1) / 2; hole > 0 && comp(heap[parent], value);
+         parent = (hole - 1) / 2) {
+      heap[hole] = heap[parent];
+      hole = parent;
+    }
+    heap[hole] = value;
+  };
+  int64_t i = k;
+  for (; i + kBlock <= n; i += kBlock) {
+    const C top = heap[0].key;
+    if (!IsNan(top) && !AnyBeats<Order>(keys, i, top)) continue;
+    for (int64_t j = i; j < i + kBlock; ++j) {
+      if (order(keys[j], heap[0].key)) enter(j);
+    }
+  }
+  for (; i < n; ++i) {
+    if (order(keys[i], heap[0].key)) enter(i);
+  }
+  std::sort_heap(heap, heap + k, comp);
+}
+
+// Whether torch's topk runs std::partial_sort (HeapSelect) rather than std::nth_element.
+bool TopKByHeap(int64_t k, int64_t n) { return k * 64 <= n; }
+
 // Below this many elements a slice is sorted by comparisons.
 constexpr int64_t kRadixFrom = 256;
 
 template <typename T, typename Order>
 absl::Status SortSlices(const Tensor& self, int64_t dim, const Tensor& values,
-                        const Tensor& indices, int64_t k, Order order) {
+                        const Tensor& indices, int64_t k, Mode mode, Order order) {
   using C = Calc<T>;
   const int64_t n = SizeAlong(self, dim);
   // The outputs have self's sizes but along `dim`: the same slices, each at its own offsets.
@@ -255,29 +361,31 @@ absl::Status SortSlices(const Tensor& self, int64_t dim, const Tensor& values,
   // Parallel pieces of about 64k elements, each with its own scratch (back to the pool with
   // the piece).
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(n, 1));
-  const bool radix = k == n && n >= kRadixFrom;
+  // A whole slice is radix sorted (then, where keys tie and the order of ties is torch's, sorted
+  // again as torch sorts); a topk that torch answers with partial_sort goes to HeapSelect; the
+  // rest (short slices, kthvalue, an nth_element topk) to AsTorch.
+  const bool radix = (mode == Mode::kStable || mode == Mode::kSort) && n >= kRadixFrom;
+  const bool heap = (mode == Mode::kTopK || mode == Mode::kTopKUnsorted) && k < n &&
+                    TopKByHeap(k, n);
+  // HeapSelect reads the keys in place where the slice is them already.
+  const bool keys_in_place = in_step == 1 && std::is_same_v<T, C>;
   absl::Mutex mu;
   absl::Status failed;
   ParallelFor(0, slices.count(), grain, [&](int64_t begin, int64_t end) {
-    absl::StatusOr<Scratch<C>> keys = Scratch<C>::Make(radix ? 0 : n);
-    absl::StatusOr<Scratch<int64_t>> order_of = Scratch<int64_t>::Make(n);
+    absl::StatusOr<Scratch<C>> keys = Scratch<C>::Make(heap && !keys_in_place ? n : 0);
+    absl::StatusOr<Scratch<int64_t>> order_of = Scratch<int64_t>::Make(radix ? n : 0);
+    absl::StatusOr<Scratch<KeyAt<C>>> pairs = Scratch<KeyAt<C>>::Make(heap ? k : n);
     absl::StatusOr<Scratch<uint64_t>> ukeys = Scratch<uint64_t>::Make(radix ? n : 0);
     absl::StatusOr<Scratch<uint64_t>> ukeys_tmp = Scratch<uint64_t>::Make(radix ? n : 0);
     absl::StatusOr<Scratch<int64_t>> order_tmp = Scratch<int64_t>::Make(radix ? n : 0);
-    for (const absl::Status& s : {keys.status(), order_of.status(), ukeys.status(),
-                                  ukeys_tmp.status(), order_tmp.status()}) {
+    for (const absl::Status& s : {keys.status(), order_of.status(), pairs.status(),
+                                  ukeys.status(), ukeys_tmp.status(), order_tmp.status()}) {
       if (!s.ok()) {
         absl::MutexLock lock(&mu);
         failed.Update(s);
         return;
       }
     }
-    const Scratch<C>& key_of = *keys;
-    // Equal keys keep their index order (stable for sort; for topk a fixed choice among ties,
-    // the same on every device).
-    const auto by_key = [&](int64_t a, int64_t b) {
-      return order(key_of[a], key_of[b]) || (!order(key_of[b], key_of[a]) && a < b);
-    };
     for (int64_t s = begin; s < end; ++s) {
       const T* src = in + slices.Offset(self, s);
       T* v = vo + slices.Offset(values, s);
@@ -290,33 +398,39 @@ absl::Status SortSlices(const Tensor& self, int64_t dim, const Tensor& values,
           at[i] = i;
         }
         RadixSortPairs(n, *ukeys, *order_of, *ukeys_tmp, *order_tmp);
-        // The values come back from their keys; only 0 and NaN are read from the slice (at
-        // random positions, as a gather through the order would read every one).
         u = ukeys->data();
         at = order_of->data();
-        for (int64_t i = 0; i < n; ++i) {
-          C x;
-          v[i * v_step] =
-              FromRadixKey<T, Order>(u[i], &x) ? Convert<T>(x) : LoadElement(src + at[i] * in_step);
-          ix[i * i_step] = at[i];
+        bool ties = false;
+        if (mode != Mode::kStable) {
+          for (int64_t i = 1; i < n && !ties; ++i) ties = u[i] == u[i - 1];
         }
-        continue;
+        if (!ties) {
+          // The values come back from their keys; only 0 and NaN are read from the slice (at
+          // random positions, as a gather through the order would read every one).
+          for (int64_t i = 0; i < n; ++i) {
+            C x;
+            v[i * v_step] = FromRadixKey<T, Order>(u[i], &x) ? Convert<T>(x)
+                                                             : LoadElement(src + at[i] * in_step);
+            ix[i * i_step] = at[i];
+          }
+          continue;
+        }
       }
-      for (int64_t i = 0; i < n; ++i) (*keys)[i] = LoadCalc(src + i * in_step);
-      int64_t* first = order_of->data();
-      if (k <= kSmallK && k < n) {  // one pass, keeping the best k in order
-        SmallestK(key_of.data(), n, k, order, first);
-      } else {
-        std::iota(first, first + n, int64_t{0});
-        if (k < n) {
-          std::partial_sort(first, first + k, first + n, by_key);
-        } else {
-          std::sort(first, first + n, by_key);  // a total order: stable
+      KeyAt<C>* p = pairs->data();
+      if (heap) {
+        const C* key = reinterpret_cast<const C*>(src);
+        if (!keys_in_place) {
+          for (int64_t i = 0; i < n; ++i) (*keys)[i] = LoadCalc(src + i * in_step);
+          key = keys->data();
         }
+        HeapSelect(key, n, k, order, p);
+      } else {
+        for (int64_t i = 0; i < n; ++i) p[i] = {LoadCalc(src + i * in_step), i};
+        AsTorch(p, n, k, mode, order);
       }
       for (int64_t i = 0; i < k; ++i) {
-        v[i * v_step] = LoadElement(src + first[i] * in_step);
-        ix[i * i_step] = first[i];
+        v[i * v_step] = LoadElement(src + p[i].at * in_step);
+        ix[i * i_step] = p[i].at;
       }
     }
   });
@@ -324,29 +438,34 @@ absl::Status SortSlices(const Tensor& self, int64_t dim, const Tensor& values,
 }
 
 // The first k of every slice in ascending (or descending) order: sort is k = n.
-absl::Status FirstK(const Tensor& self, int64_t k, int64_t dim, bool descending,
+absl::Status FirstK(const Tensor& self, int64_t k, int64_t dim, bool descending, Mode mode,
                     const Tensor& values, const Tensor& indices) {
   if (self.numel() == 0 || k == 0) return absl::OkStatus();
   absl::Status status;
   DispatchDType(self.dtype(), [&](auto t) {
     using T = decltype(t);
     using C = Calc<T>;
-    status = descending ? SortSlices<T>(self, dim, values, indices, k, Descending<C>())
-                        : SortSlices<T>(self, dim, values, indices, k, Ascending<C>());
+    status = descending
+                 ? SortSlices<T>(self, dim, values, indices, k, mode, Descending<C>())
+                 : SortSlices<T>(self, dim, values, indices, k, mode, Ascending<C>());
   });
   return status;
 }
 
 }  // namespace
 
-absl::Status Sort(const Tensor& self, int64_t dim, bool descending, const Tensor& values,
-                  const Tensor& indices) {
-  return FirstK(self, SizeAlong(self, dim), dim, descending, values, indices);
+absl::Status Sort(const Tensor& self, int64_t dim, bool descending, bool stable,
+                  const Tensor& values, const Tensor& indices) {
+  return FirstK(self, SizeAlong(self, dim), dim, descending, stable ? Mode::kStable : Mode::kSort,
+                values, indices);
 }
 
-absl::Status TopK(const Tensor& self, int64_t k, int64_t dim, bool largest, const Tensor& values,
-                  const Tensor& indices) {
-  return FirstK(self, k, dim, largest, values, indices);
+absl::Status TopK(const Tensor& self, int64_t k, int64_t dim, bool largest, TopKOrder order,
+                  const Tensor& values, const Tensor& indices) {
+  const Mode mode = order == TopKOrder::kSorted     ? Mode::kTopK
+                    : order == TopKOrder::kUnsorted ? Mode::kTopKUnsorted
+                                                    : Mode::kKthLast;
+  return FirstK(self, k, dim, largest, mode, values, indices);
 }
 
 void SearchSorted(const SearchSortedCall& call) {

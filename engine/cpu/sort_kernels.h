@@ -7,18 +7,21 @@
 
 #include "absl/status/status.h"
 #include "engine/kernels/search.h"
+#include "engine/runtime/backend.h"
 #include "engine/tensor/tensor.h"
 
 namespace tensord::engine::cpu {
 
-// values, indices (self's sizes, their own strides) = self sorted along `dim`, stable, NaN
-// above every number (last ascending, first descending), as torch.sort.
-absl::Status Sort(const Tensor& self, int64_t dim, bool descending, const Tensor& values,
-                  const Tensor& indices);
+// values, indices (self's sizes, their own strides) = self sorted along `dim`, NaN above every
+// number (last ascending, first descending), as torch.sort: stable, or tied elements where
+// torch's CPU kernel leaves them.
+absl::Status Sort(const Tensor& self, int64_t dim, bool descending, bool stable,
+                  const Tensor& values, const Tensor& indices);
 // values, indices (self's sizes with `dim` of size k) = the k largest (or smallest) elements
-// along `dim`, in order (NaN counts as the largest), as torch.topk.
-absl::Status TopK(const Tensor& self, int64_t k, int64_t dim, bool largest, const Tensor& values,
-                  const Tensor& indices);
+// along `dim` (NaN counts as the largest), laid out as `order` says, ties where torch's CPU
+// topk (kthvalue for kKthLast) leaves them.
+absl::Status TopK(const Tensor& self, int64_t k, int64_t dim, bool largest, TopKOrder order,
+                  const Tensor& values, const Tensor& indices);
 // The positions of call.values in call.sequence (kernels/search.h), in parallel.
 void SearchSorted(const SearchSortedCall& call);
 

@@ -781,13 +781,14 @@ class CudaBackend final : public Backend {
 
   // ---- Sorting: every slice at once (sort_kernels.h) ----
 
-  absl::Status Sort(const Tensor& self, int64_t dim, bool descending, const Tensor& values,
-                    const Tensor& indices) override {
+  // Always stable, the k always sorted: a valid answer for every `stable` and TopKOrder.
+  absl::Status Sort(const Tensor& self, int64_t dim, bool descending, bool /*stable*/,
+                    const Tensor& values, const Tensor& indices) override {
     const int64_t n = self.dim() == 0 ? 1 : self.size(dim);
     return SortSlices("sort", self, dim, n, descending, values, indices);
   }
   absl::Status TopK(const Tensor& self, int64_t k, int64_t dim, bool largest,
-                    const Tensor& values, const Tensor& indices) override {
+                    TopKOrder /*order*/, const Tensor& values, const Tensor& indices) override {
     return SortSlices("topk", self, dim, k, largest, values, indices);
   }
   absl::Status SearchSorted(const SearchSortedCall& call) override {

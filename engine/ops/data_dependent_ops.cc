@@ -141,6 +141,7 @@ struct UniqueArgs {
 // their order. Each column's steps run at once, so only the order lives between them.
 absl::StatusOr<Tensor> LexicographicOrder(const Tensor& rows) {
   const Attrs along0 = Attrs().Set("dim", int64_t{0});
+  const Attrs stable_along0 = Attrs().Set("dim", int64_t{0}).Set("stable", true);
   Tensor order;
   for (int64_t j = rows.size(1) - 1; j >= 0; --j) {
     Composition c({rows, order});
@@ -148,7 +149,7 @@ absl::StatusOr<Tensor> LexicographicOrder(const Tensor& rows) {
     if (order.defined()) {
       TENSORD_ASSIGN_OR_RETURN(column, c.Op1("index_select", {column, order}, along0));
     }
-    TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> sorted, c.Op("sort", {column}, along0));
+    TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> sorted, c.Op("sort", {column}, stable_along0));
     Tensor next = sorted.at(1);
     if (order.defined()) {
       TENSORD_ASSIGN_OR_RETURN(next, c.Op1("index_select", {order, next}, along0));
@@ -216,7 +217,9 @@ absl::StatusOr<PlannedOp> PlanUnique(absl::string_view op, const Tensor& self,
     Tensor order;  // undefined: the items stand in their own order
     if (args.sorted && width == 1) {  // one sort, whose values are the items in order
       TENSORD_ASSIGN_OR_RETURN(const Tensor column, Select(rows, 1, 0));
-      TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> sorted, c.Op("sort", {column}, along0));
+      TENSORD_ASSIGN_OR_RETURN(
+          std::vector<Tensor> sorted,
+          c.Op("sort", {column}, Attrs().Set("dim", int64_t{0}).Set("stable", true)));
       order = sorted.at(1);
       TENSORD_ASSIGN_OR_RETURN(rows, Unsqueeze(sorted.at(0), 1));
     } else if (args.sorted) {

@@ -30,7 +30,7 @@ int64_t SizeAlong(const Tensor& self, int64_t dim) { return self.dim() == 0 ? 1 
 
 // values and indices of sort: self's sizes, in self's dense layout.
 absl::StatusOr<PlannedOp> PlanSort(absl::string_view op, const Tensor& self, int64_t dim,
-                                   bool descending, bool indices_only) {
+                                   bool descending, bool stable, bool indices_only) {
   TENSORD_ASSIGN_OR_RETURN(int64_t d, WrapDim(op, dim, self.dim()));
   const TensorMeta& m = self.meta();
   const DimVector strides = InferDenseStrides(m.sizes(), m.strides());
@@ -46,8 +46,8 @@ absl::StatusOr<PlannedOp> PlanSort(absl::string_view op, const Tensor& self, int
   plan.outputs.push_back(indices);
   plan.reads = {self.storage()};
   plan.writes = {values.storage(), indices.storage()};
-  plan.kernel = [backend, self, d, descending, values, indices]() {
-    return backend->Sort(self, d, descending, values, indices);
+  plan.kernel = [backend, self, d, descending, stable, values, indices]() {
+    return backend->Sort(self, d, descending, stable, values, indices);
   };
   return plan;
 }
@@ -58,7 +58,8 @@ absl::Status CheckTopKDType(absl::string_view op, DType dtype) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<PlannedOp> PlanTopK(const Tensor& self, int64_t k, int64_t dim, bool largest) {
+absl::StatusOr<PlannedOp> PlanTopK(const Tensor& self, int64_t k, int64_t dim, bool largest,
+                                   bool sorted) {
   constexpr absl::string_view op = "topk";
   TENSORD_ASSIGN_OR_RETURN(int64_t d, WrapDim(op, dim, self.dim()));
   if (k < 0 || k > SizeAlong(self, d)) return RuntimeError(op, "selected index k out of range");
@@ -74,13 +75,14 @@ absl::StatusOr<PlannedOp> PlanTopK(const Tensor& self, int64_t k, int64_t dim, b
   plan.outputs = {values, indices};
   plan.reads = {self.storage()};
   plan.writes = {values.storage(), indices.storage()};
-  plan.kernel = [backend, self, k, d, largest, values, indices]() {
-    return backend->TopK(self, k, d, largest, values, indices);
+  const TopKOrder order = sorted ? TopKOrder::kSorted : TopKOrder::kUnsorted;
+  plan.kernel = [backend, self, k, d, largest, order, values, indices]() {
+    return backend->TopK(self, k, d, largest, order, values, indices);
   };
   return plan;
 }
 
-// The k-th smallest along dim: the smallest k, then the last of them copied out.
+// The k-th smallest along dim: the smallest k with the k-th last, then it copied out.
 absl::StatusOr<PlannedOp> PlanKthValue(const Tensor& self, int64_t k, int64_t dim, bool keepdim) {
   constexpr absl::string_view op = "kthvalue";
   TENSORD_ASSIGN_OR_RETURN(int64_t d, WrapDim(op, dim, self.dim()));
@@ -119,8 +121,8 @@ absl::StatusOr<PlannedOp> PlanKthValue(const Tensor& self, int64_t k, int64_t di
   plan.reads = {self.storage()};
   plan.writes = {values.storage(), indices.storage()};
   plan.kernel = [backend, self, k, d, part_values, part_indices, values, indices]() -> absl::Status {
-    TENSORD_RETURN_IF_ERROR(backend->TopK(self, k, d, /*largest=*/false, part_values,
-                                          part_indices));
+    TENSORD_RETURN_IF_ERROR(backend->TopK(self, k, d, /*largest=*/false, TopKOrder::kKthLast,
+                                          part_values, part_indices));
     if (values.numel() == 0) return absl::OkStatus();  // no slices (their storages are null)
     // The k-th of each slice: element k-1 along d of the parts, in the outputs' order.
     DimVector sizes(part_values.sizes().begin(), part_values.sizes().end());
@@ -256,7 +258,9 @@ absl::StatusOr<Rows> RowsAlong(absl::string_view op, const Tensor& self, int64_t
 }
 
 // mode: the most frequent value along dim (the smallest of equally frequent ones) and the
-// position of its last occurrence, as torch's. Planned on the sorted rows: runs of equal values
+// position of its last occurrence in torch's unstable sort (the CPU sort's stable=False order
+// of ties; torch's kernel compares with < alone, which orders rows holding NaN apart, so there
+// the position may differ). Planned on the sorted rows: runs of equal values
 // (a NaN is a run of its own) are numbered by a cumsum of where they start, counted by a
 // scatter-add, the first longest chosen by argmax, and its last element gathered.
 absl::StatusOr<PlannedOp> PlanMode(const Tensor& self, int64_t dim, bool keepdim) {
@@ -349,7 +353,8 @@ absl::StatusOr<PlannedOp> PlanMedian(absl::string_view op, const Tensor& self,
     TENSORD_ASSIGN_OR_RETURN(indices, c.Full(one_shape, Scalar(int64_t{0}), DType::kInt64, self.device()));
   } else {
     const Attrs along = Attrs().Set("dim", int64_t{-1});
-    TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> sorted, c.Op("sort", {rows}, along));
+    TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> sorted,
+                             c.Op("sort", {rows}, Attrs().Set("dim", int64_t{-1}).Set("stable", true)));
     TENSORD_ASSIGN_OR_RETURN(Tensor k, c.Full(one_shape, Scalar((n - 1) / 2), DType::kInt64, self.device()));
     if (IsFloating(self.dtype())) {
       TENSORD_ASSIGN_OR_RETURN(Tensor nans, c.Op1("isnan", {rows}));
@@ -393,28 +398,29 @@ void RegisterSortOps(std::vector<OpDef>& ops) {
     const std::string name = indices_only ? "argsort" : "sort";
     Add(ops, name,
         {Opt("dim", AttrType::kInt, "-1"), Opt("descending", AttrType::kBool, "false"),
-         Opt("stable", AttrType::kBool, "false", "always stable here")},
+         Opt("stable", AttrType::kBool, "false",
+             "false: tied elements in any order (on the CPU, where torch's CPU sort leaves them)")},
         indices_only ? "The indices that sort self along dim (sort's second output)."
-                     : "(values, indices) sorted along dim; stable; NaN sorts above every number.",
+                     : "(values, indices) sorted along dim; NaN sorts above every number.",
         [name, indices_only](const Tensor& self, AttrReader& a) -> absl::StatusOr<PlannedOp> {
           TENSORD_ASSIGN_OR_RETURN(int64_t dim, a.Int("dim", -1));
           TENSORD_ASSIGN_OR_RETURN(bool descending, a.Bool("descending", false));
-          TENSORD_RETURN_IF_ERROR(a.Bool("stable", false).status());
-          return PlanSort(name, self, dim, descending, indices_only);
+          TENSORD_ASSIGN_OR_RETURN(bool stable, a.Bool("stable", false));
+          return PlanSort(name, self, dim, descending, stable, indices_only);
         },
         /*two_outputs=*/!indices_only);
   }
   Add(ops, "topk",
       {Req("k", AttrType::kInt), Opt("dim", AttrType::kInt, "-1"),
        Opt("largest", AttrType::kBool, "true"),
-       Opt("sorted", AttrType::kBool, "true", "the k are always returned sorted here")},
-      "(values, indices) of the k largest (or smallest) elements along dim, in order.",
+       Opt("sorted", AttrType::kBool, "true", "false: the k in any order")},
+      "(values, indices) of the k largest (or smallest) elements along dim, best first.",
       [](const Tensor& self, AttrReader& a) -> absl::StatusOr<PlannedOp> {
         TENSORD_ASSIGN_OR_RETURN(int64_t k, a.Int("k"));
         TENSORD_ASSIGN_OR_RETURN(int64_t dim, a.Int("dim", -1));
         TENSORD_ASSIGN_OR_RETURN(bool largest, a.Bool("largest", true));
-        TENSORD_RETURN_IF_ERROR(a.Bool("sorted", true).status());
-        return PlanTopK(self, k, dim, largest);
+        TENSORD_ASSIGN_OR_RETURN(bool sorted, a.Bool("sorted", true));
+        return PlanTopK(self, k, dim, largest, sorted);
       });
   Add(ops, "kthvalue",
       {Req("k", AttrType::kInt), Opt("dim", AttrType::kInt, "-1"),

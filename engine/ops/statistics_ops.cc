@@ -196,7 +196,8 @@ absl::StatusOr<PlannedOp> PlanQuantile(absl::string_view op, const Tensor& self,
     TENSORD_ASSIGN_OR_RETURN(rows, c.Reshape(self, shape));
   }
   TENSORD_ASSIGN_OR_RETURN(std::vector<Tensor> sorted_pair,
-                           c.Op("sort", {rows}, Attrs().Set("dim", int64_t{-1})));
+                           c.Op("sort", {rows},
+                                Attrs().Set("dim", int64_t{-1}).Set("stable", true)));
   const Tensor sorted = sorted_pair.at(0);
   const int64_t last = sorted.size(sorted.dim() - 1) - 1;
   // q as a tensor of self's dtype, its values checked where the kernels run.

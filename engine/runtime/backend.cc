@@ -63,10 +63,11 @@ absl::Status Backend::Random(const DistArgs&, const StridedRef&, int64_t, const 
 absl::Status Backend::IndexSelect(const Tensor&, const Tensor&, int64_t, const Tensor&) {
   return Missing("index_select");
 }
-absl::Status Backend::Sort(const Tensor&, int64_t, bool, const Tensor&, const Tensor&) {
+absl::Status Backend::Sort(const Tensor&, int64_t, bool, bool, const Tensor&, const Tensor&) {
   return Missing("sort");
 }
-absl::Status Backend::TopK(const Tensor&, int64_t, int64_t, bool, const Tensor&, const Tensor&) {
+absl::Status Backend::TopK(const Tensor&, int64_t, int64_t, bool, TopKOrder, const Tensor&,
+                             const Tensor&) {
   return Missing("topk");
 }
 absl::Status Backend::SearchSorted(const SearchSortedCall&) { return Missing("searchsorted"); }

@@ -34,6 +34,14 @@ struct ConcatCall {
   std::vector<int64_t> bytes;
 };
 
+// How TopK lays out the k it selects. Where elements tie, which of them are taken and in what
+// order is the backend's choice; the CPU backend makes torch's (engine/cpu/sort_kernels.cc).
+enum class TopKOrder {
+  kSorted,    // best first (torch.topk's sorted=True)
+  kUnsorted,  // any order (sorted=False)
+  kKthLast,   // the k-th best last, the others before it in any order (kthvalue)
+};
+
 // One per device. The CPU backend always exists; a CUDA backend (engine/cuda/) implements the
 // same interface with device kernels. Kernels receive operands that are already validated (shape,
 // bounds, overlap). Inside a stream's task (exec_context.h) an asynchronous device launches the
@@ -154,13 +162,15 @@ class Backend {
   virtual absl::Status Put(const Tensor& self, const Tensor& index, const Tensor& source,
                            bool accumulate);
   // Sorting (engine/ops/sort_ops.cc): values and int64 indices, each with its own strides.
-  // Sort: self sorted along `dim`, stable, NaN above every number (last ascending, first
-  // descending). TopK: the k largest (or smallest) along `dim`, in that order; `values` and
-  // `indices` have self's sizes with `dim` of size k.
-  virtual absl::Status Sort(const Tensor& self, int64_t dim, bool descending,
+  // Sort: self sorted along `dim`, NaN above every number (last ascending, first descending);
+  // stable, or with `stable` false, tied elements in any order (the CPU backend: in the order
+  // torch's CPU kernel leaves them, ties.h). TopK: the k largest (or smallest) along `dim`;
+  // `values` and `indices` have self's sizes with `dim` of size k; `order` says how they are
+  // laid out.
+  virtual absl::Status Sort(const Tensor& self, int64_t dim, bool descending, bool stable,
                             const Tensor& values, const Tensor& indices);
   virtual absl::Status TopK(const Tensor& self, int64_t k, int64_t dim, bool largest,
-                            const Tensor& values, const Tensor& indices);
+                            TopKOrder order, const Tensor& values, const Tensor& indices);
   // searchsorted / bucketize: the position of every value in its sorted row (kernels/search.h).
   virtual absl::Status SearchSorted(const SearchSortedCall& call);
   // Dense linear algebra (engine/ops/decomposition_ops.cc): column-major batches factored in

@@ -878,7 +878,8 @@ def histc(input, bins=100, min=0, max=0):
 
 def _median_of(name, result):
     def median(input, dim=None, keepdim=False):
-        """One server op (engine/ops/sort_ops.cc): a stable sort and one gather."""
+        """One server op (engine/ops/sort_ops.cc): a stable sort and one gather (torch's
+        nth_element compares positions too, so its ties are a stable sort's)."""
         if dim is None:
             return _run_n(name, [input], {}, 1)[0]
         return result(*_run_n(name, [input], {"dim": int(dim), "keepdim": bool(keepdim)}, 2))

@@ -5,10 +5,10 @@ torch's parameters, buffers, state_dict, hooks, forward outputs and gradients; t
 methods the same number of pruned entries or channels, in the right structure; bad arguments
 torch's exceptions (class and message).
 
-Ties: which of several equal scores topk takes is the implementation's choice (tensord's and
-torch's differ), so a mask is only determined where the scores at the cut are distinct. Every
-deterministic case here checks (no_ties) that the scores it prunes by are distinct, so that a
-mask can only differ from torch's by a real error.
+Ties: which of several equal scores topk takes is the algorithm's choice; tensord's CPU topk
+makes torch's (test_sort.py), and test_tied_scores_prune_what_torch_prunes holds masks to it.
+Every other deterministic case checks (no_ties) that the scores it prunes by are distinct, so
+that a mask can only differ from torch's by a real error, on any device.
 """
 import os
 import subprocess
@@ -21,7 +21,7 @@ import torch.nn.utils.prune  # noqa: F401 - torch's nn.utils does not import it 
 
 import tensord
 from nn_oracle import to_tensord, twin
-from oracle import as_torch, outcomes
+from oracle import as_torch, cpu_only, outcomes
 
 TOL = dict(rtol=1e-5, atol=1e-5)
 NS = (torch, tensord)
@@ -167,6 +167,27 @@ def test_ln_structured_gives_torchs_mask(kind, dim, n, amount, session):
     assert int((mask == 0).all(1).sum()) == pruned
     assert_same_pruned(tm, dm)
     assert_same_forward(tm, dm, kind)
+
+
+@cpu_only("ties where torch's CPU topk leaves them: the CPU backend's promise")
+def test_tied_scores_prune_what_torch_prunes(session):
+    """Importance scores of three values (ties at every cut): the unstructured and structured
+    masks are torch's, entry for entry, for amounts on both sides of torch's choice between
+    partial_sort and nth_element."""
+    g = torch.Generator().manual_seed(7)
+    for amount in (1, 3, 14, 0.5, 0.9):
+        tm, dm = made(MODULES["linear"][0])
+        scores = torch.randint(0, 3, (5, 7), generator=g).float()
+        for ns, m, s in ((torch, tm, scores), (tensord, dm, to_tensord(scores))):
+            prune_of(ns).l1_unstructured(m, "weight", amount=amount, importance_scores=s)
+        assert torch.equal(as_torch(dm.weight_mask), tm.weight_mask), amount
+    for amount in (1, 2, 3):
+        tm, dm = made(MODULES["linear"][0])
+        scores = torch.tensor([[1.0, -1.0, 2.0, 1.0, -2.0, 1.0, 2.0]] * 5)  # column norms tie
+        for ns, m, s in ((torch, tm, scores), (tensord, dm, to_tensord(scores))):
+            prune_of(ns).ln_structured(m, "weight", amount=amount, n=1, dim=1,
+                                       importance_scores=s)
+        assert torch.equal(as_torch(dm.weight_mask), tm.weight_mask), amount
 
 
 def test_ln_structured_nuclear_norm_and_importance_scores(session):

@@ -210,7 +210,8 @@ void RadixSortPairs(int64_t n, Scratch<uint64_t>& key, Scratch<int64_t>& at,
 // ---- Ties where torch's CPU kernels leave them ----
 //
 // Where elements tie, torch 1.13's indices are wherever its algorithms leave them: sort
-// (stable=False) runs std::sort over (value, index) pairs comparing values only; topk
+// (stable=False) runs std::sort over (value, index) pairs comparing values only (SortLikeStd
+// below); topk
 // std::partial_sort when k * 64 <= n, else std::nth_element to the k-th then std::sort of the
 // k - 1 before it; kthvalue Sedgewick's median-of-three quickselect. Run here on the same
 // pairs with the same comparisons (the orders above are torch's comparators) and the same
@@ -270,6 +271,99 @@ void QuickSelect(KeyAt<C>* p, int64_t n, int64_t k, Order order) {
   }
 }
 
+// std::sort as libstdc++ runs it (introsort: the median of three as pivot, Hoare's partition,
+// a depth limit of 2 log2 n past which a range is heap sorted, ranges of at most 16 left to one
+// last insertion sort), replayed so that the ranges partitions leave apart can be sorted on
+// several threads: each is sorted as the one thread would have, so ties end where torch's
+// std::sort leaves them. The last insertion sort never moves an element past an equal one nor
+// out of its range (the ranges are partitioned), so it is a stable sort of each range: what
+// std::sort does to a range of at most 16 elements.
+constexpr int64_t kInsertionSortUpTo = 16;  // libstdc++'s _S_threshold
+constexpr int64_t kParallelSortFrom = int64_t{1} << 16;
+
+// __unguarded_partition_pivot: the median of first[1], the middle and the last moved to
+// first[0], the rest partitioned around it; returns where the second part starts.
+template <typename It, typename Comp>
+It PartitionAroundMedian(It first, It last, Comp comp) {
+  const It a = first + 1;
+  const It b = first + (last - first) / 2;
+  const It c = last - 1;
+  if (comp(*a, *b)) {
+    if (comp(*b, *c)) {
+      std::iter_swap(first, b);
+    } else if (comp(*a, *c)) {
+      std::iter_swap(first, c);
+    } else {
+      std::iter_swap(first, a);
+    }
+  } else if (comp(*a, *c)) {
+    std::iter_swap(first, a);
+  } else if (comp(*b, *c)) {
+    std::iter_swap(first, c);
+  } else {
+    std::iter_swap(first, b);
+  }
+  It lo = first + 1;
+  It hi = last;
+  while (true) {
+    while (comp(*lo, *first)) ++lo;
+    --hi;
+    while (comp(*first, *hi)) --hi;
+    if (!(lo < hi)) return lo;
+    std::iter_swap(lo, hi);
+    ++lo;
+  }
+}
+
+// __introsort_loop over [first, last) with `depth` partitions left, then the insertion sort.
+template <typename It, typename Comp>
+void IntroSort(It first, It last, int64_t depth, Comp comp) {
+  while (last - first > kInsertionSortUpTo) {
+    if (depth == 0) {
+      std::partial_sort(first, last, last, comp);
+      return;
+    }
+    --depth;
+    const It cut = PartitionAroundMedian(first, last, comp);
+    IntroSort(cut, last, depth, comp);
+    last = cut;
+  }
+  std::sort(first, last, comp);  // at most 16 elements: libstdc++'s insertion sort
+}
+
+template <typename E, typename Comp>
+void SortLikeStd(E* p, int64_t n, Comp comp) {
+  if (n <= 1) return;
+  const int64_t depth = 2 * (63 - __builtin_clzll(static_cast<unsigned long long>(n)));
+  if (n < kParallelSortFrom || ParallelismDegree() == 1) {
+    IntroSort(p, p + n, depth, comp);
+    return;
+  }
+  // The first partitions on this thread, until the ranges are small enough to share out.
+  struct Range {
+    int64_t begin, end, depth;
+  };
+  std::vector<Range> ranges;
+  std::vector<Range> pending = {{0, n, depth}};
+  const int64_t share = std::max<int64_t>(n / (4 * ParallelismDegree()), kInsertionSortUpTo);
+  while (!pending.empty()) {
+    Range r = pending.back();
+    pending.pop_back();
+    while (r.end - r.begin > share && r.depth > 0) {
+      const int64_t cut = PartitionAroundMedian(p + r.begin, p + r.end, comp) - p;
+      --r.depth;
+      pending.push_back({cut, r.end, r.depth});
+      r.end = cut;
+    }
+    ranges.push_back(r);
+  }
+  ParallelFor(0, static_cast<int64_t>(ranges.size()), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      IntroSort(p + ranges[i].begin, p + ranges[i].end, ranges[i].depth, comp);
+    }
+  });
+}
+
 // p[0..n) (index order on entry) rearranged as torch's kernel for `mode` leaves them; the
 // answer is p[0..k). A topk that TopKByHeap answers goes to HeapSelect instead.
 template <typename C, typename Order>
@@ -280,12 +374,12 @@ void AsTorch(KeyAt<C>* p, int64_t n, int64_t k, Mode mode, Order order) {
       std::stable_sort(p, p + n, by_key);
       return;
     case Mode::kSort:
-      std::sort(p, p + n, by_key);
+      SortLikeStd(p, n, by_key);
       return;
     case Mode::kTopK:
     case Mode::kTopKUnsorted:  // where !TopKByHeap(k, n)
       std::nth_element(p, p + k - 1, p + n, by_key);
-      if (mode == Mode::kTopK) std::sort(p, p + k - 1, by_key);
+      if (mode == Mode::kTopK) SortLikeStd(p, k - 1, by_key);
       return;
     case Mode::kKthLast:
       QuickSelect(p, n, k - 1, order);

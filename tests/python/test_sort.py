@@ -307,6 +307,26 @@ def test_ties_are_where_torch_leaves_them(dtype, n, session):
 
 
 @cpu_only("ties where torch's CPU kernels leave them: the CPU backend's promise")
+def test_long_sorts_shared_by_threads_leave_ties_where_torch_does(session):
+    """Slices past 65,536 elements, whose std::sort the CPU backend replays on several threads
+    (the ranges its first partitions leave apart): a million rand() draws of float32 (tens of
+    thousands of ties), 300,000 integers of ten values, both directions, and a topk whose
+    nth_element leaves 200,000 to sort."""
+    g = torch.Generator().manual_seed(11)
+    floats = torch.rand(1 << 20, generator=g)
+    ints = torch.randint(0, 10, (2, 300_000), generator=g)
+    for x in (floats, ints):
+        y = to_tensord(x)
+        for descending in (False, True):
+            want = x.sort(descending=descending)
+            got = y.sort(descending=descending)
+            assert torch.equal(as_torch(got.indices), want.indices), (x.dtype, descending)
+            assert torch.equal(as_torch(got.values), want.values)
+    want = floats.topk(200_001)
+    assert torch.equal(as_torch(to_tensord(floats).topk(200_001).indices), want.indices)
+
+
+@cpu_only("ties where torch's CPU kernels leave them: the CPU backend's promise")
 def test_ties_of_odd_layouts_and_zeros(session):
     """An expanded tensor (every element one), a transposed slice, 0.0 beside -0.0: indices as
     torch's, each zero's sign where it stood."""

@@ -210,8 +210,7 @@ void RadixSortPairs(int64_t n, Scratch<uint64_t>& key, Scratch<int64_t>& at,
 // ---- Ties where torch's CPU kernels leave them ----
 //
 // Where elements tie, torch 1.13's indices are wherever its algorithms leave them: sort
-// (stable=False) runs std::sort over (value, index) pairs comparing values only (SortLikeStd
-// below); topk
+// (stable=False) runs std::sort over (value, index) pairs comparing values only; topk
 // std::partial_sort when k * 64 <= n, else std::nth_element to the k-th then std::sort of the
 // k - 1 before it; kthvalue Sedgewick's median-of-three quickselect. Run here on the same
 // pairs with the same comparisons (the orders above are torch's comparators) and the same
@@ -434,7 +433,7 @@ void HeapSelect(const C* keys, int64_t n, int64_t k, Order order, KeyAt<C>* heap
 }
 
 // Whether torch's topk runs std::partial_sort (HeapSelect) rather than std::nth_element.
-bool TopKByHeap(int64_t k, int64_t n) { return k * 64 <= n; }
+bool TopKByHeap(int64_t k, int64_t n) { return k <= n / 64; }  // k * 64 <= n
 
 // Below this many elements a slice is sorted by comparisons.
 constexpr int64_t kRadixFrom = 256;

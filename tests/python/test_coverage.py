@@ -9,7 +9,7 @@ torch.nn). A name counts when tensord has it; tensord has no stub
 that only raises "not implemented" (test_no_stubs checks the package's source for them).
 
 The shares are printed (`pytest -s`) and may not fall below the floors (raised as the API grows);
-issue 17 asks for 75% / 75% / 60%; beyond it, 90 / 90 / 80 (reached: 95% / 97% / 100%).
+issue 17 asks for 75% / 75% / 60%; beyond it, 90 / 90 / 80 (reached: 96% / 97% / 100%).
 torch.nn's names (NN_EXCLUDED left out): 163 of 163 (100%).
 """
 import inspect
@@ -97,7 +97,7 @@ def share(want, have_in):
 
 
 # Floors: the shares measured when last raised (counts of names, so noise cannot move them).
-FLOORS = {"torch": 560, "Tensor": 496, "torch.nn.functional": 121, "torch.nn": 163}
+FLOORS = {"torch": 568, "Tensor": 496, "torch.nn.functional": 121, "torch.nn": 163}
 
 
 def test_coverage_of_torchs_public_api(capsys):

@@ -1,6 +1,7 @@
 """Files and programs that go between torch and tensord: tensord.save / tensord.load in torch's
 format (checked by torch 1.13 itself, both ways), `python -m tensord.run` on an unmodified torch
-script, torch.utils.data's DataLoader, and torch.Generator's seeding and state.
+script, torch.utils.data's DataLoader, torch.Generator's seeding and state, DLPack both ways
+(numpy, torch) and torch.from_file.
 """
 import collections
 import io
@@ -420,3 +421,78 @@ def test_torch_jit_runs_eagerly_as_torch_without_torchscript(server, tmp_path):
     want_lines, got_lines = want.stdout.splitlines(), got.stdout.splitlines()
     assert got_lines[:-1] == want_lines[:-1]
     assert want_lines[-1] == "distributed True" and got_lines[-1] == "distributed False"
+
+
+# ---- DLPack and from_file ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64", "float16",
+                                   "float32", "float64"])
+def test_dlpack_goes_between_tensord_numpy_and_torch(dtype, session):
+    """A numpy array's and a torch tensor's values (a strided view of each) become tensord
+    tensors through from_dlpack as torch.from_dlpack makes them (values, dtype, sizes); a tensord
+    tensor goes to numpy and torch through __dlpack__ and through a to_dlpack capsule, which is
+    consumed once, with torch's error after."""
+    base = np.arange(24).reshape(4, 6).astype(dtype)[1:, ::2]
+    for source in (base, torch.from_numpy(np.ascontiguousarray(base)).t()):
+        want = torch.from_dlpack(source)
+        got = tensord.from_dlpack(source)
+        assert str(got.dtype) == str(want.dtype) and tuple(got.shape) == tuple(want.shape)
+        assert torch.equal(as_torch(got), want)
+    t = tensord.arange(12).to(getattr(tensord, dtype)).view(3, 4).t()
+    assert np.array_equal(np.from_dlpack(t), as_torch(t).numpy())
+    assert torch.equal(torch.from_dlpack(t), as_torch(t))
+    capsule = tensord.to_dlpack(t)
+    assert torch.equal(as_torch(tensord.utils.dlpack.from_dlpack(capsule)), as_torch(t))
+    errors = []
+    for m, c in ((torch, torch.utils.dlpack.to_dlpack(torch.ones(2))),
+                 (tensord, tensord.to_dlpack(tensord.ones(2)))):
+        m.from_dlpack(c)
+        with pytest.raises(RuntimeError) as e:
+            m.from_dlpack(c)
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
+
+
+def test_dlpack_refusals_and_bfloat16_from_torch(session):
+    """torch's refusals (a tensor that requires grad, bool, not a producer); a torch bfloat16
+    tensor's bits arrive as they are; a tensor's own from_dlpack shares its storage."""
+    for m in (torch, tensord):
+        with pytest.raises(RuntimeError, match="Can't export tensors that require gradient"):
+            m.ones(2, requires_grad=True).__dlpack__()
+        with pytest.raises(RuntimeError, match="Bool type is not supported by dlpack"):
+            m.ones(2, dtype=m.bool).__dlpack__()
+        with pytest.raises(RuntimeError, match="invalid capsule"):
+            m.from_dlpack([1, 2])
+    x = torch.tensor([1.5, -2.25, 3e38, float("nan")], dtype=torch.bfloat16)
+    got = tensord.from_dlpack(x)
+    assert got.dtype is tensord.bfloat16
+    assert torch.equal(as_torch(got).view(torch.int16), x.view(torch.int16))
+    own = tensord.arange(4.0)
+    alias = tensord.from_dlpack(own)
+    own.add_(1)
+    assert alias.tolist() == [1.0, 2.0, 3.0, 4.0] and alias.dtype is own.dtype
+    assert own.__dlpack_device__() == torch.ones(1).__dlpack_device__()
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int16", "int64", "float16", "bfloat16",
+                                   "float32", "float64"])
+def test_from_file_reads_what_torch_reads(dtype, session, tmp_path):
+    path = str(tmp_path / "values.bin")
+    np.arange(-8, 16, dtype=np.int16).tofile(path)  # 48 bytes
+    td, tt = getattr(tensord, dtype), getattr(torch, dtype)
+    n = 48 // torch.empty(0, dtype=tt).element_size()
+    for size in (0, 1, n):
+        want = torch.from_file(path, size=size, dtype=tt)
+        got = tensord.from_file(path, size=size, dtype=td)
+        assert str(got.dtype) == str(want.dtype) and tuple(got.shape) == tuple(want.shape)
+        assert torch.equal(as_torch(got).view(torch.uint8) if dtype != "bool" else as_torch(got),
+                           want.view(torch.uint8) if dtype != "bool" else want)
+    for m, args, kw in ((torch, (path,), dict(size=n + 1, dtype=tt)),
+                        (tensord, (path,), dict(size=n + 1, dtype=td))):
+        with pytest.raises(RuntimeError, match="size is smaller than the required mapping size"):
+            m.from_file(*args, **kw)
+    for m in (torch, tensord):
+        with pytest.raises(RuntimeError, match="unable to open file .* in read-only mode: No such "
+                                               "file or directory \\(2\\)"):
+            m.from_file(str(tmp_path / "missing.bin"), size=1)
+    assert tensord.from_file(path).dtype is tensord.get_default_dtype()

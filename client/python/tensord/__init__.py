@@ -19,7 +19,8 @@ from ._errors import OutOfMemoryError
 from ._grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                          no_grad, set_grad_enabled)
 from ._info import can_cast, finfo, iinfo, result_type
-from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
+from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled, is_anomaly_enabled,  # noqa: F401
+                                    set_anomaly_enabled)
 from ._state import *  # noqa: F401,F403 - torch's thread, determinism and precision switches
 from ._format import set_printoptions
 from ._session import Session
@@ -27,7 +28,8 @@ from ._storage import TypedStorage, UntypedStorage
 from ._tensor import Tensor, _legacy_types
 globals().update(_legacy_types())  # FloatTensor, LongTensor, …
 from ._api import (arange, as_tensor, cancel, cartesian_prod, cat, concat, concatenate, connect,
-                   current_session, empty, empty_like, empty_strided, eye, from_numpy, frombuffer,
+                   current_session, empty, empty_like, empty_strided, eye, from_file, from_numpy,
+                   frombuffer,
                    full, full_like, get_default_dtype, hstack, is_floating_point, is_tensor,
                    linspace, meshgrid, numel, ones, ones_like, set_default_dtype,
                    set_default_session, set_default_tensor_type, stack, synchronize, tensor, vstack, zeros, zeros_like)
@@ -65,6 +67,8 @@ from math import e, inf, nan, pi  # noqa: E402 - torch.e, torch.inf, torch.nan, 
 from .serialization import load, save
 from .nn.functional import celu, celu_, selu, selu_  # torch.selu, torch.celu
 from ._compute import polygamma  # torch.polygamma(n, input): the order first
+from .utils.dlpack import from_dlpack, to_dlpack  # torch.from_dlpack, torch.to_dlpack
+from .jit import fork, wait  # torch.fork / torch.wait: TorchScript's futures, run eagerly
 
 half = float16
 float = float32  # noqa: A001 - torch.float

@@ -11,7 +11,8 @@ from ._compute import (_BINARY, _BINARY_NO_INPLACE, _NUMBER_FIRST, _SPECIAL, _UN
                        _UNARY_NO_INPLACE,
                        _rounding, _run, nonzero, where)
 from ._factories import (_session, arange, as_tensor, cartesian_prod, cat, concat,  # noqa: F401
-                         concatenate, empty, empty_like, empty_strided, eye, from_numpy,
+                         concatenate, empty, empty_like, empty_strided, eye, from_file,
+                         from_numpy,
                          frombuffer, full, full_like, hstack, linspace, meshgrid, ones, ones_like,
                          rand, rand_like, randint, randint_like, randn, randn_like, randperm,
                          stack, tensor, vstack, zeros, zeros_like)

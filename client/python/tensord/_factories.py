@@ -409,6 +409,31 @@ def frombuffer(buffer, dtype, count=-1, offset=0, session=None):
     return _upload(arr, d, None, _session(session))
 
 
+def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=None,
+              pin_memory=False, requires_grad=False, session=None):
+    """torch.from_file: the first `size` elements of dtype (the default dtype if None) stored
+    in the file, read into a new tensor. shared=True asks torch to map the file so that writes
+    to the tensor reach it; a tensord tensor lives on the server, so that mode is refused."""
+    d = _dtype_arg(dtype) or _dtypes.get_default_dtype()
+    if shared:
+        raise RuntimeError("tensord: from_file(shared=True) maps the file into the process that "
+                           "holds the tensor, which is the server; read it with shared=False")
+    need = int(size) * d.itemsize
+    try:
+        with open(filename, "rb") as f:
+            raw = f.read(need)
+    except OSError as e:
+        raise RuntimeError(f"unable to open file <{filename}> in read-only mode: {e.strerror} "
+                           f"({e.errno})") from None
+    if len(raw) < need:
+        raise RuntimeError(f"file <{filename}> size is smaller than the required mapping size "
+                           f"<{need}>")
+    t = frombuffer(raw, d, session=session) if need else empty(0, dtype=d, session=session)
+    if device is not None:
+        t = t.to(device)
+    return t.requires_grad_() if requires_grad else t
+
+
 def _tensors_arg(tensors, op):
     if isinstance(tensors, TensorBase) or not isinstance(tensors, (list, tuple)):
         raise TypeError(f"{op}(): argument 'tensors' must be tuple of Tensors, not "

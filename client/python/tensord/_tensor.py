@@ -524,6 +524,16 @@ class Tensor(_ComputeMethods):
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
+    def __dlpack__(self, stream=None):
+        """A DLPack capsule of a host copy of the values (tensord/utils/dlpack.py)."""
+        from .utils import dlpack  # noqa: PLC0415
+        return dlpack._export(self)
+
+    def __dlpack_device__(self):
+        """The capsule's device: the host's, where its copy is."""
+        from .utils import dlpack  # noqa: PLC0415
+        return (dlpack.DLDeviceType.kDLCPU, 0)
+
     def __array__(self, dtype=None):
         if self._ag is not None and _graph.requires_grad(self):
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "

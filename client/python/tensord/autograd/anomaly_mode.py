@@ -30,6 +30,11 @@ def _set(enabled, check_nan):
     _state.enabled, _state.check_nan = bool(enabled), bool(check_nan)
 
 
+def set_anomaly_enabled(enabled, check_nan=True):
+    """torch.set_anomaly_enabled: anomaly detection on or off until changed."""
+    _set(enabled, check_nan)
+
+
 class detect_anomaly:
     """Anomaly detection on inside the block (a context manager only, as torch 1.13's)."""
 

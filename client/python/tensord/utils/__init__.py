@@ -1,2 +1,2 @@
-"""torch.utils for tensord tensors (torch.utils.data, .hooks, .checkpoint)."""
-from . import checkpoint, data, hooks  # noqa: F401
+"""torch.utils for tensord tensors (torch.utils.data, .hooks, .checkpoint, .dlpack)."""
+from . import checkpoint, data, dlpack, hooks  # noqa: F401

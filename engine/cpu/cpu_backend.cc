@@ -208,6 +208,10 @@ class CpuBackendImpl final : public Backend {
                    bool accumulate) override {
     return cpu::Put(self, index, source, accumulate);
   }
+  absl::StatusOr<int64_t> UniqueInHashOrder(const Tensor& self, const Tensor& values,
+                                            const Tensor& inverse, const Tensor& counts) override {
+    return cpu::UniqueInHashOrder(self, values, inverse, counts);
+  }
   absl::StatusOr<int64_t> CountNonzero(const Tensor& self) override {
     return cpu::CountNonzero(self);
   }

@@ -5,7 +5,10 @@
 #include <cstdint>
 #include <cstring>
 #include <numeric>
+#include <new>
 #include <type_traits>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -559,6 +562,74 @@ absl::Status TopK(const Tensor& self, int64_t k, int64_t dim, bool largest, TopK
                     : order == TopKOrder::kUnsorted ? Mode::kTopKUnsorted
                                                     : Mode::kKthLast;
   return FirstK(self, k, dim, largest, mode, values, indices);
+}
+
+namespace {
+
+// The hash and equality of torch's std::unordered_set<scalar_t>: the standard library's for
+// numbers; c10::BFloat16's hash is its bits', its == a comparison as floats.
+template <typename T>
+struct TorchHash {
+  size_t operator()(T x) const { return std::hash<T>()(x); }
+};
+template <>
+struct TorchHash<BFloat16> {
+  size_t operator()(BFloat16 x) const { return std::hash<uint16_t>()(x.bits); }
+};
+template <typename T>
+struct TorchEqual {
+  bool operator()(T a, T b) const { return static_cast<Calc<T>>(a) == static_cast<Calc<T>>(b); }
+};
+
+// ATen's unique_cpu_template (1.13) for sorted=False, step for step: the set made from the
+// elements in one go (its buckets sized for all of them), its iteration order the values', and
+// the inverse and counts read through maps keyed by value.
+template <typename T>
+int64_t UniqueSlice(const T* in, int64_t n, T* values, int64_t* inverse, int64_t* counts) {
+  using Set = std::unordered_set<T, TorchHash<T>, TorchEqual<T>>;
+  using Map = std::unordered_map<T, int64_t, TorchHash<T>, TorchEqual<T>>;
+  const Set set(in, in + n);
+  int64_t runs = 0;
+  for (const T& v : set) values[runs++] = v;
+  if (inverse != nullptr) {
+    Map place;
+    place.reserve(runs);
+    for (int64_t i = 0; i < runs; ++i) place[values[i]] = i;
+    for (int64_t i = 0; i < n; ++i) inverse[i] = place[in[i]];
+  }
+  if (counts != nullptr) {
+    Map seen;
+    seen.reserve(runs);
+    for (int64_t i = 0; i < runs; ++i) seen[values[i]] = 0;
+    for (int64_t i = 0; i < n; ++i) seen[in[i]] += 1;
+    for (int64_t i = 0; i < runs; ++i) counts[i] = seen[values[i]];
+  }
+  return runs;
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> UniqueInHashOrder(const Tensor& self, const Tensor& values,
+                                          const Tensor& inverse, const Tensor& counts) {
+  int64_t runs = 0;
+  absl::Status status;
+  DispatchDType(self.dtype(), [&](auto t) {
+    using T = decltype(t);
+    if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, Half>) {
+      status = absl::InvalidArgumentError("unique in hash order: not for bool or float16");
+    } else {
+      int64_t* inv = inverse.defined() ? reinterpret_cast<int64_t*>(inverse.data()) : nullptr;
+      int64_t* cnt = counts.defined() ? reinterpret_cast<int64_t*>(counts.data()) : nullptr;
+      try {  // the sets' nodes come from the heap: a failed allocation fails the op
+        runs = UniqueSlice(reinterpret_cast<const T*>(self.data()), self.numel(),
+                           reinterpret_cast<T*>(values.data()), inv, cnt);
+      } catch (const std::bad_alloc&) {
+        status = absl::ResourceExhaustedError("unique: out of host memory for its hash set");
+      }
+    }
+  });
+  if (!status.ok()) return status;
+  return runs;
 }
 
 void SearchSorted(const SearchSortedCall& call) {

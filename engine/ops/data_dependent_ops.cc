@@ -134,7 +134,51 @@ struct UniqueArgs {
   bool inverse = false;     // return_inverse
   bool counts = false;      // return_counts
   std::optional<int64_t> dim;
+  bool hash_order = false;  // unique's sorted=False: torch's CPU order (UniqueInHashOrder)
 };
+
+// unique(sorted=False) of a flat CPU tensor, as torch's CPU kernel orders it (its hash set's):
+// Backend::UniqueInHashOrder fills buffers sized for every element distinct; the values and
+// counts are copied out of them at their real length.
+absl::Status UniqueInHashOrder(absl::string_view op, Backend* backend, const Tensor& self,
+                               const UniqueArgs& args, PlannedOp& plan) {
+  const int64_t n = self.numel();
+  const Device device = self.device();
+  Composition c({self});
+  TENSORD_ASSIGN_OR_RETURN(Tensor flat, c.Reshape(self, {n}));
+  TENSORD_ASSIGN_OR_RETURN(flat, c.Contiguous(flat));
+  TENSORD_ASSIGN_OR_RETURN(flat, RunNowSingle(std::move(c).Finish({flat})));
+  const auto int64s = [&]() -> absl::StatusOr<Tensor> {
+    return AllocateTensor(op, TensorMeta::Contiguous(DType::kInt64, {n}), device);
+  };
+  TENSORD_ASSIGN_OR_RETURN(
+      const Tensor values, AllocateTensor(op, TensorMeta::Contiguous(self.dtype(), {n}), device));
+  Tensor inverse, counts;
+  if (args.inverse) {
+    TENSORD_ASSIGN_OR_RETURN(inverse, int64s());
+  }
+  if (args.counts) {
+    TENSORD_ASSIGN_OR_RETURN(counts, int64s());
+  }
+  TENSORD_ASSIGN_OR_RETURN(const int64_t runs,
+                           backend->UniqueInHashOrder(flat, values, inverse, counts));
+  const auto first_runs = [&](const Tensor& t) -> absl::StatusOr<Tensor> {
+    TENSORD_ASSIGN_OR_RETURN(const Tensor part, Narrow(t, 0, 0, runs));
+    return RunNowSingle(PlanOp("clone", {part}, Attrs()));
+  };
+  TENSORD_ASSIGN_OR_RETURN(const Tensor distinct, first_runs(values));
+  plan.outputs.push_back(distinct);
+  if (args.inverse) {
+    TENSORD_ASSIGN_OR_RETURN(const Tensor shaped,
+                             View(inverse, DimVector(self.sizes().begin(), self.sizes().end())));
+    plan.outputs.push_back(shaped);
+  }
+  if (args.counts) {
+    TENSORD_ASSIGN_OR_RETURN(const Tensor how_often, first_runs(counts));
+    plan.outputs.push_back(how_often);
+  }
+  return absl::OkStatus();
+}
 
 // The row order that sorts the rows of the 2-d `rows` (already computed) lexicographically: a
 // stable sort by each column, the last first (a radix sort over columns), so equal rows keep
@@ -200,6 +244,9 @@ absl::StatusOr<PlannedOp> PlanUnique(absl::string_view op, const Tensor& self,
         plan.outputs.push_back(counts);
       }
       return absl::OkStatus();
+    }
+    if (args.hash_order && !args.dim && device.is_cpu() && self.dtype() != DType::kBool) {
+      return UniqueInHashOrder(op, backend, self, args, plan);
     }
     // Step 1: the compared items in order (sorted, or as they stand) as the rows of a 2-d
     // (n, slice) tensor, the order that put them there, and where each run starts.
@@ -736,7 +783,9 @@ void RegisterDataDependentOps(std::vector<OpDef>& ops) {
                                    Opt("dim", AttrType::kInt, "None")};
     if (sorted) {
       attrs.insert(attrs.begin(), Opt("sorted", AttrType::kBool, "true",
-                                      "the values are always returned sorted here"));
+                                      "false: on the CPU, in the order of torch's CPU kernel "
+                                      "(its hash set's; sorted with dim, as torch's); "
+                                      "elsewhere sorted"));
     }
     ops.push_back(
         {name, OpKind::kDataDependent, {"self"}, std::move(attrs),
@@ -750,7 +799,10 @@ void RegisterDataDependentOps(std::vector<OpDef>& ops) {
          [name, sorted](Inputs in, AttrReader& a) -> absl::StatusOr<PlannedOp> {
            UniqueArgs args;
            args.sorted = sorted;
-           if (sorted) TENSORD_RETURN_IF_ERROR(a.Bool("sorted", true).status());
+           if (sorted) {
+             TENSORD_ASSIGN_OR_RETURN(const bool sorted_values, a.Bool("sorted", true));
+             args.hash_order = !sorted_values;
+           }
            TENSORD_ASSIGN_OR_RETURN(args.inverse, a.Bool("return_inverse", false));
            TENSORD_ASSIGN_OR_RETURN(args.counts, a.Bool("return_counts", false));
            TENSORD_ASSIGN_OR_RETURN(args.dim, a.OptionalInt("dim"));

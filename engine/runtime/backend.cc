@@ -112,6 +112,10 @@ absl::Status Backend::Eigh(const MatrixBatch&, char*, bool, bool, const LinalgEr
   return Missing("eigh");
 }
 absl::StatusOr<int64_t> Backend::CountNonzero(const Tensor&) { return Missing("nonzero"); }
+absl::StatusOr<int64_t> Backend::UniqueInHashOrder(const Tensor&, const Tensor&, const Tensor&,
+                                                   const Tensor&) {
+  return Missing("unique in hash order");
+}
 absl::Status Backend::NonzeroIndices(const Tensor&, const Tensor&) { return Missing("nonzero"); }
 absl::Status Backend::MaskedSelect(const Tensor&, const Tensor&, const Tensor&) {
   return Missing("masked_select");

@@ -226,6 +226,14 @@ class Backend {
   // out (contiguous, 1-d) = self's elements where mask is true, in row-major order (self and
   // mask already broadcast to one shape).
   virtual absl::Status MaskedSelect(const Tensor& out, const Tensor& self, const Tensor& mask);
+  // unique(sorted=False) in the order torch's CPU kernel gives, its hash set's: for the n
+  // elements of `self` (contiguous, 1-d), values[0..runs) (self's dtype) = the distinct elements
+  // in that order, and where defined, inverse[i] = element i's place among them and
+  // counts[0..runs) = how often each occurs (both int64, contiguous; torch's map lookups give a
+  // NaN, equal to nothing, place 0 and count 0). Returns runs. The CPU backend's alone: other
+  // devices answer unique(sorted=False) sorted.
+  virtual absl::StatusOr<int64_t> UniqueInHashOrder(const Tensor& self, const Tensor& values,
+                                                    const Tensor& inverse, const Tensor& counts);
 
   // Occupies the device's queue for `ms` milliseconds (torch.cuda._sleep). The _sleep op holds a
   // CPU stream without a kernel instead (PlannedOp::hold); the CPU backend sleeps the caller.

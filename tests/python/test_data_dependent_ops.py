@@ -4,8 +4,9 @@ over dtypes and layouts: values, dtypes, shapes, strides of results and exceptio
 
 torch 1.13's CPU unique of a tensor holding NaN orders its output by std::sort with NaN (no
 order at all: NaN may land between numbers, with a count of 0); tensord sorts NaN last, each NaN
-a value of its own. Those cases are not compared; unique(sorted=False) answers sorted here
-(torch leaves the order unspecified; its CPU kernel answers in hash order), so it is compared
+a value of its own. Those cases are not compared. unique(sorted=False): torch leaves the order
+unspecified and its CPU kernel answers in its hash set's order, which tensord's CPU backend
+reproduces (compared exactly, NaN included, on the CPU); elsewhere it answers sorted, compared
 as a set.
 """
 import zlib
@@ -15,7 +16,7 @@ import pytest
 import torch
 
 import tensord
-from oracle import as_torch, assert_matches_torch, outcome
+from oracle import as_torch, assert_matches_torch, cpu_only, outcome
 
 DTYPES = ["float32", "float64", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool"]
 
@@ -213,6 +214,40 @@ def test_unique_unsorted_holds_the_same_values_and_a_consistent_inverse(session)
     assert sorted(as_torch(values).tolist()) == want.tolist()
     assert torch.equal(as_torch(values)[as_torch(inverse)], x)
     assert int(as_torch(counts).sum()) == x.numel()
+
+
+@cpu_only("the order of torch's CPU kernel: the CPU backend's promise")
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64", "bfloat16",
+                                   "float32", "float64"])
+def test_unique_unsorted_is_in_torchs_hash_order(dtype, session):
+    """unique(sorted=False) gives torch's values in torch's order (its std::unordered_set's,
+    whose buckets and collisions depend on the values and the element count), with its inverse
+    and counts: few values in many elements, many values in few, a 2-d input (the inverse keeps
+    its shape), 0.0 beside -0.0, and NaN (each one distinct, with torch's inverse 0 and count 0)."""
+    tt, td = getattr(torch, dtype), getattr(tensord, dtype)
+    g = torch.Generator().manual_seed(3)
+    inputs = [torch.randint(0, 100, (1000,), generator=g), torch.randint(0, 100, (30,), generator=g),
+              torch.randint(-5, 50, (6, 7), generator=g), torch.tensor([5, 3, 5, 7, 3, 100, 1])]
+    if tt.is_floating_point:
+        inputs.append(torch.tensor([0.0, 2.0, -0.0, 1.0, 0.0, -0.0]))
+        inputs.append(torch.tensor([1.0, float("nan"), 2.0, float("nan"), 1.0]))
+    for x in inputs:
+        x = x.to(tt)
+        if dtype == "bfloat16":  # bit for bit (torch's conversion makes NaN 0xFFFF here)
+            y = tensord.tensor(x.view(torch.int16).numpy()).view(td)
+        else:
+            y = tensord.tensor(x.numpy())
+        want = torch.unique(x, sorted=False, return_inverse=True, return_counts=True)
+        got = tensord.unique(y, sorted=False, return_inverse=True, return_counts=True)
+        for g_, w in zip(got, want):
+            assert str(g_.dtype) == str(w.dtype) and tuple(g_.shape) == tuple(w.shape)
+            gt = as_torch(g_)
+            if w.is_floating_point():  # the bits: -0.0 where torch keeps -0.0, NaN where NaN
+                gt, w = gt.float().view(torch.int32), w.float().view(torch.int32)
+            assert torch.equal(gt, w), (x.tolist(), gt.tolist(), w.tolist())
+        alone = as_torch(tensord.unique(y, sorted=False)).float()  # without inverse or counts
+        assert torch.equal(alone.view(torch.int32),
+                           torch.unique(x, sorted=False).float().view(torch.int32))
 
 
 def test_unique_of_nan_keeps_each_nan(session):

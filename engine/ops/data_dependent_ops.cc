@@ -20,6 +20,7 @@
 #include "engine/ops/factory_ops.h"
 #include "engine/ops/op_registry_internal.h"
 #include "engine/runtime/backend.h"
+#include "engine/runtime/memory_budget.h"
 #include "engine/tensor/shape_util.h"
 #include "engine/views/view_ops.h"
 
@@ -160,8 +161,24 @@ absl::Status UniqueInHashOrder(absl::string_view op, Backend* backend, const Ten
   if (args.counts) {
     TENSORD_ASSIGN_OR_RETURN(counts, int64s());
   }
-  TENSORD_ASSIGN_OR_RETURN(const int64_t runs,
-                           backend->UniqueInHashOrder(flat, values, inverse, counts));
+  // The kernel's hash set and maps live on the heap, not in storages: charged to the session's
+  // host budget while they live (at most about 96 bytes an element: buckets, nodes, the
+  // allocator's headers).
+  constexpr int64_t kHashBytesPerElement = 96;
+  if (n > std::numeric_limits<int64_t>::max() / kHashBytesPerElement) {
+    return RuntimeError(op, absl::StrCat("too many elements for a hash set: ", n));
+  }
+  const int64_t heap_bytes = n * kHashBytesPerElement;
+  const std::shared_ptr<MemoryBudget> budget = CurrentMemoryBudget(device);
+  if (budget != nullptr) {
+    const absl::Status charged = budget->Charge(heap_bytes);
+    if (!charged.ok()) {
+      return absl::Status(charged.code(), absl::StrCat(op, ": its hash set: ", charged.message()));
+    }
+  }
+  const absl::StatusOr<int64_t> made = backend->UniqueInHashOrder(flat, values, inverse, counts);
+  if (budget != nullptr) budget->Release(heap_bytes);
+  TENSORD_ASSIGN_OR_RETURN(const int64_t runs, made);
   const auto first_runs = [&](const Tensor& t) -> absl::StatusOr<Tensor> {
     TENSORD_ASSIGN_OR_RETURN(const Tensor part, Narrow(t, 0, 0, runs));
     return RunNowSingle(PlanOp("clone", {part}, Attrs()));

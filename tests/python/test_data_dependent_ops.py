@@ -250,6 +250,28 @@ def test_unique_unsorted_is_in_torchs_hash_order(dtype, session):
                            torch.unique(x, sorted=False).float().view(torch.int32))
 
 
+@cpu_only("the hash set of the CPU's unique(sorted=False)")
+def test_unique_unsorted_charges_its_hash_set_to_the_session(session):
+    """The hash set and maps of unique(sorted=False) live outside storages: a session whose
+    limit they would pass is refused with RESOURCE_EXHAUSTED naming the op, and goes on."""
+    import tensord_process  # noqa: PLC0415
+    proc, address = tensord_process.start(f"--max_session_bytes={64 << 20}")
+    try:
+        s = tensord.connect(address, pipeline=False)
+        big = tensord.arange(1 << 20, session=s)  # 8 MiB; its hash set would need about 96
+        with pytest.raises(tensord.cuda.OutOfMemoryError, match="unique: its hash set"):
+            big.unique(sorted=False)
+        small = tensord.arange(1 << 16, session=s) % 1000
+        values = small.unique(sorted=False)
+        want = torch.unique(torch.arange(1 << 16) % 1000, sorted=False)
+        assert torch.equal(as_torch(values), want)
+        assert big.unique().numel() == 1 << 20  # sorted: storages only, within the limit
+        s.close()
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
 def test_unique_of_nan_keeps_each_nan(session):
     """Each NaN differs from every value, itself included: a value of its own, sorted last."""
     values, counts = tensord.unique(tensord.tensor([3.0, float("nan"), 1.0, float("nan"), 3.0]),

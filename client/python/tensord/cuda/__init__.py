@@ -15,6 +15,7 @@ session they run in; stream 0, the session's default stream, unless `set_stream`
 tensord.cuda.amp holds torch.cuda.amp: cuda autocast and GradScaler.
 """
 from .. import _api, _dtypes
+from .._errors import OutOfMemoryError  # noqa: F401 - torch.cuda.OutOfMemoryError: any limit's
 
 
 def _info():

@@ -177,18 +177,34 @@ bool FromRadixKey(uint64_t u, C* x) {
   }
 }
 
-// A stable LSD radix sort of n (key, position) pairs by key, one pass per byte that varies
-// among the keys (two for a million values below 65536): what a full sort of a slice runs,
-// rather than a comparison sort through an index (n log n random reads of the keys). One read
-// counts every byte's histogram; `key`/`at` end sorted (the buffers swapped as passes run).
-void RadixSortPairs(int64_t n, Scratch<uint64_t>& key, Scratch<int64_t>& at,
-                    Scratch<uint64_t>& key_tmp, Scratch<int64_t>& at_tmp) {
-  int64_t count[8][256] = {};
-  const uint64_t* k = key.data();
+using ByteCounts = int64_t[8][256];
+
+// count[b][v] = how many of the n keys have byte b equal to v.
+void CountBytes(const uint64_t* k, int64_t n, ByteCounts& count) {
+  for (int b = 0; b < 8; ++b) std::fill(count[b], count[b] + 256, int64_t{0});
   for (int64_t i = 0; i < n; ++i) {
     const uint64_t x = k[i];
     for (int b = 0; b < 8; ++b) ++count[b][(x >> (8 * b)) & 0xFF];
   }
+}
+
+// Whether the keys' byte counts leave fewer possible keys than there are keys: then two of
+// them are equal (as for most slices of small integers), known before any sorting pass.
+bool MustTie(const ByteCounts& count, int64_t n) {
+  int64_t possible = 1;
+  for (int b = 0; b < 8 && possible < n; ++b) {
+    const int64_t seen = std::count_if(count[b], count[b] + 256, [](int64_t m) { return m > 0; });
+    possible = std::min(n, possible * seen);  // at most n * 256: no overflow
+  }
+  return possible < n;
+}
+
+// A stable LSD radix sort of n (key, position) pairs by key, one pass per byte that varies
+// among the keys (two for a million values below 65536): what a full sort of a slice runs,
+// rather than a comparison sort through an index (n log n random reads of the keys). `count`
+// is the keys' CountBytes (one read); `key`/`at` end sorted (the buffers swapped as passes run).
+void RadixSortPairs(int64_t n, const ByteCounts& count, Scratch<uint64_t>& key,
+                    Scratch<int64_t>& at, Scratch<uint64_t>& key_tmp, Scratch<int64_t>& at_tmp) {
   for (int b = 0; b < 8; ++b) {
     const int64_t* c = count[b];
     if (std::any_of(c, c + 256, [n](int64_t m) { return m == n; })) continue;  // one value
@@ -489,16 +505,29 @@ absl::Status SortSlices(const Tensor& self, int64_t dim, const Tensor& values,
       if (radix) {
         uint64_t* u = ukeys->data();
         int64_t* at = order_of->data();
+        uint64_t low = ~uint64_t{0};
+        uint64_t high = 0;
         for (int64_t i = 0; i < n; ++i) {
           u[i] = RadixKey<T, Order>(LoadCalc(src + i * in_step));
           at[i] = i;
+          low = std::min(low, u[i]);
+          high = std::max(high, u[i]);
         }
-        RadixSortPairs(n, *ukeys, *order_of, *ukeys_tmp, *order_tmp);
-        u = ukeys->data();
-        at = order_of->data();
-        bool ties = false;
-        if (mode != Mode::kStable) {
-          for (int64_t i = 1; i < n && !ties; ++i) ties = u[i] == u[i - 1];
+        // Ties are certain where fewer keys fit between the least and the greatest than there
+        // are keys (small integers), or than the bytes that vary can make (MustTie).
+        bool ties = mode != Mode::kStable && high - low < static_cast<uint64_t>(n - 1);
+        ByteCounts count;
+        if (!ties) {
+          CountBytes(u, n, count);
+          ties = mode != Mode::kStable && MustTie(count, n);
+        }
+        if (!ties) {
+          RadixSortPairs(n, count, *ukeys, *order_of, *ukeys_tmp, *order_tmp);
+          u = ukeys->data();
+          at = order_of->data();
+          if (mode != Mode::kStable) {
+            for (int64_t i = 1; i < n && !ties; ++i) ties = u[i] == u[i - 1];
+          }
         }
         if (!ties) {
           // The values come back from their keys; only 0 and NaN are read from the slice (at

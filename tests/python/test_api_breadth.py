@@ -677,3 +677,17 @@ def test_return_types_are_one_class_per_name_as_torchs(session):
     assert back.values.tolist() == [1.0, 2.0] and back.indices.tolist() == [0, 1]
     ours = set(tensord.return_types.__all__)
     assert len(ours) > 20 and ours <= set(dir(torch.return_types))
+
+
+def test_thread_and_legacy_queries_answer_as_torchs(session):
+    """torch.init_num_threads (nothing to start on a client), torch.is_distributed and
+    Tensor.is_distributed / has_names (no tensor is distributed or named): torch's answers and
+    its TypeError for a non-tensor."""
+    for m in (torch, tensord):
+        assert m.init_num_threads() is None
+        t = m.ones(2, 3)
+        assert m.is_distributed(t) is False and t.is_distributed() is False
+        assert t.has_names() is False and t.names == (None, None)
+        with pytest.raises(TypeError, match=r"is_distributed\(\): argument 'input' \(position 1\) "
+                                            "must be Tensor, not int"):
+            m.is_distributed(3)

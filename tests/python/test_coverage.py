@@ -97,7 +97,7 @@ def share(want, have_in):
 
 
 # Floors: the shares measured when last raised (counts of names, so noise cannot move them).
-FLOORS = {"torch": 568, "Tensor": 496, "torch.nn.functional": 121, "torch.nn": 163}
+FLOORS = {"torch": 570, "Tensor": 498, "torch.nn.functional": 121, "torch.nn": 163}
 
 
 def test_coverage_of_torchs_public_api(capsys):

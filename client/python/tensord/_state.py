@@ -19,6 +19,18 @@ def set_num_threads(n):
     _state["threads"] = n
 
 
+def init_num_threads():
+    """torch starts its intra-op threads here; a tensord client has none (the server sizes its
+    own pools), so there is nothing to start."""
+
+
+def is_distributed(input):
+    if not hasattr(input, "is_distributed"):
+        raise TypeError("is_distributed(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input.is_distributed()
+
+
 def get_num_interop_threads():
     return _state["interop"]
 

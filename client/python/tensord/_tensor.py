@@ -401,6 +401,12 @@ class Tensor(_ComputeMethods):
     def names(self):
         return (None,) * self.dim()
 
+    def has_names(self):
+        return False  # every dim unnamed (`names` above)
+
+    def is_distributed(self):
+        return False  # torch's legacy query: no tensor of torch's is one either
+
     def is_pinned(self, device=None):
         return False
 

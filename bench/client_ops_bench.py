@@ -4,9 +4,10 @@
   /usr/bin/python3 bench/client_ops_bench.py ADDRESS [--import-torch]
 
 Prints, as `name value` lines: µs per op of 10,000 queued `x.add_(1)` then one synchronize,
-the same inside a torch.profiler profile (its events built), of 10,000 `y = x * 2`, µs per call of `t.t().stride()` (planned here, no round trip), and
-autograd's costs: a view before and after a tensor required grad, `x * 2` once autograd is
-active, and `w * 2` recorded in the graph (w requires grad).
+the same inside a torch.profiler profile (its events built), of 10,000 `y = x * 2`, µs per
+call of `t.t().stride()` (planned here, no round trip), and autograd's costs: a view before
+and after a tensor required grad, `x * 2` once autograd is active, and `w * 2` recorded in the
+graph (w requires grad).
 
 It runs in a process of its own without torch, as a program written with `import tensord as
 torch` does: importing torch adds millions of objects to Python's heap, and then the cyclic
@@ -27,6 +28,7 @@ import tensord  # noqa: E402
 
 
 def best_of(rounds, n, body, after=None):
+    """µs per call of `body`: the best of `rounds` rounds of n calls (and `after`, once)."""
     best = 1e9
     for _ in range(rounds):
         t0 = time.perf_counter()
@@ -36,6 +38,17 @@ def best_of(rounds, n, body, after=None):
             after()
         best = min(best, time.perf_counter() - t0)
     return best / n * 1e6
+
+
+def profiled(m, body, rounds):
+    """One round of 10,000 calls of `body` inside m.profiler.profile(), its events built (and
+    kept in `rounds`), as one call for best_of."""
+    def run():
+        with m.profiler.profile() as prof:
+            for _ in range(10000):
+                body()
+        rounds.append(prof.events())
+    return run
 
 
 def main():
@@ -48,16 +61,11 @@ def main():
     assert x.tolist()[0] == 1 + 30000, "the queued ops all ran"
     # The same add_ inside a profile: the server records and times each op, the client logs
     # it, and the stop builds the events (a profile per round, its start and stop counted).
-    best = 1e9
-    for _ in range(3):
-        t0 = time.perf_counter()
-        with tensord.profiler.profile() as prof:
-            for _ in range(10000):
-                x.add_(1)
-        events = prof.events()
-        best = min(best, time.perf_counter() - t0)
-        assert sum(e.name == "aten::add_" for e in events) == 10000, "every op was recorded"
-    print("add_profiled", f"{best / 10000 * 1e6:.2f}")
+    rounds = []
+    per_round = best_of(3, 1, profiled(tensord, lambda: x.add_(1), rounds))
+    print("add_profiled", f"{per_round / 10000:.2f}")
+    assert all(sum(e.name == "aten::add_" for e in events) == 10000 for events in rounds), \
+        "every op was recorded"
     t = tensord.arange(12.).reshape(3, 4)
     assert t.t().stride() == (1, 4)
     print("t_stride", f"{best_of(3, 10000, lambda: t.t().stride()):.2f}")

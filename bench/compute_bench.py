@@ -35,6 +35,10 @@ import torch  # noqa: E402
 
 import tensord  # noqa: E402
 
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import client_ops_bench  # noqa: E402  (one way to time a loop; run as a process of its own too)
+from client_ops_bench import best_of  # noqa: E402
+
 
 def median_time(fn, reps, warmup=1):
     for _ in range(warmup):
@@ -245,20 +249,9 @@ def per_op(address):
               f"{figures['add_profiled' + label]:7.2f} µs/op  "
               f"({figures['add_profiled' + label] / figures['add_' + label]:.2f}x unprofiled)")
     tx = torch.ones(16)
-    t0 = time.perf_counter()
-    for _ in range(10000):
-        tx.add_(1)
-    plain = (time.perf_counter() - t0) / 10000 * 1e6
+    plain = best_of(3, 10000, lambda: tx.add_(1))
     print(f"  {'torch x.add_(1), in process':44s} {plain:7.2f} µs/op")
-    best = 1e9
-    for _ in range(3):
-        t0 = time.perf_counter()
-        with torch.profiler.profile() as prof:
-            for _ in range(10000):
-                tx.add_(1)
-        prof.events()
-        best = min(best, time.perf_counter() - t0)
-    profiled = best / 10000 * 1e6
+    profiled = best_of(3, 1, client_ops_bench.profiled(torch, lambda: tx.add_(1), [])) / 10000
     print(f"  {'torch x.add_(1) profiled, in process':44s} {profiled:7.2f} µs/op  "
           f"({profiled / plain:.2f}x unprofiled)")
 
@@ -266,13 +259,7 @@ def per_op(address):
     for label in ("", " (torch imported)"):
         print(f"  {'tensord' + label:44s} {figures['t_stride' + label]:7.2f} µs/call")
     tt = torch.arange(12.).reshape(3, 4)
-    best = 1e9
-    for _ in range(3):
-        t0 = time.perf_counter()
-        for _ in range(10000):
-            tt.t().stride()
-        best = min(best, time.perf_counter() - t0)
-    print(f"  {'torch':44s} {best / 10000 * 1e6:7.2f} µs/call")
+    print(f"  {'torch':44s} {best_of(3, 10000, lambda: tt.t().stride()):7.2f} µs/call")
 
     print("\n5. autograd in the client, per op (10,000 queued, then one synchronize)")
     for label in ("", " (torch imported)"):
@@ -284,13 +271,7 @@ def per_op(address):
     tw, tx = torch.ones(16, requires_grad=True), torch.ones(16)
     for what, fn in (("torch x * 2, in process", lambda: tx * 2),
                      ("torch w * 2 recorded, in process", lambda: tw * 2)):
-        best = 1e9
-        for _ in range(3):
-            t0 = time.perf_counter()
-            for _ in range(10000):
-                fn()
-            best = min(best, time.perf_counter() - t0)
-        print(f"  {what:58s} {best / 10000 * 1e6:7.2f} µs/op")
+        print(f"  {what:58s} {best_of(3, 10000, fn):7.2f} µs/op")
 
 
 if __name__ == "__main__":

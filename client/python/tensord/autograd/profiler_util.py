@@ -299,6 +299,11 @@ class EventList(list):
         """Writes the events as a Chrome trace (chrome://tracing, Perfetto): one process for
         the client's ranges, one for the server's ops with a lane per stream; `metadata`'s
         keys at the top level."""
+        with open(path, "w") as f:
+            self._write_chrome_trace(f, metadata)
+
+    def _write_chrome_trace(self, f, metadata):
+        """export_chrome_trace into the open text file `f` (a gzip one, for torch.profiler)."""
         events = []
         for e in self:
             if not isinstance(e, FunctionEvent):
@@ -314,8 +319,7 @@ class EventList(list):
                            "tid": e.thread, "args": args})
         trace = dict(metadata or {})
         trace.update(traceEvents=events, displayTimeUnit="ms")
-        with open(path, "w") as f:
-            json.dump(trace, f)
+        json.dump(trace, f)
 
     def export_stacks(self, path, metric="self_cpu_time_total"):
         """Stacks with their times, one per line ("frame;frame;... time"), for flame graphs."""

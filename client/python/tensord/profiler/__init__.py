@@ -9,7 +9,6 @@ import gzip
 import json
 import os
 import socket
-import tempfile
 import time
 import warnings
 
@@ -213,11 +212,8 @@ class profile:
         metadata added by add_metadata."""
         events = self.events()
         if path.endswith(".gz"):
-            with tempfile.TemporaryDirectory() as tmp:
-                plain = os.path.join(tmp, "trace.json")
-                events.export_chrome_trace(plain, self._metadata)
-                with open(plain, "rb") as f, gzip.open(path, "wb") as g:
-                    g.write(f.read())
+            with gzip.open(path, "wt") as f:
+                events._write_chrome_trace(f, self._metadata)
             return None
         return events.export_chrome_trace(path, self._metadata)
 

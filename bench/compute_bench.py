@@ -131,6 +131,11 @@ def torch_cases(quick):
         lambda: torch.nn.functional.interpolate(maps[:2], size=(224, 224), mode="bilinear"), 10)
     cases["upsample_bicubic_x2_2x64x112x112"] = (
         lambda: torch.nn.functional.interpolate(maps[:2], size=(224, 224), mode="bicubic"), 10)
+    grad, mask = torch.rand(32, 16, 32, 32), torch.rand(32, 16, 32, 32) <= 0.5
+    cases["relu_backward_where_512K"] = (lambda: torch.where(mask, grad, 0.0), 50)
+    plane, at = torch.zeros(32, 16, 1024), torch.randint(0, 1024, (32, 16, 256))
+    pooled = torch.rand(32, 16, 256)
+    cases["maxpool_backward_scatter_add_128K"] = (lambda: plane.scatter_add_(2, at, pooled), 50)
     return cases
 
 

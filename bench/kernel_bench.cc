@@ -222,6 +222,29 @@ int main(int argc, char** argv) {
                      10});
   }
   {
+    // Backward pieces of bench/train_bench.py's CNN (batch 32): ReLU's gradient, a where with a
+    // number operand, and max_pool2d's, the gradient scattered along each flattened plane.
+    Tensor g = Rand({32, 16, 32, 32});
+    Tensor mask = Check(RunNowSingle(PlanOp("le", {Rand({32, 16, 32, 32})},
+                                            Attrs().Set("other", Scalar(0.5)))),
+                        "le");
+    cases.push_back({"relu_backward_where_512K",
+                     op("where", {mask, g}, Attrs().Set("other", Scalar(0.0))), 50});
+    const Attrs positions = Attrs()
+                                .Set("low", int64_t{0})
+                                .Set("high", int64_t{1024})
+                                .Set("size", std::vector<int64_t>{32, 16, 256})
+                                .Set("seed", int64_t{5});
+    Tensor at = Check(RunNowSingle(PlanOp("randint", {}, positions)), "randint");
+    Tensor plane = Check(RunNowSingle(PlanOp("zeros", {}, Attrs().Set(
+                                                            "size", std::vector<int64_t>{32, 16, 1024}))),
+                         "zeros");
+    cases.push_back({"maxpool_backward_scatter_add_128K",
+                     op("scatter_add_", {plane, at, Rand({32, 16, 256})},
+                        Attrs().Set("dim", int64_t{2})),
+                     50});
+  }
+  {
     // Per-op overhead: add_ of a number on 16 elements, planned and run (no RPC, no stream).
     Tensor x = Rand({16});
     cases.push_back({"small_add_inplace_number", op("add_", {x}, Attrs().Set("other", int64_t{1})),

@@ -521,6 +521,115 @@ bool ScatterSlices(absl::string_view op, const Tensor& self, int64_t d, const Te
   return true;
 }
 
+// The positions of a tensor's dims but one, walked in row-major order from any of them, with
+// the element offsets of up to three tensors (self, index, src) kept up to date.
+struct OuterWalk {
+  int64_t rank = 0;
+  int64_t sizes[kMaxRank] = {};
+  int64_t strides[3][kMaxRank] = {};
+  int64_t at[kMaxRank] = {};
+  int64_t offset[3] = {};
+
+  // Starts at row-major position `p`.
+  void Seek(int64_t p) {
+    offset[0] = offset[1] = offset[2] = 0;
+    for (int64_t j = rank - 1; j >= 0; --j) {
+      at[j] = p % sizes[j];
+      p /= sizes[j];
+      for (int t = 0; t < 3; ++t) offset[t] += at[j] * strides[t][j];
+    }
+  }
+  void Next() {
+    for (int64_t j = rank - 1; j >= 0; --j) {
+      for (int t = 0; t < 3; ++t) offset[t] += strides[t][j];
+      if (++at[j] < sizes[j]) return;
+      for (int t = 0; t < 3; ++t) offset[t] -= at[j] * strides[t][j];
+      at[j] = 0;
+    }
+  }
+};
+
+// A scatter along d with an int64 index of self's rank, 2 or more (scatter_add_ of pooling's
+// backward, scatter_ along rows): torch's loop, for every position of index's other dims its
+// elements along d in order, with those positions split over the pool's threads. Each thread
+// writes elements of its own (self is non-overlapping, and two positions differ in a dim other
+// than d), so every element of self sees its values combined in torch's order. Every index is checked before anything is written; the first bad one in
+// index's row-major order is named. false (nothing done) where the operands do not fit.
+template <typename T>
+bool ScatterAlongDim(absl::string_view op, const Tensor& self, int64_t d, const Tensor& index,
+                     const Tensor& src, const T* fill, ScatterMode mode, absl::Status* status) {
+  const int64_t rank = self.dim();
+  if (rank < 2 || index.dim() != rank || index.dtype() != DType::kInt64) return false;
+  if (fill == nullptr && src.dim() != rank) return false;
+  // index_put_ may scatter into an expanded view of self (torch warns and goes on): its
+  // elements share memory, so they stay with the serial walk below.
+  if (!self.meta().is_non_overlapping_and_dense()) return false;
+  OuterWalk start;
+  start.rank = rank - 1;
+  int64_t outer = 1;
+  for (int64_t j = 0, k = 0; j < rank; ++j) {
+    if (j == d) continue;
+    start.sizes[k] = index.size(j);
+    start.strides[0][k] = self.stride(j);
+    start.strides[1][k] = index.stride(j);
+    start.strides[2][k] = fill != nullptr ? 0 : src.stride(j);
+    outer *= index.size(j);
+    ++k;
+  }
+  const int64_t inner = index.size(d), limit = self.size(d);
+  if (outer == 0 || inner == 0) {  // nothing written and, as torch, nothing checked
+    *status = absl::OkStatus();
+    return true;
+  }
+  const int64_t index_step = index.stride(d), self_step = self.stride(d);
+  const int64_t src_step = fill != nullptr ? 0 : src.stride(d);
+  const int64_t* const ip = index.data_as<int64_t>();
+  T* const self_data = self.data_as<T>();
+  const T* const src_data = fill != nullptr ? fill : src.data_as<T>();
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / inner);
+  std::atomic<bool> any_bad{false};
+  ParallelFor(0, outer, grain, [&](int64_t p0, int64_t p1) {
+    OuterWalk w = start;
+    w.Seek(p0);
+    bool bad = false;
+    for (int64_t p = p0; p < p1; ++p, w.Next()) {
+      const int64_t* k = ip + w.offset[1];
+      for (int64_t j = 0; j < inner; ++j) {
+        bad |= static_cast<uint64_t>(k[j * index_step]) >= static_cast<uint64_t>(limit);
+      }
+    }
+    if (bad) any_bad.store(true, std::memory_order_relaxed);
+  });
+  if (any_bad.load()) {
+    ForEachIndex(index.sizes(), [&](const int64_t* idx) {
+      const int64_t k = ip[OffsetOf(index, idx)];
+      if (k < 0 || k >= limit) {
+        *status = IndexOutOfBoundsForDim(op, k, d, limit);
+        return false;
+      }
+      return true;
+    });
+    return true;
+  }
+  WithCombine<T>(mode, [&](auto combine) {
+    ParallelFor(0, outer, grain, [&](int64_t p0, int64_t p1) {
+      OuterWalk w = start;
+      w.Seek(p0);
+      for (int64_t p = p0; p < p1; ++p, w.Next()) {
+        const int64_t* const k = ip + w.offset[1];
+        T* const to = self_data + w.offset[0];
+        const T* const from = src_data + w.offset[2];
+        for (int64_t j = 0; j < inner; ++j) {
+          T* const dst = to + k[j * index_step] * self_step;
+          *dst = combine(LoadElement(dst), LoadElement(from + j * src_step));
+        }
+      }
+    });
+  });
+  *status = absl::OkStatus();
+  return true;
+}
+
 }  // namespace
 
 absl::Status Scatter(absl::string_view op, const Tensor& self, int64_t d, const Tensor& index,
@@ -535,8 +644,9 @@ absl::Status Scatter(absl::string_view op, const Tensor& self, int64_t d, const 
         const uint64_t bits = FillPattern(self.dtype(), *value);
         std::memcpy(&fill, &bits, sizeof(T));
       }
-      done = ScatterSlices<T>(op, self, d, index, src, value != nullptr ? &fill : nullptr, mode,
-                              &status);
+      const T* const fill_ptr = value != nullptr ? &fill : nullptr;
+      done = ScatterSlices<T>(op, self, d, index, src, fill_ptr, mode, &status) ||
+             ScatterAlongDim<T>(op, self, d, index, src, fill_ptr, mode, &status);
     });
     if (done) return status;
   }

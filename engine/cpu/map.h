@@ -76,6 +76,21 @@ void Map2(IntList shape, const StridedRef& out, const StridedRef& a, const Strid
            });
 }
 
+// o[i] = f(a, b, c) over n elements, each input either contiguous or (kOneX, kOneY, kOneZ)
+// one value for the whole run: plain indexed loops the compiler vectorises.
+template <bool kOneX, bool kOneY, bool kOneZ, typename Out, typename A, typename B, typename C,
+          typename F>
+inline void Map3Run(Out* __restrict o, const A* __restrict x, const B* __restrict y,
+                    const C* __restrict z, int64_t n, F& f) {
+  const Calc<A> xv = LoadCalc(x);
+  const Calc<B> yv = LoadCalc(y);
+  const Calc<C> zv = LoadCalc(z);
+  for (int64_t i = 0; i < n; ++i) {
+    o[i] = Convert<Out>(f(kOneX ? xv : LoadCalc(x + i), kOneY ? yv : LoadCalc(y + i),
+                          kOneZ ? zv : LoadCalc(z + i)));
+  }
+}
+
 // out = f(a, b, c)
 template <typename Out, typename A, typename B, typename C, typename F>
 void Map3(IntList shape, const StridedRef& out, const StridedRef& a, const StridedRef& b,
@@ -84,15 +99,21 @@ void Map3(IntList shape, const StridedRef& out, const StridedRef& a, const Strid
                       {sizeof(Out), sizeof(A), sizeof(B), sizeof(C)});
   loop.Run({out.data, a.data, b.data, c.data}, sizeof(Out) + sizeof(A) + sizeof(B) + sizeof(C),
            [&](const std::array<char*, 4>& p, const std::array<int64_t, 4>& s, int64_t n) {
-             if (s[0] == sizeof(Out) && s[1] == sizeof(A) && s[2] == sizeof(B) &&
-                 s[3] == sizeof(C)) {
-               Out* __restrict o = reinterpret_cast<Out*>(p[0]);
-               const A* __restrict x = reinterpret_cast<const A*>(p[1]);
-               const B* __restrict y = reinterpret_cast<const B*>(p[2]);
-               const C* __restrict z = reinterpret_cast<const C*>(p[3]);
-               for (int64_t i = 0; i < n; ++i) {
-                 o[i] = Convert<Out>(f(LoadCalc(x + i), LoadCalc(y + i), LoadCalc(z + i)));
-               }
+             Out* const o = reinterpret_cast<Out*>(p[0]);
+             const A* const x = reinterpret_cast<const A*>(p[1]);
+             const B* const y = reinterpret_cast<const B*>(p[2]);
+             const C* const z = reinterpret_cast<const C*>(p[3]);
+             const bool dense = s[0] == sizeof(Out) && s[1] == sizeof(A);
+             // where(cond, x, 0.0) (ReLU's gradient), where(cond, 1.0, 0.0), a clamp or lerp
+             // by one value: the number has stride 0 in every run.
+             if (dense && s[2] == sizeof(B) && s[3] == sizeof(C)) {
+               Map3Run<false, false, false>(o, x, y, z, n, f);
+             } else if (dense && s[2] == sizeof(B) && s[3] == 0) {
+               Map3Run<false, false, true>(o, x, y, z, n, f);
+             } else if (dense && s[2] == 0 && s[3] == sizeof(C)) {
+               Map3Run<false, true, false>(o, x, y, z, n, f);
+             } else if (dense && s[2] == 0 && s[3] == 0) {
+               Map3Run<false, true, true>(o, x, y, z, n, f);
              } else {
                for (int64_t i = 0; i < n; ++i) {
                  *reinterpret_cast<Out*>(p[0] + i * s[0]) =

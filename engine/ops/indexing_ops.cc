@@ -155,8 +155,9 @@ absl::StatusOr<PlannedOp> PlanScatter(absl::string_view op, const Tensor& self, 
                                       bool in_place) {
   TENSORD_RETURN_IF_ERROR(CheckNumberFits(op, src, self.dtype()));
   if (in_place) return PlanScatterInto(op, self, dim, index, src, mode);
-  // Out of place: a clone (self's layout), then the in-place scatter on it.
-  TENSORD_ASSIGN_OR_RETURN(PlannedOp clone, PlanClone(self));
+  // Out of place: a contiguous copy (torch's structured scatter and scatter_add allocate their
+  // output so), then the in-place scatter on it.
+  TENSORD_ASSIGN_OR_RETURN(PlannedOp clone, PlanCloneContiguous(self));
   const Tensor copy = clone.outputs[0];
   TENSORD_ASSIGN_OR_RETURN(PlannedOp scatter, PlanScatterInto(op, copy, dim, index, src, mode));
   PlannedOp plan;

@@ -28,6 +28,36 @@ def run(module, code):
 
 
 PROGRAMS = {
+    "activation_gradients_at_nan_and_kinks": """
+        # torch's backward kernels at a NaN and at the kinks: threshold_backward passes g where
+        # the result is NaN (relu), hardtanh's stops at its bounds, prelu's takes weight * g at
+        # 0, maximum's and max()'s send g to a NaN. 64 elements, so that every one is in
+        # torch's vectorised loop (whose NaN rule tensord follows where its scalar tail differs).
+        x = torch.cat([torch.tensor([float('nan'), -1.0, -0.0, 0.0, 0.5, 1.0, 6.0, 7.0]),
+                       torch.linspace(-3, 3, 56)]).requires_grad_()
+        g = torch.arange(1.0, 65.0)
+        for name, f in (("relu", torch.relu), ("relu_", lambda t: t.clone().relu_()),
+                        ("F.relu inplace", lambda t: F.relu(t * 1, inplace=True)),
+                        ("relu6", F.relu6), ("relu6 inplace", lambda t: F.relu6(t * 1, True)),
+                        ("hardtanh", F.hardtanh), ("hardtanh_", lambda t: F.hardtanh_(t * 1)),
+                        ("leaky_relu", lambda t: F.leaky_relu(t, 0.1)), ("elu", F.elu),
+                        ("elu_", lambda t: F.elu_(t * 1)), ("selu", F.selu),
+                        ("celu", lambda t: F.celu(t, 0.5)), ("celu_", lambda t: F.celu_(t * 1)),
+                        ("threshold", lambda t: F.threshold(t, 0.5, -2.0)),
+                        ("threshold_", lambda t: F.threshold_(t * 1, 0.5, 2.0)),
+                        ("prelu", lambda t: F.prelu(t, torch.tensor([0.25]))),
+                        ("clamp", lambda t: t.clamp(0, 1)), ("hardsigmoid", F.hardsigmoid),
+                        ("hardswish", F.hardswish), ("abs", torch.abs),
+                        ("maximum", lambda t: torch.maximum(t, torch.zeros(64))),
+                        ("minimum", lambda t: torch.minimum(torch.zeros(64), t)),
+                        ("max", lambda t: t.max() * g.sum()), ("min", lambda t: t.min() * 2),
+                        ("median", lambda t: t.median() * 3), ("amax", lambda t: t.amax() * 4)):
+            x.grad = None
+            y = f(x)
+            y.backward(g if y.dim() else None)
+            print(name, y.grad_fn.name(), x.grad[:10], f"{float(x.grad[10:].sum()):.2f}")
+        print(F.threshold(x, 0.5, 2.0)[:8], F.prelu(x, torch.tensor([0.25]))[:8])
+    """,
     "chain_and_mean": """
         x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
         t = x * 10
@@ -994,6 +1024,12 @@ OPS = [
      [(3, 6, 5), (2, 3, 2, 3)]),
     ("conv1d", lambda m, a, b: m.nn.functional.conv1d(a, b, padding=1, stride=2),
      [(2, 3, 9), (4, 3, 3)]),
+    # stride 1: the input's gradient is a convolution by the flipped weight (groups, dilation,
+    # rectangular kernels); a padding wider than the kernel's reach takes the transposed one
+    ("conv2d_stride1_groups_dilated", lambda m, a, b: m.nn.functional.conv2d(
+        a, b, b.sum((1, 2, 3)), 1, (1, 2), (2, 1), 2), [(2, 4, 9, 7), (6, 2, 3, 2)]),
+    ("conv2d_stride1_wide_padding", lambda m, a, b: m.nn.functional.conv2d(a, b, None, 1, 2),
+     [(2, 3, 5, 4), (4, 3, 2, 2)]),
     ("conv_transpose2d", lambda m, a, b: m.nn.functional.conv_transpose2d(
         a, b, b.sum((0, 2, 3)), stride=2, padding=1, output_padding=1), [(2, 4, 5, 5), (4, 3, 3, 3)]),
     ("conv_transpose2d_groups", lambda m, a, b: m.nn.functional.conv_transpose2d(
@@ -1264,6 +1300,7 @@ def _in_place_chain(a, b):
 SAME_DTYPE = {"matmul_batched_broadcast", "matmul_vec", "mm_bmm", "mse_loss", "linear", "addmm",
               "index_copy", "embedding", "lerp_addc_clamp", "fills_and_scatters", "conv2d",
               "conv2d_groups", "conv2d_unbatched_same", "conv1d", "conv_transpose2d",
+              "conv2d_stride1_groups_dilated", "conv2d_stride1_wide_padding",
               "conv_transpose2d_groups", "layer_norm", "group_norm", "batch_norm", "losses",
               "binary_more", "nn_activations", "batched_products", "einsum_tensordot",
               "linear_3d_relu_inplace", "cross_entropy_smoothing_and_probabilities", "conv3d",

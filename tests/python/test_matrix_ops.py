@@ -650,6 +650,62 @@ def _index_update_cases():
 CASES.update(_index_update_cases())
 
 
+def _scatter_along_dim_cases():
+    """scatter_, scatter_add and scatter_reduce along each dim of 3-d tensors (the CPU
+    backend's threaded walk of index's other dims): an index smaller than self in every dim,
+    many indices per slot, sources of mixed magnitudes (so that another order of the floating
+    sums shows), self, index or source transposed, the value form, and a bad index."""
+    gen = np.random.default_rng(7)
+    self_shape, index_shape = (4, 5, 6), (3, 4, 5)
+    magnitudes = gen.standard_normal(index_shape) * 10.0 ** gen.integers(-3, 7, size=index_shape)
+    picks = {d: gen.integers(0, self_shape[d], size=index_shape) for d in range(3)}
+
+    def index(m, d, layout):
+        i = m.tensor(picks[d])
+        return i if layout != "index transposed" else i.transpose(0, 2).contiguous().transpose(0, 2)
+
+    def src(m, dtype, layout):
+        v = m.tensor(magnitudes).to(getattr(m, dtype))
+        return v if layout != "src transposed" else v.transpose(0, 1).contiguous().transpose(0, 1)
+
+    def base(m, dtype, layout):
+        t = data(m, self_shape, dtype)
+        return t if layout != "self transposed" else t.transpose(0, 2).contiguous().transpose(0, 2)
+
+    cases = {}
+    layouts = ["contiguous", "self transposed", "index transposed", "src transposed"]
+    for dtype in ["float32", "float64", "bfloat16", "int64"]:
+        for d in range(3):
+            for lo in layouts:
+                k = f"[{dtype},dim {d},{lo}]"
+                cases["scatter_add" + k] = lambda m, t=dtype, d=d, lo=lo: base(m, t, lo).scatter_add(
+                    d, index(m, d, lo), src(m, t, lo))
+                cases["scatter_" + k] = lambda m, t=dtype, d=d, lo=lo: base(m, t, lo).scatter_(
+                    d, index(m, d, lo), src(m, t, lo))
+                for reduce in ["sum", "prod", "amax", "mean"]:
+                    cases[f"scatter_reduce {reduce}" + k] = \
+                        lambda m, t=dtype, d=d, lo=lo, r=reduce: base(m, t, lo).scatter_reduce(
+                            d, index(m, d, lo), src(m, t, lo), r, include_self=(d != 1))
+            cases[f"scatter_(value)[{dtype},dim {d}]"] = lambda m, t=dtype, d=d: base(
+                m, t, "contiguous").scatter_(d, index(m, d, "contiguous"), 3)
+    for d in range(3):
+        cases[f"scatter_add(an index out of range)[dim {d}]"] = lambda m, d=d: base(
+            m, "float32", "contiguous").scatter_add(
+                d, index(m, d, "contiguous").index_fill(1, m.tensor([2]), self_shape[d]),
+                src(m, "float32", "contiguous")).tolist()
+        cases[f"scatter_(a negative index)[dim {d}]"] = lambda m, d=d: base(
+            m, "float32", "contiguous").scatter_(
+                d, index(m, d, "contiguous").index_fill(2, m.tensor([1]), -1), 1.5).tolist()
+    cases["scatter_add(bool)"] = lambda m: data(m, self_shape, "bool").scatter_add(
+        2, index(m, 2, "contiguous"), data(m, index_shape, "bool"))
+    cases["scatter_add(empty index)"] = lambda m: data(m, self_shape, "float32").scatter_add(
+        1, m.zeros(3, 0, 5, dtype=m.int64), src(m, "float32", "contiguous"))
+    return cases
+
+
+CASES.update(_scatter_along_dim_cases())
+
+
 def test_index_updates_fail_an_index_out_of_range_where_they_run(session):
     """An index out of range is found by the scatter's kernel: the op fails there with torch's
     class, and other tensors stay usable."""

@@ -26,6 +26,10 @@ _SERVICE = "/tensord.v1.Tensord/"
 _CLIENT_VERSION = "0.1.0"
 # Ops buffered before a flush even when nothing needs a result.
 _MAX_PENDING = 512
+# A buffer whose first op waited this long goes ahead at the next op (without waiting for its
+# reply), so that the server computes while the program goes on building ops (a training
+# step's forward pass runs while its backward is recorded), not only once a result is needed.
+_AHEAD_SECONDS = 0.002
 _CHUNK = 1 << 20
 # Keepalive pings on the channels the client makes, so a connection that dies under a long
 # call (a Synchronize waiting on minutes of work) fails it instead of leaving it hanging. The
@@ -315,6 +319,7 @@ class Session:
         # between two batches), which costs more than the batch's ops.
         self._sender = concurrent.futures.ThreadPoolExecutor(1, "tensord-send")
         self._pending = []
+        self._pending_since = 0.0  # when the buffer's first op came (time.perf_counter())
         self._releases = []
         self._next_id = 1
         self._batch_seq = 0  # the last batch's number (RunOpsRequest.batch_seq)
@@ -486,13 +491,16 @@ class Session:
         with self._lock:
             self._check_open()
             pending = _Pending(call, inputs, tensors)
+            if not self._pending:
+                self._pending_since = time.perf_counter()
             self._pending.append(pending)
             if not planned or not self.pipeline:
                 self.flush()
                 if pending.error is not None:
                     self.raised(pending.error)
                     raise pending.error
-            elif len(self._pending) >= _MAX_PENDING:
+            elif len(self._pending) >= _MAX_PENDING or (
+                    time.perf_counter() - self._pending_since >= _AHEAD_SECONDS):
                 self._send_ahead()
 
     def release(self, tensor_id):

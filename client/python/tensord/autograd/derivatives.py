@@ -214,7 +214,8 @@ FORMULAS.update({
     "cos": _unary("CosBackward0", lambda g, x, y: -g * x.sin()),
     "tanh": _unary("TanhBackward0", lambda g, x, y: g * (1 - y * y), False, True),
     "sigmoid": _unary("SigmoidBackward0", lambda g, x, y: g * y * (1 - y), False, True),
-    "relu": _unary("ReluBackward0", lambda g, x, y: _torch().where(y > 0, g, 0.0), False, True),
+    # torch's threshold_backward: 0 where the result is <= 0, else g (a NaN result passes g).
+    "relu": _unary("ReluBackward0", lambda g, x, y: _torch().where(y <= 0, 0.0, g), False, True),
     "square": _unary("PowBackward0", lambda g, x, y: 2 * g * x),
     "log1p": _unary("Log1pBackward0", lambda g, x, y: g / (x + 1)),
     "expm1": _unary("Expm1Backward0", lambda g, x, y: g * (y + 1), False, True),
@@ -285,13 +286,20 @@ def _mean(inputs, attrs, outs):
 
 def _evenly(name):
     """max()/min() over everything and amax/amin: the gradient shared evenly by the tied
-    positions (torch's evenly_distribute_backward and amax's)."""
+    positions (torch's evenly_distribute_backward and amax's). The reductions without a dim
+    (max(), min(), median()) take evenly_distribute_backward's rule for a NaN result: it goes
+    to the NaN positions; amax and amin compare only, as torch's scale_grad_by_count."""
+    nan_goes_to_nans = name.endswith("Backward1") or name in ("MedianBackward0",
+                                                                "NanmedianBackward0")
+
     def f(inputs, attrs, outs):
         x, shape, dims, keepdim = _reduction(inputs, attrs)
 
         def backward(saved, grads):
             x, out = saved
             mask = (x == _expand_back(out, shape, dims, keepdim))
+            if nan_goes_to_nans:
+                mask = mask | (x.isnan() & out.isnan())
             if dims is None:
                 count = mask.sum()
             else:
@@ -537,16 +545,15 @@ def _class_grad(x, target, weight, ignore_index, reduction, g, probs):
     """d loss / d x for nll_loss over `probs` (softmax for cross_entropy, none for nll):
     (probs - onehot) * w / denominator, with ignored positions zero."""
     api = _torch()
-    F = api.nn.functional
     class_dim = 1 if x.dim() >= 2 else 0
-    n_classes = x.shape[class_dim]
     valid = target != ignore_index
     safe = api.where(valid, target, target * 0)
-    # ignored positions get no one: their gradient is +0 everywhere, as torch's
-    onehot = (F.one_hot(safe, n_classes) * valid.unsqueeze(-1)).to(x.dtype)
-    if x.dim() >= 2:
-        onehot = onehot.movedim(-1, 1)
+    # ignored positions get no one: their gradient is +0 everywhere, as torch's. A scatter into
+    # zeros, not one_hot, whose check of the classes would wait for the forward pass (the
+    # forward op checked them already; the scatter's kernel checks them again).
     w = valid.to(x.dtype)
+    onehot = api.zeros(tuple(x.shape), dtype=x.dtype, device=x.device).scatter_(
+        class_dim, safe.unsqueeze(class_dim), w.unsqueeze(class_dim))
     if weight is not None:
         w = w * weight.index_select(0, safe.reshape(-1)).reshape(safe.shape)
     if reduction == "mean":
@@ -872,12 +879,13 @@ FORMULAS.update({
                      lambda g, a, b, o: -g * a / (a * a + b * b)),
     "hypot": _binary("HypotBackward0", lambda g, a, b, o: g * a / o,
                      lambda g, a, b, o: g * b / o, True),
+    # torch's where(a == b, g / 2, g).masked_fill_(a < b, 0): a NaN operand gives both g
     "maximum": _binary("MaximumBackward0",
-                       lambda g, a, b, o: _where(a == b, g / 2, _where(a > b, g, 0.0)),
-                       lambda g, a, b, o: _where(a == b, g / 2, _where(b > a, g, 0.0))),
+                       lambda g, a, b, o: _where(a == b, g / 2, _where(a < b, 0.0, g)),
+                       lambda g, a, b, o: _where(a == b, g / 2, _where(a > b, 0.0, g))),
     "minimum": _binary("MinimumBackward0",
-                       lambda g, a, b, o: _where(a == b, g / 2, _where(a < b, g, 0.0)),
-                       lambda g, a, b, o: _where(a == b, g / 2, _where(b < a, g, 0.0))),
+                       lambda g, a, b, o: _where(a == b, g / 2, _where(a > b, 0.0, g)),
+                       lambda g, a, b, o: _where(a == b, g / 2, _where(a < b, 0.0, g))),
     "fmax": _binary("FmaxBackward0", lambda g, a, b, o: _where((a >= b) | b.isnan(), g, 0.0),
                     lambda g, a, b, o: _where(~((a >= b) | b.isnan()), g, 0.0)),
     "fmin": _binary("FminBackward0", lambda g, a, b, o: _where((a <= b) | b.isnan(), g, 0.0),

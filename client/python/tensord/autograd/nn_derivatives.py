@@ -1,10 +1,12 @@
 """The derivatives of torch.nn.functional's server ops: convolution, pooling, normalisation,
 activations and losses (registered in derivatives.FORMULAS, as the core ops are). Each is a
 composition of server ops: convolution's input gradient is the transposed convolution of the
-output's, its weight gradient one batched product of the unfolded input with the output's
-gradient per group; pooling's gradients are scatters to the picked positions (max) or products
+output's (with stride 1, the convolution by the flipped weight), its weight gradient one batched
+product of the unfolded input with the output's gradient per group; pooling's gradients are scatters to the picked positions (max) or products
 with the window matrices of each spatial dim (average: separable, so no windows are built).
 """
+import math
+
 import numpy as np
 
 from .. import _grad_mode
@@ -79,6 +81,26 @@ def _transposed_input_grad(transposed):
     return grad
 
 
+def _conv2d_input_grad(x, w, g, stride, padding, dilation, groups):
+    """conv2d's input gradient. With stride 1 it is itself a convolution: of the output's
+    gradient by the weight flipped in space with its in and out channels exchanged per group,
+    padded by dilation * (kernel - 1) - padding; the server's conv2d kernel runs it (building
+    its columns in cache) where the transposed convolution adds columns back one kernel offset
+    at a time. Other strides take the transposed convolution."""
+    kernel = tuple(w.shape[2:])
+    pad = tuple(dilation[i] * (kernel[i] - 1) - padding[i] for i in range(2))
+    out = g.shape[2:]
+    if any(s != 1 for s in stride) or min(pad) < 0 or any(
+            out[i] + 2 * pad[i] - dilation[i] * (kernel[i] - 1) != x.shape[2 + i]
+            for i in range(2)):
+        return _transposed_input_grad("conv_transpose2d")(x, w, g, stride, padding, dilation,
+                                                          groups)
+    o, cg = w.shape[0], w.shape[1]
+    flipped = w.reshape(groups, o // groups, cg, *kernel).transpose(1, 2).flip((3, 4))
+    flipped = flipped.reshape(groups * cg, o // groups, *kernel)
+    return _F().conv2d(g, flipped, None, 1, pad, dilation, groups)
+
+
 def _conv2d_weight_grad(x, w, g, stride, padding, dilation, groups):
     """conv2d's weight gradient: the unfolded input times the output's gradient, per group."""
     n, o = x.shape[0], w.shape[0]
@@ -138,7 +160,7 @@ def _conv_transpose3d_weight_grad(x, w, g, stride, padding, dilation, groups):
 
 
 FORMULAS.update({
-    "conv2d": _convolution(2, _transposed_input_grad("conv_transpose2d"), _conv2d_weight_grad),
+    "conv2d": _convolution(2, _conv2d_input_grad, _conv2d_weight_grad),
     "conv3d": _convolution(3, _transposed_input_grad("conv_transpose3d"), _conv3d_weight_grad),
     "conv_transpose2d": _convolution(2, _conv_transpose2d_input_grad,
                                      _conv_transpose2d_weight_grad),
@@ -529,6 +551,8 @@ def _adaptive_avg_pool(node, nd):
 
         def backward(saved, grads):
             k = len(shape) - nd
+            if name == "MeanBackward1":  # the mean's gradient, as torch's: g / count, spread
+                return [grads[0].expand(shape) / math.prod(shape[k:])]
             return [_apply_back(grads[0], [_adaptive_matrix(shape[k + i], out_shape[k + i])
                                            for i in range(nd)])]
         return name, None, backward
@@ -732,14 +756,46 @@ def _act(node, grad, *names):
     return f
 
 
-def _elu_grad(g, x, alpha, scale, input_scale):
+def _elu_coefficients(alpha, scale, input_scale):
     alpha = 1.0 if alpha is None else alpha
     scale = 1.0 if scale is None else scale
     input_scale = 1.0 if input_scale is None else input_scale
     if scale == 1.0 and alpha != 1.0 and input_scale == 1.0 / alpha:
         # celu: torch's derivative takes 1 / alpha in float32 (derivatives.yaml's toFloat)
         input_scale = 1.0 / float(np.float32(alpha))
+    return alpha, scale, input_scale
+
+
+def _elu_grad(g, x, alpha, scale, input_scale):
+    """torch's elu_backward of the input, as its vectorised loop runs it (x > 0 picks g * scale:
+    a NaN input gives NaN; only the few elements of a loop's scalar tail give g * scale)."""
+    alpha, scale, input_scale = _elu_coefficients(alpha, scale, input_scale)
     return _where(x > 0, g * scale, g * (scale * alpha * input_scale) * (x * input_scale).exp())
+
+
+@formula("elu")
+def _elu(inputs, attrs, outs):
+    values = [attrs.get(n) for n in ("alpha", "scale", "input_scale")]
+    # celu is elu with input_scale = 1 / alpha (tensord's client sends it only for celu)
+    node = "CeluBackward0" if values[2] is not None else "EluBackward0"
+    return node, inputs[0], lambda s, gs: [_elu_grad(gs[0], s, *values)]
+
+
+@formula("elu_")
+def _elu_in_place(inputs, attrs, outs):
+    """elu_ / selu_ / celu_: torch's elu_backward of the result (is_result): where it is not
+    above 0, g * input_scale * (result + alpha * scale)."""
+    values = [attrs.get(n) for n in ("alpha", "scale", "input_scale")]
+    node = "CeluBackward1" if values[2] is not None else "EluBackward1"
+    alpha, scale, input_scale = _elu_coefficients(*values)
+
+    def backward(y, grads):
+        g = grads[0]
+        return [_where(y > 0, g * scale, g * input_scale * (y + alpha * scale))]
+    return node, outs[0], backward
+
+
+_elu_in_place.saves_input = False
 
 
 def _softplus_grad(g, x, beta, threshold):
@@ -758,11 +814,11 @@ def _mish_grad(g, x):
 
 
 FORMULAS.update({
-    "elu": _act("EluBackward0", _elu_grad, "alpha", "scale", "input_scale"),
     "softplus": _act("SoftplusBackward0", _softplus_grad, "beta", "threshold"),
     "mish": _act("MishBackward0", _mish_grad),
+    # as torch's vectorised loop: g from 3 on, a NaN gives NaN
     "hardswish": _act("HardswishBackward0", lambda g, x: _where(
-        x < -3, 0.0, _where(x <= 3, g * (x / 3 + 0.5), g))),
+        x < -3, 0.0, _where(x >= 3, g, g * (x / 3 + 0.5)))),
     "hardsigmoid": _act("HardsigmoidBackward0",
                         lambda g, x: _where((x > -3) & (x < 3), g * _ONE_SIXTH, 0.0)),
     "hardshrink": _act("HardshrinkBackward0", lambda g, x, lambd: _where(
@@ -772,6 +828,33 @@ FORMULAS.update({
         (x >= -(0.5 if lambd is None else lambd)) & (x <= (0.5 if lambd is None else lambd)),
         0.0, g), "lambd"),
     "log_sigmoid": _act("LogSigmoidBackward0", lambda g, x: g * (-x).sigmoid()),
+})
+
+
+def _hardtanh(name, save_result):
+    """hardtanh (relu6): torch's hardtanh_backward, g strictly inside the bounds, as its
+    vectorised loop (a NaN gives 0). In place it keeps the result, as torch's."""
+    def f(inputs, attrs, outs):
+        lo, hi = attrs["min_val"], attrs["max_val"]
+        saved = outs[0] if save_result else inputs[0]
+        return "HardtanhBackward0", saved, lambda x, gs: [_where((x > lo) & (x < hi), gs[0], 0.0)]
+    f.saves_input = not save_result
+    return f
+
+
+def _threshold(node):
+    """torch's threshold_backward of the input: 0 where x <= threshold, else g (NaN passes)."""
+    def f(inputs, attrs, outs):
+        th = attrs["threshold"]
+        return node, inputs[0], lambda x, gs: [_where(x <= th, 0.0, gs[0])]
+    return f
+
+
+FORMULAS.update({
+    "hardtanh": _hardtanh("hardtanh", False),
+    "hardtanh_": _hardtanh("hardtanh_", True),
+    "threshold": _threshold("ThresholdBackward0"),
+    "threshold_": _threshold("ThresholdBackward1"),
 })
 
 

@@ -158,7 +158,18 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     if not input.dtype.is_floating_point:  # torch clamps integers to integer bounds
         min_val, max_val = int(min_val), int(max_val)
-    return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
+    # A clamp, recorded as torch's HardtanhBackward0 (its gradient stops at the bounds, where
+    # clamp's passes)
+    attrs = {"min_val": min_val, "max_val": max_val}
+    if inplace:
+        return _graph.composite_in_place("hardtanh_", [input], attrs,
+                                         lambda: input.clamp_(min_val, max_val))
+    if not _graph.recording([input]):
+        return input.clamp(min_val, max_val)
+    with _grad_mode.no_grad():
+        out = input.clamp(min_val, max_val)
+    _graph.record("hardtanh", [input], attrs, [out])
+    return out
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
@@ -371,9 +382,22 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def threshold(input, threshold, value, inplace=False):
+    """torch's threshold kernel, x <= threshold ? value : x (a NaN stays), recorded as its
+    ThresholdBackward0 (1 in place): g where x > threshold or x is NaN."""
     _no_cpu_half(input, "threshold_cpu")
-    out = _where(input > threshold, input, input.new_full((), value))
-    return input.copy_(out) if inplace else out
+    attrs = {"threshold": threshold}
+
+    def compute():
+        return _where(input <= threshold, input.new_full((), value), input)
+    if inplace:
+        return _graph.composite_in_place("threshold_", [input], attrs,
+                                         lambda: input.copy_(compute()))
+    if not _graph.recording([input]):
+        return compute()
+    with _grad_mode.no_grad():
+        out = compute()
+    _graph.record("threshold", [input], attrs, [out])
+    return out
 
 
 def threshold_(input, threshold, value):
@@ -1633,7 +1657,10 @@ def prelu(input, weight):
     if input.dim() >= 2 and weight.numel() > 1:
         shape = [1, -1] + [1] * (input.dim() - 2)
         weight = weight.view(shape)
-    return _where(input >= 0, input, input * weight)
+    # torch's kernel: x > 0 ? x : weight * x (its gradient at 0 and at NaN is weight * g)
+    out = _where(input > 0, input, input * weight)
+    _graph.name_node(out, None, "PreluBackward0")
+    return out
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):

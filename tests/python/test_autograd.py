@@ -58,6 +58,54 @@ PROGRAMS = {
             print(name, y.grad_fn.name(), x.grad[:10], f"{float(x.grad[10:].sum()):.2f}")
         print(F.threshold(x, 0.5, 2.0)[:8], F.prelu(x, torch.tensor([0.25]))[:8])
     """,
+    "gradients_at_edges": """
+        # torch's backward formulas where they branch: zero exponents, one-element var/std
+        # (torch 1.13 fails there), the loss kernels' targets (computed with the operands
+        # swapped), unclamped logs, kl_div's composition (NaN at a target of 0), a singular
+        # determinant (0), and the node names of the tensor-tensor overloads and compositions.
+        # (+ 0.0 folds torch's signed zeros of the singular determinant's gradient)
+        def grads(name, f, *values):
+            xs = [torch.tensor(v, requires_grad=True) for v in values]
+            try:
+                y = f(*xs)
+                y.sum().backward() if y.dim() else y.backward()
+                print(name, y.grad_fn.name(), *[x.grad + 0.0 for x in xs])
+            except Exception as e:
+                print(name, type(e).__name__)
+        nan = float("nan")
+        grads("pow tensor", lambda x, y: x ** y, [0.0, 2.0, 2.0, -1.0], [0.0, 0.0, 1.5, 3.0])
+        grads("pow number", lambda x: x ** 0, [0.0, 2.0])
+        grads("std of one", lambda x: x.std(), [2.0])
+        grads("var of one", lambda x: x.var(), [2.0])
+        grads("var of a 0-d", lambda x: x.var(), 2.0)
+        grads("std of a 0-d", lambda x: x.std(), 2.0)
+        grads("var of one along 0", lambda x: x.var(0), [2.0])
+        grads("std correction 2", lambda x: x.std(0, correction=2), [2.0, 3.0])
+        grads("var correction 2", lambda x: x.var(0, correction=2), [2.0, 3.0])
+        grads("mse", lambda x, y: F.mse_loss(x, y), [1.0, 2.0], [1.0, 3.0])
+        grads("l1", lambda x, y: F.l1_loss(x, y), [1.0, 2.0], [1.0, 3.0])
+        grads("smooth_l1 beta 0", lambda x, y: F.smooth_l1_loss(x, y, beta=0.0),
+              [1.0, 2.0, nan], [1.0, 3.0, 0.0])
+        grads("smooth_l1", lambda x, y: F.smooth_l1_loss(x, y), [1.0, 2.0, 5.0], [1.0, 3.0, 4.5])
+        grads("huber", lambda x, y: F.huber_loss(x, y, delta=1.0), [1.0, 2.0, nan, 5.0],
+              [2.0, 2.0, 1.0, 1.0])
+        grads("bce", lambda x, y: F.binary_cross_entropy(x, y), [0.0, 1.0, 0.5], [1.0, 0.0, 0.2])
+        for r in ("none", "sum", "mean", "batchmean"):
+            grads("kl_div " + r, lambda x, y: F.kl_div(x, y, reduction=r), [[0.0, -1.0]],
+                  [[0.0, 0.5]])
+            grads("kl_div log_target " + r, lambda x, y: F.kl_div(
+                x, y, reduction=r, log_target=True), [[0.0, -1.0]], [[0.0, 0.5]])
+        grads("det singular", torch.linalg.det, [[1.0, 2.0], [2.0, 4.0]])
+        grads("det batch", torch.det, [[[2.0, 1.0], [1.0, 3.0]], [[1.0, 1.0], [1.0, 1.0]]])
+        grads("remainder", torch.remainder, [5.0], [3.0])
+        grads("remainder number", lambda x: x % 2, [5.0])
+        grads("fmod", torch.fmod, [5.0], [3.0])
+        grads("fmod number", lambda x: torch.fmod(x, 2), [5.0])
+        grads("dist", torch.dist, [1.0, 2.0], [1.0, 2.5])
+        grads("vector_norm", lambda x: torch.linalg.vector_norm(x, 3, 0, True), [1.0, -2.0])
+        grads("pdist", F.pdist, [[1.0, 2.0], [1.0, 2.0], [0.0, 1.0]])
+        grads("rrelu", F.rrelu, [0.0, -1.0])
+    """,
     "chain_and_mean": """
         x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
         t = x * 10

@@ -436,7 +436,9 @@ def cross(input, other, dim=None):
 
 
 def dist(input, other, p=2):
-    return (input - other).norm(p)
+    out = (input - other).norm(p)
+    _graph.name_node(out, None, "DistBackward0")
+    return out
 
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
@@ -450,7 +452,9 @@ def renorm(input, p, dim, maxnorm):
     dims = [d for d in range(input.dim()) if d != dim % input.dim()]
     norms = input.norm(p, dims, keepdim=True)
     factor = _api().where(norms > maxnorm, maxnorm / (norms + 1e-7), norms.new_ones(()))
-    return input * factor
+    out = input * factor
+    _graph.name_node(out, None, "RenormBackward0")
+    return out
 
 
 def block_diag(*tensors):

@@ -18,6 +18,7 @@ from ._compute import _return_type, _run, _run_n
 from ._info import finfo
 from ._errors import LinAlgError  # noqa: F401 - torch.linalg.LinAlgError
 from ._ops import TensorBase
+from .autograd import graph as _graph
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
            "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor",
@@ -238,9 +239,11 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     if dims is not None and len(dims) == 0:
         dims = None
     if dims is None and not keepdim:
-        return _out(x.reshape(-1).norm(float(ord), 0), out)
-    return _out(x.norm(float(ord), dims if dims is not None else tuple(range(x.dim())), keepdim),
-                out)
+        r = x.reshape(-1).norm(float(ord), 0)
+    else:
+        r = x.norm(float(ord), dims if dims is not None else tuple(range(x.dim())), keepdim)
+    _graph.name_node(r, None, "LinalgVectorNormBackward0")
+    return _out(r, out)
 
 
 def _matrix_dims(A, dim):

@@ -167,17 +167,18 @@ def _pow(inputs, attrs, outs):
             g = grads[0]
             if e == 0:
                 return [g * 0]
-            return [g * e * saved[0] ** (e - 1)]
+            return [g * (e * saved[0] ** (e - 1))]
         return "PowBackward0", (x,), backward
     a, b = inputs
 
     def backward2(saved, grads):
         a, b, out = saved
         g = grads[0]
-        ga = g * b * a ** (b - 1)
+        # torch's pow_backward_self: 0 where the exponent is 0 (0 ** -1 would give NaN there)
+        ga = _torch().where(b == 0, 0.0, g * (b * a ** (b - 1)))
         # torch's: the exponent's gradient is 0 where the base is 0 and the exponent >= 0.
-        log_a = _torch().where((a == 0) & (b >= 0), a * 0, a.log())
-        return [ga, g * out * log_a]
+        log_a = _torch().where((a == 0) & (b >= 0), 0.0, out * a.log())
+        return [ga, g * log_a]
     return "PowBackward1", (a, b, outs[0]), backward2
 
 
@@ -534,10 +535,10 @@ def _mse_loss(inputs, attrs, outs):
     def backward(saved, grads):
         a, b = saved
         g = grads[0]
-        d = 2 * (a - b) * g
+        d, e = 2 * (a - b) * g, 2 * (b - a) * g  # torch's target gradient: the same, swapped
         if reduction == "mean":
-            d = d / a.numel()
-        return [d, -d]
+            d, e = d / a.numel(), e / a.numel()
+        return [d, e]
     return "MseLossBackward0", (a, b), backward
 
 
@@ -852,10 +853,12 @@ def _is_tensor(v):
 
 def _binary(node, grad_a, grad_b, save_output=False):
     """A binary elementwise op whose operands may be numbers: grad_a(g, a, b, out) and
-    grad_b(...) for the tensor ones."""
+    grad_b(...) for the tensor ones. `node`: a name, or (with a number other, with a tensor
+    other) where torch's two overloads name their nodes apart."""
     def f(inputs, attrs, outs):
         a, b = _operands(inputs, attrs, ("self", "other"))
         out = outs[0] if save_output else None
+        name = node if isinstance(node, str) else node[1 if _is_tensor(b) else 0]
 
         def backward(saved, grads):
             a, b, out = saved
@@ -866,7 +869,7 @@ def _binary(node, grad_a, grad_b, save_output=False):
             if _is_tensor(b):
                 r.append(grad_b(g, a, b, out))
             return r
-        return node, (a, b, out), backward
+        return name, (a, b, out), backward
     return f
 
 
@@ -890,9 +893,9 @@ FORMULAS.update({
                     lambda g, a, b, o: _where(~((a >= b) | b.isnan()), g, 0.0)),
     "fmin": _binary("FminBackward0", lambda g, a, b, o: _where((a <= b) | b.isnan(), g, 0.0),
                     lambda g, a, b, o: _where(~((a <= b) | b.isnan()), g, 0.0)),
-    "remainder": _binary("RemainderBackward0", lambda g, a, b, o: g,
+    "remainder": _binary(("RemainderBackward0", "RemainderBackward1"), lambda g, a, b, o: g,
                          lambda g, a, b, o: -g * (a / b).floor()),
-    "fmod": _binary("FmodBackward0", lambda g, a, b, o: g,
+    "fmod": _binary(("FmodBackward0", "FmodBackward1"), lambda g, a, b, o: g,
                     lambda g, a, b, o: -g * (a / b).trunc()),
     "xlogy": _binary("XlogyBackward0",  # torch's: grad * xlogy(self != 0, other)
                      lambda g, a, b, o: _where(a == 0, 0.0, g * (
@@ -1054,19 +1057,26 @@ def _moment(node, std, with_mean=False):
         c = attrs.get("correction")
         c = 1 if c is None else c
         n = _count(shape, dims)
+        dof = n - c
 
         def backward(saved, grads):
             x, out = saved
-            mean = x.mean(dims, keepdim=True) if dims is not None else x.mean()
             g = grads[0]
+            if g is not None and dof <= 0 and dims is None:
+                if len(shape):  # torch 1.13's var_backward returns a 0-d gradient there
+                    raise RuntimeError(f"Function {node} returned an invalid gradient at index 0 "
+                                       f"- got [] but expected shape compatible with "
+                                       f"{list(shape)}")
+                return [g * (float("nan") if std else float("inf"))]
+            mean = x.mean(dims, keepdim=True) if dims is not None else x.mean()
             r = None
             if g is not None:
                 g = _expand_back(g, shape, dims, keepdim)
                 if std:  # 0 where the deviation is 0, as torch's std_backward
                     o = _expand_back(out, shape, dims, keepdim)
-                    r = _where(o == 0, 0.0, g * (x - mean) / (o * (n - c)))
-                else:
-                    r = g * (2.0 / (n - c)) * (x - mean)
+                    r = _where(o == 0, 0.0, g * (x - mean) / (o * dof))
+                else:  # 2 / 0 is infinite, as in torch's double arithmetic
+                    r = g * (2.0 / dof if dof else float("inf")) * (x - mean)
             if with_mean and grads[1] is not None:
                 gm = _expand_back(grads[1], shape, dims, keepdim) / n
                 r = gm if r is None else r + gm

@@ -44,11 +44,13 @@ def _linalg_inv(inputs, attrs, outs):
 
 @formula("linalg_det")
 def _linalg_det(inputs, attrs, outs):
-    """d det / dA = det A^-T (A invertible)."""
+    """d det / dA = det A^-T, as torch 1.13 solves it through A's LU: 0 where det is 0 (its
+    triangular solves leave a zero right-hand side zero), never an error for a singular A."""
     def backward(saved, grads):
         a, det = saved
-        linalg = _torch().linalg
-        return [(grads[0] * det)[..., None, None] * linalg.inv(a).mT]
+        api = _torch()
+        scale = (grads[0] * det)[..., None, None]
+        return [api.where(scale == 0, 0.0, scale * api.linalg.inv_ex(a).inverse.mT)]
     return "LinalgDetBackward0", (inputs[0], outs[0]), backward
 
 

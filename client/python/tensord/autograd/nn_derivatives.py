@@ -902,7 +902,9 @@ def _pointwise_loss(node, grad_input, grad_target, names=("input", "target"), ke
     def f(inputs, attrs, outs):
         vals = _operands(inputs, attrs, names)
         reduction = attrs.get("reduction", "mean") or "mean"
-        name = (nodes or {}).get(reduction, node)
+        nodes_ = nodes or {}
+        name = nodes_.get((reduction, bool(attrs.get("log_target"))),
+                          nodes_.get(reduction, node))
         extra = [attrs.get(k) for k in keys]
         n = len(inputs)
 
@@ -919,17 +921,20 @@ def _pointwise_loss(node, grad_input, grad_target, names=("input", "target"), ke
 
 
 def _smooth_l1(x, y, beta):
+    """torch's smooth_l1_loss_backward: -1 from d <= -beta, 1 from d >= beta, d / beta between
+    (with beta 0, a zero difference takes -1). The target's gradient is the same with the
+    operands swapped, as torch computes it."""
     beta = 1.0 if beta is None else beta
     d = x - y
-    if beta == 0:
-        return d.sgn()
-    return _where(d.abs() < beta, d / beta, d.sgn())
+    return _where(d <= -beta, -1.0, _where(d >= beta, 1.0, d / beta if beta else d * 0))
 
 
 def _huber(x, y, delta):
+    """torch's huber_loss_backward: -delta from d <= -delta, delta from d >= delta, d between
+    (a NaN stays NaN)."""
     delta = 1.0 if delta is None else delta
     d = x - y
-    return _where(d.abs() <= delta, d, delta * d.sgn())
+    return _where(d <= -delta, -delta, _where(d >= delta, delta, d))
 
 
 def _bce_input(x, y, w):
@@ -938,7 +943,8 @@ def _bce_input(x, y, w):
 
 
 def _bce_target(x, y, w):
-    d = (1 - x).log().clamp_min(-100) - x.log().clamp_min(-100)
+    # torch's binary_cross_entropy_target_backward: its logs are not clamped (the forward's are)
+    d = (1 - x).log() - x.log()
     return d * w if w is not None else d
 
 
@@ -959,9 +965,11 @@ def _kl_input(x, y, log_target):
 
 
 def _kl_target(x, y, log_target):
+    """torch 1.13 composes kl_div (exp(t) * (t - x), or xlogy(t, t) - t * x): its target's
+    gradient is that composition's, NaN at a target of 0 (xlogy's t / t)."""
     if log_target:
         return y.exp() * (y + 1 - x)
-    return _where(y > 0, y.log() + 1 - x, 0.0)
+    return _where(y != 0, y.log(), 0.0) + y / y - x
 
 
 FORMULAS.update({
@@ -970,10 +978,10 @@ FORMULAS.update({
                                nodes={"mean": "MeanBackward0", "sum": "SumBackward0",
                                       "none": "AbsBackward0"}),
     "smooth_l1_loss": _pointwise_loss("SmoothL1LossBackward0", _smooth_l1,
-                                      lambda x, y, beta: -_smooth_l1(x, y, beta),
+                                      lambda x, y, beta: _smooth_l1(y, x, beta),
                                       keys=("beta",)),
     "huber_loss": _pointwise_loss("HuberLossBackward0", _huber,
-                                  lambda x, y, delta: -_huber(x, y, delta), keys=("delta",)),
+                                  lambda x, y, delta: _huber(y, x, delta), keys=("delta",)),
     "soft_margin_loss": _pointwise_loss("SoftMarginLossBackward0",
                                         lambda x, y: -y * (-y * x).sigmoid(),
                                         lambda x, y: -x * (-y * x).sigmoid()),
@@ -982,8 +990,10 @@ FORMULAS.update({
     "binary_cross_entropy_with_logits": _pointwise_loss(
         "BinaryCrossEntropyWithLogitsBackward0", _bce_logits_input, _bce_logits_target,
         ("input", "target", "weight", "pos_weight")),
-    "kl_div": _pointwise_loss("KlDivBackward0", _kl_input, _kl_target, keys=("log_target",),
-                              nodes={"batchmean": "DivBackward0"}),
+    # named as torch's composition's last node
+    "kl_div": _pointwise_loss("SubBackward0", _kl_input, _kl_target, keys=("log_target",),
+                              nodes={"batchmean": "DivBackward0", "sum": "SumBackward0",
+                                     "mean": "MeanBackward0", ("none", True): "MulBackward0"}),
 })
 
 

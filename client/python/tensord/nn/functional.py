@@ -1548,7 +1548,9 @@ def pdist(input, p=2):
     from .. import _composite  # noqa: PLC0415
     pairs = _composite.triu_indices(n, n, 1, device=input.device, session=input._session)
     a, b = input.index_select(0, pairs[0]), input.index_select(0, pairs[1])
-    return (a - b).norm(p, 1)
+    out = (a - b).norm(p, 1)
+    _graph.name_node(out, None, "PdistBackward0")
+    return out
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
@@ -1669,7 +1671,10 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         out = _where(input >= 0, input, input * slope)
     else:
         out = input.contiguous().leaky_relu((lower + upper) / 2)
-    return input.copy_(out) if inplace else out
+    if inplace:
+        return input.copy_(out)
+    _graph.name_node(out, None, "RreluWithNoiseBackward0")
+    return out
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):

@@ -69,7 +69,8 @@ PROGRAMS = {
             try:
                 y = f(*xs)
                 y.sum().backward() if y.dim() else y.backward()
-                print(name, y.grad_fn.name(), *[x.grad + 0.0 for x in xs])
+                print(name, y.grad_fn.name(), *[x.grad if x.grad is None else x.grad + 0.0
+                                                 for x in xs])
             except Exception as e:
                 print(name, type(e).__name__)
         nan = float("nan")
@@ -105,6 +106,11 @@ PROGRAMS = {
         grads("vector_norm", lambda x: torch.linalg.vector_norm(x, 3, 0, True), [1.0, -2.0])
         grads("pdist", F.pdist, [[1.0, 2.0], [1.0, 2.0], [0.0, 1.0]])
         grads("rrelu", F.rrelu, [0.0, -1.0])
+        grads("where with a number other", lambda x: torch.where(x > 0, x, 0.0), [nan, 1.0, -2.0])
+        grads("where with a number self", lambda x: torch.where(x > 0, 1.0, x), [nan, 1.0, -2.0])
+        grads("norm p=0", lambda x: x.norm(p=0) * 1, [0.0, 2.0])
+        grads("floor division", lambda x, y: torch.div(x, y, rounding_mode="floor"), [5.0], [2.0])
+        grads("trunc division", lambda x: torch.div(x, 2, rounding_mode="trunc"), [5.0])
     """,
     "chain_and_mean": """
         x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)

@@ -143,8 +143,7 @@ def _div(inputs, attrs, outs):
     mode = attrs.get("rounding_mode")
     if mode is not None:  # floor and trunc division: zero gradients, as torch's
         n = len(inputs)
-        return "DivBackward1" if n == 1 else "DivBackward0", None, \
-            lambda s, gs: [gs[0] * 0] * n
+        return "DivBackward2", None, lambda s, gs: [gs[0] * 0] * n
     if len(inputs) == 1:
         other = _scalar_other(attrs)
         return "DivBackward0", None, lambda s, gs: [gs[0] / other]
@@ -184,12 +183,20 @@ def _pow(inputs, attrs, outs):
 
 @formula("where")
 def _where(inputs, attrs, outs):
-    cond = inputs[0]
+    """A gradient for each tensor among self and other (either may be a number, sent as an
+    attribute: where(x > 0, x, 0.0))."""
+    cond, a, b = _operands(inputs, attrs, ("condition", "self", "other"))
+    tensors = (_is_tensor(a), _is_tensor(b))
 
     def backward(saved, grads):
         g = grads[0]
         where = _torch().where
-        return [None, where(saved, g, 0.0), where(saved, 0.0, g)]  # no NaN of g crosses
+        r = [None]
+        if tensors[0]:
+            r.append(where(saved, g, 0.0))  # no NaN of g crosses
+        if tensors[1]:
+            r.append(where(saved, 0.0, g))
+        return r
     return "WhereBackward0", cond, backward
 
 
@@ -1112,8 +1119,8 @@ def _norm(inputs, attrs, outs):
         x, out = saved
         g = _expand_back(grads[0], shape, dims, keepdim)
         n = _expand_back(out, shape, dims, keepdim)
-        if p == 0:
-            return [g * 0]
+        if p == 0:  # torch's norm_backward gives no gradient (the input's grad stays None)
+            return [None]
         if p == 1:
             return [g * x.sgn()]
         if p == float("inf") or p == float("-inf"):

@@ -111,6 +111,15 @@ PROGRAMS = {
         grads("norm p=0", lambda x: x.norm(p=0) * 1, [0.0, 2.0])
         grads("floor division", lambda x, y: torch.div(x, y, rounding_mode="floor"), [5.0], [2.0])
         grads("trunc division", lambda x: torch.div(x, 2, rounding_mode="trunc"), [5.0])
+        grads("number to a tensor power", lambda x: torch.pow(2.0, x), [3.0, 0.0, -1.0])
+        grads("zero to a tensor power", lambda x: torch.pow(0.0, x), [3.0, 0.0, -1.0])
+        grads("negative number to a power", lambda x: torch.pow(-2.0, x), [2.0])
+        grads("cross_entropy, every target ignored", lambda x: F.cross_entropy(
+            x, torch.tensor([-100, -100])), [[1.0, 2.0], [0.5, 0.1]])
+        grads("cross_entropy, one ignored", lambda x: F.cross_entropy(
+            x, torch.tensor([-100, 1])), [[1.0, 2.0], [0.5, 0.1]])
+        grads("nll_loss, every target ignored", lambda x: F.nll_loss(
+            x, torch.tensor([1]), ignore_index=1), [[-1.0, -2.0]])
     """,
     "chain_and_mean": """
         x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)

@@ -8,6 +8,8 @@ server, on any device; the engine (graph.py) reduces broadcast dims and converts
 An op without an entry gets a node that raises torch's "not implemented" error if a backward
 pass reaches it.
 """
+import math
+
 from .. import _dtypes, _grad_mode
 
 # Ops whose outputs never carry gradients (they are not functions of the inputs' values in a
@@ -158,6 +160,16 @@ def _div(inputs, attrs, outs):
 
 @formula("pow")
 def _pow(inputs, attrs, outs):
+    if len(inputs) == 1 and "self" in attrs:  # a number to a tensor power: torch's PowBackward2
+        base, e = attrs["self"], inputs[0]
+
+        def backward_base(saved, grads):
+            g, out = grads[0], saved
+            if base == 0:  # torch's pow_backward_exponent: 0 where the exponent is >= 0
+                return [_torch().where(e >= 0, 0.0, g * (out * math.log(base) if base > 0
+                                                          else out * float("-inf")))]
+            return [g * (out * math.log(base)) if base > 0 else g * (out * float("nan"))]
+        return "PowBackward2", outs[0], backward_base
     if len(inputs) == 1:
         e = _scalar_other(attrs)
         x = inputs[0]
@@ -570,7 +582,10 @@ def _class_grad(x, target, weight, ignore_index, reduction, g, probs):
         scale = g
     else:
         scale = g
-    wb = (w * scale).unsqueeze(class_dim) if x.dim() >= 2 else w * scale
+    # a position torch's kernel skips (ignored, or weighed 0) gets 0, even where the mean's
+    # total weight is 0 (every target ignored: 0 * inf would be NaN)
+    wb = _torch().where(w == 0, 0.0, w * scale)
+    wb = wb.unsqueeze(class_dim) if x.dim() >= 2 else wb
     # nll: 0 - onehot * w, so that positions without a target get +0 (torch scatters into zeros)
     return (probs - onehot) * wb if probs is not None else 0 - onehot * wb
 

@@ -120,6 +120,13 @@ PROGRAMS = {
             x, torch.tensor([-100, 1])), [[1.0, 2.0], [0.5, 0.1]])
         grads("nll_loss, every target ignored", lambda x: F.nll_loss(
             x, torch.tensor([1]), ignore_index=1), [[-1.0, -2.0]])
+        grads("xlogy", torch.xlogy, [0.0, 2.0], [3.0, 4.0])
+        grads("xlogy number self", lambda x: torch.xlogy(2.0, x), [3.0])
+        grads("xlogy number other", lambda x: torch.xlogy(x, 2.0), [0.0, 3.0])
+        grads("xlog1py number self", lambda x: torch.special.xlog1py(2.0, x), [3.0])
+        grads("xlog1py number other", lambda x: torch.special.xlog1py(x, 2.0), [3.0])
+        grads("copysign number", lambda x: torch.copysign(x, -1.0), [3.0, 0.0])
+        grads("remainder of a number", lambda x: torch.remainder(5.0, x), [3.0])
     """,
     "chain_and_mean": """
         x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)

@@ -875,12 +875,18 @@ def _is_tensor(v):
 
 def _binary(node, grad_a, grad_b, save_output=False):
     """A binary elementwise op whose operands may be numbers: grad_a(g, a, b, out) and
-    grad_b(...) for the tensor ones. `node`: a name, or (with a number other, with a tensor
-    other) where torch's two overloads name their nodes apart."""
+    grad_b(...) for the tensor ones. `node`: a name, or where torch's overloads name their
+    nodes apart (with a number other, with two tensors[, with a number self])."""
     def f(inputs, attrs, outs):
         a, b = _operands(inputs, attrs, ("self", "other"))
         out = outs[0] if save_output else None
-        name = node if isinstance(node, str) else node[1 if _is_tensor(b) else 0]
+        form = 0 if not _is_tensor(b) else 1 if _is_tensor(a) else 2
+        if isinstance(node, tuple) and form >= len(node):
+            # an overload torch has no derivative for (remainder(number, tensor))
+            op = node[0].replace("Backward0", "").lower()
+            return "torch::autograd::NotImplemented", None, lambda s, gs: _raise(RuntimeError(
+                f"derivative for aten::{op} is not implemented"))
+        name = node if isinstance(node, str) else node[form]
 
         def backward(saved, grads):
             a, b, out = saved
@@ -897,6 +903,18 @@ def _binary(node, grad_a, grad_b, save_output=False):
 
 def _where(c, x, y):
     return _torch().where(c, x, y)
+
+
+def _raise(error):
+    raise error
+
+
+def _masked_at_zero(a, b, low, r):
+    """xlogy's and xlog1py's self gradient `r`, 0 where self is 0 and other <= low (other a
+    tensor or a number: no upload of the number)."""
+    if _is_tensor(b):
+        return _where((a == 0) & (b <= low), 0.0, r)
+    return _where(a == 0, 0.0, r) if b <= low else r
 
 
 FORMULAS.update({
@@ -919,9 +937,9 @@ FORMULAS.update({
                          lambda g, a, b, o: -g * (a / b).floor()),
     "fmod": _binary(("FmodBackward0", "FmodBackward1"), lambda g, a, b, o: g,
                     lambda g, a, b, o: -g * (a / b).trunc()),
-    "xlogy": _binary("XlogyBackward0",  # torch's: grad * xlogy(self != 0, other)
-                     lambda g, a, b, o: _where(a == 0, 0.0, g * (
-                         b.log() if _is_tensor(b) else _torch().tensor(b).log().item())),
+    # torch 1.13's: xlogy(grad, other), 0 where self is 0 and other <= 0
+    "xlogy": _binary(("XlogyBackward2", "XlogyBackward0", "XlogyBackward1"),
+                     lambda g, a, b, o: _masked_at_zero(a, b, 0, _torch().xlogy(g, b)),
                      lambda g, a, b, o: g * a / b),
     "logaddexp": _binary("LogaddexpBackward0", lambda g, a, b, o: g / (1 + (b - a).exp()),
                          lambda g, a, b, o: g / (1 + (a - b).exp())),
@@ -949,13 +967,12 @@ FORMULAS.update({
     "logaddexp2": _binary("Logaddexp2Backward0", lambda g, a, b, o: g / (1 + (b - a).exp2()),
                           lambda g, a, b, o: g / (1 + (a - b).exp2())),
     # torch's: self's ratio result / self (0 where self is 0); other's gradient is 0
-    "copysign": _binary("CopysignBackward0",
+    "copysign": _binary(("CopysignBackward1", "CopysignBackward0"),
                         lambda g, a, b, o: g * _where(a == 0, 0.0, o / a),
                         lambda g, a, b, o: _torch().zeros_like(g), True),
     "special_xlog1py": _binary(
-        "SpecialXlog1PyBackward0",
-        lambda g, a, b, o: _where((a == 0) & (_torch().as_tensor(b) <= -1), 0.0,
-                                  _torch().special.xlog1py(g, b)),
+        ("SpecialXlog1PyBackward2", "SpecialXlog1PyBackward0", "SpecialXlog1PyBackward1"),
+        lambda g, a, b, o: _masked_at_zero(a, b, -1, _torch().special.xlog1py(g, b)),
         lambda g, a, b, o: g * a / (b + 1)),
 })
 

@@ -127,6 +127,10 @@ PROGRAMS = {
         grads("xlog1py number other", lambda x: torch.special.xlog1py(x, 2.0), [3.0])
         grads("copysign number", lambda x: torch.copysign(x, -1.0), [3.0, 0.0])
         grads("remainder of a number", lambda x: torch.remainder(5.0, x), [3.0])
+        grads("leaky_relu_", lambda x: F.leaky_relu_(x * 1, 0.1), [-4.0, 0.5, 0.0])
+        grads("leaky_relu in place", lambda x: F.leaky_relu(x * 1, 0.2, True), [-4.0, 0.5])
+        grads("leaky_relu_, negative slope", lambda x: F.leaky_relu_(x * 1, -0.5), [-4.0])
+        grads("copy_", lambda x, y: (x * 1).copy_(y), [1.0, 2.0], [3.0])
     """,
     "chain_and_mean": """
         x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)

@@ -258,6 +258,27 @@ def _leaky_relu(inputs, attrs, outs):
         lambda s, gs: [_torch().where(s[0] > 0, gs[0], gs[0] * slope)]
 
 
+@formula("leaky_relu_")
+def _leaky_relu_in_place(inputs, attrs, outs):
+    """torch's leaky_relu_backward of the result: its sign is the input's for a slope >= 0;
+    a negative slope fails, with torch's error."""
+    slope = attrs.get("negative_slope", 0.01)
+
+    def backward(y, grads):
+        if slope < 0:
+            raise RuntimeError(
+                "In-place leakyReLu backward calculation is triggered with a negative slope "
+                "which is not supported. This is caused by calling in-place forward function "
+                "with a negative slope, please call out-of-place version instead. File an "
+                "issue at https://github.com/pytorch/pytorch if you do require supporting "
+                "in-place leakRelu backward calculation with negative slope")
+        return [_torch().where(y > 0, grads[0], grads[0] * slope)]
+    return "LeakyReluBackward1", outs[0], backward
+
+
+_leaky_relu_in_place.saves_input = False
+
+
 # ---- reductions ----
 
 def _reduced_dims(attrs, rank):
@@ -1635,7 +1656,8 @@ def _copy(inputs, attrs, outs):
     needs one)."""
     from .graph import requires_grad  # noqa: PLC0415
     old_needs_grad = requires_grad(inputs[0])
-    return "CopyBackwards", None, lambda s, gs: [gs[0] * 0 if old_needs_grad else None, gs[0]]
+    return "torch::autograd::CopyBackwards", None, \
+        lambda s, gs: [gs[0] * 0 if old_needs_grad else None, gs[0]]
 
 
 

@@ -405,7 +405,11 @@ def threshold_(input, threshold, value):
 
 
 def leaky_relu_(input, negative_slope=0.01):
-    return input.copy_(input.leaky_relu(negative_slope))
+    """In place, recorded as torch's LeakyReluBackward1 over the result (a copy_ of the
+    out-of-place op would leave its saved input overwritten: backward's version error)."""
+    return _graph.composite_in_place(
+        "leaky_relu_", [input], {"negative_slope": float(negative_slope)},
+        lambda: input.copy_(input.leaky_relu(negative_slope)))
 
 
 def _mean_var(x, dims):

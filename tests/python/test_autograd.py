@@ -132,6 +132,35 @@ PROGRAMS = {
         grads("leaky_relu_, negative slope", lambda x: F.leaky_relu_(x * 1, -0.5), [-4.0])
         grads("copy_", lambda x, y: (x * 1).copy_(y), [1.0, 2.0], [3.0])
     """,
+    "inference_tensors": """
+        # torch's inference tensors: made in inference mode, views inheriting from their base,
+        # no in-place update outside inference mode, never saved for backward
+        a = torch.ones(2)
+        with torch.inference_mode():
+            b = a * 2
+            c, d, e, f = a.view(2), torch.zeros(2), torch.tensor([1.0, 2.0]), b.view(2, 1)
+            b.add_(1)
+            with torch.inference_mode(False):
+                h = b * 1
+        print(b.is_inference(), c.is_inference(), d.is_inference(), e.is_inference(),
+              f.is_inference(), a.is_inference(), h.is_inference(), torch.is_inference(b))
+        print((b * 2).is_inference(), b.view(1, 2).is_inference(), b[1:].is_inference(),
+              b.clone().is_inference(), b)
+        for name, fn in (("add_", lambda: b.add_(1)), ("setitem", lambda: b.__setitem__(0, 5.0)),
+                         ("view's mul_", lambda: b.view(2).mul_(2)),
+                         ("saved", lambda: b * torch.ones(2, requires_grad=True)),
+                         ("not saved", lambda: torch.ones(2, requires_grad=True) + b),
+                         ("into a normal tensor", lambda: a.clone().add_(b))):
+            try:  # (torch's failed copy writes b first: only shapes are printed)
+                r = fn()
+                print(name, tuple(r.shape), r.requires_grad, r.is_inference())
+            except RuntimeError as ex:
+                print(name, ex)
+        no_grad = torch.no_grad()
+        no_grad.__exit__(None, None, None)  # torch's: grad mode off, as its prev is False
+        print(torch.is_grad_enabled())
+        torch.set_grad_enabled(True)
+    """,
     "chain_and_mean": """
         x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
         t = x * 10

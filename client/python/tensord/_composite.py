@@ -2261,9 +2261,9 @@ def install(tensor_class, namespace):
         if hasattr(tensor_class, name) and name not in namespace:
             namespace[name] = _module_in_place(name)
     namespace["range"] = range_
-    namespace["is_inference"] = lambda input: False  # no inference-mode tensors without autograd
+    namespace["is_inference"] = lambda input: input._inference  # made in inference mode
     namespace["is_neg"] = lambda input: False  # no lazy negation bits (complex conjugation)
-    tensor_class.is_inference = lambda self: False
+    tensor_class.is_inference = lambda self: self._inference
     tensor_class.is_neg = lambda self: False
     namespace["unsafe_chunk"] = lambda input, chunks, dim=0: input.chunk(chunks, dim)
     namespace["unsafe_split"] = _unsafe_split(2)

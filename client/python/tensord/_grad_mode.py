@@ -23,6 +23,11 @@ def is_inference_mode_enabled():
     return getattr(_state, "inference", False)
 
 
+# Whether inference_mode(True) was ever entered in this process: until then no tensor is an
+# inference tensor, and the op path skips their rules with one global read.
+inference_used = False
+
+
 class _DecoratorContextManager:
     """A context manager that is also a decorator (a fresh instance per call, as torch's)."""
 
@@ -61,6 +66,9 @@ class _DecoratorContextManager:
 
 class no_grad(_DecoratorContextManager):
     """Disables gradient recording inside the block (torch.no_grad)."""
+
+    def __init__(self):
+        self.prev = False  # as torch's: an __exit__ without __enter__ leaves grad mode off
 
     def __enter__(self):
         self.prev = is_grad_enabled()
@@ -107,9 +115,11 @@ class inference_mode(_DecoratorContextManager):
         self.mode = bool(mode)
 
     def __enter__(self):
+        global inference_used
         self.prev = (is_grad_enabled(), is_inference_mode_enabled())
         _state.inference = self.mode
         if self.mode:
+            inference_used = True
             _set_grad(False)
 
     def __exit__(self, *exc):

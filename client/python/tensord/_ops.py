@@ -38,7 +38,8 @@ class TensorBase:
     the server), and the error of the op that made it, if any. The server's tensor is released
     when the last Python reference goes."""
 
-    __slots__ = ("_session", "_id", "_info", "_error", "_ag", "_vbase", "__weakref__")
+    __slots__ = ("_session", "_id", "_info", "_error", "_ag", "_vbase", "_inference",
+                 "__weakref__")
 
     def __init__(self, *args, **kwargs):
         raise TypeError("create tensors with tensord.tensor(), tensord.zeros(), … ")
@@ -52,6 +53,8 @@ class TensorBase:
         t._error = None
         t._ag = None  # autograd's AutogradMeta once the tensor requires grad or has a grad_fn
         t._vbase = None  # a view's base (torch's Tensor._base): the tensor that is no view
+        # torch's inference tensor: made in inference mode (an op's views refine it, _send)
+        t._inference = _grad_mode.inference_used and _grad_mode.is_inference_mode_enabled()
         return t
 
     def __del__(self):
@@ -241,6 +244,27 @@ def _queue(session, name, inputs, attrs=None, n=None, send_now=False):
     return outs
 
 
+def _check_inference_in_place(name, inputs):
+    """torch's refusal of an in-place op on an inference tensor outside inference mode."""
+    if inputs and name.endswith("_") and getattr(inputs[0], "_inference", False) and \
+            not _grad_mode.is_inference_mode_enabled():
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+            "make a clone to get a normal tensor before doing inplace update.See "
+            "https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
+def _inference_views(inputs, outs):
+    """torch's rule for views: a view of an input is an inference tensor exactly when that
+    input is one (in inference mode or not); other outputs are one in inference mode only."""
+    for o in outs:
+        sid = o._info.storage_id
+        for t in inputs:
+            if t._info is not None and t._info.storage_id == sid and t._session is o._session:
+                o._inference = t._inference
+                break
+
+
 def _send(session, name, inputs, attrs=None, n=None, send_now=False):
     """Op `name` on tensors `inputs`: planned here (its errors raise now), then queued, with `n`
     outputs (0: queued for its effect; None: as many as the planner says, or None when only the
@@ -253,6 +277,8 @@ def _send(session, name, inputs, attrs=None, n=None, send_now=False):
         if d is float or d is int or d is bool:  # dtype=float: float64, as torch reads it
             attrs = {**attrs, "dtype": _dtypes.from_python_type(d)}
     planner = session.planner
+    if _grad_mode.inference_used:
+        _check_inference_in_place(name, inputs)
     if planner is not None and not send_now:
         # The common case in one call: planned, outputs named, the OpCall encoded.
         queued = planner.queue(name, inputs, attrs, n, session.current_stream_id(), session)
@@ -268,6 +294,8 @@ def _send(session, name, inputs, attrs=None, n=None, send_now=False):
                 o = new(session, first + i)
                 o._info = meta
                 outs.append(o)
+            if _grad_mode.inference_used:
+                _inference_views(inputs, outs)
             if _profiling.active:
                 _profiling.sent(name, session, first if metas else 0)
             session.submit(call, input_ids, outs)
@@ -291,6 +319,8 @@ def _send(session, name, inputs, attrs=None, n=None, send_now=False):
     if metas is not None:
         for o, meta in zip(outs, metas):
             o._info = meta
+        if _grad_mode.inference_used:
+            _inference_views(inputs, outs)
     for t in inputs:
         if t._error is not None:  # computed from a failed op: fails the same way, unsent
             if not outs:

@@ -918,6 +918,9 @@ def record(name, inputs, attrs, outs):
     node_name, saved, backward = derivatives.make(formula, name, inputs, attrs, outs)
     if backward is None:  # an op without gradients (detach): outputs are plain tensors
         return
+    if any(t._inference for t in _tensors_in(saved)):
+        raise RuntimeError("Inference tensors cannot be saved for backward. To work around you "
+                           "can make a clone to get a normal tensor and use it in autograd.")
     input_meta = [(tuple(t.shape), t.dtype, t.device) if e is not None else None
                   for t, e in zip(inputs, edges)]
     saved, aliases = _save_outputs(saved, outs)

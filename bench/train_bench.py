@@ -5,9 +5,9 @@
 
 The same small CNN (conv 3->16, batch norm, ReLU(inplace), max pool, conv 16->32, batch norm,
 ReLU, adaptive average pool, linear 32->10) with the same weights, trained with SGD and
-momentum on the same batch of 3x32x32 images: tensord through its Python client against a
-tensord server started here, torch in this process with as many threads as the server's
-machine has cores. Prints ms per step (forward, backward, optimizer step; the loss read each
+momentum on the same batch of 3x32x32 images, then an MLP (3072-256-10) trained with Adam:
+tensord through its Python client against a tensord server started here, torch in this process
+with as many threads as the server's machine has cores. Prints ms per step (forward, backward, optimizer step; the loss read each
 step, so every step waits for the server) and the speed ratio (> 1: tensord faster), and
 checks that both losses agree. The two sides alternate for --rounds rounds and each keeps its
 best (torch's time on a shared 2-core machine varies by 2x from round to round).
@@ -36,13 +36,19 @@ def model(m):
         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 10))
 
 
-def run(m, steps, images, labels):
-    net = model(m)
+def mlp(m):
+    nn = m.nn
+    return nn.Sequential(nn.Flatten(), nn.Linear(3 * 32 * 32, 256), nn.ReLU(), nn.Linear(256, 10))
+
+
+def run(m, steps, images, labels, kind="cnn"):
+    net = model(m) if kind == "cnn" else mlp(m)
     with m.no_grad():
         for i, p in enumerate(net.parameters()):
             p.copy_(m.tensor(np.cos(np.linspace(0, 3 + i, p.numel())).reshape(tuple(p.shape))
                              * 0.2, dtype=m.float32))
-    opt = m.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+    opt = m.optim.SGD(net.parameters(), lr=0.05, momentum=0.9) if kind == "cnn" else \
+        m.optim.Adam(net.parameters(), lr=1e-3)
     x, y = m.tensor(images), m.tensor(labels)
     losses = []
 
@@ -71,18 +77,24 @@ def main():
     images = rng.standard_normal((args.batch, 3, 32, 32)).astype(np.float32)
     labels = rng.integers(0, 10, args.batch)
     proc, address = start_server(args.build)
-    ours = theirs = float("inf")
     try:
-        for _ in range(args.rounds):
-            with tensord.connect(address):
-                ms, our_losses = run(tensord, args.steps, images, labels)
-            ours = min(ours, ms)
-            ms, their_losses = run(torch, args.steps, images, labels)
-            theirs = min(theirs, ms)
+        for kind, title in (("cnn", "CNN (conv, batch norm, pools), SGD with momentum"),
+                            ("mlp", "MLP 3072-256-10, Adam")):
+            ours = theirs = float("inf")
+            for _ in range(args.rounds):
+                with tensord.connect(address):
+                    ms, our_losses = run(tensord, args.steps, images, labels, kind)
+                ours = min(ours, ms)
+                ms, their_losses = run(torch, args.steps, images, labels, kind)
+                theirs = min(theirs, ms)
+            report(args, title, ours, theirs, our_losses, their_losses)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    print(f"train_bench: CNN step, batch {args.batch} of 3x32x32, torch {torch.__version__} "
+
+
+def report(args, title, ours, theirs, our_losses, their_losses):
+    print(f"train_bench: {title}, batch {args.batch} of 3x32x32, torch {torch.__version__} "
           f"with {torch.get_num_threads()} threads, best of {args.rounds} alternating rounds")
     print(f"  tensord  {ours:8.2f} ms/step")
     print(f"  torch    {theirs:8.2f} ms/step")

@@ -167,6 +167,30 @@ def test_steps_match_torch(session, name, kwargs):
                 assert v.device == p.device
 
 
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "Adagrad", "Adamax", "RAdam", "NAdam"])
+def test_steps_read_nothing_back(session, name, monkeypatch):
+    """Bias corrections take the step count known in the client: a step queues its ops without
+    a read of state['step'] (which would wait for the forward and backward passes first). A
+    state loaded from a state_dict, or a step tensor set by the user, is read once, then known;
+    the results stay torch's."""
+    tp, dp = make_params()
+    dopt, topt = pair(name, {}, tp, dp)
+    run_steps(dopt, topt, tp, dp, range(2))
+    reads = []
+    original = type(session).download
+    monkeypatch.setattr(type(session), "download",
+                        lambda self, tensor_id: (reads.append(tensor_id), original(self, tensor_id))[1])
+    run_steps(dopt, topt, tp, dp, range(2, 5))
+    if name != "NAdam":  # (NAdam reads its mu_product, as torch's code does)
+        assert reads == []
+    loaded = getattr(tensord.optim, name)(dp)
+    loaded.load_state_dict(dopt.state_dict())
+    loaded.state[dp[0]]["step"] = tensord.tensor(float(dopt.state[dp[0]]["step"]))  # read once
+    reads.clear()
+    run_steps(loaded, topt, tp, dp, range(5, 8))
+    assert_same_state(loaded, topt, tp, dp)
+
+
 @pytest.mark.parametrize("name,kwargs", OPTIMIZERS[::3], ids=IDS[::3])
 def test_float64(session, name, kwargs):
     rng = np.random.default_rng(5)

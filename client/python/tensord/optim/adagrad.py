@@ -1,6 +1,6 @@
 """torch.optim.Adagrad (PyTorch 1.13) for tensord (torch's single-tensor algorithm, run on the
 server; dense gradients)."""
-from .optimizer import Optimizer, _closure_loss, _tensor_step
+from .optimizer import Optimizer, _closure_loss, _tensor_step, _increment
 
 __all__ = ["Adagrad", "adagrad"]
 
@@ -65,8 +65,7 @@ def adagrad(params, grads, state_sums, state_steps, *, lr, weight_decay, lr_deca
             maximize, **_unused):
     r"""The Adagrad algorithm (torch.optim.adagrad's single-tensor form, dense gradients)."""
     for (param, grad, state_sum, step_t) in zip(params, grads, state_sums, state_steps):
-        step_t.add_(1)
-        step = step_t.item()
+        step = _increment(step_t)
         grad = grad if not maximize else -grad
 
         if weight_decay != 0:

@@ -2,7 +2,7 @@
 server)."""
 import math
 
-from .optimizer import Optimizer, _closure_loss, _tensor_step
+from .optimizer import Optimizer, _closure_loss, _tensor_step, _increment
 
 __all__ = ["Adam", "adam"]
 
@@ -113,7 +113,7 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
         exp_avg_sq = exp_avg_sqs[i]
         step_t = state_steps[i]
 
-        step_t.add_(1)
+        step = _increment(step_t)
 
         if decoupled:
             param.mul_(1 - lr * weight_decay)
@@ -123,7 +123,6 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
         exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)
         exp_avg_sq.mul_(beta2).addcmul_(grad, grad.conj(), value=1 - beta2)
 
-        step = step_t.item()
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step
         step_size = lr / bias_correction1

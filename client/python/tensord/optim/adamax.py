@@ -1,6 +1,6 @@
 """torch.optim.Adamax (PyTorch 1.13) for tensord: Adam with the infinity norm (torch's
 single-tensor algorithm, run on the server)."""
-from .optimizer import Optimizer, _closure_loss, _tensor_step
+from .optimizer import Optimizer, _closure_loss, _tensor_step, _increment
 from .adam import _check_adam_args
 
 __all__ = ["Adamax", "adamax"]
@@ -55,8 +55,7 @@ def adamax(params, grads, exp_avgs, exp_infs, state_steps, foreach=None, maximiz
         exp_avg = exp_avgs[i]
         exp_inf = exp_infs[i]
         step_t = state_steps[i]
-        step_t.add_(1)
-        step = step_t.item()
+        step = _increment(step_t)
 
         if weight_decay != 0:
             grad = grad.add(param, alpha=weight_decay)

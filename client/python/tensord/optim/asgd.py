@@ -2,7 +2,7 @@
 single-tensor algorithm, run on the server)."""
 import math
 
-from .optimizer import Optimizer, _closure_loss, _tensor_step
+from .optimizer import Optimizer, _closure_loss, _tensor_step, _increment
 
 __all__ = ["ASGD", "asgd"]
 
@@ -66,8 +66,7 @@ def asgd(params, grads, axs, mus, etas, state_steps, foreach=None, maximize=Fals
         ax = axs[i]
         eta = etas[i]
         step_t = state_steps[i]
-        step_t.add_(1)
-        step = step_t.item()
+        step = _increment(step_t)
 
         if weight_decay != 0:
             grad = grad.add(param, alpha=weight_decay)

@@ -1,6 +1,6 @@
 """torch.optim.NAdam (PyTorch 1.13) for tensord: Adam with Nesterov momentum (torch's
 single-tensor algorithm, run on the server)."""
-from .optimizer import Optimizer, _closure_loss, _tensor_step
+from .optimizer import Optimizer, _closure_loss, _tensor_step, _increment
 from .adam import _check_adam_args
 
 __all__ = ["NAdam", "nadam"]
@@ -68,8 +68,7 @@ def nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, foreac
         exp_avg_sq = exp_avg_sqs[i]
         mu_product = mu_products[i]
         step_t = state_steps[i]
-        step_t.add_(1)
-        step = step_t.item()
+        step = _increment(step_t)
 
         bias_correction2 = 1 - beta2 ** step
 

@@ -7,6 +7,7 @@ from copy import deepcopy
 from itertools import chain
 import functools
 import warnings
+import weakref
 
 from .._grad_mode import set_grad_enabled
 from .._tensor import Tensor
@@ -251,10 +252,39 @@ def _typename(obj):
     return typename(obj)
 
 
+# The value of each step tensor this process made or read (state['step']), so that an
+# optimizer's bias corrections need no step_t.item(): a read that would wait for all the queued
+# work of the session (the forward and backward passes) before the step could even be queued.
+# Keyed by id(tensor), the entry going with the tensor (a WeakKeyDictionary would compare keys
+# with the tensor's elementwise ==); a state loaded from elsewhere is read once.
+_step_values = {}
+
+
+def _remember_step(step_t, value):
+    key = id(step_t)
+    entry = _step_values.get(key)
+    if entry is None or entry[0]() is not step_t:
+        entry = [weakref.ref(step_t, lambda _, key=key: _step_values.pop(key, None)), value]
+        _step_values[key] = entry
+    entry[1] = value
+
+
 def _tensor_step():
     """A new `state['step']`: torch's `torch.tensor(0.)`."""
     from .. import tensor
-    return tensor(0.)
+    t = tensor(0.)
+    _remember_step(t, 0.0)
+    return t
+
+
+def _increment(step_t):
+    """step_t.add_(1), queued, and the new value as a Python number (torch's step_t.item()
+    after the add)."""
+    entry = _step_values.get(id(step_t))
+    value = entry[1] if entry is not None and entry[0]() is step_t else float(step_t.item())
+    step_t.add_(1)
+    _remember_step(step_t, value + 1)
+    return value + 1
 
 
 def _closure_loss(closure):

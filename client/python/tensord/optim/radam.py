@@ -2,7 +2,7 @@
 (torch's single-tensor algorithm, run on the server)."""
 import math
 
-from .optimizer import Optimizer, _closure_loss, _tensor_step
+from .optimizer import Optimizer, _closure_loss, _tensor_step, _increment
 from .adam import _check_adam_args
 
 __all__ = ["RAdam", "radam"]
@@ -55,8 +55,7 @@ def radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, foreach=None, *, be
         exp_avg = exp_avgs[i]
         exp_avg_sq = exp_avg_sqs[i]
         step_t = state_steps[i]
-        step_t.add_(1)
-        step = step_t.item()
+        step = _increment(step_t)
 
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step

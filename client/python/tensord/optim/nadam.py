@@ -1,6 +1,9 @@
 """torch.optim.NAdam (PyTorch 1.13) for tensord: Adam with Nesterov momentum (torch's
 single-tensor algorithm, run on the server)."""
-from .optimizer import Optimizer, _closure_loss, _tensor_step, _increment
+import numpy as np
+
+from .optimizer import (Optimizer, _closure_loss, _increment, _known_tensor, _known_value,
+                        _remember_step, _tensor_step)
 from .adam import _check_adam_args
 
 __all__ = ["NAdam", "nadam"]
@@ -32,13 +35,13 @@ class NAdam(Optimizer):
     def step(self, closure=None):
         """Performs a single optimization step; `closure` reevaluates the model and returns
         the loss."""
-        from .. import zeros_like, preserve_format, tensor
+        from .. import zeros_like, preserve_format
         loss = _closure_loss(closure)
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             params_with_grad, grads, (exp_avgs, exp_avg_sqs, mu_products, state_steps) = \
                 self._gather(group, "NAdam", lambda p: {
-                    "step": _tensor_step(), "mu_product": tensor(1.),
+                    "step": _tensor_step(), "mu_product": _known_tensor(1.),
                     "exp_avg": zeros_like(p, memory_format=preserve_format),
                     "exp_avg_sq": zeros_like(p, memory_format=preserve_format)},
                     ("exp_avg", "exp_avg_sq", "mu_product", "step"))
@@ -79,11 +82,16 @@ def nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, foreac
         # product's dtype) as torch keeps them
         mu = beta1 * (1. - 0.5 * (0.96 ** (step * momentum_decay)))
         mu_next = beta1 * (1. - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
+        # (their values as the tensors hold them, in their dtype's rounding, known here:
+        # torch reads them back with item(), which would wait for the queued work)
+        rounded = np.float32 if mu_product.element_size() == 4 else np.float64
+        product = rounded(rounded(_known_value(mu_product)) * rounded(mu))
+        product_next = rounded(rounded(product * rounded(mu)) * rounded(mu_next))
         mu_product.mul_(mu)
-        mu_product_next = mu_product * mu * mu_next
+        _remember_step(mu_product, float(product))
 
         exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)
         exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
         denom = exp_avg_sq.div(bias_correction2).sqrt().add_(eps)
-        param.addcdiv_(grad, denom, value=-lr * (1. - mu) / (1. - mu_product.item()))
-        param.addcdiv_(exp_avg, denom, value=-lr * mu_next / (1. - mu_product_next.item()))
+        param.addcdiv_(grad, denom, value=-lr * (1. - mu) / (1. - float(product)))
+        param.addcdiv_(exp_avg, denom, value=-lr * mu_next / (1. - float(product_next)))

@@ -9,6 +9,8 @@ import functools
 import warnings
 import weakref
 
+import numpy as np
+
 from .._grad_mode import set_grad_enabled
 from .._tensor import Tensor
 from ..autograd import graph as _graph
@@ -269,22 +271,32 @@ def _remember_step(step_t, value):
     entry[1] = value
 
 
+def _known_tensor(value):
+    """torch.tensor(value) (a number), its value remembered (_known_value)."""
+    from .. import tensor
+    t = tensor(value)
+    _remember_step(t, float(value))
+    return t
+
+
 def _tensor_step():
     """A new `state['step']`: torch's `torch.tensor(0.)`."""
-    from .. import tensor
-    t = tensor(0.)
-    _remember_step(t, 0.0)
-    return t
+    return _known_tensor(0.)
+
+
+def _known_value(t):
+    """The value of one-element state tensor t: the one this process wrote, else read once."""
+    entry = _step_values.get(id(t))
+    return entry[1] if entry is not None and entry[0]() is t else float(t.item())
 
 
 def _increment(step_t):
     """step_t.add_(1), queued, and the new value as a Python number (torch's step_t.item()
     after the add)."""
-    entry = _step_values.get(id(step_t))
-    value = entry[1] if entry is not None and entry[0]() is step_t else float(step_t.item())
+    value = _known_value(step_t) + 1
     step_t.add_(1)
-    _remember_step(step_t, value + 1)
-    return value + 1
+    _remember_step(step_t, value)
+    return value
 
 
 def _closure_loss(closure):

@@ -333,6 +333,9 @@ def _send(session, name, inputs, attrs=None, n=None, send_now=False):
         _profiling.sent(name, session, first if outs else 0)
     session.submit(_encode(session, name, input_ids, attrs, [o._id for o in outs]), input_ids,
                    outs, planned=metas is not None)
+    if metas is None and _grad_mode.inference_used and outs and \
+            all(o._info is not None for o in outs):  # (the server's metadata, sent at once)
+        _inference_views(inputs, outs)
     if name != "detach" and not _graph.active:  # (active: _queue's)
         if metas is not None:
             _graph.note_views(inputs, outs)

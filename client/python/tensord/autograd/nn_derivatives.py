@@ -831,7 +831,7 @@ FORMULAS.update({
 })
 
 
-def _hardtanh(name, save_result):
+def _hardtanh(save_result):
     """hardtanh (relu6): torch's hardtanh_backward, g strictly inside the bounds, as its
     vectorised loop (a NaN gives 0). In place it keeps the result, as torch's."""
     def f(inputs, attrs, outs):
@@ -851,8 +851,8 @@ def _threshold(node):
 
 
 FORMULAS.update({
-    "hardtanh": _hardtanh("hardtanh", False),
-    "hardtanh_": _hardtanh("hardtanh_", True),
+    "hardtanh": _hardtanh(False),
+    "hardtanh_": _hardtanh(True),
     "threshold": _threshold("ThresholdBackward0"),
     "threshold_": _threshold("ThresholdBackward1"),
 })

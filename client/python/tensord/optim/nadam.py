@@ -3,7 +3,7 @@ single-tensor algorithm, run on the server)."""
 import numpy as np
 
 from .optimizer import (Optimizer, _closure_loss, _increment, _known_tensor, _known_value,
-                        _remember_step, _tensor_step)
+                        _remember_value, _tensor_step)
 from .adam import _check_adam_args
 
 __all__ = ["NAdam", "nadam"]
@@ -88,7 +88,7 @@ def nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, foreac
         product = rounded(rounded(_known_value(mu_product)) * rounded(mu))
         product_next = rounded(rounded(product * rounded(mu)) * rounded(mu_next))
         mu_product.mul_(mu)
-        _remember_step(mu_product, float(product))
+        _remember_value(mu_product, float(product))
 
         exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)
         exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)

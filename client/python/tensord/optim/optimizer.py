@@ -262,11 +262,12 @@ def _typename(obj):
 _step_values = {}
 
 
-def _remember_step(step_t, value):
-    key = id(step_t)
+def _remember_value(t, value):
+    """Records one-element state tensor t's value (read back by _known_value)."""
+    key = id(t)
     entry = _step_values.get(key)
-    if entry is None or entry[0]() is not step_t:
-        entry = [weakref.ref(step_t, lambda _, key=key: _step_values.pop(key, None)), value]
+    if entry is None or entry[0]() is not t:
+        entry = [weakref.ref(t, lambda _, key=key: _step_values.pop(key, None)), value]
         _step_values[key] = entry
     entry[1] = value
 
@@ -275,7 +276,7 @@ def _known_tensor(value):
     """torch.tensor(value) (a number), its value remembered (_known_value)."""
     from .. import tensor
     t = tensor(value)
-    _remember_step(t, float(value))
+    _remember_value(t, float(value))
     return t
 
 
@@ -295,7 +296,7 @@ def _increment(step_t):
     after the add)."""
     value = _known_value(step_t) + 1
     step_t.add_(1)
-    _remember_step(step_t, value)
+    _remember_value(step_t, value)
     return value
 
 

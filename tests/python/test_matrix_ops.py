@@ -364,6 +364,8 @@ def _functional_cases():
         "one_hot(transposed)": lambda m: F(m).one_hot(m.tensor([[1, 2], [0, 3]]).t()),
         "one_hot(empty)": lambda m: F(m).one_hot(m.zeros(0, dtype=m.int64), 3),
         "one_hot(negative)": lambda m: F(m).one_hot(m.tensor([1, -1]), 3),
+        "one_hot(negative, inferred classes)": lambda m: F(m).one_hot(m.tensor([1, -1])),
+        "one_hot(inferred classes)": lambda m: F(m).one_hot(m.tensor([[1, 4], [0, 2]])),
         "dropout(p=1)": lambda m: F(m).dropout(data(m, (4, 6), "float32", "transposed"), 1.0),
         "dropout(bad p)": lambda m: F(m).dropout(data(m, (4, 6), "float32"), -0.1),
     })

@@ -481,8 +481,7 @@ def test_get_device(session):
 
 def test_symeig_values_vectors_and_warning(session):
     a = A["sym"] + A["sym"].T
-    import tensord._composite as composite
-    composite._symeig_warned.clear()
+    tensord._errors._warned.discard("symeig")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         values, vectors = tensord.symeig(tensord.tensor(a), eigenvectors=True)
@@ -1142,3 +1141,88 @@ def test_resize_shares_storage_when_contiguous_and_warns(session):
             z = x.view(2, 3).t().resize_as(m.zeros(6))
         z[0] = 9
         assert x[0].item() == 7  # a copy: the view was not contiguous
+
+
+# Names torch 1.13 still has but removed in 1.9: each call raises torch's RuntimeError.
+REMOVED_CASES = {
+    "solve": lambda m: m.solve(m.eye(2), m.eye(2)),
+    "lstsq": lambda m: m.lstsq(m.eye(2), m.eye(2)),
+    "eig": lambda m: m.eig(m.eye(2)),
+    "matrix_rank": lambda m: m.matrix_rank(m.eye(2)),
+    "Tensor.solve": lambda m: m.eye(2).solve(m.eye(2)),
+    "Tensor.lstsq": lambda m: m.eye(2).lstsq(m.eye(2)),
+    "Tensor.eig": lambda m: m.eye(2).eig(eigenvectors=True),
+    "Tensor.matrix_rank": lambda m: m.eye(2).matrix_rank(),
+}
+
+
+@messages_of_113
+@pytest.mark.parametrize("name", sorted(REMOVED_CASES))
+def test_removed_names_raise_as_torch(name, session):
+    (_, werr), (_, gerr) = outcomes(REMOVED_CASES[name])
+    assert werr is not None and gerr == werr
+
+
+# What torch 1.13 warns at deprecated names: the cases run in order in a fresh torch process
+# and here on tensord, its warn-once keys cleared first (torch warns some once per process: the
+# second qr is silent in both).
+WARNING_CASES = {
+    "qr": "m.qr(m.eye(3))",
+    "Tensor.qr": "m.eye(3).qr()",
+    "F.sigmoid(first)": "m.nn.functional.sigmoid(m.ones(2))",
+    "triangular_solve": "m.triangular_solve(m.ones(3, 2), m.eye(3))",
+    "chain_matmul": "m.chain_matmul(m.eye(3), m.eye(3))",
+    "lu": "m.lu(m.eye(3))",
+    "lu_solve": "m.lu_solve(m.ones(3, 2), *m.linalg.lu_factor(m.eye(3)))",
+    "cholesky": "m.cholesky(m.eye(3))",
+    "symeig": "m.symeig(m.eye(3))",
+    "F.sigmoid": "m.nn.functional.sigmoid(m.ones(2))",
+    "F.tanh": "m.nn.functional.tanh(m.ones(2))",
+    "nn.Sigmoid": "m.nn.Sigmoid()(m.ones(2))",
+    "F.upsample": "m.nn.functional.upsample(m.ones(1, 1, 2), scale_factor=2)",
+    "F.upsample_nearest": "m.nn.functional.upsample_nearest(m.ones(1, 1, 2, 2), scale_factor=2)",
+    "F.upsample_bilinear": "m.nn.functional.upsample_bilinear(m.ones(1, 1, 2, 2), size=3)",
+    "F.mse_loss(size_average)": "m.nn.functional.mse_loss(m.ones(2), m.zeros(2), "
+                                "size_average=False)",
+    "F.cross_entropy(reduce)": "m.nn.functional.cross_entropy(m.ones(2, 3), m.tensor([0, 2]), "
+                               "reduce=False)",
+    "nn.L1Loss(size_average)": "m.nn.L1Loss(size_average=False, reduce=True)",
+    "conv1d(same, even kernel)": "m.nn.functional.conv1d(m.ones(1, 1, 6), m.ones(1, 1, 4), "
+                                 "padding='same')",
+    "conv2d(same, odd kernel)": "m.nn.functional.conv2d(m.ones(1, 1, 4, 4), m.ones(1, 1, 3, 3), "
+                                "padding='same')",
+}
+
+
+def _warnings_of(m, source):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        eval(source, {"m": m})  # noqa: S307 - the test's own expressions
+    return [(w.category.__name__, str(w.message).split(" (Triggered internally")[0])
+            for w in caught]
+
+
+def test_deprecated_names_warn_as_torch(session):
+    import json  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+    program = ("import json, sys, warnings, torch\n" + _WARNINGS_OF_SOURCE +
+               "print(json.dumps({k: _warnings_of(torch, v) "
+               "for k, v in json.loads(sys.argv[1]).items()}))")
+    want = json.loads(subprocess.run([sys.executable, "-c", program, json.dumps(WARNING_CASES)],
+                                     check=True, capture_output=True, text=True).stdout)
+    assert want["qr"] and not want["Tensor.qr"]  # (the order matters)
+    tensord._errors._warned.clear()
+    for name, source in WARNING_CASES.items():
+        got = [list(w) for w in _warnings_of(tensord, source)]
+        assert got == want[name], name
+
+
+_WARNINGS_OF_SOURCE = """
+def _warnings_of(m, source):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        eval(source, {"m": m})
+    return [(w.category.__name__, str(w.message).split(" (Triggered internally")[0])
+            for w in caught]
+"""

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from ._out import write_out
-from . import _autocast, _dtypes, _info
+from . import _autocast, _dtypes, _errors, _info
 from .autograd import graph as _graph
 from ._compute import _inplace, _reduce_attrs, _return_type, _run, _run_n
 from ._ops import TensorBase, _Ints, _py_scalar
@@ -410,6 +410,10 @@ def chain_matmul(*matrices):
         if not isinstance(m, _t()):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
                             f"{type(m).__name__}")
+    _errors.warn_once("chain_matmul", (
+        "torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+        "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
+        "multiple parameters."))
     if not matrices:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
     return matrices[0]._op("chain_matmul", matrices[1:])
@@ -1594,7 +1598,7 @@ def _unsafe(parts, node_name):
             m.view = None
             m.own = True
             if m._fn is not None:
-                m._fn._name = node_name
+                m._fn.rename(node_name)
     return parts
 
 
@@ -1696,8 +1700,6 @@ def get_device(input):
 
 
 _symeig = _return_type("symeig", ["eigenvalues", "eigenvectors"])
-_symeig_warned = []
-
 _SYMEIG_WARNING = (
     "torch.symeig is deprecated in favor of torch.linalg.eigh and will be removed in a future "
     "PyTorch release.\nThe default behavior has changed from using the upper triangular portion "
@@ -1711,10 +1713,7 @@ def symeig(input, eigenvectors=False, upper=True, *, out=None):
     """torch.symeig (deprecated in torch, which warns once): linalg.eigh of the upper or lower
     triangle; without eigenvectors, linalg.eigvalsh and an empty eigenvectors tensor."""
     from . import linalg  # noqa: PLC0415 - import cycle
-    if not _symeig_warned:
-        import warnings  # noqa: PLC0415
-        _symeig_warned.append(True)
-        warnings.warn(_SYMEIG_WARNING, UserWarning, stacklevel=2)
+    _errors.warn_once("symeig", _SYMEIG_WARNING)
     if input.dim() < 2:
         raise RuntimeError("linalg.symeig: The input tensor A must have at least 2 dimensions.")
     if input.size(-1) != input.size(-2):

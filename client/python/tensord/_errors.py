@@ -1,8 +1,21 @@
 """Server errors as the Python exceptions torch raises for the same mistakes."""
+import warnings
+
 import grpc
 
 _KINDS = {"RuntimeError": RuntimeError, "IndexError": IndexError, "ValueError": ValueError,
           "TypeError": TypeError, "NotImplementedError": NotImplementedError}
+
+
+_warned = set()
+
+
+def warn_once(key, message, stacklevel=3):
+    """torch's TORCH_WARN_ONCE: a UserWarning the first time `key` is met in this process
+    (stacklevel 3: the line that called the function that warns)."""
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(message, UserWarning, stacklevel=stacklevel)
 
 
 class _LinAlgError(RuntimeError):

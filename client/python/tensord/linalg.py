@@ -13,7 +13,7 @@ import numbers
 import re
 
 from ._out import write_out
-from . import _autocast, _dtypes
+from . import _autocast, _dtypes, _errors
 from ._compute import _return_type, _run, _run_n
 from ._info import finfo
 from ._errors import LinAlgError  # noqa: F401 - torch.linalg.LinAlgError
@@ -709,6 +709,58 @@ def pca_lowrank(A, q=None, center=True, niter=2):
         return svd_lowrank(A, q, niter=niter)
     return svd_lowrank(A, q, niter=niter, M=A.mean(-2, keepdim=True))
 
+# What torch 1.13 warns, once per process, at the first call of a deprecated name.
+_DEPRECATED = {
+    "qr": "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future "
+          "PyTorch release.\nThe boolean parameter 'some' has been replaced with a string "
+          "parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\nQ, R = "
+          "torch.linalg.qr(A, 'reduced' if some else 'complete')",
+    "triangular_solve": "torch.triangular_solve is deprecated in favor of "
+          "torch.linalg.solve_triangularand will be removed in a future PyTorch release.\n"
+          "torch.linalg.solve_triangular has its arguments reversed and does not return a copy "
+          "of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be "
+          "replaced with\nX = torch.linalg.solve_triangular(A, B).",
+    "lu": "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex "
+          "and will be removed in a future PyTorch release.\nLU, pivots = torch.lu(A, "
+          "compute_pivots)\nshould be replaced with\nLU, pivots = torch.linalg.lu_factor(A, "
+          "compute_pivots)\nand\nLU, pivots, info = torch.lu(A, compute_pivots, "
+          "get_infos=True)\nshould be replaced with\nLU, pivots, info = "
+          "torch.linalg.lu_factor_ex(A, compute_pivots)",
+    "lu_solve": "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be "
+          "removed in a future PyTorch release.\nNote that torch.linalg.lu_solve has its "
+          "arguments reversed.\nX = torch.lu_solve(B, LU, pivots)\nshould be replaced with\nX "
+          "= torch.linalg.lu_solve(LU, pivots, B)",
+    "cholesky": "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be "
+          "removed in a future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced "
+          "with\nL = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\nshould "
+          "be replaced with\nU = torch.linalg.cholesky(A).mH().\nThis transform will produce "
+          "equivalent results for all valid (symmetric positive definite) inputs.",
+}
+
+
+def _warning_first(name, f):
+    message = _DEPRECATED[name]
+
+    @functools.wraps(f)
+    def deprecated(*args, **kwargs):
+        _errors.warn_once(name, message)
+        return f(*args, **kwargs)
+    return deprecated
+
+
+def _removed(name, second_arg):
+    """A name torch 1.13 still has but removed in 1.9: calling it raises torch's error."""
+    use = f"Please use the `torch.linalg.{name}` function instead."
+    args = (("This function was deprecated since version 1.9 and is now removed.", use)
+            if second_arg else
+            (f"This function was deprecated since version 1.9 and is now removed. {use}",))
+
+    def removed(*args_, **kwargs):
+        raise RuntimeError(*args)
+    removed.__name__ = name
+    return removed
+
+
 # torch.<name> = f(input, …) and Tensor.<name> = f(self, …).
 TORCH_FUNCTIONS = {
     "inverse": inv, "det": det, "logdet": _logdet,
@@ -722,8 +774,14 @@ TORCH_FUNCTIONS = {
 
 def install(tensor_class, namespace):
     for name, f in TORCH_FUNCTIONS.items():
+        if name in _DEPRECATED:
+            f = _warning_first(name, f)
         namespace[name] = f
         setattr(tensor_class, name, f)
+    for name, second_arg in (("solve", False), ("lstsq", True), ("eig", False)):
+        namespace[name] = _removed(name, second_arg)
+        setattr(tensor_class, name, namespace[name])
+    namespace["matrix_rank"] = _removed("matrix_rank", True)  # (never a Tensor method)
     namespace["lu_unpack"] = _lu_unpack
     namespace["svd_lowrank"] = svd_lowrank
     namespace["pca_lowrank"] = pca_lowrank

@@ -12,6 +12,7 @@ The script's `import torch` (and `import torch.nn.functional as F`, `from torch 
 makes lives on the server at $TENSORD_ADDRESS (127.0.0.1:50051 unless set). Nothing is
 patched inside tensord: only the names under which the script finds it.
 """
+import os
 import runpy
 import sys
 
@@ -77,8 +78,9 @@ def main(argv=None):
         runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
     else:
         sys.argv = argv
-        sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.abspath(argv[0])))
-        runpy.run_path(argv[0], run_name="__main__")
+        script = os.path.abspath(argv[0])  # python sets a script's __file__ so, since 3.9
+        sys.path.insert(0, os.path.dirname(script))
+        runpy.run_path(script, run_name="__main__")
     return 0
 
 

@@ -38,6 +38,21 @@ class _FunctionMeta(type):
     def __init__(cls, name, bases, attrs):
         super().__init__(name, bases, attrs)
         cls._backward_name = name + "Backward"
+        # the class of its grad_fn, named <Function>Backward as torch's; like torch's (which is
+        # the ctx), it gives the ctx's attributes
+        cls._node_class = type(cls._backward_name, (_FunctionNode,), {
+            "__slots__": (), "__module__": __name__, "__qualname__": cls._backward_name})
+
+
+class _FunctionNode(graph.Node):
+    __slots__ = ("ctx",)
+
+    def __getattr__(self, name):
+        try:
+            ctx = object.__getattribute__(self, "ctx")
+        except AttributeError:
+            raise AttributeError(name) from None
+        return getattr(ctx, name)
 
 
 class Function(metaclass=_FunctionMeta):
@@ -96,7 +111,8 @@ class Function(metaclass=_FunctionMeta):
                                    f"of gradients (expected {len(args)}, got {len(result)})")
             return [r if e is not None else None for r, e in zip(result, edges)]
 
-        node = graph.Node(cls._backward_name, backward, (), edges, input_meta, len(outs))
+        node = cls._node_class(cls._backward_name, backward, (), edges, input_meta, len(outs))
+        node.ctx = ctx
         if graph._saved_hooks and ctx.to_save:
             ctx.to_save = graph.pack_saved(tuple(ctx.to_save))
 

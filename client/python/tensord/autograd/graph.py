@@ -190,10 +190,33 @@ def set_requires_grad(t, flag, what="floating point and complex"):
         active = True
 
 
+# The class of each node name (SumBackward0, …): torch's grad_fn objects are instances of one
+# class per backward formula, and programs print type(t.grad_fn) or its __name__.
+_node_classes = {}
+
+
+def _node_class(name):
+    cls = _node_classes.get(name)
+    if cls is None:
+        short = name.rpartition("::")[2]
+        cls = _node_classes[name] = type(short, (Node,), {
+            "__slots__": (), "__module__": "builtins", "__qualname__": short})
+    return cls
+
+
 class Node:
     """One recorded op: `next_edges[i]` is (node, output_nr) of input i, or None where input i
     needs no gradient; `apply(grads)` maps the gradients of the outputs (None where an output got
-    none) to the gradients of the inputs."""
+    none) to the gradients of the inputs. Each node is an instance of its name's subclass."""
+
+    def __new__(cls, name, *args):
+        return object.__new__(_node_class(name) if cls is Node else cls)
+
+    def rename(self, name):
+        """Takes torch's name for what the program wrote (and that name's class)."""
+        self._name = name
+        if type(self).__module__ == "builtins":
+            self.__class__ = _node_class(name)
 
     __slots__ = ("_name", "next_edges", "_backward", "saved", "released", "input_meta",
                  "n_outputs", "on_release", "versions", "hooks", "post_hooks", "trace",
@@ -263,7 +286,9 @@ class Node:
         return gi
 
     def __repr__(self):
-        return f"<{self._name.rpartition('::')[2]} object at {hex(id(self))}>"
+        module = type(self).__module__
+        prefix = "" if module == "builtins" else module + "."
+        return f"<{prefix}{type(self).__qualname__} object at {hex(id(self))}>"
 
     def apply(self, grads):
         if self.released:
@@ -271,13 +296,7 @@ class Node:
         for t, key, version in self.versions:
             now = _saved_storages[key][1]
             if now != version:
-                raise RuntimeError(
-                    f"one of the variables needed for gradient computation has been modified "
-                    f"by an inplace operation: [{t.type()} {list(t.shape)}], which is saved by "
-                    f"{self._name}, is at version {now}; expected version {version} instead. "
-                    f"Hint: the backtrace further above shows the operation that failed to "
-                    f"compute its gradient. The variable in question was changed in there or "
-                    f"anywhere later. Good luck!")
+                raise RuntimeError(_modified_in_place(t, now, version))
         saved = self.saved
         if type(saved) is _PackedSaved:
             saved = unpack_saved(saved.value)
@@ -318,14 +337,31 @@ class _PackedSaved:
         self.value = value
 
 
-class _Described:
-    """A saved tensor's type and shape, for the error when it was modified in place (the node
-    no longer holds the tensor itself)."""
+def _modified_in_place(t, now, version):
+    """torch's error (SavedVariable::unpack) for a saved tensor written since it was saved: an
+    output names the node that saved it, an input its own history (None for a leaf)."""
+    m = getattr(t, "_ag", None)
+    grad_fn = m.grad_fn if m is not None else None
+    history = (f", which is output {m.output_nr} of {grad_fn.name()},"
+               if grad_fn is not None else "")
+    hint = ("Hint: the backtrace further above shows the operation that failed to compute its "
+            "gradient. The variable in question was changed in there or anywhere later. Good "
+            "luck!" if _anomaly._state.enabled else
+            "Hint: enable anomaly detection to find the operation that failed to compute its "
+            "gradient, with torch.autograd.set_detect_anomaly(True).")
+    return (f"one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [{t.type()} {list(t.shape)}]{history} is at version {now}; "
+            f"expected version {version} instead. {hint}")
 
-    __slots__ = ("_type", "shape")
+
+class _Described:
+    """A saved tensor's type, shape and history, for the error when it was modified in place
+    (the node no longer holds the tensor itself)."""
+
+    __slots__ = ("_type", "shape", "_ag")
 
     def __init__(self, t):
-        self._type, self.shape = t.type(), tuple(t.shape)
+        self._type, self.shape, self._ag = t.type(), tuple(t.shape), getattr(t, "_ag", None)
 
     def type(self):
         return self._type
@@ -713,7 +749,7 @@ def name_node(t, before, name):
     here, is torch's index_put_)."""
     m = t._ag
     if m is not None and m.view is None and m._fn is not None and m._fn is not before:
-        m._fn._name = name
+        m._fn.rename(name)
 
 
 def relink_view(t, same_storage=True):

@@ -16,10 +16,12 @@ def silu(input, inplace=False):
 
 
 def sigmoid(input):
+    _warnings.warn("nn.functional.sigmoid is deprecated. Use torch.sigmoid instead.")
     return input.sigmoid()
 
 
 def tanh(input):
+    _warnings.warn("nn.functional.tanh is deprecated. Use torch.tanh instead.")
     return input.tanh()
 
 
@@ -195,7 +197,7 @@ import math as _math  # noqa: E402
 import operator as _operator  # noqa: E402
 import warnings as _warnings  # noqa: E402
 
-from .. import _autocast, _dtypes, _grad_mode  # noqa: E402
+from .. import _autocast, _dtypes, _errors, _factories, _grad_mode  # noqa: E402
 from ..autograd import graph as _graph  # noqa: E402
 from .._compute import where as _where  # noqa: E402
 
@@ -219,7 +221,10 @@ def _legacy_reduction(size_average, reduce, reduction):
         return reduction
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
-    return ("mean" if size_average else "sum") if reduce else "none"
+    ret = ("mean" if size_average else "sum") if reduce else "none"
+    _warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                   f"reduction='{ret}' instead.", stacklevel=3)
+    return ret
 
 
 def _check_sizes(input, target):
@@ -344,17 +349,19 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
 
 def one_hot(tensor, num_classes=-1):
     """One server op (engine/ops/functional_ops.cc). Classes out of range are checked here, as
-    torch checks them (it reads the values first); -1 asks for the maximum, a sync as torch's."""
+    torch checks them: it reads the values' minimum and maximum first (a sync, as torch's)."""
     if tensor.dtype is not _dtypes.int64:
         raise RuntimeError("one_hot is only applicable to index tensor.")
-    if num_classes == -1:
-        if tensor.numel() == 0:
+    if tensor.numel() == 0:
+        if num_classes == -1:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
-        num_classes = int(tensor.max().item()) + 1
-    elif tensor.numel() > 0:
-        if bool((tensor < 0).any().item()):
+    else:
+        low, high = _factories.stack(list(tensor.aminmax())).tolist()  # one read
+        if low < 0:
             raise RuntimeError("Class values must be non-negative.")
-        if bool((tensor >= num_classes).any().item()):
+        if num_classes == -1:
+            num_classes = high + 1
+        elif high >= num_classes:
             raise RuntimeError("Class values must be smaller than num_classes.")
     return _run("one_hot", [("self", tensor)], {"num_classes": int(num_classes)})
 
@@ -925,25 +932,36 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                               output_size=_ints(output_size)))
 
 
+def _string_padding(input, weight, stride, padding, dilation, nd):
+    """(input, padding numbers) for padding 'valid' or 'same' of an nd-d convolution: 'same'
+    pads each side by half the kernel's reach, and where the reach is odd (an even kernel, odd
+    dilation) the input gets an extra zero row or column at the end, as torch's."""
+    if padding == "valid":
+        return input, 0
+    if padding != "same":
+        raise RuntimeError(f"Invalid padding string: '{padding}'")
+    s, d = _pair(stride, nd), _pair(dilation, nd)
+    if any(v != 1 for v in s):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    if weight.dim() != nd + 2 or input.dim() not in (nd + 1, nd + 2) or len(d) != nd:
+        return input, 0  # the server names what is wrong with the shapes
+    reach = [d[i] * (weight.size(2 + i) - 1) for i in range(nd)]
+    if any(r % 2 for r in reach):
+        _errors.warn_once("conv_same_even", "Using padding='same' with even kernel lengths and "
+                          "odd dilation may require a zero-padded copy of the input be created",
+                          stacklevel=5)
+        extra = []
+        for r in reversed(reach):
+            extra += [0, r % 2]
+        input = pad(input, tuple(extra))
+    return input, tuple(r // 2 for r in reach)
+
+
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """One server op (engine/ops/conv_ops.cc); padding='same' or 'valid' is resolved here into
     numbers (and, for an even kernel reach, an extra zero row or column at the end, as torch)."""
     if isinstance(padding, str):
-        if padding == "valid":
-            padding = 0
-        elif padding == "same":
-            s, d = _pair(stride), _pair(dilation)
-            if any(v != 1 for v in s):
-                raise RuntimeError("padding='same' is not supported for strided convolutions")
-            if weight.dim() != 4 or input.dim() not in (3, 4):
-                padding = 0  # the server names what is wrong with the shapes
-            else:
-                total = (d[0] * (weight.size(2) - 1), d[1] * (weight.size(3) - 1))
-                if total[0] % 2 or total[1] % 2:
-                    input = pad(input, (0, total[1] % 2, 0, total[0] % 2))
-                padding = (total[0] // 2, total[1] // 2)
-        else:
-            raise RuntimeError(f"Invalid padding string: '{padding}'")
+        input, padding = _string_padding(input, weight, stride, padding, dilation, 2)
     return _run("conv2d", [("input", input), ("weight", weight), ("bias", bias)],
                 {"stride": _int_list(stride), "padding": _int_list(padding),
                  "dilation": _int_list(dilation), "groups": int(groups)})
@@ -953,21 +971,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """One server op (engine/ops/conv_ops.cc: a conv2d per kernel depth offset, summed);
     padding='same' or 'valid' resolved here as conv2d's."""
     if isinstance(padding, str):
-        if padding == "valid":
-            padding = 0
-        elif padding == "same":
-            s, d = _pair(stride, 3), _pair(dilation, 3)
-            if any(v != 1 for v in s):
-                raise RuntimeError("padding='same' is not supported for strided convolutions")
-            if weight.dim() != 5 or input.dim() not in (4, 5) or len(d) != 3:
-                padding = 0  # the server names what is wrong with the shapes
-            else:
-                total = tuple(d[i] * (weight.size(2 + i) - 1) for i in range(3))
-                if any(t % 2 for t in total):
-                    input = pad(input, (0, total[2] % 2, 0, total[1] % 2, 0, total[0] % 2))
-                padding = tuple(t // 2 for t in total)
-        else:
-            raise RuntimeError(f"Invalid padding string: '{padding}'")
+        input, padding = _string_padding(input, weight, stride, padding, dilation, 3)
     return _run("conv3d", [("input", input), ("weight", weight), ("bias", bias)],
                 {"stride": _int_list(stride), "padding": _int_list(padding),
                  "dilation": _int_list(dilation), "groups": int(groups)})
@@ -1632,14 +1636,19 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    _warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate instead.")
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
+    _warnings.warn("nn.functional.upsample_nearest is deprecated. Use nn.functional.interpolate "
+                   "instead.")
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):
+    _warnings.warn("nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate "
+                   "instead.")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 

@@ -117,7 +117,7 @@ class Sigmoid(Module):
     """1 / (1 + exp(-x))."""
 
     def forward(self, input):
-        return F.sigmoid(input)
+        return input.sigmoid()
 
 
 class Hardsigmoid(_InplaceActivation):
@@ -131,7 +131,7 @@ class Tanh(Module):
     """tanh(x)."""
 
     def forward(self, input):
-        return F.tanh(input)
+        return input.tanh()
 
 
 class SiLU(_InplaceActivation):

@@ -8,26 +8,11 @@ from .distance import PairwiseDistance
 from .module import Module
 
 
-def _legacy_get_string(size_average, reduce):
-    """torch.nn._reduction.legacy_get_string: the reduction the deprecated pair asks for."""
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    if size_average and reduce:
-        ret = "mean"
-    elif reduce:
-        ret = "sum"
-    else:
-        ret = "none"
-    warnings.warn(f"size_average and reduce args will be deprecated, please use "
-                  f"reduction='{ret}' instead.")
-    return ret
-
-
 class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
         if size_average is not None or reduce is not None:
-            self.reduction = _legacy_get_string(size_average, reduce)
+            self.reduction = F._legacy_reduction(size_average, reduce, reduction)
         else:
             self.reduction = reduction
 

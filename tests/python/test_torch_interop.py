@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import zipfile
 
 import numpy as np
 import pytest
@@ -24,14 +25,20 @@ DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat
 
 # ---- save / load -----------------------------------------------------------------------------------
 
+# torch's zip format, and its legacy format (before torch 1.6; _use_new_zipfile_serialization=False)
+FORMATS = {"zip": True, "legacy": False}
+
+
+@pytest.mark.parametrize("file_format", sorted(FORMATS))
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_tensord_saves_what_torch_loads(dtype, session, tmp_path):
+def test_tensord_saves_what_torch_loads(dtype, file_format, session, tmp_path):
     base = tensord.arange(24.0).to(getattr(tensord, dtype)).view(4, 6)
     view = base.t()[1:4, ::2]  # shares base's storage, with an offset and strides
     state = collections.OrderedDict(base=base, view=view, n=3, name="w", shape=base.shape,
                                     dtype=base.dtype, nested=[base[0], (base[1], {"k": base[2]})])
     path = tmp_path / "state.pt"
-    tensord.save(state, path)
+    tensord.save(state, path, _use_new_zipfile_serialization=FORMATS[file_format])
+    assert zipfile.is_zipfile(path) == FORMATS[file_format]
     loaded = torch.load(path)
     assert list(loaded) == list(state)
     for key in ("base", "view"):
@@ -47,14 +54,16 @@ def test_tensord_saves_what_torch_loads(dtype, session, tmp_path):
     assert torch.equal(loaded["nested"][1][1]["k"], as_torch(base[2]))
 
 
+@pytest.mark.parametrize("file_format", sorted(FORMATS))
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_tensord_loads_what_torch_saves(dtype, session):
+def test_tensord_loads_what_torch_saves(dtype, file_format, session):
     x = torch.arange(30, dtype=torch.float64).to(getattr(torch, dtype)).view(5, 6)
     saved = {"x": x, "t": x.t()[2:], "list": [x[0], x[1:3]], "size": x.shape,
              "dtype": x.dtype}
     buf = io.BytesIO()
-    torch.save(saved, buf)
-    buf.seek(0)
+    buf.write(b"head")  # read from where the file stands
+    torch.save(saved, buf, _use_new_zipfile_serialization=FORMATS[file_format])
+    buf.seek(4)
     got = tensord.load(buf)
     for key in ("x", "t"):
         assert torch.equal(as_torch(got[key]), saved[key])
@@ -100,7 +109,7 @@ def test_load_options(session, tmp_path):
     assert tensord.load(odd)["when"] == collections.Counter("aab")
     with pytest.raises(Exception, match="cannot be loaded here"):
         tensord.load(odd, weights_only=True)
-    with pytest.raises(RuntimeError, match="not a torch zip archive"):
+    with pytest.raises(RuntimeError, match="zip archive without data.pkl"):
         bad = tmp_path / "bad.pt"
         import zipfile
         with zipfile.ZipFile(bad, "w") as z:
@@ -344,13 +353,33 @@ def test_copy_deepcopy_and_pickle_as_torchs(session):
     assert results[1] == results[0]
 
 
-def test_legacy_format_is_refused_clearly(session, tmp_path):
+def test_legacy_files_load_as_torch_loads_them(session, tmp_path):
+    """torch's legacy format: a module's state, map_location (a callable is given each storage
+    before its bytes are read, as torch's), weights_only, and the errors of files that are not
+    torch's, as torch raises them."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4))
     path = tmp_path / "legacy.pt"
-    torch.save({"x": torch.ones(2)}, path, _use_new_zipfile_serialization=False)
-    with pytest.raises(RuntimeError, match="legacy format"):
-        tensord.load(path)
+    torch.save(model.state_dict(), path, _use_new_zipfile_serialization=False)
+    seen = []
+    state = tensord.load(path, map_location=lambda storage, loc: seen.append(loc) or storage,
+                         weights_only=True)
+    assert list(state) == list(model.state_dict()) and seen == ["cpu"] * len(state)
+    for key, value in model.state_dict().items():
+        assert torch.equal(as_torch(state[key]), value), key
+    import pickle  # noqa: PLC0415
+    bad_files = {"garbage": b"garbage", "not torch's": pickle.dumps(123, protocol=2),
+                 "bad protocol": pickle.dumps(0x1950a86a20f9469cfc6c, protocol=2) +
+                 pickle.dumps(7, protocol=2), "empty": b""}
+    for name, data in bad_files.items():
+        errors = []
+        for lib in (torch, tensord):
+            try:
+                lib.load(io.BytesIO(data))
+            except Exception as e:  # noqa: BLE001 - the class and message are compared
+                errors.append((type(e).__name__, str(e)))
+        assert len(errors) == 2 and errors[1] == errors[0], name
     # A file object read from where it stands (here: after a header of its own).
-    import io  # noqa: PLC0415
     buffer = io.BytesIO()
     buffer.write(b"header")
     tensord.save({"y": tensord.arange(3)}, buffer)

@@ -6,6 +6,11 @@ storage, once, however many tensors view it) and `<prefix>/version` ("3"). A ten
 `torch._utils._rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, hooks)`
 and its storage as the persistent id `('storage', torch.<Type>Storage, key, location, numel)`.
 
+torch's legacy format (before torch 1.6, and `_use_new_zipfile_serialization=False`) is read and
+written too: one stream of pickles — a magic number, the protocol version 1001, a dict of
+system facts, the object (storages as `('storage', type, key, location, numel, None)`), the
+list of storage keys — then each storage's element count (int64) and bytes in that order.
+
 Neither side needs the other installed: saving writes torch's names without importing torch,
 and loading maps them onto tensord's types (it never imports torch either).
 """
@@ -13,6 +18,7 @@ import collections
 import io
 import os
 import pickle
+import struct
 import zipfile
 
 import numpy as np
@@ -49,9 +55,10 @@ class _StorageRef:
 class _Pickler(pickle._Pickler):  # the Python pickler: its dispatch table can be extended
     dispatch = dict(pickle._Pickler.dispatch)
 
-    def __init__(self, file, storages):
+    def __init__(self, file, storages, legacy=False):
         super().__init__(file, protocol=2)
         self._storages = storages  # storage id -> _StorageRef
+        self._legacy = legacy  # the legacy format's ids end with a view's metadata (None)
 
     def _save_torch_global(self, obj):
         self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode("utf-8"))
@@ -64,7 +71,8 @@ class _Pickler(pickle._Pickler):  # the Python pickler: its dispatch table can b
             t = obj.tensor
             numel = t._meta().storage_nbytes // t.dtype.itemsize
             location = str(t.device) if t.device.type == "cpu" else f"cuda:{t.device.index or 0}"
-            return ("storage", _storage_global(t.dtype), obj.key, location, numel)
+            saved_id = ("storage", _storage_global(t.dtype), obj.key, location, numel)
+            return saved_id + (None,) if self._legacy else saved_id
         return None
 
     def reducer_override(self, obj):
@@ -111,11 +119,11 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
         raise ValueError("tensord.save: only the standard pickle module is supported")
     if pickle_protocol != 2:
         raise ValueError("tensord.save: torch's format is pickled with protocol 2")
-    if not _use_new_zipfile_serialization:
-        raise ValueError("tensord.save: only torch's zip format (the default since torch 1.6) "
-                         "is written")
     storages = {}
     buf = io.BytesIO()
+    if not _use_new_zipfile_serialization:
+        _save_legacy(obj, f, buf, storages)
+        return
     _Pickler(buf, storages).dump(obj)
     prefix = "archive"
     if isinstance(f, (str, os.PathLike)):
@@ -127,8 +135,41 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
         z.writestr(f"{prefix}/version", _VERSION)
 
 
+# The legacy format's head: torch's magic number, its protocol version, the system facts.
+_LEGACY_MAGIC = 0x1950a86a20f9469cfc6c
+_LEGACY_PROTOCOL = 1001
+_LEGACY_SYS_INFO = {"protocol_version": _LEGACY_PROTOCOL, "little_endian": True,
+                    "type_sizes": {"short": 2, "int": 4, "long": 4}}
+
+
+def _save_legacy(obj, f, buf, storages):
+    for head in (_LEGACY_MAGIC, _LEGACY_PROTOCOL, _LEGACY_SYS_INFO):
+        pickle.dump(head, buf, protocol=2)
+    _Pickler(buf, storages, legacy=True).dump(obj)
+    refs = sorted(storages.values(), key=lambda r: int(r.key))
+    pickle.dump([r.key for r in refs], buf, protocol=2)
+    for ref in refs:
+        raw = _storage_bytes(ref.tensor)
+        buf.write(struct.pack("<q", len(raw) // ref.tensor.dtype.itemsize))
+        buf.write(raw)
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "wb") as out:
+            out.write(buf.getvalue())
+    else:
+        f.write(buf.getvalue())
+
+
+class _StorageSlice:
+    """A legacy file's view of a storage (files of torch before 0.4): elements from `offset`."""
+
+    def __init__(self, flat, offset):
+        self.flat, self.offset = flat, offset
+
+
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False,
                        backward_hooks=None, *rest):
+    if isinstance(storage, _StorageSlice):
+        storage, storage_offset = storage.flat, storage.offset + storage_offset
     return storage.as_strided(tuple(size), tuple(stride), storage_offset)
 
 
@@ -199,51 +240,121 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=False, sessio
     """Loads what torch.save (or tensord.save) wrote to the path or binary file `f`; tensors go
     to the session's server, on their saved device or `map_location`'s. With weights_only, only
     tensors, containers and plain values are unpickled (as torch's weights_only)."""
-    from ._factories import _session, _upload  # noqa: PLC0415 - import cycle
+    from ._factories import _session  # noqa: PLC0415 - import cycle
     s = _session(session)
     start = f.tell() if hasattr(f, "seek") else None
     if not zipfile.is_zipfile(f):
-        raise RuntimeError("tensord.load: not a torch zip archive: files in torch's legacy format "
-                           "(before torch 1.6, or saved with _use_new_zipfile_serialization="
-                           "False) are not read; load it with torch and save it again")
+        if start is not None:
+            f.seek(start)
+        return _load_legacy(f, map_location, weights_only, s, pickle_load_args)
     if start is not None:
         f.seek(start)
     with zipfile.ZipFile(f) as z:
         names = z.namelist()
         pkl = [n for n in names if n.endswith("/data.pkl") or n == "data.pkl"]
         if not pkl:
-            raise RuntimeError("tensord.load: not a torch zip archive (no data.pkl); files from "
-                               "torch's legacy format (before 1.6) are not read")
+            raise RuntimeError("tensord.load: a zip archive without data.pkl is no torch file")
         prefix = pkl[0][: -len("data.pkl")]
         loaded = {}
 
         def persistent_load(saved_id):
             kind, storage_type, key, location, numel = saved_id
-            if kind != "storage" or not (isinstance(storage_type, tuple) and
-                                         storage_type[0] == "storage"):
-                raise pickle.UnpicklingError(f"tensord.load: unknown persistent id {saved_id!r}")
+            _check_storage_id(saved_id, kind, storage_type)
             if key not in loaded:
                 dtype = storage_type[1]
                 raw = z.read(f"{prefix}data/{key}")
                 arr = np.frombuffer(raw, dtype=dtype._np, count=numel)
-                device = _target_device(location, map_location)
-                loaded[key] = _upload(np.ascontiguousarray(arr), dtype,
-                                      _dtypes.as_device(device), s)
-                if callable(map_location) and not isinstance(map_location, dict):
-                    loaded[key] = _placed(loaded[key], location, map_location)
+                loaded[key] = _storage_on(np.ascontiguousarray(arr), dtype, location,
+                                          map_location, s)
             return loaded[key]
 
-        class Unpickler(pickle.Unpickler):
-            def find_class(self, module, name):
-                found = _SAFE_GLOBALS.get((module, name))
-                if found is not None:
-                    return found
-                if weights_only or module.split(".")[0] == "torch":
-                    raise pickle.UnpicklingError(
-                        f"tensord.load: {module}.{name} cannot be loaded here (tensors, "
-                        "containers and plain values can)")
-                return super().find_class(module, name)
-
-        unpickler = Unpickler(io.BytesIO(z.read(pkl[0])), **pickle_load_args)
+        unpickler = _unpickler(io.BytesIO(z.read(pkl[0])), weights_only, pickle_load_args)
         unpickler.persistent_load = persistent_load
         return unpickler.load()
+
+
+def _check_storage_id(saved_id, kind, storage_type):
+    if kind != "storage" or not (isinstance(storage_type, tuple) and
+                                 storage_type[0] == "storage"):
+        raise pickle.UnpicklingError(f"tensord.load: unknown persistent id {saved_id!r}")
+
+
+def _storage_on(arr, dtype, location, map_location, s):
+    """A storage's elements (`arr`) uploaded where map_location puts what was saved at
+    `location`: the tensor of all its elements."""
+    from ._factories import _upload  # noqa: PLC0415 - import cycle
+    flat = _upload(arr, dtype, _dtypes.as_device(_target_device(location, map_location)), s)
+    if callable(map_location) and not isinstance(map_location, dict):
+        flat = _placed(flat, location, map_location)
+    return flat
+
+
+def _unpickler(file, weights_only, pickle_load_args):
+    """An unpickler that finds torch's globals among tensord's and refuses every other torch
+    name (and, with weights_only, every name that is not a tensor, container or plain value)."""
+    class Unpickler(pickle.Unpickler):
+        def find_class(self, module, name):
+            found = _SAFE_GLOBALS.get((module, name))
+            if found is not None:
+                return found
+            if weights_only or module.split(".")[0] == "torch":
+                raise pickle.UnpicklingError(
+                    f"tensord.load: {module}.{name} cannot be loaded here (tensors, "
+                    "containers and plain values can)")
+            return super().find_class(module, name)
+    return Unpickler(file, **pickle_load_args)
+
+
+def _load_legacy(f, map_location, weights_only, s, pickle_load_args):
+    """torch's legacy format (torch's _legacy_load). The storages' bytes follow the object, so
+    each storage is made empty where the object names it and filled once the bytes are read,
+    as torch does; garbage fails as it fails in torch (pickle's UnpicklingError)."""
+    from . import _factories, _grad_mode  # noqa: PLC0415 - import cycle
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as file:
+            data = io.BytesIO(file.read())
+    else:
+        data = io.BytesIO(f.read())
+    if _unpickler(data, True, pickle_load_args).load() != _LEGACY_MAGIC:
+        raise RuntimeError("Invalid magic number; corrupt file?")
+    protocol = _unpickler(data, True, pickle_load_args).load()
+    if protocol != _LEGACY_PROTOCOL:
+        raise RuntimeError(f"Invalid protocol version: {protocol}")
+    _unpickler(data, True, pickle_load_args).load()  # the system facts
+    storages = {}  # key -> (tensor of its elements, dtype)
+    views = {}
+
+    def persistent_load(saved_id):
+        if saved_id[0] == "module":  # a module class with its source, for torch's check
+            return saved_id[1]
+        kind, storage_type, key, location, numel, view = saved_id
+        _check_storage_id(saved_id, kind, storage_type)
+        if key not in storages:
+            dtype = storage_type[1]
+            flat = _factories.zeros(numel, dtype=dtype, session=s,
+                              device=_dtypes.as_device(_target_device(location, map_location)))
+            if callable(map_location) and not isinstance(map_location, dict):
+                flat = _placed(flat, location, map_location)
+            storages[key] = (flat, dtype)
+        flat = storages[key][0]
+        if view is None:
+            return flat
+        view_key, offset, _ = view
+        return views.setdefault(view_key, _StorageSlice(flat, offset))
+
+    unpickler = _unpickler(data, weights_only, pickle_load_args)
+    unpickler.persistent_load = persistent_load
+    result = unpickler.load()
+    keys = _unpickler(data, True, pickle_load_args).load()
+    for key in keys:
+        if key not in storages:
+            raise RuntimeError(f"tensord.load: storage {key!r} is listed but never used")
+        flat, dtype = storages[key]
+        (count,) = struct.unpack("<q", data.read(8))
+        raw = data.read(count * dtype.itemsize)
+        if count != flat.numel() or len(raw) != count * dtype.itemsize:
+            raise RuntimeError(f"tensord.load: storage {key!r} holds {flat.numel()} elements "
+                               f"but the file gives {count} (or ends early)")
+        with _grad_mode.no_grad():
+            flat.copy_(_storage_on(np.frombuffer(raw, dtype=dtype._np), dtype, "cpu", None, s))
+    return result

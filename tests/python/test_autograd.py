@@ -28,6 +28,19 @@ def run(module, code):
 
 
 PROGRAMS = {
+    "softplus_gradient_in_float32": """
+        # torch's softplus_backward, z / (z + 1) with z = exp(beta x): its float32 denormals far
+        # below zero, g past the threshold, and a second derivative there free of NaN
+        x = torch.tensor([-100.0, -90.0, -3.0, 0.0, 5.0, 9.9, 10.5, 30.0], requires_grad=True)
+        y = torch.nn.functional.softplus(x, beta=2.0, threshold=20.0)
+        g, = torch.autograd.grad(y.sum(), x, create_graph=True)
+        print(g.detach())
+        g.sum().backward()
+        print(x.grad)
+        x.grad = None
+        y.sum().backward()
+        print(x.grad)
+    """,
     "grad_fn_classes_and_custom_function_ctx": """
         # grad_fn objects are of a class per formula (named as the node); a custom Function's
         # grad_fn is <Function>Backward and gives the ctx's attributes (torch's is the ctx).
@@ -1658,6 +1671,10 @@ GRAD_FN_NAMES = {
     "F.dropout1d(x, 0.5)": "SqueezeBackward1",
     "F.dropout1d(x * 1, 0.5, inplace=True)": "SqueezeBackward3",
     "F.dropout3d(x[None, None], 0.5)": "SqueezeBackward1",
+    "torch.index_reduce(x, 0, torch.tensor([1, 1]), y, 'prod')": "IndexReduceBackward0",
+    "x.unique()": "Unique2Backward0",
+    "torch.unique(x, dim=0)": "UniqueDimBackward0",
+    "x.unique_consecutive()": "UniqueConsecutiveBackward0",
 }
 
 
@@ -1723,6 +1740,14 @@ ERRORS = {
         y = (x * w).sum()
         w.add_(1)
         y.backward()
+    """,
+    "unique_backward": """
+        x = torch.tensor([3.0, 1.0, 3.0], requires_grad=True)
+        x.unique(return_counts=True)[0].sum().backward()
+    """,
+    "unique_dim_backward": """
+        x = torch.tensor([[3.0], [1.0]], requires_grad=True)
+        torch.unique(x, dim=0).sum().backward()
     """,
     "saved_output_modified_in_place": """
         x = torch.tensor([1.0, 2.0], requires_grad=True)

@@ -1191,6 +1191,12 @@ WARNING_CASES = {
                                  "padding='same')",
     "conv2d(same, odd kernel)": "m.nn.functional.conv2d(m.ones(1, 1, 4, 4), m.ones(1, 1, 3, 3), "
                                 "padding='same')",
+    # (tensord's compositions call scatter_reduce without torch's beta warning)
+    "embedding_bag(max)": "m.nn.functional.embedding_bag(m.tensor([1, 2, 0]), m.ones(3, 2), "
+                          "m.tensor([0, 2]), mode='max')",
+    "index_reduce": "m.index_reduce(m.ones(3), 0, m.tensor([0, 0]), m.ones(2), 'prod')",
+    "scatter_reduce": "m.ones(3).scatter_reduce(0, m.tensor([0, 0]), m.ones(2), 'prod')",
+    "scatter_reduce(again)": "m.ones(3).scatter_reduce_(0, m.tensor([0]), m.ones(1), 'amax')",
 }
 
 

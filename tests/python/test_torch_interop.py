@@ -93,6 +93,46 @@ def test_a_torch_modules_state_dict_goes_both_ways(session, tmp_path):
     torch.testing.assert_close(model2(x), model(x))
 
 
+@pytest.mark.parametrize("file_format", sorted(FORMATS))
+def test_whole_models_go_both_ways(file_format, server, session, tmp_path):
+    """torch.save(model) (the pickled module, not its state) loads into tensord's classes and
+    computes what torch computes; a script under `python -m tensord.run` saves its model under
+    torch's class names, so torch loads it as its own."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), torch.nn.BatchNorm2d(2),
+                                torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(8, 2)).eval()
+    path = tmp_path / "model.pt"
+    torch.save(model, path, _use_new_zipfile_serialization=FORMATS[file_format])
+    loaded = tensord.load(path)
+    assert type(loaded) is tensord.nn.Sequential and type(loaded[1]) is tensord.nn.BatchNorm2d
+    x = np.linspace(-1, 1, 32, dtype=np.float32).reshape(2, 1, 4, 4)
+    torch.testing.assert_close(as_torch(loaded(tensord.tensor(x))), model(torch.tensor(x)).detach())
+    with pytest.raises(Exception, match="weights_only"):
+        tensord.load(path, weights_only=True)
+    saved = tmp_path / "from_tensord.pt"
+    script = tmp_path / "save_model.py"
+    script.write_text(textwrap.dedent(f"""
+        import torch
+        from torch import nn
+        model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+        with torch.no_grad():
+            for i, p in enumerate(model.parameters()):
+                p.copy_(torch.arange(p.numel(), dtype=torch.float32).view_as(p) * (i + 1) / 10)
+        torch.save(model, {str(saved)!r}, _use_new_zipfile_serialization={FORMATS[file_format]})
+        print(type(model), type(model[0].weight), type(torch.ones(1)), type(torch.Size([1])))
+        print(model(torch.ones(2, 3)).tolist())
+    """))
+    ran = subprocess.run([sys.executable, "-m", "tensord.run", str(script)], capture_output=True,
+                         text=True, timeout=120, env=dict(os.environ, TENSORD_ADDRESS=server))
+    assert ran.returncode == 0, ran.stderr
+    types, values = ran.stdout.splitlines()
+    assert types == ("<class 'torch.nn.modules.container.Sequential'> <class "
+                     "'torch.nn.parameter.Parameter'> <class 'torch.Tensor'> <class 'torch.Size'>")
+    theirs = torch.load(saved)
+    assert type(theirs) is torch.nn.Sequential and type(theirs[0]) is torch.nn.Linear
+    assert theirs(torch.ones(2, 3)).tolist() == eval(values)  # noqa: S307 - the script's print
+
+
 def test_load_options(session, tmp_path):
     path = tmp_path / "x.pt"
     torch.save({"x": torch.ones(2)}, path)
@@ -107,7 +147,7 @@ def test_load_options(session, tmp_path):
     odd = tmp_path / "odd.pt"
     torch.save({"when": collections.Counter("aab")}, odd)
     assert tensord.load(odd)["when"] == collections.Counter("aab")
-    with pytest.raises(Exception, match="cannot be loaded here"):
+    with pytest.raises(Exception, match="cannot be loaded with weights_only"):
         tensord.load(odd, weights_only=True)
     with pytest.raises(RuntimeError, match="zip archive without data.pkl"):
         bad = tmp_path / "bad.pt"

@@ -94,3 +94,5 @@ del _name, _f
 Tensor.prelu = nn.functional.prelu  # torch's Tensor.prelu(weight)
 
 _signatures.install(Tensor, globals(), ("empty", "zeros", "ones", "rand", "randn"))
+from . import _out  # noqa: E402
+_out.install(globals())

@@ -367,13 +367,23 @@ def _index_update(name):
     return update
 
 
+_SCATTER_REDUCE_BETA = "scatter_reduce() is in beta and the API may change at any time."
+
+
 def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
     """One server op (engine/ops/indexing_ops.cc): a scatter that combines."""
+    _errors.warn_once("scatter_reduce", _SCATTER_REDUCE_BETA)
     return _inplace(self, "scatter_reduce_", [("index", index), ("src", src)],
                     {"dim": int(dim), "reduce": str(reduce), "include_self": bool(include_self)})
 
 
 def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+    _errors.warn_once("scatter_reduce", _SCATTER_REDUCE_BETA)
+    return _scatter_reduce(self, dim, index, src, reduce, include_self)
+
+
+def _scatter_reduce(self, dim, index, src, reduce, include_self=True):
+    """scatter_reduce without torch's beta warning: tensord's own compositions use it."""
     return _run("scatter_reduce", [("self", self), ("index", index), ("src", src)],
                 {"dim": int(dim), "reduce": str(reduce), "include_self": bool(include_self)})
 
@@ -645,12 +655,10 @@ def histogramdd(input, bins=10, range=None, weight=None, density=False):
                 raise RuntimeError(f"{name}: bins tensor should have one dimension, but got "
                                    f"{n.dim()} dimensions in the bins tensor for dimension {d}")
             if n.dtype is not input.dtype:
-                c10 = {"float32": "float", "float64": "double", "float16": "c10::Half",
-                       "bfloat16": "c10::BFloat16"}  # torch's names of the dtypes here
+                c10 = _dtypes.C10_NAMES
                 raise RuntimeError(f"{name}: input tensor and bins tensors should have the same "
                                    f"dtype, but got input with dtype {c10[input.dtype.name]} and "
-                                   f"bins for dimension {d} with dtype "
-                                   f"{c10.get(n.dtype.name, n.dtype.name)}")
+                                   f"bins for dimension {d} with dtype {c10[n.dtype.name]}")
             if n.numel() == 0:
                 raise RuntimeError(f"{name}: bins tensor should have at least 1 element, but got "
                                    f"0 elements in the bins tensor for dimension {d}")
@@ -1529,12 +1537,16 @@ def is_set_to(self, tensor):
 
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     """scatter_reduce along dim with index spread over source's other dims (one server op)."""
+    _errors.warn_once("index_reduce", "index_reduce() is in beta and the API may change at any "
+                      "time.")
     d = dim % max(source.dim(), 1)
     shape = [1] * source.dim()
     if source.dim():
         shape[d] = index.numel()
     spread = index.reshape(shape).expand(tuple(source.shape)) if source.dim() else index
-    return input.scatter_reduce(d, spread, source, reduce, include_self=include_self)
+    out = _scatter_reduce(input, d, spread, source, reduce, include_self)
+    _graph.name_node(out, None, "IndexReduceBackward0")
+    return out
 
 
 def index_reduce_(self, dim, index, source, reduce, *, include_self=True):

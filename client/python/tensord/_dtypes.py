@@ -43,6 +43,12 @@ float32 = dtype("float32", 4, True, True, 9, np.dtype(np.float32), "Float")
 float64 = dtype("float64", 8, True, True, 10, np.dtype(np.float64), "Double")
 
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+
+# The names torch's C++ messages give the dtypes (c10's type names: "Expected out tensor to have
+# dtype long int, but got float instead").
+C10_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char",
+             "int16": "short int", "int32": "int", "int64": "long int", "float16": "c10::Half",
+             "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
 _BY_PROTO = {d.proto: d for d in ALL}
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update({"half": float16, "float": float32, "double": float64, "short": int16,

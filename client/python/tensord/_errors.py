@@ -1,4 +1,6 @@
 """Server errors as the Python exceptions torch raises for the same mistakes."""
+import os
+import sys
 import warnings
 
 import grpc
@@ -7,15 +9,27 @@ _KINDS = {"RuntimeError": RuntimeError, "IndexError": IndexError, "ValueError": 
           "TypeError": TypeError, "NotImplementedError": NotImplementedError}
 
 
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_stacklevel():
+    """The stacklevel with which the function calling this warns at the program's line: the
+    first frame outside tensord (where torch's warnings, raised in C++, point)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 _warned = set()
 
 
-def warn_once(key, message, stacklevel=3):
-    """torch's TORCH_WARN_ONCE: a UserWarning the first time `key` is met in this process
-    (stacklevel 3: the line that called the function that warns)."""
+def warn_once(key, message):
+    """torch's TORCH_WARN_ONCE: a UserWarning, at the program's line, the first time `key` is
+    met in this process."""
     if key not in _warned:
         _warned.add(key)
-        warnings.warn(message, UserWarning, stacklevel=stacklevel)
+        warnings.warn(message, UserWarning, stacklevel=user_stacklevel())
 
 
 class _LinAlgError(RuntimeError):

@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 
-from ._out import write_out
+from ._out import check_factory_dtype, check_no_overlap, write_out
 from . import _dtypes
 from . import _memory_format as _mf
 from . import _spaced
@@ -62,7 +62,8 @@ def _into(out, dtype, device, session):
     """A factory's dtype, device and session when it writes into `out`: out's, unless given."""
     if out is None:
         return dtype, device, session
-    return (out.dtype if dtype is None else dtype), out.device, out._session
+    check_factory_dtype(dtype, out)
+    return out.dtype, out.device, out._session
 
 
 def empty(*size, out=None, dtype=None, device=None, session=None, requires_grad=False,
@@ -450,6 +451,7 @@ def cat(tensors, dim=0, out=None):
     tensors = _tensors_arg(tensors, "cat")
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    check_no_overlap(out, tensors)
     joined = _op(tensors[0]._session, "cat", tensors, {"dim": _int(dim, "cat", "dim")})
     return write_out(joined, out, "cat")
 
@@ -465,6 +467,7 @@ def stack(tensors, dim=0, out=None):
     tensors = _tensors_arg(tensors, "stack")
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
+    check_no_overlap(out, tensors)
     joined = _op(tensors[0]._session, "stack", tensors, {"dim": _int(dim, "stack", "dim")})
     return write_out(joined, out, "stack")
 

@@ -323,8 +323,9 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     if rcond is not None:
         rtol = rcond
     # The factorization's LinAlgError (the SVD's of a NaN) at the call, as torch's.
-    return _out(_raise_now(_run("linalg_pinv", [("A", A), ("atol", atol), ("rtol", rtol)],
-                                {"hermitian": bool(hermitian)})), out)
+    pinv = _raise_now(_run("linalg_pinv", [("A", A), ("atol", atol), ("rtol", rtol)],
+                           {"hermitian": bool(hermitian)}))
+    return write_out(pinv, out, "linalg.pinv")  # (torch's pinv casts into out, as few of these)
 
 
 def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):

@@ -10,7 +10,9 @@ The script's `import torch` (and `import torch.nn.functional as F`, `from torch 
 `torch.amp`, `torch.cpu.amp`, `torch.cuda.amp`, `torch.profiler`, `torch.autograd.profiler`,
 `torch.utils.benchmark`) get tensord's modules, so every tensor it
 makes lives on the server at $TENSORD_ADDRESS (127.0.0.1:50051 unless set). Nothing is
-patched inside tensord: only the names under which the script finds it.
+patched inside tensord but names: the modules under which the script finds it, and its classes'
+`__module__`, which become torch's (`type(x)` prints `<class 'torch.Tensor'>`, an `nn.Linear`
+is `torch.nn.modules.linear.Linear`, and pickle finds each class under that name).
 """
 import os
 import runpy
@@ -61,6 +63,24 @@ def install_torch_aliases():
             aliases["torch" + name[len("tensord"):]] = module
     for name, module in aliases.items():
         sys.modules[name] = module
+    _torch_class_names(aliases)
+
+
+def _torch_class_names(aliases):
+    """Each class of an aliased module takes that module's torch name as its __module__; the
+    classes tensord exports from its private modules (Tensor, Size, dtype, …) take `torch`."""
+    import tensord
+    torch_names = {module.__name__: name for name, module in aliases.items()}
+    for module_name, module in list(sys.modules.items()):
+        new = torch_names.get(module_name)
+        if new is None or module is None:
+            continue
+        for obj in list(vars(module).values()):
+            if isinstance(obj, type) and obj.__module__ == module_name:
+                obj.__module__ = new
+    for obj in list(vars(tensord).values()):
+        if isinstance(obj, type) and obj.__module__.startswith("tensord."):
+            obj.__module__ = "torch"
 
 
 def main(argv=None):

@@ -297,12 +297,28 @@ def _unpickler(file, weights_only, pickle_load_args):
             found = _SAFE_GLOBALS.get((module, name))
             if found is not None:
                 return found
-            if weights_only or module.split(".")[0] == "torch":
+            if weights_only:
                 raise pickle.UnpicklingError(
-                    f"tensord.load: {module}.{name} cannot be loaded here (tensors, "
-                    "containers and plain values can)")
+                    f"tensord.load: {module}.{name} cannot be loaded with weights_only "
+                    "(tensors, containers and plain values can)")
+            if module.split(".")[0] == "torch":  # a whole torch model: tensord's classes
+                return _tensord_class(module, name)
             return super().find_class(module, name)
     return Unpickler(file, **pickle_load_args)
+
+
+def _tensord_class(module, name):
+    """torch's class `module.name` (torch.nn.modules.linear.Linear) as tensord's, which a
+    pickled torch model is loaded into."""
+    import importlib  # noqa: PLC0415
+    try:
+        found = getattr(importlib.import_module("tensord" + module[len("torch"):]), name)
+    except (ImportError, AttributeError):
+        found = None
+    if not isinstance(found, type):
+        raise pickle.UnpicklingError(f"tensord.load: {module}.{name} has no counterpart in "
+                                     "tensord")
+    return found
 
 
 def _load_legacy(f, map_location, weights_only, s, pickle_load_args):

@@ -11,7 +11,7 @@ torch's (expit is sigmoid, gammaln is lgamma, psi is digamma, multigammaln is mv
 in torch.
 """
 from ._compute import _run
-from .linalg import _out
+from ._out import write_out
 from ._ops import TensorBase, _is_scalar, _py_scalar
 
 _KERNELS = ["i0e", "i1", "i1e", "ndtri", "log_ndtr", "erfcx", "bessel_j0", "bessel_j1",
@@ -62,6 +62,11 @@ gammaln = _unary("gammaln", "lgamma")
 i0 = _unary("i0", "i0")
 log1p = _unary("log1p", "log1p")
 sinc = _unary("sinc", "sinc")
+
+
+def _out(result, out):
+    """out= of torch.special's functions: elementwise kernels, which cast into out's dtype."""
+    return write_out(result, out, "special")
 
 
 def entr(input, *, out=None):

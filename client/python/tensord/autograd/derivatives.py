@@ -61,8 +61,17 @@ def make(formula, name, inputs, attrs, outs):
     if name in NON_DIFFERENTIABLE:
         return None, None, None
     if formula is None:
-        return _camel(name) + "Backward0", None, _not_implemented(name)
+        aten = _aten_name(name, attrs or {})
+        return _camel(aten) + "Backward0", None, _not_implemented(aten)
     return formula(inputs, attrs or {}, outs)
+
+
+def _aten_name(name, attrs):
+    """The name of torch's op behind tensord's op `name`, which torch's node and its error
+    give (torch.unique is aten::_unique2, or aten::unique_dim with a dim)."""
+    if name == "unique":
+        return "unique_dim" if attrs.get("dim") is not None else "_unique2"
+    return name
 
 
 FORMULAS = {}
@@ -1765,13 +1774,14 @@ def _scatter_reduce(inputs, attrs, outs):
         if reduce == "sum":
             gx, gs = g, g.gather(dim, index)
         elif reduce == "prod":  # products of the others, with zeros taken out exactly
+            from .._composite import _scatter_reduce  # noqa: PLC0415 - import cycle
             kept = x.masked_fill(x == 0, 1)
-            gx = g * kept.scatter_reduce(dim, index, src, "prod", include_self=include_self) / kept
+            gx = g * _scatter_reduce(kept, dim, index, src, "prod", include_self) / kept
             zero = src == 0
             zeros_at = api.zeros_like(g).scatter_add(dim, index, zero.to(g.dtype)).gather(dim, index)
             single = zero & (zeros_at == 1)
-            others = x.scatter_reduce(dim, index, src.masked_fill(single, 1), "prod",
-                                      include_self=include_self)
+            others = _scatter_reduce(x, dim, index, src.masked_fill(single, 1), "prod",
+                                     include_self)
             gs = _where(single, (g * others).gather(dim, index),
                         (g * out).gather(dim, index) / src.masked_fill(zero, 1))
         elif reduce == "mean":

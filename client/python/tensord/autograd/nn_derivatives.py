@@ -361,8 +361,10 @@ def _bag_maxima(weight, idx, bag, counted, bags, out):
     best = out.index_select(0, at)
     hit = ((picked == best) | (picked.isnan() & best.isnan())) & counted.unsqueeze(1)
     position = api.arange(n, device=idx.device).unsqueeze(1).expand(n, dim)
-    first = api.full((bags, dim), n, dtype=api.int64, device=idx.device).scatter_reduce(
-        0, at.unsqueeze(1).expand(n, dim), position.masked_fill(~hit, n), "amin")
+    from .._composite import _scatter_reduce  # noqa: PLC0415 - import cycle
+    first = _scatter_reduce(api.full((bags, dim), n, dtype=api.int64, device=idx.device),
+                            0, at.unsqueeze(1).expand(n, dim), position.masked_fill(~hit, n),
+                            "amin")
     rows = idx.index_select(0, first.clamp_max(n - 1).reshape(-1)).reshape(bags, dim)
     return rows, first < n
 
@@ -801,7 +803,15 @@ _elu_in_place.saves_input = False
 def _softplus_grad(g, x, beta, threshold):
     beta = 1.0 if beta is None else beta
     threshold = 20.0 if threshold is None else threshold
-    return _where(x * beta > threshold, g, g * (x * beta).sigmoid())
+    # torch's softplus_backward: z / (z + 1), z = exp(beta x), which keeps the float32
+    # denormals that sigmoid flushes (z clamped where the threshold passes g on: no inf)
+    bx = x * beta
+    z = bx.clamp(max=threshold).exp()
+    s = z / (z + 1)
+    if _grad_mode.is_grad_enabled():  # create_graph: differentiated as torch's
+        sig = bx.sigmoid()            # softplus_double_backward, through sigmoid
+        s = s.detach() + (sig - sig.detach())
+    return _where(bx > threshold, g, g * s)
 
 
 # torch's hardsigmoid_backward multiplies by 1.0f / 6.0f, a float32 constant, in every dtype

@@ -200,6 +200,7 @@ import warnings as _warnings  # noqa: E402
 from .. import _autocast, _dtypes, _errors, _factories, _grad_mode  # noqa: E402
 from ..autograd import graph as _graph  # noqa: E402
 from .._compute import where as _where  # noqa: E402
+from .._composite import _scatter_reduce  # noqa: E402
 
 
 def _reduce(loss, reduction):
@@ -794,7 +795,7 @@ def _aten_embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode
     position = position.unsqueeze(1).expand(n, dim)
     where_hit = position.masked_fill(~hit, n)
     first = f.full((bags, dim), n, dtype=_dtypes.int64, device=device, session=session)
-    first = first.scatter_reduce(0, bag.unsqueeze(1).expand(n, dim), where_hit, "amin")
+    first = _scatter_reduce(first, 0, bag.unsqueeze(1).expand(n, dim), where_hit, "amin")
     rows_of = idx.index_select(0, first.clamp_max(n - 1).reshape(-1)).reshape(bags, dim)
     max_indices = rows_of.masked_fill(first >= n, 0).to(index_dtype)
     return output, offset2bag, bag_size, max_indices
@@ -948,8 +949,7 @@ def _string_padding(input, weight, stride, padding, dilation, nd):
     reach = [d[i] * (weight.size(2 + i) - 1) for i in range(nd)]
     if any(r % 2 for r in reach):
         _errors.warn_once("conv_same_even", "Using padding='same' with even kernel lengths and "
-                          "odd dilation may require a zero-padded copy of the input be created",
-                          stacklevel=5)
+                          "odd dilation may require a zero-padded copy of the input be created")
         extra = []
         for r in reversed(reach):
             extra += [0, r % 2]

@@ -784,3 +784,60 @@ def test_thread_and_legacy_queries_answer_as_torchs(session):
         with pytest.raises(TypeError, match=r"is_distributed\(\): argument 'input' \(position 1\) "
                                             "must be Tensor, not int"):
             m.is_distributed(3)
+
+
+SUBCLASS_PROGRAM = """
+class MyT(torch.Tensor):
+    def double_it(self):
+        return self * 2
+
+class Sub(MyT):
+    pass
+
+x = torch.ones(2, requires_grad=True)
+y = x * 2
+z = y.as_subclass(MyT)
+print(z.grad_fn.name(), z._base is None, z.is_leaf, x.as_subclass(MyT).requires_grad)
+w = torch.Tensor._make_subclass(MyT, y)
+print(type(w).__name__, w.requires_grad, w.grad_fn, w.is_leaf)
+w = torch.Tensor._make_subclass(MyT, y, True)
+print(w.requires_grad, w.grad_fn, w.is_leaf)
+print([type(r).__name__ for r in (z + 1, z.sum(), z[0], torch.add(z, 1), z.max(0).values,
+                                   torch.cat([z, x]), x + z, z + Sub([1.0, 2.0]), z.detach(),
+                                   z.clone(), z.to(torch.float64), torch.stack([z, z]),
+                                   torch.nn.functional.relu(z), torch.zeros_like(z),
+                                   z.new_ones(2), torch.where(z > 0, z, 0.0), *z.unbind(0))])
+print(type(z.max(0)).__name__, type(z.tolist()).__name__)
+p = torch.nn.Parameter(torch.ones(2))
+print(type(p + 1).__name__, type(p.as_subclass(MyT) + 1).__name__)
+m = MyT([[1.0, 2.0], [3.0, 4.0]])
+print(m, m.T, m.sum(0), m @ m, z.double_it(), repr(z))
+z.double_it().sum().backward()
+print(type(x.grad).__name__, x.grad)
+"""
+
+
+def test_tensor_subclasses_behave_as_torchs(session):
+    """torch's default __torch_function__: as_subclass (an alias in the graph), _make_subclass,
+    a subclass's constructor, results of ops (and of *_like, new_*) in the inputs' most
+    derived subclass, Parameter's results plain, gradients plain, the subclass's name in repr."""
+    import contextlib  # noqa: PLC0415
+    import io  # noqa: PLC0415
+    printed = []
+    for lib in (torch, tensord):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(SUBCLASS_PROGRAM, {"torch": lib})  # noqa: S102 - the test's own program
+        printed.append(out.getvalue())
+    assert printed[1] == printed[0]
+
+
+def test_a_subclass_overriding_torch_function_is_warned_of(session):
+    with pytest.warns(UserWarning, match="does not call"):
+        class Logged(tensord.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                return super().__torch_function__(func, types, args, kwargs)
+    x = tensord.ones(2).as_subclass(Logged)
+    assert type(x + 1) is Logged
+    assert type(Logged.__torch_function__(tensord.add, (Logged,), (x, 1))) is Logged

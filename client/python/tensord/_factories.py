@@ -11,7 +11,7 @@ from ._out import check_factory_dtype, check_no_overlap, write_out
 from . import _dtypes
 from . import _memory_format as _mf
 from . import _spaced
-from ._ops import (TensorBase, _int, _int_list, _is_scalar, _op, _op_on, _py_scalar,
+from ._ops import (keeps_subclass, TensorBase, _int, _int_list, _is_scalar, _op, _op_on, _py_scalar,
                    new_tensor)
 from ._random import _of as _random_of
 from ._session import current_session
@@ -616,3 +616,10 @@ def randperm(n, dtype=None, device=None, session=None, generator=None, requires_
 
 
 _graph.honour_requires_grad_in(globals())
+
+
+# torch's *_like functions return the input's Tensor subclass, as every op on one does.
+for _name in ("empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like",
+              "randint_like"):
+    globals()[_name] = keeps_subclass(globals()[_name])
+del _name

@@ -19,6 +19,56 @@ from ._session import pb
 
 _tensor_class = None
 
+# Tensor subclasses (torch's default __torch_function__): an op on an instance of a subclass of
+# Tensor returns instances of that subclass (the most derived among its inputs), except for
+# subclasses that turn it off as Parameter does (__torch_function__ =
+# _disabled_torch_function_impl). Until a program makes such an instance, ops skip the look.
+subclass_instances_made = False
+_forced_class = []  # as_subclass's: the class of the next op's outputs
+
+
+def disabled_torch_function_impl(func, types, args=(), kwargs=None):
+    """torch._C._disabled_torch_function_impl: a subclass with it gets plain tensors back."""
+    return func(*args, **(kwargs or {}))
+
+
+def propagates(cls):
+    return getattr(cls, "__torch_function__", None) is not disabled_torch_function_impl
+
+
+def result_class(inputs):
+    """The class of the outputs of an op on `inputs`."""
+    best = _tensor_class
+    for t in inputs:
+        kind = type(t)
+        if kind is not best and issubclass(kind, best) and propagates(kind):
+            best = kind
+    return best
+
+
+def as_result_class(inputs, outs):
+    """`outs` of an op on `inputs`, each as the inputs' subclass when there is one (torch's
+    default __torch_function__: `out.as_subclass(cls)`, an alias in the graph)."""
+    if _forced_class or not outs:
+        return outs
+    cls = result_class(inputs)
+    if cls is _tensor_class:
+        return outs
+    return [o.as_subclass(cls) for o in outs]
+
+
+def keeps_subclass(fn):
+    """A function of one tensor whose result takes that tensor's subclass (new_*, *_like)."""
+    import functools  # noqa: PLC0415
+
+    @functools.wraps(fn)
+    def f(input, *args, **kwargs):
+        out = fn(input, *args, **kwargs)
+        if subclass_instances_made:
+            out = as_result_class([input], [out])[0]
+        return out
+    return f
+
 
 def set_tensor_class(cls):
     """The class of the tensors ops return (tensord.Tensor, set once by _tensor.py)."""
@@ -219,6 +269,8 @@ def _queue(session, name, inputs, attrs=None, n=None, send_now=False):
     if _autocast.active:
         inputs, attrs = _autocast.cast(name, inputs, attrs)
     if not _graph.active:
+        if subclass_instances_made:
+            return as_result_class(inputs, _send(session, name, inputs, attrs, n, send_now))
         return _send(session, name, inputs, attrs, n, send_now)
     in_place = name.endswith("_") and bool(inputs)
     record = False
@@ -241,6 +293,8 @@ def _queue(session, name, inputs, attrs=None, n=None, send_now=False):
         _graph.record(name, inputs, attrs, outs or ())
     elif outs and name != "detach":  # detach's alias is outside autograd, as torch's
         _graph.note_views(inputs, outs)
+    if subclass_instances_made:
+        return as_result_class(inputs, outs)
     return outs
 
 
@@ -288,7 +342,7 @@ def _send(session, name, inputs, attrs=None, n=None, send_now=False):
             first, metas, call, input_ids, aliases = queued
             if n is None and not metas:
                 return []  # a list of no views (unbind of an empty dim): nothing to send
-            new = _tensor_class._new
+            new = (_forced_class[-1] if _forced_class else _tensor_class)._new
             outs = []
             for i, meta in enumerate(metas):
                 o = new(session, first + i)
@@ -315,7 +369,8 @@ def _send(session, name, inputs, attrs=None, n=None, send_now=False):
         if n == 0:
             return []  # a list of no views (unbind of an empty dim): nothing to send
     first = session.new_ids(n) if n else 0
-    outs = [_tensor_class._new(session, first + i) for i in range(n)]
+    new = (_forced_class[-1] if _forced_class else _tensor_class)._new
+    outs = [new(session, first + i) for i in range(n)]
     if metas is not None:
         for o, meta in zip(outs, metas):
             o._info = meta

@@ -6,6 +6,7 @@ import operator
 import numpy as np
 
 from . import _dtypes, _factories, _format
+from . import _ops as _ops_module
 from . import _memory_format as _mf
 from ._compute import _ComputeMethods
 from .autograd import graph as _graph
@@ -160,7 +161,59 @@ class Tensor(_ComputeMethods):
     # torch's legacy constructor: Tensor(2, 3) (sizes: zeros here, as every new tensord tensor's
     # memory is), Tensor([1, 2]) (data), Tensor() (empty), all float32 on the session's device.
     def __new__(cls, *args, device=None, session=None):
-        return _legacy_new(_dtypes.get_default_dtype(), args, device, session, strict=False)
+        t = _legacy_new(_dtypes.get_default_dtype(), args, device, session, strict=False)
+        return t if cls is Tensor else Tensor._make_subclass(cls, t)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("__torch_function__")
+        if own is not None and getattr(own, "__func__", own) is not \
+                _ops_module.disabled_torch_function_impl:
+            import warnings  # noqa: PLC0415
+            warnings.warn(f"{cls.__name__} overrides __torch_function__, which tensord does not "
+                          f"call: ops on its instances run tensord's own functions (and return "
+                          f"{cls.__name__} instances)", UserWarning, stacklevel=2)
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """torch's default: func's result, its tensors as `cls` (tensord calls no
+        __torch_function__ itself; ops on a subclass's instances return that subclass)."""
+        result = func(*args, **(kwargs or {}))
+        if not _ops_module.propagates(cls):
+            return result
+        convert = (lambda r: r.as_subclass(cls) if isinstance(r, Tensor) and
+                   not isinstance(r, cls) else r)
+        if isinstance(result, (tuple, list)):
+            return type(result)(convert(r) for r in result) if not hasattr(result, "_fields") \
+                else type(result)(*(convert(r) for r in result))
+        return convert(result)
+
+    @staticmethod
+    def _make_subclass(cls, data, require_grad=False):
+        """torch.Tensor._make_subclass: a `cls` over data's storage (a detached alias), a leaf
+        that requires grad as asked."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(f"cls must be a type (got {cls!r})")
+        out = _alias_as(cls, data)
+        if _ops_module.propagates(cls):
+            _ops_module.subclass_instances_made = True
+        if require_grad:
+            out.requires_grad_(True)
+        return out
+
+    def as_subclass(self, cls):
+        """torch's Tensor.as_subclass: a `cls` aliasing this tensor (the same storage, a view
+        that stays in the autograd graph: AliasBackward0)."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of Tensor, not "
+                            f"{cls!r}")
+        if _ops_module.propagates(cls):
+            _ops_module.subclass_instances_made = True
+        _ops_module._forced_class.append(cls)
+        try:
+            return self._op("alias")
+        finally:
+            _ops_module._forced_class.pop()
 
     def __init__(self, *args, **kwargs):
         pass  # made by __new__
@@ -182,7 +235,7 @@ class Tensor(_ComputeMethods):
             t._info = info
             out.append(t)
         _graph.after_server_planned(name, [self], attrs, out)
-        return tuple(out)
+        return tuple(_ops_module.as_result_class([self], out))
 
     # ---- metadata ----
 
@@ -1225,12 +1278,28 @@ def _summarized(t):
     return t
 
 
+def _alias_as(cls, data):
+    """A new object of class `cls` over the server tensor of a fresh alias of `data` (the same
+    storage, sizes, strides and offset), outside autograd (Parameter's, _make_subclass's)."""
+    alias = data.detach()
+    alias._meta()  # raises the error of the op that made data, if any
+    out = cls._new(alias._session, alias._id)
+    out._info, out._error = alias._info, alias._error
+    alias._error = _HANDED_OVER  # alias's handle is out's now: alias must not release it
+    return out
+
+
+_HANDED_OVER = RuntimeError("this tensor's handle was handed to another tensor object")
+
+
 def _repr(t):
     info = t._meta()
     d = _dtypes.from_proto(info.dtype)
     shape = tuple(info.sizes)
     numel = int(np.prod(shape, dtype=np.int64))
-    prefix = "tensor("
+    # torch's: a subclass's own name (a Parameter's "Parameter containing:" then "tensor(")
+    prefix = "tensor(" if not _ops_module.propagates(type(t)) or type(t) is Tensor else \
+        type(t).__name__ + "("
     indent = len(prefix)
     suffixes = []
     dev = _dtypes.info_device(info.device)
@@ -1259,5 +1328,6 @@ def _repr(t):
 
 set_tensor_class(Tensor)
 for _name in ("new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"):
-    setattr(Tensor, _name, _graph.honour_requires_grad(Tensor.__dict__[_name]))
+    setattr(Tensor, _name, _ops_module.keeps_subclass(
+        _graph.honour_requires_grad(Tensor.__dict__[_name])))
 del _name

@@ -1038,12 +1038,17 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
     """Runs the graph from `outputs` (tensors) seeded with `grad_outputs`. With `accumulate`,
     gradients reaching leaves are added to their .grad (backward); else the gradients of
     `inputs` are returned (autograd.grad)."""
+    from .. import _ops  # noqa: PLC0415 - import cycle
     _checkpoint_valid.append(accumulate and inputs is None)
+    # Gradients are plain tensors, as torch's engine (which calls no __torch_function__) makes
+    # them, whatever Tensor subclass the forward ran on.
+    subclasses, _ops.subclass_instances_made = _ops.subclass_instances_made, False
     try:
         return _run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs,
                              allow_unused, accumulate)
     finally:
         _checkpoint_valid.pop()
+        _ops.subclass_instances_made = subclasses or _ops.subclass_instances_made
 
 
 def _run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs, allow_unused,

@@ -5,22 +5,9 @@ graph (tensord.autograd), and backward() accumulates into its .grad.
 """
 from .. import _factories
 from .._composite import _take_handle
-from .._tensor import Tensor
+from .._ops import disabled_torch_function_impl
+from .._tensor import Tensor, _alias_as
 from ..autograd import graph as _graph
-
-
-def _alias_as(cls, data):
-    """A new object of class `cls` over the server tensor of a fresh alias of `data` (the same
-    storage, sizes, strides and offset)."""
-    alias = data.detach()
-    alias._meta()  # raises the error of the op that made data, if any
-    out = cls._new(alias._session, alias._id)
-    out._info, out._error = alias._info, alias._error
-    alias._error = _HANDED_OVER  # alias's handle is out's now: alias must not release it
-    return out
-
-
-_HANDED_OVER = RuntimeError("this tensor's handle was handed to a Parameter")
 
 
 class Parameter(Tensor):
@@ -28,6 +15,8 @@ class Parameter(Tensor):
     Module's attribute assignment registers as a parameter."""
 
     __slots__ = ()
+    # torch's: ops on a parameter return plain tensors
+    __torch_function__ = disabled_torch_function_impl
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:

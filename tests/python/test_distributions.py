@@ -617,3 +617,205 @@ def test_submodules_import_as_torchs(session):
         assert hasattr(ours, name) and hasattr(theirs, name)
         if sub != "constraints":
             assert getattr(ours, name) is getattr(tensord.distributions, name)
+
+
+# ---- Transformed distributions and the further families ----------------------------------------
+
+_FAMILIES = {
+    "HalfNormal": (lambda m: m.distributions.HalfNormal(m.tensor([1.0, 2.0])), [0.5, 3.0]),
+    "Cauchy": (lambda m: m.distributions.Cauchy(m.tensor([0.0, 1.0]), m.tensor([1.0, 2.0])),
+               [0.5, -3.0]),
+    "HalfCauchy": (lambda m: m.distributions.HalfCauchy(m.tensor([1.0, 2.0])), [0.5, 3.0]),
+    "Gumbel": (lambda m: m.distributions.Gumbel(m.tensor([0.0, 1.0]), m.tensor([1.0, 2.0])),
+               [0.5, -1.0]),
+    "Weibull": (lambda m: m.distributions.Weibull(m.tensor([1.0, 2.0]), m.tensor([1.5, 0.5])),
+                [0.5, 3.0]),
+    "Pareto": (lambda m: m.distributions.Pareto(m.tensor([1.0, 2.0]), m.tensor([1.5, 3.0])),
+               [1.5, 3.0]),
+    "Chi2": (lambda m: m.distributions.Chi2(m.tensor([2.0, 5.0])), [0.5, 4.0]),
+    "StudentT": (lambda m: m.distributions.StudentT(m.tensor([3.0, 10.0, 1.5]),
+                                                    m.tensor([0.0, 1.0, 0.0]),
+                                                    m.tensor([1.0, 2.0, 0.5])), [0.5, 1.5, -2.0]),
+    "Geometric": (lambda m: m.distributions.Geometric(m.tensor([0.3, 0.6, 1.0])),
+                  [1.0, 4.0, 0.0]),
+    "Geometric(logits)": (lambda m: m.distributions.Geometric(logits=m.tensor([-1.0, 0.5])),
+                          [0.0, 2.0]),
+    "Binomial": (lambda m: m.distributions.Binomial(10, m.tensor([0.3, 0.6])), [3.0, 7.0]),
+    "Binomial(logits)": (lambda m: m.distributions.Binomial(m.tensor([5.0, 9.0]),
+                                                            logits=m.tensor([-0.5, 1.0])),
+                         [5.0, 0.0]),
+    "NegativeBinomial": (lambda m: m.distributions.NegativeBinomial(m.tensor([3.0, 5.0]),
+                                                                    m.tensor([0.3, 0.6])),
+                         [2.0, 4.0]),
+    "OneHotCategorical": (lambda m: m.distributions.OneHotCategorical(
+        m.tensor([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]])), [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]),
+    "RelaxedBernoulli": (lambda m: m.distributions.RelaxedBernoulli(
+        m.tensor(0.5), probs=m.tensor([0.3, 0.8])), [0.3, 0.6]),
+    "RelaxedOneHotCategorical": (lambda m: m.distributions.RelaxedOneHotCategorical(
+        m.tensor(0.7), logits=m.tensor([0.2, -0.5, 1.0])), [0.2, 0.3, 0.5]),
+    "MixtureSameFamily": (lambda m: m.distributions.MixtureSameFamily(
+        m.distributions.Categorical(m.tensor([0.3, 0.7])),
+        m.distributions.Normal(m.tensor([0.0, 2.0]), m.tensor([1.0, 0.5]))), [0.5]),
+    "MixtureSameFamily(events)": (lambda m: m.distributions.MixtureSameFamily(
+        m.distributions.Categorical(m.tensor([[0.3, 0.7], [0.5, 0.5]])),
+        m.distributions.Independent(m.distributions.Normal(
+            m.arange(12.0).reshape(2, 2, 3) / 6, m.ones(2, 2, 3)), 1)),
+        [[0.1, 0.2, 0.3], [1.0, 0.0, -1.0]]),
+    "TransformedDistribution(tanh Normal)": (lambda m: m.distributions.TransformedDistribution(
+        m.distributions.Normal(m.tensor([0.1, -0.3]), m.tensor([0.6, 1.2])),
+        [m.distributions.TanhTransform(cache_size=1)]), [0.5, -0.2]),
+    "TransformedDistribution(logistic)": (lambda m: m.distributions.TransformedDistribution(
+        m.distributions.Uniform(m.tensor(0.0), m.tensor(1.0)),
+        [m.distributions.SigmoidTransform().inv,
+         m.distributions.AffineTransform(m.tensor(1.0), m.tensor(2.0))]), [0.5, -3.0]),
+    "TransformedDistribution(event affine)": (lambda m: m.distributions.TransformedDistribution(
+        m.distributions.Independent(m.distributions.Normal(m.zeros(2, 2), m.ones(2, 2)), 1),
+        m.distributions.AffineTransform(m.tensor([1.0, 2.0]), m.tensor([3.0, -4.0]),
+                                        event_dim=1)), [[0.5, 1.0], [2.0, -1.0]]),
+}
+
+
+def _attr_outcomes(dist_t, dist_d, name, *args):
+    from oracle import outcome  # noqa: PLC0415
+    want, werr = outcome(lambda: getattr(dist_t, name)(*args) if args else
+                         getattr(dist_t, name))
+    got, gerr = outcome(lambda: getattr(dist_d, name)(*(tensord.tensor(a.tolist())
+                                                        for a in args))
+                        if args else getattr(dist_d, name))
+    assert (werr and werr[0]) == (gerr and gerr[0]), (name, werr, gerr)
+    if werr is None and not callable(want):
+        torch.testing.assert_close(as_torch(got), want, rtol=2e-5, atol=1e-5, equal_nan=True,
+                                   msg=lambda m: f"{name}: {m}")
+
+
+@pytest.mark.parametrize("name", sorted(_FAMILIES))
+def test_further_families_match_torch(name, session):
+    make, value = _FAMILIES[name]
+    t, d = make(torch), make(tensord)
+    assert tuple(d.batch_shape) == tuple(t.batch_shape)
+    assert tuple(d.event_shape) == tuple(t.event_shape)
+    assert repr(d.support) == repr(t.support) and repr(d) == repr(t)
+    assert d.has_rsample == t.has_rsample
+    for attr in ("mean", "mode", "variance", "stddev"):
+        _attr_outcomes(t, d, attr)
+    for method, arg in (("log_prob", value), ("cdf", value), ("icdf", [0.3, 0.7][:len(value)]),
+                        ("entropy", None)):
+        args = () if arg is None else (torch.tensor(arg),)
+        if method == "icdf" and t.event_shape:
+            continue
+        _attr_outcomes(t, d, method, *args)
+    tensord.manual_seed(3)
+    draws = d.sample((400,))
+    want = t.sample((400,))
+    assert tuple(draws.shape) == tuple(want.shape) and as_torch(draws).dtype == want.dtype
+    assert bool(t.support.check(as_torch(draws)).all())
+    tensord.manual_seed(3)
+    assert torch.equal(as_torch(make(tensord).sample((400,))), as_torch(draws))
+    expanded_t, expanded_d = t.expand((3,) + tuple(t.batch_shape)), \
+        d.expand((3,) + tuple(d.batch_shape))
+    assert type(expanded_d).__name__ == type(expanded_t).__name__
+    assert tuple(expanded_d.batch_shape) == tuple(expanded_t.batch_shape)
+    if tuple(torch.tensor(value).shape) == tuple(t.batch_shape) + tuple(t.event_shape):
+        torch.testing.assert_close(as_torch(expanded_d.log_prob(tensord.tensor(value))),
+                                   expanded_t.log_prob(torch.tensor(value)), rtol=2e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["Cauchy", "Gumbel", "Weibull", "StudentT", "Geometric",
+                                  "Binomial", "NegativeBinomial", "HalfNormal"])
+def test_further_families_draw_with_their_laws(name, session):
+    """Many draws: the median (Cauchy, whose mean does not exist) or the mean and spread."""
+    make, _ = _FAMILIES[name]
+    t, d = make(torch), make(tensord)
+    n = 20000
+    tensord.manual_seed(21)
+    x = as_torch(d.sample((n,))).double()
+    if name == "Cauchy":
+        torch.testing.assert_close(x.median(0).values, t.loc.double(), atol=0.1, rtol=0)
+        return
+    want_mean, want_std = t.mean.double(), t.stddev.double()
+    finite = torch.isfinite(want_std)
+    assert torch.all(((x.mean(0) - want_mean).abs() <= 5 * want_std / math.sqrt(n) + 1e-9)[finite])
+    assert torch.all(((x.std(0) - want_std).abs() <= 0.1 * want_std + 1e-9)[finite])
+
+
+def test_transforms_match_torch(session):
+    cases = {
+        "compose": lambda m: m.distributions.ComposeTransform([
+            m.distributions.ExpTransform(), m.distributions.AffineTransform(1.0, 2.0),
+            m.distributions.PowerTransform(2.0)]),
+        "sigmoid": lambda m: m.distributions.SigmoidTransform(),
+        "tanh": lambda m: m.distributions.TanhTransform(),
+        "softplus": lambda m: m.distributions.SoftplusTransform(),
+        "affine(negative)": lambda m: m.distributions.AffineTransform(0.5, -3.0),
+        "exp.inv": lambda m: m.distributions.ExpTransform().inv,
+        "independent": lambda m: m.distributions.IndependentTransform(
+            m.distributions.ExpTransform(), 1),
+    }
+    x = [[0.5, -1.0], [2.0, 30.0]]
+    for name, make in cases.items():
+        t, d = make(torch), make(tensord)
+        xt = torch.tensor(x).abs() + 0.1 if name == "exp.inv" else torch.tensor(x)
+        xd = tensord.tensor(xt.tolist())
+        yt, yd = t(xt), d(xd)
+        torch.testing.assert_close(as_torch(yd), yt, msg=name)
+        torch.testing.assert_close(as_torch(d.inv(yd)), t.inv(yt), msg=name)
+        torch.testing.assert_close(as_torch(d.log_abs_det_jacobian(xd, yd)),
+                                   t.log_abs_det_jacobian(xt, yt), msg=name)
+        assert repr(d) == repr(t) and d.bijective == t.bijective, name
+        assert repr(d.domain) == repr(t.domain) and repr(d.codomain) == repr(t.codomain), name
+    assert tensord.distributions.ExpTransform() == tensord.distributions.ExpTransform()
+    softmax = tensord.distributions.SoftmaxTransform()
+    torch.testing.assert_close(as_torch(softmax(tensord.tensor([1.0, 2.0, 3.0]))),
+                               torch.distributions.SoftmaxTransform()(torch.tensor([1.0, 2.0, 3.0])))
+
+
+def test_tanh_gaussian_policy_gradients_match_torch(session):
+    """The squashed Gaussian of soft actor-critic: log_prob of an rsample through the cached
+    tanh, and its gradients to the mean and log-scale."""
+    results = []
+    for m in (torch, tensord):
+        mu = m.tensor([[0.1, -0.3]], requires_grad=True)
+        log_std = m.tensor([[-0.5, 0.2]], requires_grad=True)
+        pi = m.distributions.TransformedDistribution(
+            m.distributions.Normal(mu, log_std.exp()), [m.distributions.TanhTransform(cache_size=1)])
+        lp = pi.log_prob(m.tensor([[0.5, -0.2]])).sum()
+        lp.backward()
+        results.append([as_torch(v).detach() for v in (lp, mu.grad, log_std.grad)])
+    for got, want in zip(results[1], results[0]):
+        torch.testing.assert_close(got, want)
+
+
+_FURTHER_KL = [
+    ("Binomial", lambda m: (m.distributions.Binomial(10, m.tensor([0.3, 0.5])),
+                            m.distributions.Binomial(m.tensor([10.0, 8.0]), m.tensor([0.4, 0.5])))),
+    ("Geometric", lambda m: (m.distributions.Geometric(m.tensor([0.3, 0.5])),
+                             m.distributions.Geometric(m.tensor([0.4, 0.2])))),
+    ("Gumbel", lambda m: (m.distributions.Gumbel(m.tensor([0.0, 1.0]), m.tensor([1.0, 2.0])),
+                          m.distributions.Gumbel(m.tensor([0.5, 1.0]), m.tensor([1.5, 2.0])))),
+    ("HalfNormal", lambda m: (m.distributions.HalfNormal(m.tensor([1.0, 2.0])),
+                              m.distributions.HalfNormal(m.tensor([1.5, 1.0])))),
+    ("OneHotCategorical", lambda m: (m.distributions.OneHotCategorical(m.tensor([0.2, 0.8])),
+                                     m.distributions.OneHotCategorical(m.tensor([0.5, 0.5])))),
+    ("Pareto", lambda m: (m.distributions.Pareto(m.tensor([1.0, 2.0]), m.tensor([2.0, 3.0])),
+                          m.distributions.Pareto(m.tensor([1.5, 1.0]), m.tensor([1.0, 2.0])))),
+    ("TransformedDistribution", lambda m: tuple(
+        m.distributions.TransformedDistribution(m.distributions.Normal(m.tensor(a), m.tensor(b)),
+                                                [m.distributions.ExpTransform()])
+        for a, b in ((0.0, 1.0), (1.0, 2.0)))),
+    ("TransformedDistribution(other transforms)", lambda m: (
+        m.distributions.TransformedDistribution(m.distributions.Normal(0.0, 1.0),
+                                                [m.distributions.ExpTransform()]),
+        m.distributions.TransformedDistribution(m.distributions.Normal(0.0, 1.0),
+                                                [m.distributions.SigmoidTransform()]))),
+]
+
+
+@pytest.mark.parametrize("case", _FURTHER_KL, ids=[c[0] for c in _FURTHER_KL])
+def test_further_kl_divergences_match_torch(case, session):
+    from oracle import outcome  # noqa: PLC0415
+    _, make = case
+    want, werr = outcome(lambda: torch.distributions.kl_divergence(*make(torch)))
+    got, gerr = outcome(lambda: tensord.distributions.kl_divergence(*make(tensord)))
+    assert (werr and werr[0]) == (gerr and gerr[0])
+    if werr is None:
+        torch.testing.assert_close(as_torch(got), want)

@@ -1,6 +1,9 @@
 """torch.distributions for tensord tensors: Normal, Uniform, Bernoulli, Categorical, Exponential,
-Multinomial, Gamma, Beta, Dirichlet, Poisson, Laplace, LogNormal, MultivariateNormal and
-Independent, with sample / rsample / log_prob / entropy / mean / mode / variance / expand /
+Multinomial, Gamma, Beta, Dirichlet, Poisson, Laplace, LogNormal, MultivariateNormal,
+Independent, TransformedDistribution (its transforms in distributions_transforms.py) and the
+families made of these (HalfNormal, Cauchy, HalfCauchy, Gumbel, Weibull, Pareto, Chi2, StudentT,
+Geometric, Binomial, NegativeBinomial, OneHotCategorical, the relaxed Bernoulli and categorical,
+MixtureSameFamily), with sample / rsample / log_prob / entropy / mean / mode / variance / expand /
 perplexity (and cdf / icdf / enumerate_support where torch 1.13 has them), torch's
 arg_constraints / support with its argument validation (validate_args, on by default, raising
 torch's ValueError messages), torch's reprs, and kl_divergence / register_kl for the pairs torch
@@ -15,13 +18,21 @@ from numbers import Number, Real
 
 from . import _dtypes
 from . import distributions_constraints as constraints
+from . import distributions_transforms as transforms_module
 
 sys.modules[__name__ + ".constraints"] = constraints
+sys.modules[__name__ + ".transforms"] = transforms_module
+transforms = transforms_module
+from .distributions_transforms import *  # noqa: E402,F401,F403 - torch.distributions.<Transform>
 
 __all__ = ["Distribution", "ExponentialFamily", "Normal", "Uniform", "Bernoulli", "Categorical",
            "Exponential", "Multinomial", "Gamma", "Beta", "Dirichlet", "Poisson", "Laplace",
            "LogNormal", "MultivariateNormal", "Independent", "constraints", "kl_divergence",
-           "register_kl"]
+           "register_kl", "transforms", "TransformedDistribution", "HalfNormal", "Cauchy",
+           "HalfCauchy", "Gumbel", "Weibull", "Pareto", "Chi2", "StudentT", "Geometric",
+           "Binomial", "NegativeBinomial", "OneHotCategorical", "LogitRelaxedBernoulli",
+           "RelaxedBernoulli", "ExpRelaxedCategorical", "RelaxedOneHotCategorical",
+           "MixtureSameFamily"] + transforms_module.__all__
 
 _EULER_GAMMA = 0.57721566490153286060
 
@@ -1217,6 +1228,1030 @@ class Independent(Distribution):
                                                            self.reinterpreted_batch_ndims)
 
 
+# ---- Transformed distributions and more families ------------------------------------------------
+
+class TransformedDistribution(Distribution):
+    """base_distribution pushed through transforms (distributions_transforms.py): samples are
+    the transforms of base samples, log_prob subtracts each transform's log |det J| on the way
+    back, cdf and icdf go through monotone transforms (flipped where the sign is negative)."""
+
+    arg_constraints = {}
+
+    def __init__(self, base_distribution, transforms, validate_args=None):
+        if isinstance(transforms, transforms_module.Transform):
+            self.transforms = [transforms]
+        elif isinstance(transforms, list):
+            if not all(isinstance(t, transforms_module.Transform) for t in transforms):
+                raise ValueError("transforms must be a Transform or a list of Transforms")
+            self.transforms = transforms
+        else:
+            raise ValueError(f"transforms must be a Transform or list, but was {transforms}")
+        base_shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
+        base_event_dim = len(base_distribution.event_shape)
+        transform = transforms_module.ComposeTransform(self.transforms)
+        if len(base_shape) < transform.domain.event_dim:
+            raise ValueError(f"base_distribution needs to have shape with size at least "
+                             f"{transform.domain.event_dim}, but got {base_shape}.")
+        forward_shape = tuple(transform.forward_shape(base_shape))
+        expanded_base_shape = tuple(transform.inverse_shape(forward_shape))
+        if base_shape != expanded_base_shape:
+            base_batch_shape = expanded_base_shape[:len(expanded_base_shape) - base_event_dim]
+            base_distribution = base_distribution.expand(base_batch_shape)
+        reinterpreted_batch_ndims = transform.domain.event_dim - base_event_dim
+        if reinterpreted_batch_ndims > 0:
+            base_distribution = Independent(base_distribution, reinterpreted_batch_ndims)
+        self.base_dist = base_distribution
+        event_dim = transform.codomain.event_dim + max(base_event_dim -
+                                                       transform.domain.event_dim, 0)
+        cut = len(forward_shape) - event_dim
+        super().__init__(forward_shape[:cut], forward_shape[cut:], validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(TransformedDistribution, _instance)
+        batch_shape = _dtypes.Size(batch_shape)
+        shape = tuple(batch_shape) + tuple(self.event_shape)
+        for t in reversed(self.transforms):
+            shape = tuple(t.inverse_shape(shape))
+        new.base_dist = self.base_dist.expand(shape[:len(shape) -
+                                                    len(self.base_dist.event_shape)])
+        new.transforms = self.transforms
+        return self._finish_expand(new, TransformedDistribution, batch_shape, self.event_shape)
+
+    @constraints.dependent_property(is_discrete=False)
+    def support(self):
+        if not self.transforms:
+            return self.base_dist.support
+        support = self.transforms[-1].codomain
+        if len(self.event_shape) > support.event_dim:
+            support = constraints.independent(support, len(self.event_shape) - support.event_dim)
+        return support
+
+    @property
+    def has_rsample(self):
+        return self.base_dist.has_rsample
+
+    def sample(self, sample_shape=()):
+        from . import _grad_mode  # noqa: PLC0415
+        with _grad_mode.no_grad():
+            x = self.base_dist.sample(sample_shape)
+            for transform in self.transforms:
+                x = transform(x)
+            return x
+
+    def rsample(self, sample_shape=()):
+        x = self.base_dist.rsample(sample_shape)
+        for transform in self.transforms:
+            x = transform(x)
+        return x
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        event_dim = len(self.event_shape)
+        log_prob = 0.0
+        y = value
+        for transform in reversed(self.transforms):
+            x = transform.inv(y)
+            event_dim += transform.domain.event_dim - transform.codomain.event_dim
+            log_prob = log_prob - _sum_rightmost(transform.log_abs_det_jacobian(x, y),
+                                                 event_dim - transform.domain.event_dim)
+            y = x
+        return log_prob + _sum_rightmost(self.base_dist.log_prob(y),
+                                         event_dim - len(self.base_dist.event_shape))
+
+    def _monotonize_cdf(self, value):
+        sign = 1
+        for transform in self.transforms:
+            sign = sign * transform.sign
+        if isinstance(sign, int) and sign == 1:
+            return value
+        return sign * (value - 0.5) + 0.5
+
+    def cdf(self, value):
+        for transform in self.transforms[::-1]:
+            value = transform.inv(value)
+        if self._validate_args:
+            self.base_dist._validate_sample(value)
+        return self._monotonize_cdf(self.base_dist.cdf(value))
+
+    def icdf(self, value):
+        value = self.base_dist.icdf(self._monotonize_cdf(value))
+        for transform in self.transforms:
+            value = transform(value)
+        return value
+
+
+class _OnePositiveParam(TransformedDistribution):
+    """The expand of a TransformedDistribution subclass made of one call of its own __init__
+    (HalfNormal, HalfCauchy): torch's expand, which keeps the subclass."""
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(type(self), _instance)
+        return super().expand(batch_shape, _instance=new)
+
+
+class HalfNormal(_OnePositiveParam):
+    """|X| for X ~ Normal(0, scale)."""
+
+    arg_constraints = {"scale": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+
+    def __init__(self, scale, validate_args=None):
+        super().__init__(Normal(0, scale, validate_args=False),
+                         transforms_module.AbsTransform(), validate_args=validate_args)
+
+    @property
+    def scale(self):
+        return self.base_dist.scale
+
+    @property
+    def mean(self):
+        return self.scale * math.sqrt(2 / math.pi)
+
+    @property
+    def mode(self):
+        return _api().zeros_like(self.scale)
+
+    @property
+    def variance(self):
+        return self.scale.pow(2) * (1 - 2 / math.pi)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        value = _as_tensor(value, self.scale)
+        log_prob = self.base_dist.log_prob(value) + math.log(2)
+        return _api().where(value >= 0, log_prob, log_prob.new_full((), -math.inf))
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob):
+        return self.base_dist.icdf((prob + 1) / 2)
+
+    def entropy(self):
+        return self.base_dist.entropy() - math.log(2)
+
+
+class Cauchy(Distribution):
+    """loc + scale * tan(pi (u - 1/2)): no mean or variance (nan, inf)."""
+
+    _scalar_params = ("loc", "scale")
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = _broadcast(loc, scale)
+        super().__init__(_batch_shape_of(loc, scale, self.loc), validate_args=validate_args)
+
+    @property
+    def mean(self):
+        return self.loc.new_full(tuple(self._extended_shape()), math.nan)
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        return self.loc.new_full(tuple(self._extended_shape()), math.inf)
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        eps = self.loc.new_empty(tuple(shape)).cauchy_()
+        return self.loc + eps * self.scale
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        value = _as_tensor(value, self.loc)
+        return -math.log(math.pi) - self.scale.log() - \
+            (((value - self.loc) / self.scale) ** 2).log1p()
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        value = _as_tensor(value, self.loc)
+        return ((value - self.loc) / self.scale).atan() / math.pi + 0.5
+
+    def icdf(self, value):
+        value = _as_tensor(value, self.loc)
+        return (math.pi * (value - 0.5)).tan() * self.scale + self.loc
+
+    def entropy(self):
+        return math.log(4 * math.pi) + self.scale.log()
+
+
+class HalfCauchy(_OnePositiveParam):
+    """|X| for X ~ Cauchy(0, scale)."""
+
+    arg_constraints = {"scale": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+
+    def __init__(self, scale, validate_args=None):
+        super().__init__(Cauchy(0, scale, validate_args=False),
+                         transforms_module.AbsTransform(), validate_args=validate_args)
+
+    @property
+    def scale(self):
+        return self.base_dist.scale
+
+    @property
+    def mean(self):
+        return self.scale.new_full(tuple(self._extended_shape()), math.inf)
+
+    @property
+    def mode(self):
+        return _api().zeros_like(self.scale)
+
+    @property
+    def variance(self):
+        return self.base_dist.variance
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        value = _as_tensor(value, self.scale)
+        log_prob = self.base_dist.log_prob(value) + math.log(2)
+        return _api().where(value >= 0, log_prob, log_prob.new_full((), -math.inf))
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob):
+        return self.base_dist.icdf((prob + 1) / 2)
+
+    def entropy(self):
+        return self.base_dist.entropy() - math.log(2)
+
+
+class Gumbel(TransformedDistribution):
+    """loc - scale log(-log u), u uniform in (tiny, 1 - eps)."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = _broadcast(loc, scale)
+        finfo = _finfo(self.loc.dtype)
+        if isinstance(loc, Number) and isinstance(scale, Number):
+            base = Uniform(finfo.tiny, 1 - finfo.eps, validate_args=validate_args)
+        else:
+            base = Uniform(self.loc.new_full(tuple(self.loc.shape), finfo.tiny),
+                           self.loc.new_full(tuple(self.loc.shape), 1 - finfo.eps),
+                           validate_args=validate_args)
+        exp_inv = transforms_module.ExpTransform().inv
+        super().__init__(base, [exp_inv,
+                                transforms_module.AffineTransform(
+                                    loc=0, scale=-_api().ones_like(self.scale)),
+                                exp_inv,
+                                transforms_module.AffineTransform(loc=self.loc,
+                                                                  scale=-self.scale)],
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Gumbel, _instance)
+        new.loc = self.loc.expand(tuple(batch_shape))
+        new.scale = self.scale.expand(tuple(batch_shape))
+        return super().expand(batch_shape, _instance=new)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        y = (self.loc - value) / self.scale
+        return (y - y.exp()) - self.scale.log()
+
+    @property
+    def mean(self):
+        return self.loc + self.scale * _EULER_GAMMA
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def stddev(self):
+        return (math.pi / math.sqrt(6)) * self.scale
+
+    @property
+    def variance(self):
+        return self.stddev.pow(2)
+
+    def entropy(self):
+        return self.scale.log() + (1 + _EULER_GAMMA)
+
+
+class Weibull(TransformedDistribution):
+    """scale * E ** (1 / concentration), E ~ Exponential(1)."""
+
+    arg_constraints = {"scale": constraints.positive, "concentration": constraints.positive}
+    support = constraints.positive
+
+    def __init__(self, scale, concentration, validate_args=None):
+        self.scale, self.concentration = _broadcast(scale, concentration)
+        self.concentration_reciprocal = self.concentration.reciprocal()
+        base = Exponential(_api().ones_like(self.scale), validate_args=validate_args)
+        super().__init__(base, [transforms_module.PowerTransform(
+            exponent=self.concentration_reciprocal),
+            transforms_module.AffineTransform(loc=0, scale=self.scale)],
+            validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Weibull, _instance)
+        new.scale = self.scale.expand(tuple(batch_shape))
+        new.concentration = self.concentration.expand(tuple(batch_shape))
+        new.concentration_reciprocal = new.concentration.reciprocal()
+        base_dist = self.base_dist.expand(batch_shape)
+        new.transforms = [transforms_module.PowerTransform(exponent=new.concentration_reciprocal),
+                          transforms_module.AffineTransform(loc=0, scale=new.scale)]
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new.base_dist = base_dist
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self):
+        return self.scale * (1 + self.concentration_reciprocal).lgamma().exp()
+
+    @property
+    def mode(self):
+        k = self.concentration
+        return self.scale * ((k - 1) / k) ** k.reciprocal()
+
+    @property
+    def variance(self):
+        r = self.concentration_reciprocal
+        return self.scale.pow(2) * ((1 + 2 * r).lgamma().exp() -
+                                    (1 + r).lgamma().exp().pow(2))
+
+    def entropy(self):
+        return _EULER_GAMMA * (1 - self.concentration_reciprocal) + \
+            (self.scale * self.concentration_reciprocal).log() + 1
+
+
+class Pareto(TransformedDistribution):
+    """scale * exp(E), E ~ Exponential(alpha)."""
+
+    arg_constraints = {"alpha": constraints.positive, "scale": constraints.positive}
+
+    def __init__(self, scale, alpha, validate_args=None):
+        self.scale, self.alpha = _broadcast(scale, alpha)
+        base = Exponential(self.alpha, validate_args=validate_args)
+        super().__init__(base, [transforms_module.ExpTransform(),
+                                transforms_module.AffineTransform(loc=0, scale=self.scale)],
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Pareto, _instance)
+        new.scale = self.scale.expand(tuple(batch_shape))
+        new.alpha = self.alpha.expand(tuple(batch_shape))
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def mean(self):
+        a = self.alpha.clamp(min=1)
+        return a * self.scale / (a - 1)
+
+    @property
+    def mode(self):
+        return self.scale
+
+    @property
+    def variance(self):
+        a = self.alpha.clamp(min=2)
+        return self.scale.pow(2) * a / ((a - 1).pow(2) * (a - 2))
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        return constraints.greater_than_eq(self.scale)
+
+    def entropy(self):
+        return (self.scale / self.alpha).log() + (1 + self.alpha.reciprocal())
+
+
+class Chi2(Gamma):
+    """Gamma(df / 2, 1 / 2)."""
+
+    arg_constraints = {"df": constraints.positive}
+
+    def __init__(self, df, validate_args=None):
+        super().__init__(0.5 * _as_tensor(df) if isinstance(df, Number) else 0.5 * df, 0.5,
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Chi2, _instance)
+        return super().expand(batch_shape, new)
+
+    @property
+    def df(self):
+        return self.concentration * 2
+
+
+class StudentT(Distribution):
+    """loc + scale * X / sqrt(Z / df), X ~ Normal(0, 1), Z ~ Chi2(df)."""
+
+    arg_constraints = {"df": constraints.positive, "loc": constraints.real,
+                       "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, df, loc=0., scale=1., validate_args=None):
+        self.df, self.loc, self.scale = _broadcast(df, loc, scale)
+        self._chi2 = Chi2(self.df)
+        super().__init__(self.df.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(StudentT, _instance)
+        batch_shape = _dtypes.Size(batch_shape)
+        new.df = self.df.expand(tuple(batch_shape))
+        new.loc = self.loc.expand(tuple(batch_shape))
+        new.scale = self.scale.expand(tuple(batch_shape))
+        new._chi2 = self._chi2.expand(batch_shape)
+        return self._finish_expand(new, StudentT, batch_shape)
+
+    @property
+    def mean(self):
+        return _api().where(self.df <= 1, self.loc.new_full((), math.nan), self.loc)
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        api = _api()
+        df = self.df
+        finite = self.scale.pow(2) * df / (df - 2)
+        m = api.where(df > 2, finite, finite.new_full((), math.inf))
+        return api.where(df <= 1, m.new_full((), math.nan), m)
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        x = _draw("randn", shape, self.df)
+        z = self._chi2.rsample(sample_shape)
+        y = x * (self.df / z).sqrt()
+        return self.loc + self.scale * y
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        y = (value - self.loc) / self.scale
+        z = self.scale.log() + 0.5 * self.df.log() + 0.5 * math.log(math.pi) + \
+            (0.5 * self.df).lgamma() - (0.5 * (self.df + 1.)).lgamma()
+        return -0.5 * (self.df + 1.) * (y.pow(2) / self.df).log1p() - z
+
+    def entropy(self):
+        lbeta = (0.5 * self.df).lgamma() + math.lgamma(0.5) - (0.5 * (self.df + 1)).lgamma()
+        return self.scale.log() + 0.5 * (self.df + 1) * \
+            ((0.5 * (self.df + 1)).digamma() - (0.5 * self.df).digamma()) + \
+            0.5 * self.df.log() + lbeta
+
+
+class _ProbsOrLogits:
+    """The probs / logits pair of the binary-count families (Geometric, Binomial,
+    NegativeBinomial): one given, the other lazily made from it."""
+
+    def _take_probs_or_logits(self, probs, logits, *others):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        given = probs if probs is not None else logits
+        values = _broadcast(*others, given)
+        name = "probs" if probs is not None else "logits"
+        setattr(self, name, values[-1])
+        self._param = values[-1]
+        return values[:-1], isinstance(given, Number)
+
+    @lazy_property
+    def logits(self):
+        return _probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return _logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    def _expand_probs_or_logits(self, cls, batch_shape, _instance, names=()):
+        new, batch_shape = self._expand_params(
+            cls, batch_shape, {name: () for name in ("probs", "logits") + tuple(names)},
+            _instance)
+        new._param = new.__dict__.get("logits", new.__dict__.get("probs"))
+        return new, batch_shape
+
+
+class Geometric(_ProbsOrLogits, Distribution):
+    """The number of failures before the first success of Bernoulli(probs) trials."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.nonnegative_integer
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        _, is_scalar = self._take_probs_or_logits(probs, logits)
+        super().__init__(() if is_scalar else self._param.size(), validate_args=validate_args)
+        if self._validate_args and probs is not None:
+            valid = self.probs > 0
+            if not bool(valid.all()):
+                raise ValueError(
+                    f"Expected parameter probs ({type(self.probs).__name__} of shape "
+                    f"{tuple(self.probs.shape)}) of distribution {repr(self)} to be positive but "
+                    f"found invalid values:\n{self.probs.masked_select(~valid)}")
+
+    def expand(self, batch_shape, _instance=None):
+        new, batch_shape = self._expand_probs_or_logits(Geometric, batch_shape, _instance)
+        return self._finish_expand(new, Geometric, batch_shape)
+
+    @property
+    def mean(self):
+        return 1. / self.probs - 1.
+
+    @property
+    def mode(self):
+        return _api().zeros_like(self.probs)
+
+    @property
+    def variance(self):
+        return (1. / self.probs - 1.) / self.probs
+
+    def sample(self, sample_shape=()):
+        from . import _grad_mode  # noqa: PLC0415
+        shape = self._extended_shape(sample_shape)
+        tiny = _finfo(self.probs.dtype).tiny
+        with _grad_mode.no_grad():
+            u = self.probs.new_empty(tuple(shape)).uniform_(tiny, 1)
+            return (u.log() / (-self.probs).log1p()).floor()
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        value, probs = _broadcast(value, self.probs)
+        probs = _api().where((probs == 1) & (value == 0), probs.new_zeros(()), probs)
+        return value * (-probs).log1p() + self.probs.log()
+
+    def entropy(self):
+        from .nn import functional as F  # noqa: PLC0415
+        return F.binary_cross_entropy_with_logits(self.logits, self.probs,
+                                                  reduction="none") / self.probs
+
+
+def _clamp_by_zero(x):
+    return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
+
+
+class Binomial(_ProbsOrLogits, Distribution):
+    """The number of successes of total_count Bernoulli(probs) trials."""
+
+    arg_constraints = {"total_count": constraints.nonnegative_integer,
+                       "probs": constraints.unit_interval, "logits": constraints.real}
+    has_enumerate_support = True
+
+    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+        (self.total_count,), _ = self._take_probs_or_logits(probs, logits, total_count)
+        self.total_count = self.total_count.type_as(self._param)
+        super().__init__(self._param.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new, batch_shape = self._expand_probs_or_logits(Binomial, batch_shape, _instance,
+                                                        ("total_count",))
+        return self._finish_expand(new, Binomial, batch_shape)
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self):
+        return constraints.integer_interval(0, self.total_count)
+
+    @property
+    def mean(self):
+        return self.total_count * self.probs
+
+    @property
+    def mode(self):
+        return ((self.total_count + 1) * self.probs).floor().clamp(max=self.total_count)
+
+    @property
+    def variance(self):
+        return self.total_count * self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape=()):
+        shape = tuple(self._extended_shape(sample_shape))
+        return _api().binomial(self.total_count.expand(shape), self.probs.expand(shape))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        n = self.total_count
+        log_factorial_n = (n + 1).lgamma()
+        log_factorial_k = (value + 1).lgamma()
+        log_factorial_nmk = (n - value + 1).lgamma()
+        normalize_term = (n * _clamp_by_zero(self.logits) +
+                          n * (-self.logits.abs()).exp().log1p() - log_factorial_n)
+        return value * self.logits - log_factorial_k - log_factorial_nmk - normalize_term
+
+    def _homogeneous_count(self, what):
+        total = int(self.total_count.max().item())
+        if not int(self.total_count.min().item()) == total:
+            raise NotImplementedError(f"Inhomogeneous total count not supported by `{what}`.")
+        return total
+
+    def entropy(self):
+        self._homogeneous_count("entropy")
+        log_prob = self.log_prob(self.enumerate_support(False))
+        return -(log_prob.exp() * log_prob).sum(0)
+
+    def enumerate_support(self, expand=True):
+        total = self._homogeneous_count("enumerate_support")
+        values = _api().arange(1 + total, dtype=self._param.dtype, device=self._param.device,
+                               session=self._param._session)
+        values = values.view((-1,) + (1,) * len(self._batch_shape))
+        return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
+
+
+class NegativeBinomial(_ProbsOrLogits, Distribution):
+    """The number of successes before total_count failures of Bernoulli(probs) trials; draws
+    are Poisson draws of Gamma(total_count, (1 - p) / p) rates."""
+
+    arg_constraints = {"total_count": constraints.greater_than_eq(0),
+                       "probs": constraints.half_open_interval(0., 1.),
+                       "logits": constraints.real}
+    support = constraints.nonnegative_integer
+
+    def __init__(self, total_count, probs=None, logits=None, validate_args=None):
+        (self.total_count,), _ = self._take_probs_or_logits(probs, logits, total_count)
+        self.total_count = self.total_count.type_as(self._param)
+        super().__init__(self._param.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new, batch_shape = self._expand_probs_or_logits(NegativeBinomial, batch_shape,
+                                                        _instance, ("total_count",))
+        return self._finish_expand(new, NegativeBinomial, batch_shape)
+
+    @property
+    def mean(self):
+        return self.total_count * self.logits.exp()
+
+    @property
+    def mode(self):
+        return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0.)
+
+    @property
+    def variance(self):
+        return self.mean / (-self.logits).sigmoid()
+
+    def sample(self, sample_shape=()):
+        from . import _grad_mode  # noqa: PLC0415
+        with _grad_mode.no_grad():
+            rate = Gamma(self.total_count, (-self.logits).exp(),
+                         validate_args=False).sample(sample_shape)
+            return _api().poisson(rate)
+
+    def log_prob(self, value):
+        from .nn import functional as F  # noqa: PLC0415
+        if self._validate_args:
+            self._validate_sample(value)
+        log_unnormalized = self.total_count * F.logsigmoid(-self.logits) + \
+            value * F.logsigmoid(self.logits)
+        log_normalization = -(self.total_count + value).lgamma() + (1. + value).lgamma() + \
+            self.total_count.lgamma()
+        log_normalization = log_normalization.masked_fill(self.total_count + value == 0., 0.)
+        return log_unnormalized - log_normalization
+
+
+class OneHotCategorical(Distribution):
+    """Categorical draws as one-hot vectors."""
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    support = constraints.one_hot
+    has_enumerate_support = True
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        self._categorical = Categorical(probs, logits)
+        batch_shape = self._categorical.batch_shape
+        event_shape = self._categorical.param_shape[-1:]
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(OneHotCategorical, _instance)
+        batch_shape = _dtypes.Size(batch_shape)
+        new._categorical = self._categorical.expand(batch_shape)
+        return self._finish_expand(new, OneHotCategorical, batch_shape, self.event_shape)
+
+    @property
+    def _param(self):
+        return self._categorical._param
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def mean(self):
+        return self._categorical.probs
+
+    @property
+    def mode(self):
+        from .nn import functional as F  # noqa: PLC0415
+        probs = self._categorical.probs
+        return F.one_hot(probs.argmax(-1), probs.shape[-1]).to(probs.dtype)
+
+    @property
+    def variance(self):
+        return self._categorical.probs * (1 - self._categorical.probs)
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape
+
+    def sample(self, sample_shape=()):
+        from .nn import functional as F  # noqa: PLC0415
+        probs = self._categorical.probs
+        indices = self._categorical.sample(sample_shape)
+        return F.one_hot(indices, probs.shape[-1]).to(probs.dtype)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return self._categorical.log_prob(value.max(-1)[1])
+
+    def entropy(self):
+        return self._categorical.entropy()
+
+    def enumerate_support(self, expand=True):
+        n = self.event_shape[0]
+        values = _api().eye(n, dtype=self._param.dtype, device=self._param.device,
+                            session=self._param._session)
+        values = values.view((n,) + (1,) * len(self.batch_shape) + (n,))
+        if expand:
+            values = values.expand((n,) + tuple(self.batch_shape) + (n,))
+        return values
+
+
+class LogitRelaxedBernoulli(_ProbsOrLogits, Distribution):
+    """The logit of a RelaxedBernoulli draw: (logit(u) + logits) / temperature."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.real
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        self.temperature = temperature
+        _, is_scalar = self._take_probs_or_logits(probs, logits)
+        super().__init__(() if is_scalar else self._param.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new, batch_shape = self._expand_probs_or_logits(LogitRelaxedBernoulli, batch_shape,
+                                                        _instance)
+        new.temperature = self.temperature
+        return self._finish_expand(new, LogitRelaxedBernoulli, batch_shape)
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        probs = _clamp_probs(self.probs.expand(tuple(shape)))
+        uniforms = _clamp_probs(_draw("rand", shape, probs))
+        return (uniforms.log() - (-uniforms).log1p() + probs.log() - (-probs).log1p()) / \
+            self.temperature
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = _broadcast(self.logits, value)
+        diff = logits - value * self.temperature
+        return _as_tensor(self.temperature, diff).log() + diff - 2 * diff.exp().log1p()
+
+
+class RelaxedBernoulli(TransformedDistribution):
+    """sigmoid of a LogitRelaxedBernoulli draw: a reparameterizable relaxation of Bernoulli."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        base = LogitRelaxedBernoulli(temperature, probs, logits)
+        super().__init__(base, transforms_module.SigmoidTransform(),
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(RelaxedBernoulli, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def temperature(self):
+        return self.base_dist.temperature
+
+    @property
+    def logits(self):
+        return self.base_dist.logits
+
+    @property
+    def probs(self):
+        return self.base_dist.probs
+
+
+class ExpRelaxedCategorical(Distribution):
+    """The log of a RelaxedOneHotCategorical draw: log_softmax((logits + gumbels) /
+    temperature)."""
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    support = constraints.real_vector
+    has_rsample = True
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        self._categorical = Categorical(probs, logits)
+        self.temperature = temperature
+        batch_shape = self._categorical.batch_shape
+        event_shape = self._categorical.param_shape[-1:]
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
+        batch_shape = _dtypes.Size(batch_shape)
+        new.temperature = self.temperature
+        new._categorical = self._categorical.expand(batch_shape)
+        return self._finish_expand(new, ExpRelaxedCategorical, batch_shape, self.event_shape)
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        uniforms = _clamp_probs(_draw("rand", shape, self.logits))
+        gumbels = -((-(uniforms.log())).log())
+        scores = (self.logits + gumbels) / self.temperature
+        return scores - scores.logsumexp(dim=-1, keepdim=True)
+
+    def log_prob(self, value):
+        k = self._categorical._num_events
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = _broadcast(self.logits, value)
+        temperature = _as_tensor(self.temperature, logits)
+        log_scale = temperature.new_full(tuple(temperature.shape), float(k)).lgamma() - \
+            temperature.log().mul(-(k - 1))
+        score = logits - value.mul(temperature)
+        score = (score - score.logsumexp(dim=-1, keepdim=True)).sum(-1)
+        return score + log_scale
+
+
+class RelaxedOneHotCategorical(TransformedDistribution):
+    """exp of an ExpRelaxedCategorical draw (the Gumbel-softmax / Concrete distribution)."""
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
+        super().__init__(base, transforms_module.ExpTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def temperature(self):
+        return self.base_dist.temperature
+
+    @property
+    def logits(self):
+        return self.base_dist.logits
+
+    @property
+    def probs(self):
+        return self.base_dist.probs
+
+
+class MixtureSameFamily(Distribution):
+    """A Categorical mixture of the batch of one component distribution (its rightmost batch
+    dim indexes the components)."""
+
+    arg_constraints = {}
+    has_rsample = False
+
+    def __init__(self, mixture_distribution, component_distribution, validate_args=None):
+        self._mixture_distribution = mixture_distribution
+        self._component_distribution = component_distribution
+        if not isinstance(mixture_distribution, Categorical):
+            raise ValueError(" The Mixture distribution needs to be an  instance of "
+                             "torch.distribtutions.Categorical")  # (torch's words)
+        if not isinstance(component_distribution, Distribution):
+            raise ValueError("The Component distribution need to be an instance of "
+                             "torch.distributions.Distribution")
+        mdbs = _dtypes.Size(mixture_distribution.batch_shape)
+        cdbs = _dtypes.Size(tuple(component_distribution.batch_shape)[:-1])
+        for size1, size2 in zip(reversed(mdbs), reversed(cdbs)):
+            if size1 != 1 and size2 != 1 and size1 != size2:
+                raise ValueError(f"`mixture_distribution.batch_shape` ({mdbs}) is not compatible "
+                                 f"with `component_distribution.batch_shape`({cdbs})")
+        km = mixture_distribution.logits.shape[-1]
+        kc = component_distribution.batch_shape[-1]
+        if km is not None and kc is not None and km != kc:
+            raise ValueError(f"`mixture_distribution component` ({km}) does not equal "
+                             f"`component_distribution.batch_shape[-1]` ({kc})")
+        self._num_component = km
+        event_shape = self._component_distribution.event_shape
+        self._event_ndims = len(event_shape)
+        super().__init__(tuple(cdbs), event_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        batch_shape = _dtypes.Size(batch_shape)
+        new = self._get_checked_instance(MixtureSameFamily, _instance)
+        new._component_distribution = self._component_distribution.expand(
+            tuple(batch_shape) + (self._num_component,))
+        new._mixture_distribution = self._mixture_distribution.expand(batch_shape)
+        new._num_component = self._num_component
+        new._event_ndims = self._event_ndims
+        return self._finish_expand(new, MixtureSameFamily, batch_shape,
+                                   new._component_distribution.event_shape)
+
+    @constraints.dependent_property
+    def support(self):
+        return self._component_distribution.support
+
+    @property
+    def mixture_distribution(self):
+        return self._mixture_distribution
+
+    @property
+    def component_distribution(self):
+        return self._component_distribution
+
+    def _pad(self, x):
+        return x.unsqueeze(-1 - self._event_ndims)
+
+    def _pad_mixture_dimensions(self, x):
+        dist_batch_ndims = len(self.batch_shape)
+        cat_batch_ndims = len(self.mixture_distribution.batch_shape)
+        pad_ndims = 0 if cat_batch_ndims == 1 else dist_batch_ndims - cat_batch_ndims
+        xs = tuple(x.shape)
+        return x.reshape(xs[:-1] + (pad_ndims * (1,)) + xs[-1:] + (self._event_ndims * (1,)))
+
+    @property
+    def mean(self):
+        probs = self._pad_mixture_dimensions(self.mixture_distribution.probs)
+        return (probs * self.component_distribution.mean).sum(-1 - self._event_ndims)
+
+    @property
+    def variance(self):
+        probs = self._pad_mixture_dimensions(self.mixture_distribution.probs)
+        mean_cond_var = (probs * self.component_distribution.variance).sum(
+            -1 - self._event_ndims)
+        var_cond_mean = (probs * (self.component_distribution.mean -
+                                  self._pad(self.mean)).pow(2.0)).sum(-1 - self._event_ndims)
+        return mean_cond_var + var_cond_mean
+
+    def cdf(self, x):
+        x = self._pad(x)
+        cdf_x = self.component_distribution.cdf(x)
+        return (cdf_x * self.mixture_distribution.probs).sum(-1)
+
+    def log_prob(self, x):
+        if self._validate_args:
+            self._validate_sample(x)
+        x = self._pad(x)
+        log_prob_x = self.component_distribution.log_prob(x)
+        log_mix_prob = self.mixture_distribution.logits.log_softmax(-1)
+        return (log_prob_x + log_mix_prob).logsumexp(-1)
+
+    def sample(self, sample_shape=()):
+        from . import _grad_mode  # noqa: PLC0415
+        with _grad_mode.no_grad():
+            sample_len = len(sample_shape)
+            batch_len = len(self.batch_shape)
+            gather_dim = sample_len + batch_len
+            es = tuple(self.event_shape)
+            mix_sample = self.mixture_distribution.sample(sample_shape)
+            mix_shape = tuple(mix_sample.shape)
+            comp_samples = self.component_distribution.sample(sample_shape)
+            mix_sample_r = mix_sample.reshape(mix_shape + (1,) * (len(es) + 1))
+            mix_sample_r = mix_sample_r.repeat((1,) * len(mix_shape) + (1,) + es)
+            samples = comp_samples.gather(gather_dim, mix_sample_r)
+            return samples.squeeze(gather_dim)
+
+    def __repr__(self):
+        args_string = "\n  {},\n  {}".format(self.mixture_distribution,
+                                              self.component_distribution)
+        return "MixtureSameFamily" + "(" + args_string + ")"
+
+
 # ---- KL divergence -------------------------------------------------------------------------------
 
 _KL_REGISTRY = {}  # (type_p, type_q) -> function, as registered.
@@ -1604,6 +2639,60 @@ def _kl_uniform_normal(p, q):
     return t1 + 0.5 * (t2 + t3) / q.scale.pow(2)
 
 
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p, q):
+    if bool((p.total_count < q.total_count).any()):
+        raise NotImplementedError("KL between Binomials where q.total_count > p.total_count is "
+                                  "not implemented")
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() -
+                          (-q.probs).log1p())
+    return _fill_where(p.total_count > q.total_count, math.inf, kl)
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p, q):
+    return -p.entropy() - (-q.probs).log1p() / p.probs - q.logits
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    ct1 = p.scale / q.scale
+    ct2 = q.loc / q.scale
+    ct3 = p.loc / q.scale
+    t1 = -ct1.log() - ct2 + ct3
+    t2 = ct1 * _EULER_GAMMA
+    t3 = (ct2 + (1 + ct1).lgamma() - ct3).exp()
+    return t1 + t2 + t3 - (1 + _EULER_GAMMA)
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p, q):
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+@register_kl(OneHotCategorical, OneHotCategorical)
+def _kl_onehotcategorical_onehotcategorical(p, q):
+    return _kl_categorical_categorical(p._categorical, q._categorical)
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * scale_ratio.log() - alpha_ratio.log() + alpha_ratio - 1
+    return _fill_where(p.support.lower_bound < q.support.lower_bound, math.inf, result)
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p, q):
+    if p.transforms != q.transforms:
+        raise NotImplementedError
+    if p.event_shape != q.event_shape:
+        raise NotImplementedError
+    extra_event_dim = len(p.event_shape) - len(p.base_dist.event_shape)
+    return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), extra_event_dim)
+
+
 # torch.distributions' submodules (`from torch.distributions import normal`,
 # `from torch.distributions.multinomial import Multinomial`), each holding what torch's does.
 def _install_submodules():
@@ -1616,6 +2705,14 @@ def _install_submodules():
         "beta": ["Beta"], "poisson": ["Poisson"], "laplace": ["Laplace"],
         "log_normal": ["LogNormal"], "multivariate_normal": ["MultivariateNormal"],
         "independent": ["Independent"], "kl": ["kl_divergence", "register_kl"],
+        "transformed_distribution": ["TransformedDistribution"], "half_normal": ["HalfNormal"],
+        "cauchy": ["Cauchy"], "half_cauchy": ["HalfCauchy"], "gumbel": ["Gumbel"],
+        "weibull": ["Weibull"], "pareto": ["Pareto"], "chi2": ["Chi2"],
+        "studentT": ["StudentT"], "geometric": ["Geometric"], "binomial": ["Binomial"],
+        "negative_binomial": ["NegativeBinomial"], "one_hot_categorical": ["OneHotCategorical"],
+        "relaxed_bernoulli": ["LogitRelaxedBernoulli", "RelaxedBernoulli"],
+        "relaxed_categorical": ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"],
+        "mixture_same_family": ["MixtureSameFamily"],
     }
     this = sys.modules[__name__]
     for sub, names in contents.items():

@@ -661,6 +661,16 @@ _FAMILIES = {
         m.distributions.Independent(m.distributions.Normal(
             m.arange(12.0).reshape(2, 2, 3) / 6, m.ones(2, 2, 3)), 1)),
         [[0.1, 0.2, 0.3], [1.0, 0.0, -1.0]]),
+    "FisherSnedecor": (lambda m: m.distributions.FisherSnedecor(m.tensor([3.0, 5.0, 1.5]),
+                                                                m.tensor([4.0, 6.0, 2.0])),
+                       [0.5, 1.5, 2.0]),
+    "Kumaraswamy": (lambda m: m.distributions.Kumaraswamy(m.tensor([2.0, 1.0, 0.5]),
+                                                          m.tensor([3.0, 0.5, 1.0])),
+                    [0.3, 0.6, 0.9]),
+    "LowRankMultivariateNormal": (lambda m: m.distributions.LowRankMultivariateNormal(
+        m.tensor([[0.0, 1.0, -1.0], [2.0, 0.0, 0.5]]),
+        m.tensor([[1.0, 0.2], [0.5, -0.3], [0.1, 0.7]]), m.tensor([1.0, 2.0, 0.5])),
+        [[0.5, 0.5, 0.0], [1.0, -1.0, 2.0]]),
     "TransformedDistribution(tanh Normal)": (lambda m: m.distributions.TransformedDistribution(
         m.distributions.Normal(m.tensor([0.1, -0.3]), m.tensor([0.6, 1.2])),
         [m.distributions.TanhTransform(cache_size=1)]), [0.5, -0.2]),
@@ -715,13 +725,18 @@ def test_further_families_match_torch(name, session):
         d.expand((3,) + tuple(d.batch_shape))
     assert type(expanded_d).__name__ == type(expanded_t).__name__
     assert tuple(expanded_d.batch_shape) == tuple(expanded_t.batch_shape)
+    for attr in ("scale_tril", "covariance_matrix", "precision_matrix"):
+        if hasattr(t, attr):
+            torch.testing.assert_close(as_torch(getattr(d, attr)), getattr(t, attr), rtol=1e-5,
+                                       atol=1e-5)
     if tuple(torch.tensor(value).shape) == tuple(t.batch_shape) + tuple(t.event_shape):
         torch.testing.assert_close(as_torch(expanded_d.log_prob(tensord.tensor(value))),
                                    expanded_t.log_prob(torch.tensor(value)), rtol=2e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("name", ["Cauchy", "Gumbel", "Weibull", "StudentT", "Geometric",
-                                  "Binomial", "NegativeBinomial", "HalfNormal"])
+                                  "Binomial", "NegativeBinomial", "HalfNormal", "FisherSnedecor",
+                                  "Kumaraswamy", "LowRankMultivariateNormal"])
 def test_further_families_draw_with_their_laws(name, session):
     """Many draws: the median (Cauchy, whose mean does not exist) or the mean and spread."""
     make, _ = _FAMILIES[name]

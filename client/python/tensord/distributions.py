@@ -3,7 +3,7 @@ Multinomial, Gamma, Beta, Dirichlet, Poisson, Laplace, LogNormal, MultivariateNo
 Independent, TransformedDistribution (its transforms in distributions_transforms.py) and the
 families made of these (HalfNormal, Cauchy, HalfCauchy, Gumbel, Weibull, Pareto, Chi2, StudentT,
 Geometric, Binomial, NegativeBinomial, OneHotCategorical, the relaxed Bernoulli and categorical,
-MixtureSameFamily), with sample / rsample / log_prob / entropy / mean / mode / variance / expand /
+MixtureSameFamily, FisherSnedecor, Kumaraswamy, LowRankMultivariateNormal), with sample / rsample / log_prob / entropy / mean / mode / variance / expand /
 perplexity (and cdf / icdf / enumerate_support where torch 1.13 has them), torch's
 arg_constraints / support with its argument validation (validate_args, on by default, raising
 torch's ValueError messages), torch's reprs, and kl_divergence / register_kl for the pairs torch
@@ -32,7 +32,8 @@ __all__ = ["Distribution", "ExponentialFamily", "Normal", "Uniform", "Bernoulli"
            "HalfCauchy", "Gumbel", "Weibull", "Pareto", "Chi2", "StudentT", "Geometric",
            "Binomial", "NegativeBinomial", "OneHotCategorical", "LogitRelaxedBernoulli",
            "RelaxedBernoulli", "ExpRelaxedCategorical", "RelaxedOneHotCategorical",
-           "MixtureSameFamily"] + transforms_module.__all__
+           "MixtureSameFamily", "FisherSnedecor", "Kumaraswamy",
+           "LowRankMultivariateNormal"] + transforms_module.__all__
 
 _EULER_GAMMA = 0.57721566490153286060
 
@@ -2252,6 +2253,241 @@ class MixtureSameFamily(Distribution):
         return "MixtureSameFamily" + "(" + args_string + ")"
 
 
+class FisherSnedecor(Distribution):
+    """(X1 / df1) / (X2 / df2) for X1 ~ Chi2(df1), X2 ~ Chi2(df2): Gamma draws."""
+
+    arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, df1, df2, validate_args=None):
+        self.df1, self.df2 = _broadcast(df1, df2)
+        self._gamma1 = Gamma(self.df1 * 0.5, self.df1)
+        self._gamma2 = Gamma(self.df2 * 0.5, self.df2)
+        super().__init__(_batch_shape_of(df1, df2, self.df1), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(FisherSnedecor, _instance)
+        batch_shape = _dtypes.Size(batch_shape)
+        new.df1 = self.df1.expand(tuple(batch_shape))
+        new.df2 = self.df2.expand(tuple(batch_shape))
+        new._gamma1 = self._gamma1.expand(batch_shape)
+        new._gamma2 = self._gamma2.expand(batch_shape)
+        return self._finish_expand(new, FisherSnedecor, batch_shape)
+
+    @property
+    def mean(self):
+        df2 = _fill_where(self.df2 <= 2, math.nan, self.df2)
+        return df2 / (df2 - 2)
+
+    @property
+    def mode(self):
+        mode = (self.df1 - 2) / self.df1 * self.df2 / (self.df2 + 2)
+        return _fill_where(self.df1 <= 2, math.nan, mode)
+
+    @property
+    def variance(self):
+        df2 = _fill_where(self.df2 <= 4, math.nan, self.df2)
+        return 2 * df2.pow(2) * (self.df1 + df2 - 2) / \
+            (self.df1 * (df2 - 2).pow(2) * (df2 - 4))
+
+    def rsample(self, sample_shape=()):
+        shape = tuple(self._extended_shape(sample_shape))
+        x1 = self._gamma1.rsample(sample_shape).reshape(shape)
+        x2 = self._gamma2.rsample(sample_shape).reshape(shape)
+        tiny = _finfo(x2.dtype).tiny
+        return (x1 / x2.clamp(min=tiny)).clamp(min=tiny)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        half1, half2 = self.df1 * 0.5, self.df2 * 0.5
+        ratio = self.df1 / self.df2
+        norm = (half1 + half2).lgamma() - half1.lgamma() - half2.lgamma()
+        return norm + half1 * ratio.log() + (half1 - 1) * value.log() - \
+            (half1 + half2) * (ratio * value).log1p()
+
+
+class Kumaraswamy(TransformedDistribution):
+    """(1 - u ** (1 / concentration0)) ** (1 / concentration1), u uniform."""
+
+    arg_constraints = {"concentration1": constraints.positive,
+                       "concentration0": constraints.positive}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, concentration1, concentration0, validate_args=None):
+        self.concentration1, self.concentration0 = _broadcast(concentration1, concentration0)
+        api = _api()
+        base = Uniform(api.zeros_like(self.concentration0), api.ones_like(self.concentration0),
+                       validate_args=validate_args)
+        super().__init__(base, [
+            transforms_module.PowerTransform(exponent=self.concentration0.reciprocal()),
+            transforms_module.AffineTransform(loc=1., scale=-1.),
+            transforms_module.PowerTransform(exponent=self.concentration1.reciprocal())],
+            validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Kumaraswamy, _instance)
+        new.concentration1 = self.concentration1.expand(tuple(batch_shape))
+        new.concentration0 = self.concentration0.expand(tuple(batch_shape))
+        return super().expand(batch_shape, _instance=new)
+
+    def _moment(self, n):
+        a, b = self.concentration1, self.concentration0
+        return b * ((1 + n / a).lgamma() + b.lgamma() - (1 + n / a + b).lgamma()).exp()
+
+    @property
+    def mean(self):
+        return self._moment(1)
+
+    @property
+    def mode(self):
+        a, b = self.concentration1, self.concentration0
+        log_mode = b.reciprocal() * (-b).log1p() - (-b * a).log1p()  # torch 1.13's formula
+        return _fill_where((b < 1) | (a < 1), math.nan, log_mode).exp()
+
+    @property
+    def variance(self):
+        return self._moment(2) - self.mean.pow(2)
+
+    def entropy(self):
+        a, b = self.concentration1, self.concentration0
+        harmonic = (b + 1).digamma() + _EULER_GAMMA
+        return (1 - b.reciprocal()) + (1 - a.reciprocal()) * harmonic - a.log() - b.log()
+
+
+def _capacitance_tril(W, D):
+    """The Cholesky factor of I + W^T D^-1 W (the small m x m matrix of the Woodbury identity)."""
+    m = W.size(-1)
+    K = (W.mT / D.unsqueeze(-2)) @ W
+    eye = _api().eye(m, dtype=K.dtype, device=K.device, session=K._session)
+    from . import linalg  # noqa: PLC0415
+    return linalg.cholesky(K + eye)
+
+
+def _lowrank_logdet(W, D, capacitance_tril):
+    """log det(W W^T + D) = log det C + log det D."""
+    return 2 * capacitance_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) + D.log().sum(-1)
+
+
+def _lowrank_mahalanobis(W, D, x, capacitance_tril):
+    """x^T (W W^T + D)^-1 x by Woodbury: x^T D^-1 x - |C^-1/2 W^T D^-1 x|^2."""
+    wt_dinv_x = ((W.mT / D.unsqueeze(-2)) @ x.unsqueeze(-1)).squeeze(-1)
+    return (x.pow(2) / D).sum(-1) - _batch_mahalanobis(capacitance_tril, wt_dinv_x)
+
+
+class LowRankMultivariateNormal(Distribution):
+    """A multivariate normal of covariance cov_factor cov_factor^T + diag(cov_diag): its
+    determinant and inverse through the m x m capacitance matrix."""
+
+    arg_constraints = {"loc": constraints.real_vector,
+                       "cov_factor": constraints.independent(constraints.real, 2),
+                       "cov_diag": constraints.independent(constraints.positive, 1)}
+    support = constraints.real_vector
+    has_rsample = True
+
+    def __init__(self, loc, cov_factor, cov_diag, validate_args=None):
+        if loc.dim() < 1:
+            raise ValueError("loc must be at least one-dimensional.")
+        event_shape = tuple(loc.shape[-1:])
+        if cov_factor.dim() < 2:
+            raise ValueError("cov_factor must be at least two-dimensional, with optional "
+                             "leading batch dimensions")
+        if tuple(cov_factor.shape[-2:-1]) != event_shape:
+            raise ValueError(f"cov_factor must be a batch of matrices with shape "
+                             f"{event_shape[0]} x m")
+        if tuple(cov_diag.shape[-1:]) != event_shape:
+            raise ValueError(f"cov_diag must be a batch of vectors with shape "
+                             f"{_dtypes.Size(event_shape)}")
+        try:
+            loc_, self.cov_factor, diag_ = _api().broadcast_tensors(
+                loc.unsqueeze(-1), cov_factor, cov_diag.unsqueeze(-1))
+        except RuntimeError as e:
+            raise ValueError(f"Incompatible batch shapes: loc {loc.shape}, cov_factor "
+                             f"{cov_factor.shape}, cov_diag {cov_diag.shape}") from e
+        self.loc = loc_[..., 0]
+        self.cov_diag = diag_[..., 0]
+        self._unbroadcasted_cov_factor = cov_factor
+        self._unbroadcasted_cov_diag = cov_diag
+        self._capacitance_tril = _capacitance_tril(cov_factor, cov_diag)
+        super().__init__(tuple(self.loc.shape[:-1]), event_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(LowRankMultivariateNormal, _instance)
+        batch_shape = _dtypes.Size(batch_shape)
+        loc_shape = tuple(batch_shape) + tuple(self.event_shape)
+        new.loc = self.loc.expand(loc_shape)
+        new.cov_diag = self.cov_diag.expand(loc_shape)
+        new.cov_factor = self.cov_factor.expand(loc_shape + tuple(self.cov_factor.shape[-1:]))
+        new._unbroadcasted_cov_factor = self._unbroadcasted_cov_factor
+        new._unbroadcasted_cov_diag = self._unbroadcasted_cov_diag
+        new._capacitance_tril = self._capacitance_tril
+        return self._finish_expand(new, LowRankMultivariateNormal, batch_shape,
+                                   self.event_shape)
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    def _full(self, t, matrix=False):
+        shape = tuple(self._batch_shape) + tuple(self._event_shape)
+        return t.expand(shape + (tuple(self._event_shape) if matrix else ()))
+
+    @lazy_property
+    def variance(self):
+        return self._full(self._unbroadcasted_cov_factor.pow(2).sum(-1) +
+                          self._unbroadcasted_cov_diag)
+
+    @lazy_property
+    def scale_tril(self):
+        from . import linalg  # noqa: PLC0415
+        n = self._event_shape[0]
+        d_sqrt = self._unbroadcasted_cov_diag.sqrt().unsqueeze(-1)
+        w = self._unbroadcasted_cov_factor / d_sqrt
+        eye = _api().eye(n, dtype=w.dtype, device=w.device, session=w._session)
+        return self._full(d_sqrt * linalg.cholesky(w @ w.mT + eye), matrix=True)
+
+    @lazy_property
+    def covariance_matrix(self):
+        W = self._unbroadcasted_cov_factor
+        return self._full(W @ W.mT + _api().diag_embed(self._unbroadcasted_cov_diag),
+                          matrix=True)
+
+    @lazy_property
+    def precision_matrix(self):
+        from . import linalg  # noqa: PLC0415
+        wt_dinv = self._unbroadcasted_cov_factor.mT / self._unbroadcasted_cov_diag.unsqueeze(-2)
+        A = linalg.solve_triangular(self._capacitance_tril, wt_dinv, upper=False)
+        return self._full(_api().diag_embed(self._unbroadcasted_cov_diag.reciprocal()) -
+                          A.mT @ A, matrix=True)
+
+    def rsample(self, sample_shape=()):
+        shape = tuple(self._extended_shape(sample_shape))
+        eps_w = _draw("randn", shape[:-1] + tuple(self.cov_factor.shape[-1:]), self.loc)
+        eps_d = _draw("randn", shape, self.loc)
+        return self.loc + (self._unbroadcasted_cov_factor @ eps_w.unsqueeze(-1)).squeeze(-1) + \
+            self._unbroadcasted_cov_diag.sqrt() * eps_d
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        W, D = self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag
+        mahalanobis = _lowrank_mahalanobis(W, D, value - self.loc, self._capacitance_tril)
+        log_det = _lowrank_logdet(W, D, self._capacitance_tril)
+        return -0.5 * (self._event_shape[0] * math.log(2 * math.pi) + log_det + mahalanobis)
+
+    def entropy(self):
+        log_det = _lowrank_logdet(self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag,
+                                  self._capacitance_tril)
+        h = 0.5 * (self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + log_det)
+        return h if len(self._batch_shape) == 0 else h.expand(tuple(self._batch_shape))
+
+
 # ---- KL divergence -------------------------------------------------------------------------------
 
 _KL_REGISTRY = {}  # (type_p, type_q) -> function, as registered.
@@ -2712,7 +2948,9 @@ def _install_submodules():
         "negative_binomial": ["NegativeBinomial"], "one_hot_categorical": ["OneHotCategorical"],
         "relaxed_bernoulli": ["LogitRelaxedBernoulli", "RelaxedBernoulli"],
         "relaxed_categorical": ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"],
-        "mixture_same_family": ["MixtureSameFamily"],
+        "mixture_same_family": ["MixtureSameFamily"], "fishersnedecor": ["FisherSnedecor"],
+        "kumaraswamy": ["Kumaraswamy"],
+        "lowrank_multivariate_normal": ["LowRankMultivariateNormal"],
     }
     this = sys.modules[__name__]
     for sub, names in contents.items():

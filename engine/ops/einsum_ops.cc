@@ -269,6 +269,22 @@ absl::StatusOr<PlannedOp> PlanEinsum(absl::string_view equation, Inputs operands
     TENSORD_ASSIGN_OR_RETURN(Term term, Unique({operands[i], e.inputs[i]}, i));
     terms.push_back(std::move(term));
   }
+  // As ATen: each letter's size agrees across the operands, taken in order (1 broadcasts).
+  std::vector<int64_t> seen(kEllipsis, 1);
+  for (size_t i = 0; i < terms.size(); ++i) {
+    for (size_t k = 0; k < terms[i].labels.size(); ++k) {
+      const int l = terms[i].labels[k];
+      if (l >= kEllipsis) continue;
+      const int64_t n = terms[i].t.sizes()[k];
+      if (seen[l] == 1) {
+        seen[l] = n;
+      } else if (n != 1 && n != seen[l]) {
+        return RuntimeError(kOp, absl::StrCat("einsum(): subscript ", LabelChar(l), " has size ",
+                                              n, " for operand ", i, " which does not broadcast "
+                                              "with previously seen size ", seen[l]));
+      }
+    }
+  }
   if (terms.size() == 1) {
     // As ATen: the operand permuted to the output's labels then the others, which are summed
     // (a view when there are none).

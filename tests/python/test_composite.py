@@ -321,3 +321,17 @@ def test_matches_torch(name, session):
         torch.testing.assert_close(as_torch(got), want, rtol=1e-5, atol=1e-5, equal_nan=True)
     else:
         assert torch.equal(as_torch(got), want)
+
+
+@pytest.mark.parametrize("equation,shapes", [
+    ("ij,jk->ik", [(2, 3), (4, 5)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (5, 6)]),
+    ("bij,bjk->bik", [(2, 3, 4), (3, 4, 5)]),
+])
+def test_einsum_names_the_label_whose_sizes_disagree_as_torch(equation, shapes, session):
+    """ATen checks each letter's size across the operands first, naming the letter, the
+    operand and the size seen before; tensord's message carries torch's."""
+    (_, werr), (_, gerr) = (outcome(lambda: m.einsum(equation, *(m.ones(s) for s in shapes)))
+                            for m in (torch, tensord))
+    assert werr is not None and gerr is not None and gerr[0] == werr[0]
+    assert werr[1] in gerr[1], (gerr, werr)

@@ -1194,6 +1194,8 @@ WARNING_CASES = {
     # (tensord's compositions call scatter_reduce without torch's beta warning)
     "embedding_bag(max)": "m.nn.functional.embedding_bag(m.tensor([1, 2, 0]), m.ones(3, 2), "
                           "m.tensor([0, 2]), mode='max')",
+    "scatter_(reduce=add)": "m.zeros(3).scatter_(0, m.tensor([0, 0]), m.ones(2), reduce='add')",
+    "segment_reduce": "m.segment_reduce(m.ones(3), 'sum', lengths=m.tensor([1, 2]))",
     "index_reduce": "m.index_reduce(m.ones(3), 0, m.tensor([0, 0]), m.ones(2), 'prod')",
     "scatter_reduce": "m.ones(3).scatter_reduce(0, m.tensor([0, 0]), m.ones(2), 'prod')",
     "scatter_reduce(again)": "m.ones(3).scatter_reduce_(0, m.tensor([0]), m.ones(1), 'amax')",

@@ -373,6 +373,10 @@ _SCATTER_REDUCE_BETA = "scatter_reduce() is in beta and the API may change at an
 def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
     """One server op (engine/ops/indexing_ops.cc): a scatter that combines."""
     _errors.warn_once("scatter_reduce", _SCATTER_REDUCE_BETA)
+    return _scatter_reduce_(self, dim, index, src, reduce, include_self)
+
+
+def _scatter_reduce_(self, dim, index, src, reduce, include_self=True):
     return _inplace(self, "scatter_reduce_", [("index", index), ("src", src)],
                     {"dim": int(dim), "reduce": str(reduce), "include_self": bool(include_self)})
 
@@ -2163,7 +2167,7 @@ def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, ax
     start = _SEGMENT_IDENTITY[reduce] if initial is None else initial
     out = api.full(tuple(lead + (count + 1,) + tuple(data.shape[axis + 1:])), start,
                    dtype=data.dtype, device=data.device, session=data._session)
-    out = scatter_reduce_(out, axis, which, data, _SEGMENT_SCATTER[reduce])
+    out = _scatter_reduce_(out, axis, which, data, _SEGMENT_SCATTER[reduce])
     out = out.narrow(axis, 0, count)
     if reduce == "mean":
         n = widths.reshape(lead + (count,) + (1,) * inner).to(data.dtype)

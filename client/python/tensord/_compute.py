@@ -479,8 +479,9 @@ def _scatter_any(name, self, dim, index, src=None, value=None, reduce=None):
         if not isinstance(src, TensorBase):  # a number: one for every index
             src = self.new_full(tuple(index.shape), _scalar_or_tensor(src, name, "value"))
         how = "sum" if reduce == "add" else "prod"
-        reduced = self.scatter_reduce_ if name.endswith("_") else self.scatter_reduce
-        return reduced(dim, index, src, how, include_self=True)
+        from ._composite import _scatter_reduce, _scatter_reduce_  # noqa: PLC0415 - cycle
+        reduced = _scatter_reduce_ if name.endswith("_") else _scatter_reduce
+        return reduced(self, dim, index, src, how, True)
     if src is None:
         raise TypeError(f"{name}(): missing argument 'src' or 'value'")
     src = _scalar_or_tensor(src, name, "src")

@@ -260,7 +260,8 @@ def test_recurrent_parameters_and_init_follow_torch(make, session):
         v = as_torch(p)
         assert p.requires_grad, name
         assert v.abs().max() <= bound and v.abs().max() > bound / 2, name
-        assert v.unique().numel() == v.numel(), name
+        # distinct draws (float32 draws of ~200 values collide now and then: a few may repeat)
+        assert v.unique().numel() >= v.numel() - 2, name
 
 
 def test_all_weights_and_flatten_parameters(session):

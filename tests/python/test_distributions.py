@@ -671,6 +671,8 @@ _FAMILIES = {
         m.tensor([[0.0, 1.0, -1.0], [2.0, 0.0, 0.5]]),
         m.tensor([[1.0, 0.2], [0.5, -0.3], [0.1, 0.7]]), m.tensor([1.0, 2.0, 0.5])),
         [[0.5, 0.5, 0.0], [1.0, -1.0, 2.0]]),
+    "VonMises": (lambda m: m.distributions.VonMises(m.tensor([0.0, 1.0, -2.0]),
+                                                    m.tensor([0.5, 4.0, 30.0])), [0.3, 2.0, -2.5]),
     "TransformedDistribution(tanh Normal)": (lambda m: m.distributions.TransformedDistribution(
         m.distributions.Normal(m.tensor([0.1, -0.3]), m.tensor([0.6, 1.2])),
         [m.distributions.TanhTransform(cache_size=1)]), [0.5, -0.2]),
@@ -736,7 +738,7 @@ def test_further_families_match_torch(name, session):
 
 @pytest.mark.parametrize("name", ["Cauchy", "Gumbel", "Weibull", "StudentT", "Geometric",
                                   "Binomial", "NegativeBinomial", "HalfNormal", "FisherSnedecor",
-                                  "Kumaraswamy", "LowRankMultivariateNormal"])
+                                  "Kumaraswamy", "LowRankMultivariateNormal", "VonMises"])
 def test_further_families_draw_with_their_laws(name, session):
     """Many draws: the median (Cauchy, whose mean does not exist) or the mean and spread."""
     make, _ = _FAMILIES[name]
@@ -746,6 +748,13 @@ def test_further_families_draw_with_their_laws(name, session):
     x = as_torch(d.sample((n,))).double()
     if name == "Cauchy":
         torch.testing.assert_close(x.median(0).values, t.loc.double(), atol=0.1, rtol=0)
+        return
+    if name == "VonMises":  # the circular mean's direction and length
+        assert bool(((x >= -math.pi) & (x < math.pi)).all())
+        c, s = x.cos().mean(0), x.sin().mean(0)
+        torch.testing.assert_close(torch.atan2(s, c), t.loc.double(), atol=0.05, rtol=0)
+        torch.testing.assert_close((c * c + s * s).sqrt(), 1 - t.variance.double(), atol=0.02,
+                                   rtol=0)
         return
     want_mean, want_std = t.mean.double(), t.stddev.double()
     finite = torch.isfinite(want_std)

@@ -3,7 +3,8 @@ Multinomial, Gamma, Beta, Dirichlet, Poisson, Laplace, LogNormal, MultivariateNo
 Independent, TransformedDistribution (its transforms in distributions_transforms.py) and the
 families made of these (HalfNormal, Cauchy, HalfCauchy, Gumbel, Weibull, Pareto, Chi2, StudentT,
 Geometric, Binomial, NegativeBinomial, OneHotCategorical, the relaxed Bernoulli and categorical,
-MixtureSameFamily, FisherSnedecor, Kumaraswamy, LowRankMultivariateNormal), with sample / rsample / log_prob / entropy / mean / mode / variance / expand /
+MixtureSameFamily, FisherSnedecor, Kumaraswamy, LowRankMultivariateNormal, VonMises), with
+sample / rsample / log_prob / entropy / mean / mode / variance / expand /
 perplexity (and cdf / icdf / enumerate_support where torch 1.13 has them), torch's
 arg_constraints / support with its argument validation (validate_args, on by default, raising
 torch's ValueError messages), torch's reprs, and kl_divergence / register_kl for the pairs torch
@@ -33,7 +34,7 @@ __all__ = ["Distribution", "ExponentialFamily", "Normal", "Uniform", "Bernoulli"
            "Binomial", "NegativeBinomial", "OneHotCategorical", "LogitRelaxedBernoulli",
            "RelaxedBernoulli", "ExpRelaxedCategorical", "RelaxedOneHotCategorical",
            "MixtureSameFamily", "FisherSnedecor", "Kumaraswamy",
-           "LowRankMultivariateNormal"] + transforms_module.__all__
+           "LowRankMultivariateNormal", "VonMises"] + transforms_module.__all__
 
 _EULER_GAMMA = 0.57721566490153286060
 
@@ -2488,6 +2489,72 @@ class LowRankMultivariateNormal(Distribution):
         return h if len(self._batch_shape) == 0 else h.expand(tuple(self._batch_shape))
 
 
+class VonMises(Distribution):
+    """The circular normal on [-pi, pi): density exp(k cos(x - loc)) / (2 pi I0(k)); draws by
+    Best and Fisher's rejection sampler (1979), repeated until every element is accepted."""
+
+    _scalar_params = ("loc", "concentration")
+    arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}
+    support = constraints.real  # (torch 1.13's, though draws lie in [-pi, pi))
+    has_rsample = False
+
+    def __init__(self, loc, concentration, validate_args=None):
+        self.loc, self.concentration = _broadcast(loc, concentration)
+        kappa = self.concentration
+        tau = 1 + (1 + 4 * kappa ** 2).sqrt()
+        rho = (tau - (2 * tau).sqrt()) / (2 * kappa)
+        self._proposal_r = (1 + rho ** 2) / (2 * rho)
+        super().__init__(tuple(self.loc.shape), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        validate_args = self.__dict__.get("_validate_args")
+        return type(self)(self.loc.expand(tuple(batch_shape)),
+                          self.concentration.expand(tuple(batch_shape)),
+                          validate_args=validate_args)
+
+    def _log_bessel(self, order):
+        """log I_order(concentration), through the exponentially scaled i0e / i1e."""
+        from . import special  # noqa: PLC0415
+        k = self.concentration
+        return (special.i0e(k) if order == 0 else special.i1e(k)).log() + k
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @lazy_property
+    def variance(self):
+        return 1 - (self._log_bessel(1) - self._log_bessel(0)).exp()
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return self.concentration * (value - self.loc).cos() - math.log(2 * math.pi) - \
+            self._log_bessel(0)
+
+    def sample(self, sample_shape=()):
+        from . import _grad_mode  # noqa: PLC0415
+        api = _api()
+        with _grad_mode.no_grad():
+            shape = tuple(self._extended_shape(sample_shape))
+            x = self.loc.new_zeros(shape)
+            done = x.new_zeros(shape, dtype=_dtypes.bool_)
+            r, kappa = self._proposal_r, self.concentration
+            while not bool(done.all()):
+                u1, u2, u3 = _draw("rand", (3,) + shape, self.loc).unbind()
+                z = (math.pi * u1).cos()
+                f = (1 + r * z) / (r + z)
+                c = kappa * (r - f)
+                accept = ((c * (2 - c) - u2) > 0) | ((c / u2).log() + 1 - c >= 0)
+                x = api.where(accept & ~done, (u3 - 0.5).sign() * f.acos(), x)
+                done = done | accept
+            return (x + math.pi + self.loc) % (2 * math.pi) - math.pi
+
+
 # ---- KL divergence -------------------------------------------------------------------------------
 
 _KL_REGISTRY = {}  # (type_p, type_q) -> function, as registered.
@@ -2951,6 +3018,7 @@ def _install_submodules():
         "mixture_same_family": ["MixtureSameFamily"], "fishersnedecor": ["FisherSnedecor"],
         "kumaraswamy": ["Kumaraswamy"],
         "lowrank_multivariate_normal": ["LowRankMultivariateNormal"],
+        "von_mises": ["VonMises"],
     }
     this = sys.modules[__name__]
     for sub, names in contents.items():

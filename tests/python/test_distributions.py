@@ -673,6 +673,10 @@ _FAMILIES = {
         [[0.5, 0.5, 0.0], [1.0, -1.0, 2.0]]),
     "VonMises": (lambda m: m.distributions.VonMises(m.tensor([0.0, 1.0, -2.0]),
                                                     m.tensor([0.5, 4.0, 30.0])), [0.3, 2.0, -2.5]),
+    "ContinuousBernoulli": (lambda m: m.distributions.ContinuousBernoulli(
+        m.tensor([0.3, 0.8, 0.4995, 0.5005])), [0.2, 0.7, 0.5, 0.9]),
+    "ContinuousBernoulli(logits)": (lambda m: m.distributions.ContinuousBernoulli(
+        logits=m.tensor([-1.0, 2.0])), [0.1, 0.6]),
     "TransformedDistribution(tanh Normal)": (lambda m: m.distributions.TransformedDistribution(
         m.distributions.Normal(m.tensor([0.1, -0.3]), m.tensor([0.6, 1.2])),
         [m.distributions.TanhTransform(cache_size=1)]), [0.5, -0.2]),
@@ -738,7 +742,8 @@ def test_further_families_match_torch(name, session):
 
 @pytest.mark.parametrize("name", ["Cauchy", "Gumbel", "Weibull", "StudentT", "Geometric",
                                   "Binomial", "NegativeBinomial", "HalfNormal", "FisherSnedecor",
-                                  "Kumaraswamy", "LowRankMultivariateNormal", "VonMises"])
+                                  "Kumaraswamy", "LowRankMultivariateNormal", "VonMises",
+                                  "ContinuousBernoulli"])
 def test_further_families_draw_with_their_laws(name, session):
     """Many draws: the median (Cauchy, whose mean does not exist) or the mean and spread."""
     make, _ = _FAMILIES[name]

@@ -3,8 +3,8 @@ Multinomial, Gamma, Beta, Dirichlet, Poisson, Laplace, LogNormal, MultivariateNo
 Independent, TransformedDistribution (its transforms in distributions_transforms.py) and the
 families made of these (HalfNormal, Cauchy, HalfCauchy, Gumbel, Weibull, Pareto, Chi2, StudentT,
 Geometric, Binomial, NegativeBinomial, OneHotCategorical, the relaxed Bernoulli and categorical,
-MixtureSameFamily, FisherSnedecor, Kumaraswamy, LowRankMultivariateNormal, VonMises), with
-sample / rsample / log_prob / entropy / mean / mode / variance / expand /
+MixtureSameFamily, FisherSnedecor, Kumaraswamy, LowRankMultivariateNormal, VonMises,
+ContinuousBernoulli), with sample / rsample / log_prob / entropy / mean / mode / variance / expand /
 perplexity (and cdf / icdf / enumerate_support where torch 1.13 has them), torch's
 arg_constraints / support with its argument validation (validate_args, on by default, raising
 torch's ValueError messages), torch's reprs, and kl_divergence / register_kl for the pairs torch
@@ -34,7 +34,8 @@ __all__ = ["Distribution", "ExponentialFamily", "Normal", "Uniform", "Bernoulli"
            "Binomial", "NegativeBinomial", "OneHotCategorical", "LogitRelaxedBernoulli",
            "RelaxedBernoulli", "ExpRelaxedCategorical", "RelaxedOneHotCategorical",
            "MixtureSameFamily", "FisherSnedecor", "Kumaraswamy",
-           "LowRankMultivariateNormal", "VonMises"] + transforms_module.__all__
+           "LowRankMultivariateNormal", "VonMises", "ContinuousBernoulli"] + \
+    transforms_module.__all__
 
 _EULER_GAMMA = 0.57721566490153286060
 
@@ -2555,6 +2556,106 @@ class VonMises(Distribution):
             return (x + math.pi + self.loc) % (2 * math.pi) - math.pi
 
 
+class ContinuousBernoulli(_ProbsOrLogits, ExponentialFamily):
+    """Density C(p) p^x (1 - p)^(1 - x) on [0, 1] (Loaiza-Ganem and Cunningham, 2019), whose
+    normalizer and moments near p = 1/2 (inside `lims`) take their Taylor series."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
+        _, is_scalar = self._take_probs_or_logits(probs, logits)
+        if probs is not None:
+            if validate_args is not None and \
+                    not bool(self.arg_constraints["probs"].check(self.probs).all()):
+                raise ValueError("The parameter probs has invalid values")
+            self.probs = _clamp_probs(self.probs)
+            self._param = self.probs
+        self._lims = lims
+        super().__init__(() if is_scalar else self._param.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new, batch_shape = self._expand_probs_or_logits(ContinuousBernoulli, batch_shape,
+                                                        _instance)
+        new._lims = self._lims
+        return self._finish_expand(new, ContinuousBernoulli, batch_shape)
+
+    @lazy_property
+    def probs(self):
+        return _clamp_probs(_logits_to_probs(self.logits, is_binary=True))
+
+    def _stable(self):
+        """Where probs lies outside lims (the closed forms are exact enough there)."""
+        return (self.probs <= self._lims[0]) | (self.probs > self._lims[1])
+
+    def _cut_probs(self):
+        return _api().where(self._stable(), self.probs,
+                            self.probs.new_full((), self._lims[0]))
+
+    def _log_norm(self):
+        api = _api()
+        p = self._cut_probs()
+        below = api.where(p <= 0.5, p, api.zeros_like(p))
+        above = api.where(p >= 0.5, p, api.ones_like(p))
+        closed = ((-p).log1p() - p.log()).abs().log() - api.where(
+            p <= 0.5, (-2.0 * below).log1p(), (2.0 * above - 1.0).log())
+        x = (self.probs - 0.5).pow(2)
+        return api.where(self._stable(), closed, math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x)
+
+    @property
+    def mean(self):
+        p = self._cut_probs()
+        closed = p / (2.0 * p - 1.0) + 1.0 / ((-p).log1p() - p.log())
+        x = self.probs - 0.5
+        return _api().where(self._stable(), closed, 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * x.pow(2)) * x)
+
+    @property
+    def variance(self):
+        p = self._cut_probs()
+        closed = p * (p - 1.0) / (1.0 - 2.0 * p).pow(2) + \
+            1.0 / ((-p).log1p() - p.log()).pow(2)
+        x = (self.probs - 0.5).pow(2)
+        return _api().where(self._stable(), closed, 1.0 / 12.0 - (1.0 / 15.0 - 128. / 945.0 * x) * x)
+
+    def rsample(self, sample_shape=()):
+        return self.icdf(_draw("rand", self._extended_shape(sample_shape), self.probs))
+
+    def sample(self, sample_shape=()):
+        from . import _grad_mode  # noqa: PLC0415
+        u = _draw("rand", self._extended_shape(sample_shape), self.probs)
+        with _grad_mode.no_grad():
+            return self.icdf(u)
+
+    def log_prob(self, value):
+        from .nn import functional as F  # noqa: PLC0415
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = _broadcast(self.logits, value)
+        return -F.binary_cross_entropy_with_logits(logits, value, reduction="none") + \
+            self._log_norm()
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        api = _api()
+        p = self._cut_probs()
+        closed = (p.pow(value) * (1.0 - p).pow(1.0 - value) + p - 1.0) / (2.0 * p - 1.0)
+        inner = api.where(self._stable(), closed, value)
+        return api.where(value <= 0.0, api.zeros_like(value),
+                         api.where(value >= 1.0, api.ones_like(value), inner))
+
+    def icdf(self, value):
+        p = self._cut_probs()
+        closed = ((-p + value * (2.0 * p - 1.0)).log1p() - (-p).log1p()) / \
+            (p.log() - (-p).log1p())
+        return _api().where(self._stable(), closed, value)
+
+    def entropy(self):
+        log_q, log_p = (-self.probs).log1p(), self.probs.log()
+        return self.mean * (log_q - log_p) - self._log_norm() - log_q
+
+
 # ---- KL divergence -------------------------------------------------------------------------------
 
 _KL_REGISTRY = {}  # (type_p, type_q) -> function, as registered.
@@ -3018,7 +3119,7 @@ def _install_submodules():
         "mixture_same_family": ["MixtureSameFamily"], "fishersnedecor": ["FisherSnedecor"],
         "kumaraswamy": ["Kumaraswamy"],
         "lowrank_multivariate_normal": ["LowRankMultivariateNormal"],
-        "von_mises": ["VonMises"],
+        "von_mises": ["VonMises"], "continuous_bernoulli": ["ContinuousBernoulli"],
     }
     this = sys.modules[__name__]
     for sub, names in contents.items():

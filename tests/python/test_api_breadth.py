@@ -840,4 +840,12 @@ def test_a_subclass_overriding_torch_function_is_warned_of(session):
                 return super().__torch_function__(func, types, args, kwargs)
     x = tensord.ones(2).as_subclass(Logged)
     assert type(x + 1) is Logged
-    assert type(Logged.__torch_function__(tensord.add, (Logged,), (x, 1))) is Logged
+
+
+def test_torch_given_a_tensord_tensor_raises_its_type_error(session):
+    """tensord's tensors define no __torch_function__: torch's functions refuse them at once
+    (as any foreign object) instead of calling back into tensord."""
+    with pytest.raises(TypeError):
+        torch.add(tensord.ones(2), 1)
+    with pytest.raises(TypeError):
+        torch.add(tensord.nn.Parameter(tensord.ones(2)), 1)

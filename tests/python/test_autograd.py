@@ -28,6 +28,51 @@ def run(module, code):
 
 
 PROGRAMS = {
+    "forward_ad_dual_tensors": """
+        # torch.autograd.forward_ad: tangents of what duals make (tensord computes them by the
+        # double-vjp trick), reprs with tangent=, the level's rules and errors
+        fwAD = torch.autograd.forward_ad
+        x, t = torch.tensor([1.0, 2.0]), torch.tensor([1.0, 0.0])
+        try:
+            fwAD.make_dual(x, t)
+        except RuntimeError as e:
+            print("RuntimeError", e)
+        with fwAD.dual_level() as level:
+            print(level)
+            d = fwAD.make_dual(x, t)
+            print(repr(d), d * 2, torch.nn.functional.softplus(d))
+            for bad in (torch.ones(3), torch.ones(2, dtype=torch.int64)):
+                try:
+                    fwAD.make_dual(x, bad)
+                except (RuntimeError, ValueError) as e:
+                    print(type(e).__name__, e)
+            y = (d * d).sin().sum()
+            p = fwAD.unpack_dual(y)
+            print(p, type(p).__name__, p.primal.requires_grad)
+            print(fwAD.unpack_dual(x), fwAD.unpack_dual(d).tangent is t)
+            w = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+            o = fwAD.unpack_dual(d @ w)
+            print(o.tangent.detach(), o.tangent.requires_grad, o.primal.requires_grad)
+            d2 = fwAD.make_dual(torch.tensor([0.5, 0.1]), torch.tensor([0.0, 1.0]))
+            print(fwAD.unpack_dual((d * d2).exp()).tangent, fwAD.unpack_dual(x * 3).tangent)
+            lin = torch.nn.Linear(2, 3)
+            with torch.no_grad():
+                lin.weight.copy_(torch.arange(6.0).view(3, 2))
+                lin.bias.fill_(0.1)
+            print(fwAD.unpack_dual(torch.tanh(lin(d))).tangent.detach())
+            print(fwAD.unpack_dual(torch.linalg.norm(d)).tangent,
+                  fwAD.unpack_dual(d.softmax(0)).tangent, fwAD.unpack_dual(d[1]).tangent)
+            try:
+                with fwAD.dual_level():
+                    pass
+            except RuntimeError as e:
+                print("RuntimeError", e)
+        print(fwAD.unpack_dual(y).tangent, fwAD.unpack_dual(d).tangent)
+        try:
+            fwAD.exit_dual_level(level=3)
+        except RuntimeError as e:
+            print("RuntimeError", e)
+    """,
     "softplus_gradient_in_float32": """
         # torch's softplus_backward, z / (z + 1) with z = exp(beta x): its float32 denormals far
         # below zero, g past the threshold, and a second derivative there free of NaN

@@ -21,8 +21,9 @@ _tensor_class = None
 
 # Tensor subclasses (torch's default __torch_function__): an op on an instance of a subclass of
 # Tensor returns instances of that subclass (the most derived among its inputs), except for
-# subclasses that turn it off as Parameter does (__torch_function__ =
-# _disabled_torch_function_impl). Until a program makes such an instance, ops skip the look.
+# subclasses that turn it off (Parameter, by `_plain_results`; a subclass of the program's by
+# torch's `__torch_function__ = _disabled_torch_function_impl`). Until a program makes such an
+# instance, ops skip the look.
 subclass_instances_made = False
 _forced_class = []  # as_subclass's: the class of the next op's outputs
 
@@ -33,7 +34,9 @@ def disabled_torch_function_impl(func, types, args=(), kwargs=None):
 
 
 def propagates(cls):
-    return getattr(cls, "__torch_function__", None) is not disabled_torch_function_impl
+    """Whether ops on instances of `cls` return `cls` (Parameter's `_plain_results`: no)."""
+    return not getattr(cls, "_plain_results", False) and \
+        getattr(cls, "__torch_function__", None) is not disabled_torch_function_impl
 
 
 def result_class(inputs):

@@ -7,6 +7,7 @@ import numpy as np
 
 from . import _dtypes, _factories, _format
 from . import _ops as _ops_module
+from .autograd import forward_ad as _forward_ad
 from . import _memory_format as _mf
 from ._compute import _ComputeMethods
 from .autograd import graph as _graph
@@ -173,20 +174,8 @@ class Tensor(_ComputeMethods):
             warnings.warn(f"{cls.__name__} overrides __torch_function__, which tensord does not "
                           f"call: ops on its instances run tensord's own functions (and return "
                           f"{cls.__name__} instances)", UserWarning, stacklevel=2)
-
-    @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):
-        """torch's default: func's result, its tensors as `cls` (tensord calls no
-        __torch_function__ itself; ops on a subclass's instances return that subclass)."""
-        result = func(*args, **(kwargs or {}))
-        if not _ops_module.propagates(cls):
-            return result
-        convert = (lambda r: r.as_subclass(cls) if isinstance(r, Tensor) and
-                   not isinstance(r, cls) else r)
-        if isinstance(result, (tuple, list)):
-            return type(result)(convert(r) for r in result) if not hasattr(result, "_fields") \
-                else type(result)(*(convert(r) for r in result))
-        return convert(result)
+    # (no __torch_function__ of Tensor's own: torch, given a tensord tensor by mistake, would
+    # call it and recurse, where without one it raises its TypeError)
 
     @staticmethod
     def _make_subclass(cls, data, require_grad=False):
@@ -1319,10 +1308,16 @@ def _repr(t):
         if d.is_floating_point:
             values = values.astype(np.float64)
         body = _format.tensor_str(values, shape, d.is_floating_point, indent, summarize)
-    if t.grad_fn is not None:
+    tangent, graph_shown = None, True
+    if _forward_ad._current_level >= 0 and _forward_ad._duals:  # forward AD: torch's tangent
+        tangent = _forward_ad.tangent_of(t)
+        graph_shown = not _forward_ad.only_duals_require_grad(t)
+    if graph_shown and t.grad_fn is not None:
         suffixes.append("grad_fn=<" + t.grad_fn.name().rpartition("::")[2] + ">")
-    elif t.requires_grad:
+    elif graph_shown and t.requires_grad:
         suffixes.append("requires_grad=True")
+    if tangent is not None:
+        suffixes.append("tangent=" + str(tangent))
     return _format.add_suffixes(prefix + body, suffixes, indent)
 
 

@@ -72,3 +72,4 @@ def Variable(data, requires_grad=False, volatile=False):  # noqa: N802 - torch's
 
 from . import grad_mode, variable  # noqa: E402,F401 - torch.autograd's modules of those names
 from . import profiler, profiler_util  # noqa: E402,F401
+from . import forward_ad  # noqa: E402,F401

@@ -5,7 +5,6 @@ graph (tensord.autograd), and backward() accumulates into its .grad.
 """
 from .. import _factories
 from .._composite import _take_handle
-from .._ops import disabled_torch_function_impl
 from .._tensor import Tensor, _alias_as
 from ..autograd import graph as _graph
 
@@ -15,8 +14,9 @@ class Parameter(Tensor):
     Module's attribute assignment registers as a parameter."""
 
     __slots__ = ()
-    # torch's: ops on a parameter return plain tensors
-    __torch_function__ = disabled_torch_function_impl
+    # torch's: ops on a parameter return plain tensors (no __torch_function__ of tensord's:
+    # torch, were it given one, would call it)
+    _plain_results = True
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:

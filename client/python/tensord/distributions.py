@@ -2601,14 +2601,16 @@ class ContinuousBernoulli(_ProbsOrLogits, ExponentialFamily):
         closed = ((-p).log1p() - p.log()).abs().log() - api.where(
             p <= 0.5, (-2.0 * below).log1p(), (2.0 * above - 1.0).log())
         x = (self.probs - 0.5).pow(2)
-        return api.where(self._stable(), closed, math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x)
+        taylor = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x
+        return api.where(self._stable(), closed, taylor)
 
     @property
     def mean(self):
         p = self._cut_probs()
         closed = p / (2.0 * p - 1.0) + 1.0 / ((-p).log1p() - p.log())
         x = self.probs - 0.5
-        return _api().where(self._stable(), closed, 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * x.pow(2)) * x)
+        taylor = 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * x.pow(2)) * x
+        return _api().where(self._stable(), closed, taylor)
 
     @property
     def variance(self):
@@ -2616,7 +2618,8 @@ class ContinuousBernoulli(_ProbsOrLogits, ExponentialFamily):
         closed = p * (p - 1.0) / (1.0 - 2.0 * p).pow(2) + \
             1.0 / ((-p).log1p() - p.log()).pow(2)
         x = (self.probs - 0.5).pow(2)
-        return _api().where(self._stable(), closed, 1.0 / 12.0 - (1.0 / 15.0 - 128. / 945.0 * x) * x)
+        taylor = 1.0 / 12.0 - (1.0 / 15.0 - 128. / 945.0 * x) * x
+        return _api().where(self._stable(), closed, taylor)
 
     def rsample(self, sample_shape=()):
         return self.icdf(_draw("rand", self._extended_shape(sample_shape), self.probs))

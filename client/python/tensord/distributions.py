@@ -3100,6 +3100,36 @@ def _kl_transformed_transformed(p, q):
     return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), extra_event_dim)
 
 
+def _half_log_det(d):
+    """log sqrt(det covariance) of a (low-rank) multivariate normal."""
+    if isinstance(d, LowRankMultivariateNormal):
+        return 0.5 * _lowrank_logdet(d._unbroadcasted_cov_factor, d._unbroadcasted_cov_diag,
+                                     d._capacitance_tril)
+    return d._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+
+
+def _kl_gaussian_gaussian(p, q):
+    """KL of two multivariate normals, either low-rank: (tr(Sq^-1 Sp) + |mq - mp|^2_{Sq^-1}
+    - k) / 2 + log sqrt(det Sq / det Sp)."""
+    if p.event_shape != q.event_shape:
+        which = "Low Rank" if isinstance(p, LowRankMultivariateNormal) and \
+            isinstance(q, LowRankMultivariateNormal) else "(Low Rank)"
+        raise ValueError(f"KL-divergence between two {which} Multivariate Normals with"
+                         f"{' ' * 26}different event shapes cannot be computed")  # (torch's)
+    diff = (q.loc - p.loc).unsqueeze(-1)
+    prec_q = q.precision_matrix
+    trace = (prec_q * p.covariance_matrix).sum((-2, -1))
+    mahalanobis = (diff.mT @ prec_q @ diff).squeeze(-1).squeeze(-1)
+    return 0.5 * (trace + mahalanobis - p.event_shape[0]) + _half_log_det(q) - _half_log_det(p)
+
+
+for _pair in ((LowRankMultivariateNormal, LowRankMultivariateNormal),
+              (LowRankMultivariateNormal, MultivariateNormal),
+              (MultivariateNormal, LowRankMultivariateNormal)):
+    register_kl(*_pair)(_kl_gaussian_gaussian)
+del _pair
+
+
 # torch.distributions' submodules (`from torch.distributions import normal`,
 # `from torch.distributions.multinomial import Multinomial`), each holding what torch's does.
 def _install_submodules():

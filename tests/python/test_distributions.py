@@ -677,6 +677,8 @@ _FAMILIES = {
         m.tensor([0.3, 0.8, 0.4995, 0.5005])), [0.2, 0.7, 0.5, 0.9]),
     "ContinuousBernoulli(logits)": (lambda m: m.distributions.ContinuousBernoulli(
         logits=m.tensor([-1.0, 2.0])), [0.1, 0.6]),
+    "LKJCholesky": (lambda m: m.distributions.LKJCholesky(3, m.tensor(0.7)),
+                    [[1.0, 0.0, 0.0], [0.6, 0.8, 0.0], [0.0, 0.6, 0.8]]),
     "TransformedDistribution(tanh Normal)": (lambda m: m.distributions.TransformedDistribution(
         m.distributions.Normal(m.tensor([0.1, -0.3]), m.tensor([0.6, 1.2])),
         [m.distributions.TanhTransform(cache_size=1)]), [0.5, -0.2]),

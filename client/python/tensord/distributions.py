@@ -4,7 +4,7 @@ Independent, TransformedDistribution (its transforms in distributions_transforms
 families made of these (HalfNormal, Cauchy, HalfCauchy, Gumbel, Weibull, Pareto, Chi2, StudentT,
 Geometric, Binomial, NegativeBinomial, OneHotCategorical, the relaxed Bernoulli and categorical,
 MixtureSameFamily, FisherSnedecor, Kumaraswamy, LowRankMultivariateNormal, VonMises,
-ContinuousBernoulli), with sample / rsample / log_prob / entropy / mean / mode / variance / expand /
+ContinuousBernoulli, LKJCholesky), with sample / rsample / log_prob / entropy / mean / mode / variance / expand /
 perplexity (and cdf / icdf / enumerate_support where torch 1.13 has them), torch's
 arg_constraints / support with its argument validation (validate_args, on by default, raising
 torch's ValueError messages), torch's reprs, and kl_divergence / register_kl for the pairs torch
@@ -34,7 +34,7 @@ __all__ = ["Distribution", "ExponentialFamily", "Normal", "Uniform", "Bernoulli"
            "Binomial", "NegativeBinomial", "OneHotCategorical", "LogitRelaxedBernoulli",
            "RelaxedBernoulli", "ExpRelaxedCategorical", "RelaxedOneHotCategorical",
            "MixtureSameFamily", "FisherSnedecor", "Kumaraswamy",
-           "LowRankMultivariateNormal", "VonMises", "ContinuousBernoulli"] + \
+           "LowRankMultivariateNormal", "VonMises", "ContinuousBernoulli", "LKJCholesky"] + \
     transforms_module.__all__
 
 _EULER_GAMMA = 0.57721566490153286060
@@ -2659,6 +2659,65 @@ class ContinuousBernoulli(_ProbsOrLogits, ExponentialFamily):
         return self.mean * (log_q - log_p) - self._log_norm() - log_q
 
 
+class LKJCholesky(Distribution):
+    """Cholesky factors of correlation matrices with density proportional to det(C)^(eta - 1)
+    (Lewandowski, Kurowicka and Joe, 2009); draws by the onion method: each row a Beta-drawn
+    length on the unit sphere, the diagonal what keeps the row's norm 1."""
+
+    arg_constraints = {"concentration": constraints.positive}
+    support = constraints.corr_cholesky
+
+    def __init__(self, dim, concentration=1., validate_args=None):
+        if dim < 2:
+            raise ValueError(f"Expected dim to be an integer greater than or equal to 2. Found "
+                             f"dim={dim}.")
+        self.dim = dim
+        (self.concentration,) = _broadcast(concentration)
+        marginal = self.concentration + 0.5 * (dim - 2)
+        api = _api()
+        offset = api.arange(dim - 1, dtype=self.concentration.dtype,
+                            device=self.concentration.device, session=self.concentration._session)
+        offset = api.cat([offset.new_zeros((1,)), offset])
+        self._beta = Beta(offset + 0.5, marginal.unsqueeze(-1) - 0.5 * offset)
+        super().__init__(tuple(self.concentration.shape), (dim, dim),
+                         validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(LKJCholesky, _instance)
+        batch_shape = _dtypes.Size(batch_shape)
+        new.dim = self.dim
+        new.concentration = self.concentration.expand(tuple(batch_shape))
+        new._beta = self._beta.expand(tuple(batch_shape) + (self.dim,))
+        return self._finish_expand(new, LKJCholesky, batch_shape, self.event_shape)
+
+    def sample(self, sample_shape=()):
+        api = _api()
+        y = self._beta.sample(sample_shape).unsqueeze(-1)
+        normal = _draw("randn", self._extended_shape(sample_shape), y).tril(-1)
+        first_row = api.arange(self.dim, device=y.device, session=y._session).unsqueeze(-1) == 0
+        sphere = api.where(first_row, normal.new_zeros(()),
+                           normal / normal.norm(dim=-1, keepdim=True))
+        w = y.sqrt() * sphere
+        tiny = _finfo(w.dtype).tiny
+        diag = (1 - (w ** 2).sum(-1)).clamp(min=tiny).sqrt()
+        return w + api.diag_embed(diag)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        api = _api()
+        diag = value.diagonal(dim1=-1, dim2=-2)[..., 1:]
+        order = api.arange(2, self.dim + 1, device=self.concentration.device,
+                           session=self.concentration._session)
+        order = 2 * (self.concentration - 1).unsqueeze(-1) + self.dim - order
+        unnormalized = (order * diag.log()).sum(-1)
+        dm1 = self.dim - 1
+        alpha = self.concentration + 0.5 * dm1
+        normalizer = 0.5 * dm1 * math.log(math.pi) + (alpha - 0.5).mvlgamma(dm1) - \
+            alpha.lgamma() * dm1
+        return unnormalized - normalizer
+
+
 # ---- KL divergence -------------------------------------------------------------------------------
 
 _KL_REGISTRY = {}  # (type_p, type_q) -> function, as registered.
@@ -3153,6 +3212,7 @@ def _install_submodules():
         "kumaraswamy": ["Kumaraswamy"],
         "lowrank_multivariate_normal": ["LowRankMultivariateNormal"],
         "von_mises": ["VonMises"], "continuous_bernoulli": ["ContinuousBernoulli"],
+        "lkj_cholesky": ["LKJCholesky"],
     }
     this = sys.modules[__name__]
     for sub, names in contents.items():

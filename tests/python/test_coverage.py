@@ -139,12 +139,13 @@ def test_no_stubs():
             relative = os.path.relpath(path, root)
             if relative == os.path.join("cuda", "__init__.py"):
                 continue
-            # tensord keeps torch.distributions in two modules: the classes (their base is
-            # torch's distributions/distribution.py, whose placeholders subclasses replace) and
-            # the constraints.
+            # tensord keeps torch.distributions in three modules: the classes (their base is
+            # torch's distributions/distribution.py, whose placeholders subclasses replace), the
+            # constraints and the transforms.
             twin = os.path.join(torch_root, {
                 "distributions.py": "distributions/distribution.py",
-                "distributions_constraints.py": "distributions/constraints.py"}
+                "distributions_constraints.py": "distributions/constraints.py",
+                "distributions_transforms.py": "distributions/transforms.py"}
                 .get(relative, relative))
             torchs = open(twin).read() if os.path.exists(twin) else ""
             for match in pattern.finditer(open(path).read()):

@@ -1344,41 +1344,25 @@ class TransformedDistribution(Distribution):
         return value
 
 
-class _OnePositiveParam(TransformedDistribution):
-    """The expand of a TransformedDistribution subclass made of one call of its own __init__
-    (HalfNormal, HalfCauchy): torch's expand, which keeps the subclass."""
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(type(self), _instance)
-        return super().expand(batch_shape, _instance=new)
-
-
-class HalfNormal(_OnePositiveParam):
-    """|X| for X ~ Normal(0, scale)."""
+class _Folded(TransformedDistribution):
+    """|X| for X of a distribution symmetric about 0 with a `scale` (HalfNormal, HalfCauchy):
+    twice its density on [0, inf), its cdf and icdf folded, its entropy less log 2."""
 
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
 
-    def __init__(self, scale, validate_args=None):
-        super().__init__(Normal(0, scale, validate_args=False),
-                         transforms_module.AbsTransform(), validate_args=validate_args)
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(type(self), _instance)
+        return super().expand(batch_shape, _instance=new)
 
     @property
     def scale(self):
         return self.base_dist.scale
 
     @property
-    def mean(self):
-        return self.scale * math.sqrt(2 / math.pi)
-
-    @property
     def mode(self):
         return _api().zeros_like(self.scale)
-
-    @property
-    def variance(self):
-        return self.scale.pow(2) * (1 - 2 / math.pi)
 
     def log_prob(self, value):
         if self._validate_args:
@@ -1397,6 +1381,22 @@ class HalfNormal(_OnePositiveParam):
 
     def entropy(self):
         return self.base_dist.entropy() - math.log(2)
+
+
+class HalfNormal(_Folded):
+    """|X| for X ~ Normal(0, scale)."""
+
+    def __init__(self, scale, validate_args=None):
+        super().__init__(Normal(0, scale, validate_args=False),
+                         transforms_module.AbsTransform(), validate_args=validate_args)
+
+    @property
+    def mean(self):
+        return self.scale * math.sqrt(2 / math.pi)
+
+    @property
+    def variance(self):
+        return self.scale.pow(2) * (1 - 2 / math.pi)
 
 
 class Cauchy(Distribution):
@@ -1449,50 +1449,20 @@ class Cauchy(Distribution):
         return math.log(4 * math.pi) + self.scale.log()
 
 
-class HalfCauchy(_OnePositiveParam):
+class HalfCauchy(_Folded):
     """|X| for X ~ Cauchy(0, scale)."""
-
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
 
     def __init__(self, scale, validate_args=None):
         super().__init__(Cauchy(0, scale, validate_args=False),
                          transforms_module.AbsTransform(), validate_args=validate_args)
 
     @property
-    def scale(self):
-        return self.base_dist.scale
-
-    @property
     def mean(self):
         return self.scale.new_full(tuple(self._extended_shape()), math.inf)
 
     @property
-    def mode(self):
-        return _api().zeros_like(self.scale)
-
-    @property
     def variance(self):
         return self.base_dist.variance
-
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        value = _as_tensor(value, self.scale)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return _api().where(value >= 0, log_prob, log_prob.new_full((), -math.inf))
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
 
 
 class Gumbel(TransformedDistribution):

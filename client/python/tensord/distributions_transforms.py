@@ -343,18 +343,22 @@ class IndependentTransform(Transform):
         return self.base_transform.inverse_shape(shape)
 
 
-class ExpTransform(Transform):
+class _Parameterless(Transform):
+    """A transform without parameters: every instance of its class equals every other."""
+
+    def __eq__(self, other):
+        return isinstance(other, type(self))
+
+    __hash__ = object.__hash__
+
+
+class ExpTransform(_Parameterless):
     """y = exp(x)."""
 
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, ExpTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.exp()
@@ -411,18 +415,13 @@ class PowerTransform(Transform):
     inverse_shape = forward_shape
 
 
-class SigmoidTransform(Transform):
+class SigmoidTransform(_Parameterless):
     """y = sigmoid(x), kept inside (tiny, 1 - eps) as torch's."""
 
     domain = constraints.real
     codomain = constraints.unit_interval
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SigmoidTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         finfo = _finfo(x.dtype)
@@ -437,18 +436,13 @@ class SigmoidTransform(Transform):
         return -_softplus(-x) - _softplus(x)
 
 
-class SoftplusTransform(Transform):
+class SoftplusTransform(_Parameterless):
     """y = log(1 + exp(x))."""
 
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SoftplusTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return _softplus(x)
@@ -460,7 +454,7 @@ class SoftplusTransform(Transform):
         return -_softplus(-x)
 
 
-class TanhTransform(Transform):
+class TanhTransform(_Parameterless):
     """y = tanh(x); its log |det J| in the form stable for large |x|, 2 (log 2 - x -
     softplus(-2x)). The squashing of tanh-Gaussian policies (cache_size=1 there)."""
 
@@ -468,11 +462,6 @@ class TanhTransform(Transform):
     codomain = constraints.interval(-1.0, 1.0)
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, TanhTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.tanh()
@@ -484,16 +473,11 @@ class TanhTransform(Transform):
         return 2. * (math.log(2.) - x - _softplus(-2. * x))
 
 
-class AbsTransform(Transform):
+class AbsTransform(_Parameterless):
     """y = |x| (not bijective: its inverse is y itself)."""
 
     domain = constraints.real
     codomain = constraints.positive
-
-    def __eq__(self, other):
-        return isinstance(other, AbsTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.abs()
@@ -578,16 +562,11 @@ class AffineTransform(Transform):
     inverse_shape = forward_shape
 
 
-class SoftmaxTransform(Transform):
+class SoftmaxTransform(_Parameterless):
     """Unconstrained vectors to the simplex by softmax (not bijective: the inverse is log)."""
 
     domain = constraints.real_vector
     codomain = constraints.simplex
-
-    def __eq__(self, other):
-        return isinstance(other, SoftmaxTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         probs = (x - x.max(-1, True)[0]).exp()

@@ -1344,17 +1344,22 @@ class TransformedDistribution(Distribution):
         return value
 
 
-class _Folded(TransformedDistribution):
+class _OwnExpand(TransformedDistribution):
+    """A TransformedDistribution subclass whose parameters live in its base: expand keeps the
+    subclass (torch's expand of HalfNormal, RelaxedBernoulli, …)."""
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(type(self), _instance)
+        return super().expand(batch_shape, _instance=new)
+
+
+class _Folded(_OwnExpand):
     """|X| for X of a distribution symmetric about 0 with a `scale` (HalfNormal, HalfCauchy):
     twice its density on [0, inf), its cdf and icdf folded, its entropy less log 2."""
 
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(type(self), _instance)
-        return super().expand(batch_shape, _instance=new)
 
     @property
     def scale(self):
@@ -1969,6 +1974,23 @@ class OneHotCategorical(Distribution):
         return values
 
 
+class _Relaxed(_OwnExpand):
+    """A relaxed draw (RelaxedBernoulli, RelaxedOneHotCategorical): its base's temperature,
+    logits and probs."""
+
+    @property
+    def temperature(self):
+        return self.base_dist.temperature
+
+    @property
+    def logits(self):
+        return self.base_dist.logits
+
+    @property
+    def probs(self):
+        return self.base_dist.probs
+
+
 class LogitRelaxedBernoulli(_ProbsOrLogits, Distribution):
     """The logit of a RelaxedBernoulli draw: (logit(u) + logits) / temperature."""
 
@@ -2001,7 +2023,7 @@ class LogitRelaxedBernoulli(_ProbsOrLogits, Distribution):
         return _as_tensor(self.temperature, diff).log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
+class RelaxedBernoulli(_Relaxed):
     """sigmoid of a LogitRelaxedBernoulli draw: a reparameterizable relaxation of Bernoulli."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -2012,22 +2034,6 @@ class RelaxedBernoulli(TransformedDistribution):
         base = LogitRelaxedBernoulli(temperature, probs, logits)
         super().__init__(base, transforms_module.SigmoidTransform(),
                          validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(RelaxedBernoulli, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
 
 
 class ExpRelaxedCategorical(Distribution):
@@ -2084,7 +2090,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_Relaxed):
     """exp of an ExpRelaxedCategorical draw (the Gumbel-softmax / Concrete distribution)."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -2094,22 +2100,6 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
         super().__init__(base, transforms_module.ExpTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
 
 
 class MixtureSameFamily(Distribution):

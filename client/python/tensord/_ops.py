@@ -21,22 +21,15 @@ _tensor_class = None
 
 # Tensor subclasses (torch's default __torch_function__): an op on an instance of a subclass of
 # Tensor returns instances of that subclass (the most derived among its inputs), except for
-# subclasses that turn it off (Parameter, by `_plain_results`; a subclass of the program's by
-# torch's `__torch_function__ = _disabled_torch_function_impl`). Until a program makes such an
-# instance, ops skip the look.
+# subclasses marked `_plain_results` (Parameter: torch's results of ops on parameters are plain
+# tensors). Until a program makes such an instance, ops skip the look.
 subclass_instances_made = False
 _forced_class = []  # as_subclass's: the class of the next op's outputs
 
 
-def disabled_torch_function_impl(func, types, args=(), kwargs=None):
-    """torch._C._disabled_torch_function_impl: a subclass with it gets plain tensors back."""
-    return func(*args, **(kwargs or {}))
-
-
 def propagates(cls):
     """Whether ops on instances of `cls` return `cls` (Parameter's `_plain_results`: no)."""
-    return not getattr(cls, "_plain_results", False) and \
-        getattr(cls, "__torch_function__", None) is not disabled_torch_function_impl
+    return not getattr(cls, "_plain_results", False)
 
 
 def result_class(inputs):

@@ -167,9 +167,7 @@ class Tensor(_ComputeMethods):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        own = cls.__dict__.get("__torch_function__")
-        if own is not None and getattr(own, "__func__", own) is not \
-                _ops_module.disabled_torch_function_impl:
+        if "__torch_function__" in cls.__dict__:
             import warnings  # noqa: PLC0415
             warnings.warn(f"{cls.__name__} overrides __torch_function__, which tensord does not "
                           f"call: ops on its instances run tensord's own functions (and return "
@@ -1310,8 +1308,8 @@ def _repr(t):
         body = _format.tensor_str(values, shape, d.is_floating_point, indent, summarize)
     tangent, graph_shown = None, True
     if _forward_ad._current_level >= 0 and _forward_ad._duals:  # forward AD: torch's tangent
-        tangent = _forward_ad.tangent_of(t)
-        graph_shown = not _forward_ad.only_duals_require_grad(t)
+        tangent, only_duals = _forward_ad.describe(t)
+        graph_shown = not only_duals
     if graph_shown and t.grad_fn is not None:
         suffixes.append("grad_fn=<" + t.grad_fn.name().rpartition("::")[2] + ">")
     elif graph_shown and t.requires_grad:

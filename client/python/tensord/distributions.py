@@ -1620,8 +1620,7 @@ class Chi2(Gamma):
     arg_constraints = {"df": constraints.positive}
 
     def __init__(self, df, validate_args=None):
-        super().__init__(0.5 * _as_tensor(df) if isinstance(df, Number) else 0.5 * df, 0.5,
-                         validate_args=validate_args)
+        super().__init__(0.5 * df, 0.5, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Chi2, _instance)

@@ -94,24 +94,22 @@ class Transform:
     __hash__ = object.__hash__
 
     def __call__(self, x):
-        if self._cache_size == 0:
-            return self._call(x)
-        x_old, y_old = self._cached_x_y
-        if x is x_old:
-            return y_old
-        y = self._call(x)
-        self._cached_x_y = x, y
-        return y
+        return self._through_cache(x, self._call, forward=True)
 
     def _inv_call(self, y):
+        return self._through_cache(y, self._inverse, forward=False)
+
+    def _through_cache(self, given, compute, forward):
+        """compute(given), or with cache_size=1 the other side of the last pair when `given`
+        is that pair's x (forward) or y."""
         if self._cache_size == 0:
-            return self._inverse(y)
+            return compute(given)
         x_old, y_old = self._cached_x_y
-        if y is y_old:
-            return x_old
-        x = self._inverse(y)
-        self._cached_x_y = x, y
-        return x
+        if given is (x_old if forward else y_old):
+            return y_old if forward else x_old
+        out = compute(given)
+        self._cached_x_y = (given, out) if forward else (out, given)
+        return out
 
     def _call(self, x):
         raise NotImplementedError

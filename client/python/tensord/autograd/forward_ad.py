@@ -92,8 +92,14 @@ def _live_duals():
     return live
 
 
-def tangent_of(tensor):
-    """The tangent of `tensor` at the current level, or None."""
+def describe(tensor):
+    """(tangent of `tensor` at the current level or None, whether only duals make it require
+    grad): what unpack_dual and repr need, the graph walked once."""
+    only_duals = only_duals_require_grad(tensor)
+    return _tangent(tensor, only_duals), only_duals
+
+
+def _tangent(tensor, only_duals):
     if _current_level < 0 or not _duals:
         return None
     entry = _duals.get(id(tensor))
@@ -117,7 +123,7 @@ def tangent_of(tensor):
             return None if all(g is None for g in vjps) else tensor.new_zeros(
                 tuple(tensor.shape))
         # differentiable where a tensor that requires grad itself (a weight) enters, as torch's
-        keep = not only_duals_require_grad(tensor)
+        keep = not only_duals
         jvp, = grad([g for g, _ in pairs], dummy, [t for _, t in pairs], allow_unused=True,
                     create_graph=keep)
     jvp = tensor.new_zeros(tuple(tensor.shape)) if jvp is None else \
@@ -161,8 +167,8 @@ def unpack_dual(tensor, *, level=None):
         level = _current_level
     if level < 0:
         return UnpackedDualTensor(tensor, None)
-    tangent = tangent_of(tensor)
-    primal = tensor.detach() if only_duals_require_grad(tensor) else tensor.view_as(tensor)
+    tangent, only_duals = describe(tensor)
+    primal = tensor.detach() if only_duals else tensor.view_as(tensor)
     return UnpackedDualTensor(primal, tangent)
 
 
